@@ -200,6 +200,18 @@ describe("ZMTP parser: violations are values with a clear reason and offset", ()
     expectViolation(concat([hs, encodeCommand("PING", new Uint8Array(1))]), /PING shorter/, hs.length + 2 + 5);
   });
 
+  test("property: arbitrary bytes (raw or after a valid handshake) never throw; the outcome is events or a ProtocolError", () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.uint8Array({ maxLength: 400 }), fc.array(fc.nat(), { maxLength: 6 }), (afterHandshake, junk, rawCuts) => {
+        const s = afterHandshake ? concat([handshake(), junk]) : junk;
+        const cuts = [...new Set(rawCuts.map((c) => c % (s.length + 1)))].sort((a, b) => a - b);
+        const { error } = parseChunks(s, cuts, 4096);
+        if (error) expect(error.code).toBe("PROTOCOL_INVALID");
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   test("after a violation nothing more is delivered", () => {
     const r = recorder();
     expect(r.parser.feed(bytes("XYZ"))).toBeDefined();

@@ -4,6 +4,11 @@ import type { Logger } from "../../lib/logger.ts";
 import { Connection, socketHandlers, type ConnectionOrigin, type ConnectionOwner, type SocketData } from "./connection.ts";
 import type { TcpEndpoint } from "./endpoint.ts";
 
+/** Delay before reconnect attempt n+1 after n consecutive failures: min·2ⁿ capped at max. */
+export function reconnectDelayMs(failures: number, minMs: number, maxMs: number): number {
+  return Math.min(maxMs, minMs * 2 ** Math.min(failures, 30));
+}
+
 export class Dialer implements ConnectionOrigin {
   stopped = false;
   private conn: Connection | undefined;
@@ -57,7 +62,7 @@ export class Dialer implements ConnectionOrigin {
 
   private retry(): void {
     if (this.stopped || this.timer) return;
-    const delayMs = Math.min(this.maxDelayMs, this.minDelayMs * 2 ** Math.min(this.failures, 20));
+    const delayMs = reconnectDelayMs(this.failures, this.minDelayMs, this.maxDelayMs);
     this.failures++;
     this.timer = setTimeout(() => this.dial(), delayMs);
   }
