@@ -14,7 +14,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   transport: ["transport", "protocol", "lib"],
   discovery: ["discovery", "protocol", "lib"],
   protocol: ["protocol", "lib"],
-  config: ["config", "lib"],
+  config: ["config", "protocol", "lib"], // config validates wire-facing values with protocol rules
   core: ["core"],
   lib: ["lib"],
 };

@@ -34,7 +34,13 @@ export interface LoadedConfig<T extends OptionTable> {
 /** Cross-field checks a command adds after each value is valid on its own. */
 export type Refine<T extends OptionTable> = (config: ConfigOf<T>) => string[];
 
-interface Candidate {
+/**
+ * A layer above the flags, computed from the config resolved so far (e.g. the mocker's
+ * --extra-engine-args file, which overrides flags). Its values are validated like any other.
+ */
+export type Overlay<T extends OptionTable> = (config: ConfigOf<T>, problems: string[]) => Map<string, Candidate>;
+
+export interface Candidate {
   value: unknown;
   label: string;
 }
@@ -43,7 +49,7 @@ export function loadConfig<T extends OptionTable>(
   table: T,
   sources: ConfigSources,
   refine?: Refine<T>,
-  opts: { allowPositionals?: boolean } = {},
+  opts: { allowPositionals?: boolean; overlay?: Overlay<T> } = {},
 ): LoadedConfig<T> {
   const problems: string[] = [];
   const byFlag = new Map<string, [string, OptionSpec]>();
@@ -70,6 +76,15 @@ export function loadConfig<T extends OptionTable>(
     else problems.push(`${candidate.label}: got ${show(candidate.value)}, expected ${expectation(spec)}`);
   }
 
+  if (problems.length === 0 && opts.overlay) {
+    for (const [key, candidate] of opts.overlay(raw as ConfigOf<T>, problems)) {
+      const spec = table[key];
+      if (!spec) continue;
+      const result = v.safeParse(schemaFor(spec), candidate.value);
+      if (result.success) raw[key] = result.output;
+      else problems.push(`${candidate.label}: got ${show(candidate.value)}, expected ${expectation(spec)}`);
+    }
+  }
   if (problems.length === 0 && refine) problems.push(...refine(raw as ConfigOf<T>));
   if (problems.length > 0) throw new ConfigError(problems);
   return { config: raw as ConfigOf<T>, positionals: fromFlags.positionals, rest: fromFlags.rest };
