@@ -1,0 +1,249 @@
+// List-and-watch for the file backend. One DirectoryMonitor per store drives every watch: fs.watch
+// reports changed filenames (cheap, targeted re-reads) and a bounded poll re-lists the directory,
+// because fs.watch can miss events and lease expiry changes no file. Each watch diffs what it last
+// reported against what is live now, so renewals are silent and every change is delivered once.
+import { watch as fsWatch, type FSWatcher } from "node:fs";
+import { KvcrError } from "../lib/errors.ts";
+import { fileNameToKey, isRecordFileName } from "./file-names.ts";
+import type { ReadResult, RecordFiles } from "./file-io.ts";
+import { toEntry, type RecordEnvelope } from "./file-record.ts";
+import type { DeleteReason, DiscoveryEvent, DiscoveryListener, DiscoveryLogger, DiscoveryWatch } from "./store.ts";
+
+/** Files read in parallel per batch: bounds open descriptors with thousands of records. */
+const READ_BATCH = 64;
+
+export interface ScanContext {
+  files: RecordFiles;
+  logger: DiscoveryLogger;
+  gcGraceMs: number;
+}
+
+export interface Observation {
+  key: string;
+  name: string;
+  read: ReadResult;
+}
+
+/** Reads `names` (already filtered) in bounded parallel batches, collecting expired records. */
+export async function observe(ctx: ScanContext, names: readonly string[], prefix: string): Promise<Observation[]> {
+  const targets: { name: string; key: string }[] = [];
+  for (const name of names) {
+    if (!isRecordFileName(name)) continue;
+    const key = fileNameToKey(name);
+    if (key !== undefined && key.startsWith(prefix)) targets.push({ name, key });
+  }
+  const out: Observation[] = [];
+  for (let i = 0; i < targets.length; i += READ_BATCH) {
+    const batch = targets.slice(i, i + READ_BATCH);
+    const reads = await Promise.all(batch.map((t) => ctx.files.read(t.name, t.key)));
+    const nowMs = Date.now();
+    for (const [j, t] of batch.entries()) {
+      const read = reads[j] as ReadResult;
+      if (await ctx.files.collectIfExpired(t.name, read, nowMs, ctx.gcGraceMs)) out.push({ ...t, read: { kind: "missing" } });
+      else out.push({ ...t, read });
+    }
+  }
+  return out;
+}
+
+/** The record if it is live at `nowMs`; expired, invalid and missing ones are not. */
+export function liveRecord(read: ReadResult, nowMs: number): RecordEnvelope | undefined {
+  return read.kind === "record" && read.record.leaseExpiresAtMs > nowMs ? read.record : undefined;
+}
+
+class PrefixWatch implements DiscoveryWatch {
+  /** What this watch last reported per key: owner instance + revision identify a version. */
+  private readonly reported = new Map<string, string>();
+  initialized = false;
+  closed = false;
+
+  constructor(
+    readonly prefix: string,
+    private readonly listener: DiscoveryListener,
+    private readonly monitor: DirectoryMonitor,
+    private readonly logger: DiscoveryLogger,
+  ) {}
+
+  /** Applies observations; `complete` means they cover every file under the prefix. */
+  apply(observations: readonly Observation[], complete: boolean): void {
+    if (this.closed) return;
+    const nowMs = Date.now();
+    const seen = new Set<string>();
+    const sorted = complete ? [...observations].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)) : observations;
+    for (const o of sorted) {
+      seen.add(o.key);
+      const record = liveRecord(o.read, nowMs);
+      if (record) {
+        const version = `${record.owner.instanceId}#${record.revision}`;
+        if (this.reported.get(o.key) === version) continue;
+        this.reported.set(o.key, version);
+        this.emit({ type: "put", entry: toEntry(record) });
+      } else {
+        // Expired, gone, or turned unreadable (its lease can no longer be checked): not live.
+        this.drop(o.key, o.read.kind === "record" ? "expired" : "removed");
+      }
+    }
+    if (complete) for (const key of [...this.reported.keys()]) if (!seen.has(key)) this.drop(key, "removed");
+    this.initialized = true;
+  }
+
+  private drop(key: string, reason: DeleteReason): void {
+    if (!this.reported.delete(key)) return;
+    this.emit({ type: "delete", key, reason });
+  }
+
+  private emit(event: DiscoveryEvent): void {
+    if (this.closed) return;
+    try {
+      const result: unknown = this.listener(event);
+      if (result instanceof Promise) result.catch((err) => this.listenerFailed(err));
+    } catch (err) {
+      this.listenerFailed(err);
+    }
+  }
+
+  private listenerFailed(err: unknown): void {
+    this.logger.warn(`discovery: watch listener for prefix ${JSON.stringify(this.prefix)} threw: ${(err as Error)?.message ?? String(err)}`);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.monitor.remove(this);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+export interface MonitorOptions extends ScanContext {
+  pollIntervalMs: number;
+  useFsWatch: boolean;
+}
+
+/** Runs the scans for every watch of one store; holds timers/fs watchers only while watches exist. */
+export class DirectoryMonitor {
+  private readonly watches = new Set<PrefixWatch>();
+  private fsWatcher: FSWatcher | undefined;
+  private pollTimer: ReturnType<typeof setInterval> | undefined;
+  private fullScanDue = false;
+  private readonly pendingNames = new Set<string>();
+  private pump: Promise<void> | undefined;
+  private lastScanError: unknown;
+
+  constructor(private readonly opts: MonitorOptions) {}
+
+  async add(prefix: string, listener: DiscoveryListener): Promise<DiscoveryWatch> {
+    const w = new PrefixWatch(prefix, listener, this, this.opts.logger);
+    this.watches.add(w);
+    this.start();
+    // The initial list is delivered before watch() resolves; loop in case a pump already running
+    // had snapshotted the watch set before this one joined.
+    while (!w.initialized && !w.closed) {
+      this.fullScanDue = true;
+      this.lastScanError = undefined;
+      await this.kick();
+      if (!w.initialized && this.lastScanError !== undefined) {
+        const err = this.lastScanError;
+        await w.close();
+        throw new KvcrError("DISCOVERY_UNAVAILABLE", `cannot watch discovery dir ${this.opts.files.dir}: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    return w;
+  }
+
+  async remove(w: PrefixWatch): Promise<void> {
+    this.watches.delete(w);
+    if (this.watches.size === 0) {
+      this.stop();
+      await this.pump; // let an in-flight scan finish so close() leaves nothing running
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.watches].map((w) => w.close()));
+    this.stop();
+    await this.pump;
+  }
+
+  private start(): void {
+    if (this.pollTimer) return;
+    this.pollTimer = setInterval(() => {
+      if (this.opts.useFsWatch && !this.fsWatcher) this.startFsWatch(); // retry after an fs.watch error
+      this.fullScanDue = true;
+      void this.kick();
+    }, this.opts.pollIntervalMs);
+    if (this.opts.useFsWatch) this.startFsWatch();
+  }
+
+  private startFsWatch(): void {
+    try {
+      const watcher = fsWatch(this.opts.files.dir, { persistent: true }, (_event, name) => {
+        if (typeof name === "string" && name.length > 0) {
+          if (!isRecordFileName(name)) return; // temp files: their rename into place reports the record name
+          this.pendingNames.add(name);
+        } else {
+          this.fullScanDue = true;
+        }
+        void this.kick();
+      });
+      watcher.on("error", (err) => {
+        this.opts.logger.debug(`discovery: fs.watch on ${this.opts.files.dir} failed (${(err as Error).message}); polling until it can be re-established`);
+        watcher.close();
+        if (this.fsWatcher === watcher) this.fsWatcher = undefined;
+      });
+      this.fsWatcher = watcher;
+    } catch (err) {
+      // Directory missing or watch unsupported here: the poll still covers every change.
+      this.opts.logger.debug(`discovery: fs.watch unavailable on ${this.opts.files.dir}: ${(err as Error).message}`);
+    }
+  }
+
+  private stop(): void {
+    clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+    this.fsWatcher?.close();
+    this.fsWatcher = undefined;
+    this.pendingNames.clear();
+  }
+
+  /** Starts the scan loop if idle; resolves when it has drained all pending work. */
+  private kick(): Promise<void> {
+    this.pump ??= this.drain().finally(() => {
+      this.pump = undefined;
+    });
+    return this.pump;
+  }
+
+  private async drain(): Promise<void> {
+    while ((this.fullScanDue || this.pendingNames.size > 0) && this.watches.size > 0) {
+      try {
+        if (this.fullScanDue) await this.fullScan();
+        else await this.targetedScan();
+      } catch (err) {
+        this.lastScanError = err;
+        this.opts.logger.warn(`discovery: scanning ${this.opts.files.dir} failed: ${(err as Error).message}`);
+        return; // the next poll tick retries
+      }
+    }
+  }
+
+  private async fullScan(): Promise<void> {
+    this.fullScanDue = false;
+    this.pendingNames.clear(); // covered by this listing; names reported from now on are newer
+    const names = await this.opts.files.listNames();
+    this.opts.files.retainOnly(new Set(names));
+    await this.opts.files.sweepStaleTemps(names, Date.now());
+    for (const w of [...this.watches]) w.apply(await observe(this.opts, names, w.prefix), true);
+  }
+
+  private async targetedScan(): Promise<void> {
+    const names = [...this.pendingNames];
+    this.pendingNames.clear();
+    for (const w of [...this.watches]) {
+      // Until its initial list is out, a watch only takes complete scans (keeps that list sorted).
+      if (w.initialized) w.apply(await observe(this.opts, names, w.prefix), false);
+    }
+  }
+}
