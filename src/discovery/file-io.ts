@@ -3,7 +3,7 @@
 // Unreadable or malformed files are reported once per version with the file's path, never thrown.
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { TEMP_PREFIX } from "./file-names.ts";
+import { fileNameToKey, isRecordFileName, TEMP_PREFIX } from "./file-names.ts";
 import { parseRecord, type RecordEnvelope } from "./file-record.ts";
 import type { DiscoveryLogger } from "./store.ts";
 
@@ -32,6 +32,8 @@ interface CacheEntry {
 
 export class RecordFiles {
   private readonly cache = new Map<string, CacheEntry>();
+  /** Decoded filename → key (undefined: not a record name); decoding is most of a cached scan. */
+  private readonly names = new Map<string, string | undefined>();
   private tempSeq = 0;
 
   constructor(
@@ -56,6 +58,15 @@ export class RecordFiles {
   /** Drops cached reads of files no longer in the directory (call with a full listing). */
   retainOnly(names: ReadonlySet<string>): void {
     for (const name of this.cache.keys()) if (!names.has(name)) this.cache.delete(name);
+    for (const name of this.names.keys()) if (!names.has(name)) this.names.delete(name);
+  }
+
+  /** The key a directory entry stands for, or undefined for temp/foreign/non-canonical names. */
+  keyOf(name: string): string | undefined {
+    if (this.names.has(name)) return this.names.get(name);
+    const key = isRecordFileName(name) ? fileNameToKey(name) : undefined;
+    this.names.set(name, key);
+    return key;
   }
 
   /** Reads and validates one record file; re-reads only when its stat signature changed. */

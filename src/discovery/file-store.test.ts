@@ -2,6 +2,7 @@
 // on-disk layout, lapsed leases ignored and collected, malformed files skipped with a warning.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdir, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDir, waitFor, type TempDir } from "../../test/harness.ts";
 import { discoveryStoreSuite, eventLog } from "./discovery-store.suite.ts";
@@ -170,7 +171,9 @@ describe("file discovery backend", () => {
     await expect(openFileDiscoveryStore({ dir: join(tmp.path, "file", "sub") })).rejects.toThrow(/cannot create discovery dir .*file\/sub/);
   });
 
-  test("the default dir is per user under the OS temp dir", () => {
-    expect(defaultDiscoveryDir()).toMatch(/kvcr-mock-discovery-[^/\\]+$/);
+  test("the default dir is per user, on tmpfs where Linux has one", () => {
+    const dir = defaultDiscoveryDir();
+    expect(dir).toMatch(/kvcr-mock-discovery-[^/\\]+$/);
+    if (process.platform === "linux" && existsSync("/dev/shm")) expect(dir.startsWith("/dev/shm/")).toBe(true);
   });
 });

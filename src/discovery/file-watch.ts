@@ -4,13 +4,13 @@
 // reported against what is live now, so renewals are silent and every change is delivered once.
 import { watch as fsWatch, type FSWatcher } from "node:fs";
 import { KvcrError } from "../lib/errors.ts";
-import { fileNameToKey, isRecordFileName } from "./file-names.ts";
+import { isRecordFileName } from "./file-names.ts";
 import type { ReadResult, RecordFiles } from "./file-io.ts";
 import { toEntry, type RecordEnvelope } from "./file-record.ts";
 import type { DeleteReason, DiscoveryEvent, DiscoveryListener, DiscoveryLogger, DiscoveryWatch } from "./store.ts";
 
-/** Files read in parallel per batch: bounds open descriptors with thousands of records. */
-const READ_BATCH = 64;
+/** Files read concurrently: bounds open descriptors with thousands of records. */
+const READ_CONCURRENCY = 128;
 
 export interface ScanContext {
   files: RecordFiles;
@@ -24,25 +24,25 @@ export interface Observation {
   read: ReadResult;
 }
 
-/** Reads `names` (already filtered) in bounded parallel batches, collecting expired records. */
+/** Reads the records among `names` under `prefix` (bounded concurrency), collecting expired ones. */
 export async function observe(ctx: ScanContext, names: readonly string[], prefix: string): Promise<Observation[]> {
   const targets: { name: string; key: string }[] = [];
   for (const name of names) {
-    if (!isRecordFileName(name)) continue;
-    const key = fileNameToKey(name);
+    const key = ctx.files.keyOf(name);
     if (key !== undefined && key.startsWith(prefix)) targets.push({ name, key });
   }
-  const out: Observation[] = [];
-  for (let i = 0; i < targets.length; i += READ_BATCH) {
-    const batch = targets.slice(i, i + READ_BATCH);
-    const reads = await Promise.all(batch.map((t) => ctx.files.read(t.name, t.key)));
-    const nowMs = Date.now();
-    for (const [j, t] of batch.entries()) {
-      const read = reads[j] as ReadResult;
-      if (await ctx.files.collectIfExpired(t.name, read, nowMs, ctx.gcGraceMs)) out.push({ ...t, read: { kind: "missing" } });
-      else out.push({ ...t, read });
+  const out = new Array<Observation>(targets.length);
+  let next = 0;
+  // A fixed pool of lanes rather than batches: one slow file does not stall a whole batch.
+  const lane = async () => {
+    for (let i = next++; i < targets.length; i = next++) {
+      const t = targets[i] as { name: string; key: string };
+      const read = await ctx.files.read(t.name, t.key);
+      const collected = await ctx.files.collectIfExpired(t.name, read, Date.now(), ctx.gcGraceMs);
+      out[i] = { ...t, read: collected ? { kind: "missing" } : read };
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, targets.length) }, lane));
   return out;
 }
 
