@@ -199,6 +199,16 @@ export function discoveryStoreSuite(backend: string, makeFixture: () => Promise<
       expect(await a.list("dynamo/")).toEqual([]); // nothing half-written by the rejected puts
     });
 
+    test("a put right after an un-awaited withdraw of the same key survives the withdrawal", async () => {
+      await using a = await fixture.open();
+      const first = await a.put(keys.worker("dynamo", "w"), 1);
+      void first.withdraw();
+      const second = await a.put(keys.worker("dynamo", "w"), 2);
+      await first.withdraw();
+      expect((await a.list("dynamo/")).map((e) => e.value)).toEqual([2]);
+      await second.withdraw();
+    });
+
     test("a second put of a key this client holds is refused", async () => {
       await using a = await fixture.open();
       await a.put(keys.worker("dynamo", "w"), 1);

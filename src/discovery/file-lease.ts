@@ -10,7 +10,7 @@ export interface FileLeaseDeps {
   files: RecordFiles;
   owner: RecordOwner;
   logger: DiscoveryLogger;
-  /** Called once when the record is withdrawn, so the store stops tracking it. */
+  /** Called once the withdrawn record's file is gone, so the store stops tracking it. */
   onWithdrawn(lease: FileLease): void;
 }
 
@@ -49,13 +49,23 @@ export class FileLease implements LeasedRecord {
     });
   }
 
+  /** True from the moment withdraw() is called (its file may still be being removed). */
+  get isWithdrawn(): boolean {
+    return this.withdrawn;
+  }
+
   withdraw(): Promise<void> {
     if (this.withdrawn) return this.chain;
     this.withdrawn = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.deps.onWithdrawn(this);
-    return this.enqueue(() => this.deps.files.removeIfOwned(this.fileName, this.key, this.deps.owner.instanceId));
+    return this.enqueue(async () => {
+      try {
+        await this.deps.files.removeIfOwned(this.fileName, this.key, this.deps.owner.instanceId);
+      } finally {
+        this.deps.onWithdrawn(this);
+      }
+    });
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -119,9 +119,15 @@ export class FileDiscoveryStore implements DiscoveryStore {
     if (!Number.isFinite(leaseTtlMs) || leaseTtlMs < 3) {
       throw new KvcrError("DISCOVERY_LEASE_INVALID", `discovery record ${key}: leaseTtlMs ${leaseTtlMs} is invalid; use >= 3 ms`);
     }
-    if (this.leases.has(key)) {
-      throw new KvcrError("DISCOVERY_DUPLICATE_PUT", `discovery record ${key} is already held by this process; update() or withdraw() it first`);
+    // A withdrawal still deleting this key's file must finish first, or it would delete the new
+    // record (same owner id). Loop: another put may have taken the key while we waited.
+    for (let held = this.leases.get(key); held; held = this.leases.get(key)) {
+      if (!held.isWithdrawn) {
+        throw new KvcrError("DISCOVERY_DUPLICATE_PUT", `discovery record ${key} is already held by this process; update() or withdraw() it first`);
+      }
+      await held.withdraw().catch(() => {});
     }
+    this.assertOpen();
     const lease = new FileLease(key, fileName, value, leaseTtlMs, {
       files: this.files,
       owner: this.owner,
