@@ -145,9 +145,18 @@ describe("file discovery backend", () => {
 
   test("a record whose directory was wiped is re-created by the next renewal", async () => {
     await using store = await open();
+    await using watcher = await open();
+    const events = eventLog();
+    await using _w = await watcher.watch("dynamo/", events.listener);
     await store.put(keys.agent("dynamo", "a1"), "here");
+    await events.until(1);
     await rm(tmp.path, { recursive: true, force: true });
     await waitFor(async () => (await store.list("dynamo/")).length === 1, { what: "record re-published after dir removal" });
+    // The watcher may or may not have seen the gap, but it must end with the record live again,
+    // and must keep seeing changes in the re-created directory.
+    await store.put(keys.agent("dynamo", "a2"), "new");
+    await waitFor(() => events.summary().includes("put dynamo/agents/a2 r1"), { what: "a change in the re-created dir" });
+    expect(events.summary().filter((e) => e.includes("/a1 ")).at(-1)).toBe("put dynamo/agents/a1 r1");
   });
 
   test("temp files left by a writer that died mid-write are swept once stale", async () => {

@@ -3,6 +3,8 @@
 // because fs.watch can miss events and lease expiry changes no file. Each watch diffs what it last
 // reported against what is live now, so renewals are silent and every change is delivered once.
 import { watch as fsWatch, type FSWatcher } from "node:fs";
+import { stat } from "node:fs/promises";
+import { basename } from "node:path";
 import { KvcrError } from "../lib/errors.ts";
 import { isRecordFileName } from "./file-names.ts";
 import type { ReadResult, RecordFiles } from "./file-io.ts";
@@ -131,6 +133,9 @@ export class DirectoryMonitor {
   private readonly pendingNames = new Set<string>();
   private pump: Promise<void> | undefined;
   private lastScanError: unknown;
+  private lastScanWarning: string | undefined;
+  /** Identity (inode + birth time: inodes get reused at once) of the dir fs.watch was started on. */
+  private watchedDirId: string | undefined;
 
   constructor(private readonly opts: MonitorOptions) {}
 
@@ -170,21 +175,20 @@ export class DirectoryMonitor {
   private start(): void {
     if (this.pollTimer) return;
     this.pollTimer = setInterval(() => {
-      if (this.opts.useFsWatch && !this.fsWatcher) this.startFsWatch(); // retry after an fs.watch error
-      this.fullScanDue = true;
+      this.fullScanDue = true; // each full scan also (re)starts fs.watch if it died or lost its dir
       void this.kick();
     }, this.opts.pollIntervalMs);
-    if (this.opts.useFsWatch) this.startFsWatch();
   }
 
-  private startFsWatch(): void {
+  private startFsWatch(dirId: string): void {
+    const dirName = basename(this.opts.files.dir);
     try {
       const watcher = fsWatch(this.opts.files.dir, { persistent: true }, (_event, name) => {
-        if (typeof name === "string" && name.length > 0) {
+        if (typeof name === "string" && name.length > 0 && name !== dirName) {
           if (!isRecordFileName(name)) return; // temp files: their rename into place reports the record name
           this.pendingNames.add(name);
         } else {
-          this.fullScanDue = true;
+          this.fullScanDue = true; // unnamed event, or the dir itself was removed/replaced
         }
         void this.kick();
       });
@@ -194,6 +198,7 @@ export class DirectoryMonitor {
         if (this.fsWatcher === watcher) this.fsWatcher = undefined;
       });
       this.fsWatcher = watcher;
+      this.watchedDirId = dirId;
     } catch (err) {
       // Directory missing or watch unsupported here: the poll still covers every change.
       this.opts.logger.debug(`discovery: fs.watch unavailable on ${this.opts.files.dir}: ${(err as Error).message}`);
@@ -223,19 +228,34 @@ export class DirectoryMonitor {
         else await this.targetedScan();
       } catch (err) {
         this.lastScanError = err;
-        this.opts.logger.warn(`discovery: scanning ${this.opts.files.dir} failed: ${(err as Error).message}`);
+        const message = `discovery: scanning ${this.opts.files.dir} failed: ${(err as Error).message}`;
+        if (message !== this.lastScanWarning) this.opts.logger.warn(message); // once, not every tick
+        this.lastScanWarning = message;
         return; // the next poll tick retries
       }
     }
+    this.lastScanWarning = undefined;
   }
 
   private async fullScan(): Promise<void> {
     this.fullScanDue = false;
     this.pendingNames.clear(); // covered by this listing; names reported from now on are newer
+    await this.checkFsWatchTarget();
     const names = await this.opts.files.listNames();
     this.opts.files.retainOnly(new Set(names));
     await this.opts.files.sweepStaleTemps(names, Date.now());
     for (const w of [...this.watches]) w.apply(await observe(this.opts, names, w.prefix), true);
+  }
+
+  /** inotify follows the inode, so a watch on a removed dir goes quiet; restart it on a new one. */
+  private async checkFsWatchTarget(): Promise<void> {
+    if (!this.opts.useFsWatch) return;
+    const dirId = await stat(this.opts.files.dir).then((st) => `${st.ino}:${st.birthtimeMs}`, () => undefined);
+    if (this.fsWatcher && dirId !== this.watchedDirId) {
+      this.fsWatcher.close();
+      this.fsWatcher = undefined;
+    }
+    if (!this.fsWatcher && dirId !== undefined && this.watches.size > 0) this.startFsWatch(dirId);
   }
 
   private async targetedScan(): Promise<void> {
