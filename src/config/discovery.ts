@@ -1,6 +1,4 @@
 // Discovery and listening options of SPEC §7, shared by every process role.
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { defineOptions } from "./options.ts";
 
 export const discoveryOptions = defineOptions({
@@ -10,9 +8,8 @@ export const discoveryOptions = defineOptions({
   discoveryDir: {
     kind: "string",
     nonEmpty: true,
-    default: join(tmpdir(), "kvcr-mock-discovery"),
     env: "KVCR_DISCOVERY_DIR",
-    description: "Directory of the file discovery backend",
+    description: "Directory of the file discovery backend (default /dev/shm/kvcr-mock-discovery-<uid>, else under the temp dir)",
   },
   host: { kind: "string", nonEmpty: true, default: "127.0.0.1", description: "Address every listening socket binds to" },
 });

@@ -2,9 +2,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { REPO_ROOT, runCli, tempDir, type TempDir } from "../harness.ts";
+import { REPO_ROOT, runCli, tempDir } from "../harness.ts";
 
-let dir: TempDir;
+let dir: ReturnType<typeof tempDir>;
 let bin: string;
 
 beforeAll(async () => {
