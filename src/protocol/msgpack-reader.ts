@@ -2,6 +2,7 @@
 // turns every surprise (wrong type, truncation, absurd length, deep nesting) into a ProtocolError
 // with the byte offset, so decoders never throw anything else and never allocate from a bad header.
 import { ProtocolError } from "../lib/errors.ts";
+import type { KeyTable } from "./msgpack-key-table.ts";
 
 /** Nesting budget for values we skip or read generically; deeper input is refused, not recursed. */
 export const MAX_DEPTH = 32;
@@ -10,29 +11,8 @@ export const MAX_DEPTH = 32;
 export type MsgpackScalar = null | boolean | number | bigint | string | Uint8Array;
 export type MsgpackValue = MsgpackScalar | readonly MsgpackValue[];
 
-/** Known strings (map keys, tags) matched straight from the bytes, with no string allocation. */
-export class KeyTable {
-  private readonly byLength: ({ bytes: Uint8Array; id: number }[] | undefined)[] = [];
-  constructor(readonly names: readonly string[]) {
-    const enc = new TextEncoder();
-    names.forEach((name, id) => {
-      const bytes = enc.encode(name);
-      (this.byLength[bytes.length] ??= []).push({ bytes, id });
-    });
-  }
-  /** Id of the key stored at bytes[start, start+len), or -1. */
-  find(bytes: Uint8Array, start: number, len: number): number {
-    const candidates = this.byLength[len];
-    if (candidates === undefined) return -1;
-    outer: for (const c of candidates) {
-      for (let i = 0; i < len; i++) if (bytes[start + i] !== c.bytes[i]) continue outer;
-      return c.id;
-    }
-    return -1;
-  }
-}
-
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+const FIXEXT_LENGTH: Record<number, number> = { 0xd4: 1, 0xd5: 2, 0xd6: 4, 0xd7: 8, 0xd8: 16 };
 
 /** Short human name of the value starting with byte `b`, for error messages. */
 export function typeName(b: number): string {
@@ -86,27 +66,24 @@ export class MsgpackReader {
     return true;
   }
 
+  /** Reads a big-endian length of `width` bytes (1, 2 or 4) following a type byte at `at`. */
+  private length(width: number, what: string, at: number): number {
+    if (this.pos + width > this.end) this.fail(`truncated ${what} header`, at);
+    const p = this.pos;
+    this.pos += width;
+    return width === 1 ? this.bytes[p]! : width === 2 ? this.view.getUint16(p) : this.view.getUint32(p);
+  }
+
   /** Array length, or -1 (nothing consumed) when the next value is not an array. */
   tryArrayHeader(what: string): number {
     const at = this.pos;
     const b = this.peek(what);
     let n: number;
-    if (b >= 0x90 && b <= 0x9f) {
-      this.pos++;
-      n = b & 0x0f;
-    } else if (b === 0xdc) {
-      this.pos++;
-      this.need(2, `${what} header`, at);
-      n = this.view.getUint16(this.pos);
-      this.pos += 2;
-    } else if (b === 0xdd) {
-      this.pos++;
-      this.need(4, `${what} header`, at);
-      n = this.view.getUint32(this.pos);
-      this.pos += 4;
-    } else {
-      return -1;
-    }
+    if (b >= 0x90 && b <= 0x9f) n = b & 0x0f;
+    else if (b === 0xdc || b === 0xdd) n = -1;
+    else return -1;
+    this.pos++;
+    if (n < 0) n = this.length(b === 0xdc ? 2 : 4, what, at);
     // Each element takes at least one byte: refuse lengths the buffer cannot hold before
     // anyone allocates or loops on them.
     if (n > this.end - this.pos) this.fail(`truncated ${what}: ${n} elements declared, ${this.end - this.pos} bytes left`, at);
@@ -124,22 +101,11 @@ export class MsgpackReader {
     const at = this.pos;
     const b = this.peek(what);
     let n: number;
-    if (b >= 0x80 && b <= 0x8f) {
-      this.pos++;
-      n = b & 0x0f;
-    } else if (b === 0xde) {
-      this.pos++;
-      this.need(2, `${what} header`, at);
-      n = this.view.getUint16(this.pos);
-      this.pos += 2;
-    } else if (b === 0xdf) {
-      this.pos++;
-      this.need(4, `${what} header`, at);
-      n = this.view.getUint32(this.pos);
-      this.pos += 4;
-    } else {
-      return -1;
-    }
+    if (b >= 0x80 && b <= 0x8f) n = b & 0x0f;
+    else if (b === 0xde || b === 0xdf) n = -1;
+    else return -1;
+    this.pos++;
+    if (n < 0) n = this.length(b === 0xde ? 2 : 4, what, at);
     if (n * 2 > this.end - this.pos) this.fail(`truncated ${what}: ${n} entries declared, ${this.end - this.pos} bytes left`, at);
     return n;
   }
@@ -149,26 +115,11 @@ export class MsgpackReader {
     const at = this.pos;
     const b = this.peek(what);
     let n: number;
-    if (b >= 0xa0 && b <= 0xbf) {
-      this.pos++;
-      n = b & 0x1f;
-    } else if (b === 0xd9) {
-      this.pos++;
-      this.need(1, `${what} header`, at);
-      n = this.bytes[this.pos++]!;
-    } else if (b === 0xda) {
-      this.pos++;
-      this.need(2, `${what} header`, at);
-      n = this.view.getUint16(this.pos);
-      this.pos += 2;
-    } else if (b === 0xdb) {
-      this.pos++;
-      this.need(4, `${what} header`, at);
-      n = this.view.getUint32(this.pos);
-      this.pos += 4;
-    } else {
-      return -1;
-    }
+    if (b >= 0xa0 && b <= 0xbf) n = b & 0x1f;
+    else if (b >= 0xd9 && b <= 0xdb) n = -1;
+    else return -1;
+    this.pos++;
+    if (n < 0) n = this.length(b === 0xd9 ? 1 : b === 0xda ? 2 : 4, what, at);
     this.need(n, what, at);
     return n;
   }
@@ -318,22 +269,9 @@ export class MsgpackReader {
   private binRange(what: string): { start: number; len: number } {
     const at = this.pos;
     const b = this.peek(what);
+    if (b < 0xc4 || b > 0xc6) return this.fail(`${what}: expected bytes, got ${typeName(b)}`, at);
     this.pos++;
-    let len: number;
-    if (b === 0xc4) {
-      this.need(1, what, at);
-      len = this.bytes[this.pos++]!;
-    } else if (b === 0xc5) {
-      this.need(2, what, at);
-      len = this.view.getUint16(this.pos);
-      this.pos += 2;
-    } else if (b === 0xc6) {
-      this.need(4, what, at);
-      len = this.view.getUint32(this.pos);
-      this.pos += 4;
-    } else {
-      return this.fail(`${what}: expected bytes, got ${typeName(b)}`, at);
-    }
+    const len = this.length(b === 0xc4 ? 1 : b === 0xc5 ? 2 : 4, what, at);
     this.need(len, what, at);
     const start = this.pos;
     this.pos += len;
@@ -386,14 +324,7 @@ export class MsgpackReader {
       for (let i = 0; i < 2 * n; i++) this.skip(what, depth + 1);
     } else if (name === "ext") {
       this.pos++;
-      const fixLen: Record<number, number> = { 0xd4: 1, 0xd5: 2, 0xd6: 4, 0xd7: 8, 0xd8: 16 };
-      let len = fixLen[b];
-      if (len === undefined) {
-        const w = b === 0xc7 ? 1 : b === 0xc8 ? 2 : 4;
-        this.need(w, what, at);
-        len = w === 1 ? this.bytes[this.pos]! : w === 2 ? this.view.getUint16(this.pos) : this.view.getUint32(this.pos);
-        this.pos += w;
-      }
+      const len = FIXEXT_LENGTH[b] ?? this.length(b === 0xc7 ? 1 : b === 0xc8 ? 2 : 4, what, at);
       this.need(len + 1, what, at); // type byte + data
       this.pos += len + 1;
     } else if (name === "reserved byte 0xc1") {

@@ -4,7 +4,8 @@
 import { Packr } from "msgpackr";
 
 export { EncodeError, MsgpackWriter, preEncodeStr } from "./msgpack-writer.ts";
-export { KeyTable, MAX_DEPTH, MsgpackReader, typeName } from "./msgpack-reader.ts";
+export { KeyTable } from "./msgpack-key-table.ts";
+export { MAX_DEPTH, MsgpackReader, typeName } from "./msgpack-reader.ts";
 export type { MsgpackScalar, MsgpackValue } from "./msgpack-reader.ts";
 
 /**
