@@ -1,11 +1,11 @@
 // KV-event codec throughput (issue 2 item 6): encode and decode ops/s for a one-block and a 32-block
 // batch, against plain msgpackr (the project's configured Packr) on the equivalent JS object in the
-// same run. Run: `npx bun bench/codec.ts` (about 10 s; set BENCH_MS per case to change).
+// same run. Run: `npx bun bench/codec.ts` (about 10 s; BENCH_ROUND_MS and BENCH_ROUNDS adjust it).
 import { decodeBatch, encodeBatch } from "../src/protocol/kv-events/index.ts";
 import type { KvEventBatch } from "../src/protocol/kv-events/index.ts";
 import { packr } from "../src/protocol/msgpack.ts";
+import { envNumber, measure } from "./lib/measure.ts";
 
-const CASE_MS = Number(process.env.BENCH_MS ?? 1000);
 const BLOCK_SIZE = 16;
 
 /** Deterministic pseudo-random u32 stream (xorshift32) so every run measures the same bytes. */
@@ -62,35 +62,27 @@ function asPlainObject(batch: KvEventBatch): unknown {
   ];
 }
 
-let sink = 0;
-function opsPerSec(fn: () => number): number {
-  const warmEnd = performance.now() + CASE_MS / 4;
-  while (performance.now() < warmEnd) for (let i = 0; i < 1000; i++) sink += fn();
-  let ops = 0;
-  const start = performance.now();
-  let now = start;
-  while (now - start < CASE_MS) {
-    for (let i = 0; i < 1000; i++) sink += fn();
-    ops += 1000;
-    now = performance.now();
-  }
-  return (ops * 1000) / (now - start);
-}
-
+const opts = { roundMs: envNumber("BENCH_ROUND_MS", 300), rounds: envNumber("BENCH_ROUNDS", 3) };
 const fmt = (n: number) => `${(n / 1e6).toFixed(2)} M/s`.padStart(10);
-console.log(`KV-event codec, Bun ${Bun.version}, ${CASE_MS} ms per case\n`);
+console.log(`KV-event codec, Bun ${Bun.version} (ops/s, best of interleaved rounds)\n`);
 console.log("batch        bytes  op      ours        msgpackr    ours/msgpackr");
 for (const blocks of [1, 32]) {
   const batch = makeBatch(blocks);
   const plain = asPlainObject(batch);
   const ours = encodeBatch(batch);
   const theirs = packr.pack(plain);
-  const encOurs = opsPerSec(() => encodeBatch(batch).length);
-  const encPeer = opsPerSec(() => packr.pack(plain).length);
-  const decOurs = opsPerSec(() => decodeBatch(ours).events.length);
-  const decPeer = opsPerSec(() => (packr.unpack(theirs) as unknown[]).length);
+  const r = measure(
+    [
+      { name: "enc-ours", run: () => encodeBatch(batch).length },
+      { name: "enc-peer", run: () => packr.pack(plain).length },
+      { name: "dec-ours", run: () => decodeBatch(ours).events.length },
+      { name: "dec-peer", run: () => (packr.unpack(theirs) as unknown[]).length },
+    ],
+    opts,
+  );
+  const [eo, ep, dO, dp] = ["enc-ours", "enc-peer", "dec-ours", "dec-peer"].map((k) => r.get(k)!) as [number, number, number, number];
   const label = `${blocks}-block`.padEnd(11);
-  console.log(`${label} ${String(ours.length).padStart(6)}  encode ${fmt(encOurs)}  ${fmt(encPeer)}  ${(encOurs / encPeer).toFixed(2)}×`);
-  console.log(`${" ".repeat(11)} ${String(theirs.length).padStart(6)}  decode ${fmt(decOurs)}  ${fmt(decPeer)}  ${(decOurs / decPeer).toFixed(2)}×`);
+  console.log(`${label} ${String(ours.length).padStart(6)}  encode ${fmt(eo)}  ${fmt(ep)}  ${(eo / ep).toFixed(2)}x`);
+  console.log(`${" ".repeat(11)} ${String(theirs.length).padStart(6)}  decode ${fmt(dO)}  ${fmt(dp)}  ${(dO / dp).toFixed(2)}x`);
 }
-console.log(`\n(bytes: ours on the first line, msgpackr's on the second; sink ${sink % 10})`);
+console.log("\n(bytes: ours on the encode line, msgpackr's on the decode line)");
