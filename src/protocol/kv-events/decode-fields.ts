@@ -50,9 +50,10 @@ export const STORED_POSITIONAL: readonly number[] = [
 export const REMOVED_POSITIONAL: readonly number[] = [
   F.blockHashes, F.medium, F.groupIdx, F.locality, F.ownership,
 ];
-/** Fields a map event of each type reads; its other keys are skipped like unknown ones. */
-export const STORED_FIELDS = new Set(STORED_POSITIONAL);
-export const REMOVED_FIELDS = new Set(REMOVED_POSITIONAL);
+/** Bit masks (1 << field id) of the fields a map event of each type reads; its other keys are
+ * skipped like unknown ones. */
+export const STORED_FIELDS = STORED_POSITIONAL.reduce((m, id) => m | (1 << id), 0);
+export const REMOVED_FIELDS = REMOVED_POSITIONAL.reduce((m, id) => m | (1 << id), 0);
 
 const MAX_U32 = 0xffff_ffff;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;

@@ -108,7 +108,7 @@ function readMapEvent(r: MsgpackReader, count: number, at: number): KvEvent {
   const keyAt = r.pos;
   if (r.key(EVENT_KEYS, "event key") !== F.type) r.fail("event map: first key must be \"type\"", keyAt);
   const tag = readTag(r);
-  const allowed = tag === TAG_STORED ? STORED_FIELDS : tag === TAG_REMOVED ? REMOVED_FIELDS : undefined;
+  const allowed = tag === TAG_STORED ? STORED_FIELDS : tag === TAG_REMOVED ? REMOVED_FIELDS : 0;
   const f = new EventFields();
   let seen = 1 << F.type;
   for (let i = 1; i < count; i++) {
@@ -118,7 +118,7 @@ function readMapEvent(r: MsgpackReader, count: number, at: number): KvEvent {
       if (seen & (1 << id)) r.fail(`event map: duplicate key "${EVENT_KEYS.names[id]}"`, kAt);
       seen |= 1 << id;
     }
-    if (allowed !== undefined && allowed.has(id)) readField(r, id, f);
+    if (id >= 0 && allowed & (1 << id)) readField(r, id, f);
     else r.skip("unknown event field");
   }
   return build(r, tag, f, at);

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import vectors from "../../../../shared/fixtures/vectors.json";
 import { ProtocolError } from "../../lib/errors.ts";
-import { kvEventBatch } from "./arbitraries.ts";
+import { kvEventBatch } from "../../../test/arbitraries/kv-events.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
 
 const golden = vectors.wire_batches.map((w) => Uint8Array.from(Buffer.from(w.hex, "hex")));

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { pack } from "../msgpack.ts";
-import { kvEventBatch } from "./arbitraries.ts";
+import { kvEventBatch } from "../../../test/arbitraries/kv-events.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
 import type { KvEvent, KvEventBatch } from "./index.ts";
 

@@ -1,8 +1,8 @@
 // fast-check generators of KV-event batches, shared by the codec's property and fuzz tests.
-// (Test-only: imported from *.test.ts files, never from runtime code.)
+// Test-only (kept out of src/ so no runtime code can reach fast-check).
 import fc from "fast-check";
-import type { MsgpackValue } from "../msgpack.ts";
-import type { AllBlocksCleared, BlockRemoved, BlockStored, KvEvent, KvEventBatch } from "./types.ts";
+import type { MsgpackValue } from "../../src/protocol/msgpack.ts";
+import type { AllBlocksCleared, BlockRemoved, BlockStored, KvEvent, KvEventBatch } from "../../src/protocol/kv-events/types.ts";
 
 export const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
 const u32 = fc.integer({ min: 0, max: 0xffff_ffff });
