@@ -7,11 +7,12 @@ const MAX_U64 = 0xffff_ffff_ffff_ffffn;
 const MIN_I64 = -0x8000_0000_0000_0000n;
 const TWO_32 = 0x1_0000_0000;
 
-/** A value the encoder was handed that has no wire form: a caller bug, not bad input bytes. */
-export class EncodeError extends KvcrError {
-  constructor(message: string) {
-    super("ENCODE_INVALID", message);
-  }
+/** Code of the KvcrError thrown for a value with no wire form: a caller bug, not bad input bytes
+ * (no subclass: nobody branches on it, STYLE). */
+export const ENCODE_INVALID = "ENCODE_INVALID";
+
+export function encodeError(message: string): KvcrError {
+  return new KvcrError(ENCODE_INVALID, message);
 }
 
 /** A string pre-encoded as a complete msgpack str (header + UTF-8), for constant keys. */
@@ -115,7 +116,7 @@ export class MsgpackWriter {
       this.view.setUint32(this.pos + 4, n >>> 0);
       this.pos += 8;
     } else {
-      throw new EncodeError(`expected a non-negative safe integer, got ${n}`);
+      throw encodeError(`expected a non-negative safe integer, got ${n}`);
     }
   }
 
@@ -142,7 +143,7 @@ export class MsgpackWriter {
       this.view.setBigInt64(this.pos, BigInt(n));
       this.pos += 8;
     } else {
-      throw new EncodeError(`expected a safe integer, got ${n}`);
+      throw encodeError(`expected a safe integer, got ${n}`);
     }
   }
 
@@ -155,7 +156,7 @@ export class MsgpackWriter {
 
   /** A 64-bit hash, always as uint64 `cf` whatever its magnitude (vLLM/msgspec wire form). */
   writeU64(h: bigint): void {
-    if (h < 0n || h > MAX_U64) throw new EncodeError(`hash ${h} is outside u64 range`);
+    if (h < 0n || h > MAX_U64) throw encodeError(`hash ${h} is outside u64 range`);
     this.ensure(9);
     this.buf[this.pos++] = 0xcf;
     this.view.setBigUint64(this.pos, h);
@@ -165,7 +166,7 @@ export class MsgpackWriter {
   /** A bigint as `cf` (>= 0) or `d3` (< 0): the 64-bit forms, so it decodes back as a bigint. */
   writeBigInt(v: bigint): void {
     if (v >= 0n) return this.writeU64(v);
-    if (v < MIN_I64) throw new EncodeError(`integer ${v} is outside int64 range`);
+    if (v < MIN_I64) throw encodeError(`integer ${v} is outside int64 range`);
     this.ensure(9);
     this.buf[this.pos++] = 0xd3;
     this.view.setBigInt64(this.pos, v);

@@ -1,6 +1,7 @@
 // The purpose-built writer/reader against msgpackr as an independent oracle, at every size boundary.
 import { describe, expect, test } from "bun:test";
-import { EncodeError, MsgpackReader, MsgpackWriter, pack, unpack } from "./msgpack.ts";
+import { KvcrError } from "../lib/errors.ts";
+import { ENCODE_INVALID, MsgpackReader, MsgpackWriter, pack, unpack } from "./msgpack.ts";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 function written(fn: (w: MsgpackWriter) => void): Uint8Array {
@@ -29,9 +30,17 @@ describe("MsgpackWriter", () => {
     }
   });
   test("rejects non-integers and unsafe integers", () => {
-    expect(() => written((w) => w.writeUint(1.5))).toThrow(EncodeError);
+    expect(() => written((w) => w.writeUint(1.5))).toThrow(KvcrError);
+    const thrown = (() => {
+      try {
+        written((w) => w.writeUint(1.5));
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect((thrown as KvcrError).code).toBe(ENCODE_INVALID);
     expect(() => written((w) => w.writeUint(-1))).toThrow("non-negative safe integer");
-    expect(() => written((w) => w.writeUint(2 ** 53))).toThrow(EncodeError);
+    expect(() => written((w) => w.writeUint(2 ** 53))).toThrow(KvcrError);
     expect(() => written((w) => w.writeInt(Number.NaN))).toThrow("safe integer");
     expect(() => written((w) => w.writeBigInt(-(2n ** 63n) - 1n))).toThrow("outside int64 range");
   });

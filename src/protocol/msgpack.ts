@@ -3,7 +3,7 @@
 // the configured msgpackr instance serves generic, non-wire-critical values and is the tests' oracle.
 import { Packr } from "msgpackr";
 
-export { EncodeError, MsgpackWriter, preEncodeStr } from "./msgpack-writer.ts";
+export { ENCODE_INVALID, encodeError, MsgpackWriter, preEncodeStr } from "./msgpack-writer.ts";
 export { KeyTable } from "./msgpack-key-table.ts";
 export { MAX_DEPTH, MsgpackReader, typeName } from "./msgpack-reader.ts";
 export type { MsgpackScalar, MsgpackValue } from "./msgpack-reader.ts";

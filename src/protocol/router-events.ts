@@ -13,7 +13,7 @@
 //   parent_hash = u64 | nil     sequence hash the first stored block chains from; nil otherwise
 // Rules (both directions): `cleared` has no blocks; only `stored` has a parent; `stored` has at
 // least one block. Hashes must be unsigned ints (no signed/bytes forms: this format is ours).
-import { EncodeError, KeyTable, MsgpackReader, MsgpackWriter, preEncodeStr, typeName } from "./msgpack.ts";
+import { encodeError, KeyTable, MsgpackReader, MsgpackWriter, preEncodeStr, typeName } from "./msgpack.ts";
 
 export const ROUTER_EVENTS_VERSION = 1;
 
@@ -72,16 +72,16 @@ export class RouterEventEncoder {
     const w = this.w;
     const tier = TIER_BYTES.get(e.tier);
     const kind = KIND_BYTES.get(e.kind);
-    if (tier === undefined) throw new EncodeError(`unknown tier ${String(e.tier)}`);
-    if (kind === undefined) throw new EncodeError(`unknown event kind ${String(e.kind)}`);
+    if (tier === undefined) throw encodeError(`unknown tier ${String(e.tier)}`);
+    if (kind === undefined) throw encodeError(`unknown event kind ${String(e.kind)}`);
     const violation = ruleViolation(e.kind, e.blocks.length, e.parentHash !== null);
-    if (violation) throw new EncodeError(violation);
+    if (violation) throw encodeError(violation);
     w.writeArrayHeader(5);
     if ("cacheOwnerId" in e.source) {
-      if (e.source.cacheOwnerId === "") throw new EncodeError("cache_owner_id must not be empty");
+      if (e.source.cacheOwnerId === "") throw encodeError("cache_owner_id must not be empty");
       w.writeStr(e.source.cacheOwnerId);
     } else {
-      if (e.source.workerId === "") throw new EncodeError("worker_id must not be empty");
+      if (e.source.workerId === "") throw encodeError("worker_id must not be empty");
       w.writeArrayHeader(2);
       w.writeStr(e.source.workerId);
       w.writeUint(e.source.dpRank);
@@ -101,7 +101,7 @@ export class RouterEventEncoder {
 
 const shared = new RouterEventEncoder();
 
-/** One router-stream payload (a fresh Uint8Array). Throws EncodeError for invalid events. */
+/** One router-stream payload (a fresh Uint8Array). Throws KvcrError ENCODE_INVALID for invalid events. */
 export function encodeRouterEvents(events: readonly RouterEvent[]): Uint8Array {
   return shared.encode(events);
 }

@@ -1,7 +1,7 @@
 // Encodes KV-event batches exactly as vLLM's msgspec does (SPEC §4.2): `[ts f64, [events], dp_rank]`,
 // events as maps whose first key is "type", keys in vLLM's field order, optional keys omitted when
 // absent, ints in smallest form, hashes always u64 `cf`. Golden bytes: fixtures/vectors.json.
-import { EncodeError, MsgpackWriter, preEncodeStr } from "../msgpack.ts";
+import { encodeError, MsgpackWriter, preEncodeStr } from "../msgpack.ts";
 import type { MsgpackValue } from "../msgpack.ts";
 import type { BlockRemoved, BlockStored, ExtraKeys, KvEvent, KvEventBatch } from "./types.ts";
 
@@ -43,7 +43,7 @@ export class KvEventEncoder {
   encode(batch: KvEventBatch): Uint8Array {
     const w = this.w;
     w.reset();
-    if (!Number.isFinite(batch.ts)) throw new EncodeError(`ts must be a finite number, got ${batch.ts}`);
+    if (!Number.isFinite(batch.ts)) throw encodeError(`ts must be a finite number, got ${batch.ts}`);
     const rank = batch.dataParallelRank;
     // msgspec (array_like, omit_defaults) drops a trailing None rank: a two-element batch.
     w.writeArrayHeader(rank === null ? 2 : 3);
@@ -65,7 +65,7 @@ export class KvEventEncoder {
         this.w.writeRaw(CLEARED);
         return;
       default:
-        throw new EncodeError(`unknown event type ${(event as { type: unknown }).type}`);
+        throw encodeError(`unknown event type ${(event as { type: unknown }).type}`);
     }
   }
 
@@ -91,11 +91,11 @@ export class KvEventEncoder {
     w.writeArrayHeader(tokens.length);
     for (let i = 0; i < tokens.length; i++) {
       const t = tokens[i]!;
-      if (t >>> 0 !== t) throw new EncodeError(`token id ${t} is not a u32`);
+      if (t >>> 0 !== t) throw encodeError(`token id ${t} is not a u32`);
       w.writeUint(t);
     }
     w.writeRaw(K.blockSize);
-    if (!(e.blockSize >= 1)) throw new EncodeError(`block_size must be >= 1, got ${e.blockSize}`);
+    if (!(e.blockSize >= 1)) throw encodeError(`block_size must be >= 1, got ${e.blockSize}`);
     w.writeUint(e.blockSize);
     w.writeRaw(K.loraId);
     if (e.loraId === null) w.writeNil();
@@ -169,7 +169,7 @@ export class KvEventEncoder {
   /** Generic value, chosen so that MsgpackReader.value() gives back an equal value. */
   private writeValue(v: MsgpackValue, depth: number): void {
     const w = this.w;
-    if (depth > 32) throw new EncodeError("extra_keys nested deeper than 32 levels");
+    if (depth > 32) throw encodeError("extra_keys nested deeper than 32 levels");
     if (v === null) return w.writeNil();
     switch (typeof v) {
       case "boolean":
@@ -192,7 +192,7 @@ export class KvEventEncoder {
       for (const item of v as readonly MsgpackValue[]) this.writeValue(item, depth + 1);
       return;
     }
-    throw new EncodeError(`extra_keys value of type ${typeof v} has no wire form`);
+    throw encodeError(`extra_keys value of type ${typeof v} has no wire form`);
   }
 }
 
@@ -202,7 +202,7 @@ function present(v: unknown): number {
 
 const shared = new KvEventEncoder();
 
-/** The batch's wire payload (a fresh Uint8Array). Throws EncodeError for values with no wire form. */
+/** The batch's wire payload (a fresh Uint8Array). Throws KvcrError ENCODE_INVALID for values with no wire form. */
 export function encodeBatch(batch: KvEventBatch): Uint8Array {
   return shared.encode(batch);
 }
