@@ -1,3 +1,4 @@
+// Router event stream codec (SPEC §6.1): pinned layout, round trip and fuzz, one test per rejection kind.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { ProtocolError } from "../lib/errors.ts";

@@ -1,3 +1,4 @@
+// u64 big-endian seq frames and the replay end marker (SPEC §4.2).
 import { describe, expect, test } from "bun:test";
 import { ProtocolError } from "../lib/errors.ts";
 import { decodeSeq, encodeSeq, REPLAY_END_SEQ } from "./seq-frame.ts";

@@ -1,3 +1,4 @@
+// Golden wire bytes (fixtures/vectors.json), encoding choices, and decoding of every encoding vLLM has used.
 import { describe, expect, test } from "bun:test";
 import vectors from "../../../../shared/fixtures/vectors.json";
 import { pack, unpack } from "../msgpack.ts";

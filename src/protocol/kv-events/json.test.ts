@@ -1,3 +1,4 @@
+// The `kvcr-mock events` JSON view of a batch (SPEC §4.2).
 import { describe, expect, test } from "bun:test";
 import vectors from "../../../../shared/fixtures/vectors.json";
 import { batchToJson, decodeBatch } from "./index.ts";
