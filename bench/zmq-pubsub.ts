@@ -1,7 +1,7 @@
-// PUB→SUB throughput between two processes for a 1-block and a 32-block vLLM KV-event batch,
-// msgpack encode (publisher) and decode (subscriber) included; the same workload through libzmq
-// (zeromq.js under Node) in the same run as the reference; then a subscriber that stops reading
-// (SIGSTOP) to show the publisher's rate and memory staying bounded by the HWM.
+// PUB→SUB throughput between two processes for a 1-block and a 32-block vLLM KV-event batch, with
+// msgpack encode (publisher) and decode (subscriber) through src/protocol/kv-events included; the
+// same workload through libzmq (zeromq.js under Node, msgpackr) in the same run as the reference;
+// then a subscriber that stops reading (SIGSTOP): the publisher's rate and memory stay bounded.
 //   npx bun bench/zmq-pubsub.ts [--duration-ms 2000] [--no-libzmq] [--no-slow] [--slow-hwm 10000]
 //                               [--transport-only]  (adds kvcr rows without encode/decode: the ZMTP ceiling)
 //                               [--repeat N]        (N runs per row, median shown; the machine is shared)
