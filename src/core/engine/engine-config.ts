@@ -1,0 +1,81 @@
+// Configuration of one engine (one worker rank), SPEC §2 defaults. Key names match the engine
+// option table of src/config/engine.ts so a resolved config maps straight onto this.
+import type { PreemptionMode } from "../scheduler/scheduler.ts";
+import type { TimingModelKind } from "../timing/timing-model.ts";
+
+export interface EngineConfig {
+  /** Tokens per KV block. */
+  blockSize: number;
+  /** G1 (device) blocks. */
+  numGpuBlocks: number;
+  /** G2 (host) blocks; 0 = no host tier. */
+  numHostBlocks: number;
+  /** GB/s; 0 = instant. */
+  hostOffloadD2hBandwidthGbps: number;
+  hostOffloadH2dBandwidthGbps: number;
+  /** Sizes host transfers: bytes per block = kvBytesPerToken × blockSize. */
+  kvBytesPerToken: number;
+  maxNumSeqs: number;
+  maxNumBatchedTokens: number;
+  enablePrefixCaching: boolean;
+  enableChunkedPrefill: boolean;
+  preemptionMode: PreemptionMode;
+  speedupRatio: number;
+  decodeSpeedupRatio: number;
+  timingModel: TimingModelKind;
+  prefillMs: number;
+  decodeMs: number;
+  /** Seed of the output tokens. */
+  seed: number;
+  /** Output token ids are drawn from [0, vocabSize). */
+  vocabSize: number;
+  /** Released blocks whose token ids stay recoverable for host stores (SPEC §2: 16,384). */
+  releasedFifoBlocks: number;
+}
+
+export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
+  blockSize: 64,
+  numGpuBlocks: 16_384,
+  numHostBlocks: 0,
+  hostOffloadD2hBandwidthGbps: 0,
+  hostOffloadH2dBandwidthGbps: 0,
+  kvBytesPerToken: 131_072,
+  maxNumSeqs: 256,
+  maxNumBatchedTokens: 8192,
+  enablePrefixCaching: true,
+  enableChunkedPrefill: true,
+  preemptionMode: "lifo",
+  speedupRatio: 1,
+  decodeSpeedupRatio: 1,
+  timingModel: "polynomial",
+  prefillMs: 20,
+  decodeMs: 10,
+  seed: 0,
+  vocabSize: 32_000,
+  releasedFifoBlocks: 16_384,
+});
+
+/** Problems with a config, one line each (the process edge validates first; this guards core). */
+export function engineConfigProblems(c: EngineConfig): string[] {
+  const p: string[] = [];
+  const posInt = (k: keyof EngineConfig) => {
+    const v = c[k];
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1) p.push(`${k}: got ${String(v)}, expected an integer ≥ 1`);
+  };
+  const nonNegInt = (k: keyof EngineConfig) => {
+    const v = c[k];
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) p.push(`${k}: got ${String(v)}, expected an integer ≥ 0`);
+  };
+  const nonNeg = (k: keyof EngineConfig) => {
+    const v = c[k];
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) p.push(`${k}: got ${String(v)}, expected a number ≥ 0`);
+  };
+  for (const k of ["blockSize", "numGpuBlocks", "maxNumSeqs", "maxNumBatchedTokens", "kvBytesPerToken", "vocabSize"] as const) posInt(k);
+  for (const k of ["numHostBlocks", "seed", "releasedFifoBlocks"] as const) nonNegInt(k);
+  for (const k of ["hostOffloadD2hBandwidthGbps", "hostOffloadH2dBandwidthGbps", "speedupRatio", "prefillMs", "decodeMs"] as const) nonNeg(k);
+  if (!(c.decodeSpeedupRatio > 0) || !Number.isFinite(c.decodeSpeedupRatio)) p.push(`decodeSpeedupRatio: got ${c.decodeSpeedupRatio}, expected a number > 0`);
+  if (c.preemptionMode !== "lifo" && c.preemptionMode !== "fifo") p.push(`preemptionMode: got ${String(c.preemptionMode)}, expected lifo or fifo`);
+  if (c.timingModel !== "polynomial" && c.timingModel !== "fixed") p.push(`timingModel: got ${String(c.timingModel)}, expected polynomial or fixed`);
+  if (c.numHostBlocks > 0 && !c.enablePrefixCaching) p.push("numHostBlocks: a host tier requires prefix caching");
+  return p;
+}

@@ -1,0 +1,79 @@
+// The public shapes of the mock engine API: requests in, step results and metrics out.
+import type { DroppedStore } from "../kv/kv-manager.ts";
+import type { KvEvent } from "../kv/kv-events.ts";
+
+export interface EngineRequest {
+  /** Unique among the engine's unfinished requests. */
+  id: string;
+  /** Prompt token ids (u32). */
+  tokenIds: ArrayLike<number>;
+  /** Output tokens to generate (≥ 1); the request finishes with exactly this many. */
+  maxTokens: number;
+  /**
+   * Zero-copy for in-process callers: tokenIds is a Uint32Array view whose underlying buffer has
+   * room for maxTokens more entries right after it, allocated for this request; the engine adopts
+   * it and writes generated tokens there. Without room it falls back to copying.
+   */
+  adoptTokens?: boolean;
+  /** Precomputed full-block hashes of the prompt at this engine's block size (saves rehashing). */
+  promptHashes?: { readonly sequence: BigUint64Array; readonly local: BigUint64Array };
+}
+
+export type AddResult = { ok: true } | { ok: false; reason: string };
+
+export interface TokenOut {
+  requestId: string;
+  tokenId: number;
+}
+
+export interface FinishedRequest {
+  requestId: string;
+  promptTokens: number;
+  /** Prompt tokens not recomputed at first admission: G1 hits plus G2 loads (vLLM's num_cached_tokens). */
+  cachedTokens: number;
+  /** The part of cachedTokens loaded from the host tier. */
+  hostLoadedTokens: number;
+  completionTokens: number;
+}
+
+export interface StepResult {
+  /** Simulated duration of the step (speedup applied), including any wait for a d2h fence. */
+  durationMs: number;
+  /** Requests that computed in this step; 0 = nothing to do now (see MockEngine.nextWakeMs). */
+  scheduledRequests: number;
+  /** KV events in order, as of the step's end. */
+  events: readonly KvEvent[];
+  /** One token per request that produced one this step, in scheduling order. */
+  tokens: readonly TokenOut[];
+  finished: readonly FinishedRequest[];
+  /** Host stores refused in this step (token ids unrecoverable); log them. */
+  dropped?: DroppedStore[];
+}
+
+export interface EngineMetrics {
+  waitingRequests: number;
+  runningRequests: number;
+  activeBlocks: number;
+  gpuBlocks: number;
+  /** activeBlocks / gpuBlocks. */
+  gpuCacheUsage: number;
+  gpuCachedBlocks: number;
+  hostBlocks: number;
+  hostUsedBlocks: number;
+  hostResidentBlocks: number;
+  hostCacheUsage: number;
+  prefixQueryTokens: number;
+  /** G1 hits plus G2 loads. */
+  prefixHitTokens: number;
+  prefixHostHitTokens: number;
+  prefixHitRate: number;
+  preemptions: number;
+  eventsEmitted: number;
+  eventsDropped: number;
+  hostOffloadSkippedBlocks: number;
+  steps: number;
+  lastStepMs: number;
+  totalStepMs: number;
+  finishedRequests: number;
+  generatedTokens: number;
+}

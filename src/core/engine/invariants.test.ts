@@ -1,0 +1,143 @@
+// Property tests of the engine's invariants (SPEC §2) over random small configs and workloads.
+// Bounded (numRuns) so the whole file runs in a few seconds.
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { engine, residencyMismatch } from "../../../test/engine-kit.ts";
+import type { EngineConfig } from "./engine-config.ts";
+import type { KvEvent } from "../kv/kv-events.ts";
+
+const configArb = fc
+  .record({
+    blockSize: fc.constantFrom(2, 4),
+    numGpuBlocks: fc.integer({ min: 6, max: 24 }),
+    numHostBlocks: fc.constantFrom(0, 0, 3, 8, 16),
+    hostOffloadD2hBandwidthGbps: fc.constantFrom(0, 1e-6, 4e-6),
+    hostOffloadH2dBandwidthGbps: fc.constantFrom(0, 1e-6, 4e-6),
+    maxNumSeqs: fc.integer({ min: 1, max: 5 }),
+    maxNumBatchedTokens: fc.integer({ min: 4, max: 40 }),
+    enablePrefixCaching: fc.boolean(),
+    enableChunkedPrefill: fc.boolean(),
+    preemptionMode: fc.constantFrom("lifo" as const, "fifo" as const),
+    releasedFifoBlocks: fc.constantFrom(1, 4, 16_384),
+    seed: fc.integer({ min: 0, max: 1000 }),
+  })
+  .map((c): Partial<EngineConfig> => ({
+    ...c,
+    numHostBlocks: c.enablePrefixCaching ? c.numHostBlocks : 0,
+    kvBytesPerToken: 1,
+    timingModel: "fixed",
+    prefillMs: 1,
+    decodeMs: 1,
+  }));
+
+// Prompts share prefixes: a base prompt from a few, cut at a random length, plus a random tail.
+const requestArb = fc.record({
+  base: fc.integer({ min: 0, max: 2 }),
+  baseLen: fc.integer({ min: 0, max: 14 }),
+  tail: fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 6 }),
+  maxTokens: fc.integer({ min: 1, max: 7 }),
+  arriveAtStep: fc.integer({ min: 0, max: 25 }),
+});
+
+/** What the random runs exercised, so the properties cannot pass vacuously. */
+const seen = { preemptions: 0, hostLoads: 0, hostStores: 0, hostRemovals: 0, deviceRemovals: 0, dropped: 0, fenceWaits: 0, refused: 0 };
+
+interface Outcome {
+  log: string[];
+  tokens: Map<string, number[]>;
+}
+
+function simulate(cfg: Partial<EngineConfig>, reqs: fc.infer<typeof requestArb>[]): Outcome {
+  const e = engine(cfg);
+  const bases = [0, 1, 2].map((b) => Array.from({ length: 14 }, (_, i) => b * 1000 + i));
+  const events: KvEvent[] = [];
+  const tokens = new Map<string, number[]>();
+  const expected = new Map<string, number>();
+  const finished = new Set<string>();
+  const log: string[] = [];
+  let now = 0;
+  for (let step = 0; step < 400; step++) {
+    reqs.forEach((r, i) => {
+      if (r.arriveAtStep !== step) return;
+      const prompt = [...bases[r.base]!.slice(0, r.baseLen), ...r.tail];
+      if (prompt.length === 0) prompt.push(7);
+      const added = e.addRequest({ id: `r${i}`, tokenIds: prompt, maxTokens: r.maxTokens });
+      if (added.ok) expected.set(`r${i}`, r.maxTokens);
+      else {
+        seen.refused++;
+        log.push(`refused r${i}: ${added.reason}`);
+      }
+    });
+    const res = e.step(now);
+    if (res.durationMs !== 0 && res.durationMs !== 1 && res.durationMs !== 2) seen.fenceWaits++; // fixed model: 1 or 2 ms unless a fence waited
+    if (res.dropped) seen.dropped += res.dropped.length;
+    now += res.durationMs;
+    if (res.scheduledRequests === 0) now = Math.max(now + 1, e.nextWakeMs() ?? 0);
+    for (const ev of res.events) {
+      events.push(ev);
+      if (ev.kind === "stored" && ev.tier === "host") seen.hostStores++;
+      if (ev.kind === "removed") seen[ev.tier === "host" ? "hostRemovals" : "deviceRemovals"]++;
+      log.push(ev.kind === "cleared" ? "cleared" : `${ev.kind} ${ev.tier} ${ev.blockHashes.join(",")}${ev.kind === "stored" ? ` p=${ev.parentHash} t=${[...ev.tokenIds].join(",")}` : ""}`);
+    }
+    for (const t of res.tokens) {
+      const list = tokens.get(t.requestId) ?? [];
+      list.push(t.tokenId);
+      tokens.set(t.requestId, list);
+      log.push(`token ${t.requestId} ${t.tokenId}`);
+    }
+    for (const f of res.finished) {
+      finished.add(f.requestId);
+      // Every request finishes with exactly its max output tokens.
+      expect(tokens.get(f.requestId)?.length).toBe(expected.get(f.requestId));
+      expect(f.completionTokens).toBe(expected.get(f.requestId)!);
+      expect(f.cachedTokens).toBeLessThan(f.promptTokens);
+    }
+    const st = e.inspect();
+    // Refcounts never negative; used ≤ capacity per tier.
+    expect(st.refcounts.every((x) => x >= 0)).toBe(true);
+    const m = e.metrics();
+    expect(m.activeBlocks).toBeLessThanOrEqual(m.gpuBlocks);
+    expect(m.activeBlocks).toBe(st.refcounts.filter((x) => x > 0).length);
+    expect(st.resident.device.length).toBeLessThanOrEqual(m.gpuBlocks);
+    expect(st.hostUsedBlocks).toBeLessThanOrEqual(m.hostBlocks);
+    expect(st.resident.host.length).toBeLessThanOrEqual(m.hostBlocks);
+    // Replaying the event log gives exactly the engine's resident blocks per tier.
+    expect(residencyMismatch(e, events)).toBeUndefined();
+    // Unfinished requests are still queued (waiting or running), never lost.
+    for (const id of expected.keys()) {
+      if (!finished.has(id)) expect(st.running.includes(id) || st.waiting.includes(id)).toBe(true);
+      else expect(tokens.get(id)!.length).toBe(expected.get(id));
+    }
+    if (step > 25 && e.pendingRequests === 0 && e.nextWakeMs() === undefined) break;
+  }
+  const m = e.metrics();
+  seen.preemptions += m.preemptions;
+  seen.hostLoads += m.prefixHostHitTokens;
+  // Liveness: with the step budget above every accepted request completes.
+  expect([...expected.keys()].filter((id) => !finished.has(id))).toEqual([]);
+  return { log, tokens };
+}
+
+describe("engine invariants (fast-check)", () => {
+  test("refcounts, capacities, exact output counts, event-log residency, liveness", () => {
+    fc.assert(
+      fc.property(configArb, fc.array(requestArb, { minLength: 1, maxLength: 10 }), (cfg, reqs) => {
+        simulate(cfg, reqs);
+      }),
+      { numRuns: 300, seed: 4242 },
+    );
+    for (const [what, count] of Object.entries(seen)) expect([what, count > 0]).toEqual([what, true]);
+  });
+
+  test("same seed → identical event log and tokens", () => {
+    fc.assert(
+      fc.property(configArb, fc.array(requestArb, { minLength: 1, maxLength: 8 }), (cfg, reqs) => {
+        const a = simulate(cfg, reqs);
+        const b = simulate(cfg, reqs);
+        expect(b.log).toEqual(a.log);
+        expect([...b.tokens]).toEqual([...a.tokens]);
+      }),
+      { numRuns: 40, seed: 7 },
+    );
+  });
+});

@@ -1,0 +1,263 @@
+// The mock engine of one (worker, DP rank), SPEC §2: pure and synchronous. The caller owns
+// time: the live mocker calls step(now) on real time and sleeps durationMs; replay advances a
+// virtual clock by durationMs. Requests can be added between any two steps.
+import type { BlockHasher } from "../kv/block-hash.ts";
+import type { KvTier } from "../kv/kv-events.ts";
+import { KvManager } from "../kv/kv-manager.ts";
+import { RequestPhase, RequestState } from "../scheduler/request-state.ts";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import { stepDurationMs, type TimingConfig } from "../timing/timing-model.ts";
+import { DEFAULT_ENGINE_CONFIG, engineConfigProblems, type EngineConfig } from "./engine-config.ts";
+import type { AddResult, EngineMetrics, EngineRequest, FinishedRequest, StepResult, TokenOut } from "./engine-types.ts";
+import { outputKey, outputToken } from "./output-tokens.ts";
+
+const NONE_FINISHED: readonly FinishedRequest[] = Object.freeze([]);
+
+export interface EngineDeps {
+  hasher: BlockHasher;
+}
+
+export class MockEngine {
+  readonly config: Readonly<EngineConfig>;
+  private readonly kv: KvManager;
+  private readonly sched: Scheduler;
+  private readonly timing: TimingConfig;
+  private readonly active = new Map<string, RequestState>();
+  private steps = 0;
+  private lastStepMs = 0;
+  private totalStepMs = 0;
+  private finishedCount = 0;
+  private generatedTokens = 0;
+
+  constructor(config: Partial<EngineConfig>, private readonly deps: EngineDeps) {
+    const cfg = { ...DEFAULT_ENGINE_CONFIG, ...config };
+    const problems = engineConfigProblems(cfg);
+    // The process edge validates configs first; reaching this is a programming error.
+    if (problems.length > 0) throw new RangeError(`invalid engine config: ${problems.join("; ")}`);
+    this.config = Object.freeze(cfg);
+    const scale = (gbps: number) => (cfg.speedupRatio === 0 ? 0 : gbps * cfg.speedupRatio);
+    this.kv = new KvManager(
+      {
+        blockSize: cfg.blockSize,
+        numGpuBlocks: cfg.numGpuBlocks,
+        numHostBlocks: cfg.numHostBlocks,
+        enablePrefixCaching: cfg.enablePrefixCaching,
+        // Transfers run on the same scaled clock as steps.
+        d2hBandwidthGbps: scale(cfg.hostOffloadD2hBandwidthGbps),
+        h2dBandwidthGbps: scale(cfg.hostOffloadH2dBandwidthGbps),
+        kvBytesPerToken: cfg.kvBytesPerToken,
+        releasedFifoBlocks: cfg.releasedFifoBlocks,
+      },
+      deps.hasher,
+    );
+    this.sched = new Scheduler(cfg, this.kv);
+    this.timing = cfg;
+  }
+
+  /** Queues a request; refusals (bad shape, can never fit) are returned, not thrown. */
+  addRequest(req: EngineRequest): AddResult {
+    const cfg = this.config;
+    const promptLen = req.tokenIds.length;
+    if (typeof req.id !== "string" || req.id === "") return { ok: false, reason: "request id must be a non-empty string" };
+    if (this.active.has(req.id)) return { ok: false, reason: `request id ${req.id} is already in flight` };
+    if (promptLen < 1) return { ok: false, reason: "prompt must hold at least one token" };
+    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) return { ok: false, reason: `max tokens must be an integer ≥ 1, got ${req.maxTokens}` };
+    const kvTokens = promptLen + req.maxTokens - 1; // the last generated token is never computed
+    const blocksNeeded = Math.ceil(kvTokens / cfg.blockSize);
+    if (blocksNeeded > cfg.numGpuBlocks) {
+      return { ok: false, reason: `prompt (${promptLen}) + max tokens (${req.maxTokens}) need ${blocksNeeded} KV blocks, more than the ${cfg.numGpuBlocks} this rank has` };
+    }
+    if (!cfg.enableChunkedPrefill && kvTokens > cfg.maxNumBatchedTokens) {
+      return { ok: false, reason: `prompt (${promptLen}) + max tokens (${req.maxTokens}) exceed max_num_batched_tokens ${cfg.maxNumBatchedTokens} with chunked prefill off` };
+    }
+    const tokens = adoptOrCopy(req, promptLen);
+    const fullBlocks = Math.floor(promptLen / cfg.blockSize);
+    const r = new RequestState(req.id, promptLen, req.maxTokens, tokens, Math.floor((promptLen + req.maxTokens) / cfg.blockSize));
+    if (fullBlocks > 0) {
+      const hashes = req.promptHashes ?? this.deps.hasher.hashBlocks(tokens.subarray(0, fullBlocks * cfg.blockSize), cfg.blockSize);
+      if (hashes.sequence.length !== fullBlocks || hashes.local.length !== fullBlocks) {
+        return { ok: false, reason: `promptHashes hold ${hashes.sequence.length} blocks, expected ${fullBlocks} at block size ${cfg.blockSize}` };
+      }
+      r.seqHashes.set(hashes.sequence);
+      r.localHashes.set(hashes.local);
+      r.numHashed = fullBlocks;
+    }
+    r.outputKey = outputKey(cfg.seed, tokens, promptLen, cfg.blockSize, fullBlocks > 0 ? r.seqHashes[fullBlocks - 1] : undefined);
+    this.active.set(req.id, r);
+    this.sched.waiting.pushBack(r);
+    return { ok: true };
+  }
+
+  /** Drops an unfinished request (client gone); its blocks stay cached. False if unknown. */
+  abortRequest(id: string): boolean {
+    const r = this.active.get(id);
+    if (r === undefined) return false;
+    this.active.delete(id);
+    if (r.phase === RequestPhase.waiting) this.sched.waiting.remove(r);
+    else this.sched.dropRunning(r);
+    r.phase = RequestPhase.finished;
+    return true;
+  }
+
+  /** Runs one engine step starting at `nowMs`. */
+  step(nowMs: number): StepResult {
+    const kv = this.kv;
+    const sched = this.sched;
+    kv.beginStep(nowMs);
+    if (sched.loadingCount > 0) this.landLoads(nowMs);
+    const plan = sched.schedule(nowMs);
+    const scheduled = sched.scheduled;
+    const tokens: TokenOut[] = [];
+    let finished: readonly FinishedRequest[] = NONE_FINISHED;
+    let durationMs = 0;
+    if (scheduled.length > 0) {
+      const fenceWaitMs = kv.fenceMaxMs > nowMs ? kv.fenceMaxMs - nowMs : 0;
+      const load = kv.g1.activeBlocks / kv.g1.capacity;
+      durationMs = fenceWaitMs + stepDurationMs(this.timing, plan.prefillTokens, plan.decodingRequests, load);
+      const vocab = this.config.vocabSize;
+      let anyFinished = false;
+      for (let i = 0; i < scheduled.length; i++) {
+        const r = scheduled[i]!;
+        r.numComputed += r.scheduledTokens;
+        r.scheduledTokens = 0;
+        kv.commit(r);
+        const len = r.promptLen + r.numOutput;
+        if (r.numComputed !== len) continue; // a prefill chunk short of the end samples nothing
+        const tokenId = outputToken(r.outputKey, r.numOutput, vocab);
+        r.tokens[len] = tokenId;
+        r.numOutput++;
+        tokens.push({ requestId: r.id, tokenId });
+        if (r.numOutput === r.maxTokens) {
+          r.phase = RequestPhase.finished;
+          anyFinished = true;
+        }
+      }
+      this.generatedTokens += tokens.length;
+      if (kv.host !== null) for (let i = 0; i < scheduled.length; i++) kv.queueOffload(scheduled[i]!);
+      if (anyFinished) finished = this.retireFinished();
+      this.steps++;
+      this.lastStepMs = durationMs;
+      this.totalStepMs += durationMs;
+    }
+    kv.flushOffload(nowMs + durationMs);
+    const result: StepResult = { durationMs, scheduledRequests: scheduled.length, events: kv.events.take(), tokens, finished };
+    if (kv.droppedStores.length > 0) {
+      result.dropped = kv.droppedStores;
+      kv.droppedStores = [];
+    }
+    return result;
+  }
+
+  /** Prefix-cache reset (vLLM reset_prefix_cache): only when no request holds blocks. */
+  resetPrefixCache(): StepResult | undefined {
+    if (this.sched.running.length > 0) return undefined;
+    this.kv.clear();
+    return { durationMs: 0, scheduledRequests: 0, events: this.kv.events.take(), tokens: [], finished: [] };
+  }
+
+  /** Requests waiting or running. */
+  get pendingRequests(): number {
+    return this.active.size;
+  }
+
+  /** True when a step now would do nothing: no request can compute and no copy is due. */
+  get idle(): boolean {
+    return this.active.size === 0 || (this.sched.waiting.size === 0 && this.sched.running.length === this.sched.loadingCount);
+  }
+
+  /** Earliest time a pending transfer lands (a loading request resumes, a host store appears). */
+  nextWakeMs(): number | undefined {
+    let t = this.kv.nextLandingMs();
+    if (this.sched.loadingCount > 0) {
+      for (const r of this.sched.running) {
+        if (r.phase === RequestPhase.loading && (t === undefined || r.loadUntilMs < t)) t = r.loadUntilMs;
+      }
+    }
+    return t;
+  }
+
+  metrics(): EngineMetrics {
+    const kv = this.kv;
+    const s = this.sched;
+    const host = kv.host;
+    return {
+      waitingRequests: s.waiting.size,
+      runningRequests: s.running.length,
+      activeBlocks: kv.g1.activeBlocks,
+      gpuBlocks: kv.g1.capacity,
+      gpuCacheUsage: kv.g1.activeBlocks / kv.g1.capacity,
+      gpuCachedBlocks: kv.g1.cachedBlocks,
+      hostBlocks: host?.capacity ?? 0,
+      hostUsedBlocks: host?.usedBlocks ?? 0,
+      hostResidentBlocks: host?.residentBlocks ?? 0,
+      hostCacheUsage: host ? host.usedBlocks / host.capacity : 0,
+      prefixQueryTokens: s.prefixQueryTokens,
+      prefixHitTokens: s.prefixHitTokens,
+      prefixHostHitTokens: s.prefixHostHitTokens,
+      prefixHitRate: s.prefixQueryTokens > 0 ? s.prefixHitTokens / s.prefixQueryTokens : 0,
+      preemptions: s.preemptions,
+      eventsEmitted: kv.eventsEmitted,
+      eventsDropped: kv.droppedStoreCount,
+      hostOffloadSkippedBlocks: kv.skippedOffloadBlocks,
+      steps: this.steps,
+      lastStepMs: this.lastStepMs,
+      totalStepMs: this.totalStepMs,
+      finishedRequests: this.finishedCount,
+      generatedTokens: this.generatedTokens,
+    };
+  }
+
+  /** Resident sequence hashes per tier and refcounts: for invariant tests and debugging. */
+  inspect(): { resident: Record<KvTier, bigint[]>; refcounts: Int32Array; hostUsedBlocks: number; running: string[]; waiting: string[] } {
+    return {
+      resident: { device: this.kv.g1.residentHashes(), host: this.kv.host?.residentHashes() ?? [] },
+      refcounts: this.kv.g1.refcount.slice(),
+      hostUsedBlocks: this.kv.host?.usedBlocks ?? 0,
+      running: this.sched.running.map((r) => r.id),
+      waiting: this.sched.waiting.toArray().map((r) => r.id),
+    };
+  }
+
+  private landLoads(nowMs: number): void {
+    for (const r of this.sched.running) {
+      if (r.phase === RequestPhase.loading && r.loadUntilMs <= nowMs) {
+        this.kv.finishLoad(r);
+        this.sched.loadingCount--;
+      }
+    }
+  }
+
+  private retireFinished(): FinishedRequest[] {
+    const out: FinishedRequest[] = [];
+    const kept: RequestState[] = [];
+    for (const r of this.sched.running) {
+      if (r.phase !== RequestPhase.finished) {
+        kept.push(r);
+        continue;
+      }
+      this.kv.release(r);
+      this.active.delete(r.id);
+      this.finishedCount++;
+      out.push({ requestId: r.id, promptTokens: r.promptLen, cachedTokens: r.cachedTokens, hostLoadedTokens: r.hostLoadedTokens, completionTokens: r.numOutput });
+    }
+    this.sched.running = kept;
+    return out;
+  }
+}
+
+function adoptOrCopy(req: EngineRequest, promptLen: number): Uint32Array {
+  const src = req.tokenIds;
+  const total = promptLen + req.maxTokens;
+  if (req.adoptTokens && src instanceof Uint32Array && src.byteOffset / 4 + total <= src.buffer.byteLength / 4) {
+    return new Uint32Array(src.buffer, src.byteOffset, total);
+  }
+  const tokens = new Uint32Array(total);
+  if (src instanceof Uint32Array) tokens.set(src);
+  else for (let i = 0; i < promptLen; i++) tokens[i] = src[i]!;
+  return tokens;
+}
+
+/** Creates an engine; `config` overrides SPEC §2 defaults. */
+export function createEngine(config: Partial<EngineConfig>, deps: EngineDeps): MockEngine {
+  return new MockEngine(config, deps);
+}

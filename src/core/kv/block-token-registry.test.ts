@@ -1,0 +1,77 @@
+import { describe, expect, test } from "bun:test";
+import { BlockTokenRegistry, RELEASED_FIFO_BLOCKS } from "./block-token-registry.ts";
+
+const toks = (x: number) => Uint32Array.from([x, x + 1, x + 2, x + 3]);
+
+describe("token-id recovery for host stores (SPEC §2)", () => {
+  test("G1 store → G1 remove → G2 store still resolves the right token ids", () => {
+    const reg = new BlockTokenRegistry();
+    reg.stored("device", 11n, null, 101n, toks(10));
+    reg.stored("device", 12n, 11n, 102n, toks(20));
+    // The G1 slots were reused while the d2h copy was in flight: both removed first.
+    reg.removed("device", 12n);
+    reg.removed("device", 11n);
+    expect(reg.tiersOf(11n)).toBe(0);
+    const recs = reg.storeResolved("host", [11n, 12n]);
+    expect(recs).toBeDefined();
+    expect([...recs![0]!.tokenIds]).toEqual([10, 11, 12, 13]);
+    expect([...recs![1]!.tokenIds]).toEqual([20, 21, 22, 23]);
+    expect(recs![1]!.parentHash).toBe(11n);
+    expect(recs![1]!.localHash).toBe(102n);
+    expect(reg.tiersOf(11n)).toBe(2);
+    expect(reg.tiersOf(12n)).toBe(2);
+  });
+
+  test("a store with one unresolvable block changes no tier bits", () => {
+    const reg = new BlockTokenRegistry();
+    reg.stored("device", 1n, null, 1n, toks(1));
+    reg.stored("device", 2n, 1n, 2n, toks(2));
+    expect(reg.storeResolved("host", [1n, 99n, 2n])).toBeUndefined();
+    expect(reg.tiersOf(1n)).toBe(1);
+    expect(reg.tiersOf(2n)).toBe(1);
+    expect(reg.tiersOf(99n)).toBe(0);
+  });
+
+  test("the record is a copy: reusing the source buffer does not change it", () => {
+    const reg = new BlockTokenRegistry();
+    const buf = toks(5);
+    reg.stored("device", 5n, null, 5n, buf);
+    buf.fill(0);
+    expect([...reg.resolve([5n])![0]!.tokenIds]).toEqual([5, 6, 7, 8]);
+  });
+
+  test("released blocks stay resolvable for exactly the FIFO's capacity", () => {
+    expect(RELEASED_FIFO_BLOCKS).toBe(16_384);
+    const reg = new BlockTokenRegistry(3);
+    for (let i = 1n; i <= 4n; i++) {
+      reg.stored("device", i, null, i, toks(Number(i)));
+      reg.removed("device", i);
+    }
+    // Four released into a FIFO of three: the first expired, the other three remain.
+    expect(reg.has(1n)).toBe(false);
+    expect(reg.resolve([2n, 3n, 4n])).toBeDefined();
+    expect(reg.storeResolved("host", [1n, 2n])).toBeUndefined();
+    expect(reg.tiersOf(2n)).toBe(0);
+  });
+
+  test("a block resident in another tier never expires, and re-release restarts its FIFO life", () => {
+    const reg = new BlockTokenRegistry(2);
+    reg.stored("device", 1n, null, 1n, toks(1));
+    reg.stored("host", 1n, null, 1n, toks(1));
+    reg.removed("device", 1n); // still on host: not released
+    for (let i = 2n; i <= 5n; i++) {
+      reg.stored("device", i, null, i, toks(Number(i)));
+      reg.removed("device", i);
+    }
+    expect(reg.has(1n)).toBe(true);
+    // 7 released, re-stored, released again: the stale FIFO ticket must not expire it.
+    reg.stored("device", 7n, null, 7n, toks(7));
+    reg.removed("device", 7n); // FIFO: [5, 7]
+    reg.stored("device", 7n, null, 7n, toks(7));
+    reg.removed("device", 7n); // FIFO: [7, 7']; 5 expired
+    expect(reg.has(5n)).toBe(false);
+    reg.stored("device", 8n, null, 8n, toks(8));
+    reg.removed("device", 8n); // FIFO: [7', 8]; the stale ticket of 7 leaves, 7 stays
+    expect(reg.has(7n)).toBe(true);
+  });
+});

@@ -1,0 +1,110 @@
+// G1 (device) block pool of one rank, after vLLM v1's BlockPool: physical slots with refcounts,
+// a prefix cache keyed by sequence hash, and an LRU free pool in which blocks with refcount 0
+// stay cached until their slot is taken. Also holds each slot's d2h fence (SPEC §2: a slot
+// whose device-to-host copy is in flight cannot be overwritten before the copy lands).
+import { LruList } from "./lru-list.ts";
+
+export class G1BlockPool {
+  readonly capacity: number;
+  readonly refcount: Int32Array;
+  /** Time (ms) until which a slot is being read by a d2h copy. */
+  readonly fenceUntilMs: Float64Array;
+  private readonly slotHash: BigUint64Array;
+  private readonly hashed: Uint8Array;
+  /** Blocks with refcount 0, least recently freed first. */
+  private readonly free: LruList;
+  private readonly cached = new Map<bigint, number>();
+  /** Blocks with refcount > 0. */
+  activeBlocks = 0;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+    this.refcount = new Int32Array(capacity);
+    this.fenceUntilMs = new Float64Array(capacity);
+    this.slotHash = new BigUint64Array(capacity);
+    this.hashed = new Uint8Array(capacity);
+    this.free = new LruList(capacity);
+    for (let s = 0; s < capacity; s++) this.free.pushBack(s);
+  }
+
+  get freeBlocks(): number {
+    return this.free.size;
+  }
+
+  get cachedBlocks(): number {
+    return this.cached.size;
+  }
+
+  /** Slot caching `hash`, or -1. */
+  lookup(hash: bigint): number {
+    const slot = this.cached.get(hash);
+    return slot === undefined ? -1 : slot;
+  }
+
+  /** Takes one more reference on a cached slot (a prefix hit). */
+  acquire(slot: number): void {
+    if (this.refcount[slot]! === 0) {
+      this.free.remove(slot);
+      this.activeBlocks++;
+    }
+    this.refcount[slot]!++;
+  }
+
+  /**
+   * Takes the least recently freed slot (refcount 1). If it still caches a block, that block
+   * is evicted and its hash pushed onto `evicted`. Returns -1 when no slot is free.
+   */
+  allocate(evicted: bigint[]): number {
+    const slot = this.free.popFront();
+    if (slot === -1) return -1;
+    if (this.hashed[slot] === 1) {
+      const hash = this.slotHash[slot]!;
+      this.cached.delete(hash);
+      this.hashed[slot] = 0;
+      evicted.push(hash);
+    }
+    this.refcount[slot] = 1;
+    this.activeBlocks++;
+    return slot;
+  }
+
+  /**
+   * Drops one reference. At 0 a cached block joins the MRU end (evicted last); an uncached one
+   * the LRU end, since reusing it first loses nothing. Callers release a sequence tail first.
+   */
+  release(slot: number): void {
+    const rc = --this.refcount[slot]!;
+    if (rc > 0) return;
+    if (rc < 0) throw new RangeError(`G1 slot ${slot} released more often than acquired`);
+    this.activeBlocks--;
+    if (this.hashed[slot] === 1) this.free.pushBack(slot);
+    else this.free.pushFront(slot);
+  }
+
+  /** Makes `slot` the cached block of `hash`; false when another slot already caches it. */
+  register(slot: number, hash: bigint): boolean {
+    if (this.cached.has(hash)) return false;
+    this.cached.set(hash, slot);
+    this.slotHash[slot] = hash;
+    this.hashed[slot] = 1;
+    return true;
+  }
+
+  /** Forgets every cached hash (prefix-cache reset); only valid with no block in use. */
+  clear(): bigint[] {
+    const hashes = [...this.cached.keys()];
+    this.cached.clear();
+    this.hashed.fill(0);
+    return hashes;
+  }
+
+  /** Every cached hash (inspection and tests). */
+  residentHashes(): bigint[] {
+    return [...this.cached.keys()];
+  }
+
+  /** Free slots from first to last taken (tests). */
+  freeOrder(): number[] {
+    return this.free.toArray();
+  }
+}

@@ -1,0 +1,37 @@
+import { describe, expect, test } from "bun:test";
+import { createRng, mix32 } from "./rng.ts";
+
+describe("seeded rng", () => {
+  test("same seed, same stream; different seed, different stream", () => {
+    const a = createRng(7), b = createRng(7), c = createRng(8);
+    const sa = Array.from({ length: 8 }, () => a.nextU32());
+    expect(Array.from({ length: 8 }, () => b.nextU32())).toEqual(sa);
+    expect(Array.from({ length: 8 }, () => c.nextU32())).not.toEqual(sa);
+  });
+
+  test("next() in [0,1) and int(n) in range with every value reached", () => {
+    const r = createRng(1);
+    const seen = new Set<number>();
+    for (let i = 0; i < 2000; i++) {
+      const x = r.next();
+      expect(x >= 0 && x < 1).toBe(true);
+      const k = r.int(10);
+      expect(k >= 0 && k < 10 && Number.isInteger(k)).toBe(true);
+      seen.add(k);
+    }
+    expect(seen.size).toBe(10);
+  });
+
+  test("roughly uniform: mean of 10,000 draws near 0.5", () => {
+    const r = createRng(123);
+    let sum = 0;
+    for (let i = 0; i < 10_000; i++) sum += r.next();
+    expect(Math.abs(sum / 10_000 - 0.5)).toBeLessThan(0.02);
+  });
+
+  test("mix32 is a u32 avalanche", () => {
+    expect(mix32(0)).toBe(0);
+    expect(mix32(1)).not.toBe(mix32(2));
+    expect(mix32(0xffffffff) >= 0 && mix32(0xffffffff) <= 0xffffffff).toBe(true);
+  });
+});

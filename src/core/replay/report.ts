@@ -1,0 +1,103 @@
+// The replay report of SPEC §9 with the metric names of vLLM's benchmark_serving (and aiperf's
+// units): completed/failed, duration, throughputs, TTFT/TPOT/ITL/E2EL summaries, plus what only
+// a replay knows: prefix-cache reuse, per-worker spread, wall and simulated time.
+import type { SimulationResult } from "./simulator.ts";
+import { summarize, type Summary } from "./stats.ts";
+
+export interface ReplayReport {
+  completed: number;
+  failed: number;
+  /** Seconds from the first arrival to the last token (virtual time). */
+  duration: number;
+  total_input_tokens: number;
+  total_output_tokens: number;
+  request_throughput: number;
+  output_throughput: number;
+  total_token_throughput: number;
+  mean_ttft_ms: number; median_ttft_ms: number; std_ttft_ms: number; p50_ttft_ms: number; p90_ttft_ms: number; p99_ttft_ms: number;
+  mean_tpot_ms: number; median_tpot_ms: number; std_tpot_ms: number; p50_tpot_ms: number; p90_tpot_ms: number; p99_tpot_ms: number;
+  mean_itl_ms: number; median_itl_ms: number; std_itl_ms: number; p50_itl_ms: number; p90_itl_ms: number; p99_itl_ms: number;
+  mean_e2el_ms: number; median_e2el_ms: number; std_e2el_ms: number; p50_e2el_ms: number; p90_e2el_ms: number; p99_e2el_ms: number;
+  /** Prompt tokens not recomputed (G1 hits + G2 loads) over prompt tokens, completed requests. */
+  prefix_cache_reuse_ratio: number;
+  cached_tokens: number;
+  host_loaded_tokens: number;
+  num_workers: number;
+  router_mode: string;
+  requests_per_worker: number[];
+  preemptions: number;
+  simulated_time_s: number;
+  wall_time_s: number;
+  /** Simulated requests per wall-clock second. */
+  replay_speed_requests_per_s: number;
+  /** First failures (request index in the workload, reason). */
+  errors: { request: number; error: string }[];
+}
+
+export const REPORT_ERROR_LIMIT = 20;
+
+export function buildReport(sim: SimulationResult, meta: { routerMode: string; wallTimeMs: number }): ReplayReport {
+  const ok: number[] = [];
+  for (let i = 0; i < sim.numRequests; i++) if (!sim.errors.has(i)) ok.push(i);
+  const ttft = new Float64Array(ok.length);
+  const e2el = new Float64Array(ok.length);
+  const tpot: number[] = [];
+  let input = 0, output = 0, cached = 0, hostLoaded = 0;
+  let start = Infinity, end = -Infinity;
+  for (let k = 0; k < ok.length; k++) {
+    const i = ok[k]!;
+    const arrival = sim.arrivalMs[i]!;
+    const first = sim.firstTokenMs[i]!;
+    const last = sim.lastTokenMs[i]!;
+    const out = sim.outputTokens[i]!;
+    ttft[k] = first - arrival;
+    e2el[k] = last - arrival;
+    if (out > 1) tpot.push((last - first) / (out - 1));
+    input += sim.promptTokens[i]!;
+    output += out;
+    cached += sim.cachedTokens[i]!;
+    hostLoaded += sim.hostLoadedTokens[i]!;
+    start = Math.min(start, arrival);
+    end = Math.max(end, last);
+  }
+  const durationS = ok.length > 0 ? (end - start) / 1000 : 0;
+  const per = (x: number) => (durationS > 0 ? x / durationS : 0);
+  const wallS = meta.wallTimeMs / 1000;
+  const errors = [...sim.errors].slice(0, REPORT_ERROR_LIMIT).map(([request, error]) => ({ request, error }));
+  return {
+    completed: ok.length,
+    failed: sim.errors.size,
+    duration: durationS,
+    total_input_tokens: input,
+    total_output_tokens: output,
+    request_throughput: per(ok.length),
+    output_throughput: per(output),
+    total_token_throughput: per(input + output),
+    ...named("ttft", summarize(ttft)),
+    ...named("tpot", summarize(Float64Array.from(tpot))),
+    ...named("itl", summarize(sim.itlMs.slice())),
+    ...named("e2el", summarize(e2el)),
+    prefix_cache_reuse_ratio: input > 0 ? cached / input : 0,
+    cached_tokens: cached,
+    host_loaded_tokens: hostLoaded,
+    num_workers: sim.requestsPerWorker.length,
+    router_mode: meta.routerMode,
+    requests_per_worker: sim.requestsPerWorker,
+    preemptions: sim.engines.reduce((s, e) => s + e.preemptions, 0),
+    simulated_time_s: sim.simulatedMs / 1000,
+    wall_time_s: wallS,
+    replay_speed_requests_per_s: wallS > 0 ? sim.numRequests / wallS : 0,
+    errors,
+  } as ReplayReport;
+}
+
+function named(metric: string, s: Summary): Record<string, number> {
+  return {
+    [`mean_${metric}_ms`]: s.mean,
+    [`median_${metric}_ms`]: s.median,
+    [`std_${metric}_ms`]: s.std,
+    [`p50_${metric}_ms`]: s.p50,
+    [`p90_${metric}_ms`]: s.p90,
+    [`p99_${metric}_ms`]: s.p99,
+  };
+}

@@ -1,0 +1,144 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { createBlockHasher } from "../../lib/xxh3.ts";
+import { parseMooncakeTrace } from "../workload/mooncake-trace.ts";
+import { sharedPrefixWorkload } from "../workload/synthetic.ts";
+import type { WorkloadRequest } from "../workload/workload.ts";
+import { buildReport } from "./report.ts";
+import { simulate, type SimulationOptions } from "./simulator.ts";
+
+const hasher = createBlockHasher();
+const TRACE = new URL("../../../../shared/traces/mooncake_conversation_trace.jsonl", import.meta.url).pathname;
+const trace = parseMooncakeTrace(readFileSync(TRACE, "utf8"));
+const base: SimulationOptions = { engine: {}, numWorkers: 1, routerMode: "round-robin", arrival: { kind: "trace", speedupRatio: 1 }, seed: 0 };
+
+const tokensOf = (r: WorkloadRequest) => {
+  const out = new Uint32Array(r.inputLength);
+  r.writeTokens(out);
+  return out;
+};
+
+describe("replay simulator: prefix-cache reuse sanity anchor", () => {
+  // One worker, one request at a time (so every earlier prompt is fully computed before the next
+  // is admitted) and a G1 that never evicts. Then a request's cached tokens are exactly its
+  // leading full blocks, below the prompt_len − 1 cap, whose whole prefix was a full prompt block
+  // of an earlier request. (Blocks completed by generated tokens are cached too, but they mix the
+  // prompt's partial tail with output tokens, which no later trace prompt repeats.)
+  const slice = trace.requests.slice(0, 300);
+
+  test("block size 512 = trace block size: the share of trace blocks seen before", () => {
+    const rows = readFileSync(TRACE, "utf8").split("\n").slice(0, 300).map((l) => JSON.parse(l) as { input_length: number; hash_ids: number[] });
+    const seen = new Set<string>();
+    let cached = 0, prompt = 0;
+    for (const r of rows) {
+      const full = Math.floor(r.input_length / 512);
+      const cap = Math.floor((r.input_length - 1) / 512);
+      let k = 0;
+      while (k < cap && seen.has(r.hash_ids.slice(0, k + 1).join(","))) k++;
+      cached += k * 512;
+      prompt += r.input_length;
+      for (let j = 0; j < full; j++) seen.add(r.hash_ids.slice(0, j + 1).join(","));
+    }
+    const sim = simulate(slice, { ...base, engine: { blockSize: 512, numGpuBlocks: 200_000 }, arrival: { kind: "concurrency", concurrency: 1 } }, { hasher });
+    const report = buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 });
+    expect(report.failed).toBe(0);
+    expect(report.cached_tokens).toBe(cached);
+    expect(report.total_input_tokens).toBe(prompt);
+    expect(report.prefix_cache_reuse_ratio).toBe(cached / prompt);
+    expect(cached).toBeGreaterThan(0);
+  });
+
+  test("block size 64 (8 engine blocks per trace block, partial trace blocks partly cacheable)", () => {
+    const seen = new Set<bigint>();
+    let cached = 0, prompt = 0;
+    for (const r of slice) {
+      const seqs = hasher.hashBlocks(tokensOf(r), 64).sequence;
+      const cap = Math.floor((r.inputLength - 1) / 64);
+      let k = 0;
+      while (k < cap && seen.has(seqs[k]!)) k++;
+      cached += k * 64;
+      prompt += r.inputLength;
+      for (const s of seqs) seen.add(s);
+    }
+    const sim = simulate(slice, { ...base, engine: { blockSize: 64, numGpuBlocks: 200_000 }, arrival: { kind: "concurrency", concurrency: 1 } }, { hasher });
+    const report = buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 });
+    expect(report.cached_tokens).toBe(cached);
+    expect(report.prefix_cache_reuse_ratio).toBe(cached / prompt);
+  });
+
+  test("with trace arrivals concurrent same-prefix requests can only lose hits", () => {
+    const closed = simulate(slice, { ...base, engine: { blockSize: 512, numGpuBlocks: 200_000 }, arrival: { kind: "concurrency", concurrency: 1 } }, { hasher });
+    const open = simulate(slice, { ...base, engine: { blockSize: 512, numGpuBlocks: 200_000 } }, { hasher });
+    const sum = (a: Int32Array) => a.reduce((s, x) => s + x, 0);
+    expect(sum(open.cachedTokens)).toBeLessThanOrEqual(sum(closed.cachedTokens));
+    expect(sum(open.cachedTokens)).toBeGreaterThan(0.8 * sum(closed.cachedTokens));
+  });
+});
+
+describe("replay simulator: metrics and arrivals", () => {
+  const one = (inputLength: number, outputLength: number, timestampMs = 0, first = 1): WorkloadRequest => ({
+    timestampMs,
+    inputLength,
+    outputLength,
+    writeTokens: (out) => {
+      for (let i = 0; i < inputLength; i++) out[i] = first + i;
+    },
+  });
+  const fixed = { blockSize: 4, timingModel: "fixed", prefillMs: 10, decodeMs: 5 } as const;
+
+  test("TTFT, ITL, TPOT and E2E on a hand-checked run", () => {
+    const sim = simulate([one(4, 3)], { ...base, engine: fixed }, { hasher });
+    const r = buildReport(sim, { routerMode: "round-robin", wallTimeMs: 2 });
+    expect(r).toMatchObject({ completed: 1, failed: 0, mean_ttft_ms: 10, mean_itl_ms: 5, mean_tpot_ms: 5, mean_e2el_ms: 20, duration: 0.02, total_output_tokens: 3, wall_time_s: 0.002 });
+    expect(r.request_throughput).toBeCloseTo(50, 9);
+    expect(r.output_throughput).toBeCloseTo(150, 9);
+    expect(r.simulated_time_s).toBe(0.02);
+  });
+
+  test("trace timestamps set arrivals; a request arriving mid-step waits for the next step", () => {
+    const sim = simulate([one(4, 2, 0), one(4, 1, 12, 100)], { ...base, engine: fixed }, { hasher });
+    // r0: prefill 0→10 (token 1), decode 10→15 (token 2). r1 arrives at 12, starts at 15: 15→25.
+    expect([...sim.firstTokenMs]).toEqual([10, 25]);
+    expect([...sim.arrivalMs]).toEqual([0, 12]);
+  });
+
+  test("closed loop: never more than N in flight", () => {
+    const w = Array.from({ length: 12 }, (_, i) => one(6, 3, 0, i * 10));
+    const sim = simulate(w, { ...base, engine: fixed, numWorkers: 2, arrival: { kind: "concurrency", concurrency: 3 } }, { hasher });
+    const events: [number, number][] = [];
+    for (let i = 0; i < 12; i++) events.push([sim.arrivalMs[i]!, 1], [sim.lastTokenMs[i]!, -1]);
+    events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let inFlight = 0, peak = 0;
+    for (const [, d] of events) peak = Math.max(peak, (inFlight += d));
+    expect(peak).toBe(3);
+  });
+
+  test("a request that can never fit fails with its reason; the rest complete", () => {
+    const sim = simulate([one(4, 2), one(400, 2), one(4, 2)], { ...base, engine: { ...fixed, numGpuBlocks: 10 } }, { hasher });
+    const r = buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 });
+    expect(r.completed).toBe(2);
+    expect(r.failed).toBe(1);
+    expect(r.errors[0]).toEqual({ request: 1, error: expect.stringContaining("more than the 10 this rank has") });
+  });
+
+  test("kv routing sends shared prefixes to the same worker: more reuse than round-robin", () => {
+    const w = sharedPrefixWorkload({ numPrefixes: 8, prefixTokens: 512, suffixTokens: 64, outputTokens: 8, requests: 200, seed: 3 });
+    const run = (routerMode: "kv" | "round-robin" | "random") =>
+      buildReport(simulate(w, { ...base, engine: { blockSize: 64, numGpuBlocks: 64 }, numWorkers: 4, routerMode, arrival: { kind: "rate", requestsPerSecond: 20 } }, { hasher }), { routerMode, wallTimeMs: 1 });
+    const kv = run("kv"), rr = run("round-robin"), rnd = run("random");
+    expect(kv.failed + rr.failed + rnd.failed).toBe(0);
+    expect(rr.requests_per_worker).toEqual([50, 50, 50, 50]);
+    expect(kv.prefix_cache_reuse_ratio).toBeGreaterThan(rr.prefix_cache_reuse_ratio);
+    expect(kv.prefix_cache_reuse_ratio).toBeGreaterThan(rnd.prefix_cache_reuse_ratio);
+    expect(kv.requests_per_worker.reduce((a, b) => a + b)).toBe(200);
+  });
+
+  test("deterministic: same inputs, same report", () => {
+    const w = sharedPrefixWorkload({ numPrefixes: 4, prefixTokens: 100, suffixTokens: 30, outputTokens: 20, requests: 60, seed: 9 });
+    const opts: SimulationOptions = { ...base, engine: { blockSize: 16, numGpuBlocks: 80, numHostBlocks: 40 }, numWorkers: 3, routerMode: "random", arrival: { kind: "rate", requestsPerSecond: 50 }, seed: 5 };
+    const a = buildReport(simulate(w, opts, { hasher }), { routerMode: "random", wallTimeMs: 1 });
+    const b = buildReport(simulate(w, opts, { hasher }), { routerMode: "random", wallTimeMs: 1 });
+    expect(b).toEqual(a);
+    expect(a.completed).toBe(60);
+  });
+});

@@ -1,0 +1,252 @@
+// Offline replay (SPEC §9): N engines on one discrete-event virtual clock, requests routed by an
+// in-process router (the kv router reads an index fed by the engines' own events). A worker
+// steps back to back while it has work; its step's tokens, finishes and events take effect at
+// the step's end. No sockets, no wall clock: the same inputs give the same run.
+import { KvIndex } from "../index/kv-index.ts";
+import type { BlockHasher } from "../kv/block-hash.ts";
+import type { EngineConfig } from "../engine/engine-config.ts";
+import type { EngineMetrics, StepResult } from "../engine/engine-types.ts";
+import { MockEngine } from "../engine/mock-engine.ts";
+import { createRng } from "../random/rng.ts";
+import { createRouter, RouterMode, type Router } from "../routing/router.ts";
+import { arrivalTimesMs, type ArrivalSpec } from "../workload/arrivals.ts";
+import type { WorkloadRequest } from "../workload/workload.ts";
+import { EventHeap } from "./event-heap.ts";
+
+export interface SimulationOptions {
+  engine: Partial<EngineConfig>;
+  numWorkers: number;
+  routerMode: RouterMode;
+  /** kv mode: weight of prefill blocks against decode blocks (SPEC §6.3). */
+  prefillLoadScale?: number;
+  routerTemperature?: number;
+  /** kv mode: skip workers whose routed active blocks exceed this share of their G1. */
+  busyThreshold?: number;
+  arrival: ArrivalSpec;
+  /** Seeds random routing and Poisson arrivals (engines take engine.seed). */
+  seed: number;
+  /** Called as requests complete (about every 1%), e.g. for a progress bar. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface SimulationResult {
+  readonly numRequests: number;
+  readonly worker: Int32Array;
+  readonly arrivalMs: Float64Array;
+  /** NaN when the request produced no token. */
+  readonly firstTokenMs: Float64Array;
+  readonly lastTokenMs: Float64Array;
+  readonly outputTokens: Int32Array;
+  readonly promptTokens: Int32Array;
+  readonly cachedTokens: Int32Array;
+  readonly hostLoadedTokens: Int32Array;
+  /** Failure reason per request index (absent = ok). */
+  readonly errors: Map<number, string>;
+  /** Every inter-token gap of every request (ms). */
+  readonly itlMs: Float64Array;
+  /** Virtual time when the last event happened. */
+  readonly simulatedMs: number;
+  readonly requestsPerWorker: number[];
+  readonly engines: EngineMetrics[];
+}
+
+const STEP_END = 0;
+const WAKE = 1;
+
+export function simulate(workload: readonly WorkloadRequest[], opts: SimulationOptions, deps: { hasher: BlockHasher }): SimulationResult {
+  const n = workload.length;
+  const W = opts.numWorkers;
+  // The virtual clock runs at model speed: a wall-clock speedup has no meaning offline.
+  const engineCfg = { ...opts.engine, speedupRatio: 1 };
+  const engines = Array.from({ length: W }, () => new MockEngine(engineCfg, deps));
+  const blockSize = engines[0]!.config.blockSize;
+  const rng = createRng(opts.seed);
+  const kvMode = opts.routerMode === RouterMode.kv;
+  const index = kvMode ? new KvIndex() : undefined;
+  const router: Router = createRouter(opts.routerMode, W, rng, index, {
+    prefillLoadScale: opts.prefillLoadScale ?? 1,
+    temperature: opts.routerTemperature ?? 0,
+    busyThreshold: opts.busyThreshold,
+    blocksPerWorker: engines[0]!.config.numGpuBlocks,
+  });
+
+  const worker = new Int32Array(n).fill(-1);
+  const arrivalMs = new Float64Array(n);
+  const firstTokenMs = new Float64Array(n).fill(NaN);
+  const lastTokenMs = new Float64Array(n).fill(NaN);
+  const outputTokens = new Int32Array(n);
+  const promptTokens = new Int32Array(n);
+  const cachedTokens = new Int32Array(n);
+  const hostLoadedTokens = new Int32Array(n);
+  const promptBlocks = new Int32Array(n);
+  const errors = new Map<number, string>();
+  const requestsPerWorker = new Array<number>(W).fill(0);
+  const buffers = new TokenBufferPool();
+  const bufferOf: (Uint32Array | undefined)[] = new Array(n);
+  let itl = new Float64Array(1 << 16);
+  let itlLen = 0;
+
+  // Arrivals as a time-ordered FIFO: the whole schedule up front, or fed by completions.
+  const arrT: number[] = [];
+  const arrI: number[] = [];
+  let arrHead = 0;
+  const times = arrivalTimesMs(workload, opts.arrival, rng);
+  let nextClosed = 0;
+  if (times !== undefined) {
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => times[a]! - times[b]! || a - b);
+    for (const i of order) {
+      arrT.push(times[i]!);
+      arrI.push(i);
+    }
+  } else {
+    const c = opts.arrival.kind === "concurrency" ? opts.arrival.concurrency : n;
+    for (; nextClosed < Math.min(c, n); nextClosed++) {
+      arrT.push(0);
+      arrI.push(nextClosed);
+    }
+  }
+
+  const heap = new EventHeap();
+  const busy = new Uint8Array(W);
+  const pending: (StepResult | undefined)[] = new Array(W);
+  let done = 0;
+  const progressEvery = Math.max(1, Math.floor(n / 100));
+  let now = 0;
+
+  const complete = (i: number, t: number) => {
+    // The engine is done with the request's tokens and its events were consumed: reuse them.
+    buffers.release(bufferOf[i]!);
+    bufferOf[i] = undefined;
+    router.release(worker[i]!, promptBlocks[i]!);
+    done++;
+    if (opts.onProgress && (done % progressEvery === 0 || done === n)) opts.onProgress(done, n);
+    if (times === undefined && nextClosed < n) {
+      arrT.push(t);
+      arrI.push(nextClosed++);
+    }
+  };
+
+  const startStep = (w: number, t: number) => {
+    const res = engines[w]!.step(t);
+    if (res.scheduledRequests > 0) {
+      busy[w] = 1;
+      pending[w] = res;
+      heap.push(t + res.durationMs, w * 2 + STEP_END);
+      return;
+    }
+    busy[w] = 0;
+    if (index !== undefined && res.events.length > 0) index.applyAll(w, res.events);
+    const wake = engines[w]!.nextWakeMs();
+    if (wake !== undefined) heap.push(Math.max(wake, t), w * 2 + WAKE);
+  };
+
+  const stepDone = (w: number, t: number) => {
+    const res = pending[w]!;
+    pending[w] = undefined;
+    if (index !== undefined && res.events.length > 0) index.applyAll(w, res.events);
+    const tokens = res.tokens;
+    for (let k = 0; k < tokens.length; k++) {
+      const i = Number(tokens[k]!.requestId);
+      const last = lastTokenMs[i]!;
+      if (last !== last) firstTokenMs[i] = t; // NaN: first token
+      else {
+        if (itlLen === itl.length) {
+          const grown = new Float64Array(itl.length * 2);
+          grown.set(itl);
+          itl = grown;
+        }
+        itl[itlLen++] = t - last;
+      }
+      lastTokenMs[i] = t;
+      outputTokens[i]!++;
+    }
+    for (const f of res.finished) {
+      const i = Number(f.requestId);
+      cachedTokens[i] = f.cachedTokens;
+      hostLoadedTokens[i] = f.hostLoadedTokens;
+      complete(i, t);
+    }
+    startStep(w, t);
+  };
+
+  const arrive = (i: number, t: number) => {
+    const req = workload[i]!;
+    // One buffer for prompt and output, adopted by the engine (no copy of ~12k-token prompts).
+    const buffer = buffers.acquire(req.inputLength + req.outputLength);
+    bufferOf[i] = buffer;
+    req.writeTokens(buffer);
+    const tokens = buffer.subarray(0, req.inputLength);
+    const hashes = deps.hasher.hashBlocks(tokens, blockSize);
+    arrivalMs[i] = t;
+    promptTokens[i] = tokens.length;
+    const blocks = Math.ceil(tokens.length / blockSize);
+    const decision = router.route({ seqHashes: hashes.sequence, promptBlocks: blocks });
+    const w = decision.worker;
+    worker[i] = w;
+    promptBlocks[i] = blocks;
+    requestsPerWorker[w]!++;
+    const added = engines[w]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: req.outputLength, promptHashes: hashes });
+    if (!added.ok) {
+      errors.set(i, added.reason);
+      complete(i, t);
+      return;
+    }
+    if (busy[w] === 0) startStep(w, t);
+  };
+
+  for (;;) {
+    const ta = arrHead < arrT.length ? arrT[arrHead]! : Infinity;
+    const th = heap.peekTime();
+    if (ta === Infinity && th === Infinity) break;
+    if (th <= ta) {
+      now = th;
+      const entry = heap.pop();
+      const w = entry >> 1;
+      if ((entry & 1) === STEP_END) stepDone(w, now);
+      else if (busy[w] === 0) startStep(w, now);
+    } else {
+      now = ta;
+      arrive(arrI[arrHead++]!, now);
+    }
+  }
+
+  for (let i = 0; i < n; i++) {
+    if (!errors.has(i) && outputTokens[i]! < workload[i]!.outputLength) errors.set(i, `did not finish (${outputTokens[i]} of ${workload[i]!.outputLength} tokens)`);
+  }
+  return {
+    numRequests: n,
+    worker,
+    arrivalMs,
+    firstTokenMs,
+    lastTokenMs,
+    outputTokens,
+    promptTokens,
+    cachedTokens,
+    hostLoadedTokens,
+    errors,
+    itlMs: itl.subarray(0, itlLen),
+    simulatedMs: now,
+    requestsPerWorker,
+    engines: engines.map((e) => e.metrics()),
+  };
+}
+
+/**
+ * Reuses prompt+output token buffers by power-of-two size class: a full trace would otherwise
+ * allocate (and page-fault in) gigabytes of short-lived 50 kB arrays.
+ */
+class TokenBufferPool {
+  private readonly free = new Map<number, Uint32Array[]>();
+
+  acquire(length: number): Uint32Array {
+    const cls = Math.max(64, 2 ** Math.ceil(Math.log2(length)));
+    const buf = this.free.get(cls)?.pop() ?? new Uint32Array(cls);
+    return buf;
+  }
+
+  release(buf: Uint32Array): void {
+    let list = this.free.get(buf.length);
+    if (list === undefined) this.free.set(buf.length, (list = []));
+    if (list.length < 1024) list.push(buf);
+  }
+}

@@ -1,0 +1,63 @@
+// One request inside an engine: its tokens (prompt then generated), how far its KV is
+// computed, the G1 slots it holds and the hashes of its full blocks. Mutated only by the
+// scheduler and the KV manager of the engine that owns it.
+
+export const RequestPhase = {
+  waiting: 0,
+  /** Admitted; waiting for a host-to-device load of its G2 prefix to land. */
+  loading: 1,
+  running: 2,
+  finished: 3,
+} as const;
+export type RequestPhase = (typeof RequestPhase)[keyof typeof RequestPhase];
+
+export class RequestState {
+  /** Prompt then generated tokens; capacity promptLen + maxTokens. */
+  readonly tokens: Uint32Array;
+  /** Sequence and local hashes of full blocks [0, numHashed). */
+  readonly seqHashes: BigUint64Array;
+  readonly localHashes: BigUint64Array;
+  numHashed = 0;
+  numOutput = 0;
+  /** Tokens whose KV is computed (or loaded) in the slots held. */
+  numComputed = 0;
+  /** G1 slots held, in sequence order. */
+  blocks: number[] = [];
+  /** Leading blocks whose content is final and registered in G1 (or a duplicate of a cached one). */
+  numCommitted = 0;
+  /** Blocks [0, offloadCursor) were already considered for a device-to-host copy. */
+  offloadCursor = 0;
+  phase: RequestPhase = RequestPhase.waiting;
+  /** Loading phase: when the host-to-device load lands, and the G2 slots it pins. */
+  loadUntilMs = 0;
+  loadHostSlots: number[] = [];
+  /** First admission only (vLLM reports the prompt's cached tokens once). */
+  cachedTokens = -1;
+  hostLoadedTokens = 0;
+  /** Tokens scheduled in the current step (0 = not scheduled). */
+  scheduledTokens = 0;
+  /** Output-token key derived from the prompt (see output-tokens.ts). */
+  outputKey = 0;
+
+  constructor(
+    readonly id: string,
+    readonly promptLen: number,
+    readonly maxTokens: number,
+    tokens: Uint32Array,
+    maxBlocks: number,
+  ) {
+    this.tokens = tokens;
+    this.seqHashes = new BigUint64Array(maxBlocks);
+    this.localHashes = new BigUint64Array(maxBlocks);
+  }
+
+  /** Tokens known so far: the prompt plus every generated token (the last one not yet computed). */
+  get length(): number {
+    return this.promptLen + this.numOutput;
+  }
+
+  /** Prompt (and, after a preemption, recomputed output) fully computed: one token per step. */
+  get decoding(): boolean {
+    return this.numOutput > 0 && this.numComputed === this.promptLen + this.numOutput - 1;
+  }
+}

@@ -1,0 +1,161 @@
+// vLLM-like continuous batching (SPEC §2): running requests first (one token per decoding
+// request, prefill chunks for the rest, preempting when a block cannot be allocated), then new
+// admissions while #running < max_num_seqs, all within a prefill budget of
+// max_num_batched_tokens − #decoding. Mirrors vLLM v1's Scheduler.schedule(): running before
+// waiting so decodes never starve, and no admission in a step that preempted.
+import type { KvManager } from "../kv/kv-manager.ts";
+import { RequestQueue } from "./request-queue.ts";
+import { RequestPhase, type RequestState } from "./request-state.ts";
+
+export const PreemptionMode = { lifo: "lifo", fifo: "fifo" } as const;
+export type PreemptionMode = (typeof PreemptionMode)[keyof typeof PreemptionMode];
+
+export interface SchedulerConfig {
+  maxNumSeqs: number;
+  maxNumBatchedTokens: number;
+  enableChunkedPrefill: boolean;
+  preemptionMode: PreemptionMode;
+}
+
+export interface SchedulePlan {
+  prefillTokens: number;
+  decodingRequests: number;
+}
+
+export class Scheduler {
+  readonly waiting = new RequestQueue();
+  /** In admission order: LIFO preempts from the end, FIFO from the front. */
+  running: RequestState[] = [];
+  /** Requests given tokens in the current step, in scheduling order. */
+  readonly scheduled: RequestState[] = [];
+  loadingCount = 0;
+  preemptions = 0;
+  prefixQueryTokens = 0;
+  prefixHitTokens = 0;
+  prefixHostHitTokens = 0;
+  private prefillTokens = 0;
+  private decodingRequests = 0;
+  private budget = 0;
+
+  constructor(
+    private readonly cfg: SchedulerConfig,
+    private readonly kv: KvManager,
+  ) {}
+
+  schedule(nowMs: number): SchedulePlan {
+    const scheduled = this.scheduled;
+    scheduled.length = 0;
+    const running = this.running;
+    let decoding = 0;
+    for (let i = 0; i < running.length; i++) {
+      const r = running[i]!;
+      if (r.phase === RequestPhase.running && r.decoding) decoding++;
+    }
+    this.budget = this.cfg.maxNumBatchedTokens - decoding;
+    this.prefillTokens = 0;
+    this.decodingRequests = 0;
+    let preempted = false;
+
+    for (let i = 0; i < running.length; i++) {
+      const r = running[i]!;
+      if (r.phase !== RequestPhase.running) continue;
+      const isDecode = r.decoding;
+      const n = isDecode ? 1 : Math.min(r.length - r.numComputed, this.budget);
+      if (n <= 0) continue;
+      let self = false;
+      while (!this.kv.grow(r, r.numComputed + n)) {
+        const vi = this.cfg.preemptionMode === PreemptionMode.lifo ? running.length - 1 : 0;
+        const victim = running[vi]!;
+        this.preemptAt(vi);
+        preempted = true;
+        if (victim === r) {
+          self = true;
+          break;
+        }
+        if (vi < i) i--;
+      }
+      if (self) {
+        i--; // r left the list at index i
+        continue;
+      }
+      this.take(r, n, isDecode);
+    }
+
+    if (!preempted) this.admit(nowMs);
+    return { prefillTokens: this.prefillTokens, decodingRequests: this.decodingRequests };
+  }
+
+  /** Removes a request from running (abort): releases its blocks. */
+  dropRunning(r: RequestState): void {
+    const i = this.running.indexOf(r);
+    if (i === -1) return;
+    this.running.splice(i, 1);
+    if (r.phase === RequestPhase.loading) this.loadingCount--;
+    this.kv.release(r);
+  }
+
+  private admit(nowMs: number): void {
+    const { kv, cfg } = this;
+    const bs = kv.blockSize;
+    while (this.waiting.size > 0 && this.running.length < cfg.maxNumSeqs && this.budget > 0) {
+      const r = this.waiting.peekFront()!;
+      const k = kv.matchPrefix(r);
+      const h = kv.hostHitSlots.length;
+      const cachedLen = (k + h) * bs;
+      const remaining = r.length - cachedLen;
+      // A G2 load that takes time defers computing until it lands (vLLM's async KV load).
+      const loadsLater = h > 0 && !kv.instantH2d;
+      const n = loadsLater ? 0 : Math.min(remaining, this.budget);
+      if (!cfg.enableChunkedPrefill && n < remaining && !loadsLater) break;
+      if (!kv.canAdmit(r, cachedLen + n)) break;
+      this.waiting.popFront();
+      if (r.cachedTokens < 0) {
+        r.cachedTokens = cachedLen;
+        r.hostLoadedTokens = h * bs;
+      }
+      this.prefixQueryTokens += r.length;
+      this.prefixHitTokens += cachedLen;
+      this.prefixHostHitTokens += h * bs;
+      r.phase = RequestPhase.running;
+      this.running.push(r);
+      if (!kv.admit(r, cachedLen + n, nowMs)) {
+        this.loadingCount++;
+        continue;
+      }
+      if (n > 0) this.take(r, n, false);
+    }
+  }
+
+  private take(r: RequestState, n: number, isDecode: boolean): void {
+    r.scheduledTokens = n;
+    this.scheduled.push(r);
+    if (isDecode) {
+      this.decodingRequests++;
+    } else {
+      this.budget -= n;
+      this.prefillTokens += n;
+    }
+  }
+
+  /** Preempts running[vi]: frees its blocks, back to the front of waiting, output kept. */
+  private preemptAt(vi: number): void {
+    const v = this.running[vi]!;
+    if (v.scheduledTokens > 0) {
+      // Already given tokens this step (FIFO victims can be): take them back.
+      const si = this.scheduled.indexOf(v);
+      if (si !== -1) this.scheduled.splice(si, 1);
+      if (v.decoding) this.decodingRequests--;
+      else {
+        this.budget += v.scheduledTokens;
+        this.prefillTokens -= v.scheduledTokens;
+      }
+      v.scheduledTokens = 0;
+    }
+    if (v.phase === RequestPhase.loading) this.loadingCount--;
+    this.running.splice(vi, 1);
+    this.kv.release(v);
+    v.phase = RequestPhase.waiting;
+    this.waiting.pushFront(v);
+    this.preemptions++;
+  }
+}

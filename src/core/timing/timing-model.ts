@@ -1,0 +1,46 @@
+// Step-time models of SPEC §2: the polynomial fit (default, the one Dynamo's mocker ships) and a
+// fixed model. Times are in milliseconds of model time; speedup ratios divide them.
+
+export const TimingModelKind = { polynomial: "polynomial", fixed: "fixed" } as const;
+export type TimingModelKind = (typeof TimingModelKind)[keyof typeof TimingModelKind];
+
+export interface TimingConfig {
+  timingModel: TimingModelKind;
+  /** Fixed model: time of a step that prefills anything. */
+  prefillMs: number;
+  /** Fixed model: time of a step that decodes anything. */
+  decodeMs: number;
+  /** Divides all times; 0 = as fast as possible (every step takes 0 ms). */
+  speedupRatio: number;
+  /** Further divides decode time (> 0). */
+  decodeSpeedupRatio: number;
+}
+
+/** Prefill time for `newTokens` prefilled tokens in one step (0 when none). */
+export function polynomialPrefillMs(newTokens: number): number {
+  if (newTokens <= 0) return 0;
+  return 4.209989e-7 * newTokens * newTokens + 0.01518344 * newTokens + 16.50142;
+}
+
+/** Decode time at KV load `p` = active blocks / total G1 blocks (floored at 1 ms). */
+export function polynomialDecodeMs(p: number): number {
+  return Math.max(1, -25.74 * p * p + 54.01 * p + 5.74);
+}
+
+/**
+ * Duration of one engine step: prefill part (if `prefillTokens` > 0) plus decode part (if
+ * `decodingRequests` > 0), decode divided by the decode speedup, everything by the speedup.
+ */
+export function stepDurationMs(cfg: TimingConfig, prefillTokens: number, decodingRequests: number, kvLoad: number): number {
+  if (cfg.speedupRatio === 0) return 0;
+  let prefill = 0;
+  let decode = 0;
+  if (cfg.timingModel === TimingModelKind.fixed) {
+    if (prefillTokens > 0) prefill = cfg.prefillMs;
+    if (decodingRequests > 0) decode = cfg.decodeMs;
+  } else {
+    prefill = polynomialPrefillMs(prefillTokens);
+    if (decodingRequests > 0) decode = polynomialDecodeMs(kvLoad);
+  }
+  return (prefill + decode / cfg.decodeSpeedupRatio) / cfg.speedupRatio;
+}

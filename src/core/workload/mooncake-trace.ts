@@ -1,0 +1,104 @@
+// Mooncake-style JSONL traces (SPEC §9): one object per line with `timestamp` (ms),
+// `input_length`, `output_length` and `hash_ids`; each hash id expands to traceBlockSize copies
+// of that token id, truncated to input_length (as Dynamo's mocker synthesizes them). Bad lines
+// are collected with their line number; the caller decides to stop or skip them.
+import type { WorkloadRequest } from "./workload.ts";
+
+export const DEFAULT_TRACE_BLOCK_SIZE = 512;
+const U32_MAX = 0xffffffff;
+
+export interface TraceLineError {
+  /** 1-based line number in the file. */
+  line: number;
+  message: string;
+}
+
+export interface ParsedTrace {
+  requests: WorkloadRequest[];
+  errors: TraceLineError[];
+  /** Non-empty lines read. */
+  lines: number;
+}
+
+export interface TraceRow {
+  timestampMs: number;
+  inputLength: number;
+  outputLength: number;
+  hashIds: Uint32Array;
+}
+
+export function parseMooncakeTrace(text: string, traceBlockSize = DEFAULT_TRACE_BLOCK_SIZE): ParsedTrace {
+  const requests: WorkloadRequest[] = [];
+  const errors: TraceLineError[] = [];
+  let lines = 0;
+  let lineNo = 0;
+  let pos = 0;
+  while (pos <= text.length) {
+    let end = text.indexOf("\n", pos);
+    if (end === -1) end = text.length;
+    lineNo++;
+    const line = text.slice(pos, end).trim();
+    pos = end + 1;
+    if (line === "") continue;
+    lines++;
+    const row = parseTraceLine(line, traceBlockSize);
+    if (typeof row === "string") errors.push({ line: lineNo, message: row });
+    else requests.push(traceRequest(row, traceBlockSize));
+  }
+  return { requests, errors, lines };
+}
+
+/** One line to a row, or a message saying what is wrong with it. */
+export function parseTraceLine(line: string, traceBlockSize: number): TraceRow | string {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(line);
+  } catch (err) {
+    return `invalid JSON: ${(err as Error).message}`;
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return `expected a JSON object, got ${Array.isArray(doc) ? "an array" : JSON.stringify(doc)}`;
+  const o = doc as Record<string, unknown>;
+  const missing = ["timestamp", "input_length", "output_length", "hash_ids"].filter((k) => o[k] === undefined || o[k] === null);
+  if (missing.length > 0) return `missing field${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`;
+  const ts = o.timestamp;
+  if (typeof ts !== "number" || !Number.isFinite(ts) || ts < 0) return `timestamp must be a number of ms ≥ 0, got ${JSON.stringify(ts)}`;
+  const input = lengthField(o, "input_length");
+  if (typeof input === "string") return input;
+  const output = lengthField(o, "output_length");
+  if (typeof output === "string") return output;
+  if (!Array.isArray(o.hash_ids)) return `hash_ids must be an array of integers, got ${JSON.stringify(o.hash_ids)}`;
+  const ids = o.hash_ids as unknown[];
+  const hashIds = new Uint32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > U32_MAX) return `hash_ids[${i}] must be an integer from 0 to ${U32_MAX}, got ${JSON.stringify(id)}`;
+    hashIds[i] = id;
+  }
+  if (input > ids.length * traceBlockSize) {
+    return `input_length ${input} is longer than its ${ids.length} hash ids allow at --trace-block-size ${traceBlockSize} (at most ${ids.length * traceBlockSize} tokens)`;
+  }
+  return { timestampMs: ts, inputLength: input, outputLength: output, hashIds };
+}
+
+function lengthField(o: Record<string, unknown>, key: string): number | string {
+  const v = o[key];
+  if (typeof v !== "number" || !Number.isInteger(v)) return `${key} must be an integer, got ${JSON.stringify(v)}`;
+  if (v < 0) return `${key} must not be negative, got ${v}`;
+  if (v === 0) return `${key} must be at least 1, got 0`;
+  return v;
+}
+
+function traceRequest(row: TraceRow, traceBlockSize: number): WorkloadRequest {
+  return {
+    timestampMs: row.timestampMs,
+    inputLength: row.inputLength,
+    outputLength: row.outputLength,
+    writeTokens: (out) => expandHashIds(row.hashIds, row.inputLength, traceBlockSize, out),
+  };
+}
+
+/** Each hash id becomes traceBlockSize copies of itself, truncated to inputLength tokens. */
+export function expandHashIds(hashIds: Uint32Array, inputLength: number, traceBlockSize: number, out: Uint32Array = new Uint32Array(inputLength)): Uint32Array {
+  for (let b = 0, at = 0; at < inputLength; b++, at += traceBlockSize) out.fill(hashIds[b]!, at, Math.min(inputLength, at + traceBlockSize));
+  return out;
+}

@@ -1,0 +1,54 @@
+import { describe, expect, test } from "bun:test";
+import { createRng } from "../random/rng.ts";
+import { arrivalTimesMs } from "./arrivals.ts";
+import { sharedPrefixProblems, sharedPrefixWorkload } from "./synthetic.ts";
+
+const read = (r: { inputLength: number; writeTokens(out: Uint32Array): void }) => {
+  const out = new Uint32Array(r.inputLength);
+  r.writeTokens(out);
+  return [...out];
+};
+const opts = { numPrefixes: 3, prefixTokens: 16, suffixTokens: 5, outputTokens: 7, requests: 40, seed: 1 };
+
+describe("synthetic shared-prefix workload (SPEC §9)", () => {
+  test("requests share one of num-prefixes prefixes and have their own suffix", () => {
+    const w = sharedPrefixWorkload(opts);
+    expect(w.length).toBe(40);
+    const prefixes = new Set(w.map((r) => read(r).slice(0, 16).join(",")));
+    expect(prefixes.size).toBe(3);
+    const suffixes = new Set(w.map((r) => read(r).slice(16).join(",")));
+    expect(suffixes.size).toBe(40);
+    expect(w.every((r) => r.inputLength === 21 && r.outputLength === 7)).toBe(true);
+    expect(read(w[5]!)).toEqual(read(w[5]!)); // rebuilt identically on demand
+  });
+
+  test("seeded: same seed same prompts, another seed others", () => {
+    const a = sharedPrefixWorkload(opts).map(read);
+    expect(sharedPrefixWorkload(opts).map(read)).toEqual(a);
+    expect(sharedPrefixWorkload({ ...opts, seed: 2 }).map(read)).not.toEqual(a);
+  });
+
+  test("bad options are named", () => {
+    expect(sharedPrefixProblems({ ...opts, numPrefixes: 0, requests: 0 })).toEqual([
+      "--num-prefixes: got 0, expected an integer ≥ 1",
+      "--requests: got 0, expected an integer ≥ 1",
+    ]);
+  });
+});
+
+describe("arrivals", () => {
+  const w = [5, 1000, 3000].map((t) => ({ timestampMs: t, inputLength: 1, outputLength: 1, writeTokens: () => {} }));
+  test("trace timestamps from the first one, divided by the speedup ratio", () => {
+    expect([...arrivalTimesMs(w, { kind: "trace", speedupRatio: 2 }, createRng(0))!]).toEqual([0, 497.5, 1497.5]);
+  });
+  test("closed loop has no schedule", () => {
+    expect(arrivalTimesMs(w, { kind: "concurrency", concurrency: 2 }, createRng(0))).toBeUndefined();
+  });
+  test("Poisson arrivals average 1/rate apart", () => {
+    const many = Array.from({ length: 4000 }, () => w[0]!);
+    const t = arrivalTimesMs(many, { kind: "rate", requestsPerSecond: 20 }, createRng(3))!;
+    expect(t[0]).toBe(0);
+    expect(t[3999]! / 3999).toBeGreaterThan(45);
+    expect(t[3999]! / 3999).toBeLessThan(55);
+  });
+});

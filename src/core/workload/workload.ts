@@ -1,0 +1,11 @@
+// A workload request as every generator yields it: lengths, a trace timestamp, and the prompt
+// built on demand (a 12,031-request trace of ~12k-token prompts is never materialized at once).
+
+export interface WorkloadRequest {
+  /** The trace's own arrival time (ms); synthetic workloads use 0. */
+  readonly timestampMs: number;
+  readonly inputLength: number;
+  readonly outputLength: number;
+  /** Writes the prompt's inputLength token ids into out[0, inputLength). */
+  writeTokens(out: Uint32Array): void;
+}
