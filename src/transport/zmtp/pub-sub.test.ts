@@ -28,6 +28,20 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     expect(pub.stats()).toMatchObject({ peers: 1, messagesSent: 1, messagesDropped: 0 });
   });
 
+  test("connected() resolves on the first handshake and rejects when closed first", async () => {
+    using pub = new PubSocket({ logger });
+    const ep = pub.bind("tcp://127.0.0.1:0");
+    using sub = new SubSocket({ logger });
+    const waiting = sub.connected();
+    sub.connect(ep);
+    await withTimeout(waiting, 5000, "the SUB handshake");
+    await sub.connected(); // already connected: resolves at once
+    const lonely = new SubSocket({ logger });
+    const never = lonely.connected();
+    lonely.close();
+    await expect(never).rejects.toThrow(/closed/);
+  });
+
   test("SUB binds, PUB connects", async () => {
     using sub = new SubSocket({ logger });
     sub.subscribe("");
