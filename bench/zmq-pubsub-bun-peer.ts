@@ -1,6 +1,8 @@
 // One side of the PUB→SUB benchmark on kvcr-mock's ZMTP sockets, run as its own Bun process.
 //   bun zmq-pubsub-bun-peer.ts pub  '{"blocks":1,"durationMs":2000,"hwm":100000,"sample":false}'
 //   bun zmq-pubsub-bun-peer.ts sub  '{"endpoint":"tcp://…","blocks":1}'
+//   bun zmq-pubsub-bun-peer.ts fanpub '{"count":1000,"blocks":1,"durationMs":2000}'  (N PUB sockets, one process)
+//   bun zmq-pubsub-bun-peer.ts fansub  (reads {"endpoints":[…],"blocks":1} from its first stdin line)
 // Same line protocol as zmq-pubsub-node-peer.mjs (see zmq-pubsub.ts).
 import { createLogger } from "../src/lib/logger.ts";
 import { PubSocket, SubSocket } from "../src/transport/zmtp/index.ts";
@@ -9,6 +11,7 @@ import { decodeSeqFrame, encodeSeqFrame, kvWorkload, rawWorkload } from "./kv-wo
 const WARM_SEQ = 0xffff_ffff_ffff_fffen;
 const END_SEQ = 0xffff_ffff_ffff_ffffn;
 const TOPIC = new TextEncoder().encode("kv@bench");
+const HWM_FAN = 100_000;
 const out = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + "\n");
 const logger = createLogger({ level: "warn", tag: "bench" });
 const yieldToIo = () => new Promise<void>((r) => setImmediate(r));
@@ -119,6 +122,59 @@ if (role === "pub") {
     if (work.decodeBlocks(frames[2]!) !== args.blocks) badDecodes++;
   });
   sub.connect(args.endpoint);
+} else if (role === "fanpub") {
+  // The mocker's shape: many PUB sockets in one process, each publishing one batch per tick.
+  const pubs = Array.from({ length: args.count as number }, () => new PubSocket({ logger, sendHighWaterMark: HWM_FAN }));
+  out({ endpoints: pubs.map((p) => p.bind("tcp://127.0.0.1:0")) });
+  while (pubs.some((p) => p.subscriberCount(TOPIC) === 0)) await new Promise((r) => setTimeout(r, 5));
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  let n = 0;
+  while (performance.now() - t0 < args.durationMs) {
+    for (const p of pubs) {
+      p.send([TOPIC, encodeSeqFrame(BigInt(n)), work.encode(n)]);
+      n++;
+    }
+    // One tick per round; pace to the subscriber so nothing is dropped.
+    do await yieldToIo();
+    while (pubs.some((p) => p.stats().queuedMessages > 0));
+  }
+  const elapsedMs = performance.now() - t0;
+  for (const p of pubs) p.send([TOPIC, encodeSeqFrame(END_SEQ), new Uint8Array(0)]);
+  out({ done: true, sent: n, elapsedMs, cpuMs: cpuMs(cpu0) });
+  await stdinLines(() => {});
+  for (const p of pubs) p.close();
+} else if (role === "fansub") {
+  let started = false;
+  await stdinLines((line) => {
+    if (started || !line) return;
+    started = true;
+    const { endpoints } = JSON.parse(line) as { endpoints: string[] };
+    const sub = new SubSocket({ logger });
+    sub.subscribe(TOPIC);
+    let received = 0;
+    let ends = 0;
+    let badDecodes = 0;
+    let t0 = 0;
+    let cpu0 = process.cpuUsage();
+    sub.onMessage((frames) => {
+      if (decodeSeqFrame(frames[1]!) === END_SEQ) {
+        if (++ends === endpoints.length) {
+          out({ received, elapsedMs: performance.now() - t0, cpuMs: cpuMs(cpu0), badDecodes });
+          sub.close();
+          process.exit(0);
+        }
+        return;
+      }
+      if (received === 0) {
+        t0 = performance.now();
+        cpu0 = process.cpuUsage();
+      }
+      received++;
+      if (work.decodeBlocks(frames[2]!) !== args.blocks) badDecodes++;
+    });
+    for (const ep of endpoints) sub.connect(ep);
+  });
 } else {
-  throw new Error(`unknown role ${role}; expected pub or sub`);
+  throw new Error(`unknown role ${role}; expected pub, sub, fanpub or fansub`);
 }

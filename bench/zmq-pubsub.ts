@@ -5,6 +5,7 @@
 //   npx bun bench/zmq-pubsub.ts [--duration-ms 2000] [--no-libzmq] [--no-slow] [--slow-hwm 10000]
 //                               [--transport-only]  (adds kvcr rows without encode/decode: the ZMTP ceiling)
 //                               [--repeat N]        (N runs per row, median shown; the machine is shared)
+//                               [--fan-in N]        (N PUB sockets in one process → 1 SUB, the mocker's shape; 0 = skip)
 import { parseArgs } from "node:util";
 
 const { values: opts } = parseArgs({
@@ -15,6 +16,7 @@ const { values: opts } = parseArgs({
     "slow-hwm": { type: "string", default: "10000" },
     "transport-only": { type: "boolean", default: false },
     repeat: { type: "string", default: "1" },
+    "fan-in": { type: "string", default: "1000" },
   },
 });
 const durationMs = Number(opts["duration-ms"]);
@@ -125,6 +127,26 @@ async function throughput(impl: Impl, blocks: number, transportOnly = false): Pr
   }
 }
 
+/** N PUB sockets in one Bun process, each publishing one 1-block batch per tick, into one SUB. */
+async function fanIn(count: number): Promise<void> {
+  const blocks = 1;
+  const pub = new Child([...COMMANDS.kvcr, "fanpub", JSON.stringify({ count, blocks, durationMs })]);
+  let sub: Child | undefined;
+  try {
+    const { endpoints } = await pub.next((l) => "endpoints" in l, 30_000, "fan-in publisher endpoints");
+    sub = new Child([...COMMANDS.kvcr, "fansub", JSON.stringify({ blocks })]);
+    sub.send(JSON.stringify({ endpoints }));
+    const r = await sub.next((l) => "received" in l, durationMs + 60_000, "fan-in subscriber result");
+    const p = await pub.next((l) => l.done === true, 20_000, "fan-in publisher result");
+    const rate = (r.received as number) / ((r.elapsedMs as number) / 1000);
+    console.log(`\nFan-in: ${fmt(count)} PUB sockets in one process, one ${blocks}-block batch each per tick, into one SUB process`);
+    console.log(`  ${fmt(rate)} msgs/s received (${fmt(r.received as number)} of ${fmt(p.sent as number)} sent, ${r.badDecodes} bad decodes), CPU pub/sub ${((p.cpuMs as number) / (p.elapsedMs as number)).toFixed(2)}/${((r.cpuMs as number) / (r.elapsedMs as number)).toFixed(2)}`);
+  } finally {
+    await sub?.kill();
+    await pub.kill();
+  }
+}
+
 async function slowSubscriber(): Promise<void> {
   const blocks = 32;
   const slowMs = Math.max(durationMs, 3000);
@@ -178,4 +200,5 @@ for (const blocks of [1, 32]) {
     if (r.badDecodes > 0) console.log(`  !! ${r.badDecodes} payloads did not decode to ${r.blocks} blocks`);
   }
 }
+if (Number(opts["fan-in"]) > 0) await fanIn(Number(opts["fan-in"]));
 if (!opts["no-slow"]) await slowSubscriber();
