@@ -47,7 +47,9 @@ interface Outcome {
   tokens: Map<string, number[]>;
 }
 
-function simulate(cfg: Partial<EngineConfig>, reqs: fc.infer<typeof requestArb>[]): Outcome {
+type Req = { base: number; baseLen: number; tail: number[]; maxTokens: number; arriveAtStep: number };
+
+function simulate(cfg: Partial<EngineConfig>, reqs: Req[]): Outcome {
   const e = engine(cfg);
   const bases = [0, 1, 2].map((b) => Array.from({ length: 14 }, (_, i) => b * 1000 + i));
   const events: KvEvent[] = [];
@@ -106,7 +108,7 @@ function simulate(cfg: Partial<EngineConfig>, reqs: fc.infer<typeof requestArb>[
     // Unfinished requests are still queued (waiting or running), never lost.
     for (const id of expected.keys()) {
       if (!finished.has(id)) expect(st.running.includes(id) || st.waiting.includes(id)).toBe(true);
-      else expect(tokens.get(id)!.length).toBe(expected.get(id));
+      else expect(tokens.get(id)!.length).toBe(expected.get(id)!);
     }
     if (step > 25 && e.pendingRequests === 0 && e.nextWakeMs() === undefined) break;
   }
