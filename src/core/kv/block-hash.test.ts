@@ -34,6 +34,19 @@ describe("block hashes (SPEC §4.1) match the independent vectors", () => {
     expect([...head.sequence, ...tail.sequence]).toEqual([...whole.sequence]);
   });
 
+  test("one hasher reused across block sizes and prompt lengths agrees with fresh ones", () => {
+    // Guards the cached per-block views: they must follow block-size changes and buffer growth.
+    const reused = createBlockHasher();
+    const shapes: [number, number][] = [[64, 200], [16, 200], [16, 5000], [64, 5000], [4, 9], [64, 130], [16, 3000]];
+    for (const [blockSize, length] of shapes) {
+      const tokens = Array.from({ length }, (_, i) => (i * 2654435761 + blockSize * 7 + length) % 151_936);
+      const want = createBlockHasher().hashBlocks(tokens, blockSize);
+      expect(reused.hashBlocks(tokens, blockSize)).toEqual(want);
+      expect(reused.hashBlocks(Uint32Array.from(tokens), blockSize)).toEqual(want);
+      expect(reused.hashBlocks(Uint32Array.from(tokens).subarray(0, length), blockSize)).toEqual(want);
+    }
+  });
+
   test("no full block gives no hash", () => {
     expect(hasher.hashBlocks([1, 2, 3], 4).sequence.length).toBe(0);
   });

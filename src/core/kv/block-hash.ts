@@ -14,9 +14,13 @@ export interface BlockHashes {
 }
 
 export class BlockHasher {
-  // Reused scratch: the 16-byte (prev seq ‖ local) input and a token staging buffer.
+  // Reused scratch: the 16-byte (prev seq ‖ local) input, a token staging buffer and cached
+  // per-block views into it. Creating a subarray per block costs about as much as hashing the
+  // block itself (bench/hash.ts), so the views are made once per (staging buffer, block size).
   private readonly pair = new BigUint64Array(2);
   private staging = new Uint32Array(1024);
+  private views: Uint32Array[] = [];
+  private viewsBlockSize = 0;
 
   constructor(private readonly xxh3: Xxh3) {}
 
@@ -35,8 +39,9 @@ export class BlockHasher {
 
   /**
    * Hashes every full block of a prompt in one pass: tokens are staged once into a reused
-   * Uint32Array and each block is hashed through a subarray view (no per-block copies).
-   * `parent` continues a chain (e.g. blocks completed by generated tokens after a prefix).
+   * Uint32Array and each block is hashed through a cached view of it (no per-block allocation
+   * besides the two result bigints). `parent` continues a chain (e.g. blocks completed by
+   * generated tokens after a prefix).
    */
   hashBlocks(tokens: ArrayLike<number>, blockSize: number, parent?: bigint): BlockHashes {
     const count = Math.floor(tokens.length / blockSize);
@@ -44,22 +49,47 @@ export class BlockHasher {
     const sequence = new BigUint64Array(count);
     if (count === 0) return { local, sequence };
     const used = count * blockSize;
-    let view: Uint32Array;
+    const staging = this.stage(used);
     if (tokens instanceof Uint32Array) {
-      view = tokens;
+      staging.set(tokens.length === used ? tokens : tokens.subarray(0, used));
     } else {
-      if (this.staging.length < used) this.staging = new Uint32Array(Math.max(used, this.staging.length * 2));
-      view = this.staging;
-      for (let i = 0; i < used; i++) view[i] = tokens[i]!;
+      for (let i = 0; i < used; i++) staging[i] = tokens[i]!;
     }
+    const views = this.blockViews(blockSize, count);
+    const pair = this.pair;
     let prev = parent;
     for (let b = 0; b < count; b++) {
-      const l = this.xxh3(view.subarray(b * blockSize, (b + 1) * blockSize), BLOCK_HASH_SEED);
-      const s = this.sequenceHash(prev, l);
+      const l = this.xxh3(views[b]!, BLOCK_HASH_SEED);
+      let s = l;
+      if (prev !== undefined) {
+        pair[0] = prev;
+        pair[1] = l;
+        s = this.xxh3(pair, BLOCK_HASH_SEED);
+      }
       local[b] = l;
       sequence[b] = s;
       prev = s;
     }
     return { local, sequence };
+  }
+
+  /** The staging buffer, grown (and the view cache dropped) when `tokens` do not fit. */
+  private stage(tokens: number): Uint32Array {
+    if (this.staging.length < tokens) {
+      this.staging = new Uint32Array(Math.max(tokens, this.staging.length * 2));
+      this.views = [];
+    }
+    return this.staging;
+  }
+
+  /** Views of blocks 0..count-1 of the staging buffer for this block size, made on first use. */
+  private blockViews(blockSize: number, count: number): Uint32Array[] {
+    if (this.viewsBlockSize !== blockSize) {
+      this.views = [];
+      this.viewsBlockSize = blockSize;
+    }
+    const views = this.views;
+    for (let b = views.length; b < count; b++) views.push(this.staging.subarray(b * blockSize, (b + 1) * blockSize));
+    return views;
   }
 }

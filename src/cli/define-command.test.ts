@@ -1,0 +1,45 @@
+import { describe, expect, test } from "bun:test";
+import { renderUsage, runCommand } from "citty";
+import { defineOptions } from "../config/options.ts";
+import { ConfigError } from "../lib/errors.ts";
+import { defineRoleCommand } from "./define-command.ts";
+
+const options = defineOptions({
+  numWorkers: { kind: "int", min: 1, default: 1, description: "Workers in this process" },
+  enablePrefixCaching: { kind: "bool", default: true, description: "Reuse cached prefix blocks" },
+});
+
+describe("defineRoleCommand", () => {
+  test("run receives the validated config and the arguments after --", async () => {
+    let seen: unknown;
+    const cmd = defineRoleCommand({
+      name: "demo",
+      description: "demo",
+      options,
+      takesRest: true,
+      run: async (config, ctx) => {
+        seen = { workers: config.numWorkers, caching: config.enablePrefixCaching, level: config.logLevel, rest: ctx.rest };
+      },
+    });
+    await runCommand(cmd, { rawArgs: ["--num-workers", "3", "--no-enable-prefix-caching", "--log-level", "silent", "--", "echo", "hi"] });
+    expect(seen).toEqual({ workers: 3, caching: false, level: "silent", rest: ["echo", "hi"] });
+  });
+
+  test("bad config never reaches run", async () => {
+    let ran = false;
+    const cmd = defineRoleCommand({ name: "demo", description: "demo", options, run: async () => void (ran = true) });
+    const err = await runCommand(cmd, { rawArgs: ["--num-workers", "0", "--", "x"] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems).toEqual(["--num-workers: got 0, expected an integer ≥ 1"]);
+    expect(ran).toBe(false);
+  });
+
+  test("--help text comes from the option descriptors", async () => {
+    const cmd = defineRoleCommand({ name: "demo", description: "demo", options, run: async () => {} });
+    const usage = await renderUsage(cmd);
+    expect(usage).toContain("--num-workers");
+    expect(usage).toContain("Workers in this process (default 1)");
+    expect(usage).toContain("--no-enable-prefix-caching");
+    expect(usage).toContain("--log-level");
+  });
+});

@@ -1,0 +1,12 @@
+// The root command: subcommands load lazily so `kvcr-mock events` does not load the engine.
+import { defineCommand } from "citty";
+import { VERSION } from "./version.ts";
+
+export const rootCommand = defineCommand({
+  meta: {
+    name: "kvcr-mock",
+    version: VERSION,
+    description: "GPU-free KV-cache-aware LLM serving stack: mock vLLM workers, KV state agent, KV-aware router, benchmarks",
+  },
+  subCommands: {},
+});

@@ -1,0 +1,15 @@
+// Discovery and listening options of SPEC §7, shared by every process role.
+import { defineOptions } from "./options.ts";
+
+export const discoveryOptions = defineOptions({
+  namespace: { kind: "string", nonEmpty: true, default: "dynamo", env: "DYN_NAMESPACE", description: "Discovery namespace scoping every record" },
+  // Only `file` exists today; an etcd backend would slot in behind src/discovery's store interface.
+  discoveryBackend: { kind: "enum", choices: ["file"], default: "file", description: "Discovery store (a directory shared by processes on one host)" },
+  discoveryDir: {
+    kind: "string",
+    nonEmpty: true,
+    env: "KVCR_DISCOVERY_DIR",
+    description: "Directory of the file discovery backend (default /dev/shm/kvcr-mock-discovery-<uid>, else under the temp dir)",
+  },
+  host: { kind: "string", nonEmpty: true, default: "127.0.0.1", description: "Address every listening socket binds to" },
+});

@@ -1,0 +1,36 @@
+// Engine options of SPEC §2/§3 (dynamo.mocker / vLLM spellings), shared by `mocker`, `replay`
+// and `up`. Defaults are per (worker, rank) and mirror vLLM's and Dynamo's mocker's.
+import { defineOptions } from "./options.ts";
+
+export const engineOptions = defineOptions({
+  blockSize: { kind: "int", min: 1, max: 65536, default: 64, description: "Tokens per KV block" },
+  numGpuBlocksOverride: { kind: "int", min: 1, default: 16384, description: "G1 (GPU) KV blocks per rank" },
+  numHostBlocks: { kind: "int", min: 0, default: 0, description: "G2 (host) KV blocks per rank; 0 = no host tier" },
+  hostOffloadD2hBandwidthGbps: { kind: "number", min: 0, default: 0, description: "Device-to-host copy bandwidth in GB/s; 0 = instant" },
+  hostOffloadH2dBandwidthGbps: { kind: "number", min: 0, default: 0, description: "Host-to-device load bandwidth in GB/s; 0 = instant" },
+  kvBytesPerToken: {
+    kind: "int",
+    min: 1,
+    default: 131072,
+    description: "KV bytes per token, sizes host transfers (default: Llama-3-8B, 2 × 32 layers × 8 heads × 128 × 2 B)",
+  },
+  maxNumSeqs: { kind: "int", min: 1, default: 256, description: "Most sequences running at once per rank" },
+  maxNumBatchedTokens: { kind: "int", min: 1, default: 8192, description: "Token budget per engine step" },
+  enablePrefixCaching: { kind: "bool", default: true, description: "Reuse cached prefix blocks" },
+  enableChunkedPrefill: { kind: "bool", default: true, description: "Prefill long prompts over several steps" },
+  preemptionMode: { kind: "enum", choices: ["lifo", "fifo"], default: "lifo", description: "Which running request to preempt when blocks run out" },
+  speedupRatio: { kind: "number", min: 0, default: 1, description: "Divides all simulated times; 0 = as fast as possible" },
+  decodeSpeedupRatio: { kind: "number", min: 0.000001, default: 1, description: "Further divides decode time" },
+  timingModel: { kind: "enum", choices: ["polynomial", "fixed"], default: "polynomial", description: "Step-time model" },
+  prefillMs: { kind: "number", min: 0, default: 20, description: "Prefill time per step with --timing-model fixed" },
+  decodeMs: { kind: "number", min: 0, default: 10, description: "Decode time per step with --timing-model fixed" },
+  dataParallelSize: { kind: "int", min: 1, max: 1024, default: 1, description: "Data-parallel ranks per worker" },
+  seed: { kind: "int", min: 0, default: 0, description: "Seed for output tokens (same seed, same run)" },
+});
+
+/** The cross-field rules of the engine options (SPEC §2: the host tier needs prefix caching). */
+export function engineProblems(c: { numHostBlocks: number; enablePrefixCaching: boolean }): string[] {
+  const problems: string[] = [];
+  if (c.numHostBlocks > 0 && !c.enablePrefixCaching) problems.push("--num-host-blocks: a host tier requires prefix caching (drop --no-enable-prefix-caching)");
+  return problems;
+}

@@ -1,0 +1,137 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../lib/errors.ts";
+import { commonOptions } from "./common.ts";
+import { loadConfig } from "./load.ts";
+import { defineOptions } from "./options.ts";
+
+const table = defineOptions({
+  ...commonOptions,
+  blockSize: { kind: "int", min: 1, default: 64, env: "KVCR_TEST_BLOCK_SIZE", description: "tokens per block" },
+  speedupRatio: { kind: "number", min: 0, default: 1, description: "speedup" },
+  modelName: { kind: "string", nonEmpty: true, default: "mock-model", description: "model" },
+  enablePrefixCaching: { kind: "bool", default: true, description: "prefix caching" },
+  preemptionMode: { kind: "enum", choices: ["lifo", "fifo"], default: "lifo", description: "preemption" },
+  zmqKvEventsPorts: { kind: "intList", min: 0, max: 65535, description: "ports" },
+  numHostBlocks: { kind: "int", min: 0, description: "host blocks" },
+});
+
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+const files = (map: Record<string, string>) => (p: string) => {
+  const text = map[p];
+  if (text === undefined) throw new Error(`ENOENT: no such file '${p}'`);
+  return text;
+};
+
+describe("loadConfig precedence: flag > env > file > default", () => {
+  test("defaults when nothing is given", () => {
+    const { config } = loadConfig(table, { argv: [] });
+    expect(config.blockSize).toBe(64);
+    expect(config.enablePrefixCaching).toBe(true);
+    expect(config.numHostBlocks).toBeUndefined();
+    expect(config.logLevel).toBe("info");
+  });
+
+  test("file < env < flag", () => {
+    const readFile = files({ "s.yaml": "block_size: 16\nspeedup-ratio: 2.5\nmodel_name: from-file\n" });
+    const fileOnly = loadConfig(table, { argv: ["--config", "s.yaml"], readFile }).config;
+    expect([fileOnly.blockSize, fileOnly.speedupRatio, fileOnly.modelName]).toEqual([16, 2.5, "from-file"]);
+    const env = { KVCR_TEST_BLOCK_SIZE: "32" };
+    expect(loadConfig(table, { argv: ["--config", "s.yaml"], env, readFile }).config.blockSize).toBe(32);
+    expect(loadConfig(table, { argv: ["--config", "s.yaml", "--block-size=8"], env, readFile }).config.blockSize).toBe(8);
+  });
+
+  test("config file named by the environment; JSON by extension", () => {
+    const readFile = files({ "c.json": '{"blockSize": 4, "zmq_kv_events_ports": [5557, 5558]}' });
+    const { config } = loadConfig(table, { argv: [], env: { KVCR_CONFIG: "c.json" }, readFile });
+    expect(config.blockSize).toBe(4);
+    expect(config.zmqKvEventsPorts).toEqual([5557, 5558]);
+  });
+
+  test("booleans, negation, lists, rest after --", () => {
+    const r = loadConfig(
+      table,
+      { argv: ["--no-enable-prefix-caching", "--zmq-kv-events-ports", "1,2", "--zmq-kv-events-ports", "3", "--", "echo", "--x"] },
+      undefined,
+    );
+    expect(r.config.enablePrefixCaching).toBe(false);
+    expect(r.config.zmqKvEventsPorts).toEqual([1, 2, 3]);
+    expect(r.rest).toEqual(["echo", "--x"]);
+    expect(loadConfig(table, { argv: ["--enable-prefix-caching=false"] }).config.enablePrefixCaching).toBe(false);
+  });
+});
+
+describe("loadConfig failures: one line per problem naming key, value and what is allowed", () => {
+  test("bad flag values", () => {
+    expect(problemsOf(() => loadConfig(table, { argv: ["--block-size", "abc", "--speedup-ratio", "-1", "--preemption-mode", "lru"] }))).toEqual([
+      '--block-size: got "abc", expected an integer ≥ 1',
+      "--speedup-ratio: got -1, expected a number ≥ 0",
+      '--preemption-mode: got "lru", expected one of lifo, fifo',
+    ]);
+  });
+
+  test("non-integer and out-of-range list items", () => {
+    expect(problemsOf(() => loadConfig(table, { argv: ["--block-size", "1.5", "--zmq-kv-events-ports", "1,x"] }))).toEqual([
+      "--block-size: got 1.5, expected an integer ≥ 1",
+      '--zmq-kv-events-ports: got "1,x", expected a list of integers from 0 to 65535 (comma-separated on the command line)',
+    ]);
+  });
+
+  test("unknown flag, missing value, stray argument", () => {
+    expect(problemsOf(() => loadConfig(table, { argv: ["--bogus", "1", "--model-name"] }))).toEqual([
+      "--bogus: unknown flag (see --help for the flags this command takes)",
+      "--model-name: missing value, expected a non-empty string",
+      'unexpected argument "1" (this command takes only --flags)',
+    ]);
+  });
+
+  test("bad environment value names the variable", () => {
+    expect(problemsOf(() => loadConfig(table, { argv: [], env: { KVCR_TEST_BLOCK_SIZE: "0", KVCR_LOG_LEVEL: "loud" } }))).toEqual([
+      'KVCR_LOG_LEVEL (environment): got "loud", expected one of silent, error, warn, info, debug, trace',
+      "KVCR_TEST_BLOCK_SIZE (environment): got 0, expected an integer ≥ 1",
+    ]);
+  });
+
+  test("config file: unknown keys, wrong types, flag-only keys", () => {
+    const readFile = files({ "s.yaml": "block_size: '64'\nnum_gpu_blocks: 3\nconfig: other.yaml\n" });
+    expect(problemsOf(() => loadConfig(table, { argv: ["--config", "s.yaml"], readFile }))).toEqual([
+      "num_gpu_blocks (in s.yaml): unknown key for this command",
+      "config (in s.yaml): unknown key for this command",
+      'block_size (in s.yaml): got "64", expected an integer ≥ 1',
+    ]);
+  });
+
+  test("config file: unreadable, unparsable, not a mapping", () => {
+    expect(problemsOf(() => loadConfig(table, { argv: ["--config", "missing.yaml"], readFile: files({}) }))[0]).toStartWith(
+      "--config: cannot read missing.yaml: ENOENT",
+    );
+    expect(problemsOf(() => loadConfig(table, { argv: ["--config", "b.json"], readFile: files({ "b.json": "{nope" }) }))[0]).toStartWith(
+      "--config: b.json is not valid JSON:",
+    );
+    expect(problemsOf(() => loadConfig(table, { argv: ["--config", "b.yaml"], readFile: files({ "b.yaml": "key: [1, 2" }) }))[0]).toStartWith(
+      "--config: b.yaml is not valid YAML:",
+    );
+    expect(problemsOf(() => loadConfig(table, { argv: ["--config", "l.yaml"], readFile: files({ "l.yaml": "- 1\n- 2\n" }) }))).toEqual([
+      "--config: l.yaml must hold a mapping of option names to values, got a list",
+    ]);
+  });
+
+  test("cross-field refinement runs only on otherwise valid config", () => {
+    const refine = (c: { numHostBlocks: number | undefined; enablePrefixCaching: boolean }) =>
+      c.numHostBlocks !== undefined && !c.enablePrefixCaching ? ["--num-host-blocks: requires prefix caching"] : [];
+    expect(problemsOf(() => loadConfig(table, { argv: ["--num-host-blocks", "8", "--no-enable-prefix-caching"] }, refine))).toEqual([
+      "--num-host-blocks: requires prefix caching",
+    ]);
+    expect(problemsOf(() => loadConfig(table, { argv: ["--num-host-blocks", "x", "--no-enable-prefix-caching"] }, refine))).toEqual([
+      '--num-host-blocks: got "x", expected an integer ≥ 0',
+    ]);
+  });
+});

@@ -1,0 +1,203 @@
+// The one config loader: defaults < config file < environment (explicit table) < flags.
+// Everything is validated once; every problem becomes one line `key: got X, expected Y`, and
+// nothing starts on bad config (the CLI exits 2 with those lines).
+import { readFileSync } from "node:fs";
+import * as v from "valibot";
+import { parse as parseYaml } from "yaml";
+import { ConfigError } from "../lib/errors.ts";
+import {
+  coerceText,
+  expectation,
+  flagName,
+  schemaFor,
+  type ConfigOf,
+  type OptionSpec,
+  type OptionTable,
+} from "./options.ts";
+
+export interface ConfigSources {
+  /** Arguments after the subcommand name. */
+  argv: readonly string[];
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Config file contents by path; defaults to reading the file system. */
+  readFile?: (path: string) => string;
+}
+
+export interface LoadedConfig<T extends OptionTable> {
+  config: ConfigOf<T>;
+  /** Bare arguments (none of the commands take them yet; they are reported as a problem). */
+  positionals: string[];
+  /** Everything after `--` (e.g. the command `up -- CMD…` runs). */
+  rest: string[];
+}
+
+/** Cross-field checks a command adds after each value is valid on its own. */
+export type Refine<T extends OptionTable> = (config: ConfigOf<T>) => string[];
+
+/**
+ * A layer above the flags, computed from the config resolved so far (e.g. the mocker's
+ * --extra-engine-args file, which overrides flags). Its values are validated like any other.
+ */
+export type Overlay<T extends OptionTable> = (config: ConfigOf<T>, problems: string[]) => Map<string, Candidate>;
+
+export interface Candidate {
+  value: unknown;
+  label: string;
+}
+
+export function loadConfig<T extends OptionTable>(
+  table: T,
+  sources: ConfigSources,
+  refine?: Refine<T>,
+  opts: { allowPositionals?: boolean; overlay?: Overlay<T> } = {},
+): LoadedConfig<T> {
+  const problems: string[] = [];
+  const byFlag = new Map<string, [string, OptionSpec]>();
+  for (const [key, spec] of Object.entries(table)) byFlag.set(flagName(key, spec), [key, spec]);
+
+  const fromFlags = parseArgv(sources.argv, byFlag, problems);
+  if (!opts.allowPositionals) {
+    for (const p of fromFlags.positionals) problems.push(`unexpected argument "${p}" (this command takes only --flags)`);
+  }
+
+  const env = sources.env ?? {};
+  const configPath = (fromFlags.values.get("config")?.value ?? envValue(table, "config", env)) as string | undefined;
+  const fromFile = configPath ? readConfigFile(configPath, table, byFlag, sources.readFile, problems) : new Map<string, Candidate>();
+
+  const raw: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(table)) {
+    let candidate = fromFlags.values.get(key) ?? envCandidate(spec, env) ?? fromFile.get(key);
+    if (!candidate) {
+      raw[key] = spec.default;
+      continue;
+    }
+    const result = v.safeParse(schemaFor(spec), candidate.value);
+    if (result.success) raw[key] = result.output;
+    else problems.push(`${candidate.label}: got ${show(candidate.value)}, expected ${expectation(spec)}`);
+  }
+
+  if (problems.length === 0 && opts.overlay) {
+    for (const [key, candidate] of opts.overlay(raw as ConfigOf<T>, problems)) {
+      const spec = table[key];
+      if (!spec) continue;
+      const result = v.safeParse(schemaFor(spec), candidate.value);
+      if (result.success) raw[key] = result.output;
+      else problems.push(`${candidate.label}: got ${show(candidate.value)}, expected ${expectation(spec)}`);
+    }
+  }
+  if (problems.length === 0 && refine) problems.push(...refine(raw as ConfigOf<T>));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { config: raw as ConfigOf<T>, positionals: fromFlags.positionals, rest: fromFlags.rest };
+}
+
+function envCandidate(spec: OptionSpec, env: Readonly<Record<string, string | undefined>>): Candidate | undefined {
+  if (!spec.env) return undefined;
+  const text = env[spec.env];
+  if (text === undefined || text === "") return undefined;
+  return { value: coerceText(spec, text), label: `${spec.env} (environment)` };
+}
+
+function envValue(table: OptionTable, key: string, env: Readonly<Record<string, string | undefined>>): unknown {
+  const spec = table[key];
+  return spec ? envCandidate(spec, env)?.value : undefined;
+}
+
+function parseArgv(
+  argv: readonly string[],
+  byFlag: Map<string, [string, OptionSpec]>,
+  problems: string[],
+): { values: Map<string, Candidate>; positionals: string[]; rest: string[] } {
+  const values = new Map<string, Candidate>();
+  const positionals: string[] = [];
+  let rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (token === "--") {
+      rest = argv.slice(i + 1);
+      break;
+    }
+    if (!token.startsWith("--")) {
+      positionals.push(token);
+      continue;
+    }
+    const eq = token.indexOf("=");
+    const name = token.slice(2, eq === -1 ? undefined : eq);
+    const inline = eq === -1 ? undefined : token.slice(eq + 1);
+    let entry = byFlag.get(name);
+    let negated = false;
+    if (!entry && name.startsWith("no-")) {
+      const positive = byFlag.get(name.slice(3));
+      if (positive && positive[1].kind === "bool") [entry, negated] = [positive, true];
+    }
+    if (!entry) {
+      problems.push(`--${name}: unknown flag (see --help for the flags this command takes)`);
+      continue;
+    }
+    const [key, spec] = entry;
+    const label = `--${flagName(key, spec)}`;
+    if (spec.kind === "bool" && inline === undefined) {
+      values.set(key, { value: !negated, label });
+      continue;
+    }
+    let text = inline;
+    if (text === undefined) {
+      const next = argv[i + 1];
+      if (next === undefined || (next.startsWith("--") && next !== "--")) {
+        problems.push(`${label}: missing value, expected ${expectation(spec)}`);
+        continue;
+      }
+      text = next;
+      i++;
+    }
+    let value = coerceText(spec, text);
+    // A list flag may repeat: --zmq-kv-events-ports 5557 --zmq-kv-events-ports 5558.
+    const previous = values.get(key)?.value;
+    if (spec.kind === "intList" && Array.isArray(previous) && Array.isArray(value)) value = [...previous, ...value];
+    values.set(key, { value, label });
+  }
+  return { values, positionals, rest };
+}
+
+function readConfigFile(
+  path: string,
+  table: OptionTable,
+  byFlag: Map<string, [string, OptionSpec]>,
+  readFile: ((path: string) => string) | undefined,
+  problems: string[],
+): Map<string, Candidate> {
+  const out = new Map<string, Candidate>();
+  let text: string;
+  try {
+    text = (readFile ?? ((p) => readFileSync(p, "utf8")))(path);
+  } catch (err) {
+    problems.push(`--config: cannot read ${path}: ${(err as Error).message}`);
+    return out;
+  }
+  let doc: unknown;
+  try {
+    doc = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    problems.push(`--config: ${path} is not valid ${/\.json$/i.test(path) ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`);
+    return out;
+  }
+  if (doc === null || doc === undefined) return out; // an empty file sets nothing
+  if (typeof doc !== "object" || Array.isArray(doc)) {
+    problems.push(`--config: ${path} must hold a mapping of option names to values, got ${Array.isArray(doc) ? "a list" : typeof doc}`);
+    return out;
+  }
+  for (const [fileKey, value] of Object.entries(doc as Record<string, unknown>)) {
+    // Accept the flag spelling, snake_case, or the camelCase key.
+    const entry = byFlag.get(fileKey.replace(/_/g, "-")) ?? (table[fileKey] ? [fileKey, table[fileKey]!] as [string, OptionSpec] : undefined);
+    if (!entry || entry[1].flagOnly) {
+      problems.push(`${fileKey} (in ${path}): unknown key for this command`);
+      continue;
+    }
+    out.set(entry[0], { value, label: `${fileKey} (in ${path})` });
+  }
+  return out;
+}
+
+function show(value: unknown): string {
+  const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

@@ -1,0 +1,104 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../lib/errors.ts";
+import { commonOptions } from "./common.ts";
+import { loadConfig } from "./load.ts";
+import { extraEngineArgsOverlay, mockerOptions, mockerProblems, type MockerConfig } from "./mocker.ts";
+
+const table = { ...mockerOptions, ...commonOptions };
+
+function load(argv: string[], files: Record<string, string> = {}) {
+  const read = (p: string) => {
+    const t = files[p];
+    if (t === undefined) throw new Error(`ENOENT: no such file '${p}'`);
+    return t;
+  };
+  return loadConfig(table, { argv, readFile: read }, (c) => mockerProblems(c as MockerConfig), {
+    overlay: (c, problems) => extraEngineArgsOverlay(c as MockerConfig, problems, read),
+  }).config;
+}
+
+function problems(argv: string[], files: Record<string, string> = {}): string[] {
+  try {
+    load(argv, files);
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+const agentFlags = ["--kv-state-agent", "--zmq-kv-events-ports", "5557", "--num-host-blocks", "64", "--kv-state-agent-raw-host", "127.0.0.1", "--kv-state-agent-cache-slot", "0"];
+
+describe("mocker config", () => {
+  test("defaults mirror dynamo.mocker / vLLM", () => {
+    const c = load([]);
+    expect([c.modelName, c.numWorkers, c.blockSize, c.numGpuBlocksOverride, c.maxNumSeqs, c.maxNumBatchedTokens]).toEqual(["mocker-engine", 1, 64, 16384, 256, 8192]);
+    expect([c.enablePrefixCaching, c.enableChunkedPrefill, c.speedupRatio, c.dataParallelSize, c.seed, c.kvStateAgent]).toEqual([true, true, 1, 1, 0, false]);
+  });
+
+  test("state-agent mode: every missing required flag is named", () => {
+    expect(problems(["--kv-state-agent"])).toEqual([
+      "--zmq-kv-events-ports: required with --kv-state-agent (the agent subscribes to each rank's raw PUB)",
+      "--num-host-blocks: required with --kv-state-agent (state-agent mode reports a host tier (G2))",
+      "--kv-state-agent-raw-host: required with --kv-state-agent (the host the agent dials)",
+      "--kv-state-agent-cache-slot: required with --kv-state-agent (the first CacheOwner slot of this process)",
+    ]);
+    expect(load(agentFlags).kvStateAgent).toBe(true);
+  });
+
+  test.each(["", "*", "localhost", "0.0.0.0", "::", "tcp://h", "h:1", "h/p"])("raw host %p is rejected", (host) => {
+    const lines = problems([...agentFlags.slice(0, -4), "--kv-state-agent-raw-host", host, "--kv-state-agent-cache-slot", "0"]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toStartWith(`--kv-state-agent-raw-host: got ${JSON.stringify(host)}`);
+  });
+
+  test("one base port per worker; ranks must fit below 65536; replay needs events", () => {
+    expect(problems(["--num-workers", "2", "--zmq-kv-events-ports", "5557"])).toEqual([
+      "--zmq-kv-events-ports: got 1 base port(s), expected exactly one per worker (2)",
+    ]);
+    expect(problems(["--data-parallel-size", "4", "--zmq-kv-events-ports", "65534"])).toEqual(["--zmq-kv-events-ports: base 65534 + 3 ranks exceeds port 65535"]);
+    expect(problems(["--zmq-replay-ports", "6000"])).toEqual(["--zmq-replay-ports: replay needs --zmq-kv-events-ports too"]);
+  });
+
+  test("host tier needs prefix caching; hints need state-agent mode; ids must be hex", () => {
+    expect(problems(["--num-host-blocks", "8", "--no-enable-prefix-caching", "--kv-state-agent-router-hints", "--kv-state-agent-dc", "XYZ"])).toEqual([
+      "--num-host-blocks: a host tier requires prefix caching (drop --no-enable-prefix-caching)",
+      "--kv-state-agent-router-hints: needs --kv-state-agent",
+      '--kv-state-agent-dc: got "XYZ", expected 16 lowercase hex digits',
+    ]);
+  });
+});
+
+describe("--extra-engine-args", () => {
+  test("overrides flags, and the resolved config turns on state-agent mode like the flag", () => {
+    const file = JSON.stringify({
+      engine: { block_size: 16, num_gpu_blocks: 128, num_host_blocks: 32, dp_size: 2 },
+      dynamo: { kv_state_agent: true, zmq_kv_events_port: 7000, kv_state_agent_raw_host: "10.0.0.5", kv_state_agent_cache_slot: 4 },
+    });
+    const c = load(["--block-size", "64", "--num-workers", "2", "--extra-engine-args", "a.json"], { "a.json": file });
+    expect([c.blockSize, c.numGpuBlocksOverride, c.numHostBlocks, c.dataParallelSize, c.kvStateAgent]).toEqual([16, 128, 32, 2, true]);
+    expect(c.zmqKvEventsPorts).toEqual([7000, 7002]);
+  });
+
+  test("kv_state_agent in the file without an events port is rejected like the flag", () => {
+    const file = JSON.stringify({ engine: { num_host_blocks: 8 }, dynamo: { kv_state_agent: true, kv_state_agent_raw_host: "10.0.0.5", kv_state_agent_cache_slot: 0 } });
+    expect(problems(["--extra-engine-args", "a.json"], { "a.json": file })).toEqual([
+      "--zmq-kv-events-ports: required with --kv-state-agent (the agent subscribes to each rank's raw PUB)",
+    ]);
+  });
+
+  test("unknown sections and keys, wrong types and bad JSON are named", () => {
+    const file = JSON.stringify({ engine: { block_size: "big", kv_state_agent: true, warp_speed: 9 }, extras: {} });
+    expect(problems(["--extra-engine-args", "a.json"], { "a.json": file })).toEqual([
+      "engine.kv_state_agent (in a.json): unknown key for the engine section",
+      "engine.warp_speed (in a.json): unknown key for the engine section",
+      'extras (in a.json): unknown section, expected "engine" or "dynamo"',
+      'engine.block_size (in a.json): got "big", expected an integer from 1 to 65536',
+    ]);
+    expect(problems(["--extra-engine-args", "b.json"], { "b.json": JSON.stringify({ engine: { block_size: "big" } }) })).toEqual([
+      'engine.block_size (in b.json): got "big", expected an integer from 1 to 65536',
+    ]);
+    expect(problems(["--extra-engine-args", "c.json"], { "c.json": "{" })[0]).toStartWith("--extra-engine-args: cannot use c.json:");
+    expect(problems(["--extra-engine-args", "d.json"])[0]).toStartWith("--extra-engine-args: cannot use d.json: ENOENT");
+  });
+});

@@ -1,0 +1,141 @@
+// `kvcr-mock mocker` options (SPEC §3, dynamo.mocker spellings), the --extra-engine-args layer
+// that overrides them, and the cross-field rules. The resolved config drives every behaviour.
+import { readFileSync } from "node:fs";
+import { rawHostProblem } from "../protocol/cache-owner.ts";
+import { discoveryOptions } from "./discovery.ts";
+import { engineOptions, engineProblems } from "./engine.ts";
+import type { Candidate } from "./load.ts";
+import { defineOptions, flagName, type ConfigOf } from "./options.ts";
+
+export const kvcrOptions = defineOptions({
+  kvStateAgent: { kind: "bool", default: false, description: "Attach raw streams to the namespace's KV state agent instead of relaying events" },
+  kvStateAgentRawHost: { kind: "string", description: "Host the state agent dials for raw events (hostname, IPv4 or [IPv6])" },
+  kvStateAgentCacheSlot: { kind: "int", min: 0, description: "First CacheOwner slot; worker i rank r owns base + i × dp + r" },
+  kvStateAgentCacheSemantics: { kind: "string", description: "Cache semantics, 32 hex (default derived from the model name)" },
+  kvStateAgentRoutingScope: { kind: "string", description: "Routing scope, 32 hex (default derived from the namespace)" },
+  kvStateAgentDc: { kind: "string", description: "Datacenter, 16 hex (default derived from the namespace)" },
+  kvStateEndpoint: { kind: "string", description: "Where the agent serves a slot's state (default {namespace}/kv_state_agent/slot)" },
+  kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a source endpoint per CacheOwner" },
+  kvEventsTopic: { kind: "string", default: "", description: "Raw topic in direct mode (vLLM's default is empty)" },
+  kvTransferIslandSize: { kind: "int", min: 1, description: "Workers per KV-transfer island: worker i joins domain {DYN_KV_TRANSFER_DOMAIN}-{floor(i/N)}" },
+});
+
+export const mockerOptions = defineOptions({
+  modelName: { kind: "string", nonEmpty: true, default: "mocker-engine", description: "Model name served" },
+  numWorkers: { kind: "int", min: 1, max: 100_000, default: 1, description: "Mock workers in this process" },
+  ...engineOptions,
+  zmqKvEventsPorts: { kind: "intList", min: 0, max: 65535, description: "Raw KV-event PUB base port per worker (rank r adds r); 0 = pick" },
+  zmqReplayPorts: { kind: "intList", min: 0, max: 65535, description: "Replay ROUTER base port per worker (rank r adds r); 0 = pick" },
+  extraEngineArgs: { kind: "string", nonEmpty: true, description: "JSON file with `engine` and `dynamo` sections; overrides flags" },
+  staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers" },
+  httpPort: { kind: "int", min: 0, max: 65535, default: 0, description: "HTTP port for /v1/generate, /health, /metrics; 0 = pick" },
+  ...kvcrOptions,
+  ...discoveryOptions,
+});
+
+export type MockerConfig = ConfigOf<typeof mockerOptions>;
+
+type MockerKey = keyof typeof mockerOptions;
+const ENGINE_KEYS = new Set<string>(Object.keys(engineOptions));
+const DYNAMO_KEYS = new Set<string>([...Object.keys(kvcrOptions), "zmqKvEventsPorts", "zmqReplayPorts", "numWorkers", "modelName", "staggerDelay"]);
+/** Names Dynamo's and vLLM's own engine-args files use for the same settings. */
+const ALIASES: Record<string, MockerKey> = {
+  num_gpu_blocks: "numGpuBlocksOverride",
+  dp_size: "dataParallelSize",
+  model: "modelName",
+  served_model_name: "modelName",
+};
+
+/**
+ * Reads --extra-engine-args: `{"engine": {...}, "dynamo": {...}}` with snake_case keys. A single
+ * `zmq_kv_events_port` / `zmq_replay_port` is a base: worker i uses base + i × dp (as `up` does).
+ */
+export function extraEngineArgsOverlay(config: MockerConfig, problems: string[], read = (p: string) => readFileSync(p, "utf8")): Map<string, Candidate> {
+  const out = new Map<string, Candidate>();
+  const path = config.extraEngineArgs;
+  if (!path) return out;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(read(path));
+  } catch (err) {
+    problems.push(`--extra-engine-args: cannot use ${path}: ${(err as Error).message.split("\n")[0]}`);
+    return out;
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    problems.push(`--extra-engine-args: ${path} must hold a JSON object with "engine" and/or "dynamo" sections`);
+    return out;
+  }
+  for (const [section, body] of Object.entries(doc)) {
+    const allowed = section === "engine" ? ENGINE_KEYS : section === "dynamo" ? DYNAMO_KEYS : undefined;
+    if (!allowed) {
+      problems.push(`${section} (in ${path}): unknown section, expected "engine" or "dynamo"`);
+      continue;
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      problems.push(`${section} (in ${path}): must be an object`);
+      continue;
+    }
+    for (const [fileKey, value] of Object.entries(body as Record<string, unknown>)) {
+      const label = `${section}.${fileKey} (in ${path})`;
+      if (section === "dynamo" && (fileKey === "zmq_kv_events_port" || fileKey === "zmq_replay_port")) {
+        const key = fileKey === "zmq_kv_events_port" ? "zmqKvEventsPorts" : "zmqReplayPorts";
+        const base = value;
+        const dp = (out.get("dataParallelSize")?.value as number | undefined) ?? config.dataParallelSize;
+        const workers = (out.get("numWorkers")?.value as number | undefined) ?? config.numWorkers;
+        out.set(key, { value: typeof base === "number" && Number.isInteger(base) && base > 0 ? Array.from({ length: workers }, (_, i) => base + i * dp) : base, label });
+        continue;
+      }
+      const key = ALIASES[fileKey] ?? keyForSnake(fileKey);
+      if (!key || !allowed.has(key)) {
+        problems.push(`${label}: unknown key for the ${section} section`);
+        continue;
+      }
+      out.set(key, { value, label });
+    }
+  }
+  return out;
+}
+
+function keyForSnake(snake: string): MockerKey | undefined {
+  for (const [key, spec] of Object.entries(mockerOptions)) {
+    if (flagName(key, spec).replace(/-/g, "_") === snake) return key as MockerKey;
+  }
+  return undefined;
+}
+
+const HEX = (n: number) => new RegExp(`^[0-9a-f]{${n}}$`);
+
+/** Cross-field rules of SPEC §3, run on the resolved config (extra-engine-args applied). */
+export function mockerProblems(c: MockerConfig): string[] {
+  const problems = engineProblems(c);
+  for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {
+    const ports = c[key];
+    if (!ports) continue;
+    if (ports.length !== c.numWorkers) problems.push(`${flag}: got ${ports.length} base port(s), expected exactly one per worker (${c.numWorkers})`);
+    const tooHigh = ports.find((p) => p !== 0 && p + c.dataParallelSize - 1 > 65535);
+    if (tooHigh !== undefined) problems.push(`${flag}: base ${tooHigh} + ${c.dataParallelSize - 1} ranks exceeds port 65535`);
+  }
+  if (c.zmqReplayPorts && !c.zmqKvEventsPorts) problems.push("--zmq-replay-ports: replay needs --zmq-kv-events-ports too");
+  if (c.kvStateAgent) {
+    const missing: [unknown, string, string][] = [
+      [c.zmqKvEventsPorts, "--zmq-kv-events-ports", "the agent subscribes to each rank's raw PUB"],
+      [c.numHostBlocks > 0 ? c.numHostBlocks : undefined, "--num-host-blocks", "state-agent mode reports a host tier (G2)"],
+      [c.kvStateAgentRawHost, "--kv-state-agent-raw-host", "the host the agent dials"],
+      [c.kvStateAgentCacheSlot, "--kv-state-agent-cache-slot", "the first CacheOwner slot of this process"],
+    ];
+    for (const [value, flag, why] of missing) if (value === undefined) problems.push(`${flag}: required with --kv-state-agent (${why})`);
+  }
+  if (c.kvStateAgentRawHost !== undefined) {
+    const reason = rawHostProblem(c.kvStateAgentRawHost);
+    if (reason) problems.push(`--kv-state-agent-raw-host: got ${JSON.stringify(c.kvStateAgentRawHost)}, ${reason}`);
+  }
+  if (c.kvStateAgentRouterHints && !c.kvStateAgent) problems.push("--kv-state-agent-router-hints: needs --kv-state-agent");
+  for (const [value, flag, width] of [
+    [c.kvStateAgentCacheSemantics, "--kv-state-agent-cache-semantics", 32],
+    [c.kvStateAgentRoutingScope, "--kv-state-agent-routing-scope", 32],
+    [c.kvStateAgentDc, "--kv-state-agent-dc", 16],
+  ] as const) {
+    if (value !== undefined && !HEX(width).test(value)) problems.push(`${flag}: got ${JSON.stringify(value)}, expected ${width} lowercase hex digits`);
+  }
+  return problems;
+}

@@ -1,0 +1,139 @@
+// Option descriptors: each command declares its options once, and the flag spelling, the
+// config-file key, the environment variable, the valibot check and the --help text all derive
+// from that one declaration (so they can never drift apart).
+import * as v from "valibot";
+
+export const OPTION_KINDS = ["int", "number", "string", "bool", "enum", "intList", "json"] as const;
+export type OptionKind = (typeof OPTION_KINDS)[number];
+
+interface BaseOption<K extends OptionKind, T> {
+  readonly kind: K;
+  readonly description: string;
+  readonly default?: T;
+  /** Flag spelling without `--`; defaults to the kebab-case of the key. */
+  readonly flag?: string;
+  /** Environment variable read for this option (explicit table: only options that name one). */
+  readonly env?: string;
+  /** Accepted on the command line only (e.g. --config itself), not inside a config file. */
+  readonly flagOnly?: boolean;
+}
+
+export interface IntOption extends BaseOption<"int", number> { readonly min?: number; readonly max?: number }
+export interface NumberOption extends BaseOption<"number", number> { readonly min?: number; readonly max?: number }
+export interface StringOption extends BaseOption<"string", string> { readonly nonEmpty?: boolean }
+export type BoolOption = BaseOption<"bool", boolean>;
+export interface EnumOption<C extends string = string> extends BaseOption<"enum", C> { readonly choices: readonly C[] }
+export interface IntListOption extends BaseOption<"intList", number[]> { readonly min?: number; readonly max?: number }
+/** Free-form JSON value (objects from a config file, or a JSON string on the command line). */
+export type JsonOption = BaseOption<"json", unknown>;
+
+export type OptionSpec = IntOption | NumberOption | StringOption | BoolOption | EnumOption | IntListOption | JsonOption;
+export type OptionTable = Record<string, OptionSpec>;
+
+type ValueOf<O extends OptionSpec> = O extends EnumOption<infer C>
+  ? C
+  : O extends IntListOption
+    ? number[]
+    : O extends BoolOption
+      ? boolean
+      : O extends IntOption | NumberOption
+        ? number
+        : O extends StringOption
+          ? string
+          : unknown;
+
+/** The resolved config type of an option table: options with a default are always present. */
+export type ConfigOf<T extends OptionTable> = {
+  -readonly [K in keyof T]: T[K] extends { default: unknown } ? ValueOf<T[K]> : ValueOf<T[K]> | undefined;
+};
+
+/** Typed identity helper so tables keep their literal types. */
+export function defineOptions<const T extends OptionTable>(table: T): T {
+  return table;
+}
+
+export function flagName(key: string, spec: OptionSpec): string {
+  return spec.flag ?? key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/** What a valid value looks like, for error lines ("expected an integer ≥ 1"). */
+export function expectation(spec: OptionSpec): string {
+  const range = (s: { min?: number; max?: number }) =>
+    s.min !== undefined && s.max !== undefined
+      ? ` from ${s.min} to ${s.max}`
+      : s.min !== undefined
+        ? ` ≥ ${s.min}`
+        : s.max !== undefined
+          ? ` ≤ ${s.max}`
+          : "";
+  switch (spec.kind) {
+    case "int":
+      return `an integer${range(spec)}`;
+    case "number":
+      return `a number${range(spec)}`;
+    case "string":
+      return spec.nonEmpty ? "a non-empty string" : "a string";
+    case "bool":
+      return "true or false";
+    case "enum":
+      return `one of ${spec.choices.join(", ")}`;
+    case "intList":
+      return `a list of integers${range(spec)} (comma-separated on the command line)`;
+    case "json":
+      return "a JSON value";
+  }
+}
+
+export function schemaFor(spec: OptionSpec): v.GenericSchema {
+  const bounded = (base: v.GenericSchema<number>, s: { min?: number; max?: number }) => {
+    const checks: v.GenericValidation<number>[] = [];
+    if (s.min !== undefined) checks.push(v.minValue(s.min) as v.GenericValidation<number>);
+    if (s.max !== undefined) checks.push(v.maxValue(s.max) as v.GenericValidation<number>);
+    return checks.length ? v.pipe(base, ...checks) : base;
+  };
+  switch (spec.kind) {
+    case "int":
+      return bounded(v.pipe(v.number(), v.integer()), spec);
+    case "number":
+      return bounded(v.pipe(v.number(), v.finite()), spec);
+    case "string":
+      return spec.nonEmpty ? v.pipe(v.string(), v.nonEmpty()) : v.string();
+    case "bool":
+      return v.boolean();
+    case "enum":
+      return v.picklist(spec.choices);
+    case "intList":
+      return v.array(bounded(v.pipe(v.number(), v.integer()), spec));
+    case "json":
+      return v.unknown();
+  }
+}
+
+/**
+ * Turns a command-line or environment string into the option's type. Returns the string
+ * unchanged when it does not parse, so validation reports it with the original text.
+ */
+export function coerceText(spec: OptionSpec, text: string): unknown {
+  switch (spec.kind) {
+    case "int":
+    case "number":
+      return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text.trim()) ? Number(text) : text;
+    case "bool":
+      if (/^(true|1|yes|on)$/i.test(text)) return true;
+      if (/^(false|0|no|off)$/i.test(text)) return false;
+      return text;
+    case "intList": {
+      const parts = text.split(",").map((p) => p.trim());
+      if (parts.some((p) => !/^[+-]?\d+$/.test(p))) return text;
+      return parts.map(Number);
+    }
+    case "json":
+      try {
+        return JSON.parse(text);
+      } catch {
+        return text;
+      }
+    default:
+      return text;
+  }
+}

@@ -1,0 +1,46 @@
+import { describe, expect, test } from "bun:test";
+import { encodeRecord, parseRecord, RECORD_FORMAT, serialiseValue } from "./file-record.ts";
+
+const KEY = "dynamo/workers/w";
+const META = { format: RECORD_FORMAT, key: KEY, owner: { pid: 42, instanceId: "abcd" }, revision: 3, leaseTtlMs: 1000, leaseExpiresAtMs: 1_700_000_000_000 } as const;
+
+describe("record envelope", () => {
+  test("encode → parse round-trips the payload and metadata", () => {
+    const value = { a: [1, "x", null, { b: true }], s: 'q"uote\n' };
+    const parsed = parseRecord(encodeRecord(META, serialiseValue(value) as string), KEY);
+    expect(parsed).toEqual({ ok: true, record: { ...META, value } });
+  });
+
+  test("values without a JSON form are refused", () => {
+    expect(serialiseValue(1n)).toBeUndefined();
+    expect(serialiseValue(undefined)).toBeUndefined();
+    expect(serialiseValue(() => 1)).toBeUndefined();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(serialiseValue(cyclic)).toBeUndefined();
+    expect(serialiseValue(null)).toBe("null");
+  });
+
+  const good = JSON.parse(encodeRecord(META, '"v"')) as Record<string, unknown>;
+  const cases: [string, string, RegExp][] = [
+    ["truncated", encodeRecord(META, '"v"').slice(0, 30), /not valid JSON/],
+    ["array", "[]", /not a JSON object/],
+    ["null", "null", /not a JSON object/],
+    ["format", JSON.stringify({ ...good, format: "x" }), /format is "x"/],
+    ["key", JSON.stringify({ ...good, key: "dynamo/workers/other" }), /does not match its filename/],
+    ["no value", JSON.stringify({ ...good, value: undefined }), /value is missing/],
+    ["no owner", JSON.stringify({ ...good, owner: undefined }), /owner is missing/],
+    ["pid", JSON.stringify({ ...good, owner: { pid: -1, instanceId: "a" } }), /owner.pid/],
+    ["instance", JSON.stringify({ ...good, owner: { pid: 1, instanceId: "" } }), /owner.instanceId/],
+    ["revision", JSON.stringify({ ...good, revision: 0 }), /revision/],
+    ["ttl", JSON.stringify({ ...good, leaseTtlMs: "10" }), /leaseTtlMs/],
+    ["expiry", JSON.stringify({ ...good, leaseExpiresAtMs: null }), /leaseExpiresAtMs/],
+  ];
+  for (const [name, text, problem] of cases) {
+    test(`malformed (${name}) is reported, not thrown`, () => {
+      const parsed = parseRecord(text, KEY);
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) expect(parsed.problem).toMatch(problem);
+    });
+  }
+});

@@ -1,0 +1,188 @@
+// File backend: the shared contract suite (with and without fs.watch), plus what only files have:
+// on-disk layout, lapsed leases ignored and collected, malformed files skipped with a warning.
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdir, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { makeTempDir, waitFor, type TempDir } from "../../test/harness.ts";
+import { discoveryStoreSuite, eventLog } from "./discovery-store.suite.ts";
+import { keyToFileName } from "./file-names.ts";
+import { RECORD_FORMAT } from "./file-record.ts";
+import { defaultDiscoveryDir, openFileDiscoveryStore, type FileDiscoveryOptions } from "./file-store.ts";
+import { keys } from "./keys.ts";
+import type { DiscoveryLogger } from "./store.ts";
+
+const LEASE_TTL_MS = 150;
+
+function captureLogger() {
+  const warnings: string[] = [];
+  const logger: DiscoveryLogger = { warn: (m) => void warnings.push(m), debug: () => {} };
+  return { warnings, logger };
+}
+
+for (const useFsWatch of [true, false]) {
+  discoveryStoreSuite(`file (${useFsWatch ? "fs.watch + poll" : "poll only"})`, async () => {
+    const tmp = await makeTempDir("kvcr-disc-");
+    const stores: AsyncDisposable[] = [];
+    return {
+      leaseTtlMs: LEASE_TTL_MS,
+      async open() {
+        const store = await openFileDiscoveryStore({ dir: tmp.path, leaseTtlMs: LEASE_TTL_MS, pollIntervalMs: 15, gcGraceMs: 50, useFsWatch, logger: captureLogger().logger });
+        stores.push(store);
+        return store;
+      },
+      async [Symbol.asyncDispose]() {
+        for (const s of stores) await s[Symbol.asyncDispose]();
+        await tmp[Symbol.asyncDispose]();
+      },
+    };
+  });
+}
+
+describe("file discovery backend", () => {
+  let tmp: TempDir;
+  let log: ReturnType<typeof captureLogger>;
+  const open = (extra: FileDiscoveryOptions = {}) =>
+    openFileDiscoveryStore({ dir: tmp.path, leaseTtlMs: LEASE_TTL_MS, pollIntervalMs: 15, gcGraceMs: 50, logger: log.logger, ...extra });
+  const recordPath = (key: string) => join(tmp.path, keyToFileName(key));
+  /** Writes a record file by hand, as a crashed or foreign process would have left it. */
+  const writeRecord = (key: string, leaseExpiresAtMs: number, extra: Record<string, unknown> = {}) =>
+    writeFile(recordPath(key), JSON.stringify({ format: RECORD_FORMAT, key, value: { hand: true }, owner: { pid: 1, instanceId: "feedface" }, revision: 1, leaseTtlMs: 1000, leaseExpiresAtMs, ...extra }));
+
+  beforeEach(async () => {
+    tmp = await makeTempDir("kvcr-disc-");
+    log = captureLogger();
+  });
+  afterEach(async () => {
+    await tmp[Symbol.asyncDispose]();
+  });
+
+  test("one JSON file per record, named by the escaped key, holding value, owner and lease", async () => {
+    await using store = await open();
+    const key = keys.intent("dynamo", "a:b/c/d", "w0");
+    await store.put(key, { endpoint: "tcp://127.0.0.1:5557" });
+    const names = (await readdir(tmp.path)).filter((n) => !n.startsWith("."));
+    expect(names).toEqual(["dynamo%2Fintents%2Fa%3Ab%252Fc%252Fd%2Fw0.json"]);
+    const doc = JSON.parse(await readFile(join(tmp.path, names[0] as string), "utf8"));
+    expect(doc).toMatchObject({ format: RECORD_FORMAT, key, value: { endpoint: "tcp://127.0.0.1:5557" }, owner: { pid: process.pid, instanceId: store.owner.instanceId }, revision: 1, leaseTtlMs: LEASE_TTL_MS });
+    expect(doc.leaseExpiresAtMs).toBeGreaterThan(Date.now());
+  });
+
+  test("a lapsed record is ignored at once and deleted after the grace period", async () => {
+    await using store = await open();
+    await writeRecord(keys.worker("dynamo", "dead"), Date.now() - 10);
+    await writeRecord(keys.worker("dynamo", "alive"), Date.now() + 60_000);
+    expect((await store.list("dynamo/")).map((e) => e.key)).toEqual(["dynamo/workers/alive"]);
+    // The grace period keeps the file a little while; a later list() deletes it.
+    await waitFor(
+      async () => {
+        await store.list("dynamo/");
+        return !(await readdir(tmp.path)).includes(keyToFileName(keys.worker("dynamo", "dead")));
+      },
+      { what: "expired record file collected by list()" },
+    );
+    expect(await readdir(tmp.path)).toEqual([keyToFileName(keys.worker("dynamo", "alive"))]);
+  });
+
+  test("a watcher sees a record expire when its owner stops renewing, then the file is collected", async () => {
+    await using store = await open();
+    const events = eventLog();
+    await using _w = await store.watch("dynamo/", events.listener);
+    const key = keys.worker("dynamo", "crashed");
+    await writeRecord(key, Date.now() + 200);
+    await events.until(2, "put then expiry");
+    expect(events.summary()).toEqual([`put ${key} r1`, `delete ${key} expired`]);
+    await waitFor(async () => !(await readdir(tmp.path)).includes(keyToFileName(key)), { what: "file collected by the watcher" });
+  });
+
+  test("malformed and unreadable files are skipped with one warning naming each, without stopping the watch", async () => {
+    await using store = await open();
+    const events = eventLog();
+    const bad = {
+      json: keys.worker("dynamo", "bad-json"),
+      format: keys.worker("dynamo", "bad-format"),
+      key: keys.worker("dynamo", "bad-key"),
+      owner: keys.worker("dynamo", "bad-owner"),
+      dir: keys.worker("dynamo", "a-directory"),
+    };
+    await writeFile(recordPath(bad.json), '{"format": "kvcr-discovery-rec');
+    await writeRecord(bad.format, Date.now() + 60_000, { format: "other/v9" });
+    await writeRecord(bad.key, Date.now() + 60_000, { key: "dynamo/workers/someone-else" });
+    await writeRecord(bad.owner, Date.now() + 60_000, { owner: { pid: "x" } });
+    await mkdir(recordPath(bad.dir));
+    await writeFile(join(tmp.path, "notes.txt"), "not ours"); // foreign files are not records at all
+    await writeFile(join(tmp.path, "dynamo%2fworkers%2fx.json"), "{}"); // non-canonical escape: not ours
+
+    await using _w = await store.watch("dynamo/", events.listener);
+    const good = await store.put(keys.worker("dynamo", "good"), 1);
+    await events.until(1);
+    // Let several poll cycles re-list the directory: warnings must not repeat.
+    const firstExpiry = (await store.list("dynamo/"))[0]?.leaseExpiresAtMs ?? 0;
+    await waitFor(async () => ((await store.list("dynamo/"))[0]?.leaseExpiresAtMs ?? 0) > firstExpiry + LEASE_TTL_MS, { what: "renewals" });
+    expect(events.summary()).toEqual(["put dynamo/workers/good r1"]);
+    for (const [what, key] of Object.entries(bad)) {
+      const mentions = log.warnings.filter((w) => w.includes(recordPath(key)));
+      expect(mentions.length, `${what}: ${log.warnings.join("\n")}`).toBe(1);
+    }
+    expect(log.warnings.find((w) => w.includes(recordPath(bad.json)))).toMatch(/malformed record file .* not valid JSON/);
+    expect(log.warnings.find((w) => w.includes(recordPath(bad.format)))).toMatch(/format is "other\/v9"/);
+    expect(log.warnings.find((w) => w.includes(recordPath(bad.key)))).toMatch(/does not match its filename/);
+    expect(log.warnings.find((w) => w.includes(recordPath(bad.owner)))).toMatch(/owner.pid/);
+    expect(log.warnings.find((w) => w.includes(recordPath(bad.dir)))).toMatch(/unreadable record file/);
+    expect(log.warnings.some((w) => w.includes("notes.txt") || w.includes("%2fworkers"))).toBe(false);
+
+    // A record that turns malformed is dropped (its lease can no longer be read); fixed, it returns.
+    await good.withdraw();
+    const key = keys.worker("dynamo", "flaky");
+    await writeRecord(key, Date.now() + 60_000);
+    await events.until(3);
+    await writeFile(recordPath(key), "garbage");
+    await events.until(4);
+    await writeRecord(key, Date.now() + 60_000, { revision: 2 });
+    await events.until(5);
+    expect(events.summary().slice(1)).toEqual(["delete dynamo/workers/good removed", `put ${key} r1`, `delete ${key} removed`, `put ${key} r2`]);
+  });
+
+  test("a record whose directory was wiped is re-created by the next renewal", async () => {
+    await using store = await open();
+    await using watcher = await open();
+    const events = eventLog();
+    await using _w = await watcher.watch("dynamo/", events.listener);
+    await store.put(keys.agent("dynamo", "a1"), "here");
+    await events.until(1);
+    await rm(tmp.path, { recursive: true, force: true });
+    await waitFor(async () => (await store.list("dynamo/")).length === 1, { what: "record re-published after dir removal" });
+    // The watcher may or may not have seen the gap, but it must end with the record live again,
+    // and must keep seeing changes in the re-created directory.
+    await store.put(keys.agent("dynamo", "a2"), "new");
+    await waitFor(() => events.summary().includes("put dynamo/agents/a2 r1"), { what: "a change in the re-created dir" });
+    expect(events.summary().filter((e) => e.includes("/a1 ")).at(-1)).toBe("put dynamo/agents/a1 r1");
+  });
+
+  test("temp files left by a writer that died mid-write are swept once stale", async () => {
+    await using store = await open();
+    const stale = join(tmp.path, ".tmp-deadbeef-1");
+    const fresh = join(tmp.path, ".tmp-cafe-1");
+    await writeFile(stale, "{");
+    await writeFile(fresh, "{");
+    const longAgo = new Date(Date.now() - 3_600_000);
+    await utimes(stale, longAgo, longAgo);
+    await using _w = await store.watch("dynamo/", () => {});
+    await waitFor(async () => !(await readdir(tmp.path)).includes(".tmp-deadbeef-1"), { what: "stale temp swept" });
+    expect(await readdir(tmp.path)).toContain(".tmp-cafe-1");
+  });
+
+  test("bad options are a config error naming each; an unusable dir names the dir", async () => {
+    await expect(openFileDiscoveryStore({ dir: tmp.path, leaseTtlMs: 0, pollIntervalMs: Number.NaN })).rejects.toThrow(
+      /discovery leaseTtlMs: 0 is invalid.*\n.*discovery pollIntervalMs: NaN is invalid/,
+    );
+    await writeFile(join(tmp.path, "file"), "");
+    await expect(openFileDiscoveryStore({ dir: join(tmp.path, "file", "sub") })).rejects.toThrow(/cannot create discovery dir .*file\/sub/);
+  });
+
+  test("the default dir is per user, on tmpfs where Linux has one", () => {
+    const dir = defaultDiscoveryDir();
+    expect(dir).toMatch(/kvcr-mock-discovery-[^/\\]+$/);
+    if (process.platform === "linux" && existsSync("/dev/shm")) expect(dir.startsWith("/dev/shm/")).toBe(true);
+  });
+});

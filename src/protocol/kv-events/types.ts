@@ -1,0 +1,80 @@
+// vLLM KV-event batch types (SPEC §4.2), camelCase in TypeScript. Wire names are vLLM's snake_case:
+// blockHashes=block_hashes, parentBlockHash=parent_block_hash, tokenIds=token_ids,
+// blockSize=block_size, loraId=lora_id, loraName=lora_name, extraKeys=extra_keys,
+// groupIdx=group_idx, kvCacheSpecKind=kv_cache_spec_kind,
+// kvCacheSpecSlidingWindow=kv_cache_spec_sliding_window, sessionId=session_id,
+// dataParallelRank=data_parallel_rank; type, medium, locality, ownership, ts, events unchanged.
+import type { MsgpackValue } from "../msgpack.ts";
+
+export const KvEventType = {
+  BlockStored: "BlockStored",
+  BlockRemoved: "BlockRemoved",
+  AllBlocksCleared: "AllBlocksCleared",
+} as const;
+export type KvEventType = (typeof KvEventType)[keyof typeof KvEventType];
+
+/** vLLM's medium strings: G1 (device) and G2 (pinned host memory). */
+export const Medium = { Gpu: "GPU", CpuPinned: "CPU_PINNED" } as const;
+export type Medium = (typeof Medium)[keyof typeof Medium];
+
+/** `ownership` value of CacheOwner-domain (KVCR) events; absent = framework-owned. */
+export const OWNERSHIP_KVCR = "kvcr";
+
+/**
+ * One block's extra hash keys (MM identifiers, LoRA name, cache salt, ...) as vLLM sends them: a
+ * tuple of plain values, or null when the block has none. Ints of 64-bit wire form are bigint.
+ */
+export type ExtraKeys = readonly MsgpackValue[] | null;
+
+/**
+ * Blocks entered a cache tier. Fields without `?` are always on the wire (null included); fields
+ * with `?` are omitted when absent (and decoding a present-but-nil one yields absent).
+ */
+export interface BlockStored {
+  readonly type: "BlockStored";
+  /** Sequence hashes (SPEC §4.1), u64. */
+  readonly blockHashes: readonly bigint[];
+  readonly parentBlockHash: bigint | null;
+  /** The stored blocks' tokens, `blockHashes.length × blockSize` of them when produced by vLLM. */
+  readonly tokenIds: readonly number[];
+  /** Tokens per block. */
+  readonly blockSize: number;
+  /** Deprecated in vLLM (lora_name replaces it), still always written. */
+  readonly loraId: number | null;
+  readonly medium: string | null;
+  readonly loraName: string | null;
+  /** One entry per block in blockHashes. */
+  readonly extraKeys?: readonly ExtraKeys[];
+  readonly groupIdx?: number;
+  readonly kvCacheSpecKind?: string;
+  readonly kvCacheSpecSlidingWindow?: number;
+  readonly locality?: string;
+  readonly ownership?: string;
+  readonly sessionId?: string;
+}
+
+/** Blocks left a cache tier. */
+export interface BlockRemoved {
+  readonly type: "BlockRemoved";
+  readonly blockHashes: readonly bigint[];
+  readonly medium: string | null;
+  readonly groupIdx?: number;
+  readonly locality?: string;
+  readonly ownership?: string;
+}
+
+/** Every block of the source was dropped. */
+export interface AllBlocksCleared {
+  readonly type: "AllBlocksCleared";
+}
+
+export type KvEvent = BlockStored | BlockRemoved | AllBlocksCleared;
+
+/** One published payload: `[ts, events, data_parallel_rank]` on the wire. */
+export interface KvEventBatch {
+  /** Unix time in seconds (float). */
+  readonly ts: number;
+  readonly events: readonly KvEvent[];
+  /** null = not sent (older vLLM): encoded as a two-element batch. */
+  readonly dataParallelRank: number | null;
+}

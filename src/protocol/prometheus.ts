@@ -1,0 +1,34 @@
+// Prometheus text exposition format (version 0.0.4) for /metrics on every role.
+
+export type MetricType = "counter" | "gauge";
+
+export interface MetricFamily {
+  name: string;
+  help: string;
+  type: MetricType;
+  samples: { labels?: Record<string, string | number>; value: number }[];
+}
+
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+export function renderMetrics(families: readonly MetricFamily[]): string {
+  const lines: string[] = [];
+  for (const f of families) {
+    lines.push(`# HELP ${f.name} ${f.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`, `# TYPE ${f.name} ${f.type}`);
+    for (const s of f.samples) lines.push(`${f.name}${labelText(s.labels)} ${formatValue(s.value)}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+function labelText(labels: Record<string, string | number> | undefined): string {
+  if (!labels) return "";
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`);
+  return parts.length ? `{${parts.join(",")}}` : "";
+}
+
+function formatValue(v: number): string {
+  if (Number.isNaN(v)) return "NaN";
+  if (v === Infinity) return "+Inf";
+  if (v === -Infinity) return "-Inf";
+  return String(v);
+}

@@ -1,0 +1,77 @@
+import { expect, test } from "bun:test";
+import { LiveLoop, type LoopSlot } from "./live-loop.ts";
+
+/** A fake engine: `work` steps left, each of `durationMs`, recording when steps ran and landed. */
+function fakeSlot(work: number, durationMs: number, now: () => number) {
+  const stepsAt: number[] = [];
+  const deliveredAt: number[] = [];
+  let left = work;
+  const slot: LoopSlot<number> = {
+    hasWork: () => left > 0,
+    step: (t) => {
+      stepsAt.push(t);
+      left--;
+      return { durationMs, result: t };
+    },
+    deliver: () => deliveredAt.push(now()),
+  };
+  return { slot, stepsAt, deliveredAt, addWork: (n: number) => (left += n) };
+}
+
+test("steps are spaced by their duration and results land after it", async () => {
+  const t0 = performance.now();
+  const now = () => performance.now() - t0;
+  const loop = new LiveLoop<number>(now);
+  try {
+    const a = fakeSlot(3, 20, now);
+    loop.wake(a.slot);
+    const deadline = performance.now() + 5000;
+    while (a.deliveredAt.length < 3 && performance.now() < deadline) await Bun.sleep(5);
+    expect(a.stepsAt).toHaveLength(3);
+    for (let i = 1; i < 3; i++) expect(a.stepsAt[i]! - a.stepsAt[i - 1]!).toBeGreaterThanOrEqual(19);
+    // Each result is delivered no earlier than its step's duration after the step.
+    a.deliveredAt.forEach((d, i) => expect(d - a.stepsAt[i]!).toBeGreaterThanOrEqual(19));
+  } finally {
+    loop.close();
+  }
+});
+
+test("zero-duration engines run round-robin and yield to I/O between rounds", async () => {
+  let t = 0;
+  const loop = new LiveLoop<number>(() => t);
+  try {
+    const a = fakeSlot(50, 0, () => t);
+    const b = fakeSlot(50, 0, () => t);
+    loop.wake(a.slot);
+    loop.wake(b.slot);
+    let ioTurns = 0;
+    const deadline = performance.now() + 5000;
+    while ((a.deliveredAt.length < 50 || b.deliveredAt.length < 50) && performance.now() < deadline) {
+      ioTurns++;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect([a.stepsAt.length, b.stepsAt.length]).toEqual([50, 50]);
+    expect(ioTurns).toBeGreaterThan(10);
+  } finally {
+    loop.close();
+  }
+});
+
+test("an idle engine is woken by new work; close stops everything", async () => {
+  let t = 0;
+  const loop = new LiveLoop<number>(() => t);
+  const a = fakeSlot(0, 0, () => t);
+  loop.wake(a.slot);
+  await new Promise((r) => setImmediate(r));
+  expect(a.stepsAt).toHaveLength(0);
+  a.addWork(1);
+  loop.wake(a.slot);
+  const deadline = performance.now() + 2000;
+  while (a.deliveredAt.length < 1 && performance.now() < deadline) await new Promise((r) => setImmediate(r));
+  expect(a.deliveredAt).toHaveLength(1);
+  loop.close();
+  a.addWork(5);
+  loop.wake(a.slot);
+  await Bun.sleep(5);
+  expect(a.stepsAt).toHaveLength(1);
+});

@@ -1,0 +1,43 @@
+// The one place HTTP servers are opened (Bun.serve). Roles hand in a fetch handler; this binds,
+// reports the real port (port 0 = pick) and stops cleanly.
+import type { Server } from "bun";
+
+export interface HttpServer {
+  readonly port: number;
+  readonly url: string;
+  stop(closeActiveConnections?: boolean): Promise<void>;
+}
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  fetch: (req: Request, server: Server<unknown>) => Response | Promise<Response>;
+  /** Seconds a connection may idle; streaming responses keep it busy. */
+  idleTimeoutS?: number;
+  maxRequestBodySize?: number;
+}
+
+export function serveHttp(opts: HttpServerOptions): HttpServer {
+  const server = Bun.serve({
+    hostname: opts.host,
+    port: opts.port,
+    idleTimeout: opts.idleTimeoutS ?? 120,
+    maxRequestBodySize: opts.maxRequestBodySize ?? 64 * 1024 * 1024,
+    fetch: opts.fetch,
+    error: (err) => jsonError(500, `internal error: ${err.message}`),
+  });
+  const port = server.port ?? opts.port;
+  const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
+  return {
+    port,
+    url: `http://${host}:${port}`,
+    stop: async (force = true) => {
+      await server.stop(force);
+    },
+  };
+}
+
+/** A JSON error body `{"error": {"message", "type", "code"}}` (OpenAI's shape, used everywhere). */
+export function jsonError(status: number, message: string, type = status >= 500 ? "server_error" : "invalid_request_error"): Response {
+  return Response.json({ error: { message, type, code: status } }, { status });
+}

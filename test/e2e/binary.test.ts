@@ -1,0 +1,37 @@
+// The compiled single binary: argv layout differs from `bun src/cli.ts`, so exercise it for real.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+import { REPO_ROOT, runCli, tempDir } from "../harness.ts";
+
+let dir: ReturnType<typeof tempDir>;
+let bin: string;
+
+beforeAll(async () => {
+  dir = tempDir("kvcr-bin-");
+  bin = join(dir.path, "kvcr-mock");
+  const build = Bun.spawnSync([process.execPath, join(REPO_ROOT, "scripts/build.ts"), bin], { stdout: "pipe", stderr: "pipe" });
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+}, 120_000);
+
+afterAll(() => dir?.[Symbol.dispose]());
+
+describe("compiled binary", () => {
+  test("--version prints the package version", async () => {
+    const r = await runCli(["--version"], { bin, cwd: dir.path });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
+  test("--help lists the commands", async () => {
+    const r = await runCli(["--help"], { bin, cwd: dir.path });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain("kvcr-mock");
+  });
+
+  test("an unknown command exits 2 naming it", async () => {
+    const r = await runCli(["no-such-command"], { bin, cwd: dir.path });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("no-such-command");
+  });
+});

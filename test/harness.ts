@@ -1,0 +1,177 @@
+// Generic test helpers: wait on a condition with a bounded timeout, scratch temp dirs, child bun
+// processes that are always killed. Tests wait on conditions, never on fixed sleeps.
+import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export interface WaitForOptions {
+  timeoutMs?: number;
+  /** How often the predicate is re-evaluated. */
+  intervalMs?: number;
+  /** Says what was awaited, for the timeout message. */
+  what?: string;
+}
+
+/**
+ * Resolves with the predicate's first truthy result; rejects after `timeoutMs` with a message
+ * naming what was awaited (and the predicate's last error, if it threw).
+ */
+export async function waitFor<T>(
+  predicate: () => T | Promise<T>,
+  opts: WaitForOptions = {},
+): Promise<NonNullable<T>> {
+  const timeoutMs = opts.timeoutMs ?? 5_000;
+  const intervalMs = opts.intervalMs ?? 10;
+  const deadline = performance.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await predicate();
+      if (value) return value as NonNullable<T>;
+    } catch (err) {
+      lastError = err;
+    }
+    if (performance.now() >= deadline) {
+      const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : "";
+      throw new Error(`waitFor timed out after ${timeoutMs} ms waiting for ${opts.what ?? "condition"}${cause}`);
+    }
+    await Bun.sleep(intervalMs);
+  }
+}
+
+/** Rejects if `promise` does not settle within `timeoutMs`; the timer never outlives the call. */
+export async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what = "operation"): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface TempDir extends AsyncDisposable {
+  readonly path: string;
+}
+
+/** A fresh directory under the OS temp dir, removed (recursively) on dispose. */
+export async function makeTempDir(prefix = "kvcr-test-"): Promise<TempDir> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      await rm(path, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ChildProcess extends AsyncDisposable {
+  readonly proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  /** Resolves with the first stdout line that satisfies `match` (parsed as JSON when possible). */
+  readLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Everything the child wrote to stderr so far (for failure messages). */
+  stderrText(): string;
+}
+
+/**
+ * Spawns `bun <script> ...args` with piped output. Dispose kills it (SIGKILL) if still running and
+ * waits for it to exit, so a failing test leaves no process behind.
+ */
+export function spawnBun(script: string, args: readonly string[] = [], env?: Record<string, string>): ChildProcess {
+  const proc = Bun.spawn([process.execPath, script, ...args], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, ...env },
+  });
+  const lines: string[] = [];
+  const waiters = new Set<() => void>();
+  let stderr = "";
+  let stdoutDone = false;
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buf = "";
+    for await (const chunk of proc.stdout) {
+      buf += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        lines.push(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+      }
+      for (const wake of waiters) wake();
+    }
+    stdoutDone = true;
+    for (const wake of waiters) wake();
+  })();
+  void (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stderr) stderr += decoder.decode(chunk, { stream: true });
+  })();
+
+  return {
+    proc,
+    async readLine(match, timeoutMs = 10_000) {
+      let seen = 0;
+      let wake: () => void = () => {};
+      const found = new Promise<string>((resolve, reject) => {
+        wake = () => {
+          for (; seen < lines.length; seen++) {
+            const line = lines[seen] as string;
+            if (match(line)) return resolve(line);
+          }
+          if (stdoutDone) reject(new Error(`child exited before printing the expected line; stderr:\n${stderr}`));
+        };
+        waiters.add(wake);
+        wake();
+      });
+      try {
+        return await withTimeout(found, timeoutMs, `child stdout line (stderr so far:\n${stderr})`);
+      } finally {
+        waiters.delete(wake);
+      }
+    },
+    stderrText: () => stderr,
+    async [Symbol.asyncDispose]() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+      await proc.exited;
+    },
+  };
+}
+
+export const REPO_ROOT = resolve(import.meta.dir, "..");
+export const SHARED_DIR = resolve(REPO_ROOT, "../shared");
+export const CLI_ENTRY = resolve(REPO_ROOT, "src/cli.ts");
+
+/** A synchronous temp dir for `using` (removed on dispose). */
+export function tempDir(prefix = "kvcr-test-"): { path: string; [Symbol.dispose](): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export interface RunResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI from source (or a given binary) to completion, killed after a bounded timeout. */
+export async function runCli(
+  args: string[],
+  opts: { bin?: string; env?: Record<string, string>; timeoutMs?: number; cwd?: string; stdin?: string } = {},
+): Promise<RunResult> {
+  const cmd = opts.bin ? [opts.bin, ...args] : [process.execPath, CLI_ENTRY, ...args];
+  const proc = Bun.spawn(cmd, {
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: opts.stdin !== undefined ? new TextEncoder().encode(opts.stdin) : "ignore",
+    cwd: opts.cwd,
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    timeout: opts.timeoutMs ?? 30_000,
+    killSignal: "SIGKILL",
+  });
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { exitCode, stdout, stderr };
+}
