@@ -8,5 +8,7 @@ export const rootCommand = defineCommand({
     version: VERSION,
     description: "GPU-free KV-cache-aware LLM serving stack: mock vLLM workers, KV state agent, KV-aware router, benchmarks",
   },
-  subCommands: {},
+  subCommands: {
+    replay: () => import("./replay.ts").then((m) => m.replayCommand),
+  },
 });
