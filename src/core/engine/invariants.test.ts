@@ -2,7 +2,7 @@
 // Bounded (numRuns) so the whole file runs in a few seconds.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { engine, residencyMismatch } from "../../../test/engine-kit.ts";
+import { engine, residencyMismatch, storedEventProblem } from "../../../test/engine-kit.ts";
 import type { EngineConfig } from "./engine-config.ts";
 import type { KvEvent } from "../kv/kv-events.ts";
 
@@ -105,6 +105,8 @@ function simulate(cfg: Partial<EngineConfig>, reqs: Req[]): Outcome {
     expect(st.resident.host.length).toBeLessThanOrEqual(m.hostBlocks);
     // Replaying the event log gives exactly the engine's resident blocks per tier.
     expect(residencyMismatch(e, events)).toBeUndefined();
+    // Every stored event's tokens and parent reproduce its hashes (host stores included).
+    expect(storedEventProblem(res.events)).toBeUndefined();
     // Unfinished requests are still queued (waiting or running), never lost.
     for (const id of expected.keys()) {
       if (!finished.has(id)) expect(st.running.includes(id) || st.waiting.includes(id)).toBe(true);
