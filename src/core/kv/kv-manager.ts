@@ -39,9 +39,10 @@ export class KvManager {
   constructor(cfg: KvManagerConfig, private readonly hasher: BlockHasher) {
     this.blockSize = cfg.blockSize;
     this.prefixCaching = cfg.enablePrefixCaching;
-    this.g1 = new G1BlockPool(cfg.numGpuBlocks);
+    const hostOn = cfg.numHostBlocks > 0 && cfg.enablePrefixCaching;
+    this.g1 = new G1BlockPool(cfg.numGpuBlocks, hostOn);
     this.offload =
-      cfg.numHostBlocks > 0 && cfg.enablePrefixCaching
+      hostOn
         ? new HostOffload(
             {
               numHostBlocks: cfg.numHostBlocks,
@@ -153,10 +154,10 @@ export class KvManager {
     if (need <= 0) return true;
     if (need > this.g1.freeBlocks) return false;
     const evicted = this.evicted;
+    const fences = this.g1.fenceUntilMs;
     for (let i = 0; i < need; i++) {
       const slot = this.g1.allocate(evicted);
-      const fence = this.g1.fenceUntilMs[slot]!;
-      if (fence > this.fenceMaxMs) this.fenceMaxMs = fence;
+      if (fences.length > 0 && fences[slot]! > this.fenceMaxMs) this.fenceMaxMs = fences[slot]!;
       req.blocks.push(slot);
     }
     if (evicted.length > 0) {
