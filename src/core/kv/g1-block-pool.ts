@@ -8,11 +8,13 @@ import { LruList } from "./lru-list.ts";
 
 export class G1BlockPool {
   readonly capacity: number;
-  readonly refcount: Int32Array;
+  /** Per slot in use so far (the arrays grow with the highest slot used). */
+  refcount: Int32Array;
   /** Time (ms) until which a slot is being read by a d2h copy; empty without a host tier. */
-  readonly fenceUntilMs: Float64Array;
-  private readonly slotHash: BigUint64Array;
-  private readonly hashed: Uint8Array;
+  fenceUntilMs: Float64Array;
+  private slotHash: BigUint64Array;
+  private hashed: Uint8Array;
+  private readonly withFences: boolean;
   /** Used blocks with refcount 0: uncached ones first, then cached ones least recently freed first. */
   private readonly free: LruList;
   /** Slots [fresh, capacity) were never used (uncached, free). */
@@ -23,10 +25,12 @@ export class G1BlockPool {
 
   constructor(capacity: number, withFences: boolean) {
     this.capacity = capacity;
-    this.refcount = new Int32Array(capacity);
-    this.fenceUntilMs = new Float64Array(withFences ? capacity : 0);
-    this.slotHash = new BigUint64Array(capacity);
-    this.hashed = new Uint8Array(capacity);
+    this.withFences = withFences;
+    const initial = Math.min(capacity, 64);
+    this.refcount = new Int32Array(initial);
+    this.fenceUntilMs = new Float64Array(withFences ? initial : 0);
+    this.slotHash = new BigUint64Array(initial);
+    this.hashed = new Uint8Array(initial);
     this.free = new LruList(capacity);
   }
 
@@ -64,6 +68,7 @@ export class G1BlockPool {
       if (this.fresh < this.capacity) {
         if (slot !== -1) this.free.pushFront(slot);
         slot = this.fresh++;
+        if (slot >= this.refcount.length) this.grow();
       } else if (slot === -1) return -1;
     }
     if (this.hashed[slot] === 1) {
@@ -118,5 +123,23 @@ export class G1BlockPool {
     const firstCached = used.findIndex((s) => this.hashed[s] === 1);
     const fresh = Array.from({ length: this.capacity - this.fresh }, (_, i) => this.fresh + i);
     return firstCached === -1 ? [...used, ...fresh] : [...used.slice(0, firstCached), ...fresh, ...used.slice(firstCached)];
+  }
+
+  private grow(): void {
+    const len = Math.min(this.capacity, this.refcount.length * 2);
+    const refcount = new Int32Array(len);
+    refcount.set(this.refcount);
+    this.refcount = refcount;
+    const slotHash = new BigUint64Array(len);
+    slotHash.set(this.slotHash);
+    this.slotHash = slotHash;
+    const hashed = new Uint8Array(len);
+    hashed.set(this.hashed);
+    this.hashed = hashed;
+    if (this.withFences) {
+      const fences = new Float64Array(len);
+      fences.set(this.fenceUntilMs);
+      this.fenceUntilMs = fences;
+    }
   }
 }

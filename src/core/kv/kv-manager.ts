@@ -154,9 +154,9 @@ export class KvManager {
     if (need <= 0) return true;
     if (need > this.g1.freeBlocks) return false;
     const evicted = this.evicted;
-    const fences = this.g1.fenceUntilMs;
     for (let i = 0; i < need; i++) {
       const slot = this.g1.allocate(evicted);
+      const fences = this.g1.fenceUntilMs; // read after allocate: the pool's arrays may have grown
       if (fences.length > 0 && fences[slot]! > this.fenceMaxMs) this.fenceMaxMs = fences[slot]!;
       req.blocks.push(slot);
     }
