@@ -1,0 +1,64 @@
+// The engine's own KV events (SPEC §2), returned by every step in order. The mocker maps them to
+// vLLM's wire types (BlockStored / BlockRemoved / AllBlocksCleared, medium GPU | CPU_PINNED)
+// and the router-event relay to {seq_hash, local_hash} blocks, hence the local hashes here.
+
+export const KvTier = { device: "device", host: "host" } as const;
+export type KvTier = (typeof KvTier)[keyof typeof KvTier];
+
+export const KvEventKind = { stored: "stored", removed: "removed", cleared: "cleared" } as const;
+export type KvEventKind = (typeof KvEventKind)[keyof typeof KvEventKind];
+
+export interface KvStoredEvent {
+  readonly kind: "stored";
+  readonly tier: KvTier;
+  /** Sequence hash of the block before the first stored one; null at the start of a sequence. */
+  readonly parentHash: bigint | null;
+  /** Sequence hashes (SPEC §4.1), one per block, a parent chain in order. */
+  readonly blockHashes: readonly bigint[];
+  /** Local hashes, aligned with blockHashes (router events carry both). */
+  readonly localHashes: readonly bigint[];
+  /** The stored blocks' own token ids: blockHashes.length × blockSize (may be a view; copy to keep). */
+  readonly tokenIds: Uint32Array;
+  readonly blockSize: number;
+}
+
+export interface KvRemovedEvent {
+  readonly kind: "removed";
+  readonly tier: KvTier;
+  readonly blockHashes: bigint[];
+}
+
+export interface KvClearedEvent {
+  readonly kind: "cleared";
+}
+
+export type KvEvent = KvStoredEvent | KvRemovedEvent | KvClearedEvent;
+
+const NO_EVENTS: readonly KvEvent[] = Object.freeze([]);
+
+/** Collects one step's events; adjacent removals of one tier merge into one event. */
+export class KvEventBuffer {
+  events: KvEvent[] = [];
+
+  stored(tier: KvTier, parentHash: bigint | null, blockHashes: bigint[], localHashes: bigint[], tokenIds: Uint32Array, blockSize: number): void {
+    this.events.push({ kind: "stored", tier, parentHash, blockHashes, localHashes, tokenIds, blockSize });
+  }
+
+  removed(tier: KvTier, hash: bigint): void {
+    const last = this.events[this.events.length - 1];
+    if (last !== undefined && last.kind === "removed" && last.tier === tier) last.blockHashes.push(hash);
+    else this.events.push({ kind: "removed", tier, blockHashes: [hash] });
+  }
+
+  cleared(): void {
+    this.events.push({ kind: "cleared" });
+  }
+
+  /** Hands the collected events over and starts a fresh list (a shared empty one when none). */
+  take(): readonly KvEvent[] {
+    const out = this.events;
+    if (out.length === 0) return NO_EVENTS;
+    this.events = [];
+    return out;
+  }
+}
