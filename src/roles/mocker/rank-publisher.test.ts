@@ -34,6 +34,14 @@ async function subscribed(pub: RankPublisher, topic = pub.topic, opts: Construct
   await waitFor(() => pub.subscriberCount() >= 1, 5_000, "the SUB's subscription to reach the publisher");
   return sub;
 }
+function ipv6Loopback(): boolean {
+  try {
+    Bun.listen({ hostname: "::1", port: 0, socket: { data() {} } }).stop(true);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const next = (s: ZmtpSocket & { receive(): Promise<Frames> }, what = "a message") => withTimeout(s.receive(), 5_000, what);
 
 /** One engine step per entry; the engine's token views are slices of one reused buffer. */
@@ -214,15 +222,24 @@ describe("flow control and lifecycle", () => {
     again.bind(pub.replayEndpoint!);
   });
 
+  test.skipIf(!ipv6Loopback())("an IPv6 host, bracketed or not, binds and reports a dialable endpoint", async () => {
+    for (const host of ["::1", "[::1]"]) {
+      const pub = publisher({ host, replayPort: 0 });
+      expect(pub.endpoint).toBe(`tcp://[::1]:${pub.port}`);
+      expect(pub.replayEndpoint).toBe(`tcp://[::1]:${pub.replayPort}`);
+      const sub = await subscribed(pub);
+      pub.publish(steps()[1]!, 1);
+      expect(decodeSeq((await next(sub))[1]!)).toBe(0n);
+    }
+  });
+
   test("a replay port already in use fails the constructor and leaves no PUB bound behind", () => {
-    const holder = own(new PubSocket({ logger }));
-    const taken = holder.bind("tcp://127.0.0.1:0");
-    const port = Number(taken.split(":").pop());
-    let pubPort = 0;
+    const portOf = (endpoint: string) => Number(endpoint.split(":").pop());
+    const takenPort = portOf(own(new PubSocket({ logger })).bind("tcp://127.0.0.1:0"));
     const probe = own(new PubSocket({ logger }));
-    pubPort = Number(probe.bind("tcp://127.0.0.1:0").split(":").pop());
-    probe.close();
-    expect(() => publisher({ port: pubPort, replayPort: port })).toThrow(/cannot bind/);
+    const pubPort = portOf(probe.bind("tcp://127.0.0.1:0"));
+    probe.close(); // free again: the publisher's PUB binds it, then its replay bind fails
+    expect(() => publisher({ port: pubPort, replayPort: takenPort })).toThrow(/cannot bind/);
     own(new PubSocket({ logger })).bind(`tcp://127.0.0.1:${pubPort}`); // the failed publisher's PUB was released
   });
 });
