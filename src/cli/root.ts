@@ -9,6 +9,7 @@ export const rootCommand = defineCommand({
     description: "GPU-free KV-cache-aware LLM serving stack: mock vLLM workers, KV state agent, KV-aware router, benchmarks",
   },
   subCommands: {
+    mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
     replay: () => import("./replay.ts").then((m) => m.replayCommand),
   },
 });
