@@ -66,3 +66,20 @@ export function residencyMismatch(e: MockEngine, events: readonly KvEvent[]): st
 export function eventSummary(events: readonly KvEvent[]): string[] {
   return events.map((e) => (e.kind === "cleared" ? "cleared" : `${e.kind}:${e.tier}:${e.blockHashes.length}`));
 }
+
+/**
+ * Checks each stored event's content against §4.1: rehashing its token ids from its parent must
+ * give exactly its sequence and local hashes (so token ids, parent and chain order are right).
+ */
+export function storedEventProblem(events: readonly KvEvent[]): string | undefined {
+  for (const e of events) {
+    if (e.kind !== "stored") continue;
+    const h = hasher.hashBlocks(e.tokenIds, e.blockSize, e.parentHash ?? undefined);
+    if (h.sequence.length !== e.blockHashes.length) return `${e.tier} stored: ${e.tokenIds.length} tokens for ${e.blockHashes.length} blocks`;
+    for (let i = 0; i < h.sequence.length; i++) {
+      if (h.sequence[i] !== e.blockHashes[i]) return `${e.tier} stored: block ${i} sequence hash does not follow from its tokens and parent`;
+      if (h.local[i] !== e.localHashes[i]) return `${e.tier} stored: block ${i} local hash does not match its tokens`;
+    }
+  }
+  return undefined;
+}

@@ -10,5 +10,7 @@ export const rootCommand = defineCommand({
   },
   subCommands: {
     events: () => import("./events.ts").then((m) => m.eventsCommand),
+    mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
+    replay: () => import("./replay.ts").then((m) => m.replayCommand),
   },
 });

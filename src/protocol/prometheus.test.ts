@@ -19,3 +19,11 @@ test("renders families with escaped labels", () => {
     ].join("\n"),
   );
 });
+
+test("families with one name are merged into one block", () => {
+  const text = renderMetrics([
+    { name: "m", help: "h", type: "counter", samples: [{ labels: { worker: 0 }, value: 1 }] },
+    { name: "m", help: "h", type: "counter", samples: [{ labels: { worker: 1 }, value: 2 }] },
+  ]);
+  expect(text).toBe('# HELP m h\n# TYPE m counter\nm{worker="0"} 1\nm{worker="1"} 2\n');
+});

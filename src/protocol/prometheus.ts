@@ -11,9 +11,16 @@ export interface MetricFamily {
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
+/** Families sharing a name (e.g. one per worker) are merged into one block, as the format requires. */
 export function renderMetrics(families: readonly MetricFamily[]): string {
-  const lines: string[] = [];
+  const byName = new Map<string, MetricFamily>();
   for (const f of families) {
+    const seen = byName.get(f.name);
+    if (seen) byName.set(f.name, { ...seen, samples: [...seen.samples, ...f.samples] });
+    else byName.set(f.name, f);
+  }
+  const lines: string[] = [];
+  for (const f of byName.values()) {
     lines.push(`# HELP ${f.name} ${f.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`, `# TYPE ${f.name} ${f.type}`);
     for (const s of f.samples) lines.push(`${f.name}${labelText(s.labels)} ${formatValue(s.value)}`);
   }

@@ -55,4 +55,10 @@ describe("compiled binary", () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain("no-such-command");
   });
+
+  test("replay runs inside the binary (synthetic workload, JSON report)", async () => {
+    const r = await runCli(["replay", "--requests", "20", "--prefix-tokens", "256", "--suffix-tokens", "32", "--output-tokens", "8", "--output-json", "-"], { bin, cwd: dir.path });
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ completed: 20, failed: 0 });
+  });
 });

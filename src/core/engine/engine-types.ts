@@ -1,5 +1,5 @@
 // The public shapes of the mock engine API: requests in, step results and metrics out.
-import type { DroppedStore } from "../kv/kv-manager.ts";
+import type { DroppedStore } from "../kv/host-offload.ts";
 import type { KvEvent } from "../kv/kv-events.ts";
 
 export interface EngineRequest {

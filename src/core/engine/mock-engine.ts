@@ -141,9 +141,10 @@ export class MockEngine {
     }
     kv.flushOffload(nowMs + durationMs);
     const result: StepResult = { durationMs, scheduledRequests: scheduled.length, events: kv.events.take(), tokens, finished };
-    if (kv.droppedStores.length > 0) {
-      result.dropped = kv.droppedStores;
-      kv.droppedStores = [];
+    const off = kv.offload;
+    if (off !== null && off.droppedStores.length > 0) {
+      result.dropped = off.droppedStores;
+      off.droppedStores = [];
     }
     return result;
   }
@@ -196,9 +197,9 @@ export class MockEngine {
       prefixHostHitTokens: s.prefixHostHitTokens,
       prefixHitRate: s.prefixQueryTokens > 0 ? s.prefixHitTokens / s.prefixQueryTokens : 0,
       preemptions: s.preemptions,
-      eventsEmitted: kv.eventsEmitted,
-      eventsDropped: kv.droppedStoreCount,
-      hostOffloadSkippedBlocks: kv.skippedOffloadBlocks,
+      eventsEmitted: kv.events.emitted,
+      eventsDropped: kv.offload?.droppedStoreCount ?? 0,
+      hostOffloadSkippedBlocks: kv.offload?.skippedBlocks ?? 0,
       steps: this.steps,
       lastStepMs: this.lastStepMs,
       totalStepMs: this.totalStepMs,

@@ -2,33 +2,40 @@
 // a prefix cache keyed by sequence hash, and an LRU free pool in which blocks with refcount 0
 // stay cached until their slot is taken. Also holds each slot's d2h fence (SPEC §2: a slot
 // whose device-to-host copy is in flight cannot be overwritten before the copy lands).
+// Memory grows with use, not capacity: never-used slots are a counter, not list nodes, since
+// a process may hold thousands of ranks of 16,384 blocks each.
 import { LruList } from "./lru-list.ts";
 
 export class G1BlockPool {
   readonly capacity: number;
-  readonly refcount: Int32Array;
-  /** Time (ms) until which a slot is being read by a d2h copy. */
-  readonly fenceUntilMs: Float64Array;
-  private readonly slotHash: BigUint64Array;
-  private readonly hashed: Uint8Array;
-  /** Blocks with refcount 0, least recently freed first. */
+  /** Per slot in use so far (the arrays grow with the highest slot used). */
+  refcount: Int32Array;
+  /** Time (ms) until which a slot is being read by a d2h copy; empty without a host tier. */
+  fenceUntilMs: Float64Array;
+  private slotHash: BigUint64Array;
+  private hashed: Uint8Array;
+  private readonly withFences: boolean;
+  /** Used blocks with refcount 0: uncached ones first, then cached ones least recently freed first. */
   private readonly free: LruList;
+  /** Slots [fresh, capacity) were never used (uncached, free). */
+  private fresh = 0;
   private readonly cached = new Map<bigint, number>();
   /** Blocks with refcount > 0. */
   activeBlocks = 0;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, withFences: boolean) {
     this.capacity = capacity;
-    this.refcount = new Int32Array(capacity);
-    this.fenceUntilMs = new Float64Array(capacity);
-    this.slotHash = new BigUint64Array(capacity);
-    this.hashed = new Uint8Array(capacity);
+    this.withFences = withFences;
+    const initial = Math.min(capacity, 64);
+    this.refcount = new Int32Array(initial);
+    this.fenceUntilMs = new Float64Array(withFences ? initial : 0);
+    this.slotHash = new BigUint64Array(initial);
+    this.hashed = new Uint8Array(initial);
     this.free = new LruList(capacity);
-    for (let s = 0; s < capacity; s++) this.free.pushBack(s);
   }
 
   get freeBlocks(): number {
-    return this.free.size;
+    return this.free.size + this.capacity - this.fresh;
   }
 
   get cachedBlocks(): number {
@@ -55,8 +62,15 @@ export class G1BlockPool {
    * is evicted and its hash pushed onto `evicted`. Returns -1 when no slot is free.
    */
   allocate(evicted: bigint[]): number {
-    const slot = this.free.popFront();
-    if (slot === -1) return -1;
+    let slot = this.free.popFront();
+    if (slot === -1 || this.hashed[slot] === 1) {
+      // No uncached block in the pool: a never-used slot goes before evicting a cached block.
+      if (this.fresh < this.capacity) {
+        if (slot !== -1) this.free.pushFront(slot);
+        slot = this.fresh++;
+        if (slot >= this.refcount.length) this.grow();
+      } else if (slot === -1) return -1;
+    }
     if (this.hashed[slot] === 1) {
       const hash = this.slotHash[slot]!;
       this.cached.delete(hash);
@@ -105,6 +119,27 @@ export class G1BlockPool {
 
   /** Free slots from first to last taken (tests). */
   freeOrder(): number[] {
-    return this.free.toArray();
+    const used = this.free.toArray();
+    const firstCached = used.findIndex((s) => this.hashed[s] === 1);
+    const fresh = Array.from({ length: this.capacity - this.fresh }, (_, i) => this.fresh + i);
+    return firstCached === -1 ? [...used, ...fresh] : [...used.slice(0, firstCached), ...fresh, ...used.slice(firstCached)];
+  }
+
+  private grow(): void {
+    const len = Math.min(this.capacity, this.refcount.length * 2);
+    const refcount = new Int32Array(len);
+    refcount.set(this.refcount);
+    this.refcount = refcount;
+    const slotHash = new BigUint64Array(len);
+    slotHash.set(this.slotHash);
+    this.slotHash = slotHash;
+    const hashed = new Uint8Array(len);
+    hashed.set(this.hashed);
+    this.hashed = hashed;
+    if (this.withFences) {
+      const fences = new Float64Array(len);
+      fences.set(this.fenceUntilMs);
+      this.fenceUntilMs = fences;
+    }
   }
 }

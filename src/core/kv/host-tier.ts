@@ -15,7 +15,9 @@ export class HostTier {
   private readonly pins: Int32Array;
   /** Resident, unpinned entries; head = least recently used. */
   private readonly lru: LruList;
+  /** Slots freed by dropped stores; [fresh, capacity) were never used. */
   private readonly freeSlots: number[] = [];
+  private fresh = 0;
   residentBlocks = 0;
 
   constructor(capacity: number) {
@@ -24,12 +26,11 @@ export class HostTier {
     this.state = new Uint8Array(capacity);
     this.pins = new Int32Array(capacity);
     this.lru = new LruList(capacity);
-    for (let s = capacity - 1; s >= 0; s--) this.freeSlots.push(s);
   }
 
   /** Slots holding a pending or resident entry. */
   get usedBlocks(): number {
-    return this.capacity - this.freeSlots.length;
+    return this.fresh - this.freeSlots.length;
   }
 
   /** True when `hash` is pending or resident (so no new copy is needed). */
@@ -48,7 +49,7 @@ export class HostTier {
    * when full, pushing its hash onto `evicted`. Returns -1 when every slot is pending or pinned.
    */
   reserve(hash: bigint, evicted: bigint[]): number {
-    let slot = this.freeSlots.pop();
+    let slot = this.freeSlots.pop() ?? (this.fresh < this.capacity ? this.fresh++ : undefined);
     if (slot === undefined) {
       const victim = this.lru.popFront();
       if (victim === -1) return -1;
@@ -101,7 +102,7 @@ export class HostTier {
     this.pins.fill(0);
     while (this.lru.popFront() !== -1);
     this.freeSlots.length = 0;
-    for (let s = this.capacity - 1; s >= 0; s--) this.freeSlots.push(s);
+    this.fresh = 0;
     this.residentBlocks = 0;
     return resident;
   }

@@ -39,19 +39,26 @@ const NO_EVENTS: readonly KvEvent[] = Object.freeze([]);
 /** Collects one step's events; adjacent removals of one tier merge into one event. */
 export class KvEventBuffer {
   events: KvEvent[] = [];
+  /** Events emitted since creation (a metric). */
+  emitted = 0;
 
   stored(tier: KvTier, parentHash: bigint | null, blockHashes: bigint[], localHashes: bigint[], tokenIds: Uint32Array, blockSize: number): void {
     this.events.push({ kind: "stored", tier, parentHash, blockHashes, localHashes, tokenIds, blockSize });
+    this.emitted++;
   }
 
   removed(tier: KvTier, hash: bigint): void {
     const last = this.events[this.events.length - 1];
     if (last !== undefined && last.kind === "removed" && last.tier === tier) last.blockHashes.push(hash);
-    else this.events.push({ kind: "removed", tier, blockHashes: [hash] });
+    else {
+      this.events.push({ kind: "removed", tier, blockHashes: [hash] });
+      this.emitted++;
+    }
   }
 
   cleared(): void {
     this.events.push({ kind: "cleared" });
+    this.emitted++;
   }
 
   /** Hands the collected events over and starts a fresh list (a shared empty one when none). */

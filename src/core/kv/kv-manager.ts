@@ -1,13 +1,12 @@
-// The KV side of one engine rank: G1 pool, optional G2 host tier with its two transfer lanes,
-// the token registry for host stores, and the event buffer. It turns per-request operations
-// (match a prefix, admit, grow, commit full blocks, release, offload) into slot changes and
-// KV events, so every event is emitted at the exact point the residency changes.
+// The KV side of one engine rank: the G1 pool and, when configured, the G2 side (host-offload.ts).
+// It turns per-request operations (match a prefix, admit, grow, commit full blocks, release,
+// offload) into slot changes and KV events, each event emitted where the residency changes.
 import type { BlockHasher } from "./block-hash.ts";
-import { BlockTokenRegistry, RELEASED_FIFO_BLOCKS } from "./block-token-registry.ts";
+import { RELEASED_FIFO_BLOCKS, type BlockTokenRegistry } from "./block-token-registry.ts";
 import { G1BlockPool } from "./g1-block-pool.ts";
-import { HostTier } from "./host-tier.ts";
+import { HostOffload } from "./host-offload.ts";
+import type { HostTier } from "./host-tier.ts";
 import { KvEventBuffer, type KvTier } from "./kv-events.ts";
-import { TransferLane } from "./transfer-lane.ts";
 import { RequestPhase, type RequestState } from "../scheduler/request-state.ts";
 
 export interface KvManagerConfig {
@@ -15,72 +14,62 @@ export interface KvManagerConfig {
   numGpuBlocks: number;
   numHostBlocks: number;
   enablePrefixCaching: boolean;
-  /** Already multiplied by the speedup ratio (Infinity or 0 = instant). */
+  /** On the engine's clock (already scaled by the speedup ratio); 0 = instant. */
   d2hBandwidthGbps: number;
   h2dBandwidthGbps: number;
   kvBytesPerToken: number;
   releasedFifoBlocks?: number;
 }
 
-/** A host store the engine refused because a block's token ids could not be recovered. */
-export interface DroppedStore {
-  readonly tier: KvTier;
-  readonly blockHashes: readonly bigint[];
-  readonly reason: string;
-}
-
-interface PendingCopy {
-  landsAtMs: number;
-  hostSlots: number[];
-  /** Index into hostSlots where each chain run (one future `stored` event) starts. */
-  runStarts: number[];
-}
-
 export class KvManager {
   readonly g1: G1BlockPool;
-  readonly host: HostTier | null;
-  readonly registry: BlockTokenRegistry | null;
+  /** The G2 side; null without a host tier. */
+  readonly offload: HostOffload | null;
   readonly events = new KvEventBuffer();
   readonly blockSize: number;
-  private readonly prefixCaching: boolean;
-  private readonly bytesPerBlock: number;
-  private readonly d2h: TransferLane;
-  private readonly h2d: TransferLane;
   readonly instantH2d: boolean;
-  private readonly pending: PendingCopy[] = [];
-  private pendingHead = 0;
-  // Offload candidates of the current step (sequence hash, source G1 slot, new-run flag).
-  private readonly offHashes: bigint[] = [];
-  private readonly offSlots: number[] = [];
-  private readonly offRunStart: boolean[] = [];
+  private readonly prefixCaching: boolean;
   private readonly evicted: bigint[] = [];
   /** G1 prefix hits found by the last matchPrefix, and the G2 continuation after them. */
   readonly hitSlots: number[] = [];
   readonly hostHitSlots: number[] = [];
   /** Latest d2h fence among slots allocated since beginStep. */
   fenceMaxMs = 0;
-  droppedStores: DroppedStore[] = [];
-  droppedStoreCount = 0;
-  skippedOffloadBlocks = 0;
-  eventsEmitted = 0;
 
   constructor(cfg: KvManagerConfig, private readonly hasher: BlockHasher) {
     this.blockSize = cfg.blockSize;
     this.prefixCaching = cfg.enablePrefixCaching;
-    this.g1 = new G1BlockPool(cfg.numGpuBlocks);
     const hostOn = cfg.numHostBlocks > 0 && cfg.enablePrefixCaching;
-    this.host = hostOn ? new HostTier(cfg.numHostBlocks) : null;
-    // Token ids are only needed for host stores; without G2 no copies are kept at all.
-    this.registry = hostOn ? new BlockTokenRegistry(cfg.releasedFifoBlocks ?? RELEASED_FIFO_BLOCKS) : null;
-    this.bytesPerBlock = cfg.kvBytesPerToken * cfg.blockSize;
-    this.d2h = new TransferLane(finiteOrZero(cfg.d2hBandwidthGbps));
-    this.h2d = new TransferLane(finiteOrZero(cfg.h2dBandwidthGbps));
-    this.instantH2d = !(cfg.h2dBandwidthGbps > 0 && Number.isFinite(cfg.h2dBandwidthGbps));
+    this.g1 = new G1BlockPool(cfg.numGpuBlocks, hostOn);
+    this.offload =
+      hostOn
+        ? new HostOffload(
+            {
+              numHostBlocks: cfg.numHostBlocks,
+              blockSize: cfg.blockSize,
+              bytesPerBlock: cfg.kvBytesPerToken * cfg.blockSize,
+              d2hBandwidthGbps: finiteOrZero(cfg.d2hBandwidthGbps),
+              h2dBandwidthGbps: finiteOrZero(cfg.h2dBandwidthGbps),
+              releasedFifoBlocks: cfg.releasedFifoBlocks ?? RELEASED_FIFO_BLOCKS,
+            },
+            this.events,
+          )
+        : null;
+    this.instantH2d = this.offload?.instantH2d ?? true;
+  }
+
+  get host(): HostTier | null {
+    return this.offload?.tier ?? null;
+  }
+
+  /** Token ids are only kept when there is a host tier to store them for. */
+  private get registry(): BlockTokenRegistry | null {
+    return this.offload?.registry ?? null;
   }
 
   beginStep(nowMs: number): void {
     this.fenceMaxMs = 0;
-    this.land(nowMs);
+    this.offload?.land(nowMs);
   }
 
   /**
@@ -136,7 +125,7 @@ export class KvManager {
     if (h === 0) return true;
     let notBeforeMs = nowMs;
     for (let i = k; i < k + h; i++) notBeforeMs = Math.max(notBeforeMs, this.g1.fenceUntilMs[req.blocks[i]!]!);
-    const landsAtMs = this.h2d.submit(notBeforeMs, h * this.bytesPerBlock);
+    const landsAtMs = this.offload!.load(notBeforeMs, h);
     for (const hs of this.hostHitSlots) this.host!.pin(hs);
     req.loadHostSlots = this.hostHitSlots.slice();
     req.loadUntilMs = landsAtMs;
@@ -167,8 +156,8 @@ export class KvManager {
     const evicted = this.evicted;
     for (let i = 0; i < need; i++) {
       const slot = this.g1.allocate(evicted);
-      const fence = this.g1.fenceUntilMs[slot]!;
-      if (fence > this.fenceMaxMs) this.fenceMaxMs = fence;
+      const fences = this.g1.fenceUntilMs; // read after allocate: the pool's arrays may have grown
+      if (fences.length > 0 && fences[slot]! > this.fenceMaxMs) this.fenceMaxMs = fences[slot]!;
       req.blocks.push(slot);
     }
     if (evicted.length > 0) {
@@ -217,116 +206,28 @@ export class KvManager {
 
   /** Marks the committed blocks of `req` not yet considered as candidates for a d2h copy. */
   queueOffload(req: RequestState): void {
-    if (this.host === null) return;
+    const off = this.offload;
+    if (off === null) return;
     const end = req.numCommitted;
-    let prevIndex = -2;
-    for (let i = req.offloadCursor; i < end; i++) {
-      const hash = req.seqHashes[i]!;
-      if (this.host.has(hash)) continue;
-      this.offHashes.push(hash);
-      this.offSlots.push(req.blocks[i]!);
-      this.offRunStart.push(i !== prevIndex + 1);
-      prevIndex = i;
-    }
+    let prev = -2;
+    for (let i = req.offloadCursor; i < end; i++) if (off.candidate(req.seqHashes[i]!, req.blocks[i]!, i !== prev + 1)) prev = i;
     req.offloadCursor = end;
   }
 
-  /**
-   * Once per step: copies this step's candidates missing from G2 through the FIFO d2h lane,
-   * starting at `endMs` (the step's end), then lands whatever is due by then.
-   */
+  /** Once per step, at the step's end: copies the candidates to G2 and lands what is due. */
   flushOffload(endMs: number): void {
-    const host = this.host;
-    if (host === null) return;
-    const n = this.offHashes.length;
-    if (n > 0) {
-      const hostSlots: number[] = [];
-      const runStarts: number[] = [];
-      const g1Slots: number[] = [];
-      let broken = true;
-      for (let i = 0; i < n; i++) {
-        const hash = this.offHashes[i]!;
-        if (host.has(hash)) {
-          broken = true;
-          continue;
-        }
-        const slot = host.reserve(hash, this.evicted);
-        for (const h of this.evicted) this.emitRemoved("host", h);
-        this.evicted.length = 0;
-        if (slot === -1) {
-          this.skippedOffloadBlocks++;
-          broken = true;
-          continue;
-        }
-        if (broken || this.offRunStart[i]) runStarts.push(hostSlots.length);
-        broken = false;
-        hostSlots.push(slot);
-        g1Slots.push(this.offSlots[i]!);
-      }
-      this.offHashes.length = 0;
-      this.offSlots.length = 0;
-      this.offRunStart.length = 0;
-      if (hostSlots.length > 0) {
-        const landsAtMs = this.d2h.submit(endMs, hostSlots.length * this.bytesPerBlock);
-        for (const s of g1Slots) if (this.g1.fenceUntilMs[s]! < landsAtMs) this.g1.fenceUntilMs[s] = landsAtMs;
-        this.pending.push({ landsAtMs, hostSlots, runStarts });
-      }
-    }
-    this.land(endMs);
+    this.offload?.flush(endMs, this.g1.fenceUntilMs);
   }
 
-  /** Earliest pending d2h landing, or undefined. */
   nextLandingMs(): number | undefined {
-    return this.pendingHead < this.pending.length ? this.pending[this.pendingHead]!.landsAtMs : undefined;
+    return this.offload?.nextLandingMs();
   }
 
   /** Prefix-cache reset (only with no block in use): G1 and G2 emptied, one `cleared` event. */
   clear(): void {
     this.g1.clear();
-    if (this.host !== null) {
-      this.host.clear();
-      this.registry!.clear();
-      this.pending.length = 0;
-      this.pendingHead = 0;
-    }
+    this.offload?.clear();
     this.events.cleared();
-    this.eventsEmitted++;
-  }
-
-  /** Lands every d2h copy due by `nowMs`: each chain run becomes one host `stored`. */
-  private land(nowMs: number): void {
-    const host = this.host;
-    while (this.pendingHead < this.pending.length && this.pending[this.pendingHead]!.landsAtMs <= nowMs) {
-      const copy = this.pending[this.pendingHead++]!;
-      const { hostSlots, runStarts } = copy;
-      for (let r = 0; r < runStarts.length; r++) {
-        const from = runStarts[r]!;
-        const to = r + 1 < runStarts.length ? runStarts[r + 1]! : hostSlots.length;
-        const hashes: bigint[] = [];
-        for (let i = from; i < to; i++) hashes.push(host!.hashOf(hostSlots[i]!));
-        const recs = this.registry!.storeResolved("host", hashes);
-        if (recs === undefined) {
-          for (let i = from; i < to; i++) host!.dropPending(hostSlots[i]!);
-          this.droppedStoreCount++;
-          this.droppedStores.push({ tier: "host", blockHashes: hashes, reason: "token ids of a block could not be recovered (released beyond the FIFO)" });
-          continue;
-        }
-        const bs = this.blockSize;
-        const tokenIds = new Uint32Array(hashes.length * bs);
-        const locals: bigint[] = [];
-        for (let i = 0; i < recs.length; i++) {
-          tokenIds.set(recs[i]!.tokenIds, i * bs);
-          locals.push(recs[i]!.localHash);
-          host!.land(hostSlots[from + i]!);
-        }
-        this.events.stored("host", recs[0]!.parentHash, hashes, locals, tokenIds, bs);
-        this.eventsEmitted++;
-      }
-    }
-    if (this.pendingHead > 64 && this.pendingHead * 2 > this.pending.length) {
-      this.pending.splice(0, this.pendingHead);
-      this.pendingHead = 0;
-    }
   }
 
   private ensureHashes(req: RequestState, full: number): void {
@@ -354,15 +255,13 @@ export class KvManager {
       }
     }
     this.events.stored("device", parent, hashes, locals, req.tokens.subarray(from * bs, to * bs), bs);
-    this.eventsEmitted++;
   }
 
   private emitRemoved(tier: KvTier, hash: bigint): void {
-    const before = this.events.events.length;
     this.events.removed(tier, hash);
-    if (this.events.events.length !== before) this.eventsEmitted++;
     this.registry?.removed(tier, hash);
   }
+
 }
 
 function finiteOrZero(gbps: number): number {

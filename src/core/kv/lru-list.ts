@@ -1,70 +1,90 @@
 // Intrusive doubly linked list over slot indices 0..capacity-1 (typed arrays, no per-node
 // objects): the LRU order of G1's free pool and of G2. Head = least recently used.
-
-const NONE = -1;
+// Links are stored +1 (0 = none) so fresh, zeroed arrays need no fill, and the arrays grow
+// with the highest slot used rather than being sized for the whole capacity up front.
 
 export class LruList {
-  private readonly prev: Int32Array;
-  private readonly next: Int32Array;
-  private readonly member: Uint8Array;
-  private head = NONE;
-  private tail = NONE;
+  private prev: Int32Array;
+  private next: Int32Array;
+  private member: Uint8Array;
+  private head = 0;
+  private tail = 0;
   size = 0;
 
-  constructor(capacity: number) {
-    this.prev = new Int32Array(capacity).fill(NONE);
-    this.next = new Int32Array(capacity).fill(NONE);
-    this.member = new Uint8Array(capacity);
+  constructor(private readonly capacity: number) {
+    const initial = Math.min(capacity, 64);
+    this.prev = new Int32Array(initial);
+    this.next = new Int32Array(initial);
+    this.member = new Uint8Array(initial);
   }
 
   has(slot: number): boolean {
-    return this.member[slot] === 1;
+    return slot < this.member.length && this.member[slot] === 1;
   }
 
   /** Most recently used end. */
   pushBack(slot: number): void {
+    if (slot >= this.member.length) this.grow(slot);
+    const id = slot + 1;
     this.member[slot] = 1;
     this.prev[slot] = this.tail;
-    this.next[slot] = NONE;
-    if (this.tail === NONE) this.head = slot;
-    else this.next[this.tail] = slot;
-    this.tail = slot;
+    this.next[slot] = 0;
+    if (this.tail === 0) this.head = id;
+    else this.next[this.tail - 1] = id;
+    this.tail = id;
     this.size++;
   }
 
   /** Least recently used end (taken first). */
   pushFront(slot: number): void {
+    if (slot >= this.member.length) this.grow(slot);
+    const id = slot + 1;
     this.member[slot] = 1;
     this.next[slot] = this.head;
-    this.prev[slot] = NONE;
-    if (this.head === NONE) this.tail = slot;
-    else this.prev[this.head] = slot;
-    this.head = slot;
+    this.prev[slot] = 0;
+    if (this.head === 0) this.tail = id;
+    else this.prev[this.head - 1] = id;
+    this.head = id;
     this.size++;
   }
 
   remove(slot: number): void {
     const p = this.prev[slot]!;
     const n = this.next[slot]!;
-    if (p === NONE) this.head = n;
-    else this.next[p] = n;
-    if (n === NONE) this.tail = p;
-    else this.prev[n] = p;
+    if (p === 0) this.head = n;
+    else this.next[p - 1] = n;
+    if (n === 0) this.tail = p;
+    else this.prev[n - 1] = p;
     this.member[slot] = 0;
     this.size--;
   }
 
   /** Removes and returns the least recently used slot, or -1 when empty. */
   popFront(): number {
-    const slot = this.head;
-    if (slot !== NONE) this.remove(slot);
+    const slot = this.head - 1;
+    if (slot !== -1) this.remove(slot);
     return slot;
   }
 
   /** Slots from least to most recently used (tests and inspection only). */
   toArray(): number[] {
     const out: number[] = [];
-    for (let s = this.head; s !== NONE; s = this.next[s]!) out.push(s);
+    for (let id = this.head; id !== 0; id = this.next[id - 1]!) out.push(id - 1);
     return out;
   }
+
+  private grow(slot: number): void {
+    const len = Math.min(this.capacity, Math.max(slot + 1, this.member.length * 2));
+    this.prev = grown(this.prev, len);
+    this.next = grown(this.next, len);
+    const member = new Uint8Array(len);
+    member.set(this.member);
+    this.member = member;
+  }
+}
+
+function grown(a: Int32Array, len: number): Int32Array {
+  const b = new Int32Array(len);
+  b.set(a);
+  return b;
 }

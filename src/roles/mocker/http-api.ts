@@ -10,7 +10,7 @@ export interface TokenSink {
   finish(summary: GenerateSummary): void;
 }
 
-export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; status: 404 | 503; message: string };
+export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; status: 400 | 404 | 409 | 503; message: string };
 
 export interface WorkerPool {
   /** Workers are registered (and attached in state-agent mode). */

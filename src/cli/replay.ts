@@ -1,0 +1,27 @@
+// `kvcr-mock replay`: simulate a workload offline on a virtual clock and print the report.
+import { readFileSync, writeFileSync } from "node:fs";
+import { replayOptions, replayProblems, type ReplayConfig } from "../config/replay.ts";
+import { createBlockHasher } from "../lib/xxh3.ts";
+import { replayOptionsFrom } from "../roles/replay/options-from-config.ts";
+import { runReplay } from "../roles/replay/run-replay.ts";
+import { defineRoleCommand } from "./define-command.ts";
+
+export const replayCommand = defineRoleCommand({
+  name: "replay",
+  description: "Simulate a trace or synthetic workload offline on a virtual clock (no sockets) and report metrics",
+  options: replayOptions,
+  refine: (c) => replayProblems(c as ReplayConfig),
+  async run(config, { logger }) {
+    const opts = replayOptionsFrom(config as ReplayConfig);
+    if (config.speedupRatio !== 1) logger.info("--speedup-ratio has no effect offline: the virtual clock runs at model time");
+    await runReplay(opts, {
+      hasher: createBlockHasher(),
+      readFile: (p) => readFileSync(p, "utf8"),
+      writeFile: (p, t) => writeFileSync(p, t),
+      stdout: process.stdout,
+      progress: process.stderr,
+      logger,
+      now: () => performance.now(),
+    });
+  },
+});

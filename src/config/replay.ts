@@ -1,0 +1,44 @@
+// `kvcr-mock replay` options (SPEC §9): the workload (a Mooncake trace or the synthetic
+// shared-prefix generator), arrivals, workers and router, plus the engine options of §3.
+import { engineOptions, engineProblems } from "./engine.ts";
+import { defineOptions, type ConfigOf } from "./options.ts";
+
+export const workloadOptions = defineOptions({
+  trace: { kind: "string", nonEmpty: true, description: "Mooncake-style JSONL trace (timestamp, input_length, output_length, hash_ids); without it the synthetic shared-prefix workload runs" },
+  traceBlockSize: { kind: "int", min: 1, default: 512, description: "Tokens each trace hash id stands for" },
+  skipBadLines: { kind: "bool", default: false, description: "Replay the good lines of a trace with bad ones (otherwise stop before simulating)" },
+  requests: { kind: "int", min: 1, description: "Synthetic: number of requests (default 100). Trace: replay only its first N requests" },
+  numPrefixes: { kind: "int", min: 1, default: 10, description: "Synthetic: distinct shared prefixes" },
+  prefixTokens: { kind: "int", min: 0, default: 2048, description: "Synthetic: tokens per shared prefix" },
+  suffixTokens: { kind: "int", min: 0, default: 256, description: "Synthetic: unique tokens after the prefix" },
+  outputTokens: { kind: "int", min: 1, default: 128, description: "Synthetic: output tokens per request" },
+  concurrency: { kind: "int", min: 1, description: "Closed loop: keep N requests in flight (ignores timestamps)" },
+  requestRate: { kind: "number", min: 0.000001, description: "Poisson arrivals at R requests per second (ignores timestamps)" },
+  arrivalSpeedupRatio: { kind: "number", min: 0.000001, default: 1, description: "Divides trace timestamps (2 = arrivals twice as dense)" },
+  traceSpeedup: { kind: "number", min: 0.000001, description: "Same as --arrival-speedup-ratio (SPEC §9 spelling); wins when both are given" },
+  seed: { kind: "int", min: 0, default: 0, description: "Seed of output tokens, synthetic prompts, random routing and Poisson arrivals" },
+  outputJson: { kind: "string", nonEmpty: true, description: "Also write the report as JSON to FILE (- prints JSON instead of the table)" },
+});
+
+export const replayRouterOptions = defineOptions({
+  numWorkers: { kind: "int", min: 1, max: 100_000, default: 1, description: "Simulated workers" },
+  routerMode: { kind: "enum", choices: ["kv", "round-robin", "random"], default: "kv", description: "How each request picks its worker" },
+  kvOverlapScoreWeight: { kind: "number", min: 0, default: 1, description: "kv router: weight of prefill blocks against decode blocks (SPEC §6.3 prefill_load_scale)" },
+  routerTemperature: { kind: "number", min: 0, default: 0, description: "kv router: 0 = lowest cost; > 0 samples a softmax over normalised costs" },
+  activeDecodeBlocksThreshold: { kind: "number", min: 0, max: 1, description: "kv router: skip workers whose active blocks exceed this share of their G1 while others are below" },
+});
+
+export const replayOptions = defineOptions({
+  ...workloadOptions,
+  ...replayRouterOptions,
+  ...engineOptions,
+});
+
+export type ReplayConfig = ConfigOf<typeof replayOptions>;
+
+export function replayProblems(c: ReplayConfig): string[] {
+  const problems = engineProblems(c);
+  if (c.concurrency !== undefined && c.requestRate !== undefined) problems.push("--concurrency and --request-rate: choose one arrival mode");
+  if (c.trace === undefined && c.prefixTokens + c.suffixTokens < 1) problems.push("--prefix-tokens + --suffix-tokens: a synthetic prompt needs at least 1 token");
+  return problems;
+}

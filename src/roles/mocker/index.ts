@@ -1,0 +1,162 @@
+// The mocker process (SPEC §3): N workers × D ranks of mock engines on one live loop, one HTTP
+// server, raw KV-event PUBs (+ replay), the direct-mode relay or state-agent intents, and
+// discovery records. Lifecycle: staggered register → attach → healthy; close() stops accepting,
+// cancels in-flight requests, withdraws intents and records, then closes sockets. If start-up
+// fails after anything was registered, it is all withdrawn before the error surfaces.
+import { randomBytes } from "node:crypto";
+import type { MockerConfig } from "../../config/mocker.ts";
+import { createEngine } from "../../core/engine/mock-engine.ts";
+import type { StepResult } from "../../core/engine/engine-types.ts";
+import { keys } from "../../discovery/keys.ts";
+import { openFileDiscoveryStore } from "../../discovery/file-store.ts";
+import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { RoleHandle } from "../../lib/role.ts";
+import { createBlockHasher, xxh3 } from "../../lib/xxh3.ts";
+import { holdPort, type HeldPort } from "../../transport/port-hold.ts";
+import { serveHttp, type HttpServer } from "../../transport/http/server.ts";
+import { createMockerFetch } from "./http-api.ts";
+import { kvStateEndpoint, workerIdentities, type WorkerIdentity } from "./identity.ts";
+import { LiveLoop } from "./live-loop.ts";
+import { openWorkerOutlets, type WorkerOutlets } from "./outlets.ts";
+import { attachmentIntents, workerRecord, type WorkerEndpoints } from "./records.ts";
+import { readTopology, workerDomain } from "./topology.ts";
+import { MockerWorkerPool, RankSlot } from "./worker-pool.ts";
+
+export interface MockerDeps {
+  logger: Logger;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Injected in tests; otherwise the configured backend is opened (and closed with the role). */
+  discovery?: DiscoveryStore;
+}
+
+export interface MockerHandle extends RoleHandle {
+  readonly httpUrl: string;
+  readonly workers: readonly WorkerIdentity[];
+  /** Actual raw PUB / replay ports per worker and rank. */
+  readonly endpoints: readonly WorkerEndpoints[];
+  readonly pool: MockerWorkerPool;
+}
+
+const LIMITS = { maxPromptTokens: 1 << 20, maxOutputTokens: 1 << 20 };
+
+export async function startMocker(config: MockerConfig, deps: MockerDeps): Promise<MockerHandle> {
+  const { logger } = deps;
+  const hasher = createBlockHasher();
+  const processId = randomBytes(4).toString("hex");
+  const incarnation = Date.now();
+  const identities = workerIdentities(config, (d, s) => xxh3(d, s), processId);
+  const topology = readTopology(deps.env);
+  const t0 = performance.now();
+  const loop = new LiveLoop<StepResult>(() => performance.now() - t0);
+
+  // Everything opened so far, closed in reverse on failure or shutdown.
+  const cleanups: (() => void | Promise<void>)[] = [];
+  const records: LeasedRecord[] = [];
+  let store = deps.discovery;
+  let http: HttpServer | undefined;
+  let pool: MockerWorkerPool | undefined;
+  let closed: Promise<void> | undefined;
+
+  const close = () =>
+    (closed ??= (async () => {
+      await http?.stop(false).catch(() => {});
+      const cancelled = pool?.cancelAll() ?? 0;
+      if (cancelled > 0) logger.info(`cancelled ${cancelled} in-flight request(s)`);
+      // Intents and records first, so no agent or router dials a socket about to vanish.
+      for (const r of records.splice(0).reverse()) await r.withdraw().catch((err: unknown) => logger.warn(`withdrawing ${r.key}: ${String(err)}`));
+      loop.close();
+      for (const c of cleanups.splice(0).reverse()) await c();
+      await http?.stop(true).catch(() => {});
+    })());
+
+  try {
+    if (!store) {
+      const opened = await openFileDiscoveryStore({ dir: config.discoveryDir, logger });
+      store = opened;
+      cleanups.push(() => opened.close());
+    }
+    const engineConfig = {
+      blockSize: config.blockSize,
+      numGpuBlocks: config.numGpuBlocksOverride,
+      numHostBlocks: config.numHostBlocks,
+      hostOffloadD2hBandwidthGbps: config.hostOffloadD2hBandwidthGbps,
+      hostOffloadH2dBandwidthGbps: config.hostOffloadH2dBandwidthGbps,
+      kvBytesPerToken: config.kvBytesPerToken,
+      maxNumSeqs: config.maxNumSeqs,
+      maxNumBatchedTokens: config.maxNumBatchedTokens,
+      enablePrefixCaching: config.enablePrefixCaching,
+      enableChunkedPrefill: config.enableChunkedPrefill,
+      preemptionMode: config.preemptionMode,
+      speedupRatio: config.speedupRatio,
+      decodeSpeedupRatio: config.decodeSpeedupRatio,
+      timingModel: config.timingModel,
+      prefillMs: config.prefillMs,
+      decodeMs: config.decodeMs,
+      seed: config.seed,
+    };
+    const wallSeconds = () => Date.now() / 1000;
+    const slots = identities.map((id) =>
+      Array.from({ length: config.dataParallelSize }, (_, r) => new RankSlot(id.index, r, createEngine(engineConfig, { hasher }), wallSeconds, logger)),
+    );
+    const outlets: WorkerOutlets[] = [];
+    const hints: HeldPort[][] = [];
+    for (const id of identities) {
+      const o = openWorkerOutlets(config, id, logger);
+      outlets.push(o);
+      cleanups.push(() => o.close());
+      slots[id.index]!.forEach((slot, r) => slot.outlets.push(...o.forRank(r)));
+      if (config.kvStateAgentRouterHints) {
+        const held = id.cacheOwnerIds.map(() => holdPort(config.host));
+        hints.push(held);
+        cleanups.push(() => held.forEach((h) => h.close()));
+      }
+    }
+    pool = new MockerWorkerPool(slots, loop, logger, () => outlets.flatMap((o) => o.metrics()));
+    const served = pool;
+    http = serveHttp({ host: config.host, port: config.httpPort, fetch: createMockerFetch(served, LIMITS) });
+    const httpUrl = http.url;
+    logger.info(`serving ${config.numWorkers} worker(s) × ${config.dataParallelSize} rank(s) of ${config.modelName} on ${httpUrl}`);
+
+    const endpoints: WorkerEndpoints[] = identities.map((id, i) => ({
+      rawPorts: outlets[i]!.rawPorts,
+      replayPorts: outlets[i]!.replayPorts,
+      routerEventsEndpoint: outlets[i]!.routerEventsEndpoint,
+      hintPorts: hints[i]?.map((h) => h.port),
+    }));
+    const ready = (async () => {
+      for (const id of identities) {
+        if (id.index > 0 && config.staggerDelay > 0) await Bun.sleep(config.staggerDelay * 1000);
+        if (closed) return;
+        const ep = endpoints[id.index]!;
+        const domain = workerDomain(topology, id.index, config.kvTransferIslandSize);
+        records.push(await store!.put(keys.worker(config.namespace, id.workerId), workerRecord(config, id, ep, { httpUrl, topology, domain })));
+        for (const intent of attachmentIntents(config, id, ep, { incarnation, kvStateEndpoint: kvStateEndpoint(config) })) {
+          records.push(await store!.put(keys.intent(config.namespace, intent.cache_owner_id, id.workerId), intent));
+        }
+        if (config.kvStateAgent) logger.info(`worker ${id.index}: raw topic ${id.rawTopic}, cache owners ${id.cacheOwnerIds.join(", ")}`);
+        served.registered++;
+      }
+      logger.info(`all ${identities.length} worker(s) registered`);
+    })();
+    // A failed registration withdraws whatever was already registered before it surfaces.
+    ready.catch(async (err: unknown) => {
+      logger.error(`registration failed: ${String(err)}`);
+      await close();
+    });
+
+    return {
+      ready,
+      ports: { http: http.port, raw: endpoints.flatMap((e) => e.rawPorts), replay: endpoints.flatMap((e) => e.replayPorts ?? []) },
+      httpUrl,
+      workers: identities,
+      endpoints,
+      pool: served,
+      close,
+      [Symbol.asyncDispose]: close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

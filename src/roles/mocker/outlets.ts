@@ -1,0 +1,81 @@
+// Per worker: the event outlets of its ranks — a raw vLLM-format PUB (+ replay ROUTER) per rank
+// when ports are configured, and in direct mode one router-event relay for the worker — with
+// their counters as metrics. State-agent mode skips the relay: events are published once (SPEC §3).
+import type { MockerConfig } from "../../config/mocker.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { MetricFamily } from "../../protocol/prometheus.ts";
+import type { WorkerIdentity } from "./identity.ts";
+import { RankPublisher } from "./rank-publisher.ts";
+import { tcpEndpoint } from "./records.ts";
+import { RouterEventRelay } from "./router-event-relay.ts";
+import type { EventOutlet } from "./worker-pool.ts";
+
+export interface WorkerOutlets {
+  rawPorts: number[];
+  replayPorts: number[] | undefined;
+  routerEventsEndpoint: string | undefined;
+  forRank(rank: number): EventOutlet[];
+  /** Publishers by rank, e.g. to wait for subscribers. */
+  publishers: readonly RankPublisher[];
+  metrics(): MetricFamily[];
+  close(): void;
+}
+
+export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logger: Logger): WorkerOutlets {
+  const publishers: RankPublisher[] = [];
+  let relay: RouterEventRelay | undefined;
+  const closeAll = () => {
+    for (const p of publishers) p.close();
+    relay?.close();
+  };
+  try {
+    if (id.rawPorts) {
+      for (let r = 0; r < config.dataParallelSize; r++) {
+        publishers.push(
+          new RankPublisher({
+            host: config.host,
+            port: id.rawPorts[r]!,
+            replayPort: id.replayPorts?.[r],
+            topic: id.rawTopic,
+            dataParallelRank: r,
+            kvcrOwnsHost: config.kvStateAgent,
+            logger,
+            label: `worker ${id.index} rank ${r}`,
+          }),
+        );
+      }
+    }
+    if (!config.kvStateAgent) relay = new RouterEventRelay({ host: config.host, port: 0, workerId: id.workerId, dataParallelSize: config.dataParallelSize, logger });
+  } catch (err) {
+    closeAll();
+    throw err;
+  }
+  const labels = (r: number) => ({ worker: id.index, dp_rank: r });
+  return {
+    rawPorts: publishers.map((p) => p.port),
+    replayPorts: id.replayPorts ? publishers.map((p) => p.replayPort!) : undefined,
+    routerEventsEndpoint: relay ? tcpEndpoint(config.host, relay.port) : undefined,
+    publishers,
+    forRank: (r) => [...(publishers[r] ? [publishers[r]] : []), ...(relay ? [relay.outlet(r)] : [])],
+    metrics: () => {
+      const stats = publishers.map((p) => p.stats());
+      const family = (name: string, help: string, pick: (s: ReturnType<RankPublisher["stats"]>) => number): MetricFamily => ({
+        name,
+        help,
+        type: "counter",
+        samples: stats.map((s, r) => ({ labels: labels(r), value: pick(s) })),
+      });
+      const out = [
+        family("kvcr_mocker_raw_batches_published_total", "Raw KV-event batches published", (s) => s.batchesPublished),
+        family("kvcr_mocker_raw_batches_dropped_total", "Raw batches dropped at a subscriber's high-water mark", (s) => s.batchesDroppedByHwm),
+        family("kvcr_mocker_replay_requests_total", "Replay requests served", (s) => s.replayRequestsServed),
+      ];
+      if (relay) {
+        const s = relay.stats();
+        out.push({ name: "kvcr_mocker_router_event_batches_total", help: "Router-event batches relayed (direct mode)", type: "counter", samples: [{ labels: { worker: id.index }, value: s.batchesPublished }] });
+      }
+      return out;
+    },
+    close: closeAll,
+  };
+}

@@ -1,0 +1,161 @@
+// The raw KV-event stream of one (worker, rank) (SPEC §3, §4.2), as vLLM's ZmqEventPublisher: a
+// PUB (send HWM 100,000) sending [topic, seq u64 BE, payload] once per engine step that produced
+// events, seq from 0 and +1 per batch, and optionally the replay ROUTER over the last batches.
+import type { Logger } from "../../lib/logger.ts";
+import type { KvEvent } from "../../core/kv/kv-events.ts";
+import { encodeBatch } from "../../protocol/kv-events/index.ts";
+import { PubSocket } from "../../transport/zmtp/index.ts";
+import { bindOrClose } from "./bind.ts";
+import { toVllmEvents } from "./raw-events.ts";
+import { ReplayBuffer } from "./replay-buffer.ts";
+import { ReplayServer } from "./replay-server.ts";
+
+const EMPTY = new Uint8Array(0);
+/** vLLM's default send HWM of the KV-event PUB (KVEventsConfig.hwm). */
+export const RAW_SEND_HWM = 100_000;
+/** vLLM's default replay buffer (KVEventsConfig.buffer_steps). */
+export const REPLAY_BATCHES = 10_000;
+
+export interface RankPublisherOptions {
+  /** Interface to bind the PUB (and replay ROUTER) on: "0.0.0.0", "127.0.0.1", a hostname, an IPv6. */
+  host: string;
+  /** PUB port (`zmq_kv_events_port[worker] + rank`); 0 = pick, see `port`. */
+  port: number;
+  /** Replay ROUTER port (`zmq_replay_port[worker] + rank`; 0 = pick); undefined = no replay. */
+  replayPort?: number;
+  /** Topic frame of every batch: `--kv-events-topic` (direct) or the worker's raw topic (state agent). */
+  topic: string;
+  dataParallelRank: number;
+  /** State-agent mode: host-tier (G2) events carry `ownership: "kvcr"`; G1 events never do. */
+  kvcrOwnsHost: boolean;
+  logger: Logger;
+  /** Names this publisher in log lines; default "rank {dataParallelRank}". */
+  label?: string;
+  sendHighWaterMark?: number;
+  replayCapacity?: number;
+}
+
+export interface RankPublisherStats {
+  /** Batches sent (seqs used); each goes to every subscriber not at its HWM. */
+  batchesPublished: number;
+  eventsPublished: number;
+  /** Batch copies a subscriber missed because it was at the send HWM (libzmq PUB drops, too). */
+  batchesDroppedByHwm: number;
+  /** Steps whose events could not be encoded (an engine bug): logged, no seq used. */
+  encodeErrors: number;
+  subscribers: number;
+  replayRequestsServed: number;
+  badReplayRequests: number;
+  truncatedReplays: number;
+}
+
+export class RankPublisher {
+  /** Bound PUB endpoint with the actual port. */
+  readonly endpoint: string;
+  readonly port: number;
+  readonly replayEndpoint: string | undefined;
+  readonly replayPort: number | undefined;
+  readonly topic: string;
+  readonly dataParallelRank: number;
+  private readonly pub: PubSocket;
+  private readonly replay: ReplayServer | undefined;
+  private readonly buffer: ReplayBuffer | undefined;
+  private readonly topicFrame: Uint8Array;
+  /** Reused for every live batch: PubSocket.send copies frames into its queues synchronously. */
+  private readonly seqFrame = new Uint8Array(8);
+  private readonly seqView = new DataView(this.seqFrame.buffer);
+  /** [topic, seq, payload]: one array reused per batch, the payload slot filled per send. */
+  private readonly frames: Uint8Array[];
+  private readonly kvcrOwnsHost: boolean;
+  private readonly logger: Logger;
+  private readonly label: string;
+  /** A number, not a bigint: exact to 2^53 batches, and no allocation per batch. */
+  private seq = 0;
+  private events = 0;
+  private encodeErrors = 0;
+  private closed = false;
+
+  constructor(opts: RankPublisherOptions) {
+    this.topic = opts.topic;
+    this.dataParallelRank = opts.dataParallelRank;
+    this.kvcrOwnsHost = opts.kvcrOwnsHost;
+    this.logger = opts.logger;
+    this.label = opts.label ?? `rank ${opts.dataParallelRank}`;
+    this.topicFrame = new TextEncoder().encode(opts.topic);
+    this.frames = [this.topicFrame, this.seqFrame, EMPTY];
+    this.pub = new PubSocket({ logger: opts.logger, sendHighWaterMark: opts.sendHighWaterMark ?? RAW_SEND_HWM });
+    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.pub, opts.host, opts.port));
+    if (opts.replayPort !== undefined) {
+      this.buffer = new ReplayBuffer(opts.replayCapacity ?? REPLAY_BATCHES);
+      try {
+        this.replay = new ReplayServer({ host: opts.host, port: opts.replayPort, topic: this.topicFrame, buffer: this.buffer, logger: opts.logger, label: this.label });
+      } catch (e) {
+        this.pub.close();
+        throw e;
+      }
+      this.replayEndpoint = this.replay.endpoint;
+      this.replayPort = this.replay.port;
+    }
+  }
+
+  /**
+   * Publishes one engine step's events as one batch (nothing when there are none). `tsSeconds` is
+   * the batch's wall-clock stamp (unix seconds, float). Never throws: an event the codec refuses
+   * is logged and counted, and the step publishes nothing (its seq is not used, so no gap).
+   */
+  publish(events: readonly KvEvent[], tsSeconds: number): void {
+    if (events.length === 0 || this.closed) return;
+    let payload: Uint8Array;
+    try {
+      payload = encodeBatch({ ts: tsSeconds, events: toVllmEvents(events, this.kvcrOwnsHost), dataParallelRank: this.dataParallelRank });
+    } catch (e) {
+      this.encodeErrors++;
+      this.logger.error(`raw events ${this.label}: dropping a step of ${events.length} event(s) that cannot be encoded: ${(e as Error).message}`);
+      return;
+    }
+    const seq = this.seq++;
+    this.seqView.setUint32(0, Math.floor(seq / 0x1_0000_0000));
+    this.seqView.setUint32(4, seq >>> 0);
+    this.frames[2] = payload;
+    this.pub.send(this.frames);
+    this.frames[2] = EMPTY; // the PUB has copied it; do not pin the last payload
+    this.events += events.length;
+    this.buffer?.push(BigInt(seq), payload);
+  }
+
+  /** Seq the next batch will carry (= batches published so far). */
+  get nextSeq(): number {
+    return this.seq;
+  }
+
+  /** Subscribers whose subscription matches this publisher's topic. */
+  subscriberCount(): number {
+    return this.pub.subscriberCount(this.topicFrame);
+  }
+
+  stats(): RankPublisherStats {
+    const pub = this.pub.stats();
+    return {
+      batchesPublished: this.seq,
+      eventsPublished: this.events,
+      batchesDroppedByHwm: pub.messagesDropped,
+      encodeErrors: this.encodeErrors,
+      subscribers: this.subscriberCount(),
+      replayRequestsServed: this.replay?.requestsServed ?? 0,
+      badReplayRequests: this.replay?.badRequests ?? 0,
+      truncatedReplays: this.replay?.truncatedReplies ?? 0,
+    };
+  }
+
+  /** Closes the PUB and the replay ROUTER; later publish() calls do nothing. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pub.close();
+    this.replay?.close();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

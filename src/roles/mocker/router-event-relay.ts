@@ -1,0 +1,230 @@
+// Direct mode (SPEC §3, §6.1): one router-event stream per worker, relaying its ranks' engine events
+// as {source (worker id, dp rank), tier, kind, blocks [{seq_hash, local_hash}], parent_hash} on a
+// PUB, frames [topic, cursor u64 BE, payload]; the cursor starts at 1 and grows by 1 per batch.
+//
+// Batching: ranks step independently on the live loop, so events are queued per call and sent as
+// ONE batch per worker at the end of the current tick (a microtask): every rank that stepped in
+// the same loop round shares a batch, and a rank's events keep their order. `flush()` sends now.
+// Topic: "" by default (as vLLM's default): the stream is per worker, its endpoint in the worker's
+// discovery record already says whose it is, so routers subscribe to everything.
+// Removals: engine removed events carry only sequence hashes; each rank's LocalHashIndex (filled
+// by stored events, per tier) supplies the local hashes. A removal of a block never stored is
+// counted and left out (the router cannot have indexed it from this stream either).
+import { KvcrError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { KvEvent } from "../../core/kv/kv-events.ts";
+import { encodeRouterEvents, type RouterBlock, type RouterEvent } from "../../protocol/router-events.ts";
+import { PubSocket } from "../../transport/zmtp/index.ts";
+import { bindOrClose } from "./bind.ts";
+import { LocalHashIndex } from "./local-hash-index.ts";
+import { RAW_SEND_HWM } from "./rank-publisher.ts";
+
+export interface RouterEventRelayOptions {
+  /** Interface to bind: the host of the worker's raw streams. */
+  host: string;
+  /** 0 (default) = pick a free port; see `port`. */
+  port?: number;
+  workerId: string;
+  /** Ranks of this worker: outlets exist for 0 .. dataParallelSize-1. */
+  dataParallelSize: number;
+  /** Default "" (see header). */
+  topic?: string;
+  logger: Logger;
+  sendHighWaterMark?: number;
+}
+
+export interface RouterEventRelayStats {
+  /** Batches sent (cursors used). */
+  batchesPublished: number;
+  eventsPublished: number;
+  batchesDroppedByHwm: number;
+  /** Removed blocks with no local hash on record (never stored through this relay): left out. */
+  unknownRemovals: number;
+  /** Engine events that cannot be relayed (an engine bug): logged and skipped. */
+  invalidEvents: number;
+  subscribers: number;
+}
+
+/** A rank's view of the relay, with the same publish(events, tsSeconds) shape as RankPublisher. */
+export class RelayOutlet {
+  constructor(
+    private readonly relay: RouterEventRelay,
+    readonly dpRank: number,
+  ) {}
+
+  publish(events: readonly KvEvent[], _tsSeconds: number): void {
+    this.relay.publish(this.dpRank, events);
+  }
+}
+
+interface RankState {
+  readonly source: { readonly workerId: string; readonly dpRank: number };
+  readonly index: LocalHashIndex;
+  readonly outlet: RelayOutlet;
+}
+
+// One microtask flushes every relay that queued events during the current tick.
+let scheduled: RouterEventRelay[] = [];
+let flushQueued = false;
+function flushScheduled(): void {
+  const relays = scheduled;
+  scheduled = [];
+  flushQueued = false;
+  for (const r of relays) r.flush();
+}
+
+export class RouterEventRelay {
+  readonly endpoint: string;
+  readonly port: number;
+  readonly topic: string;
+  readonly workerId: string;
+  private readonly pub: PubSocket;
+  private readonly ranks: RankState[];
+  private readonly logger: Logger;
+  private readonly frames: Uint8Array[];
+  private readonly cursorView: DataView;
+  private pending: RouterEvent[] = [];
+  private isScheduled = false;
+  private cursor = 1;
+  private events = 0;
+  private unknownRemovals = 0;
+  private invalidEvents = 0;
+  private closed = false;
+
+  constructor(opts: RouterEventRelayOptions) {
+    if (opts.workerId === "") throw new KvcrError("RELAY_INVALID", "router event relay: workerId must not be empty");
+    if (!Number.isInteger(opts.dataParallelSize) || opts.dataParallelSize < 1) {
+      throw new KvcrError("RELAY_INVALID", `router event relay: dataParallelSize must be an integer >= 1, got ${opts.dataParallelSize}`);
+    }
+    this.workerId = opts.workerId;
+    this.topic = opts.topic ?? "";
+    this.logger = opts.logger;
+    this.ranks = Array.from({ length: opts.dataParallelSize }, (_, dpRank) => ({
+      source: { workerId: opts.workerId, dpRank },
+      index: new LocalHashIndex(),
+      outlet: new RelayOutlet(this, dpRank),
+    }));
+    const cursorFrame = new Uint8Array(8);
+    this.cursorView = new DataView(cursorFrame.buffer);
+    this.frames = [new TextEncoder().encode(this.topic), cursorFrame, new Uint8Array(0)];
+    this.pub = new PubSocket({ logger: opts.logger, sendHighWaterMark: opts.sendHighWaterMark ?? RAW_SEND_HWM });
+    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.pub, opts.host, opts.port ?? 0));
+  }
+
+  /** The outlet of rank `dpRank` (one object per rank, made once). */
+  outlet(dpRank: number): RelayOutlet {
+    const rank = this.ranks[dpRank];
+    if (!rank) throw new KvcrError("RELAY_INVALID", `router event relay ${this.workerId}: no rank ${dpRank} (ranks 0..${this.ranks.length - 1})`);
+    return rank.outlet;
+  }
+
+  /** Queues one step's events of `dpRank`; they go out with this tick's batch (or on flush()). */
+  publish(dpRank: number, events: readonly KvEvent[]): void {
+    if (events.length === 0 || this.closed) return;
+    const rank = this.ranks[dpRank];
+    if (!rank) throw new KvcrError("RELAY_INVALID", `router event relay ${this.workerId}: no rank ${dpRank} (ranks 0..${this.ranks.length - 1})`);
+    for (let i = 0; i < events.length; i++) this.translate(rank, events[i]!);
+    if (this.pending.length > 0 && !this.isScheduled) {
+      this.isScheduled = true;
+      scheduled.push(this);
+      if (!flushQueued) {
+        flushQueued = true;
+        queueMicrotask(flushScheduled);
+      }
+    }
+  }
+
+  /** Sends the queued events as one batch now (nothing when none are queued). */
+  flush(): void {
+    this.isScheduled = false;
+    const events = this.pending;
+    if (events.length === 0 || this.closed) return;
+    this.pending = [];
+    let payload: Uint8Array;
+    try {
+      payload = encodeRouterEvents(events);
+    } catch (e) {
+      // Unreachable with events built by translate(); kept so a bug costs one batch, not the process.
+      this.invalidEvents += events.length;
+      this.logger.error(`router events ${this.workerId}: dropping a batch of ${events.length} event(s) that cannot be encoded: ${(e as Error).message}`);
+      return;
+    }
+    const cursor = this.cursor++;
+    this.cursorView.setUint32(0, Math.floor(cursor / 0x1_0000_0000));
+    this.cursorView.setUint32(4, cursor >>> 0);
+    this.frames[2] = payload;
+    this.pub.send(this.frames);
+    this.frames[2] = EMPTY;
+    this.events += events.length;
+  }
+
+  subscriberCount(): number {
+    return this.pub.subscriberCount(this.frames[0]!);
+  }
+
+  /** Cursor the next batch will carry. */
+  get nextCursor(): number {
+    return this.cursor;
+  }
+
+  stats(): RouterEventRelayStats {
+    return {
+      batchesPublished: this.cursor - 1,
+      eventsPublished: this.events,
+      batchesDroppedByHwm: this.pub.stats().messagesDropped,
+      unknownRemovals: this.unknownRemovals,
+      invalidEvents: this.invalidEvents,
+      subscribers: this.subscriberCount(),
+    };
+  }
+
+  /** Sends what is queued, then closes the PUB; later publish() calls do nothing. */
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.pub.close();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  private translate(rank: RankState, e: KvEvent): void {
+    switch (e.kind) {
+      case "stored": {
+        const seq = e.blockHashes;
+        const local = e.localHashes;
+        if (seq.length === 0 || local.length !== seq.length) {
+          this.invalidEvents++;
+          this.logger.error(`router events ${this.workerId} rank ${rank.source.dpRank}: skipping a stored event with ${seq.length} sequence and ${local.length} local hashes`);
+          return;
+        }
+        const blocks = new Array<RouterBlock>(seq.length);
+        for (let i = 0; i < seq.length; i++) blocks[i] = { seqHash: seq[i]!, localHash: local[i]! };
+        rank.index.stored(e.tier, seq, local);
+        this.pending.push({ source: rank.source, tier: e.tier, kind: "stored", blocks, parentHash: e.parentHash });
+        return;
+      }
+      case "removed": {
+        const blocks: RouterBlock[] = [];
+        for (const seqHash of e.blockHashes) {
+          const localHash = rank.index.removed(e.tier, seqHash);
+          if (localHash === undefined) this.unknownRemovals++;
+          else blocks.push({ seqHash, localHash });
+        }
+        if (blocks.length > 0) this.pending.push({ source: rank.source, tier: e.tier, kind: "removed", blocks, parentHash: null });
+        return;
+      }
+      case "cleared":
+        // The engine clears every tier; the router clears per tier.
+        rank.index.cleared();
+        this.pending.push({ source: rank.source, tier: "device", kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
+        this.pending.push({ source: rank.source, tier: "host", kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
+        return;
+    }
+  }
+}
+
+const EMPTY = new Uint8Array(0);
+const NO_BLOCKS: readonly RouterBlock[] = Object.freeze([]);

@@ -1,0 +1,147 @@
+// The engines of one mocker process: one per (worker, rank), stepped by the live loop, fed by
+// the HTTP API. Each step's tokens go to the requests' sinks and its KV events to the rank's
+// outlets (raw PUB, direct-mode relay). Implements the WorkerPool the HTTP API serves.
+import type { MockEngine } from "../../core/engine/mock-engine.ts";
+import type { StepResult } from "../../core/engine/engine-types.ts";
+import type { KvEvent } from "../../core/kv/kv-events.ts";
+import type { GenerateRequest } from "../../protocol/generate.ts";
+import type { MetricFamily } from "../../protocol/prometheus.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { SubmitOutcome, TokenSink, WorkerPool } from "./http-api.ts";
+import type { LiveLoop, LoopSlot } from "./live-loop.ts";
+import { engineMetricFamilies } from "./metrics.ts";
+
+/** Where a rank's KV events go after each step (raw PUB, relay); both are optional. */
+export interface EventOutlet {
+  publish(events: readonly KvEvent[], tsSeconds: number): void;
+}
+
+/** One (worker, rank): its engine, its live-loop slot and the sinks of its requests. */
+export class RankSlot implements LoopSlot<StepResult> {
+  readonly sinks = new Map<string, TokenSink>();
+  readonly outlets: EventOutlet[] = [];
+
+  constructor(
+    readonly worker: number,
+    readonly rank: number,
+    readonly engine: MockEngine,
+    private readonly wallSeconds: () => number,
+    private readonly logger: Logger,
+  ) {}
+
+  hasWork(): boolean {
+    return this.engine.pendingRequests > 0 || this.engine.nextWakeMs() !== undefined;
+  }
+
+  step(nowMs: number): { durationMs: number; result: StepResult } {
+    const result = this.engine.step(nowMs);
+    let durationMs = result.durationMs;
+    if (result.scheduledRequests === 0 && durationMs === 0) {
+      // Nothing could compute (loads or copies in flight): sleep until the next landing.
+      const wake = this.engine.nextWakeMs();
+      durationMs = wake !== undefined ? Math.max(wake - nowMs, 0.1) : 1;
+    }
+    return { durationMs, result };
+  }
+
+  deliver(result: StepResult): void {
+    for (const t of result.tokens) this.sinks.get(t.requestId)?.tokens([t.tokenId]);
+    for (const f of result.finished) {
+      const sink = this.sinks.get(f.requestId);
+      this.sinks.delete(f.requestId);
+      sink?.finish({
+        finish_reason: "length",
+        prompt_tokens: f.promptTokens,
+        cached_tokens: f.cachedTokens,
+        host_loaded_tokens: f.hostLoadedTokens,
+        completion_tokens: f.completionTokens,
+      });
+    }
+    if (result.events.length > 0) {
+      const ts = this.wallSeconds();
+      for (const outlet of this.outlets) outlet.publish(result.events, ts);
+    }
+    if (result.dropped && result.dropped.length > 0) {
+      this.logger.warn(`worker ${this.worker} rank ${this.rank}: dropped ${result.dropped.length} host store(s) whose token ids could not be recovered`);
+    }
+  }
+}
+
+interface InFlight {
+  slot: RankSlot;
+  sink: TokenSink;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export class MockerWorkerPool implements WorkerPool {
+  private nextId = 0;
+  private readonly byRequest = new Map<string, InFlight>();
+  registered = 0;
+
+  constructor(
+    readonly slots: readonly (readonly RankSlot[])[],
+    private readonly loop: LiveLoop<StepResult>,
+    private readonly logger: Logger,
+    private readonly extraMetrics: () => MetricFamily[] = () => [],
+  ) {}
+
+  healthy(): boolean {
+    return this.registered === this.slots.length;
+  }
+
+  submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome {
+    const ranks = this.slots[req.worker];
+    if (!ranks) return { ok: false, status: 404, message: `unknown worker ${req.worker}; this process serves workers 0..${this.slots.length - 1}` };
+    const slot = ranks[req.dpRank];
+    if (!slot) return { ok: false, status: 404, message: `unknown dp_rank ${req.dpRank} for worker ${req.worker}; ranks are 0..${ranks.length - 1}` };
+    const id = req.requestId ?? `req-${this.nextId++}`;
+    if (this.byRequest.has(id)) return { ok: false, status: 409, message: `request_id ${id} is already in flight` };
+    const added = slot.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens });
+    if (!added.ok) return { ok: false, status: 400, message: added.reason };
+    if (req.kvHint) this.logger.debug(`router hint for request ${id} (worker ${req.worker}, rank ${req.dpRank}), ignored: ${JSON.stringify(req.kvHint)}`);
+    const flight: InFlight = { slot, sink, promptTokens: req.tokenIds.length, completionTokens: 0 };
+    this.byRequest.set(id, flight);
+    slot.sinks.set(id, {
+      tokens: (ids) => {
+        flight.completionTokens += ids.length;
+        sink.tokens(ids);
+      },
+      finish: (summary) => {
+        this.byRequest.delete(id);
+        sink.finish(summary);
+      },
+    });
+    this.loop.wake(slot);
+    return { ok: true, requestId: id };
+  }
+
+  cancel(requestId: string): void {
+    const flight = this.byRequest.get(requestId);
+    if (!flight) return;
+    this.byRequest.delete(requestId);
+    flight.slot.sinks.delete(requestId);
+    flight.slot.engine.abortRequest(requestId);
+  }
+
+  /** Ends every in-flight request (shutdown): streams get a last line with finish_reason cancelled. */
+  cancelAll(): number {
+    let n = 0;
+    for (const [id, f] of this.byRequest) {
+      f.slot.sinks.delete(id);
+      f.slot.engine.abortRequest(id);
+      f.sink.finish({ finish_reason: "cancelled", prompt_tokens: f.promptTokens, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: f.completionTokens });
+      n++;
+    }
+    this.byRequest.clear();
+    return n;
+  }
+
+  get inFlight(): number {
+    return this.byRequest.size;
+  }
+
+  metrics(): MetricFamily[] {
+    return [...engineMetricFamilies(this.slots.flat()), ...this.extraMetrics()];
+  }
+}

@@ -1,0 +1,82 @@
+import { describe, expect, test } from "bun:test";
+import { KvcrError } from "../../lib/errors.ts";
+import { createLogger } from "../../lib/logger.ts";
+import { createBlockHasher } from "../../lib/xxh3.ts";
+import { runReplay, type ReplayDeps, type ReplayOptions } from "./run-replay.ts";
+
+function harness(files: Record<string, string>) {
+  const out: string[] = [];
+  const logs: string[] = [];
+  const written: Record<string, string> = {};
+  const deps: ReplayDeps = {
+    hasher: createBlockHasher(),
+    readFile: (p) => {
+      if (!(p in files)) throw new Error("ENOENT: no such file");
+      return files[p]!;
+    },
+    writeFile: (p, t) => void (written[p] = t),
+    stdout: { write: (t: string) => out.push(t) },
+    logger: createLogger({ level: "warn", stream: { write: (t: string) => logs.push(t) } as unknown as NodeJS.WritableStream }),
+    now: (() => {
+      let t = 0;
+      return () => (t += 5);
+    })(),
+  };
+  return { deps, out, logs, written };
+}
+
+const opts: ReplayOptions = {
+  traceBlockSize: 4,
+  skipBadLines: false,
+  synthetic: { numPrefixes: 2, prefixTokens: 32, suffixTokens: 8, outputTokens: 4 },
+  arrivalSpeedupRatio: 1,
+  numWorkers: 2,
+  routerMode: "kv",
+  prefillLoadScale: 1,
+  routerTemperature: 0,
+  engine: { blockSize: 4 },
+  seed: 0,
+};
+const good = (ts: number, ids: number[]) => JSON.stringify({ timestamp: ts, input_length: ids.length * 4 - 1, output_length: 3, hash_ids: ids });
+
+describe("replay role", () => {
+  test("bad trace lines stop the run before simulating, naming each line", async () => {
+    const h = harness({ "t.jsonl": [good(0, [1, 2]), "oops", good(5, [1, 3]), JSON.stringify({ timestamp: 1, input_length: 4 })].join("\n") });
+    const err = await runReplay({ ...opts, trace: "t.jsonl" }, h.deps).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KvcrError);
+    expect((err as KvcrError).code).toBe("TRACE_INVALID");
+    expect((err as Error).message).toContain("2 bad line(s) in t.jsonl; nothing was simulated");
+    expect((err as Error).message).toContain("t.jsonl:2: invalid JSON");
+    expect((err as Error).message).toContain("t.jsonl:4: missing fields output_length, hash_ids");
+    expect(h.out).toEqual([]);
+  });
+
+  test("--skip-bad-lines replays the good lines and warns about the others", async () => {
+    const h = harness({ "t.jsonl": [good(0, [1, 2]), "oops", good(5, [1, 3])].join("\n") });
+    const report = await runReplay({ ...opts, trace: "t.jsonl", skipBadLines: true, outputJson: "r.json" }, h.deps);
+    expect(report.completed).toBe(2);
+    expect(h.logs.join("")).toContain("skipping 1 bad line(s) of t.jsonl");
+    expect(h.out.join("")).toContain("Successful requests:                    2");
+    expect(JSON.parse(h.written["r.json"]!)).toMatchObject({ completed: 2, failed: 0, num_workers: 2, router_mode: "kv" });
+  });
+
+  test("a missing trace file is a clear error", async () => {
+    const h = harness({});
+    await expect(runReplay({ ...opts, trace: "nope.jsonl" }, h.deps)).rejects.toThrow("cannot read --trace nope.jsonl");
+  });
+
+  test("synthetic workload with --output-json - prints JSON instead of the table", async () => {
+    const h = harness({});
+    const report = await runReplay({ ...opts, requests: 30, concurrency: 4, outputJson: "-" }, h.deps);
+    const printed = JSON.parse(h.out.join(""));
+    expect(printed).toEqual(JSON.parse(JSON.stringify(report)));
+    expect(printed.completed).toBe(30);
+    expect(printed.prefix_cache_reuse_ratio).toBeGreaterThan(0.5);
+    for (const k of ["mean_ttft_ms", "p99_itl_ms", "p90_tpot_ms", "median_e2el_ms", "request_throughput", "output_throughput", "wall_time_s", "simulated_time_s"]) expect(typeof printed[k]).toBe("number");
+  });
+
+  test("--requests takes the first N requests of a trace", async () => {
+    const h = harness({ "t.jsonl": [good(0, [1, 2]), good(1, [1, 3]), good(2, [1, 4])].join("\n") });
+    expect((await runReplay({ ...opts, trace: "t.jsonl", requests: 2 }, h.deps)).completed).toBe(2);
+  });
+});
