@@ -6,6 +6,7 @@
 //                               [--transport-only]  (adds kvcr rows without encode/decode: the ZMTP ceiling)
 //                               [--repeat N]        (N runs per row, median shown; the machine is shared)
 //                               [--fan-in N]        (N PUB sockets in one process → 1 SUB, the mocker's shape; 0 = skip)
+import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 
 const { values: opts } = parseArgs({
@@ -177,6 +178,9 @@ const LABELS = { kvcr: "kvcr (Bun)", "kvcr-raw": "kvcr no-codec", libzmq: "libzm
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
 console.log(`PUB→SUB throughput, two processes over loopback TCP, msgpack encode + decode included (${durationMs} ms per run, median of ${repeat})`);
+// CPU pub/sub is CPU time over wall time per process: a bottleneck side well under 1.0 means the
+// run was starved by other load on the host (the 1-min load average is printed before and after).
+console.log(`host: ${navigator.hardwareConcurrency} CPUs, load average ${loadavg()[0]!.toFixed(2)} at start`);
 console.log("impl         blocks  payload B      msgs/s     MB/s        sent    received   dropped  vs libzmq  CPU pub/sub");
 const results: Result[] = [];
 /** Median run by msgs/s over `repeat` runs. */
@@ -202,3 +206,4 @@ for (const blocks of [1, 32]) {
 }
 if (Number(opts["fan-in"]) > 0) await fanIn(Number(opts["fan-in"]));
 if (!opts["no-slow"]) await slowSubscriber();
+console.log(`\nhost load average ${loadavg()[0]!.toFixed(2)} at end`);
