@@ -36,6 +36,8 @@ export interface MockerHandle extends RoleHandle {
   /** Actual raw PUB / replay ports per worker and rank. */
   readonly endpoints: readonly WorkerEndpoints[];
   readonly pool: MockerWorkerPool;
+  /** Per worker: its raw publishers and relay (tests wait on subscribers through these). */
+  readonly outlets: readonly WorkerOutlets[];
 }
 
 const LIMITS = { maxPromptTokens: 1 << 20, maxOutputTokens: 1 << 20 };
@@ -152,6 +154,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       workers: identities,
       endpoints,
       pool: served,
+      outlets,
       close,
       [Symbol.asyncDispose]: close,
     };
