@@ -126,7 +126,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       routerEventsEndpoint: outlets[i]!.routerEventsEndpoint,
       hintPorts: hints[i]?.map((h) => h.port),
     }));
-    const ready = (async () => {
+    const register = async () => {
       for (const id of identities) {
         if (id.index > 0 && config.staggerDelay > 0) await Bun.sleep(config.staggerDelay * 1000);
         if (closed) return;
@@ -140,11 +140,12 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
         served.registered++;
       }
       logger.info(`all ${identities.length} worker(s) registered`);
-    })();
-    // A failed registration withdraws whatever was already registered before it surfaces.
-    ready.catch(async (err: unknown) => {
+    };
+    // A failed registration withdraws whatever was already registered before the error surfaces.
+    const ready = register().catch(async (err: unknown) => {
       logger.error(`registration failed: ${String(err)}`);
       await close();
+      throw err;
     });
 
     return {
