@@ -1,13 +1,9 @@
 // A whole mocker (2 workers × 2 ranks, state-agent mode) on loopback: requests that share prefixes
 // go in over HTTP; the raw vLLM-format streams are read by our SUB and by real libzmq (Node), and
 // replayed through the ROUTER; discovery holds the intents; a restart reproduces the identities.
-import { afterEach, describe, expect, test } from "bun:test";
-import { commonOptions } from "../../src/config/common.ts";
-import { loadConfig } from "../../src/config/load.ts";
-import { mockerOptions, mockerProblems, type MockerConfig } from "../../src/config/mocker.ts";
+import { describe, expect, test } from "bun:test";
 import { keys } from "../../src/discovery/keys.ts";
 import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";
-import { createLogger } from "../../src/lib/logger.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import { decodeBatch, decodeSeq, encodeSeq, REPLAY_END_SEQ, type BlockStored, type KvEventBatch } from "../../src/protocol/kv-events/index.ts";
 import { decodeRouterEvents } from "../../src/protocol/router-events.ts";
@@ -16,17 +12,10 @@ import { startMocker, type MockerHandle } from "../../src/roles/mocker/index.ts"
 import { DealerSocket, SubSocket } from "../../src/transport/zmtp/index.ts";
 import { makeTempDir } from "../harness.ts";
 import { waitFor, withTimeout } from "../wait.ts";
+import { cleanupList, logger, mockerConfig } from "./mocker-kit.ts";
 import { text, ZmqPeer, type FrameReport } from "./zmq-peer-client.ts";
 
-const logger = createLogger({ level: "silent" });
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function mockerConfig(argv: string[]): MockerConfig {
-  return loadConfig({ ...mockerOptions, ...commonOptions }, { argv }, (c) => mockerProblems(c as MockerConfig)).config as MockerConfig;
-}
+const cleanups = cleanupList();
 
 interface Generated {
   tokens: number[];

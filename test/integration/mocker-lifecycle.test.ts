@@ -1,30 +1,19 @@
 // Mocker lifecycle and HTTP edge: health only after registration, bad bodies and unknown
 // workers, client disconnects, a registration failure withdraws what was already published,
 // SIGTERM withdraws intents before exit, and bad flag combinations never start a process.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { commonOptions } from "../../src/config/common.ts";
-import { loadConfig } from "../../src/config/load.ts";
-import { mockerOptions, mockerProblems, type MockerConfig } from "../../src/config/mocker.ts";
 import { keys } from "../../src/discovery/keys.ts";
 import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";
 import type { DiscoveryStore } from "../../src/discovery/store.ts";
-import { createLogger } from "../../src/lib/logger.ts";
 import type { AttachmentIntent, WorkerRecord } from "../../src/protocol/records.ts";
 import { startMocker } from "../../src/roles/mocker/index.ts";
 import { CLI_ENTRY, makeTempDir, runCli, waitFor as waitUntil } from "../harness.ts";
 import { waitFor, withTimeout } from "../wait.ts";
+import { cleanupList, logger, mockerConfig } from "./mocker-kit.ts";
 
-const logger = createLogger({ level: "silent" });
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function mockerConfig(argv: string[]): MockerConfig {
-  return loadConfig({ ...mockerOptions, ...commonOptions }, { argv }, (c) => mockerProblems(c as MockerConfig)).config as MockerConfig;
-}
+const cleanups = cleanupList();
 
 const agentArgs = (dir: string) => [
   "--num-workers", "2", "--zmq-kv-events-ports", "0,0", "--num-host-blocks", "16", "--kv-state-agent",
