@@ -47,7 +47,22 @@ describe("compiled binary", () => {
   test("--help lists the commands", async () => {
     const r = await runCli(["--help"], { bin, cwd: dir.path });
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toContain("kvcr-mock");
+    for (const cmd of ["mocker", "replay"]) expect(r.stdout).toContain(cmd);
+  });
+
+  test.each(["mocker", "replay"])("%s --help and --version work in the binary", async (cmd) => {
+    const help = await runCli([cmd, "--help"], { bin, cwd: dir.path });
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toContain(`kvcr-mock ${cmd}`);
+    expect(help.stdout).toContain("--log-level");
+    const version = await runCli([cmd, "--version"], { bin, cwd: dir.path });
+    expect(version.stdout.trim()).toBe(pkg.version);
+  });
+
+  test("a bad flag exits 2 with the problem, from the binary", async () => {
+    const r = await runCli(["mocker", "--num-workers", "zero"], { bin, cwd: dir.path });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('--num-workers: got "zero", expected an integer from 1 to 100000');
   });
 
   test("an unknown command exits 2 naming it", async () => {
