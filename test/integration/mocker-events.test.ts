@@ -10,8 +10,7 @@ import { decodeRouterEvents } from "../../src/protocol/router-events.ts";
 import type { AttachmentIntent, WorkerRecord } from "../../src/protocol/records.ts";
 import { startMocker, type MockerHandle } from "../../src/roles/mocker/index.ts";
 import { DealerSocket, SubSocket } from "../../src/transport/zmtp/index.ts";
-import { makeTempDir } from "../harness.ts";
-import { waitFor, withTimeout } from "../wait.ts";
+import { makeTempDir, waitFor, withTimeout } from "../harness.ts";
 import { cleanupList, logger, mockerConfig } from "./mocker-kit.ts";
 import { text, ZmqPeer, type FrameReport } from "./zmq-peer-client.ts";
 
@@ -84,7 +83,7 @@ describe("mocker in state-agent mode, 2 workers × 2 ranks", () => {
     await peer.socket("sub", "sub");
     await peer.subscribe("sub", text(mocker.workers[1]!.rawTopic));
     await peer.connect("sub", libzmqTarget.p.endpoint);
-    await waitFor(() => publishers.every(({ p }) => p.subscriberCount() >= 1) && libzmqTarget.p.subscriberCount() >= 2, 10_000, "subscriptions to reach every PUB");
+    await waitFor(() => publishers.every(({ p }) => p.subscriberCount() >= 1) && libzmqTarget.p.subscriberCount() >= 2, { timeoutMs: 10_000, what: "subscriptions to reach every PUB" });
 
     // Requests sharing a prefix, more distinct prompts than G1 holds, on every (worker, rank).
     const prefix = [101, 102, 103, 104, 105, 106, 107, 108];
@@ -96,11 +95,10 @@ describe("mocker in state-agent mode, 2 workers × 2 ranks", () => {
         if (i > 0) expect(g.summary.cached_tokens as number).toBeGreaterThanOrEqual(8); // the shared prefix
       }
     }
-    await waitFor(() => quiescent(mocker), 10_000, "engines to finish and transfers to land");
+    await waitFor(() => quiescent(mocker), { timeoutMs: 10_000, what: "engines to finish and transfers to land" });
     await waitFor(
       () => publishers.every(({ w, r, p }) => received.get(`${w}/${r}`)!.length === p.stats().batchesPublished),
-      10_000,
-      "every published batch at our subscribers",
+      { timeoutMs: 10_000, what: "every published batch at our subscribers" },
     );
 
     const all: { w: number; r: number; batch: KvEventBatch }[] = [];
@@ -209,7 +207,7 @@ describe("mocker in direct mode", () => {
     await waitFor(() => {
       if (batches.length === 0 && attempt < 200) void generate(mocker, { worker: 0, token_ids: [1, 2, 3, 4, 5, 6, 7, 8, attempt++], max_tokens: 2 });
       return batches.length > 0;
-    }, 10_000, "a router-event batch");
+    }, { timeoutMs: 10_000, what: "a router-event batch" });
     const events = decodeRouterEvents(batches[0]!);
     const stored = events.find((e) => e.kind === "stored" && e.tier === "device")!;
     expect(stored.source).toEqual({ workerId: mocker.workers[0]!.workerId, dpRank: 0 });
@@ -218,6 +216,6 @@ describe("mocker in direct mode", () => {
       { seqHash: h.sequence[0]!, localHash: h.local[0]! },
       { seqHash: h.sequence[1]!, localHash: h.local[1]! },
     ]);
-    await waitFor(() => quiescent(mocker), 10_000, "engines to go idle");
+    await waitFor(() => quiescent(mocker), { timeoutMs: 10_000, what: "engines to go idle" });
   }, 30_000);
 });

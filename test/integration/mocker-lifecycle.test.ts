@@ -9,8 +9,7 @@ import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";
 import type { DiscoveryStore } from "../../src/discovery/store.ts";
 import type { AttachmentIntent, WorkerRecord } from "../../src/protocol/records.ts";
 import { startMocker } from "../../src/roles/mocker/index.ts";
-import { CLI_ENTRY, makeTempDir, runCli, waitFor as waitUntil } from "../harness.ts";
-import { waitFor, withTimeout } from "../wait.ts";
+import { CLI_ENTRY, makeTempDir, runCli, waitFor, withTimeout } from "../harness.ts";
 import { cleanupList, logger, mockerConfig } from "./mocker-kit.ts";
 
 const cleanups = cleanupList();
@@ -93,7 +92,7 @@ describe("mocker HTTP edge", () => {
     expect(new TextDecoder().decode(first.value)).toStartWith('{"token_id":');
     expect(m.pool.inFlight).toBe(1);
     abort.abort();
-    await waitFor(() => m.pool.inFlight === 0 && m.pool.slots[0]![0]!.engine.pendingRequests === 0, 5000, "the request to be cancelled");
+    await waitFor(() => m.pool.inFlight === 0 && m.pool.slots[0]![0]!.engine.pendingRequests === 0, { timeoutMs: 5000, what: "the request to be cancelled" });
   });
 });
 
@@ -125,7 +124,7 @@ describe("kvcr-mock mocker process", () => {
       await proc.exited;
     });
     await using store = await openFileDiscoveryStore({ dir: dir.path, logger });
-    await waitUntil(async () => (await store.list(keys.kindPrefix("life", "intent"))).length === 2, { timeoutMs: 15_000, what: "both intents in discovery" });
+    await waitFor(async () => (await store.list(keys.kindPrefix("life", "intent"))).length === 2, { timeoutMs: 15_000, what: "both intents in discovery" });
     proc.kill("SIGTERM");
     expect(await withTimeout(proc.exited, 10_000, "mocker exit")).toBe(0);
     expect(await store.list(keys.namespacePrefix("life"))).toEqual([]);
