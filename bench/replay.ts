@@ -10,7 +10,7 @@ import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
 import { runReplay, type ReplayOptions } from "../src/roles/replay/run-replay.ts";
 
-const TRACE = resolve(import.meta.dir, "../../shared/traces/mooncake_conversation_trace.jsonl");
+const TRACE = resolve(import.meta.dir, "../test/fixtures/traces/mooncake_conversation_trace.jsonl");
 const DYNAMO_REFERENCE_S = 1.3;
 const runs = Number(process.argv[2] ?? 3);
 

@@ -142,7 +142,8 @@ export function spawnBun(script: string, args: readonly string[] = [], env?: Rec
 }
 
 export const REPO_ROOT = resolve(import.meta.dir, "..");
-export const SHARED_DIR = resolve(REPO_ROOT, "../shared");
+/** Vectors and traces shipped in the repo (copies of ../shared, checked by test/fixtures.test.ts). */
+export const FIXTURES_DIR = resolve(REPO_ROOT, "test/fixtures");
 export const CLI_ENTRY = resolve(REPO_ROOT, "src/cli.ts");
 
 /** A synchronous temp dir for `using` (removed on dispose). */

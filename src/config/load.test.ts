@@ -135,3 +135,26 @@ describe("loadConfig failures: one line per problem naming key, value and what i
     ]);
   });
 });
+
+describe("loadConfig: keys and values that only look valid", () => {
+  test("prototype names in a config file are unknown keys", () => {
+    const readFile = files({ "p.json": '{"constructor": 1, "toString": 2, "hasOwnProperty": 3}' });
+    expect(problemsOf(() => loadConfig(table, { argv: ["--config", "p.json"], readFile }))).toEqual([
+      "constructor (in p.json): unknown key for this command",
+      "toString (in p.json): unknown key for this command",
+      "hasOwnProperty (in p.json): unknown key for this command",
+    ]);
+    expect(problemsOf(() => loadConfig(table, { argv: ["--constructor=1"] }))).toEqual(["--constructor: unknown flag (see --help for the flags this command takes)"]);
+  });
+
+  test("a bad file value is reported even when a flag overrides it", () => {
+    const readFile = files({ "s.yaml": "block_size: -4\n" });
+    expect(problemsOf(() => loadConfig(table, { argv: ["--config", "s.yaml", "--block-size", "8"], readFile }))).toEqual([
+      "block_size (in s.yaml): got -4, expected an integer ≥ 1",
+    ]);
+  });
+
+  test("non-finite numbers are named as such", () => {
+    expect(problemsOf(() => loadConfig(table, { argv: ["--speedup-ratio", "1e999"] }))).toEqual(["--speedup-ratio: got Infinity, expected a number ≥ 0"]);
+  });
+});

@@ -66,14 +66,15 @@ export function loadConfig<T extends OptionTable>(
 
   const raw: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(table)) {
-    let candidate = fromFlags.values.get(key) ?? envCandidate(spec, env) ?? fromFile.get(key);
-    if (!candidate) {
-      raw[key] = spec.default;
-      continue;
+    // Every value given is checked, also one a higher source overrides: a broken config file or
+    // environment variable is reported even when a flag happens to win.
+    const given = [fromFlags.values.get(key), envCandidate(spec, env), fromFile.get(key)].filter((c): c is Candidate => c !== undefined);
+    raw[key] = spec.default;
+    for (const [i, candidate] of given.entries()) {
+      const result = v.safeParse(schemaFor(spec), candidate.value);
+      if (!result.success) problems.push(`${candidate.label}: got ${show(candidate.value)}, expected ${expectation(spec)}`);
+      else if (i === 0) raw[key] = result.output;
     }
-    const result = v.safeParse(schemaFor(spec), candidate.value);
-    if (result.success) raw[key] = result.output;
-    else problems.push(`${candidate.label}: got ${show(candidate.value)}, expected ${expectation(spec)}`);
   }
 
   if (problems.length === 0 && opts.overlay) {
@@ -187,7 +188,8 @@ function readConfigFile(
   }
   for (const [fileKey, value] of Object.entries(doc as Record<string, unknown>)) {
     // Accept the flag spelling, snake_case, or the camelCase key.
-    const entry = byFlag.get(fileKey.replace(/_/g, "-")) ?? (table[fileKey] ? [fileKey, table[fileKey]!] as [string, OptionSpec] : undefined);
+    // Own keys only: "constructor" or "__proto__" in a file are unknown keys, not prototype hits.
+    const entry = byFlag.get(fileKey.replace(/_/g, "-")) ?? (Object.hasOwn(table, fileKey) ? ([fileKey, table[fileKey]!] as [string, OptionSpec]) : undefined);
     if (!entry || entry[1].flagOnly) {
       problems.push(`${fileKey} (in ${path}): unknown key for this command`);
       continue;
@@ -198,6 +200,6 @@ function readConfigFile(
 }
 
 function show(value: unknown): string {
-  const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  const text = typeof value === "number" && !Number.isFinite(value) ? String(value) : (JSON.stringify(value) ?? String(value));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

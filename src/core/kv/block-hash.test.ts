@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import vectors from "../../../../shared/fixtures/vectors.json";
+import vectors from "../../../test/fixtures/vectors.json";
 import { createBlockHasher } from "../../lib/xxh3.ts";
 
 describe("block hashes (SPEC §4.1) match the independent vectors", () => {

@@ -1,6 +1,6 @@
 // Golden wire bytes (fixtures/vectors.json), encoding choices, and decoding of every encoding vLLM has used.
 import { describe, expect, test } from "bun:test";
-import vectors from "../../../../shared/fixtures/vectors.json";
+import vectors from "../../../test/fixtures/vectors.json";
 import { pack, unpack } from "../msgpack.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
 import type { BlockRemoved, BlockStored, KvEventBatch } from "./index.ts";

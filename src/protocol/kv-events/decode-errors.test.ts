@@ -1,6 +1,6 @@
 // One test per rejection kind of decodeBatch: the ProtocolError message and the byte offset.
 import { describe, expect, test } from "bun:test";
-import vectors from "../../../../shared/fixtures/vectors.json";
+import vectors from "../../../test/fixtures/vectors.json";
 import { ProtocolError } from "../../lib/errors.ts";
 import { pack } from "../msgpack.ts";
 import { decodeBatch } from "./index.ts";

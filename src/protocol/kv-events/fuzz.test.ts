@@ -2,7 +2,7 @@
 // never another exception. Bounded counts keep this under a second or two.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import vectors from "../../../../shared/fixtures/vectors.json";
+import vectors from "../../../test/fixtures/vectors.json";
 import { ProtocolError } from "../../lib/errors.ts";
 import { kvEventBatch } from "../../../test/arbitraries/kv-events.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";

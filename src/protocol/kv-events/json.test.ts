@@ -1,6 +1,6 @@
 // The `kvcr-mock events` JSON view of a batch (SPEC §4.2).
 import { describe, expect, test } from "bun:test";
-import vectors from "../../../../shared/fixtures/vectors.json";
+import vectors from "../../../test/fixtures/vectors.json";
 import { batchToJson, decodeBatch } from "./index.ts";
 
 const golden = (i: number) => decodeBatch(Uint8Array.from(Buffer.from(vectors.wire_batches[i]!.hex, "hex")));

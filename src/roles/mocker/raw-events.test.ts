@@ -1,7 +1,7 @@
 // Engine events → vLLM wire events: the mapped batches reproduce the golden vLLM bytes, media and
 // ownership follow tier and mode, token ids are copied out of the engine's (reused) views.
 import { describe, expect, test } from "bun:test";
-import vectors from "../../../../shared/fixtures/vectors.json";
+import vectors from "../../../test/fixtures/vectors.json";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
 import { decodeBatch, encodeBatch, type BlockStored } from "../../protocol/kv-events/index.ts";
 import { toVllmEvents } from "./raw-events.ts";
