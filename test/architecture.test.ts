@@ -1,5 +1,6 @@
-// Enforces STYLE.md's import directions between src/ folders and the purity of src/core
-// (no Bun, no node:*, no timers, no wall clock, no randomness, no process).
+// Enforces STYLE.md: the import directions between src/ folders, the purity of src/core (no
+// Bun, no node:*, no timers, no wall clock, no randomness, no process), and that only
+// src/transport opens sockets.
 import { describe, expect, test } from "bun:test";
 import { Glob } from "bun";
 import { dirname, relative, resolve } from "node:path";
@@ -21,10 +22,14 @@ const ALLOWED: Record<string, readonly string[]> = {
 /** core may take types (not code) from protocol. */
 const TYPE_ONLY_EXTRA: Record<string, readonly string[]> = { core: ["protocol"] };
 /** Named exceptions, each with its reason. */
-const EXCEPTIONS: Record<string, string> = {
-  // Binds Bun's XXH3 to the injected hash port of core/kv/block-hash.ts (core cannot call Bun).
-  "lib/xxh3.ts -> core": "platform binding of a core port",
+const IMPORT_EXCEPTIONS: Record<string, string> = {
+  "lib/xxh3.ts -> core": "binds Bun's XXH3 to the injected hash port of core/kv/block-hash.ts",
 };
+const SOCKET_APIS = ["Bun.listen", "Bun.connect", "Bun.serve", "Bun.udpSocket", "node:net", "node:dgram", "node:http"];
+const SOCKET_EXCEPTIONS: Record<string, string> = {
+  "lib/ports.ts": "STYLE's lib/ports: reserves a free port by binding and releasing it",
+};
+const CORE_BANNED = ["Date.now", "new Date", "performance.now", "Math.random", "crypto.", "setTimeout", "setInterval", "setImmediate", "queueMicrotask", "fetch(", "Bun.", "process.", "require("];
 
 interface Import {
   spec: string;
@@ -41,60 +46,72 @@ function importsOf(source: string): Import[] {
   return out;
 }
 
+/** "cli.ts" (a file at the top of src) counts as a folder of its own. */
 function topFolder(absPath: string): string {
-  // "cli.ts" (a file at the top of src) counts as a folder of its own.
   return relative(SRC, absPath).split("/")[0]!;
+}
+
+const stripComments = (text: string) => text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
+
+/** Every rule a shipped source file (path relative to src/) breaks. */
+function violationsOf(file: string, text: string): string[] {
+  const violations: string[] = [];
+  const abs = resolve(SRC, file);
+  const from = topFolder(abs);
+  for (const imp of importsOf(text)) {
+    if (!imp.spec.startsWith(".")) {
+      const isPlatform = imp.spec.startsWith("node:") || imp.spec === "bun" || imp.spec.startsWith("bun:");
+      if (from === "core" && (isPlatform || !imp.typeOnly)) violations.push(`${file}: core imports package "${imp.spec}"`);
+      continue;
+    }
+    const target = resolve(dirname(abs), imp.spec);
+    if (!target.startsWith(SRC + "/")) {
+      if (!target.endsWith("package.json")) violations.push(`${file}: imports outside src: ${imp.spec}`);
+      continue;
+    }
+    const to = topFolder(target);
+    const typeOk = imp.typeOnly && (TYPE_ONLY_EXTRA[from] ?? []).includes(to);
+    if (!(ALLOWED[from] ?? []).includes(to) && !typeOk && !IMPORT_EXCEPTIONS[`${file} -> ${to}`]) {
+      violations.push(`${file}: ${from} must not import ${to} (${imp.spec})`);
+    }
+  }
+  const code = stripComments(text);
+  if (from === "core") for (const word of CORE_BANNED) if (code.includes(word)) violations.push(`${file}: core uses ${word}`);
+  if (from !== "transport" && !SOCKET_EXCEPTIONS[file]) {
+    for (const api of SOCKET_APIS) if (code.includes(api)) violations.push(`${file}: only src/transport opens sockets, found ${api}`);
+  }
+  return violations;
 }
 
 // Tests and shared test suites (*.suite.ts) may reach into test/; only shipped code is checked.
 const files = [...new Glob("**/*.ts").scanSync(SRC)].filter((f) => !f.endsWith(".test.ts") && !f.endsWith(".suite.ts"));
 
 describe("architecture", () => {
-  test("there are source files to check", () => {
-    expect(files.length).toBeGreaterThan(5);
+  test("there are source files in every layer to check", () => {
+    const layers = new Set(files.map((f) => f.split("/")[0]));
+    for (const layer of ["cli", "config", "core", "protocol", "transport", "discovery", "roles", "lib"]) expect(layers.has(layer)).toBe(true);
   });
 
-  test("imports follow the allowed directions", async () => {
+  test("every shipped file follows the rules", async () => {
     const violations: string[] = [];
-    for (const file of files) {
-      const abs = resolve(SRC, file);
-      const from = topFolder(abs);
-      const text = await Bun.file(abs).text();
-      for (const imp of importsOf(text)) {
-        if (!imp.spec.startsWith(".")) {
-          const isPlatform = imp.spec.startsWith("node:") || imp.spec === "bun" || imp.spec.startsWith("bun:");
-          if (from === "core" && (isPlatform || !imp.typeOnly)) violations.push(`${file}: core imports package "${imp.spec}"`);
-          continue;
-        }
-        const target = resolve(dirname(abs), imp.spec);
-        if (!target.startsWith(SRC + "/")) {
-          if (!target.endsWith("package.json")) violations.push(`${file}: imports outside src: ${imp.spec}`);
-          continue;
-        }
-        const to = topFolder(target);
-        const allowed = ALLOWED[from] ?? [];
-        const typeOk = imp.typeOnly && (TYPE_ONLY_EXTRA[from] ?? []).includes(to);
-        if (!allowed.includes(to) && !typeOk && !EXCEPTIONS[`${file} -> ${to}`]) {
-          violations.push(`${file}: ${from} must not import ${to} (${imp.spec})`);
-        }
-      }
-    }
+    for (const file of files) violations.push(...violationsOf(file, await Bun.file(resolve(SRC, file)).text()));
     expect(violations).toEqual([]);
   });
 
-  test("src/core is pure: no platform, clock, timers, randomness or process", async () => {
-    const banned = ["Date.now", "performance.now", "Math.random", "setTimeout", "setInterval", "setImmediate", "Bun.", "process.", "require("];
-    const violations: string[] = [];
-    for (const file of files.filter((f) => f.startsWith("core/"))) {
-      const text = (await Bun.file(resolve(SRC, file)).text()).replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
-      for (const word of banned) if (text.includes(word)) violations.push(`${file}: uses ${word}`);
-    }
-    expect(violations).toEqual([]);
-  });
-
-  test("the checker itself catches a violation", () => {
-    expect(importsOf('import { x } from "../transport/zmtp/pub.ts";')[0]).toEqual({ spec: "../transport/zmtp/pub.ts", typeOnly: false });
-    expect(importsOf('import type { X } from "../../protocol/a.ts";')[0]?.typeOnly).toBe(true);
-    expect(importsOf('const m = await import("./roles/mocker/index.ts");')[0]?.spec).toBe("./roles/mocker/index.ts");
+  test("the checker reports each kind of violation", () => {
+    expect(violationsOf("core/engine/x.ts", 'import { PubSocket } from "../../transport/zmtp/index.ts";')).toEqual([
+      "core/engine/x.ts: core must not import transport (../../transport/zmtp/index.ts)",
+    ]);
+    expect(violationsOf("core/engine/x.ts", 'import type { KvEvent } from "../../protocol/kv-events/index.ts";')).toEqual([]);
+    expect(violationsOf("core/engine/x.ts", 'import { encodeBatch } from "../../protocol/kv-events/index.ts";')).toHaveLength(1);
+    expect(violationsOf("core/x.ts", 'import { readFileSync } from "node:fs";\nconst t = Date.now(); // Math.random in a comment is fine')).toEqual([
+      'core/x.ts: core imports package "node:fs"',
+      "core/x.ts: core uses Date.now",
+    ]);
+    expect(violationsOf("protocol/x.ts", 'const m = await import("../roles/mocker/index.ts");')).toEqual([
+      "protocol/x.ts: protocol must not import roles (../roles/mocker/index.ts)",
+    ]);
+    expect(violationsOf("roles/x.ts", "Bun.serve({ fetch: () => new Response() });")).toEqual(["roles/x.ts: only src/transport opens sockets, found Bun.serve"]);
+    expect(violationsOf("lib/ports.ts", "Bun.listen({})")).toEqual([]);
   });
 });
