@@ -102,3 +102,26 @@ describe("--extra-engine-args", () => {
     expect(problems(["--extra-engine-args", "d.json"])[0]).toStartWith("--extra-engine-args: cannot use d.json: ENOENT");
   });
 });
+
+describe("port plans that clash with themselves", () => {
+  test("overlapping rank ranges, raw vs replay, and the HTTP port are named", () => {
+    expect(problems(["--num-workers", "2", "--data-parallel-size", "2", "--zmq-kv-events-ports", "32000,32001"])).toEqual([
+      "port 32001 is asked for twice: --zmq-kv-events-ports (worker 0 rank 1) and --zmq-kv-events-ports (worker 1 rank 0)",
+    ]);
+    expect(problems(["--zmq-kv-events-ports", "32000", "--zmq-replay-ports", "32000", "--http-port", "32000"])).toEqual([
+      "port 32000 is asked for twice: --http-port and --zmq-kv-events-ports (worker 0 rank 0)",
+      "port 32000 is asked for twice: --http-port and --zmq-replay-ports (worker 0 rank 0)",
+    ]);
+    expect(load(["--num-workers", "3", "--zmq-kv-events-ports", "0,0,0", "--zmq-replay-ports", "0,0,0"]).zmqKvEventsPorts).toEqual([0, 0, 0]);
+  });
+
+  test("extra-engine-args base ports expand with the resolved dp size and workers, whatever the key order", () => {
+    const a = JSON.stringify({ dynamo: { zmq_kv_events_port: 31000, num_workers: 2 }, engine: { data_parallel_size: 2 } });
+    const b = JSON.stringify({ engine: { data_parallel_size: 2 }, dynamo: { num_workers: 2, zmq_kv_events_port: 31000 } });
+    for (const file of [a, b]) expect(load(["--extra-engine-args", "x.json"], { "x.json": file }).zmqKvEventsPorts).toEqual([31000, 31002]);
+    expect(load(["--extra-engine-args", "z.json"], { "z.json": JSON.stringify({ dynamo: { zmq_kv_events_port: 0, num_workers: 2 } }) }).zmqKvEventsPorts).toEqual([0, 0]);
+    expect(problems(["--extra-engine-args", "n.json"], { "n.json": JSON.stringify({ dynamo: { zmq_replay_port: "x" } }) })).toEqual([
+      'dynamo.zmq_replay_port (in n.json): got "x", expected a base port from 0 to 65535 (0 = pick)',
+    ]);
+  });
+});

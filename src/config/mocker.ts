@@ -65,6 +65,9 @@ export function extraEngineArgsOverlay(config: MockerConfig, problems: string[],
     problems.push(`--extra-engine-args: ${path} must hold a JSON object with "engine" and/or "dynamo" sections`);
     return out;
   }
+  // Single base ports are expanded after every section is read, with the resolved dp size and
+  // worker count, so key order in the file does not matter.
+  const bases: [key: "zmqKvEventsPorts" | "zmqReplayPorts", base: unknown, label: string][] = [];
   for (const [section, body] of Object.entries(doc)) {
     const allowed = section === "engine" ? ENGINE_KEYS : section === "dynamo" ? DYNAMO_KEYS : undefined;
     if (!allowed) {
@@ -78,20 +81,29 @@ export function extraEngineArgsOverlay(config: MockerConfig, problems: string[],
     for (const [fileKey, value] of Object.entries(body as Record<string, unknown>)) {
       const label = `${section}.${fileKey} (in ${path})`;
       if (section === "dynamo" && (fileKey === "zmq_kv_events_port" || fileKey === "zmq_replay_port")) {
-        const key = fileKey === "zmq_kv_events_port" ? "zmqKvEventsPorts" : "zmqReplayPorts";
-        const base = value;
-        const dp = (out.get("dataParallelSize")?.value as number | undefined) ?? config.dataParallelSize;
-        const workers = (out.get("numWorkers")?.value as number | undefined) ?? config.numWorkers;
-        out.set(key, { value: typeof base === "number" && Number.isInteger(base) && base > 0 ? Array.from({ length: workers }, (_, i) => base + i * dp) : base, label });
+        bases.push([fileKey === "zmq_kv_events_port" ? "zmqKvEventsPorts" : "zmqReplayPorts", value, label]);
         continue;
       }
-      const key = ALIASES[fileKey] ?? keyForSnake(fileKey);
+      const key = Object.hasOwn(ALIASES, fileKey) ? ALIASES[fileKey] : keyForSnake(fileKey);
       if (!key || !allowed.has(key)) {
         problems.push(`${label}: unknown key for the ${section} section`);
         continue;
       }
       out.set(key, { value, label });
     }
+  }
+  const resolvedInt = (key: "dataParallelSize" | "numWorkers") => {
+    const v = out.get(key)?.value;
+    return typeof v === "number" && Number.isInteger(v) && v >= 1 ? v : config[key];
+  };
+  const dp = resolvedInt("dataParallelSize");
+  const workers = resolvedInt("numWorkers");
+  for (const [key, base, label] of bases) {
+    if (typeof base !== "number" || !Number.isInteger(base) || base < 0 || base > 65535) {
+      problems.push(`${label}: got ${JSON.stringify(base)}, expected a base port from 0 to 65535 (0 = pick)`);
+      continue;
+    }
+    out.set(key, { value: Array.from({ length: workers }, (_, i) => (base === 0 ? 0 : base + i * dp)), label });
   }
   return out;
 }
@@ -101,6 +113,25 @@ function keyForSnake(snake: string): MockerKey | undefined {
     if (flagName(key, spec).replace(/-/g, "_") === snake) return key as MockerKey;
   }
   return undefined;
+}
+
+/** Two sockets of this process asked for one port (0 = pick never clashes). */
+function portClashes(c: MockerConfig): string[] {
+  const owner = new Map<number, string>();
+  const clashes: string[] = [];
+  const claim = (port: number, who: string) => {
+    if (port === 0) return;
+    const first = owner.get(port);
+    if (first) clashes.push(`port ${port} is asked for twice: ${first} and ${who}`);
+    else owner.set(port, who);
+  };
+  claim(c.httpPort, "--http-port");
+  for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {
+    c[key]?.forEach((base, i) => {
+      if (base !== 0) for (let r = 0; r < c.dataParallelSize; r++) claim(base + r, `${flag} (worker ${i} rank ${r})`);
+    });
+  }
+  return clashes.slice(0, 5);
 }
 
 const HEX = (n: number) => new RegExp(`^[0-9a-f]{${n}}$`);
@@ -116,6 +147,7 @@ export function mockerProblems(c: MockerConfig): string[] {
     if (tooHigh !== undefined) problems.push(`${flag}: base ${tooHigh} + ${c.dataParallelSize - 1} ranks exceeds port 65535`);
   }
   if (c.zmqReplayPorts && !c.zmqKvEventsPorts) problems.push("--zmq-replay-ports: replay needs --zmq-kv-events-ports too");
+  problems.push(...portClashes(c));
   if (c.kvStateAgent) {
     const missing: [unknown, string, string][] = [
       [c.zmqKvEventsPorts, "--zmq-kv-events-ports", "the agent subscribes to each rank's raw PUB"],

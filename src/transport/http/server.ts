@@ -1,6 +1,7 @@
 // The one place HTTP servers are opened (Bun.serve). Roles hand in a fetch handler; this binds,
 // reports the real port (port 0 = pick) and stops cleanly.
 import type { Server } from "bun";
+import { KvcrError } from "../../lib/errors.ts";
 
 export interface HttpServer {
   readonly port: number;
@@ -18,14 +19,22 @@ export interface HttpServerOptions {
 }
 
 export function serveHttp(opts: HttpServerOptions): HttpServer {
-  const server = Bun.serve({
-    hostname: opts.host,
-    port: opts.port,
-    idleTimeout: opts.idleTimeoutS ?? 120,
-    maxRequestBodySize: opts.maxRequestBodySize ?? 64 * 1024 * 1024,
-    fetch: opts.fetch,
-    error: (err) => jsonError(500, `internal error: ${err.message}`),
-  });
+  let server: Server<unknown>;
+  try {
+    server = Bun.serve({
+      hostname: opts.host,
+      port: opts.port,
+      idleTimeout: opts.idleTimeoutS ?? 120,
+      maxRequestBodySize: opts.maxRequestBodySize ?? 64 * 1024 * 1024,
+      fetch: opts.fetch,
+      error: (err) => jsonError(500, `internal error: ${err.message}`),
+    });
+  } catch (err) {
+    throw new KvcrError(
+      "BIND_FAILED",
+      `cannot serve HTTP on ${opts.host}:${opts.port}: ${(err as Error).message}. Is another process using that port, or is ${opts.host} not an address of this machine?`,
+    );
+  }
   const port = server.port ?? opts.port;
   const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
   return {
