@@ -6,9 +6,10 @@ export const rootCommand = defineCommand({
   meta: {
     name: "kvcr-mock",
     version: VERSION,
-    description: "GPU-free KV-cache-aware LLM serving stack: mock vLLM workers, KV state agent, KV-aware router, benchmarks",
+    description: "GPU-free KV-cache-aware LLM serving stack: mock vLLM workers with real ZeroMQ KV events, offline trace replay",
   },
   subCommands: {
+    events: () => import("./events.ts").then((m) => m.eventsCommand),
     mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
     replay: () => import("./replay.ts").then((m) => m.replayCommand),
   },

@@ -2,7 +2,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { REPO_ROOT, runCli, tempDir } from "../harness.ts";
+import { encodeBatch, encodeSeq } from "../../src/protocol/kv-events/index.ts";
+import { PubSocket } from "../../src/transport/zmtp/index.ts";
+import { REPO_ROOT, runCli, tempDir, waitFor } from "../harness.ts";
 
 let dir: ReturnType<typeof tempDir>;
 let bin: string;
@@ -23,10 +25,44 @@ describe("compiled binary", () => {
     expect(r.stdout.trim()).toBe(pkg.version);
   });
 
+  test("events taps a live stream inside the binary (ZMTP over Bun TCP when compiled)", async () => {
+    using pub = new PubSocket();
+    const endpoint = pub.bind("tcp://127.0.0.1:0");
+    const proc = Bun.spawn([bin, "events", "--endpoint", endpoint, "--log-level", "silent"], { cwd: dir.path, stdout: "pipe" });
+    try {
+      await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the binary's subscription" });
+      pub.send([new Uint8Array(0), encodeSeq(3n), encodeBatch({ ts: 1.5, events: [{ type: "AllBlocksCleared" }], dataParallelRank: 0 })]);
+      let text = "";
+      for await (const chunk of proc.stdout) {
+        text += new TextDecoder().decode(chunk);
+        if (text.includes("\n")) break;
+      }
+      expect(JSON.parse(text.split("\n")[0]!)).toEqual({ seq: 3, topic: "", ts: 1.5, data_parallel_rank: 0, events: [{ type: "AllBlocksCleared" }] });
+    } finally {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    }
+  });
+
   test("--help lists the commands", async () => {
     const r = await runCli(["--help"], { bin, cwd: dir.path });
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toContain("kvcr-mock");
+    for (const cmd of ["mocker", "replay"]) expect(r.stdout).toContain(cmd);
+  });
+
+  test.each(["mocker", "replay"])("%s --help and --version work in the binary", async (cmd) => {
+    const help = await runCli([cmd, "--help"], { bin, cwd: dir.path });
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toContain(`kvcr-mock ${cmd}`);
+    expect(help.stdout).toContain("--log-level");
+    const version = await runCli([cmd, "--version"], { bin, cwd: dir.path });
+    expect(version.stdout.trim()).toBe(pkg.version);
+  });
+
+  test("a bad flag exits 2 with the problem, from the binary", async () => {
+    const r = await runCli(["mocker", "--num-workers", "zero"], { bin, cwd: dir.path });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('--num-workers: got "zero", expected an integer from 1 to 100000');
   });
 
   test("an unknown command exits 2 naming it", async () => {

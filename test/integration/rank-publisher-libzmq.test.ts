@@ -5,7 +5,7 @@ import type { KvEvent } from "../../src/core/kv/kv-events.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { decodeBatch, decodeSeq, encodeSeq, REPLAY_END_SEQ, type BlockStored } from "../../src/protocol/kv-events/index.ts";
 import { RankPublisher } from "../../src/roles/mocker/rank-publisher.ts";
-import { waitFor } from "../wait.ts";
+import { waitFor } from "../harness.ts";
 import { bytesSpec, text, ZmqPeer, type FrameReport } from "./zmq-peer-client.ts";
 
 const logger = createLogger({ level: "silent" });
@@ -28,7 +28,7 @@ test("libzmq SUB receives decodable batches with contiguous seqs; libzmq DEALER 
   await peer.socket("sub", "sub");
   await peer.subscribe("sub", text(topic));
   await peer.connect("sub", pub.endpoint);
-  await waitFor(() => pub.subscriberCount() >= 1, 10_000, "libzmq's subscription to reach our PUB");
+  await waitFor(() => pub.subscriberCount() >= 1, { timeoutMs: 10_000, what: "libzmq's subscription to reach our PUB" });
 
   const steps: KvEvent[][] = [
     [{ kind: "stored", tier: "device", parentHash: null, blockHashes: [1n << 63n, 2n], localHashes: [3n, 4n], tokenIds: new Uint32Array([1, 2, 3, 4]), blockSize: 2 }],

@@ -1,7 +1,7 @@
 // Drives test/integration/zmq-peer.mjs (real libzmq under Node) from Bun tests and benches:
 // request/response over stdin/stdout JSON lines, received messages queued per socket id.
 import { createHash } from "node:crypto";
-import { withTimeout } from "../wait.ts";
+import { withTimeout } from "../harness.ts";
 
 export type FrameSpec = { text: string } | { b64: string } | { pattern: { size: number; seed: number } };
 export type FrameReport = { b64: string } | { size: number; sha256: string };

@@ -1,7 +1,7 @@
 // close() must leave nothing behind: a child process that used every socket type and then
 // closed them has to exit on its own (a stray timer or socket would keep it alive).
 import { expect, test } from "bun:test";
-import { withTimeout } from "../wait.ts";
+import { withTimeout } from "../harness.ts";
 
 test("after close() of every socket type, the process exits by itself", async () => {
   const script = new URL("./fixtures/zmtp-close-all.ts", import.meta.url).pathname;

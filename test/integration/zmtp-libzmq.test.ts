@@ -4,7 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { DealerSocket, PubSocket, RouterSocket, SubSocket } from "../../src/transport/zmtp/index.ts";
 import type { ZmtpSocket } from "../../src/transport/zmtp/index.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { waitFor, withTimeout } from "../wait.ts";
+import { waitFor, withTimeout } from "../harness.ts";
 import { patternBytes, reportOf, text, ZmqPeer, type FrameReport } from "./zmq-peer-client.ts";
 
 const logger = createLogger({ level: "error", tag: "zmtp-test" });
@@ -121,7 +121,7 @@ describe("libzmq PUB → kvcr-mock SUB", () => {
     await first.send("pub", [text("kv"), text("before"), text("")]);
     expect(await nextReal(sub)).toEqual(["kv", "before", ""]);
     await first.kill();
-    await waitFor(() => sub.peerCount === 0, 10_000, "our SUB to notice the publisher went away");
+    await waitFor(() => sub.peerCount === 0, { timeoutMs: 10_000, what: "our SUB to notice the publisher went away" });
     const second = await peer();
     await second.socket("pub", "pub");
     await second.bind("pub", ep);
@@ -161,7 +161,7 @@ describe("kvcr-mock PUB → libzmq SUB", () => {
     await p.subscribe("all", text(""));
     await p.connect("all", ep);
     // Our PUB sees the subscriptions arrive: no slow-joiner guessing needed.
-    await waitFor(() => pub.subscriberCount("kv@1") === 2 && pub.subscriberCount("x") === 1, 10_000, "both libzmq subscriptions");
+    await waitFor(() => pub.subscriberCount("kv@1") === 2 && pub.subscriberCount("x") === 1, { timeoutMs: 10_000, what: "both libzmq subscriptions" });
     expect(pub.send(["kv@2", "seq-1", "payload-2"])).toBe(1);
     expect(pub.send([new Uint8Array(0), b("seq-2"), b("payload-empty-topic")])).toBe(1);
     expect(pub.send(["kv@1", "seq-3", "payload-1"])).toBe(2);
@@ -179,7 +179,7 @@ describe("kvcr-mock PUB → libzmq SUB", () => {
     await p.connect("sub", `tcp://127.0.0.1:${port}`);
     const pub = own(new PubSocket({ logger }));
     pub.bind(`tcp://127.0.0.1:${port}`);
-    await waitFor(() => pub.subscriberCount("t") === 1, 10_000, "the libzmq SUB to connect and subscribe");
+    await waitFor(() => pub.subscriberCount("t") === 1, { timeoutMs: 10_000, what: "the libzmq SUB to connect and subscribe" });
     pub.send(["t", "1", "x"]);
     expect(asText(await p.nextMessage("sub"))).toEqual(["t", "1", "x"]);
   });
@@ -191,7 +191,7 @@ describe("kvcr-mock PUB → libzmq SUB", () => {
     const ep = await p.bind("sub");
     const pub = own(new PubSocket({ logger }));
     pub.connect(ep);
-    await waitFor(() => pub.subscriberCount("q") === 1, 10_000, "the bound libzmq SUB's subscription");
+    await waitFor(() => pub.subscriberCount("q") === 1, { timeoutMs: 10_000, what: "the bound libzmq SUB's subscription" });
     pub.send(["q", "1", ""]);
     expect(asText(await p.nextMessage("sub"))).toEqual(["q", "1", ""]);
   });
@@ -204,13 +204,13 @@ describe("kvcr-mock PUB → libzmq SUB", () => {
     await p.socket("sub", "sub", { reconnectInterval: 20 });
     await p.subscribe("sub", text("kv"));
     await p.connect("sub", ep);
-    await waitFor(() => first.subscriberCount("kv") === 1, 10_000, "the libzmq subscription");
+    await waitFor(() => first.subscriberCount("kv") === 1, { timeoutMs: 10_000, what: "the libzmq subscription" });
     first.send(["kv", "before", ""]);
     expect(asText(await p.nextMessage("sub"))).toEqual(["kv", "before", ""]);
     first.close();
     const second = own(new PubSocket({ logger }));
     second.bind(ep);
-    await waitFor(() => second.subscriberCount("kv") === 1, 10_000, "libzmq to reconnect and resubscribe");
+    await waitFor(() => second.subscriberCount("kv") === 1, { timeoutMs: 10_000, what: "libzmq to reconnect and resubscribe" });
     second.send(["kv", "after", ""]);
     expect(asText(await p.nextMessage("sub"))).toEqual(["kv", "after", ""]);
   });
@@ -222,7 +222,7 @@ describe("kvcr-mock PUB → libzmq SUB", () => {
     await p.socket("sub", "sub");
     await p.subscribe("sub", text("big"));
     await p.connect("sub", ep);
-    await waitFor(() => pub.subscriberCount("big") === 1, 10_000, "the libzmq subscription");
+    await waitFor(() => pub.subscriberCount("big") === 1, { timeoutMs: 10_000, what: "the libzmq subscription" });
     const payload = patternBytes(8 << 20, 3);
     pub.send([b("big"), b("1"), payload]);
     expect(await p.nextMessage("sub", 30_000)).toEqual([reportOf(b("big")), reportOf(b("1")), reportOf(payload)]);
@@ -281,7 +281,7 @@ describe("ROUTER ↔ DEALER with libzmq", () => {
     const dealerEp = await p.bind("dealer");
     const router = own(new RouterSocket({ logger }));
     router.connect(dealerEp);
-    await waitFor(() => router.peerCount === 1, 10_000, "our ROUTER to connect");
+    await waitFor(() => router.peerCount === 1, { timeoutMs: 10_000, what: "our ROUTER to connect" });
     await p.send("dealer", [text(""), text("x")]);
     const served = serveReplies(router, 1);
     await served;
@@ -291,7 +291,7 @@ describe("ROUTER ↔ DEALER with libzmq", () => {
     const ourEp = dealer.bind("tcp://127.0.0.1:0");
     await p.socket("router", "router");
     await p.connect("router", ourEp);
-    await waitFor(() => dealer.peerCount === 1, 10_000, "the libzmq ROUTER to connect");
+    await waitFor(() => dealer.peerCount === 1, { timeoutMs: 10_000, what: "the libzmq ROUTER to connect" });
     dealer.send(["", "hello"]);
     expect(asText(await p.nextMessage("router"))).toEqual(["ours", "", "hello"]);
     await p.send("router", [text("ours"), text(""), text("back")]);

@@ -4,3 +4,4 @@ export * from "./commands.ts";
 export * from "./encoder.ts";
 export * from "./parser.ts";
 export * from "./subscriptions.ts";
+export * from "./endpoint.ts";

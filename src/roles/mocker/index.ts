@@ -36,6 +36,8 @@ export interface MockerHandle extends RoleHandle {
   /** Actual raw PUB / replay ports per worker and rank. */
   readonly endpoints: readonly WorkerEndpoints[];
   readonly pool: MockerWorkerPool;
+  /** Per worker: its raw publishers and relay (tests wait on subscribers through these). */
+  readonly outlets: readonly WorkerOutlets[];
 }
 
 const LIMITS = { maxPromptTokens: 1 << 20, maxOutputTokens: 1 << 20 };
@@ -124,7 +126,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       routerEventsEndpoint: outlets[i]!.routerEventsEndpoint,
       hintPorts: hints[i]?.map((h) => h.port),
     }));
-    const ready = (async () => {
+    const register = async () => {
       for (const id of identities) {
         if (id.index > 0 && config.staggerDelay > 0) await Bun.sleep(config.staggerDelay * 1000);
         if (closed) return;
@@ -138,11 +140,12 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
         served.registered++;
       }
       logger.info(`all ${identities.length} worker(s) registered`);
-    })();
-    // A failed registration withdraws whatever was already registered before it surfaces.
-    ready.catch(async (err: unknown) => {
+    };
+    // A failed registration withdraws whatever was already registered before the error surfaces.
+    const ready = register().catch(async (err: unknown) => {
       logger.error(`registration failed: ${String(err)}`);
       await close();
+      throw err;
     });
 
     return {
@@ -152,6 +155,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       workers: identities,
       endpoints,
       pool: served,
+      outlets,
       close,
       [Symbol.asyncDispose]: close,
     };

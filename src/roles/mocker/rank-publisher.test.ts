@@ -6,7 +6,7 @@ import type { KvEvent } from "../../core/kv/kv-events.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { decodeBatch, decodeSeq, encodeSeq, REPLAY_END_SEQ, type BlockRemoved, type BlockStored } from "../../protocol/kv-events/index.ts";
 import { DealerSocket, PubSocket, SubSocket, type Frames, type ZmtpSocket } from "../../transport/zmtp/index.ts";
-import { waitFor, withTimeout } from "../../../test/wait.ts";
+import { waitFor, withTimeout } from "../../../test/harness.ts";
 import { RankPublisher, type RankPublisherOptions } from "./rank-publisher.ts";
 
 const logger = createLogger({ level: "silent" });
@@ -31,7 +31,7 @@ async function subscribed(pub: RankPublisher, topic = pub.topic, opts: Construct
   const sub = own(new SubSocket({ logger, ...opts }));
   sub.subscribe(topic);
   sub.connect(pub.endpoint);
-  await waitFor(() => pub.subscriberCount() >= 1, 5_000, "the SUB's subscription to reach the publisher");
+  await waitFor(() => pub.subscriberCount() >= 1, { timeoutMs: 5_000, what: "the SUB's subscription to reach the publisher" });
   return sub;
 }
 function ipv6Loopback(): boolean {
@@ -166,7 +166,7 @@ describe("replay", () => {
     dealer.send([EMPTY, encodeSeq(0n)]);
     const second = replay(dealer, 0n);
     expect((await second).length).toBe(2_001);
-    await waitFor(() => pub.stats().truncatedReplays === 1, 5_000, "the second reply to be counted as truncated");
+    await waitFor(() => pub.stats().truncatedReplays === 1, { timeoutMs: 5_000, what: "the second reply to be counted as truncated" });
     expect(pub.stats().replayRequestsServed).toBe(2);
   });
 

@@ -7,7 +7,7 @@ import { createLogger } from "../../lib/logger.ts";
 import { decodeSeq } from "../../protocol/kv-events/index.ts";
 import { decodeRouterEvents, type RouterEvent } from "../../protocol/router-events.ts";
 import { PubSocket, SubSocket } from "../../transport/zmtp/index.ts";
-import { waitFor, withTimeout } from "../../../test/wait.ts";
+import { waitFor, withTimeout } from "../../../test/harness.ts";
 import { LocalHashIndex } from "./local-hash-index.ts";
 import { RouterEventRelay, type RouterEventRelayOptions } from "./router-event-relay.ts";
 
@@ -27,7 +27,7 @@ async function subscribed(r: RouterEventRelay): Promise<SubSocket> {
   const sub = own(new SubSocket({ logger }));
   sub.subscribe("");
   sub.connect(r.endpoint);
-  await waitFor(() => r.subscriberCount() >= 1, 5_000, "the SUB's subscription to reach the relay");
+  await waitFor(() => r.subscriberCount() >= 1, { timeoutMs: 5_000, what: "the SUB's subscription to reach the relay" });
   return sub;
 }
 async function nextBatch(sub: SubSocket): Promise<{ topic: Uint8Array; cursor: bigint; events: RouterEvent[] }> {

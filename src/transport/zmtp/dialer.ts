@@ -2,7 +2,7 @@
 // again after 100 ms, doubling per failed attempt up to 5 s (reset once a handshake succeeds).
 import type { Logger } from "../../lib/logger.ts";
 import { Connection, socketHandlers, type ConnectionOrigin, type ConnectionOwner, type SocketData } from "./connection.ts";
-import type { TcpEndpoint } from "./endpoint.ts";
+import type { TcpEndpoint } from "../../protocol/zmtp/endpoint.ts";
 
 /** Delay before reconnect attempt n+1 after n consecutive failures: min·2ⁿ capped at max. */
 export function reconnectDelayMs(failures: number, minMs: number, maxMs: number): number {

@@ -7,4 +7,4 @@ export type { ZmtpSocket, ZmtpSocketStats } from "./zmtp-socket.ts";
 export type { ReceivingSocket } from "./receiving-socket.ts";
 export type { Frames, MessageHandler } from "./inbox.ts";
 export { DEFAULT_OPTIONS, type Frame, type ZmtpSocketOptions } from "./options.ts";
-export { parseEndpoint, formatEndpoint, type TcpEndpoint } from "./endpoint.ts";
+export { parseEndpoint, formatEndpoint, type TcpEndpoint } from "../../protocol/zmtp/endpoint.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createLogger } from "../../lib/logger.ts";
-import { waitFor, withTimeout } from "../../../test/wait.ts";
+import { waitFor, withTimeout } from "../../../test/harness.ts";
 import { reconnectDelayMs } from "./dialer.ts";
 import { PubSocket } from "./pub-socket.ts";
 import { SubSocket } from "./sub-socket.ts";
@@ -20,12 +20,26 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     using sub = new SubSocket({ logger });
     sub.subscribe("kv@");
     sub.connect(ep);
-    await waitFor(() => pub.subscriberCount("kv@") === 1, 5000, "the subscription");
+    await waitFor(() => pub.subscriberCount("kv@") === 1, { timeoutMs: 5000, what: "the subscription" });
     expect(pub.send(["other", "x"])).toBe(0);
     const frames = Array.from({ length: 20 }, (_, i) => `f${i}`);
     expect(pub.send(["kv@w1", ...frames])).toBe(1);
     expect(await recv(sub)).toEqual(["kv@w1", ...frames]);
     expect(pub.stats()).toMatchObject({ peers: 1, messagesSent: 1, messagesDropped: 0 });
+  });
+
+  test("connected() resolves on the first handshake and rejects when closed first", async () => {
+    using pub = new PubSocket({ logger });
+    const ep = pub.bind("tcp://127.0.0.1:0");
+    using sub = new SubSocket({ logger });
+    const waiting = sub.connected();
+    sub.connect(ep);
+    await withTimeout(waiting, 5000, "the SUB handshake");
+    await sub.connected(); // already connected: resolves at once
+    const lonely = new SubSocket({ logger });
+    const never = lonely.connected();
+    lonely.close();
+    await expect(never).rejects.toThrow(/closed/);
   });
 
   test("SUB binds, PUB connects", async () => {
@@ -34,7 +48,7 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     const ep = sub.bind("tcp://127.0.0.1:0");
     using pub = new PubSocket({ logger });
     pub.connect(ep);
-    await waitFor(() => pub.subscriberCount() === 1, 5000, "the bound SUB's subscription");
+    await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 5000, what: "the bound SUB's subscription" });
     pub.send(["", "hello"]);
     expect(await recv(sub)).toEqual(["", "hello"]);
   });
@@ -45,11 +59,11 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     const pubs = [new PubSocket({ logger }), new PubSocket({ logger }), new PubSocket({ logger })];
     try {
       for (const p of pubs) sub.connect(p.bind("tcp://127.0.0.1:0"));
-      await waitFor(() => pubs.every((p) => p.subscriberCount() === 1), 5000, "three subscriptions");
+      await waitFor(() => pubs.every((p) => p.subscriberCount() === 1), { timeoutMs: 5000, what: "three subscriptions" });
       pubs.forEach((p, i) => {
         for (let k = 0; k < 50; k++) p.send([`p${i}`, String(k)]);
       });
-      await waitFor(() => sub.stats().messagesReceived === 150, 5000, "all 150 messages queued at the SUB");
+      await waitFor(() => sub.stats().messagesReceived === 150, { timeoutMs: 5000, what: "all 150 messages queued at the SUB" });
       const firstThree = new Set<string>();
       for (let k = 0; k < 3; k++) firstThree.add((await recv(sub))[0]!);
       expect(firstThree).toEqual(new Set(["p0", "p1", "p2"]));
@@ -73,10 +87,10 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     sub.subscribe("a");
     sub.subscribe("b");
     sub.connect(ep);
-    await waitFor(() => pub.subscriberCount("a") === 1 && pub.subscriberCount("b") === 1, 5000, "subscriptions");
+    await waitFor(() => pub.subscriberCount("a") === 1 && pub.subscriberCount("b") === 1, { timeoutMs: 5000, what: "subscriptions" });
     sub.unsubscribe("a");
     sub.unsubscribe("b");
-    await waitFor(() => pub.subscriberCount("b") === 0, 5000, "the CANCEL");
+    await waitFor(() => pub.subscriberCount("b") === 0, { timeoutMs: 5000, what: "the CANCEL" });
     expect(pub.subscriberCount("a")).toBe(1); // one reference to "a" is left
     pub.send(["b", "dropped"]);
     pub.send(["a", "kept"]);
@@ -90,16 +104,16 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     sub.subscribe("t");
     sub.connect(ep);
     try {
-      await waitFor(() => first.subscriberCount("t") === 1, 5000, "the subscription");
+      await waitFor(() => first.subscriberCount("t") === 1, { timeoutMs: 5000, what: "the subscription" });
       first.send(["t", "1"]);
       expect(await recv(sub)).toEqual(["t", "1"]);
     } finally {
       first.close();
     }
-    await waitFor(() => sub.peerCount === 0, 5000, "the SUB to see the publisher go");
+    await waitFor(() => sub.peerCount === 0, { timeoutMs: 5000, what: "the SUB to see the publisher go" });
     using second = new PubSocket({ logger });
     second.bind(ep);
-    await waitFor(() => second.subscriberCount("t") === 1, 5000, "the re-sent subscription");
+    await waitFor(() => second.subscriberCount("t") === 1, { timeoutMs: 5000, what: "the re-sent subscription" });
     second.send(["t", "2"]);
     expect(await recv(sub)).toEqual(["t", "2"]);
   });
@@ -111,7 +125,7 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     using sub = new SubSocket({ logger, receiveHighWaterMark: 10 });
     sub.subscribe("");
     sub.connect(ep);
-    await waitFor(() => pub.subscriberCount() === 1, 5000, "the subscription");
+    await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 5000, what: "the subscription" });
     const payload = new Uint8Array(4096);
     let maxQueued = 0;
     const accepted: number[] = [];
@@ -144,11 +158,11 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     });
     sub.subscribe("");
     sub.connect(ep);
-    await waitFor(() => pub.subscriberCount() === 1, 5000, "the subscription");
+    await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 5000, what: "the subscription" });
     pub.send(["", "1"]);
     pub.send(["", "boom"]);
     pub.send(["", "2"]);
-    await waitFor(() => got.length === 2, 5000, "two messages");
+    await waitFor(() => got.length === 2, { timeoutMs: 5000, what: "two messages" });
     expect(got).toEqual(["1", "2"]);
     await expect(sub.receive()).rejects.toThrow(/onMessage/);
   });

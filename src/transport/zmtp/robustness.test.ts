@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import type { Socket } from "bun";
 import { createConsola } from "consola";
 import type { Logger } from "../../lib/logger.ts";
-import { waitFor, withTimeout } from "../../../test/wait.ts";
+import { waitFor, withTimeout } from "../../../test/harness.ts";
 import { concat, encodeCommand, encodeGreeting, encodeMessage, encodePing, encodeReady, encodeSubscriptionMessage } from "../../protocol/zmtp/encoder.ts";
 import { ZmtpParser } from "../../protocol/zmtp/parser.ts";
 import type { ZmtpCommand } from "../../protocol/zmtp/commands.ts";
@@ -50,7 +50,7 @@ async function pubWithHealthySub(opts: { maxMessageBytes?: number; handshakeTime
   const sub = new SubSocket({ logger });
   sub.subscribe("");
   sub.connect(ep);
-  await waitFor(() => pub.subscriberCount() === 1, 5000, "the healthy subscriber");
+  await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 5000, what: "the healthy subscriber" });
   const healthyStillWorks = async () => {
     pub.send(["", "still-alive"]);
     const m = await withTimeout(sub.receive(), 5000, "a message on the healthy SUB");
@@ -86,7 +86,7 @@ describe("bad peers are disconnected with a logged reason; others are unaffected
       const raw = await rawPeer(env.ep);
       try {
         raw.write(c.bytes());
-        await waitFor(raw.isClosed, 5000, "the bad peer to be disconnected");
+        await waitFor(raw.isClosed, { timeoutMs: 5000, what: "the bad peer to be disconnected" });
         expect(env.lines.join("\n")).toMatch(c.reason);
         expect(env.pub.stats().peerErrors).toBe(1);
         await env.healthyStillWorks();
@@ -100,7 +100,7 @@ describe("bad peers are disconnected with a logged reason; others are unaffected
     using env = await pubWithHealthySub();
     const raw = await rawPeer(env.ep);
     raw.write(concat([encodeGreeting(), encodeReady("ROUTER")]));
-    await waitFor(raw.isClosed, 5000, "the close");
+    await waitFor(raw.isClosed, { timeoutMs: 5000, what: "the close" });
     expect(raw.commands.at(-1)).toEqual({ kind: "error", reason: "peer socket type ROUTER cannot talk to PUB" });
   });
 
@@ -108,7 +108,7 @@ describe("bad peers are disconnected with a logged reason; others are unaffected
     using env = await pubWithHealthySub({ handshakeTimeoutMs: 50 });
     const raw = await rawPeer(env.ep);
     raw.write(encodeGreeting().subarray(0, 20));
-    await waitFor(raw.isClosed, 5000, "the handshake timeout");
+    await waitFor(raw.isClosed, { timeoutMs: 5000, what: "the handshake timeout" });
     expect(env.lines.join("\n")).toMatch(/no ZMTP handshake within 50 ms/);
     await env.healthyStillWorks();
   });
@@ -117,10 +117,10 @@ describe("bad peers are disconnected with a logged reason; others are unaffected
     using env = await pubWithHealthySub();
     const raw = await rawPeer(env.ep);
     raw.write(concat([encodeGreeting(), encodeReady("SUB"), encodeSubscriptionMessage(b(""), true)]));
-    await waitFor(() => env.pub.subscriberCount() === 2, 5000, "the raw subscriber");
+    await waitFor(() => env.pub.subscriberCount() === 2, { timeoutMs: 5000, what: "the raw subscriber" });
     raw.write(new Uint8Array([0x02, 0, 0, 0, 0, 0, 0, 0x10, 0, 1, 2]));
     raw.end();
-    await waitFor(() => env.pub.peerCount === 1, 5000, "the raw peer to be gone");
+    await waitFor(() => env.pub.peerCount === 1, { timeoutMs: 5000, what: "the raw peer to be gone" });
     expect(env.pub.stats().peerErrors).toBe(0);
     await env.healthyStillWorks();
   });
@@ -133,13 +133,13 @@ describe("ZMTP 3.0 peers and heartbeats", () => {
     const raw = await rawPeer(ep);
     try {
       raw.write(concat([encodeGreeting({ minor: 0 }), encodeReady("SUB"), encodeSubscriptionMessage(b("kv"), true)]));
-      await waitFor(() => pub.subscriberCount("kv1") === 1, 5000, "the message-form subscription");
+      await waitFor(() => pub.subscriberCount("kv1") === 1, { timeoutMs: 5000, what: "the message-form subscription" });
       pub.send(["kv1", "x"]);
       pub.send(["zz", "filtered"]);
-      await waitFor(() => raw.messages.length === 1, 5000, "the published message");
+      await waitFor(() => raw.messages.length === 1, { timeoutMs: 5000, what: "the published message" });
       expect(raw.messages[0]).toEqual(["kv1", "x"]);
       raw.write(encodeSubscriptionMessage(b("kv"), false));
-      await waitFor(() => pub.subscriberCount("kv1") === 0, 5000, "the message-form cancel");
+      await waitFor(() => pub.subscriberCount("kv1") === 0, { timeoutMs: 5000, what: "the message-form cancel" });
     } finally {
       raw.end();
     }
@@ -169,7 +169,7 @@ describe("ZMTP 3.0 peers and heartbeats", () => {
         await waitFor(() => {
           parser.feed(concat(received.splice(0)));
           return events.length >= 2;
-        }, 5000, "the subscription bytes");
+        }, { timeoutMs: 5000, what: "the subscription bytes" });
         expect(events).toEqual(["ready", minor === 1 ? "cmd:ab" : "msg:016162"]);
       } finally {
         sub.close();
@@ -184,7 +184,7 @@ describe("ZMTP 3.0 peers and heartbeats", () => {
     const raw = await rawPeer(ep);
     try {
       raw.write(concat([encodeGreeting(), encodeReady("SUB"), encodePing(100, b("hb-1"))]));
-      await waitFor(() => raw.commands.some((c) => c.kind === "pong"), 5000, "the PONG");
+      await waitFor(() => raw.commands.some((c) => c.kind === "pong"), { timeoutMs: 5000, what: "the PONG" });
       expect(raw.commands.find((c) => c.kind === "pong")).toEqual({ kind: "pong", context: b("hb-1") });
     } finally {
       raw.end();

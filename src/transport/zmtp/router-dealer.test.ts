@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createLogger } from "../../lib/logger.ts";
-import { waitFor, withTimeout } from "../../../test/wait.ts";
+import { waitFor, withTimeout } from "../../../test/harness.ts";
 import { DealerSocket } from "./dealer-socket.ts";
 import { RouterSocket } from "./router-socket.ts";
 
@@ -34,7 +34,7 @@ describe("ROUTER/DEALER between kvcr-mock sockets", () => {
     using dealer = new DealerSocket({ logger });
     try {
       for (const r of routers) dealer.connect(r.bind("tcp://127.0.0.1:0"));
-      await waitFor(() => dealer.peerCount === 3, 5000, "three connections");
+      await waitFor(() => dealer.peerCount === 3, { timeoutMs: 5000, what: "three connections" });
       for (let i = 0; i < 9; i++) dealer.send([String(i)]);
       const perRouter = await Promise.all(routers.map(async (r) => [(await recv(r))[1], (await recv(r))[1], (await recv(r))[1]]));
       expect(perRouter.flat().sort()).toEqual(["0", "1", "2", "3", "4", "5", "6", "7", "8"]);
@@ -51,11 +51,11 @@ describe("ROUTER/DEALER between kvcr-mock sockets", () => {
     const dealers = [new DealerSocket({ logger }), new DealerSocket({ logger }), new DealerSocket({ logger })];
     try {
       for (const d of dealers) d.connect(ep);
-      await waitFor(() => router.peerCount === 3, 5000, "three dealers");
+      await waitFor(() => router.peerCount === 3, { timeoutMs: 5000, what: "three dealers" });
       dealers.forEach((d, i) => {
         for (let k = 0; k < 40; k++) d.send([`d${i}`, String(k)]);
       });
-      await waitFor(() => router.stats().messagesReceived === 120, 5000, "all messages queued");
+      await waitFor(() => router.stats().messagesReceived === 120, { timeoutMs: 5000, what: "all messages queued" });
       const first = await Promise.all([recv(router), recv(router), recv(router)]);
       expect(new Set(first.map((m) => m[1]))).toEqual(new Set(["d0", "d1", "d2"]));
       const ids = router.peerIdentities().map((id) => Buffer.from(id).toString("hex"));
@@ -71,10 +71,10 @@ describe("ROUTER/DEALER between kvcr-mock sockets", () => {
     const ep = router.bind("tcp://127.0.0.1:0");
     using a = new DealerSocket({ logger, identity: "same" });
     a.connect(ep);
-    await waitFor(() => router.peerCount === 1, 5000, "the first dealer");
+    await waitFor(() => router.peerCount === 1, { timeoutMs: 5000, what: "the first dealer" });
     using b = new DealerSocket({ logger, identity: "same", reconnectIntervalMs: 1000 });
     b.connect(ep);
-    await waitFor(() => router.stats().peerErrors >= 1, 5000, "the duplicate to be refused");
+    await waitFor(() => router.stats().peerErrors >= 1, { timeoutMs: 5000, what: "the duplicate to be refused" });
     expect(router.peerCount).toBe(1);
     a.send(["", "from-a"]);
     expect(await recv(router)).toEqual(["same", "", "from-a"]);
@@ -87,7 +87,7 @@ describe("ROUTER/DEALER between kvcr-mock sockets", () => {
     const ep = dealer.bind("tcp://127.0.0.1:0");
     using router = new RouterSocket({ logger });
     router.connect(ep);
-    await waitFor(() => router.peerCount === 1, 5000, "the connection");
+    await waitFor(() => router.peerCount === 1, { timeoutMs: 5000, what: "the connection" });
     expect(router.send(["bound", "", "hi"])).toBe(true);
     expect(await recv(dealer)).toEqual(["", "hi"]);
   });

@@ -7,7 +7,7 @@ import type { ZmtpCommand } from "../../protocol/zmtp/commands.ts";
 import { MAX_IDENTITY_BYTES, type SocketType } from "../../protocol/zmtp/constants.ts";
 import { socketHandlers, type Connection, type ConnectionOwner, type ListenContext, type SocketData } from "./connection.ts";
 import { Dialer } from "./dialer.ts";
-import { formatEndpoint, parseEndpoint } from "./endpoint.ts";
+import { formatEndpoint, parseEndpoint } from "../../protocol/zmtp/endpoint.ts";
 import { DEFAULT_OPTIONS, defaultLogger, toBytes, type ResolvedOptions, type ZmtpSocketOptions } from "./options.ts";
 
 export interface ZmtpSocketStats {
@@ -37,6 +37,7 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
   private readonly connections = new Set<Connection>();
   private readonly listeners = new Map<string, TCPSocketListener<SocketData>>();
   private dialers: Dialer[] = [];
+  private connectedWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   protected closed = false;
   protected sent = 0;
   protected dropped = 0;
@@ -108,6 +109,13 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
     return this.peers.length;
   }
 
+  /** Resolves once at least one peer has finished the handshake (at once if one has); rejects on close. */
+  connected(): Promise<void> {
+    if (this.peers.length > 0) return Promise.resolve();
+    if (this.closed) return Promise.reject(this.closedError());
+    return new Promise((resolve, reject) => this.connectedWaiters.push({ resolve, reject }));
+  }
+
   stats(): ZmtpSocketStats {
     let queued = 0;
     for (const c of this.peers) queued += c.out.queuedMessages;
@@ -133,6 +141,7 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
     for (const c of [...this.connections]) c.close();
     for (const listener of this.listeners.values()) listener.stop(true);
     this.listeners.clear();
+    for (const w of this.connectedWaiters.splice(0)) w.reject(this.closedError());
     this.onClose();
   }
 
@@ -155,6 +164,7 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
     this.peers.push(conn);
     (conn.origin as Dialer | undefined)?.connected();
     this.peerReady(conn);
+    if (!conn.closed) for (const w of this.connectedWaiters.splice(0)) w.resolve();
   }
 
   connectionMessage(conn: Connection, frames: Uint8Array[]): void {
@@ -192,7 +202,11 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
   protected onClose(): void {}
 
   protected assertOpen(): void {
-    if (this.closed) throw new KvcrError("ZMTP_CLOSED", `zmtp ${this.type} socket is closed`);
+    if (this.closed) throw this.closedError();
+  }
+
+  private closedError(): KvcrError {
+    return new KvcrError("ZMTP_CLOSED", `zmtp ${this.type} socket is closed`);
   }
 }
 

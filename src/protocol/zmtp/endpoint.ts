@@ -1,5 +1,5 @@
 // Parses ZeroMQ TCP endpoints ("tcp://HOST:PORT") as libzmq spells them: `*` for any address on
-// bind, `*` or 0 for an ephemeral port on bind, IPv6 in brackets.
+// bind, `*` or 0 for an ephemeral port on bind, IPv6 in brackets. Pure, so config can use it.
 import { KvcrError } from "../../lib/errors.ts";
 
 export interface TcpEndpoint {

@@ -1,0 +1,18 @@
+// `kvcr-mock events`: tap a worker's raw KV-event stream (and its replay socket), one JSON line per
+// batch on stdout until Ctrl-C.
+import { eventsOptions, eventsProblems } from "../config/events.ts";
+import { untilSignal } from "../lib/role.ts";
+import { start } from "../roles/events/start.ts";
+import { defineRoleCommand } from "./define-command.ts";
+
+export const eventsCommand = defineRoleCommand({
+  name: "events",
+  description: "Tap a worker's raw KV-event stream (and its replay socket) and print decoded JSON lines",
+  options: eventsOptions,
+  refine: eventsProblems,
+  async run(config, { logger }) {
+    const role = await start(config, { logger, out: process.stdout });
+    await untilSignal();
+    await role.close();
+  },
+});

@@ -1,0 +1,118 @@
+import { describe, expect, test } from "bun:test";
+import { encodeBatch, encodeSeq, REPLAY_END_SEQ, type KvEventBatch } from "../../protocol/kv-events/index.ts";
+import { EventTap, type TapLine } from "./event-tap.ts";
+
+const te = new TextEncoder();
+const EMPTY = new Uint8Array(0);
+const batch = (seq: number): KvEventBatch => ({
+  ts: 1_700_000_000 + seq,
+  dataParallelRank: 0,
+  events: [{ type: "BlockRemoved", blockHashes: [BigInt(seq) + 0xffff_ffff_ffffn], medium: "GPU" }],
+});
+const live = (seq: number, topic = "") => [te.encode(topic), encodeSeq(BigInt(seq)), encodeBatch(batch(seq))];
+const replayed = (seq: number, topic = "") => [EMPTY, te.encode(topic), encodeSeq(BigInt(seq)), encodeBatch(batch(seq))];
+const END = [EMPTY, EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY];
+
+function tapWith(opts: ConstructorParameters<typeof EventTap>[1] = {}) {
+  const lines: TapLine[] = [];
+  const tap = new EventTap((l) => lines.push(l), opts);
+  /** Compact view: batch seqs as numbers, gaps and errors as tagged strings. */
+  const view = () =>
+    lines.map((l) => ("gap" in l ? `gap ${l.gap.expected}->${l.gap.got}` : "error" in l ? `error${l.seq !== undefined ? ` @${l.seq}` : ""}` : l.seq));
+  return { tap, lines, view };
+}
+
+describe("EventTap", () => {
+  test("live only: one line per batch, vLLM field names, hashes as decimal strings", () => {
+    const { tap, lines } = tapWith();
+    tap.live(live(7, "kv"));
+    expect(lines).toEqual([
+      { seq: 7, topic: "kv", ts: 1_700_000_007, data_parallel_rank: 0, events: [{ type: "BlockRemoved", block_hashes: [String(7n + 0xffff_ffff_ffffn)], medium: "GPU" }] },
+    ]);
+  });
+
+  test("live only: the first batch sets the expectation, later holes and restarts are gap lines", () => {
+    const { tap, view } = tapWith();
+    for (const s of [5, 6, 9, 0, 1]) tap.live(live(s));
+    expect(view()).toEqual([5, 6, "gap 7->9", 9, "gap 10->0", 0, 1]);
+  });
+
+  test("replay first, live held meanwhile, then live without duplicates", () => {
+    const { tap, view } = tapWith({ replayFrom: 2n });
+    tap.live(live(4)); // arrives on the SUB while the replay is still running
+    tap.live(live(5));
+    for (const s of [2, 3, 4]) tap.replayReply(replayed(s));
+    expect(view()).toEqual([2, 3, 4]);
+    tap.replayReply(END);
+    tap.live(live(6));
+    expect(view()).toEqual([2, 3, 4, 5, 6]);
+  });
+
+  test("a replay start older than the buffer shows as a gap from the first replayed seq", () => {
+    const { tap, view } = tapWith({ replayFrom: 0n });
+    tap.replayReply(replayed(3));
+    tap.replayReply(END);
+    expect(view()).toEqual(["gap 0->3", 3]);
+  });
+
+  test("an empty replay goes straight to live; a hole between replay and live is a gap", () => {
+    const { tap, view } = tapWith({ replayFrom: 10n });
+    tap.replayReply(replayed(10));
+    tap.replayReply(END);
+    tap.live(live(12));
+    expect(view()).toEqual([10, "gap 11->12", 12]);
+    const empty = tapWith({ replayFrom: 0n });
+    empty.tap.replayReply(END);
+    empty.tap.live(live(0));
+    expect(empty.view()).toEqual([0]);
+  });
+
+  test("after the overlap, a lower live seq is a publisher restart, not a duplicate", () => {
+    const { tap, view } = tapWith({ replayFrom: 0n });
+    for (const s of [0, 1, 2]) tap.replayReply(replayed(s));
+    tap.replayReply(END);
+    tap.live(live(2)); // in flight before the snapshot: duplicate, skipped
+    tap.live(live(3));
+    tap.live(live(0)); // restart
+    expect(view()).toEqual([0, 1, 2, 3, "gap 4->0", 0]);
+  });
+
+  test("bad frames print an error line and the tap continues", () => {
+    const { tap, lines, view } = tapWith();
+    tap.live(live(1));
+    tap.live([te.encode("t"), encodeSeq(2n)]);
+    tap.live([te.encode("t"), new Uint8Array(3), encodeBatch(batch(3))]);
+    tap.live([te.encode("t"), encodeSeq(2n), new Uint8Array([0xc1])]);
+    tap.live(live(3));
+    expect(view()).toEqual([1, "error", "error", "error @2", 3]);
+    expect(lines[1]).toEqual({ error: "live message: expected 3 frames [topic, seq, payload], got 2" });
+    expect((lines[2] as { error: string }).error).toMatch(/seq frame: expected exactly 8 bytes, got 3/);
+    expect((lines[3] as { error: string }).error).toMatch(/at byte 0/);
+  });
+
+  test("malformed replay replies are error lines; replayed topics are filtered like the subscription", () => {
+    const { tap, view } = tapWith({ replayFrom: 0n, topic: te.encode("kv") });
+    tap.replayReply([EMPTY, te.encode("kv"), encodeSeq(0n)]);
+    tap.replayReply([EMPTY, te.encode("other"), encodeSeq(0n), encodeBatch(batch(0))]);
+    tap.replayReply(replayed(0, "kv"));
+    tap.replayReply(END);
+    expect(view()).toEqual(["error", 0]);
+  });
+
+  test("a silent replay times out into live, saying so; late replies are ignored", () => {
+    const { tap, lines, view } = tapWith({ replayFrom: 0n });
+    tap.live(live(0));
+    tap.replayFailed("no end marker within 10 ms");
+    tap.replayReply(replayed(0));
+    expect(view()).toEqual(["error", 0]);
+    expect(lines[0]).toEqual({ error: "replay: no end marker within 10 ms; continuing with the live stream" });
+  });
+
+  test("the live hold during replay is bounded; drops are reported and show as a gap", () => {
+    const { tap, view } = tapWith({ replayFrom: 0n, maxHeldLive: 2 });
+    for (const s of [0, 1, 2, 3]) tap.live(live(s));
+    tap.replayReply(END);
+    tap.live(live(4));
+    expect(view()).toEqual(["error", 0, 1, "gap 2->4", 4]);
+  });
+});

@@ -1,0 +1,155 @@
+// `kvcr-mock events` as a user runs it (the CLI in a child process) against a PUB + replay ROUTER
+// stood up here: replay first, live after without duplicates, gap and error lines, topic filter,
+// a silent replay socket, bad flags.
+import { afterEach, describe, expect, test } from "bun:test";
+import { encodeBatch, encodeSeq, decodeSeq, REPLAY_END_SEQ, type KvEventBatch } from "../../src/protocol/kv-events/index.ts";
+import { ReplayBuffer } from "../../src/roles/mocker/replay-buffer.ts";
+import { PubSocket, RouterSocket } from "../../src/transport/zmtp/index.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { CLI_ENTRY, runCli, waitFor, withTimeout } from "../harness.ts";
+
+const logger = createLogger({ level: "silent" });
+const te = new TextEncoder();
+const EMPTY = new Uint8Array(0);
+const batch = (seq: number): KvEventBatch => ({
+  ts: 1_700_000_000.5 + seq,
+  dataParallelRank: 1,
+  events: [
+    { type: "BlockStored", blockHashes: [0xcb38e4d7fb2dca5cn + BigInt(seq)], parentBlockHash: null, tokenIds: [1, 2, 3, 4], blockSize: 4, loraId: null, medium: "GPU", loraName: null },
+  ],
+});
+
+/** The tap as a child process; stdout JSON lines collected as they come. */
+function spawnTap(args: string[]) {
+  const proc = Bun.spawn([process.execPath, CLI_ENTRY, "events", "--log-level", "warn", ...args], { stdout: "pipe", stderr: "pipe" });
+  const lines: Record<string, unknown>[] = [];
+  let stderr = "";
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buf = "";
+    for await (const chunk of proc.stdout) {
+      buf += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        lines.push(JSON.parse(buf.slice(0, nl)));
+        buf = buf.slice(nl + 1);
+      }
+    }
+  })();
+  void (async () => {
+    for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
+  })();
+  return {
+    proc,
+    lines,
+    stderr: () => stderr,
+    until: (pred: (l: Record<string, unknown>) => boolean, what: string) =>
+      waitFor(() => lines.some(pred), { timeoutMs: 10_000, what: `${what} (stderr: ${stderr})` }),
+  };
+}
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+function tap(args: string[]) {
+  const t = spawnTap(args);
+  cleanups.push(async () => {
+    t.proc.kill("SIGKILL");
+    await t.proc.exited;
+  });
+  return t;
+}
+function worker() {
+  const pub = new PubSocket({ logger });
+  const router = new RouterSocket({ logger });
+  cleanups.push(() => pub.close(), () => router.close());
+  const buffer = new ReplayBuffer(100);
+  const topic = te.encode("");
+  return {
+    pub,
+    router,
+    buffer,
+    liveEp: pub.bind("tcp://127.0.0.1:0"),
+    replayEp: router.bind("tcp://127.0.0.1:0"),
+    /** Publishes like a vLLM worker: the same payload bytes go live and into the replay buffer. */
+    publish(seq: number, payload = encodeBatch(batch(seq)), t = topic) {
+      buffer.push(BigInt(seq), payload);
+      pub.send([t, encodeSeq(BigInt(seq)), payload]);
+    },
+    /** Answers one replay request (SPEC §4.2 frames). */
+    reply(id: Uint8Array, start: bigint) {
+      for (const [seq, payload] of buffer.from(start)) router.send([id, EMPTY, topic, encodeSeq(seq), payload]);
+      router.send([id, EMPTY, EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY]);
+    },
+  };
+}
+const view = (lines: Record<string, unknown>[]) =>
+  lines.map((l) => ("gap" in l ? `gap ${(l.gap as { expected: number }).expected}->${(l.gap as { got: number }).got}` : "error" in l ? `error@${l.seq}` : l.seq));
+
+describe("kvcr-mock events", () => {
+  test("replay from --from-seq, then live: each seq once, gaps and bad frames reported, tap continues", async () => {
+    const w = worker();
+    for (let s = 0; s <= 4; s++) w.publish(s);
+    const t = tap(["--endpoint", w.liveEp, "--replay", w.replayEp, "--from-seq", "2"]);
+    // The tap subscribes to live before it asks for replay.
+    await waitFor(() => w.pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the tap's subscription" });
+    const [id, delimiter, start] = await withTimeout(w.router.receive(), 10_000, "the replay request");
+    expect(delimiter!.length).toBe(0);
+    expect(decodeSeq(start!)).toBe(2n);
+    w.publish(5); // live while the replay is pending: must print once, after 4
+    w.reply(id!, decodeSeq(start!));
+    w.publish(6);
+    w.publish(7, new Uint8Array([0x93, 0xc1]));
+    w.publish(8);
+    w.publish(10);
+    await t.until((l) => l.seq === 10 && "events" in l, "the last live batch");
+    expect(view(t.lines)).toEqual([2, 3, 4, 5, 6, "error@7", 8, "gap 9->10", 10]);
+    expect(t.lines[0]).toEqual({
+      seq: 2,
+      topic: "",
+      ts: 1_700_000_002.5,
+      data_parallel_rank: 1,
+      events: [{ type: "BlockStored", block_hashes: [String(0xcb38e4d7fb2dca5cn + 2n)], parent_block_hash: null, token_ids: [1, 2, 3, 4], block_size: 4, lora_id: null, medium: "GPU", lora_name: null }],
+    });
+    expect(String(t.lines[5]!.error)).toMatch(/byte/);
+    t.proc.kill("SIGTERM");
+    expect(await withTimeout(t.proc.exited, 10_000, "the tap to exit on SIGTERM")).toBe(0);
+  });
+
+  test("live only with --topic: other topics are not printed", async () => {
+    const w = worker();
+    const t = tap(["--endpoint", w.liveEp, "--topic", "kv@1"]);
+    await waitFor(() => w.pub.subscriberCount("kv@1") === 1, { timeoutMs: 10_000, what: "the tap's subscription" });
+    w.publish(0, encodeBatch(batch(0)), te.encode("kv@2"));
+    w.publish(1, encodeBatch(batch(1)), te.encode("kv@1"));
+    await t.until((l) => l.seq === 1, "the kv@1 batch");
+    expect(t.lines.map((l) => [l.seq, l.topic])).toEqual([[1, "kv@1"]]);
+  });
+
+  test("a silent replay socket: an error line after --replay-timeout-ms, then live", async () => {
+    const w = worker();
+    const t = tap(["--endpoint", w.liveEp, "--replay", w.replayEp, "--replay-timeout-ms", "300"]);
+    await waitFor(() => w.pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the tap's subscription" });
+    await withTimeout(w.router.receive(), 10_000, "the replay request (left unanswered)");
+    w.publish(0);
+    await t.until((l) => l.seq === 0, "the live batch after the timeout");
+    expect(t.lines[0]).toEqual({ error: `replay: no end marker from ${w.replayEp} within 300 ms; continuing with the live stream` });
+  });
+
+  test("bad flags exit 2 naming each problem; nothing starts", async () => {
+    const missing = await runCli(["events"]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain("--endpoint: required");
+    const bad = await runCli(["events", "--endpoint", "tcp://127.0.0.1", "--replay", "udp://x:1"]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('--endpoint: got "tcp://127.0.0.1", missing :PORT');
+    expect(bad.stderr).toContain('--replay: got "udp://x:1", only the tcp:// transport is supported');
+    const negative = await runCli(["events", "--endpoint", "tcp://127.0.0.1:1", "--replay", "tcp://127.0.0.1:2", "--from-seq", "-1"]);
+    expect(negative.exitCode).toBe(2);
+    expect(negative.stderr).toContain("--from-seq: got -1, expected an integer ≥ 0");
+    const orphan = await runCli(["events", "--endpoint", "tcp://127.0.0.1:1", "--from-seq", "3"]);
+    expect(orphan.exitCode).toBe(2);
+    expect(orphan.stderr).toContain("--from-seq: got 3, but it only applies with --replay");
+  });
+});
