@@ -4,6 +4,7 @@
 // the peer figure. Run: `npx bun bench/mocker-stream.ts` (~10 s; env BENCH_WORKERS, BENCH_CONCURRENCY,
 // BENCH_MAX_TOKENS, BENCH_PROMPT_TOKENS, BENCH_DURATION_MS, BENCH_CLIENTS adjust it).
 import { envNumber } from "./lib/measure.ts";
+import { runStreamClients } from "./lib/clients.ts";
 import { MockerChild } from "./lib/mocker-child.ts";
 import type { StreamClientJob, StreamClientReport } from "./lib/stream-client.ts";
 
@@ -13,11 +14,10 @@ const MAX_TOKENS = envNumber("BENCH_MAX_TOKENS", 256);
 const PROMPT_TOKENS = envNumber("BENCH_PROMPT_TOKENS", 64);
 const DURATION_MS = envNumber("BENCH_DURATION_MS", 6000);
 const CLIENTS = envNumber("BENCH_CLIENTS", 1);
-const CLIENT = new URL("./lib/stream-client.ts", import.meta.url).pathname;
 
-async function runClients(url: string, durationMs: number): Promise<StreamClientReport[]> {
-  const procs = Array.from({ length: CLIENTS }, (_, c) => {
-    const job: StreamClientJob = {
+function runClients(url: string, durationMs: number): Promise<StreamClientReport[]> {
+  return runStreamClients(
+    Array.from({ length: CLIENTS }, (_, c): StreamClientJob => ({
       url,
       workers: WORKERS,
       concurrency: Math.ceil(CONCURRENCY / CLIENTS),
@@ -25,20 +25,8 @@ async function runClients(url: string, durationMs: number): Promise<StreamClient
       promptTokens: PROMPT_TOKENS,
       durationMs,
       clientIndex: c,
-    };
-    return Bun.spawn([process.execPath, CLIENT, JSON.stringify(job)], { stdout: "pipe", stderr: "inherit" });
-  });
-  try {
-    return await Promise.all(
-      procs.map(async (p) => {
-        const out = await new Response(p.stdout).text();
-        if ((await p.exited) !== 0) throw new Error(`stream client ${p.pid} exited with ${p.exitCode}`);
-        return JSON.parse(out.trim()) as StreamClientReport;
-      }),
-    );
-  } finally {
-    for (const p of procs) if (p.exitCode === null) p.kill();
-  }
+    })),
+  );
 }
 
 const GENERATED = "kvcr_mocker_generated_tokens_total";

@@ -1,6 +1,7 @@
-// Child process for bench/mocker-stream.ts: keeps `concurrency` POST /v1/generate streams in flight
-// against one mocker for `durationMs`, counts token lines as they arrive and checks each response
-// (exactly max_tokens token lines, then a summary line saying so). Prints one JSON report line.
+// Load-generating child process for bench/mocker-stream.ts and bench/mocker-scale.ts: keeps
+// `concurrency` POST /v1/generate streams in flight against one mocker for `durationMs` (or
+// `maxRequests`), counts token lines as they arrive and checks each response (exactly max_tokens
+// token lines, then a summary line saying so). Prints one JSON report line.
 // Argument: one JSON object (StreamClientJob).
 
 export interface StreamClientJob {
@@ -8,8 +9,16 @@ export interface StreamClientJob {
   workers: number;
   concurrency: number;
   maxTokens: number;
+  /** Prompt tokens unique to each request (after the shared prefix, if any). */
   promptTokens: number;
+  /**
+   * Shared prefixes: request n uses prefix n % groups, and each group's requests go to its own
+   * slice of the workers, so prefixes hit the cache. Without it, request n goes to worker n % workers.
+   */
+  sharedPrefix?: { groups: number; tokens: number };
   durationMs: number;
+  /** Stop starting requests after this many (default: no limit). */
+  maxRequests?: number;
   /** Offset of this client's request ids and prompts, so several clients never collide. */
   clientIndex: number;
 }
@@ -34,15 +43,21 @@ const ttfts: number[] = [];
 const start = performance.now();
 const deadline = start + job.durationMs;
 
-async function one(lane: number, n: number): Promise<void> {
-  const worker = lane % job.workers;
-  // Distinct prompts (per lane and request) so prefix caching does not shorten prefills.
-  const tokenIds = Array.from({ length: job.promptTokens }, (_, i) => (job.clientIndex * 1_000_003 + lane * 10_007 + n * 101 + i) % 32_000);
+const prefixes = Array.from({ length: job.sharedPrefix?.groups ?? 0 }, (_, g) => Array.from({ length: job.sharedPrefix!.tokens }, (_, i) => (g * 7919 + i * 31) % 32_000));
+const workersPerGroup = Math.max(1, Math.floor(job.workers / Math.max(1, prefixes.length)));
+let next = 0;
+
+async function one(n: number): Promise<void> {
+  const group = prefixes.length > 0 ? n % prefixes.length : 0;
+  const worker = prefixes.length > 0 ? (group * workersPerGroup + (Math.floor(n / prefixes.length) % workersPerGroup)) % job.workers : n % job.workers;
+  // The unique part differs per request so only the shared prefix is a cache hit.
+  const unique = Array.from({ length: job.promptTokens }, (_, i) => (job.clientIndex * 1_000_003 + n * 101 + i) % 32_000);
+  const tokenIds = prefixes.length > 0 ? [...prefixes[group]!, ...unique] : unique;
   const sent = performance.now();
   const res = await fetch(`${job.url}/v1/generate`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ worker, token_ids: tokenIds, max_tokens: job.maxTokens, request_id: `c${job.clientIndex}-l${lane}-${n}` }),
+    body: JSON.stringify({ worker, token_ids: tokenIds, max_tokens: job.maxTokens, request_id: `c${job.clientIndex}-${n}` }),
   });
   if (res.status !== 200 || !res.body) {
     errors.push(`HTTP ${res.status}: ${await res.text()}`);
@@ -70,7 +85,7 @@ async function one(lane: number, n: number): Promise<void> {
   const last = text.slice(text.lastIndexOf("\n", text.length - 2) + 1, -1);
   const summary = JSON.parse(last) as { finish_reason: string; completion_tokens: number };
   if (lines !== job.maxTokens + 1 || summary.finish_reason !== "length" || summary.completion_tokens !== job.maxTokens || !/^\{"token_id":\d+\}$/.test(firstLine)) {
-    errors.push(`request c${job.clientIndex}-l${lane}-${n}: ${lines} lines, first ${firstLine}, summary ${last}`);
+    errors.push(`request c${job.clientIndex}-${n}: ${lines} lines, first ${firstLine}, summary ${last}`);
   }
   requests++;
 }
@@ -84,8 +99,8 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
 }
 
 await Promise.all(
-  Array.from({ length: job.concurrency }, async (_, lane) => {
-    for (let n = 0; performance.now() < deadline; n++) await one(lane, n).catch((e: unknown) => void errors.push(String(e)));
+  Array.from({ length: job.concurrency }, async () => {
+    while (performance.now() < deadline && next < (job.maxRequests ?? Infinity)) await one(next++).catch((e: unknown) => void errors.push(String(e)));
   }),
 );
 const sorted = ttfts.sort((a, b) => a - b);
