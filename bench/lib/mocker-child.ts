@@ -2,9 +2,8 @@
 // temp discovery dir: finds its HTTP URL from its discovery worker records, waits for /health, reads
 // its RSS from /proc and its Prometheus counters, and stops it with SIGTERM (by its pid) on dispose.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { openFileDiscoveryStore, type FileDiscoveryStore } from "../../src/discovery/file-store.ts";
+import { dirname, join } from "node:path";
+import { defaultDiscoveryDir, openFileDiscoveryStore, type FileDiscoveryStore } from "../../src/discovery/file-store.ts";
 import { keys } from "../../src/discovery/keys.ts";
 import type { WorkerRecord } from "../../src/protocol/records.ts";
 
@@ -25,7 +24,8 @@ export class MockerChild implements AsyncDisposable {
 
   /** Spawns `kvcr-mock mocker <args>` (plus namespace, discovery dir, port 0, warn logging). */
   static async spawn(args: readonly string[]): Promise<MockerChild> {
-    const dir = await mkdtemp(join(tmpdir(), "kvcr-bench-mocker-"));
+    // Next to the default discovery dir (tmpfs on Linux), so registration costs what it does by default.
+    const dir = await mkdtemp(join(dirname(defaultDiscoveryDir()), "kvcr-bench-mocker-"));
     const store = await openFileDiscoveryStore({ dir, logger: quiet, useFsWatch: false });
     const spawnedAtMs = performance.now();
     const proc = Bun.spawn([process.execPath, CLI, "mocker", "--namespace", NAMESPACE, "--discovery-dir", dir, "--http-port", "0", "--log-level", "warn", ...args], {
