@@ -32,12 +32,15 @@ export interface StreamClientReport {
   ttftMedianMs: number;
   /** CPU time this client process used, seconds. */
   cpuSeconds: number;
+  /** Body chunks read (each is one or more socket reads' worth of lines). */
+  chunks: number;
 }
 
 const job = JSON.parse(process.argv[2] ?? "") as StreamClientJob;
 const NEWLINE = 10;
 let tokens = 0;
 let requests = 0;
+let chunks = 0;
 const errors: string[] = [];
 const ttfts: number[] = [];
 const start = performance.now();
@@ -69,6 +72,7 @@ async function one(n: number): Promise<void> {
   let tail = new Uint8Array(0);
   for await (const chunk of res.body) {
     if (chunk.length === 0) continue;
+    chunks++;
     if (lines === 0) {
       ttfts.push(performance.now() - sent);
       const nl = chunk.indexOf(NEWLINE);
@@ -104,5 +108,5 @@ await Promise.all(
   }),
 );
 const sorted = ttfts.sort((a, b) => a - b);
-const report: StreamClientReport = { tokens, requests, errors: errors.slice(0, 5), elapsedMs: performance.now() - start, ttftMedianMs: sorted[sorted.length >> 1] ?? NaN, cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 };
+const report: StreamClientReport = { tokens, requests, errors: errors.slice(0, 5), elapsedMs: performance.now() - start, ttftMedianMs: sorted[sorted.length >> 1] ?? NaN, cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6, chunks };
 console.log(JSON.stringify(report));
