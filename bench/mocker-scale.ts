@@ -4,7 +4,7 @@
 // worker against a 1-worker mocker started with the same flags (the peer), events/s and batches/s
 // published (the mocker's counters) and received, HWM drops and seq gaps. Run:
 // `npx bun bench/mocker-scale.ts` (~30 s; env BENCH_WORKERS, BENCH_CONCURRENCY, BENCH_LOAD_MS,
-// BENCH_MAX_REQUESTS, BENCH_GPU_BLOCKS adjust it).
+// BENCH_MAX_REQUESTS, BENCH_GPU_BLOCKS, BENCH_UNIQUE_TOKENS, BENCH_MAX_TOKENS adjust it).
 import { cpus, loadavg } from "node:os";
 import { createLogger } from "../src/lib/logger.ts";
 import { decodeBatch, decodeSeq } from "../src/protocol/kv-events/index.ts";
@@ -22,8 +22,8 @@ const BLOCK_SIZE = 16;
 /** Shared prefixes: each group's requests go to its own slice of the workers, so prefixes hit. */
 const PREFIX_GROUPS = 16;
 const PREFIX_TOKENS = 256;
-const UNIQUE_TOKENS = 32;
-const MAX_TOKENS = 32;
+const UNIQUE_TOKENS = envNumber("BENCH_UNIQUE_TOKENS", 32);
+const MAX_TOKENS = envNumber("BENCH_MAX_TOKENS", 32);
 
 const logger = createLogger({ level: "warn", tag: "bench" });
 const flags = (workers: number) => [
@@ -87,7 +87,7 @@ async function untilTrue(what: string, timeoutMs: number, check: () => Promise<b
 }
 
 /** Shared-prefix generate load from a client child process: CONCURRENCY streams, LOAD_MS or MAX_REQUESTS. */
-async function load(url: string): Promise<{ requests: number; tokens: number; errors: string[]; seconds: number }> {
+async function load(url: string): Promise<{ requests: number; tokens: number; errors: string[]; seconds: number; clientCpuS: number }> {
   const [r] = await runStreamClients([
     {
       url,
@@ -101,7 +101,7 @@ async function load(url: string): Promise<{ requests: number; tokens: number; er
       clientIndex: 0,
     },
   ]);
-  return { requests: r!.requests, tokens: r!.tokens, errors: r!.errors, seconds: r!.elapsedMs / 1000 };
+  return { requests: r!.requests, tokens: r!.tokens, errors: r!.errors, seconds: r!.elapsedMs / 1000, clientCpuS: r!.cpuSeconds };
 }
 
 console.log(`mocker scale: ${WORKERS} workers × 1 rank, --speedup-ratio 10, ${GPU_BLOCKS} G1 blocks × ${BLOCK_SIZE} tokens, raw PUB per worker (port 0), no replay; Bun ${Bun.version}, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}`);
@@ -143,9 +143,9 @@ try {
   const gaps = readers.reduce((n, r) => n + r.gaps, 0);
   const decodeErrors = readers.reduce((n, r) => n + r.decodeErrors, 0);
   const eventsReceived = readers.reduce((n, r) => n + r.events, 0);
-  console.log(`  load: ${run.requests} requests (${CONCURRENCY} in flight, ${PREFIX_GROUPS} shared ${PREFIX_TOKENS}-token prefixes, max_tokens ${MAX_TOKENS}) in ${s.toFixed(1)} s: ${per(run.requests, s)} requests, ${per(run.tokens, s)} tokens; mocker CPU ${((mockerCpuS / s) * 100).toFixed(0)}% of a core; bad responses ${run.errors.length}${run.errors.length ? ` (${run.errors.slice(0, 3).join("; ")})` : ""}`);
+  console.log(`  load: ${run.requests} requests (${CONCURRENCY} in flight, ${PREFIX_GROUPS} shared ${PREFIX_TOKENS}-token prefixes, max_tokens ${MAX_TOKENS}) in ${s.toFixed(1)} s: ${per(run.requests, s)} requests, ${per(run.tokens, s)} tokens; CPU: mocker ${((mockerCpuS / s) * 100).toFixed(0)}% of a core, client ${((run.clientCpuS / s) * 100).toFixed(0)}%; bad responses ${run.errors.length}${run.errors.length ? ` (${run.errors.slice(0, 3).join("; ")})` : ""}`);
   console.log(`  published (mocker counters): ${per(d.kvcr_mocker_raw_events_published_total, s)} events, ${per(published, s)} batches (engines emitted ${d.kvcr_mocker_kv_events_emitted_total} events, published ${d.kvcr_mocker_raw_events_published_total})`);
-  console.log(`  received (${WORKERS} SUBs): ${received().toLocaleString("en-US")} batches, ${eventsReceived.toLocaleString("en-US")} events over the run = ${after.kvcr_mocker_raw_batches_published_total.toLocaleString("en-US")} batches and ${after.kvcr_mocker_raw_events_published_total.toLocaleString("en-US")} events published`);
+  console.log(`  received (${WORKERS} SUBs): ${per(eventsReceived, s)} events, ${per(received(), s)} batches; in all ${received().toLocaleString("en-US")} batches and ${eventsReceived.toLocaleString("en-US")} events = ${after.kvcr_mocker_raw_batches_published_total.toLocaleString("en-US")} and ${after.kvcr_mocker_raw_events_published_total.toLocaleString("en-US")} published`);
   const clean = after.kvcr_mocker_raw_batches_dropped_total === 0 && gaps === 0 && decodeErrors === 0 && received() === after.kvcr_mocker_raw_batches_published_total;
   console.log(`  drops: kvcr_mocker_raw_batches_dropped_total ${after.kvcr_mocker_raw_batches_dropped_total}, seq gaps at the SUBs ${gaps}, undecodable ${decodeErrors} → ${clean ? "no batch dropped" : "BATCHES LOST"}`);
   Bun.gc(true);

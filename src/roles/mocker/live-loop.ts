@@ -3,7 +3,7 @@
 // steps again. Rounds whose entries are already due (durations of 0 at speedup 0, or a backlog)
 // run back to back for up to `turnBudgetMs` of wall time, then the loop yields to I/O via
 // setImmediate: a request's tokens of several steps then leave in one socket write instead of one
-// write per token (a write costs ~10 µs; an engine round of 256 decodes about as much).
+// write per token (a loopback write costs 10–20 µs; the engine spends ~0.4 µs per token).
 
 export interface LoopSlot<R> {
   /** True while the engine has queued or running requests. */
@@ -31,7 +31,10 @@ export interface LiveLoopOptions {
   wallMs?: () => number;
 }
 
-/** 2 ms: at speedup 0 a stream gets ~10–20 tokens per write, and a turn still yields 500×/s. */
+/**
+ * 5 ms: at speedup 0 a stream then gets ~25 tokens per write (bench/mocker-stream.ts) and I/O
+ * still runs at least 200 times a second. At speedup > 0 a turn rarely finds more rounds due.
+ */
 export const DEFAULT_TURN_BUDGET_MS = 5;
 
 export class LiveLoop<R> {
