@@ -100,13 +100,14 @@ describe("mocker start-up failures withdraw what was published", () => {
   test("a discovery failure after the first intents withdraws them before ready rejects", async () => {
     await using dir = await makeTempDir("kvcr-life-");
     await using inner = await openFileDiscoveryStore({ dir: dir.path, logger });
-    // Puts: worker 0 record, its intent, worker 1 record (fails).
+    // Puts: the third fails. Workers register concurrently without a stagger delay (see
+    // registration.ts), so which record it is varies; at least one intent is in by then.
     const { store, release, published } = gatedStore(inner, 3);
     const m = await startMocker(mockerConfig(agentArgs(dir.path)), { logger, env: {}, discovery: store });
     cleanups.push(() => m.close());
     release();
     await expect(withTimeout(m.ready, 10_000, "registration")).rejects.toThrow("injected discovery failure at put 3");
-    expect(published).toHaveLength(2);
+    expect(published.length).toBeGreaterThanOrEqual(2);
     expect(published.some((k) => k.includes("/intents/"))).toBe(true);
     // Already gone when the error surfaced.
     expect(await inner.list(keys.namespacePrefix("life"))).toEqual([]);

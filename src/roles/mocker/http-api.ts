@@ -1,14 +1,11 @@
 // The mocker process's HTTP API (SPEC §3): POST /v1/generate streams NDJSON token lines then a
 // summary line; /live, /health (200 once every worker registered), /metrics (Prometheus text).
-import { parseGenerateRequest, summaryLine, tokenLine, type GenerateRequest, type GenerateSummary } from "../../protocol/generate.ts";
+import { parseGenerateRequest, type GenerateRequest } from "../../protocol/generate.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { jsonError } from "../../transport/http/server.ts";
+import { TokenStream, type TokenSink } from "./token-stream.ts";
 
-/** Where a request's output goes; calls arrive from the live loop as steps complete. */
-export interface TokenSink {
-  tokens(ids: readonly number[]): void;
-  finish(summary: GenerateSummary): void;
-}
+export type { TokenSink };
 
 export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; status: 400 | 404 | 409 | 503; message: string };
 
@@ -56,50 +53,14 @@ async function generate(req: Request, pool: WorkerPool, limits: HttpApiLimits): 
   const parsed = parseGenerateRequest(body, limits);
   if (!parsed.ok) return jsonError(400, parsed.problem);
 
-  const encoder = new TextEncoder();
-  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  let done = false;
-  const buffered: Uint8Array[] = [];
-  const write = (text: string) => {
-    const bytes = encoder.encode(text);
-    if (controller) controller.enqueue(bytes);
-    else buffered.push(bytes);
-  };
-  const sink: TokenSink = {
-    tokens(ids) {
-      if (done) return;
-      let text = "";
-      for (const id of ids) text += tokenLine(id);
-      write(text);
-    },
-    finish(summary) {
-      if (done) return;
-      done = true;
-      write(summaryLine(summary));
-      controller?.close();
-    },
-  };
-  const outcome = pool.submit(parsed.value, sink);
+  let requestId: string | undefined;
+  const stream = new TokenStream(() => {
+    // A client that goes away cancels its request so its blocks are freed.
+    if (requestId !== undefined) pool.cancel(requestId);
+  });
+  const outcome = pool.submit(parsed.value, stream);
   if (!outcome.ok) return jsonError(outcome.status, outcome.message);
-  // A client that goes away cancels its request so its blocks are freed.
-  req.signal.addEventListener("abort", () => {
-    if (!done) {
-      done = true;
-      pool.cancel(outcome.requestId);
-    }
-  });
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-      for (const b of buffered.splice(0)) c.enqueue(b);
-      if (done) c.close();
-    },
-    cancel() {
-      if (!done) {
-        done = true;
-        pool.cancel(outcome.requestId);
-      }
-    },
-  });
-  return new Response(stream, { headers: { "content-type": "application/x-ndjson" } });
+  requestId = outcome.requestId;
+  req.signal.addEventListener("abort", () => stream.cancel());
+  return new Response(stream.body, { headers: { "content-type": "application/x-ndjson" } });
 }

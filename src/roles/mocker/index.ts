@@ -20,6 +20,7 @@ import { kvStateEndpoint, workerIdentities, type WorkerIdentity } from "./identi
 import { LiveLoop } from "./live-loop.ts";
 import { openWorkerOutlets, type WorkerOutlets } from "./outlets.ts";
 import { attachmentIntents, workerRecord, type WorkerEndpoints } from "./records.ts";
+import { registerWorkers } from "./registration.ts";
 import { readTopology, workerDomain } from "./topology.ts";
 import { MockerWorkerPool, RankSlot } from "./worker-pool.ts";
 
@@ -127,19 +128,37 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       hintPorts: hints[i]?.map((h) => h.port),
     }));
     const register = async () => {
-      for (const id of identities) {
-        if (id.index > 0 && config.staggerDelay > 0) await Bun.sleep(config.staggerDelay * 1000);
-        if (closed) return;
-        const ep = endpoints[id.index]!;
-        const domain = workerDomain(topology, id.index, config.kvTransferIslandSize);
-        records.push(await store!.put(keys.worker(config.namespace, id.workerId), workerRecord(config, id, ep, { httpUrl, topology, domain })));
-        for (const intent of attachmentIntents(config, id, ep, { incarnation, kvStateEndpoint: kvStateEndpoint(config) })) {
-          records.push(await store!.put(keys.intent(config.namespace, intent.cache_owner_id, id.workerId), intent));
-        }
-        if (config.kvStateAgent) logger.info(`worker ${id.index}: raw topic ${id.rawTopic}, cache owners ${id.cacheOwnerIds.join(", ")}`);
-        served.registered++;
-      }
-      logger.info(`all ${identities.length} worker(s) registered`);
+      await registerWorkers({
+        store: store!,
+        workers: identities,
+        staggerDelayS: config.staggerDelay,
+        recordsOf: (id) => {
+          const ep = endpoints[id.index]!;
+          const domain = workerDomain(topology, id.index, config.kvTransferIslandSize);
+          return [
+            { key: keys.worker(config.namespace, id.workerId), value: workerRecord(config, id, ep, { httpUrl, topology, domain }) },
+            ...attachmentIntents(config, id, ep, { incarnation, kvStateEndpoint: kvStateEndpoint(config) }).map((intent) => ({
+              key: keys.intent(config.namespace, intent.cache_owner_id, id.workerId),
+              value: intent,
+            })),
+          ];
+        },
+        keep: async (record) => {
+          if (!closed) {
+            records.push(record);
+            return true;
+          }
+          // Put while close() ran (its withdrawals are done or under way): withdraw it here.
+          await record.withdraw().catch((err: unknown) => logger.warn(`withdrawing ${record.key}: ${String(err)}`));
+          return false;
+        },
+        registered: (id) => {
+          if (config.kvStateAgent) logger.info(`worker ${id.index}: raw topic ${id.rawTopic}, cache owners ${id.cacheOwnerIds.join(", ")}`);
+          served.registered++;
+        },
+        closing: () => closed !== undefined,
+      });
+      if (!closed) logger.info(`all ${identities.length} worker(s) registered`);
     };
     // A failed registration withdraws whatever was already registered before the error surfaces.
     const ready = register().catch(async (err: unknown) => {

@@ -36,9 +36,9 @@ test("steps are spaced by their duration and results land after it", async () =>
   }
 });
 
-test("zero-duration engines run round-robin and yield to I/O between rounds", async () => {
+test("zero-duration engines run round-robin and, with no turn budget, yield to I/O between rounds", async () => {
   let t = 0;
-  const loop = new LiveLoop<number>(() => t);
+  const loop = new LiveLoop<number>(() => t, { turnBudgetMs: 0 });
   try {
     const a = fakeSlot(50, 0, () => t);
     const b = fakeSlot(50, 0, () => t);
@@ -74,4 +74,55 @@ test("an idle engine is woken by new work; close stops everything", async () => 
   loop.wake(a.slot);
   await Bun.sleep(5);
   expect(a.stepsAt).toHaveLength(1);
+});
+
+test("due rounds run back to back within the turn budget, then the loop yields to I/O", async () => {
+  // Wall clock advanced by the fake steps: each step "takes" 0.25 ms, so a 5 ms budget holds
+  // 10 rounds of two engines (the check runs between rounds, so a turn may end one round late).
+  let wall = 0;
+  const loop = new LiveLoop<number>(() => 0, { turnBudgetMs: 5, wallMs: () => wall });
+  try {
+    const a = fakeSlot(100, 0, () => 0);
+    const b = fakeSlot(100, 0, () => 0);
+    for (const s of [a, b]) {
+      const step = s.slot.step;
+      s.slot.step = (t) => ((wall += 0.25), step(t));
+    }
+    loop.wake(a.slot);
+    loop.wake(b.slot);
+    const stepsPerTurn: number[] = [];
+    const deadline = performance.now() + 5000;
+    while (a.stepsAt.length + b.stepsAt.length < 200 && performance.now() < deadline) {
+      const before = a.stepsAt.length + b.stepsAt.length;
+      await new Promise((r) => setImmediate(r));
+      stepsPerTurn.push(a.stepsAt.length + b.stepsAt.length - before);
+    }
+    expect([a.stepsAt.length, b.stepsAt.length]).toEqual([100, 100]);
+    // Every turn that ran stayed within the budget (20 steps = 5 ms) and round-robin (even).
+    const turns = stepsPerTurn.filter((n) => n > 0);
+    expect(turns.length).toBeGreaterThanOrEqual(10);
+    for (const n of turns) {
+      expect(n).toBeLessThanOrEqual(20);
+      expect(n % 2).toBe(0);
+    }
+    expect(Math.max(...turns)).toBe(20);
+  } finally {
+    loop.close();
+  }
+});
+
+test("rounds not yet due are left to their timer even with budget left", async () => {
+  let t = 0;
+  const loop = new LiveLoop<number>(() => t, { turnBudgetMs: 1000, wallMs: () => 0 });
+  try {
+    const a = fakeSlot(3, 10, () => t);
+    loop.wake(a.slot);
+    await new Promise((r) => setImmediate(r));
+    // One step at t = 0; its result is due at t = 10, which the frozen clock never reaches.
+    await new Promise((r) => setImmediate(r));
+    expect(a.stepsAt).toEqual([0]);
+    expect(a.deliveredAt).toEqual([]);
+  } finally {
+    loop.close();
+  }
 });

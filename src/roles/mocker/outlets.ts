@@ -3,7 +3,7 @@
 // their counters as metrics. State-agent mode skips the relay: events are published once (SPEC §3).
 import type { MockerConfig } from "../../config/mocker.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { MetricFamily } from "../../protocol/prometheus.ts";
+import type { MetricFamily, MetricType } from "../../protocol/prometheus.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { RankPublisher } from "./rank-publisher.ts";
 import { tcpEndpoint } from "./records.ts";
@@ -59,16 +59,18 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
     forRank: (r) => [...(publishers[r] ? [publishers[r]] : []), ...(relay ? [relay.outlet(r)] : [])],
     metrics: () => {
       const stats = publishers.map((p) => p.stats());
-      const family = (name: string, help: string, pick: (s: ReturnType<RankPublisher["stats"]>) => number): MetricFamily => ({
+      const family = (name: string, help: string, pick: (s: ReturnType<RankPublisher["stats"]>) => number, type: MetricType = "counter"): MetricFamily => ({
         name,
         help,
-        type: "counter",
+        type,
         samples: stats.map((s, r) => ({ labels: labels(r), value: pick(s) })),
       });
       const out = [
         family("kvcr_mocker_raw_batches_published_total", "Raw KV-event batches published", (s) => s.batchesPublished),
+        family("kvcr_mocker_raw_events_published_total", "KV events published in raw batches", (s) => s.eventsPublished),
         family("kvcr_mocker_raw_batches_dropped_total", "Raw batches dropped at a subscriber's high-water mark", (s) => s.batchesDroppedByHwm),
         family("kvcr_mocker_replay_requests_total", "Replay requests served", (s) => s.replayRequestsServed),
+        family("kvcr_mocker_raw_subscribers", "Subscribers connected to the raw PUB whose subscription matches its topic", (s) => s.subscribers, "gauge"),
       ];
       if (relay) {
         const s = relay.stats();

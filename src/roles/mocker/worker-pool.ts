@@ -20,6 +20,8 @@ export interface EventOutlet {
 export class RankSlot implements LoopSlot<StepResult> {
   readonly sinks = new Map<string, TokenSink>();
   readonly outlets: EventOutlet[] = [];
+  /** One token's id handed to a sink; reused (a step delivers one token per running request). */
+  private readonly oneToken = [0];
 
   constructor(
     readonly worker: number,
@@ -45,7 +47,11 @@ export class RankSlot implements LoopSlot<StepResult> {
   }
 
   deliver(result: StepResult): void {
-    for (const t of result.tokens) this.sinks.get(t.requestId)?.tokens([t.tokenId]);
+    const one = this.oneToken;
+    for (const t of result.tokens) {
+      one[0] = t.tokenId;
+      this.sinks.get(t.requestId)?.tokens(one);
+    }
     for (const f of result.finished) {
       const sink = this.sinks.get(f.requestId);
       this.sinks.delete(f.requestId);

@@ -1,0 +1,129 @@
+// The NDJSON body of one /v1/generate response (SPEC §3): `{"token_id":t}` per token, then the
+// summary line. Token lines are formatted straight into a byte buffer and written once per
+// event-loop turn (a microtask after the live loop's turn), through Bun's direct ReadableStream:
+// one socket write per request per turn instead of a string, an encode and a write per token.
+import { summaryLine, tokenLine, type GenerateSummary } from "../../protocol/generate.ts";
+
+/** Where a request's output goes; calls arrive from the live loop as steps complete. */
+export interface TokenSink {
+  /** `ids` is only valid during the call (the caller reuses the array). */
+  tokens(ids: readonly number[]): void;
+  finish(summary: GenerateSummary): void;
+}
+
+const PREFIX = new TextEncoder().encode('{"token_id":');
+/** Longest token line: prefix, 10 digits (u32), `}` and `\n`. */
+const MAX_LINE_BYTES = PREFIX.length + 10 + 2;
+const INITIAL_BYTES = 512;
+
+export class TokenStream implements TokenSink {
+  /** The response body; Bun pulls it once and keeps it open until the request ends. */
+  readonly body: ReadableStream<Uint8Array>;
+  private controller: ReadableStreamDirectController | undefined;
+  private buf = new Uint8Array(INITIAL_BYTES);
+  private len = 0;
+  private flushQueued = false;
+  /** Finished or cancelled: nothing more is written. */
+  private done = false;
+  private ended!: () => void;
+  private readonly endedPromise = new Promise<void>((resolve) => (this.ended = resolve));
+
+  /** `onCancel` runs once if the client goes away before the summary line. */
+  constructor(private readonly onCancel: () => void) {
+    this.body = new ReadableStream({
+      type: "direct",
+      pull: (controller) => {
+        this.controller = controller;
+        this.flush();
+        if (this.done) this.end();
+        // Pending until the request ends: the stream stays open for the live loop to write to.
+        return this.endedPromise;
+      },
+      cancel: () => this.cancel(),
+    }) as ReadableStream<Uint8Array>;
+  }
+
+  tokens(ids: readonly number[]): void {
+    if (this.done) return;
+    for (let i = 0; i < ids.length; i++) this.appendTokenLine(ids[i]!);
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flush);
+    }
+  }
+
+  finish(summary: GenerateSummary): void {
+    if (this.done) return;
+    this.done = true;
+    this.appendText(summaryLine(summary));
+    if (this.controller) {
+      this.flush();
+      this.end();
+    }
+  }
+
+  /** The client went away (request aborted or body cancelled): drop output, tell the pool once. */
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    this.len = 0;
+    this.ended();
+    this.onCancel();
+  }
+
+  private readonly flush = (): void => {
+    this.flushQueued = false;
+    const c = this.controller;
+    if (this.len === 0 || !c) return;
+    // slice, not subarray: the destination may hold the chunk after write() returns.
+    c.write(this.buf.slice(0, this.len));
+    c.flush();
+    this.len = 0;
+  };
+
+  private end(): void {
+    this.controller?.close();
+    this.ended();
+  }
+
+  /** Appends exactly tokenLine(id): `{"token_id":` + decimal digits + `}\n`, as bytes. */
+  private appendTokenLine(id: number): void {
+    if (!Number.isInteger(id) || id < 0 || id > 0xffff_ffff) {
+      this.appendText(tokenLine(id)); // not a u32 (never from the engine): format it the slow way
+      return;
+    }
+    this.reserve(MAX_LINE_BYTES);
+    const b = this.buf;
+    let p = this.len;
+    b.set(PREFIX, p);
+    p += PREFIX.length;
+    let digits = 1;
+    for (let x = id; x >= 10; x = Math.floor(x / 10)) digits++;
+    let x = id;
+    for (let i = p + digits - 1; i >= p; i--) {
+      const q = Math.floor(x / 10);
+      b[i] = 0x30 + (x - q * 10);
+      x = q;
+    }
+    p += digits;
+    b[p++] = 0x7d; // }
+    b[p++] = 0x0a; // \n
+    this.len = p;
+  }
+
+  private appendText(text: string): void {
+    const bytes = encoder.encode(text);
+    this.reserve(bytes.length);
+    this.buf.set(bytes, this.len);
+    this.len += bytes.length;
+  }
+
+  private reserve(bytes: number): void {
+    if (this.len + bytes <= this.buf.length) return;
+    const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + bytes));
+    grown.set(this.buf.subarray(0, this.len));
+    this.buf = grown;
+  }
+}
+
+const encoder = new TextEncoder();
