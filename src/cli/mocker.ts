@@ -11,11 +11,17 @@ export const mockerCommand = defineRoleCommand({
   refine: mockerProblems,
   overlay: (config, problems) => extraEngineArgsOverlay(config, problems),
   async run(config, { logger, env }) {
-    const stop = untilSignal();
+    const stop = untilSignal((sig) => logger.warn(`${sig} again: already shutting down (withdrawing records first)`));
     const mocker = await startMocker(config, { logger, env });
+    // A crash anywhere still withdraws intents and records before the process exits.
+    const crash = (err: unknown) => {
+      logger.error(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      void mocker.close().finally(() => process.exit(1));
+    };
+    process.on("uncaughtException", crash);
+    process.on("unhandledRejection", crash);
     try {
-      await Promise.race([mocker.ready, stop]);
-      const signal = await Promise.race([stop, new Promise<undefined>(() => {})]);
+      const signal = await Promise.race([mocker.ready.then(() => stop), stop]);
       logger.info(`${signal}: shutting down`);
     } finally {
       await mocker.close();

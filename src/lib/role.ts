@@ -11,12 +11,21 @@ export interface RoleHandle {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Resolves when the process is asked to stop (SIGINT or SIGTERM), naming the signal. */
-export function untilSignal(signals: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM"]): Promise<NodeJS.Signals> {
+/**
+ * Resolves when the process is first asked to stop (SIGINT or SIGTERM), naming the signal. The
+ * handlers stay installed: a second Ctrl-C (or a process-group signal from `timeout`) during
+ * shutdown calls `onRepeat` instead of killing the process before it has withdrawn its records.
+ */
+export function untilSignal(onRepeat: (sig: NodeJS.Signals) => void = () => {}, signals: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM"]): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
+    let first: NodeJS.Signals | undefined;
     const onSignal = (sig: NodeJS.Signals) => {
-      for (const s of signals) process.off(s, onSignal);
-      resolve(sig);
+      if (first === undefined) {
+        first = sig;
+        resolve(sig);
+      } else {
+        onRepeat(sig);
+      }
     };
     for (const s of signals) process.on(s, onSignal);
   });

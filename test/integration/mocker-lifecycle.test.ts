@@ -96,6 +96,24 @@ describe("mocker HTTP edge", () => {
   });
 });
 
+describe("mocker live loop with host offload", () => {
+  test("a new request is served while an earlier request's device-to-host copies are still in flight", async () => {
+    await using dir = await makeTempDir("kvcr-life-");
+    // 10 blocks × 8 MiB at 0.1 GB/s: the copies take ~0.8 s of real time (speedup 1).
+    const m = await startMocker(mockerConfig(["--num-host-blocks", "1000", "--host-offload-d2h-bandwidth-gbps", "0.1", "--discovery-dir", dir.path]), { logger, env: {} });
+    cleanups.push(() => m.close());
+    await withTimeout(m.ready, 10_000, "registration");
+    const post = (body: object) => fetch(`${m.httpUrl}/v1/generate`, { method: "POST", body: JSON.stringify(body) }).then((r) => r.text());
+    const engine = m.pool.slots[0]![0]!.engine;
+    await post({ worker: 0, token_ids: Array.from({ length: 640 }, (_, i) => i + 1), max_tokens: 1 });
+    expect(engine.nextWakeMs()).toBeDefined(); // copies of the first request are in flight
+    const second = await post({ worker: 0, token_ids: [7, 8, 9], max_tokens: 1 });
+    expect(second).toContain('"finish_reason":"length"');
+    // Served without waiting for the copies to land.
+    expect(engine.nextWakeMs()).toBeDefined();
+  });
+});
+
 describe("mocker start-up failures withdraw what was published", () => {
   test("a discovery failure after the first intents withdraws them before ready rejects", async () => {
     await using dir = await makeTempDir("kvcr-life-");
@@ -130,6 +148,35 @@ describe("kvcr-mock mocker process", () => {
     expect(await withTimeout(proc.exited, 10_000, "mocker exit")).toBe(0);
     expect(await store.list(keys.namespacePrefix("life"))).toEqual([]);
     expect(await new Response(proc.stderr).text()).toContain("SIGTERM: shutting down");
+  }, 30_000);
+
+  test("a signal with a long request in flight: the stream ends 'cancelled', records go, exit 0; a repeated signal is harmless", async () => {
+    await using dir = await makeTempDir("kvcr-life-");
+    const proc = Bun.spawn([process.execPath, CLI_ENTRY, "mocker", ...agentArgs(dir.path)], { stdout: "pipe", stderr: "pipe" });
+    cleanups.push(async () => {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    });
+    await using store = await openFileDiscoveryStore({ dir: dir.path, logger });
+    const workers = await waitFor(async () => {
+      const found = await store.list(keys.kindPrefix("life", "worker"));
+      return found.length === 2 ? found.map((e) => e.value as WorkerRecord) : undefined;
+    }, { timeoutMs: 15_000, what: "both worker records" });
+    // Real time (speedup 1): 100,000 output tokens would take minutes.
+    const res = await fetch(workers[0]!.request_url, { method: "POST", body: JSON.stringify({ worker: 0, token_ids: [1, 2, 3], max_tokens: 100_000 }) });
+    const reader = res.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    proc.kill("SIGINT");
+    proc.kill("SIGINT"); // e.g. Ctrl-C twice, or `timeout` signalling the whole process group
+    let text = "";
+    for (;;) {
+      const { done, value } = await withTimeout(reader.read(), 10_000, "the stream to end");
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    expect(JSON.parse(text.trimEnd().split("\n").at(-1)!)).toMatchObject({ finish_reason: "cancelled", prompt_tokens: 3 });
+    expect(await withTimeout(proc.exited, 10_000, "mocker exit")).toBe(0);
+    expect(await store.list(keys.namespacePrefix("life"))).toEqual([]);
   }, 30_000);
 
   test.each([

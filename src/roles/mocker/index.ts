@@ -63,7 +63,9 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
 
   const close = () =>
     (closed ??= (async () => {
-      await http?.stop(false).catch(() => {});
+      // Stop accepting without waiting for open streams (stop(false) resolves only when they end):
+      // in-flight requests are cancelled right away, so shutdown never waits on a long generation.
+      void http?.stop(false).catch(() => {});
       const cancelled = pool?.cancelAll() ?? 0;
       if (cancelled > 0) logger.info(`cancelled ${cancelled} in-flight request(s)`);
       // Intents and records first, so no agent or router dials a socket about to vanish.

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { LiveLoop, type LoopSlot } from "./live-loop.ts";
+import { waitFor } from "../../../test/harness.ts";
 
 /** A fake engine: `work` steps left, each of `durationMs`, recording when steps ran and landed. */
 function fakeSlot(work: number, durationMs: number, now: () => number) {
@@ -72,7 +73,8 @@ test("an idle engine is woken by new work; close stops everything", async () => 
   loop.close();
   a.addWork(5);
   loop.wake(a.slot);
-  await Bun.sleep(5);
+  // A closed loop arms nothing: several I/O turns later there is still no step.
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
   expect(a.stepsAt).toHaveLength(1);
 });
 
@@ -123,6 +125,37 @@ test("rounds not yet due are left to their timer even with budget left", async (
     expect(a.stepsAt).toEqual([0]);
     expect(a.deliveredAt).toEqual([]);
   } finally {
+    loop.close();
+  }
+});
+
+test("a wake cuts an idle wait (a transfer in flight) short, but not a computing step", async () => {
+  const t = 0;
+  const loop = new LiveLoop<string>(() => t);
+  const steps: string[] = [];
+  let mode: "idle" | "compute" = "idle";
+  let work = 1;
+  const slot: LoopSlot<string> = {
+    hasWork: () => work > 0,
+    step: () => {
+      steps.push(mode);
+      // An idle step waits 10 s of loop time for a landing; a computing one takes 10 s too.
+      return { durationMs: 10_000, result: mode, idle: mode === "idle" };
+    },
+    deliver: () => {},
+  };
+  try {
+    loop.wake(slot);
+    await waitFor(() => steps.length === 1, { what: "the first (idle) step" });
+    mode = "compute";
+    loop.wake(slot); // new work while waiting on the transfer: step now
+    await waitFor(() => steps.length === 2, { what: "the woken step" });
+    expect(steps).toEqual(["idle", "compute"]);
+    loop.wake(slot); // the slot is computing: the request joins its next step, no extra step
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(steps).toEqual(["idle", "compute"]);
+  } finally {
+    work = 0;
     loop.close();
   }
 });

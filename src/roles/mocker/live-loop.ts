@@ -8,8 +8,11 @@
 export interface LoopSlot<R> {
   /** True while the engine has queued or running requests. */
   hasWork(): boolean;
-  /** Runs one engine step at `nowMs`; returns its results and simulated duration. */
-  step(nowMs: number): { durationMs: number; result: R };
+  /**
+   * Runs one engine step at `nowMs`; returns its results and simulated duration. `idle` marks a
+   * step that computed nothing and only waits (for a host transfer to land): new work cuts it short.
+   */
+  step(nowMs: number): { durationMs: number; result: R; idle?: boolean };
   /** Receives a step's results once its duration has passed. */
   deliver(result: R): void;
 }
@@ -19,6 +22,10 @@ interface Entry<R> {
   dueMs: number;
   pending: R | undefined;
   scheduled: boolean;
+  /** Waiting on a transfer without computing: a wake moves it to now. */
+  idle: boolean;
+  /** Position in the heap while scheduled (kept by every sift, for decrease-key). */
+  heapIndex: number;
 }
 
 export interface LiveLoopOptions {
@@ -58,17 +65,29 @@ export class LiveLoop<R> {
     this.wallMs = opts.wallMs ?? (() => performance.now());
   }
 
-  /** A request arrived at `slot`: make sure it steps (now, if idle). */
+  /**
+   * A request arrived at `slot`: make sure it steps now if it is idle, or waiting on a host
+   * transfer (the new request must not queue behind a copy it does not need). A slot that is
+   * computing keeps its due time: the request joins its next step, as in vLLM.
+   */
   wake(slot: LoopSlot<R>): void {
     if (this.closed) return;
     let e = this.entries.get(slot);
     if (!e) {
-      e = { slot, dueMs: 0, pending: undefined, scheduled: false };
+      e = { slot, dueMs: 0, pending: undefined, scheduled: false, idle: false, heapIndex: -1 };
       this.entries.set(slot, e);
     }
-    if (e.scheduled) return;
-    e.dueMs = this.now();
-    this.push(e);
+    const now = this.now();
+    if (!e.scheduled) {
+      e.dueMs = now;
+      this.push(e);
+    } else if (e.idle && e.dueMs > now) {
+      e.idle = false;
+      e.dueMs = now;
+      this.siftUp(e.heapIndex);
+    } else {
+      return;
+    }
     this.arm();
   }
 
@@ -107,8 +126,9 @@ export class LiveLoop<R> {
         }
         if (this.closed) return false;
         if (e.slot.hasWork()) {
-          const { durationMs, result } = e.slot.step(now);
+          const { durationMs, result, idle } = e.slot.step(now);
           e.pending = result;
+          e.idle = idle === true;
           e.dueMs = now + durationMs;
           this.push(e);
         }
@@ -134,21 +154,30 @@ export class LiveLoop<R> {
 
   private push(e: Entry<R>): void {
     e.scheduled = true;
+    e.heapIndex = this.heap.push(e) - 1;
+    this.siftUp(e.heapIndex);
+  }
+
+  /** Moves the entry at `i` up to its place (after a push, or after its due time got earlier). */
+  private siftUp(i: number): void {
     const h = this.heap;
-    let i = h.push(e) - 1;
+    const e = h[i]!;
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (h[parent]!.dueMs <= e.dueMs) break;
       h[i] = h[parent]!;
+      h[i]!.heapIndex = i;
       i = parent;
     }
     h[i] = e;
+    e.heapIndex = i;
   }
 
   private pop(): Entry<R> | undefined {
     const h = this.heap;
     const top = h[0];
     const last = h.pop();
+    if (top) top.heapIndex = -1;
     if (h.length === 0 || last === undefined) return top;
     let i = 0;
     for (;;) {
@@ -158,9 +187,11 @@ export class LiveLoop<R> {
       const c = r < h.length && h[r]!.dueMs < h[l]!.dueMs ? r : l;
       if (h[c]!.dueMs >= last.dueMs) break;
       h[i] = h[c]!;
+      h[i]!.heapIndex = i;
       i = c;
     }
     h[i] = last;
+    last.heapIndex = i;
     return top;
   }
 }

@@ -35,15 +35,15 @@ export class RankSlot implements LoopSlot<StepResult> {
     return this.engine.pendingRequests > 0 || this.engine.nextWakeMs() !== undefined;
   }
 
-  step(nowMs: number): { durationMs: number; result: StepResult } {
+  step(nowMs: number): { durationMs: number; result: StepResult; idle?: boolean } {
     const result = this.engine.step(nowMs);
-    let durationMs = result.durationMs;
-    if (result.scheduledRequests === 0 && durationMs === 0) {
-      // Nothing could compute (loads or copies in flight): sleep until the next landing.
+    if (result.scheduledRequests === 0 && result.durationMs === 0) {
+      // Nothing could compute (loads or copies in flight): wait for the next landing, unless a
+      // new request wakes the slot first (LiveLoop.wake cuts idle waits short).
       const wake = this.engine.nextWakeMs();
-      durationMs = wake !== undefined ? Math.max(wake - nowMs, 0.1) : 1;
+      return { durationMs: wake !== undefined ? Math.max(wake - nowMs, 0.1) : 1, result, idle: true };
     }
-    return { durationMs, result };
+    return { durationMs: result.durationMs, result };
   }
 
   deliver(result: StepResult): void {
