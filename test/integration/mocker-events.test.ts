@@ -202,20 +202,26 @@ describe("mocker in direct mode", () => {
     sub.onMessage((f) => batches.push(f[2]!));
     sub.subscribe("");
     sub.connect(record!.router_events_endpoint!);
-    // Resend until a batch arrives: the SUB's subscription may reach the relay after the first one.
-    let attempt = 0;
+    // Resend until a batch arrives (the SUB's subscription may reach the relay after the first
+    // ones); every attempt's prompt is new, so every attempt stores new blocks.
+    const prompts: number[][] = [];
     await waitFor(() => {
-      if (batches.length === 0 && attempt < 200) void generate(mocker, { worker: 0, token_ids: [1, 2, 3, 4, 5, 6, 7, 8, attempt++], max_tokens: 2 });
+      if (batches.length === 0 && prompts.length < 200) {
+        const k = prompts.length;
+        prompts.push(Array.from({ length: 8 }, (_, i) => 1000 * k + i + 1));
+        void generate(mocker, { worker: 0, token_ids: [...prompts[k]!, 0], max_tokens: 2 });
+      }
       return batches.length > 0;
     }, { timeoutMs: 10_000, what: "a router-event batch" });
     const events = decodeRouterEvents(batches[0]!);
     const stored = events.find((e) => e.kind === "stored" && e.tier === "device")!;
     expect(stored.source).toEqual({ workerId: mocker.workers[0]!.workerId, dpRank: 0 });
-    const h = hasher.hashBlocks([1, 2, 3, 4, 5, 6, 7, 8], 4);
-    expect(stored.blocks.slice(0, 2)).toEqual([
-      { seqHash: h.sequence[0]!, localHash: h.local[0]! },
-      { seqHash: h.sequence[1]!, localHash: h.local[1]! },
-    ]);
+    // The relayed blocks are exactly one prompt's (sequence hash, local hash) pairs.
+    const expected = prompts.map((p) => {
+      const h = hasher.hashBlocks(p, 4);
+      return [0, 1].map((b) => ({ seqHash: h.sequence[b]!, localHash: h.local[b]! }));
+    });
+    expect(expected).toContainEqual(stored.blocks.slice(0, 2));
     await waitFor(() => quiescent(mocker), { timeoutMs: 10_000, what: "engines to go idle" });
   }, 30_000);
 });
