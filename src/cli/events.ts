@@ -1,7 +1,7 @@
 // `kvcr-mock events`: tap a worker's raw KV-event stream (and its replay socket), one JSON line per
-// batch on stdout until Ctrl-C.
+// batch on stdout until Ctrl-C (exit 0); a role that fails after starting exits 1 with the reason.
 import { eventsOptions, eventsProblems } from "../config/events.ts";
-import { untilSignal } from "../lib/role.ts";
+import { serveRole, untilSignal } from "../lib/role.ts";
 import { start } from "../roles/events/start.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -12,7 +12,6 @@ export const eventsCommand = defineRoleCommand({
   refine: eventsProblems,
   async run(config, { logger }) {
     const role = await start(config, { logger, out: process.stdout });
-    await untilSignal();
-    await role.close();
+    return serveRole(role, { name: "events", logger, stops: [untilSignal().then(() => 0)] });
   },
 });

@@ -1,5 +1,7 @@
 // The shape every role's start() returns, so tests can run a whole stack in one process and
-// the launcher can run each role as a child process (same code both ways).
+// the launcher can run each role as a child process (same code both ways); and how a CLI serves
+// one until it is asked to stop.
+import type { Logger } from "./logger.ts";
 
 export interface RoleHandle {
   /** Resolves once the role serves (what /live or /health report). */
@@ -20,4 +22,24 @@ export function untilSignal(signals: readonly NodeJS.Signals[] = ["SIGINT", "SIG
     };
     for (const s of signals) process.on(s, onSignal);
   });
+}
+
+/**
+ * Serves a started role until the first of `stops` resolves (with the exit code to use) or its
+ * `ready` rejects (logged with the reason, exit code 1). The role is closed on every path, and a
+ * rejected `ready` is always handled here, never left as an unhandled rejection.
+ */
+export async function serveRole(role: RoleHandle, opts: { name: string; logger: Logger; stops: readonly Promise<number>[] }): Promise<number> {
+  const failed = role.ready.then(
+    () => new Promise<number>(() => {}),
+    (err: unknown) => {
+      opts.logger.error(`${opts.name}: stopping: ${err instanceof Error ? err.message : String(err)}`);
+      return 1;
+    },
+  );
+  try {
+    return await Promise.race([failed, ...opts.stops]);
+  } finally {
+    await role.close();
+  }
 }
