@@ -33,3 +33,10 @@ describe("events config: --from-seq is a u64", () => {
     ]);
   });
 });
+
+describe("events config: --replay-timeout-ms", () => {
+  test("at most 2^31-1 ms, the longest delay setTimeout honours (above it fires after 1 ms)", () => {
+    expect(load("--replay-timeout-ms", "2147483647").replayTimeoutMs).toBe(2_147_483_647);
+    expect(problemsOf("--replay-timeout-ms", "2147483648")).toEqual(["--replay-timeout-ms: got 2147483648, expected an integer from 1 to 2147483647"]);
+  });
+});

@@ -13,6 +13,8 @@ export const eventsOptions = defineOptions({
   replayTimeoutMs: {
     kind: "int",
     min: 1,
+    // setTimeout's limit (2^31-1 ms, ~24.8 days): a longer delay fires after 1 ms instead.
+    max: 2_147_483_647,
     default: 10_000,
     description: "Give up on a silent replay socket after this long and continue live (an error line says so)",
   },
