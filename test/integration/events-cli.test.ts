@@ -137,6 +137,26 @@ describe("kvcr-mock events", () => {
     expect(t.lines[0]).toEqual({ error: `replay: no end marker from ${w.replayEp} within 300 ms; continuing with the live stream` });
   });
 
+  test("stdout closed by the reader (`events | head -n 1`): the tap stops and exits 0", async () => {
+    const w = worker();
+    const proc = Bun.spawn([process.execPath, CLI_ENTRY, "events", "--endpoint", w.liveEp, "--log-level", "warn"], { stdout: "pipe", stderr: "pipe" });
+    cleanups.push(async () => {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    });
+    await waitFor(() => w.pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the tap's subscription" });
+    let seq = 0;
+    w.publish(seq++);
+    const reader = proc.stdout.getReader();
+    const first = await withTimeout(reader.read(), 10_000, "the first line");
+    expect(new TextDecoder().decode(first.value)).toStartWith('{"seq":0,');
+    await reader.cancel(); // what `head -n 1` does after its line: the pipe's read end goes away
+    // The tap learns of it on its next write (EPIPE); keep publishing until it has gone.
+    await waitFor(() => (w.publish(seq++), proc.exitCode !== null), { timeoutMs: 10_000, what: "the tap to exit after its stdout closed" });
+    expect(proc.exitCode).toBe(0);
+    expect(await new Response(proc.stderr).text()).toBe("");
+  });
+
   test("bad flags exit 2 naming each problem; nothing starts", async () => {
     const missing = await runCli(["events"]);
     expect(missing.exitCode).toBe(2);
