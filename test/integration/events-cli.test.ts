@@ -82,6 +82,11 @@ function worker() {
       for (const [seq, payload] of buffer.from(start)) router.send([id, EMPTY, topic, encodeSeq(seq), payload]);
       router.send([id, EMPTY, EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY]);
     },
+    /** Answers like a real vLLM worker (ZmqEventPublisher._service_replay): no topic frame. */
+    replyVllm(id: Uint8Array, start: bigint) {
+      for (const [seq, payload] of buffer.from(start)) router.send([id, EMPTY, encodeSeq(seq), payload]);
+      router.send([id, EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY]);
+    },
   };
 }
 const view = (lines: Record<string, unknown>[]) =>
@@ -115,6 +120,21 @@ describe("kvcr-mock events", () => {
     expect(String(t.lines[5]!.error)).toMatch(/byte/);
     t.proc.kill("SIGTERM");
     expect(await withTimeout(t.proc.exited, 10_000, "the tap to exit on SIGTERM")).toBe(0);
+  });
+
+  test("a replay socket answering in vLLM's form ([id, \"\", seq, payload], no topic frame): replay, then live", async () => {
+    const w = worker();
+    for (let s = 0; s <= 3; s++) w.publish(s);
+    const t = tap(["--endpoint", w.liveEp, "--replay", w.replayEp, "--from-seq", "1"]);
+    await waitFor(() => w.pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the tap's subscription" });
+    const [id, , start] = await withTimeout(w.router.receive(), 10_000, "the replay request");
+    w.publish(4);
+    w.replyVllm(id!, decodeSeq(start!));
+    w.publish(5);
+    await t.until((l) => l.seq === 5, "the live batch after the replay");
+    expect(view(t.lines)).toEqual([1, 2, 3, 4, 5]);
+    expect(t.lines[0]).toMatchObject({ seq: 1, topic: "", data_parallel_rank: 1 });
+    expect(t.stderr()).toBe("");
   });
 
   test("live only with --topic: other topics are not printed", async () => {
