@@ -40,3 +40,22 @@ describe("events config: --replay-timeout-ms", () => {
     expect(problemsOf("--replay-timeout-ms", "2147483648")).toEqual(["--replay-timeout-ms: got 2147483648, expected an integer from 1 to 2147483647"]);
   });
 });
+
+describe("events config: endpoints", () => {
+  test("a malformed HOST is refused before anything dials it", () => {
+    expect(loadProblems("--endpoint", "tcp://a b:5557", "--replay", "tcp://[::1:5558")).toEqual([
+      '--endpoint: got "tcp://a b:5557", HOST "a b" is not a hostname, IPv4 or IPv6 address (bad character " "); expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:5557',
+      '--replay: got "tcp://[::1:5558", HOST "[::1" has an unbalanced bracket; IPv6 goes in brackets: tcp://[::1]:5557; expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:5557',
+    ]);
+  });
+});
+
+function loadProblems(...argv: string[]): string[] {
+  try {
+    loadConfig(table, { argv }, eventsProblems);
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
+  }
+  throw new Error("expected a ConfigError");
+}
