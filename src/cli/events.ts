@@ -1,7 +1,9 @@
 // `kvcr-mock events`: tap a worker's raw KV-event stream (and its replay socket), one JSON line per
-// batch on stdout until Ctrl-C.
+// batch on stdout until Ctrl-C or until stdout's reader goes away (exit 0); a role that fails after
+// starting exits 1 with the reason.
 import { eventsOptions, eventsProblems } from "../config/events.ts";
-import { untilSignal } from "../lib/role.ts";
+import { guardOutput } from "../lib/output.ts";
+import { serveRole, untilCrash, untilSignal } from "../lib/role.ts";
 import { start } from "../roles/events/start.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -11,8 +13,9 @@ export const eventsCommand = defineRoleCommand({
   options: eventsOptions,
   refine: eventsProblems,
   async run(config, { logger }) {
-    const role = await start(config, { logger, out: process.stdout });
-    await untilSignal();
-    await role.close();
+    // stdout errors end the tap here (EPIPE from `| head` → exit 0), never inside socket callbacks.
+    const out = guardOutput(process.stdout, logger);
+    const role = await start(config, { logger, out });
+    return serveRole(role, { name: "events", logger, stops: [untilSignal().then(() => 0), out.stopped, untilCrash(logger)] });
   },
 });

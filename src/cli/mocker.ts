@@ -1,6 +1,8 @@
-// `kvcr-mock mocker`: N mock workers × D ranks in one process (SPEC §3).
+// `kvcr-mock mocker`: N mock workers × D ranks in one process (SPEC §3). Runs until SIGINT/SIGTERM
+// (exit 0), a failed start-up (exit 1) or a crash (exit 1); every path withdraws the process's
+// intents and records first.
 import { mockerOptions, extraEngineArgsOverlay, mockerProblems } from "../config/mocker.ts";
-import { untilSignal } from "../lib/role.ts";
+import { serveRole, untilCrash, untilSignal } from "../lib/role.ts";
 import { startMocker } from "../roles/mocker/index.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -11,20 +13,11 @@ export const mockerCommand = defineRoleCommand({
   refine: mockerProblems,
   overlay: (config, problems) => extraEngineArgsOverlay(config, problems),
   async run(config, { logger, env }) {
-    const stop = untilSignal((sig) => logger.warn(`${sig} again: already shutting down (withdrawing records first)`));
+    const signal = untilSignal((sig) => logger.warn(`${sig} again: already shutting down (withdrawing records first)`)).then((sig) => {
+      logger.info(`${sig}: shutting down`);
+      return 0;
+    });
     const mocker = await startMocker(config, { logger, env });
-    // A crash anywhere still withdraws intents and records before the process exits.
-    const crash = (err: unknown) => {
-      logger.error(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      void mocker.close().finally(() => process.exit(1));
-    };
-    process.on("uncaughtException", crash);
-    process.on("unhandledRejection", crash);
-    try {
-      const signal = await Promise.race([mocker.ready.then(() => stop), stop]);
-      logger.info(`${signal}: shutting down`);
-    } finally {
-      await mocker.close();
-    }
+    return serveRole(mocker, { name: "mocker", logger, stops: [signal, untilCrash(logger)] });
   },
 });

@@ -1,6 +1,8 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import { createConsola } from "consola";
 import { join } from "node:path";
 import { REPO_ROOT, spawnBun } from "../../test/harness.ts";
+import { serveRole, type RoleHandle } from "./role.ts";
 
 test("untilSignal resolves on the first signal and keeps later ones from killing the process", async () => {
   await using child = spawnBun(join(REPO_ROOT, "test/fixtures/signal-child.ts"));
@@ -12,4 +14,36 @@ test("untilSignal resolves on the first signal and keeps later ones from killing
   child.proc.kill("SIGTERM");
   await child.readLine((l) => l === "repeat SIGTERM");
   expect(child.proc.exitCode).toBeNull(); // still alive after three signals
+});
+
+function fakeRole(ready: Promise<void>) {
+  let closes = 0;
+  const close = async () => void closes++;
+  const role: RoleHandle = { ready, ports: {}, close, [Symbol.asyncDispose]: close };
+  return { role, closes: () => closes };
+}
+function capturingLogger() {
+  const lines: string[] = [];
+  return { logger: createConsola({ level: 4, reporters: [{ log: (o) => lines.push(`${o.type}: ${o.args.join(" ")}`) }] }), lines };
+}
+
+describe("serveRole", () => {
+  test("a rejected ready: the reason is logged, the role closed, exit code 1", async () => {
+    const { role, closes } = fakeRole(Promise.reject(new Error("replay socket exploded")));
+    const { logger, lines } = capturingLogger();
+    expect(await serveRole(role, { name: "events", logger, stops: [new Promise<number>(() => {})] })).toBe(1);
+    expect(lines).toEqual(["error: events: stopping: replay socket exploded"]);
+    expect(closes()).toBe(1);
+  });
+
+  test("a stop source ends it with its exit code (after ready or before), closing the role", async () => {
+    const { logger, lines } = capturingLogger();
+    const ready = fakeRole(Promise.resolve());
+    expect(await serveRole(ready.role, { name: "events", logger, stops: [Promise.resolve(0)] })).toBe(0);
+    expect(ready.closes()).toBe(1);
+    const pending = fakeRole(new Promise<void>(() => {}));
+    expect(await serveRole(pending.role, { name: "events", logger, stops: [new Promise<number>(() => {}), Promise.resolve(3)] })).toBe(3);
+    expect(pending.closes()).toBe(1);
+    expect(lines).toEqual([]);
+  });
 });

@@ -1,5 +1,7 @@
 // The shape every role's start() returns, so tests can run a whole stack in one process and
-// the launcher can run each role as a child process (same code both ways).
+// the launcher can run each role as a child process (same code both ways); and how a CLI serves
+// one until it is asked to stop.
+import type { Logger } from "./logger.ts";
 
 export interface RoleHandle {
   /** Resolves once the role serves (what /live or /health report). */
@@ -28,5 +30,40 @@ export function untilSignal(onRepeat: (sig: NodeJS.Signals) => void = () => {}, 
       }
     };
     for (const s of signals) process.on(s, onSignal);
+  });
+}
+
+/**
+ * Serves a started role until the first of `stops` resolves (with the exit code to use) or its
+ * `ready` rejects (logged with the reason, exit code 1). The role is closed on every path, and a
+ * rejected `ready` is always handled here, never left as an unhandled rejection.
+ */
+export async function serveRole(role: RoleHandle, opts: { name: string; logger: Logger; stops: readonly Promise<number>[] }): Promise<number> {
+  const failed = role.ready.then(
+    () => new Promise<number>(() => {}),
+    (err: unknown) => {
+      opts.logger.error(`${opts.name}: stopping: ${err instanceof Error ? err.message : String(err)}`);
+      return 1;
+    },
+  );
+  try {
+    return await Promise.race([failed, ...opts.stops]);
+  } finally {
+    await role.close();
+  }
+}
+
+/**
+ * Resolves with exit code 1 on the first uncaught exception or unhandled rejection (logged), so
+ * serveRole still closes the role — withdrawing its discovery records — before the process exits.
+ */
+export function untilCrash(logger: Logger): Promise<number> {
+  return new Promise((resolve) => {
+    const crash = (err: unknown) => {
+      logger.error(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      resolve(1);
+    };
+    process.on("uncaughtException", crash);
+    process.on("unhandledRejection", crash);
   });
 }

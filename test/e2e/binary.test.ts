@@ -44,19 +44,45 @@ describe("compiled binary", () => {
     }
   });
 
+  test("events exits 0 once its stdout reader goes away (`| head -n 1`)", async () => {
+    using pub = new PubSocket();
+    const endpoint = pub.bind("tcp://127.0.0.1:0");
+    const proc = Bun.spawn([bin, "events", "--endpoint", endpoint, "--log-level", "silent"], { cwd: dir.path, stdout: "pipe" });
+    try {
+      await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the binary's subscription" });
+      let seq = 0n;
+      const publish = () => pub.send([new Uint8Array(0), encodeSeq(seq++), encodeBatch({ ts: 1.5, events: [{ type: "AllBlocksCleared" }], dataParallelRank: 0 })]);
+      publish();
+      const reader = proc.stdout.getReader();
+      await reader.read();
+      await reader.cancel();
+      await waitFor(() => (publish(), proc.exitCode !== null), { timeoutMs: 10_000, what: "the binary to exit after its stdout closed" });
+      expect(proc.exitCode).toBe(0);
+    } finally {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    }
+  });
+
   test("--help lists the commands", async () => {
     const r = await runCli(["--help"], { bin, cwd: dir.path });
     expect(r.exitCode).toBe(0);
-    for (const cmd of ["mocker", "replay"]) expect(r.stdout).toContain(cmd);
+    for (const cmd of ["mocker", "replay", "events"]) expect(r.stdout).toContain(cmd);
   });
 
-  test.each(["mocker", "replay"])("%s --help and --version work in the binary", async (cmd) => {
+  test.each(["mocker", "replay", "events"])("%s --help and --version work in the binary", async (cmd) => {
     const help = await runCli([cmd, "--help"], { bin, cwd: dir.path });
     expect(help.exitCode).toBe(0);
     expect(help.stdout).toContain(`kvcr-mock ${cmd}`);
     expect(help.stdout).toContain("--log-level");
     const version = await runCli([cmd, "--version"], { bin, cwd: dir.path });
     expect(version.stdout.trim()).toBe(pkg.version);
+  });
+
+  test("events --help lists its own flags from the binary", async () => {
+    const help = await runCli(["events", "--help"], { bin, cwd: dir.path });
+    expect(help.exitCode).toBe(0);
+    for (const flag of ["--endpoint", "--topic", "--replay", "--from-seq", "--replay-timeout-ms"]) expect(help.stdout).toContain(flag);
   });
 
   test("a bad flag exits 2 with the problem, from the binary", async () => {

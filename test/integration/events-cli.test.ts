@@ -82,6 +82,11 @@ function worker() {
       for (const [seq, payload] of buffer.from(start)) router.send([id, EMPTY, topic, encodeSeq(seq), payload]);
       router.send([id, EMPTY, EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY]);
     },
+    /** Answers like a real vLLM worker (ZmqEventPublisher._service_replay): no topic frame. */
+    replyVllm(id: Uint8Array, start: bigint) {
+      for (const [seq, payload] of buffer.from(start)) router.send([id, EMPTY, encodeSeq(seq), payload]);
+      router.send([id, EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY]);
+    },
   };
 }
 const view = (lines: Record<string, unknown>[]) =>
@@ -117,6 +122,21 @@ describe("kvcr-mock events", () => {
     expect(await withTimeout(t.proc.exited, 10_000, "the tap to exit on SIGTERM")).toBe(0);
   });
 
+  test("a replay socket answering in vLLM's form ([id, \"\", seq, payload], no topic frame): replay, then live", async () => {
+    const w = worker();
+    for (let s = 0; s <= 3; s++) w.publish(s);
+    const t = tap(["--endpoint", w.liveEp, "--replay", w.replayEp, "--from-seq", "1"]);
+    await waitFor(() => w.pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the tap's subscription" });
+    const [id, , start] = await withTimeout(w.router.receive(), 10_000, "the replay request");
+    w.publish(4);
+    w.replyVllm(id!, decodeSeq(start!));
+    w.publish(5);
+    await t.until((l) => l.seq === 5, "the live batch after the replay");
+    expect(view(t.lines)).toEqual([1, 2, 3, 4, 5]);
+    expect(t.lines[0]).toMatchObject({ seq: 1, topic: "", data_parallel_rank: 1 });
+    expect(t.stderr()).toBe("");
+  });
+
   test("live only with --topic: other topics are not printed", async () => {
     const w = worker();
     const t = tap(["--endpoint", w.liveEp, "--topic", "kv@1"]);
@@ -137,6 +157,26 @@ describe("kvcr-mock events", () => {
     expect(t.lines[0]).toEqual({ error: `replay: no end marker from ${w.replayEp} within 300 ms; continuing with the live stream` });
   });
 
+  test("stdout closed by the reader (`events | head -n 1`): the tap stops and exits 0", async () => {
+    const w = worker();
+    const proc = Bun.spawn([process.execPath, CLI_ENTRY, "events", "--endpoint", w.liveEp, "--log-level", "warn"], { stdout: "pipe", stderr: "pipe" });
+    cleanups.push(async () => {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    });
+    await waitFor(() => w.pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the tap's subscription" });
+    let seq = 0;
+    w.publish(seq++);
+    const reader = proc.stdout.getReader();
+    const first = await withTimeout(reader.read(), 10_000, "the first line");
+    expect(new TextDecoder().decode(first.value)).toStartWith('{"seq":0,');
+    await reader.cancel(); // what `head -n 1` does after its line: the pipe's read end goes away
+    // The tap learns of it on its next write (EPIPE); keep publishing until it has gone.
+    await waitFor(() => (w.publish(seq++), proc.exitCode !== null), { timeoutMs: 10_000, what: "the tap to exit after its stdout closed" });
+    expect(proc.exitCode).toBe(0);
+    expect(await new Response(proc.stderr).text()).toBe("");
+  });
+
   test("bad flags exit 2 naming each problem; nothing starts", async () => {
     const missing = await runCli(["events"]);
     expect(missing.exitCode).toBe(2);
@@ -147,7 +187,11 @@ describe("kvcr-mock events", () => {
     expect(bad.stderr).toContain('--replay: got "udp://x:1", only the tcp:// transport is supported');
     const negative = await runCli(["events", "--endpoint", "tcp://127.0.0.1:1", "--replay", "tcp://127.0.0.1:2", "--from-seq", "-1"]);
     expect(negative.exitCode).toBe(2);
-    expect(negative.stderr).toContain("--from-seq: got -1, expected an integer ≥ 0");
+    expect(negative.stderr).toContain('--from-seq: got "-1", expected a decimal integer from 0 to 18446744073709551615');
+    // Seqs are u64: beyond 2^64-1 is refused up front (it used to throw inside the running tap).
+    const huge = await runCli(["events", "--endpoint", "tcp://127.0.0.1:1", "--replay", "tcp://127.0.0.1:2", "--from-seq", "99999999999999999999"]);
+    expect(huge.exitCode).toBe(2);
+    expect(huge.stderr).toContain('--from-seq: got "99999999999999999999", expected a decimal integer from 0 to 18446744073709551615');
     const orphan = await runCli(["events", "--endpoint", "tcp://127.0.0.1:1", "--from-seq", "3"]);
     expect(orphan.exitCode).toBe(2);
     expect(orphan.stderr).toContain("--from-seq: got 3, but it only applies with --replay");

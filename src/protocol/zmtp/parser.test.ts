@@ -99,6 +99,31 @@ describe("ZMTP parser: well-formed streams", () => {
     expect(kept.map((m) => [...m[0]!].slice(0, 4))).toEqual([[97, 97, 97, 97], [9, 9, 9, 9]]);
   });
 
+  test("a declared frame size costs nothing until its bytes arrive; the buffer grows with the data", () => {
+    const size = 16 * 1024 * 1024 - 64; // what a hostile peer declares, then trickles
+    const body = new Uint8Array(size).map((_, i) => (i * 7) & 0xff);
+    const frame = encodeMessage([body]);
+    const headerEnd = frame.length - size;
+    const messages: Uint8Array[][] = [];
+    const parser = new ZmtpParser({ greeting() {}, command() {}, message: (frames) => messages.push(frames) });
+    parser.feed(concat([handshake(), frame.subarray(0, headerEnd + 10)]));
+    expect(parser.partialFrameBytes).toBeLessThanOrEqual(4096);
+    // Feed the rest in uneven chunks: the allocation never runs ahead of 2× what was received.
+    let at = headerEnd + 10;
+    for (let step = 1; at < frame.length; step++) {
+      const next = Math.min(frame.length, at + ((step * 7919) % 300_000) + 1);
+      parser.feed(frame.subarray(at, next));
+      at = next;
+      const received = at - headerEnd;
+      if (at < frame.length) expect(parser.partialFrameBytes).toBeLessThanOrEqual(Math.max(4096, 2 * received));
+    }
+    expect(parser.partialFrameBytes).toBe(0);
+    expect(parser.error).toBeUndefined();
+    expect(messages.length).toBe(1);
+    expect(messages[0]!.length).toBe(1);
+    expect(Buffer.from(messages[0]![0]!).equals(Buffer.from(body))).toBe(true);
+  });
+
   test("property: random messages survive encode + random chunking", () => {
     const frameArb = fc.uint8Array({ minLength: 0, maxLength: 600 });
     const msgArb = fc.array(frameArb, { minLength: 1, maxLength: 4 });

@@ -1,6 +1,7 @@
 // Byte-in / event-out ZMTP 3.1 parser (NULL mechanism): greeting, handshake order, short and long
 // frames, MORE, commands, size limit. Knows nothing about sockets; chunks may split anywhere.
-// Frames that lie inside one chunk are zero-copy views of it; frames spanning chunks are copied once.
+// Frames that lie inside one chunk are zero-copy views of it; frames spanning chunks are copied
+// into a buffer that grows with the bytes received, never with the size a peer merely declares.
 import { hexPreview, ProtocolError } from "../../lib/errors.ts";
 import { CommandKind, decodeCommand, isCommandFault, type ZmtpCommand } from "./commands.ts";
 import { AS_SERVER_OFFSET, FrameFlag, GREETING_BYTES, MECHANISM_BYTES, MECHANISM_OFFSET, NULL_MECHANISM, RESERVED_FLAG_BITS } from "./constants.ts";
@@ -28,6 +29,13 @@ export interface ZmtpParserOptions {
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Smallest buffer for a frame spanning chunks. Frames up to this size get their full size at once
+ * (one copy, as before); larger ones start at what has arrived and double as more does, so a peer
+ * that declares 16 MiB and sends nothing costs at most this much.
+ */
+const MIN_PARTIAL_BODY_BYTES = 4096;
+
 const State = { Greeting: 0, Header: 1, Body: 2 } as const;
 type State = (typeof State)[keyof typeof State];
 const latin1 = new TextDecoder("latin1");
@@ -42,7 +50,9 @@ export class ZmtpParser {
   /** Stream offsets of the current frame's header and body (chunks may split either). */
   private headerAt = 0;
   private bodyAt = 0;
+  /** The frame being received across chunks: its bytes so far (capacity may be below bodySize). */
   private body: Uint8Array | undefined;
+  private bodySize = 0;
   private bodyFill = 0;
   private parts: Uint8Array[] = [];
   private messageBytes = 0;
@@ -62,9 +72,17 @@ export class ZmtpParser {
     return this.failure;
   }
 
+  /** Bytes allocated for a frame spanning chunks (0 when none): memory accounting. */
+  get partialFrameBytes(): number {
+    return this.body?.length ?? 0;
+  }
+
   /** Stops delivering events (the owner closed the connection from inside a callback). */
   halt(): void {
     this.halted = true;
+    // Nothing more will be parsed: let go of a partial frame now, not when the connection is freed.
+    this.body = undefined;
+    this.parts = [];
   }
 
   /** Parses one chunk. Returns the violation (also kept in `error`); after one, input is ignored. */
@@ -84,13 +102,14 @@ export class ZmtpParser {
     }
     while (pos < len && !this.halted) {
       if (this.state === State.Body) {
-        const body = this.body!;
-        const need = body.length - this.bodyFill;
+        const need = this.bodySize - this.bodyFill;
         const take = need < len - pos ? need : len - pos;
+        let body = this.body!;
+        if (this.bodyFill + take > body.length) body = this.growBody(this.bodyFill + take);
         body.set(chunk.subarray(pos, pos + take), this.bodyFill);
         this.bodyFill += take;
         pos += take;
-        if (this.bodyFill === body.length) {
+        if (this.bodyFill === this.bodySize) {
           this.body = undefined;
           this.state = State.Header;
           if (!this.frame(this.frameFlags, body, chunk)) return;
@@ -138,14 +157,25 @@ export class ZmtpParser {
         pos += size;
         if (!this.frame(flags, body, chunk)) return;
       } else {
+        const have = len - pos;
         this.frameFlags = flags;
-        this.body = new Uint8Array(size);
+        this.bodySize = size;
+        this.body = new Uint8Array(Math.min(size, Math.max(have, MIN_PARTIAL_BODY_BYTES)));
         this.body.set(chunk.subarray(pos), 0);
-        this.bodyFill = len - pos;
+        this.bodyFill = have;
         pos = len;
         this.state = State.Body;
       }
     }
+  }
+
+  /** Doubles the partial frame's buffer (at least to `needed`, at most to the frame size). */
+  private growBody(needed: number): Uint8Array {
+    const old = this.body!;
+    const grown = new Uint8Array(Math.min(this.bodySize, Math.max(old.length * 2, needed)));
+    grown.set(old.subarray(0, this.bodyFill), 0);
+    this.body = grown;
+    return grown;
   }
 
   /** Consumes greeting bytes, checking each as it arrives so garbage is refused at once. */

@@ -12,6 +12,9 @@ const batch = (seq: number): KvEventBatch => ({
 const live = (seq: number, topic = "") => [te.encode(topic), encodeSeq(BigInt(seq)), encodeBatch(batch(seq))];
 const replayed = (seq: number, topic = "") => [EMPTY, te.encode(topic), encodeSeq(BigInt(seq)), encodeBatch(batch(seq))];
 const END = [EMPTY, EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY];
+// What a real vLLM worker's replay ROUTER sends (ZmqEventPublisher._service_replay): no topic frame.
+const vllmReplayed = (seq: number) => [EMPTY, encodeSeq(BigInt(seq)), encodeBatch(batch(seq))];
+const VLLM_END = [EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY];
 
 function tapWith(opts: ConstructorParameters<typeof EventTap>[1] = {}) {
   const lines: TapLine[] = [];
@@ -91,12 +94,46 @@ describe("EventTap", () => {
   });
 
   test("malformed replay replies are error lines; replayed topics are filtered like the subscription", () => {
-    const { tap, view } = tapWith({ replayFrom: 0n, topic: te.encode("kv") });
-    tap.replayReply([EMPTY, te.encode("kv"), encodeSeq(0n)]);
+    const { tap, lines, view } = tapWith({ replayFrom: 0n, topic: te.encode("kv") });
+    tap.replayReply([EMPTY, encodeSeq(0n)]);
+    tap.replayReply([EMPTY, te.encode("kv"), encodeSeq(0n), encodeBatch(batch(0)), EMPTY]);
+    tap.replayReply([te.encode("x"), te.encode("kv"), encodeSeq(0n), encodeBatch(batch(0))]);
+    tap.replayReply([EMPTY, te.encode("kv"), encodeSeq(0n)]); // vLLM form with a 2-byte seq frame
     tap.replayReply([EMPTY, te.encode("other"), encodeSeq(0n), encodeBatch(batch(0))]);
     tap.replayReply(replayed(0, "kv"));
     tap.replayReply(END);
-    expect(view()).toEqual(["error", 0]);
+    expect(view()).toEqual(["error", "error", "error", "error", 0]);
+    const expected = 'replay reply: expected ["", topic, seq, payload] or vLLM\'s ["", seq, payload]';
+    expect(lines.slice(0, 3)).toEqual([
+      { error: `${expected}, got 2 frames` },
+      { error: `${expected}, got 5 frames` },
+      { error: `${expected}, got 4 frames whose first is not the empty delimiter` },
+    ]);
+    expect((lines[3] as { error: string }).error).toMatch(/^replay reply: seq frame: expected exactly 8 bytes, got 2/);
+  });
+
+  test("vLLM's replay form (no topic frame): batches and end marker, printed with the subscribed topic", () => {
+    const { tap, lines, view } = tapWith({ replayFrom: 2n });
+    tap.live(live(4));
+    for (const s of [2, 3, 4]) tap.replayReply(vllmReplayed(s));
+    tap.replayReply(VLLM_END);
+    tap.live(live(5));
+    expect(view()).toEqual([2, 3, 4, 5]);
+    expect(lines[0]).toEqual({ seq: 2, topic: "", ts: 1_700_000_002, data_parallel_rank: 0, events: [{ type: "BlockRemoved", block_hashes: [String(2n + 0xffff_ffff_ffffn)], medium: "GPU" }] });
+    const topical = tapWith({ replayFrom: 0n, topic: te.encode("kv@0") });
+    topical.tap.replayReply(vllmReplayed(0));
+    topical.tap.replayReply(VLLM_END);
+    expect(topical.lines.map((l) => ("topic" in l ? l.topic : l))).toEqual(["kv@0"]);
+    expect(topical.tap.isReplaying).toBe(false);
+  });
+
+  test("both reply forms may meet in one replay (each message is read by its own frame count)", () => {
+    const { tap, view } = tapWith({ replayFrom: 0n });
+    tap.replayReply(vllmReplayed(0));
+    tap.replayReply(replayed(1));
+    tap.replayReply(VLLM_END);
+    expect(view()).toEqual([0, 1]);
+    expect(tap.isReplaying).toBe(false);
   });
 
   test("a silent replay times out into live, saying so; late replies are ignored", () => {

@@ -1,6 +1,10 @@
 // The `events` tap's ordering logic (SPEC §4.2), free of sockets and timers: replayed batches
 // first, live batches held meanwhile, then live without duplicates; gaps and bad frames become
 // lines of their own and the tap carries on. Output goes to `emit` as JSON-safe objects.
+// Replay replies come in two forms, told apart by frame count after the empty delimiter:
+//   SPEC §4.2 (our mocker):  ["", topic, seq, payload] … end ["", "", END, ""]
+//   real vLLM (ZmqEventPublisher._service_replay, vllm/distributed/kv_events.py): no topic frame,
+//                            ["", seq, payload] … end ["", END, ""]; printed with the --topic value.
 import { batchToJson, decodeBatch, decodeSeq, REPLAY_END_SEQ } from "../../protocol/kv-events/index.ts";
 import type { KvEventBatchJson } from "../../protocol/kv-events/index.ts";
 
@@ -57,21 +61,28 @@ export class EventTap {
     this.liveNow(frames);
   }
 
-  /** A reply on the replay DEALER: `["", topic, seq, payload]`, or the end marker `["", "", END, ""]`. */
+  /**
+   * A reply on the replay DEALER: `["", topic, seq, payload]` / end `["", "", END, ""]` (SPEC §4.2),
+   * or vLLM's `["", seq, payload]` / end `["", END, ""]` (see the file header).
+   */
   replayReply(frames: Uint8Array[]): void {
     if (!this.replaying) return; // a late reply after a timeout: live already covers it
-    if (frames.length !== 4 || frames[0]!.length !== 0) {
-      return this.emit({ error: `replay reply: expected ["", topic, seq, payload], got ${frames.length} frames` });
-    }
-    const [, topic, seqFrame, payload] = frames as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+    const expected = 'replay reply: expected ["", topic, seq, payload] or vLLM\'s ["", seq, payload]';
+    if (frames.length !== 3 && frames.length !== 4) return this.emit({ error: `${expected}, got ${frames.length} frames` });
+    if (frames[0]!.length !== 0) return this.emit({ error: `${expected}, got ${frames.length} frames whose first is not the empty delimiter` });
+    // vLLM's form has no topic frame: its publisher has one topic for all batches, so the batch
+    // carries the subscribed topic (vLLM's default is "") and is not filtered by it.
+    const vllmForm = frames.length === 3;
+    const topic = vllmForm ? this.topic : frames[1]!;
+    const [seqFrame, payload] = frames.slice(-2) as [Uint8Array, Uint8Array];
     let seq: bigint;
     try {
       seq = decodeSeq(seqFrame);
     } catch (err) {
       return this.emit({ error: `replay reply: ${(err as Error).message}` });
     }
-    if (seq === REPLAY_END_SEQ && topic.length === 0 && payload.length === 0) return this.goLive();
-    if (!startsWith(topic, this.topic)) return;
+    if (seq === REPLAY_END_SEQ && payload.length === 0 && (vllmForm || topic.length === 0)) return this.goLive();
+    if (!vllmForm && !startsWith(topic, this.topic)) return;
     this.batch(topic, seq, payload);
     if (this.replayedUpTo === undefined || seq > this.replayedUpTo) this.replayedUpTo = seq;
   }

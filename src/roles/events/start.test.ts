@@ -25,3 +25,10 @@ test("events role: ready once subscribed, one JSON line per batch, close() lets 
   }
   await waitFor(() => pub.peerCount === 0, { timeoutMs: 5000, what: "the tap to disconnect" });
 });
+
+test("events role: an out-of-range --from-seq that skipped validation rejects start(), nothing opened", async () => {
+  using pub = new PubSocket({ logger });
+  const endpoint = pub.bind("tcp://127.0.0.1:0");
+  const config = { endpoint, topic: "", replay: endpoint, fromSeq: "99999999999999999999", replayTimeoutMs: 5000 };
+  await expect(start(config, { logger, out: { write: () => {} } })).rejects.toThrow("--from-seq: got \"99999999999999999999\", expected a decimal integer from 0 to 18446744073709551615");
+});

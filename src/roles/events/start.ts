@@ -1,7 +1,7 @@
 // The `events` role: a SUB on the worker's raw KV-event PUB and, with --replay, a DEALER on its
 // replay ROUTER. Live is subscribed before replay is requested, so nothing falls between the two.
 import { encodeSeq } from "../../protocol/kv-events/index.ts";
-import type { EventsConfig } from "../../config/events.ts";
+import { replayStartSeq, type EventsConfig } from "../../config/events.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { DealerSocket, SubSocket } from "../../transport/zmtp/index.ts";
@@ -17,7 +17,9 @@ export async function start(config: EventsConfig, deps: EventsDeps): Promise<Rol
   const { logger } = deps;
   const endpoint = config.endpoint!;
   const topic = new TextEncoder().encode(config.topic);
-  const replayFrom = config.replay === undefined ? undefined : BigInt(config.fromSeq ?? 0);
+  // Before any socket opens: a bad --from-seq (only possible when config skipped validation)
+  // rejects start() itself instead of failing later inside `ready`.
+  const replayFrom = replayStartSeq(config);
   const emit = (line: TapLine) => deps.out.write(JSON.stringify(line) + "\n");
   const tap = new EventTap(emit, { replayFrom, topic });
 
@@ -61,6 +63,9 @@ export async function start(config: EventsConfig, deps: EventsDeps): Promise<Rol
     dealer.send([new Uint8Array(0), encodeSeq(replayFrom)]);
     armReplayTimer();
   })();
+  // Callers observe `ready` (the CLI through serveRole); this only keeps a rejection that happens
+  // before they attach from being reported as unhandled.
+  ready.catch(() => {});
 
   const close = async () => {
     if (closed) return;

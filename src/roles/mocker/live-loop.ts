@@ -149,7 +149,9 @@ export class LiveLoop<R> {
     this.armedForMs = next;
     const delay = next - this.now();
     if (delay < 1) this.immediate = setImmediate(this.run);
-    else this.timer = setTimeout(this.run, delay);
+    // setTimeout fires after 1 ms for delays past 2^31−1 ms (huge --prefill-ms or a tiny
+    // --speedup-ratio): wait the longest it allows; the run re-arms if the entry is not due yet.
+    else this.timer = setTimeout(this.run, Math.min(delay, 2 ** 31 - 1));
   }
 
   private push(e: Entry<R>): void {

@@ -66,13 +66,16 @@ export class Connection implements ZmtpParserHandler {
 
   /** Socket is open: greet, announce READY, start the handshake clock. */
   attach(socket: Socket<SocketData>): void {
+    if (this.closed || this.origin?.stopped) {
+      // close()/disconnect() ran while Bun.connect was in flight: this Connection is already
+      // closed and accounted for, so only the late TCP socket is left to end (else it leaks and
+      // keeps the process alive).
+      socket.end();
+      return;
+    }
     this.socket = socket;
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
     this.owner.connectionOpened(this);
-    if (this.origin?.stopped) {
-      this.close();
-      return;
-    }
     socket.setNoDelay(true);
     this.out.pushRaw(concat([encodeGreeting(), encodeReady(this.owner.type, this.owner.identity)]));
     this.out.flush();

@@ -1,5 +1,6 @@
 // Keeps one connect()ed endpoint connected: dials, and after a failure or a disconnect dials
 // again after 100 ms, doubling per failed attempt up to 5 s (reset once a handshake succeeds).
+// The first failed dial of each outage is a warning with its reason; the retries are debug.
 import type { Logger } from "../../lib/logger.ts";
 import { Connection, socketHandlers, type ConnectionOrigin, type ConnectionOwner, type SocketData } from "./connection.ts";
 import type { TcpEndpoint } from "../../protocol/zmtp/endpoint.ts";
@@ -14,6 +15,8 @@ export class Dialer implements ConnectionOrigin {
   private conn: Connection | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
+  /** A failed dial was already reported at warn since the last successful handshake. */
+  private warned = false;
 
   constructor(
     readonly endpoint: string,
@@ -31,6 +34,7 @@ export class Dialer implements ConnectionOrigin {
   /** Handshake done: the next disconnect retries after the base interval again. */
   connected(): void {
     this.failures = 0;
+    this.warned = false;
   }
 
   disconnected(conn: Connection): void {
@@ -52,9 +56,15 @@ export class Dialer implements ConnectionOrigin {
     const conn = new Connection(this.owner, this);
     this.conn = conn;
     Bun.connect<SocketData>({ hostname: this.address.host, port: this.address.port, data: conn, socket: socketHandlers }).catch(
-      (error: Error) => {
+      (error: Error & { code?: string }) => {
         if (this.conn === conn) this.conn = undefined;
-        this.logger.debug(`zmtp ${this.owner.type}: connect to ${this.endpoint} failed: ${error.message}`);
+        const code = error.code && !error.message.includes(error.code) ? ` (${error.code})` : "";
+        const line = `zmtp ${this.owner.type}: connect to ${this.endpoint} failed: ${error.message}${code}`;
+        if (this.warned) this.logger.debug(line);
+        else if (!this.stopped) {
+          this.warned = true;
+          this.logger.warn(`${line}; retrying (further failures are logged at debug until a connect succeeds)`);
+        }
         this.retry();
       },
     );

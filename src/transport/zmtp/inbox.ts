@@ -39,10 +39,16 @@ export class Inbox {
   private closed = false;
   received = 0;
 
+  /** A paused peer is resumed once its queue is down to half the HWM. */
+  private readonly resumeAt: number;
+
+  /** `highWaterMark` may be Infinity (no limit: a peer is never paused). */
   constructor(
     private readonly highWaterMark: number,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.resumeAt = Math.floor(highWaterMark / 2);
+  }
 
   get queuedMessages(): number {
     let n = 0;
@@ -104,7 +110,7 @@ export class Inbox {
     const m = q.shift();
     if (q.length === 0) this.active.splice(i, 1);
     else this.turn = i + 1;
-    if (q.length <= this.highWaterMark >> 1) q.conn.resumeReading();
+    if (q.length <= this.resumeAt) q.conn.resumeReading();
     return m;
   }
 }

@@ -5,9 +5,9 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from "../../protocol/zmtp/parser.ts";
 export interface ZmtpSocketOptions {
   /** Where disconnect reasons go; default: one shared "zmtp" logger at warn. */
   logger?: Logger;
-  /** Messages queued per peer before new ones are dropped for that peer (libzmq ZMQ_SNDHWM). */
+  /** Messages queued per peer before new ones are dropped for that peer (libzmq ZMQ_SNDHWM); 0 = no limit. */
   sendHighWaterMark?: number;
-  /** Messages queued per peer for receive() before that peer is paused (libzmq ZMQ_RCVHWM). */
+  /** Messages queued per peer for receive() before that peer is paused (libzmq ZMQ_RCVHWM); 0 = no limit. */
   receiveHighWaterMark?: number;
   /** Largest accepted message (all frames) or command; bigger → peer disconnected (ZMQ_MAXMSGSIZE). */
   maxMessageBytes?: number;
@@ -31,6 +31,11 @@ export const DEFAULT_OPTIONS: ResolvedOptions = {
   reconnectIntervalMaxMs: 5000,
   handshakeTimeoutMs: 30_000,
 };
+
+/** A high-water-mark option as a queue limit: 0 means no limit, as in libzmq. */
+export function hwmLimit(hwm: number): number {
+  return hwm === 0 ? Number.POSITIVE_INFINITY : hwm;
+}
 
 /** A frame: bytes, or a string sent as UTF-8. */
 export type Frame = Uint8Array | string;

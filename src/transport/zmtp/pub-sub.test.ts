@@ -147,6 +147,22 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     expect(got).toEqual(accepted);
   });
 
+  test("high-water marks of 0 mean no limit, as in libzmq (nothing dropped, nothing paused)", async () => {
+    const n = 5000; // five times the default HWM, sent in one tick
+    using pub = new PubSocket({ logger, sendHighWaterMark: 0 });
+    const ep = pub.bind("tcp://127.0.0.1:0");
+    using sub = new SubSocket({ logger, receiveHighWaterMark: 0 });
+    sub.subscribe("");
+    sub.connect(ep);
+    await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 5000, what: "the subscription" });
+    const body = new Uint8Array(1024); // 5 MB in all: far more than one socket read, so a pause would show
+    for (let i = 0; i < n; i++) pub.send(["", String(i), body]);
+    expect(pub.stats()).toMatchObject({ messagesSent: n, messagesDropped: 0 });
+    // Nobody reads the SUB: with no receive limit every message still lands in its queue.
+    await waitFor(() => sub.stats().messagesReceived === n, { timeoutMs: 5000, what: `all ${n} messages queued on the unread SUB (${sub.stats().messagesReceived})` });
+    expect((await recv(sub))[1]).toBe("0");
+  });
+
   test("onMessage delivers synchronously without queueing; a throwing handler does not break the socket", async () => {
     using pub = new PubSocket({ logger });
     const ep = pub.bind("tcp://127.0.0.1:0");

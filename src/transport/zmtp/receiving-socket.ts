@@ -3,7 +3,7 @@
 import { KvcrError } from "../../lib/errors.ts";
 import type { Connection } from "./connection.ts";
 import { Inbox, type Frames, type MessageHandler } from "./inbox.ts";
-import type { ZmtpSocketOptions } from "./options.ts";
+import { hwmLimit, type ZmtpSocketOptions } from "./options.ts";
 import { ZmtpSocket } from "./zmtp-socket.ts";
 
 export abstract class ReceivingSocket extends ZmtpSocket implements AsyncIterable<Frames> {
@@ -11,7 +11,7 @@ export abstract class ReceivingSocket extends ZmtpSocket implements AsyncIterabl
 
   constructor(opts: ZmtpSocketOptions = {}) {
     super(opts);
-    this.inbox = new Inbox(this.options.receiveHighWaterMark, this.logger);
+    this.inbox = new Inbox(hwmLimit(this.options.receiveHighWaterMark), this.logger);
   }
 
   /** Delivers every message to `handler` synchronously as it is parsed (no queue, no promises). */

@@ -102,6 +102,18 @@ describe("ROUTER/DEALER between kvcr-mock sockets", () => {
     expect([(await recv(router))[1], (await recv(router))[1], (await recv(router))[1]]).toEqual(["1", "2", "3"]);
   });
 
+  test("DEALER with sendHighWaterMark 0 (no limit) holds every message until a peer appears", async () => {
+    using dealer = new DealerSocket({ logger, sendHighWaterMark: 0, reconnectIntervalMs: 10 });
+    const n = 1500;
+    for (let i = 0; i < n; i++) expect(dealer.send([String(i)])).toBe(true);
+    expect(dealer.stats()).toMatchObject({ queuedMessages: n, messagesDropped: 0 });
+    using router = new RouterSocket({ logger });
+    dealer.connect(router.bind("tcp://127.0.0.1:0"));
+    const got: string[] = [];
+    for (let i = 0; i < n; i++) got.push((await recv(router))[1]!);
+    expect(got).toEqual(Array.from({ length: n }, (_, i) => String(i)));
+  });
+
   test("identity longer than 255 bytes is refused", () => {
     expect(() => new DealerSocket({ identity: "x".repeat(256) })).toThrow(/exceeds 255/);
   });

@@ -8,7 +8,7 @@ import { MAX_IDENTITY_BYTES, type SocketType } from "../../protocol/zmtp/constan
 import { socketHandlers, type Connection, type ConnectionOwner, type ListenContext, type SocketData } from "./connection.ts";
 import { Dialer } from "./dialer.ts";
 import { formatEndpoint, parseEndpoint } from "../../protocol/zmtp/endpoint.ts";
-import { DEFAULT_OPTIONS, defaultLogger, toBytes, type ResolvedOptions, type ZmtpSocketOptions } from "./options.ts";
+import { DEFAULT_OPTIONS, defaultLogger, hwmLimit, toBytes, type ResolvedOptions, type ZmtpSocketOptions } from "./options.ts";
 
 export interface ZmtpSocketStats {
   /** Peers that finished the handshake. */
@@ -28,6 +28,7 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
   abstract readonly type: SocketType;
   readonly logger: Logger;
   readonly identity: Uint8Array | undefined;
+  /** Per-peer send queue limit in messages (Infinity when the option is 0). */
   readonly sendHighWaterMark: number;
   readonly maxMessageBytes: number;
   readonly handshakeTimeoutMs: number;
@@ -55,7 +56,7 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
     if (this.identity && this.identity.length > MAX_IDENTITY_BYTES) {
       throw new KvcrError("ZMTP_OPTION_INVALID", `zmtp identity of ${this.identity.length} bytes exceeds ${MAX_IDENTITY_BYTES}`);
     }
-    this.sendHighWaterMark = this.options.sendHighWaterMark;
+    this.sendHighWaterMark = hwmLimit(this.options.sendHighWaterMark);
     this.maxMessageBytes = this.options.maxMessageBytes;
     this.handshakeTimeoutMs = this.options.handshakeTimeoutMs;
   }
