@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { MockerConfig } from "../../config/mocker.ts";
 import { createEngine } from "../../core/engine/mock-engine.ts";
+import { engineConfigFrom } from "../replay/options-from-config.ts";
 import type { StepResult } from "../../core/engine/engine-types.ts";
 import { keys } from "../../discovery/keys.ts";
 import { openFileDiscoveryStore } from "../../discovery/file-store.ts";
@@ -81,25 +82,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       store = opened;
       cleanups.push(() => opened.close());
     }
-    const engineConfig = {
-      blockSize: config.blockSize,
-      numGpuBlocks: config.numGpuBlocksOverride,
-      numHostBlocks: config.numHostBlocks,
-      hostOffloadD2hBandwidthGbps: config.hostOffloadD2hBandwidthGbps,
-      hostOffloadH2dBandwidthGbps: config.hostOffloadH2dBandwidthGbps,
-      kvBytesPerToken: config.kvBytesPerToken,
-      maxNumSeqs: config.maxNumSeqs,
-      maxNumBatchedTokens: config.maxNumBatchedTokens,
-      enablePrefixCaching: config.enablePrefixCaching,
-      enableChunkedPrefill: config.enableChunkedPrefill,
-      preemptionMode: config.preemptionMode,
-      speedupRatio: config.speedupRatio,
-      decodeSpeedupRatio: config.decodeSpeedupRatio,
-      timingModel: config.timingModel,
-      prefillMs: config.prefillMs,
-      decodeMs: config.decodeMs,
-      seed: config.seed,
-    };
+    const engineConfig = engineConfigFrom(config);
     const wallSeconds = () => Date.now() / 1000;
     const slots = identities.map((id) =>
       Array.from({ length: config.dataParallelSize }, (_, r) => new RankSlot(id.index, r, createEngine(engineConfig, { hasher }), wallSeconds, logger)),
