@@ -6,6 +6,7 @@
 // Same line protocol as zmq-pubsub-node-peer.mjs (see zmq-pubsub.ts).
 import { createLogger } from "../src/lib/logger.ts";
 import { PubSocket, SubSocket } from "../src/transport/zmtp/index.ts";
+import { readLines } from "../test/lines.ts";
 import { decodeSeqFrame, encodeSeqFrame, kvWorkload, rawWorkload } from "./kv-workload.ts";
 
 const WARM_SEQ = 0xffff_ffff_ffff_fffen;
@@ -22,16 +23,7 @@ const work = args.transportOnly ? rawWorkload(args.blocks) : kvWorkload(args.blo
 
 /** Reads stdin lines until it closes (the orchestrator ends the run by closing it or killing us). */
 async function stdinLines(onLine: (l: string) => void) {
-  const decoder = new TextDecoder();
-  let buf = "";
-  for await (const chunk of Bun.stdin.stream()) {
-    buf += decoder.decode(chunk);
-    let nl;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      onLine(buf.slice(0, nl).trim());
-      buf = buf.slice(nl + 1);
-    }
-  }
+  for await (const line of readLines(Bun.stdin.stream())) onLine(line.trim());
 }
 const cpuMs = (since: NodeJS.CpuUsage) => {
   const u = process.cpuUsage(since);
