@@ -30,6 +30,28 @@ const cpuMs = (since: NodeJS.CpuUsage) => {
   return (u.user + u.system) / 1000;
 };
 
+/**
+ * A subscriber's count: the clock and CPU meter start at the first batch (not at connect, so the
+ * slow-joiner wait is not counted); every payload must decode to the expected number of blocks.
+ */
+function receiveCounter() {
+  let received = 0;
+  let badDecodes = 0;
+  let t0 = 0;
+  let cpu0 = process.cpuUsage();
+  return {
+    batch(payload: Uint8Array) {
+      if (received === 0) {
+        t0 = performance.now();
+        cpu0 = process.cpuUsage();
+      }
+      received++;
+      if (work.decodeBlocks(payload) !== args.blocks) badDecodes++;
+    },
+    result: () => ({ received, elapsedMs: performance.now() - t0, cpuMs: cpuMs(cpu0), badDecodes }),
+  };
+}
+
 if (role === "pub") {
   const hwm: number = args.hwm;
   const pub = new PubSocket({ logger, sendHighWaterMark: hwm });
@@ -89,10 +111,7 @@ if (role === "pub") {
   const sub = new SubSocket({ logger, receiveHighWaterMark: 10_000 });
   sub.subscribe(TOPIC);
   let warm = false;
-  let received = 0;
-  let badDecodes = 0;
-  let t0 = 0;
-  let cpu0 = process.cpuUsage();
+  const count = receiveCounter();
   sub.onMessage((frames) => {
     const seq = decodeSeqFrame(frames[1]!);
     if (seq === WARM_SEQ) {
@@ -101,17 +120,11 @@ if (role === "pub") {
       return;
     }
     if (seq === END_SEQ) {
-      const elapsedMs = performance.now() - t0;
-      out({ received, elapsedMs, cpuMs: cpuMs(cpu0), badDecodes });
+      out(count.result());
       sub.close();
       return;
     }
-    if (received === 0) {
-      t0 = performance.now();
-      cpu0 = process.cpuUsage();
-    }
-    received++;
-    if (work.decodeBlocks(frames[2]!) !== args.blocks) badDecodes++;
+    count.batch(frames[2]!);
   });
   sub.connect(args.endpoint);
 } else if (role === "fanpub") {
@@ -144,26 +157,18 @@ if (role === "pub") {
     const { endpoints } = JSON.parse(line) as { endpoints: string[] };
     const sub = new SubSocket({ logger });
     sub.subscribe(TOPIC);
-    let received = 0;
     let ends = 0;
-    let badDecodes = 0;
-    let t0 = 0;
-    let cpu0 = process.cpuUsage();
+    const count = receiveCounter();
     sub.onMessage((frames) => {
       if (decodeSeqFrame(frames[1]!) === END_SEQ) {
         if (++ends === endpoints.length) {
-          out({ received, elapsedMs: performance.now() - t0, cpuMs: cpuMs(cpu0), badDecodes });
+          out(count.result());
           sub.close();
           process.exit(0);
         }
         return;
       }
-      if (received === 0) {
-        t0 = performance.now();
-        cpu0 = process.cpuUsage();
-      }
-      received++;
-      if (work.decodeBlocks(frames[2]!) !== args.blocks) badDecodes++;
+      count.batch(frames[2]!);
     });
     for (const ep of endpoints) sub.connect(ep);
   });
