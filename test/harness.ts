@@ -67,6 +67,20 @@ export function cleanupList(): (() => unknown)[] {
   return cleanups;
 }
 
+/**
+ * The error `fn` throws, which must be a `type` (so its fields can be asserted on); fails with a
+ * message saying what was thrown instead, or that nothing was.
+ */
+export function thrownBy<E extends Error>(type: abstract new (...args: never[]) => E, fn: () => unknown): E {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof type) return err;
+    throw new Error(`expected ${type.name}, got ${String(err)}`, { cause: err });
+  }
+  throw new Error(`expected ${type.name}, but nothing was thrown`);
+}
+
 export interface TempDir extends AsyncDisposable {
   readonly path: string;
 }
