@@ -10,6 +10,7 @@ import { encodeRouterEvents, type RouterEvent } from "../src/protocol/router-eve
 import { RankPublisher, REPLAY_BATCHES } from "../src/roles/mocker/rank-publisher.ts";
 import { toVllmEvents } from "../src/roles/mocker/raw-events.ts";
 import { RouterEventRelay } from "../src/roles/mocker/router-event-relay.ts";
+import { LineQueue } from "../test/lines.ts";
 import { envNumber, measure } from "./lib/measure.ts";
 
 const PUBLISHERS = envNumber("BENCH_PUBLISHERS", 1024);
@@ -35,22 +36,9 @@ const steps = Array.from({ length: 256 }, step);
 
 /** The SUB child (bench/lib/sub-counter.ts): connects to the endpoints, reports its message count. */
 class SubCounter implements AsyncDisposable {
-  private lines: string[] = [];
-  private wake: (() => void) | undefined;
+  private readonly reports: LineQueue<string>;
   private constructor(private readonly proc: Bun.Subprocess<"pipe", "pipe", "inherit">) {
-    void (async () => {
-      const decoder = new TextDecoder();
-      let buf = "";
-      for await (const chunk of proc.stdout) {
-        buf += decoder.decode(chunk, { stream: true });
-        let nl: number;
-        while ((nl = buf.indexOf("\n")) >= 0) {
-          this.lines.push(buf.slice(0, nl));
-          buf = buf.slice(nl + 1);
-          this.wake?.();
-        }
-      }
-    })();
+    this.reports = new LineQueue(proc.stdout);
   }
   static async start(endpoints: string[]): Promise<SubCounter> {
     const proc = Bun.spawn([process.execPath, new URL("./lib/sub-counter.ts", import.meta.url).pathname], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
@@ -61,15 +49,8 @@ class SubCounter implements AsyncDisposable {
   async received(): Promise<number> {
     this.proc.stdin.write("report\n");
     this.proc.stdin.flush();
-    const deadline = performance.now() + 10_000;
-    while (this.lines.length === 0) {
-      if (performance.now() > deadline) throw new Error("the SUB child did not report within 10 s");
-      await new Promise<void>((res) => {
-        this.wake = res;
-        setTimeout(res, 50);
-      });
-    }
-    return (JSON.parse(this.lines.shift()!) as { received: number }).received;
+    const report = await this.reports.next(() => true, 10_000, "the SUB child's report");
+    return (JSON.parse(report) as { received: number }).received;
   }
   async [Symbol.asyncDispose](): Promise<void> {
     this.proc.kill();

@@ -6,6 +6,7 @@
 // Same line protocol as zmq-pubsub-node-peer.mjs (see zmq-pubsub.ts).
 import { createLogger } from "../src/lib/logger.ts";
 import { PubSocket, SubSocket } from "../src/transport/zmtp/index.ts";
+import { readLines } from "../test/lines.ts";
 import { decodeSeqFrame, encodeSeqFrame, kvWorkload, rawWorkload } from "./kv-workload.ts";
 
 const WARM_SEQ = 0xffff_ffff_ffff_fffen;
@@ -22,21 +23,34 @@ const work = args.transportOnly ? rawWorkload(args.blocks) : kvWorkload(args.blo
 
 /** Reads stdin lines until it closes (the orchestrator ends the run by closing it or killing us). */
 async function stdinLines(onLine: (l: string) => void) {
-  const decoder = new TextDecoder();
-  let buf = "";
-  for await (const chunk of Bun.stdin.stream()) {
-    buf += decoder.decode(chunk);
-    let nl;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      onLine(buf.slice(0, nl).trim());
-      buf = buf.slice(nl + 1);
-    }
-  }
+  for await (const line of readLines(Bun.stdin.stream())) onLine(line.trim());
 }
 const cpuMs = (since: NodeJS.CpuUsage) => {
   const u = process.cpuUsage(since);
   return (u.user + u.system) / 1000;
 };
+
+/**
+ * A subscriber's count: the clock and CPU meter start at the first batch (not at connect, so the
+ * slow-joiner wait is not counted); every payload must decode to the expected number of blocks.
+ */
+function receiveCounter() {
+  let received = 0;
+  let badDecodes = 0;
+  let t0 = 0;
+  let cpu0 = process.cpuUsage();
+  return {
+    batch(payload: Uint8Array) {
+      if (received === 0) {
+        t0 = performance.now();
+        cpu0 = process.cpuUsage();
+      }
+      received++;
+      if (work.decodeBlocks(payload) !== args.blocks) badDecodes++;
+    },
+    result: () => ({ received, elapsedMs: performance.now() - t0, cpuMs: cpuMs(cpu0), badDecodes }),
+  };
+}
 
 if (role === "pub") {
   const hwm: number = args.hwm;
@@ -97,10 +111,7 @@ if (role === "pub") {
   const sub = new SubSocket({ logger, receiveHighWaterMark: 10_000 });
   sub.subscribe(TOPIC);
   let warm = false;
-  let received = 0;
-  let badDecodes = 0;
-  let t0 = 0;
-  let cpu0 = process.cpuUsage();
+  const count = receiveCounter();
   sub.onMessage((frames) => {
     const seq = decodeSeqFrame(frames[1]!);
     if (seq === WARM_SEQ) {
@@ -109,17 +120,11 @@ if (role === "pub") {
       return;
     }
     if (seq === END_SEQ) {
-      const elapsedMs = performance.now() - t0;
-      out({ received, elapsedMs, cpuMs: cpuMs(cpu0), badDecodes });
+      out(count.result());
       sub.close();
       return;
     }
-    if (received === 0) {
-      t0 = performance.now();
-      cpu0 = process.cpuUsage();
-    }
-    received++;
-    if (work.decodeBlocks(frames[2]!) !== args.blocks) badDecodes++;
+    count.batch(frames[2]!);
   });
   sub.connect(args.endpoint);
 } else if (role === "fanpub") {
@@ -152,26 +157,18 @@ if (role === "pub") {
     const { endpoints } = JSON.parse(line) as { endpoints: string[] };
     const sub = new SubSocket({ logger });
     sub.subscribe(TOPIC);
-    let received = 0;
     let ends = 0;
-    let badDecodes = 0;
-    let t0 = 0;
-    let cpu0 = process.cpuUsage();
+    const count = receiveCounter();
     sub.onMessage((frames) => {
       if (decodeSeqFrame(frames[1]!) === END_SEQ) {
         if (++ends === endpoints.length) {
-          out({ received, elapsedMs: performance.now() - t0, cpuMs: cpuMs(cpu0), badDecodes });
+          out(count.result());
           sub.close();
           process.exit(0);
         }
         return;
       }
-      if (received === 0) {
-        t0 = performance.now();
-        cpu0 = process.cpuUsage();
-      }
-      received++;
-      if (work.decodeBlocks(frames[2]!) !== args.blocks) badDecodes++;
+      count.batch(frames[2]!);
     });
     for (const ep of endpoints) sub.connect(ep);
   });

@@ -8,6 +8,7 @@
 //                               [--fan-in N]        (N PUB sockets in one process → 1 SUB, the mocker's shape; 0 = skip)
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
+import { LineQueue } from "../test/lines.ts";
 
 const { values: opts } = parseArgs({
   options: {
@@ -37,42 +38,17 @@ type Line = Record<string, unknown>;
 /** A child speaking JSON lines on stdout; lines are matched by predicate with a bounded wait. */
 class Child {
   readonly proc;
-  private lines: Line[] = [];
-  private wake: (() => void) | undefined;
+  private readonly stdout: LineQueue<Line>;
   constructor(cmd: readonly string[], onLine?: (l: Line) => void) {
     this.proc = Bun.spawn([...cmd], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
-    void this.read(onLine);
-  }
-  private async read(onLine?: (l: Line) => void) {
-    {
-      const decoder = new TextDecoder();
-      let buf = "";
-      for await (const chunk of this.proc.stdout) {
-        buf += decoder.decode(chunk);
-        let nl;
-        while ((nl = buf.indexOf("\n")) >= 0) {
-          const l = JSON.parse(buf.slice(0, nl)) as Line;
-          buf = buf.slice(nl + 1);
-          onLine?.(l);
-          this.lines.push(l);
-          this.wake?.();
-        }
-      }
-    }
+    this.stdout = new LineQueue(this.proc.stdout, (l) => JSON.parse(l) as Line, onLine);
   }
   send(line: string) {
     this.proc.stdin.write(line + "\n");
     this.proc.stdin.flush();
   }
-  async next(match: (l: Line) => boolean, timeoutMs: number, what: string): Promise<Line> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      const i = this.lines.findIndex(match);
-      if (i >= 0) return this.lines.splice(i, 1)[0]!;
-      const left = deadline - performance.now();
-      if (left <= 0) throw new Error(`bench: timed out waiting for ${what}`);
-      await Promise.race([new Promise<void>((r) => (this.wake = r)), Bun.sleep(Math.min(left, 100))]);
-    }
+  next(match: (l: Line) => boolean, timeoutMs: number, what: string): Promise<Line> {
+    return this.stdout.next(match, timeoutMs, what);
   }
   /** Closes stdin (the peer's cue to exit), then kills it if it has not exited within 2 s. */
   async kill() {

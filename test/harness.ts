@@ -1,9 +1,11 @@
 // Generic test helpers: wait on a condition with a bounded timeout, scratch temp dirs, child bun
-// processes that are always killed. Tests wait on conditions, never on fixed sleeps.
+// processes that are always killed, per-test cleanups. Tests wait on conditions, never on fixed sleeps.
+import { afterEach } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { LineQueue } from "./lines.ts";
 
 export interface WaitForOptions {
   timeoutMs?: number;
@@ -53,6 +55,32 @@ export async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, wha
   }
 }
 
+/**
+ * Registers an afterEach that runs what the test pushed onto the returned list, last first, so
+ * every socket and process a test opened is closed also when the test failed.
+ */
+export function cleanupList(): (() => unknown)[] {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return cleanups;
+}
+
+/**
+ * The error `fn` throws, which must be a `type` (so its fields can be asserted on); fails with a
+ * message saying what was thrown instead, or that nothing was.
+ */
+export function thrownBy<E extends Error>(type: abstract new (...args: never[]) => E, fn: () => unknown): E {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof type) return err;
+    throw new Error(`expected ${type.name}, got ${String(err)}`, { cause: err });
+  }
+  throw new Error(`expected ${type.name}, but nothing was thrown`);
+}
+
 export interface TempDir extends AsyncDisposable {
   readonly path: string;
 }
@@ -70,7 +98,7 @@ export async function makeTempDir(prefix = "kvcr-test-"): Promise<TempDir> {
 
 export interface ChildProcess extends AsyncDisposable {
   readonly proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
-  /** Resolves with the first stdout line that satisfies `match` (parsed as JSON when possible). */
+  /** Resolves with the first stdout line not returned before that satisfies `match`. */
   readLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   /** Everything the child wrote to stderr so far (for failure messages). */
   stderrText(): string;
@@ -87,25 +115,8 @@ export function spawnBun(script: string, args: readonly string[] = [], env?: Rec
     stderr: "pipe",
     env: { ...process.env, ...env },
   });
-  const lines: string[] = [];
-  const waiters = new Set<() => void>();
   let stderr = "";
-  let stdoutDone = false;
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buf = "";
-    for await (const chunk of proc.stdout) {
-      buf += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        lines.push(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-      }
-      for (const wake of waiters) wake();
-    }
-    stdoutDone = true;
-    for (const wake of waiters) wake();
-  })();
+  const stdout = new LineQueue(proc.stdout);
   void (async () => {
     const decoder = new TextDecoder();
     for await (const chunk of proc.stderr) stderr += decoder.decode(chunk, { stream: true });
@@ -113,26 +124,7 @@ export function spawnBun(script: string, args: readonly string[] = [], env?: Rec
 
   return {
     proc,
-    async readLine(match, timeoutMs = 10_000) {
-      let seen = 0;
-      let wake: () => void = () => {};
-      const found = new Promise<string>((resolve, reject) => {
-        wake = () => {
-          for (; seen < lines.length; seen++) {
-            const line = lines[seen] as string;
-            if (match(line)) return resolve(line);
-          }
-          if (stdoutDone) reject(new Error(`child exited before printing the expected line; stderr:\n${stderr}`));
-        };
-        waiters.add(wake);
-        wake();
-      });
-      try {
-        return await withTimeout(found, timeoutMs, `child stdout line (stderr so far:\n${stderr})`);
-      } finally {
-        waiters.delete(wake);
-      }
-    },
+    readLine: (match, timeoutMs = 10_000) => stdout.next(match, timeoutMs, () => `the awaited stdout line of ${script} (its stderr so far:\n${stderr})`),
     stderrText: () => stderr,
     async [Symbol.asyncDispose]() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");

@@ -1,20 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../lib/errors.ts";
+import { thrownBy } from "../../test/harness.ts";
 import { commonOptions } from "./common.ts";
 import { eventsOptions, eventsProblems, replayStartSeq } from "./events.ts";
 import { loadConfig } from "./load.ts";
 
 const table = { ...eventsOptions, ...commonOptions };
 const load = (...argv: string[]) => loadConfig(table, { argv: ["--endpoint", "tcp://127.0.0.1:5557", ...argv] }, eventsProblems).config;
-function problemsOf(...argv: string[]): string[] {
-  try {
-    load(...argv);
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
+const problemsOf = (...argv: string[]): string[] => [...thrownBy(ConfigError, () => load(...argv)).problems];
 const MAX_U64 = 2n ** 64n - 1n;
 
 describe("events config: --from-seq is a u64", () => {
@@ -50,12 +43,4 @@ describe("events config: endpoints", () => {
   });
 });
 
-function loadProblems(...argv: string[]): string[] {
-  try {
-    loadConfig(table, { argv }, eventsProblems);
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
+const loadProblems = (...argv: string[]): string[] => [...thrownBy(ConfigError, () => loadConfig(table, { argv }, eventsProblems)).problems];

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../lib/errors.ts";
+import { thrownBy } from "../../test/harness.ts";
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
 import { defineOptions } from "./options.ts";
@@ -15,15 +16,7 @@ const table = defineOptions({
   numHostBlocks: { kind: "int", min: 0, description: "host blocks" },
 });
 
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
+const problemsOf = (fn: () => unknown): string[] => [...thrownBy(ConfigError, fn).problems];
 
 const files = (map: Record<string, string>) => (p: string) => {
   const text = map[p];

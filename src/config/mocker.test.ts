@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../lib/errors.ts";
+import { thrownBy } from "../../test/harness.ts";
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
 import { extraEngineArgsOverlay, mockerOptions, mockerProblems, type MockerConfig } from "./mocker.ts";
@@ -17,15 +18,7 @@ function load(argv: string[], files: Record<string, string> = {}) {
   }).config;
 }
 
-function problems(argv: string[], files: Record<string, string> = {}): string[] {
-  try {
-    load(argv, files);
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
+const problems = (argv: string[], files: Record<string, string> = {}): string[] => [...thrownBy(ConfigError, () => load(argv, files)).problems];
 
 const agentFlags = ["--kv-state-agent", "--zmq-kv-events-ports", "5557", "--num-host-blocks", "64", "--kv-state-agent-raw-host", "127.0.0.1", "--kv-state-agent-cache-slot", "0"];
 

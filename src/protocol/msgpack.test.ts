@@ -1,6 +1,7 @@
 // The purpose-built writer/reader against msgpackr as an independent oracle, at every size boundary.
 import { describe, expect, test } from "bun:test";
 import { KvcrError } from "../lib/errors.ts";
+import { thrownBy } from "../../test/harness.ts";
 import { ENCODE_INVALID, MsgpackReader, MsgpackWriter, pack, unpack } from "./msgpack.ts";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
@@ -31,14 +32,7 @@ describe("MsgpackWriter", () => {
   });
   test("rejects non-integers and unsafe integers", () => {
     expect(() => written((w) => w.writeUint(1.5))).toThrow(KvcrError);
-    const thrown = (() => {
-      try {
-        written((w) => w.writeUint(1.5));
-      } catch (err) {
-        return err;
-      }
-    })();
-    expect((thrown as KvcrError).code).toBe(ENCODE_INVALID);
+    expect(thrownBy(KvcrError, () => written((w) => w.writeUint(1.5))).code).toBe(ENCODE_INVALID);
     expect(() => written((w) => w.writeUint(-1))).toThrow("non-negative safe integer");
     expect(() => written((w) => w.writeUint(2 ** 53))).toThrow(KvcrError);
     expect(() => written((w) => w.writeInt(Number.NaN))).toThrow("safe integer");

@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { ProtocolError } from "../lib/errors.ts";
+import { thrownBy } from "../../test/harness.ts";
 import { pack } from "./msgpack.ts";
 import { decodeRouterEvents, encodeRouterEvents, RouterEventKind, RouterTier } from "./router-events.ts";
 import type { RouterEvent } from "./router-events.ts";
@@ -19,15 +20,7 @@ const stored: RouterEvent = {
 const owned: RouterEvent = { source: { cacheOwnerId: "aa:bb/cc/dd" }, tier: "host", kind: "removed", blocks: [{ seqHash: 2n, localHash: 3n }], parentHash: null };
 const cleared: RouterEvent = { source: { workerId: "w0", dpRank: 0 }, tier: "disk", kind: "cleared", blocks: [], parentHash: null };
 
-function rejection(bytes: Uint8Array): ProtocolError {
-  try {
-    decodeRouterEvents(bytes);
-  } catch (err) {
-    if (err instanceof ProtocolError) return err;
-    throw new Error(`expected ProtocolError, got ${String(err)}`);
-  }
-  throw new Error("expected ProtocolError, decode succeeded");
-}
+const rejection = (bytes: Uint8Array): ProtocolError => thrownBy(ProtocolError, () => decodeRouterEvents(bytes));
 const expectRejected = (bytes: Uint8Array, message: string, offset: number) =>
   expect(rejection(bytes).message).toStartWith(`${message} at byte ${offset} (`);
 

@@ -5,6 +5,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { encodeBatch, encodeSeq } from "../../src/protocol/kv-events/index.ts";
 import { PubSocket } from "../../src/transport/zmtp/index.ts";
 import { REPO_ROOT, runCli, tempDir, waitFor } from "../harness.ts";
+import { LineQueue } from "../lines.ts";
 
 let dir: ReturnType<typeof tempDir>;
 let bin: string;
@@ -32,12 +33,8 @@ describe("compiled binary", () => {
     try {
       await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the binary's subscription" });
       pub.send([new Uint8Array(0), encodeSeq(3n), encodeBatch({ ts: 1.5, events: [{ type: "AllBlocksCleared" }], dataParallelRank: 0 })]);
-      let text = "";
-      for await (const chunk of proc.stdout) {
-        text += new TextDecoder().decode(chunk);
-        if (text.includes("\n")) break;
-      }
-      expect(JSON.parse(text.split("\n")[0]!)).toEqual({ seq: 3, topic: "", ts: 1.5, data_parallel_rank: 0, events: [{ type: "AllBlocksCleared" }] });
+      const first = await new LineQueue(proc.stdout).next(() => true, 10_000, "the binary's first line");
+      expect(JSON.parse(first)).toEqual({ seq: 3, topic: "", ts: 1.5, data_parallel_rank: 0, events: [{ type: "AllBlocksCleared" }] });
     } finally {
       proc.kill("SIGKILL");
       await proc.exited;

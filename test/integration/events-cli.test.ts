@@ -1,12 +1,13 @@
 // `kvcr-mock events` as a user runs it (the CLI in a child process) against a PUB + replay ROUTER
 // stood up here: replay first, live after without duplicates, gap and error lines, topic filter,
 // a silent replay socket, bad flags.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { encodeBatch, encodeSeq, decodeSeq, REPLAY_END_SEQ, type KvEventBatch } from "../../src/protocol/kv-events/index.ts";
 import { ReplayBuffer } from "../../src/roles/mocker/replay-buffer.ts";
 import { PubSocket, RouterSocket } from "../../src/transport/zmtp/index.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { CLI_ENTRY, runCli, waitFor, withTimeout } from "../harness.ts";
+import { cleanupList, CLI_ENTRY, runCli, waitFor, withTimeout } from "../harness.ts";
+import { spawnTap, type TapLine } from "./events-tap.ts";
 
 const logger = createLogger({ level: "silent" });
 const te = new TextEncoder();
@@ -19,45 +20,10 @@ const batch = (seq: number): KvEventBatch => ({
   ],
 });
 
-/** The tap as a child process; stdout JSON lines collected as they come. */
-function spawnTap(args: string[]) {
-  const proc = Bun.spawn([process.execPath, CLI_ENTRY, "events", "--log-level", "warn", ...args], { stdout: "pipe", stderr: "pipe" });
-  const lines: Record<string, unknown>[] = [];
-  let stderr = "";
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buf = "";
-    for await (const chunk of proc.stdout) {
-      buf += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        lines.push(JSON.parse(buf.slice(0, nl)));
-        buf = buf.slice(nl + 1);
-      }
-    }
-  })();
-  void (async () => {
-    for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
-  })();
-  return {
-    proc,
-    lines,
-    stderr: () => stderr,
-    until: (pred: (l: Record<string, unknown>) => boolean, what: string) =>
-      waitFor(() => lines.some(pred), { timeoutMs: 10_000, what: `${what} (stderr: ${stderr})` }),
-  };
-}
-
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupList();
 function tap(args: string[]) {
   const t = spawnTap(args);
-  cleanups.push(async () => {
-    t.proc.kill("SIGKILL");
-    await t.proc.exited;
-  });
+  cleanups.push(() => t[Symbol.asyncDispose]());
   return t;
 }
 function worker() {
@@ -89,7 +55,7 @@ function worker() {
     },
   };
 }
-const view = (lines: Record<string, unknown>[]) =>
+const view = (lines: TapLine[]) =>
   lines.map((l) => ("gap" in l ? `gap ${(l.gap as { expected: number }).expected}->${(l.gap as { got: number }).got}` : "error" in l ? `error@${l.seq}` : l.seq));
 
 describe("kvcr-mock events", () => {

@@ -1,36 +1,19 @@
 // The events tap against a real mocker (in this process): a generate request makes the worker
 // publish; the tap prints it live, and a second tap replays it from the worker's replay ROUTER.
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { loadConfig } from "../../src/config/load.ts";
 import { mockerOptions, mockerProblems } from "../../src/config/mocker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { startMocker } from "../../src/roles/mocker/index.ts";
-import { CLI_ENTRY, tempDir, waitFor, withTimeout } from "../harness.ts";
+import { cleanupList, tempDir, waitFor, withTimeout } from "../harness.ts";
+import { spawnTap } from "./events-tap.ts";
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
+const cleanups = cleanupList();
+/** A tap on the worker; returns its printed lines (parsed) as they come. */
 function tap(args: string[]) {
-  const proc = Bun.spawn([process.execPath, CLI_ENTRY, "events", "--log-level", "warn", ...args], { stdout: "pipe", stderr: "pipe" });
-  cleanups.push(async () => {
-    proc.kill("SIGKILL");
-    await proc.exited;
-  });
-  const lines: Record<string, unknown>[] = [];
-  void (async () => {
-    let buf = "";
-    for await (const chunk of proc.stdout) {
-      buf += new TextDecoder().decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        lines.push(JSON.parse(buf.slice(0, nl)));
-        buf = buf.slice(nl + 1);
-      }
-    }
-  })();
-  return lines;
+  const t = spawnTap(args);
+  cleanups.push(() => t[Symbol.asyncDispose]());
+  return t.lines;
 }
 
 test("events shows a mocker worker's live stream, and its replay", async () => {

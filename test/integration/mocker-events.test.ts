@@ -10,8 +10,8 @@ import { decodeRouterEvents } from "../../src/protocol/router-events.ts";
 import type { AttachmentIntent, WorkerRecord } from "../../src/protocol/records.ts";
 import { startMocker, type MockerHandle } from "../../src/roles/mocker/index.ts";
 import { DealerSocket, SubSocket } from "../../src/transport/zmtp/index.ts";
-import { makeTempDir, waitFor, withTimeout } from "../harness.ts";
-import { cleanupList, logger, mockerConfig } from "./mocker-kit.ts";
+import { cleanupList, makeTempDir, waitFor, withTimeout } from "../harness.ts";
+import { logger, mockerConfig } from "./mocker-kit.ts";
 import { text, ZmqPeer, type FrameReport } from "./zmq-peer-client.ts";
 
 const cleanups = cleanupList();

@@ -9,8 +9,8 @@ import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";
 import type { DiscoveryStore } from "../../src/discovery/store.ts";
 import type { AttachmentIntent, WorkerRecord } from "../../src/protocol/records.ts";
 import { startMocker } from "../../src/roles/mocker/index.ts";
-import { CLI_ENTRY, makeTempDir, runCli, waitFor, withTimeout } from "../harness.ts";
-import { cleanupList, logger, mockerConfig } from "./mocker-kit.ts";
+import { cleanupList, CLI_ENTRY, makeTempDir, runCli, waitFor, withTimeout } from "../harness.ts";
+import { logger, mockerConfig } from "./mocker-kit.ts";
 
 const cleanups = cleanupList();
 

@@ -1,18 +1,15 @@
 // A RankPublisher read by real libzmq (zeromq.js under Node, spawned): a libzmq SUB receives the
 // raw stream and every batch decodes as vLLM's; a libzmq DEALER replays byte-identical payloads.
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { KvEvent } from "../../src/core/kv/kv-events.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { decodeBatch, decodeSeq, encodeSeq, REPLAY_END_SEQ, type BlockStored } from "../../src/protocol/kv-events/index.ts";
 import { RankPublisher } from "../../src/roles/mocker/rank-publisher.ts";
-import { waitFor } from "../harness.ts";
+import { cleanupList, waitFor } from "../harness.ts";
 import { bytesSpec, text, ZmqPeer, type FrameReport } from "./zmq-peer-client.ts";
 
 const logger = createLogger({ level: "silent" });
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupList();
 const bytes = (f: FrameReport): Uint8Array => {
   if (!("b64" in f)) throw new Error(`frame of ${f.size} bytes was reported by digest only`);
   return new Uint8Array(Buffer.from(f.b64, "base64"));

@@ -2,6 +2,7 @@
 // request/response over stdin/stdout JSON lines, received messages queued per socket id.
 import { createHash } from "node:crypto";
 import { withTimeout } from "../harness.ts";
+import { readLines } from "../lines.ts";
 
 export type FrameSpec = { text: string } | { b64: string } | { pattern: { size: number; seed: number } };
 export type FrameReport = { b64: string } | { size: number; sha256: string };
@@ -44,7 +45,7 @@ export class ZmqPeer implements AsyncDisposable {
 
   private constructor() {
     this.proc = Bun.spawn(["node", PEER_SCRIPT], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-    void this.readLines();
+    void this.readStdout();
     void this.readStderr();
   }
 
@@ -139,18 +140,8 @@ export class ZmqPeer implements AsyncDisposable {
     await this.kill();
   }
 
-  private async readLines(): Promise<void> {
-    const decoder = new TextDecoder();
-    let buf = "";
-    for await (const chunk of this.proc.stdout) {
-      buf += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.trim()) this.onLine(JSON.parse(line));
-      }
-    }
+  private async readStdout(): Promise<void> {
+    for await (const line of readLines(this.proc.stdout)) if (line.trim()) this.onLine(JSON.parse(line));
   }
 
   private onLine(msg: { event?: string; req?: number; id?: string; frames?: FrameReport[]; zmq?: string }): void {

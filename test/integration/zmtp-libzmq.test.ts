@@ -1,10 +1,10 @@
 // Interop with real libzmq (zeromq.js under Node, spawned): kvcr-mock's ZMTP sockets on one side,
 // libzmq on the other, in both directions, bind and connect both ways, for PUB/SUB/ROUTER/DEALER.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { DealerSocket, PubSocket, RouterSocket, SubSocket } from "../../src/transport/zmtp/index.ts";
 import type { ZmtpSocket } from "../../src/transport/zmtp/index.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { waitFor, withTimeout } from "../harness.ts";
+import { cleanupList, waitFor, withTimeout } from "../harness.ts";
 import { patternBytes, reportOf, text, ZmqPeer, type FrameReport } from "./zmq-peer-client.ts";
 
 const logger = createLogger({ level: "error", tag: "zmtp-test" });
@@ -15,10 +15,7 @@ const asText = (m: FrameReport[]) => m.map((f) => ("b64" in f ? Buffer.from(f.b6
 const strs = (m: Uint8Array[]) => m.map((f) => td.decode(f));
 
 // Everything a test opens is registered here and closed after it, also when it fails.
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupList();
 async function peer(): Promise<ZmqPeer> {
   const p = await ZmqPeer.start();
   cleanups.push(() => p.kill());

@@ -2,20 +2,13 @@
 import { describe, expect, test } from "bun:test";
 import vectors from "../../../test/fixtures/vectors.json";
 import { ProtocolError } from "../../lib/errors.ts";
+import { thrownBy } from "../../../test/harness.ts";
 import { pack } from "../msgpack.ts";
 import { decodeBatch } from "./index.ts";
 
 const fromHex = (hex: string) => Uint8Array.from(Buffer.from(hex.replace(/\s+/g, ""), "hex"));
 
-function rejection(bytes: Uint8Array): ProtocolError {
-  try {
-    decodeBatch(bytes);
-  } catch (err) {
-    if (err instanceof ProtocolError) return err;
-    throw new Error(`expected ProtocolError, got ${String(err)}`);
-  }
-  throw new Error("expected ProtocolError, decode succeeded");
-}
+const rejection = (bytes: Uint8Array): ProtocolError => thrownBy(ProtocolError, () => decodeBatch(bytes));
 
 /** Asserts the message starts with `message` + " at byte <offset>". */
 function expectRejected(bytes: Uint8Array, message: string, offset: number): void {

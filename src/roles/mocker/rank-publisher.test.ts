@@ -1,12 +1,12 @@
 // RankPublisher over loopback with our own ZMTP SUB and DEALER: live frames decode as vLLM batches
 // with the right topic, contiguous seqs, media, ownership and tokens; replay returns the live bytes
 // and the end marker; bad replay requests are counted; HWM drops are counted; close frees the ports.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { decodeBatch, decodeSeq, encodeSeq, REPLAY_END_SEQ, type BlockRemoved, type BlockStored } from "../../protocol/kv-events/index.ts";
 import { DealerSocket, PubSocket, SubSocket, type Frames, type ZmtpSocket } from "../../transport/zmtp/index.ts";
-import { waitFor, withTimeout } from "../../../test/harness.ts";
+import { cleanupList, waitFor, withTimeout } from "../../../test/harness.ts";
 import { RankPublisher, type RankPublisherOptions } from "./rank-publisher.ts";
 
 const logger = createLogger({ level: "silent" });
@@ -16,10 +16,7 @@ const H1 = 0xcb38e4d7fb2dca5cn;
 const H2 = 0x44a2b2379d6d3c3dn;
 const H3 = 0x0123456789abcdefn;
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
+const cleanups = cleanupList();
 function own<T extends { close(): void }>(s: T): T {
   cleanups.push(() => s.close());
   return s;

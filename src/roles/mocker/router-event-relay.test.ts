@@ -1,21 +1,18 @@
 // RouterEventRelay over loopback with our ZMTP SUB: router events decode with decodeRouterEvents,
 // cursors start at 1 and are contiguous, ranks of one tick share a batch, removals carry the local
 // hashes recorded at store time (per tier), clears reset them.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { decodeSeq } from "../../protocol/kv-events/index.ts";
 import { decodeRouterEvents, type RouterEvent } from "../../protocol/router-events.ts";
 import { PubSocket, SubSocket } from "../../transport/zmtp/index.ts";
-import { waitFor, withTimeout } from "../../../test/harness.ts";
+import { cleanupList, waitFor, withTimeout } from "../../../test/harness.ts";
 import { LocalHashIndex } from "./local-hash-index.ts";
 import { RouterEventRelay, type RouterEventRelayOptions } from "./router-event-relay.ts";
 
 const logger = createLogger({ level: "silent" });
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
+const cleanups = cleanupList();
 function own<T extends { close(): void }>(s: T): T {
   cleanups.push(() => s.close());
   return s;

@@ -10,6 +10,7 @@
 // Removals: engine removed events carry only sequence hashes; each rank's LocalHashIndex (filled
 // by stored events, per tier) supplies the local hashes. A removal of a block never stored is
 // counted and left out (the router cannot have indexed it from this stream either).
+import { endOfTick } from "../../lib/end-of-tick.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
@@ -64,14 +65,7 @@ interface RankState {
 }
 
 // One microtask flushes every relay that queued events during the current tick.
-let scheduled: RouterEventRelay[] = [];
-let flushQueued = false;
-function flushScheduled(): void {
-  const relays = scheduled;
-  scheduled = [];
-  flushQueued = false;
-  for (const r of relays) r.flush();
-}
+const flushAtTickEnd = endOfTick((r: RouterEventRelay) => r.flush());
 
 export class RouterEventRelay {
   readonly endpoint: string;
@@ -126,11 +120,7 @@ export class RouterEventRelay {
     for (let i = 0; i < events.length; i++) this.translate(rank, events[i]!);
     if (this.pending.length > 0 && !this.isScheduled) {
       this.isScheduled = true;
-      scheduled.push(this);
-      if (!flushQueued) {
-        flushQueued = true;
-        queueMicrotask(flushScheduled);
-      }
+      flushAtTickEnd(this);
     }
   }
 

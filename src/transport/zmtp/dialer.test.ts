@@ -1,11 +1,11 @@
 // The connecting side's lifecycle seen from a plain TCP server: a close() or disconnect() that
 // lands while Bun.connect is still in flight must still end the TCP connection once it opens; and
 // how failed connects are reported.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { TCPSocketListener } from "bun";
 import { createConsola } from "consola";
 import { createLogger } from "../../lib/logger.ts";
-import { waitFor } from "../../../test/harness.ts";
+import { cleanupList, waitFor } from "../../../test/harness.ts";
 import { DealerSocket } from "./dealer-socket.ts";
 import { PubSocket } from "./pub-socket.ts";
 import { SubSocket } from "./sub-socket.ts";
@@ -27,10 +27,7 @@ function countingServer() {
   return { counts, endpoint: `tcp://127.0.0.1:${server.port}`, server };
 }
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
+const cleanups = cleanupList();
 
 describe("Dialer: stop while the connect is in flight", () => {
   test("close() right after connect() ends the TCP connection once it opens", async () => {

@@ -1,6 +1,7 @@
 // Per-connection send queue: messages are encoded straight into one coalescing buffer that is
 // written once per tick (or at 64 KiB); what the kernel refuses waits in a backlog until `drain`.
 // The high-water mark counts messages not yet accepted by the kernel, as libzmq's pipe HWM does.
+import { endOfTick } from "../../lib/end-of-tick.ts";
 import { writeMessage } from "../../protocol/zmtp/encoder.ts";
 
 /** Where bytes go: returns how many were accepted, -1 when the socket is gone. */
@@ -20,14 +21,7 @@ interface Pending {
 }
 
 // One microtask flushes every queue that was written to during the current tick.
-let scheduled: OutboundQueue[] = [];
-let flushQueued = false;
-function flushScheduled(): void {
-  const queues = scheduled;
-  scheduled = [];
-  flushQueued = false;
-  for (const q of queues) q.flushScheduledWork();
-}
+const flushAtTickEnd = endOfTick((q: OutboundQueue) => q.flushScheduledWork());
 
 export class OutboundQueue {
   /** Messages accepted by send() and not yet handed to the kernel. */
@@ -127,11 +121,7 @@ export class OutboundQueue {
   private schedule(): void {
     if (this.isScheduled) return;
     this.isScheduled = true;
-    scheduled.push(this);
-    if (!flushQueued) {
-      flushQueued = true;
-      queueMicrotask(flushScheduled);
-    }
+    flushAtTickEnd(this);
   }
 
   private toBacklog(bytes: Uint8Array): void {
