@@ -1,9 +1,11 @@
 // Open-addressing hash map from 64-bit block hashes to int32 values ≥ 0, keyed by the hash's two
 // 32-bit words so hot paths never box a bigint: a JS Map<bigint, …> hashes a heap bigint per
 // call and costs ~1 µs per operation at a full trace's millions of block stores and removals.
-// Linear probing with backward-shift deletion (no tombstones); storage grows with use.
+// Linear probing at ≤ 1/2 load with backward-shift deletion (no tombstones); storage grows
+// with use: 12 bytes per bucket, about 24-48 per entry, against ~80 for a Map<bigint, number>.
 
-const EMPTY = -1;
+/** A free bucket's value word: values are stored + 1, so a fresh zeroed table is all free. */
+const EMPTY = 0;
 const MIN_CAPACITY = 16;
 
 // Shared scratch to split a bigint into its words without allocating (see splitU64).
@@ -25,11 +27,13 @@ export function wordsOf(a: BigUint64Array): Uint32Array {
 }
 
 export class U64Map {
-  /** Keys as u64 and, over the same buffer, as word pairs (w0 at 2i, w1 at 2i + 1). */
-  private keys!: BigUint64Array;
-  private words!: Uint32Array;
-  /** EMPTY marks a free bucket, so stored values must be ≥ 0. */
-  private vals!: Int32Array;
+  /**
+   * Buckets of three int32: the key's two words then value + 1, interleaved so a probe touches
+   * one cache line (a full G1 map is ~400 kB: lookups are cache misses, not arithmetic). Words
+   * arrive as u32 (from Uint32Array views) and are kept as int32 (`| 0`) so every comparison
+   * stays an int32 one for the JIT.
+   */
+  private table!: Int32Array;
   private mask = 0;
   private shift = 0;
   size = 0;
@@ -40,63 +44,66 @@ export class U64Map {
 
   /** Value stored for the key (w0, w1), or -1. */
   get(w0: number, w1: number): number {
-    const i = this.find(w0, w1);
-    return i === -1 ? -1 : this.vals[i]!;
+    const i = this.find(w0 | 0, w1 | 0);
+    return i === -1 ? -1 : this.table[3 * i + 2]! - 1;
   }
 
   has(w0: number, w1: number): boolean {
-    return this.find(w0, w1) !== -1;
+    return this.find(w0 | 0, w1 | 0) !== -1;
   }
 
-  /** Stores `value` (≥ 0) unless the key is present; true when it was inserted. */
+  /** Stores `value` (0 ≤ value < 2^31 − 1) unless the key is present; true when it was inserted. */
   setIfAbsent(w0: number, w1: number, value: number): boolean {
-    if ((this.size + 1) * 4 > this.vals.length * 3) this.rehash(this.vals.length * 2);
-    const words = this.words;
-    const vals = this.vals;
+    w0 |= 0;
+    w1 |= 0;
+    if ((this.size + 1) * 2 > this.mask + 1) this.rehash((this.mask + 1) * 2);
+    const t = this.table;
     const mask = this.mask;
     let i = this.home(w0, w1);
     for (;;) {
-      if (vals[i] === EMPTY) {
-        words[2 * i] = w0;
-        words[2 * i + 1] = w1;
-        vals[i] = value;
+      const b = 3 * i;
+      if (t[b + 2] === EMPTY) {
+        t[b] = w0;
+        t[b + 1] = w1;
+        t[b + 2] = value + 1;
         this.size++;
         return true;
       }
-      if (words[2 * i] === w0 && words[2 * i + 1] === w1) return false;
+      if (t[b] === w0 && t[b + 1] === w1) return false;
       i = (i + 1) & mask;
     }
   }
 
-  /** Stores `value` (≥ 0) for the key, replacing any previous value. */
+  /** Stores `value` (as setIfAbsent) for the key, replacing any previous value. */
   set(w0: number, w1: number, value: number): void {
-    const i = this.find(w0, w1);
+    const i = this.find(w0 | 0, w1 | 0);
     if (i === -1) this.setIfAbsent(w0, w1, value);
-    else this.vals[i] = value;
+    else this.table[3 * i + 2] = value + 1;
   }
 
   /** Removes the key; returns its value, or -1 when absent. */
   delete(w0: number, w1: number): number {
-    let i = this.find(w0, w1);
+    let i = this.find(w0 | 0, w1 | 0);
     if (i === -1) return -1;
-    const words = this.words;
-    const vals = this.vals;
+    const t = this.table;
     const mask = this.mask;
-    const removed = vals[i]!;
+    const removed = t[3 * i + 2]! - 1;
     // Backward shift: pull later entries of the probe run into the hole when their home bucket
     // does not lie cyclically in (hole, their position], so every lookup still finds them.
     let j = i;
     for (;;) {
       j = (j + 1) & mask;
-      if (vals[j] === EMPTY) break;
-      const h = this.home(words[2 * j]!, words[2 * j + 1]!);
+      const bj = 3 * j;
+      if (t[bj + 2] === EMPTY) break;
+      const h = this.home(t[bj]!, t[bj + 1]!);
       if (i <= j ? i < h && h <= j : i < h || h <= j) continue;
-      words[2 * i] = words[2 * j]!;
-      words[2 * i + 1] = words[2 * j + 1]!;
-      vals[i] = vals[j]!;
+      const bi = 3 * i;
+      t[bi] = t[bj]!;
+      t[bi + 1] = t[bj + 1]!;
+      t[bi + 2] = t[bj + 2]!;
       i = j;
     }
-    vals[i] = EMPTY;
+    t[3 * i + 2] = EMPTY;
     this.size--;
     return removed;
   }
@@ -108,7 +115,7 @@ export class U64Map {
 
   hasBig(hash: bigint): boolean {
     splitU64(hash);
-    return this.find(SPLIT[0]!, SPLIT[1]!) !== -1;
+    return this.find(SPLIT[0]! | 0, SPLIT[1]! | 0) !== -1;
   }
 
   setIfAbsentBig(hash: bigint, value: number): boolean {
@@ -128,8 +135,13 @@ export class U64Map {
 
   /** Calls `fn` for every entry, in bucket order (unspecified; inspection and clears). */
   forEach(fn: (hash: bigint, value: number) => void): void {
-    const vals = this.vals;
-    for (let i = 0; i < vals.length; i++) if (vals[i] !== EMPTY) fn(this.keys[i]!, vals[i]!);
+    const t = this.table;
+    for (let b = 0; b < t.length; b += 3) {
+      if (t[b + 2] === EMPTY) continue;
+      SPLIT[0] = t[b]! >>> 0;
+      SPLIT[1] = t[b + 1]! >>> 0;
+      fn(scratch64[0]!, t[b + 2]! - 1);
+    }
   }
 
   /** Every key as a bigint (inspection and tests). */
@@ -140,13 +152,13 @@ export class U64Map {
   }
 
   private find(w0: number, w1: number): number {
-    const words = this.words;
-    const vals = this.vals;
+    const t = this.table;
     const mask = this.mask;
     let i = this.home(w0, w1);
     for (;;) {
-      if (vals[i] === EMPTY) return -1;
-      if (words[2 * i] === w0 && words[2 * i + 1] === w1) return i;
+      const b = 3 * i;
+      if (t[b + 2] === EMPTY) return -1;
+      if (t[b] === w0 && t[b + 1] === w1) return i;
       i = (i + 1) & mask;
     }
   }
@@ -157,25 +169,22 @@ export class U64Map {
   }
 
   private alloc(capacity: number): void {
-    this.keys = new BigUint64Array(capacity);
-    this.words = new Uint32Array(this.keys.buffer);
-    this.vals = new Int32Array(capacity).fill(EMPTY);
+    this.table = new Int32Array(3 * capacity);
     this.mask = capacity - 1;
     this.shift = 32 - Math.log2(capacity);
     this.size = 0;
   }
 
   private rehash(capacity: number): void {
-    const words = this.words;
-    const vals = this.vals;
+    const old = this.table;
     this.alloc(capacity);
-    for (let i = 0; i < vals.length; i++) if (vals[i] !== EMPTY) this.setIfAbsent(words[2 * i]!, words[2 * i + 1]!, vals[i]!);
+    for (let b = 0; b < old.length; b += 3) if (old[b + 2] !== EMPTY) this.setIfAbsent(old[b]!, old[b + 1]!, old[b + 2]! - 1);
   }
 }
 
-/** Smallest power of two ≥ MIN_CAPACITY holding `n` entries at ≤ 3/4 load. */
+/** Smallest power of two ≥ MIN_CAPACITY holding `n` entries at ≤ 1/2 load (short probe runs). */
 function capacityFor(n: number): number {
   let c = MIN_CAPACITY;
-  while (n * 4 > c * 3) c *= 2;
+  while (n * 2 > c) c *= 2;
   return c;
 }
