@@ -91,7 +91,7 @@ export class KvManager {
     }
     if (this.host !== null) {
       for (let j = k; j < cap; j++) {
-        const hs = this.host.residentSlot(req.seqHashes[j]!);
+        const hs = this.host.residentSlot(words[2 * j]!, words[2 * j + 1]!);
         if (hs === -1) break;
         this.hostHitSlots.push(hs);
       }
