@@ -87,6 +87,12 @@ describe("kvcr-mock replay", () => {
     const host = await runCli(["replay", "--num-host-blocks", "8", "--no-enable-prefix-caching"]);
     expect(host.exitCode).toBe(2);
     expect(host.stderr).toContain("requires prefix caching");
+    // A block count past what a tier can address is a config error, not an allocation crash.
+    const huge = await runCli(["replay", "--num-host-blocks", "3e9", "--num-gpu-blocks-override", "4294967296"]);
+    expect(huge.exitCode).toBe(2);
+    expect(huge.stderr).toContain("--num-host-blocks: got 3000000000, expected an integer from 0 to 2147483647");
+    expect(huge.stderr).toContain("--num-gpu-blocks-override: got 4294967296, expected an integer from 1 to 2147483647");
+    expect(huge.stderr).not.toContain("    at ");
     const missing = await runCli(["replay", "--trace", join(dir.path, "none.jsonl")]);
     expect(missing.exitCode).toBe(1);
     expect(missing.stderr).toContain("cannot read --trace");
