@@ -41,6 +41,7 @@ async function measure(name: string, opts: ReplayOptions) {
       hasher: createBlockHasher(),
       readFile: (p) => readFileSync(p, "utf8"),
       writeFile: (p, t) => writeFileSync(p, t),
+      checkWritable: () => {},
       stdout: { write: () => true },
       logger: createLogger({ level: "warn" }),
       now: () => performance.now(),

@@ -1,6 +1,7 @@
 // `kvcr-mock replay`: simulate a workload offline on a virtual clock and print the report.
 import { readFileSync, writeFileSync } from "node:fs";
 import { replayOptions, replayProblems, type ReplayConfig } from "../config/replay.ts";
+import { probeWritable } from "../lib/probe-writable.ts";
 import { createBlockHasher } from "../lib/xxh3.ts";
 import { replayOptionsFrom } from "../roles/replay/options-from-config.ts";
 import { runReplay } from "../roles/replay/run-replay.ts";
@@ -18,6 +19,7 @@ export const replayCommand = defineRoleCommand({
       hasher: createBlockHasher(),
       readFile: (p) => readFileSync(p, "utf8"),
       writeFile: (p, t) => writeFileSync(p, t),
+      checkWritable: probeWritable,
       stdout: process.stdout,
       progress: process.stderr,
       logger,

@@ -98,6 +98,17 @@ describe("kvcr-mock replay", () => {
     expect(missing.stderr).toContain("cannot read --trace");
   });
 
+  test("an unwritable --output-json (missing folder, a directory) exits 1 before simulating", async () => {
+    const r = await runCli(["replay", "--trace", conversation, "--num-workers", "8", "--output-json", join(dir.path, "no/such/dir/r.json")]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`cannot write --output-json ${join(dir.path, "no/such/dir/r.json")}: ENOENT`);
+    expect(r.stderr).toContain("nothing was simulated");
+    expect(r.stdout).not.toContain("Successful requests");
+    const asDir = await runCli(["replay", "--requests", "2", "--output-json", dir.path]);
+    expect(asDir.exitCode).toBe(1);
+    expect(asDir.stderr).toContain("EISDIR");
+  });
+
   test("--help lists workload, router and engine flags", async () => {
     const r = await runCli(["replay", "--help"]);
     expect(r.exitCode).toBe(0);

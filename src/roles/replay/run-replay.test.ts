@@ -7,14 +7,19 @@ import { runReplay, type ReplayDeps, type ReplayOptions } from "./run-replay.ts"
 function harness(files: Record<string, string>) {
   const out: string[] = [];
   const logs: string[] = [];
+  const reads: string[] = [];
   const written: Record<string, string> = {};
   const deps: ReplayDeps = {
     hasher: createBlockHasher(),
     readFile: (p) => {
+      reads.push(p);
       if (!(p in files)) throw new Error("ENOENT: no such file");
       return files[p]!;
     },
     writeFile: (p, t) => void (written[p] = t),
+    checkWritable: (p) => {
+      if (p.startsWith("/ro/")) throw new Error("EACCES: permission denied");
+    },
     stdout: { write: (t: string) => out.push(t) },
     logger: createLogger({ level: "warn", stream: { write: (t: string) => logs.push(t) } as unknown as NodeJS.WritableStream }),
     now: (() => {
@@ -22,7 +27,7 @@ function harness(files: Record<string, string>) {
       return () => (t += 5);
     })(),
   };
-  return { deps, out, logs, written };
+  return { deps, out, logs, reads, written };
 }
 
 const opts: ReplayOptions = {
@@ -78,5 +83,17 @@ describe("replay role", () => {
   test("--requests takes the first N requests of a trace", async () => {
     const h = harness({ "t.jsonl": [good(0, [1, 2]), good(1, [1, 3]), good(2, [1, 4])].join("\n") });
     expect((await runReplay({ ...opts, trace: "t.jsonl", requests: 2 }, h.deps)).completed).toBe(2);
+  });
+
+  test("an unwritable --output-json stops the run before the trace is even read", async () => {
+    const h = harness({ "t.jsonl": good(0, [1, 2]) });
+    const err = await runReplay({ ...opts, trace: "t.jsonl", outputJson: "/ro/r.json" }, h.deps).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KvcrError);
+    expect((err as KvcrError).code).toBe("OUTPUT_UNWRITABLE");
+    expect((err as Error).message).toBe("cannot write --output-json /ro/r.json: EACCES: permission denied; nothing was simulated");
+    expect(h.reads).toEqual([]);
+    expect(h.out).toEqual([]);
+    // "-" is stdout: nothing to probe.
+    expect((await runReplay({ ...opts, trace: "t.jsonl", outputJson: "-" }, h.deps)).completed).toBe(1);
   });
 });

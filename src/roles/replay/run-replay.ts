@@ -45,6 +45,8 @@ export interface ReplayDeps {
   hasher: BlockHasher;
   readFile(path: string): string;
   writeFile(path: string, text: string): void;
+  /** Throws when `path` cannot be written; called before simulating (src/lib/probe-writable.ts). */
+  checkWritable(path: string): void;
   stdout: { write(text: string): unknown };
   /** Progress bar target; omitted (or not a TTY) = no bar. */
   progress?: { write(text: string): unknown; isTTY?: boolean };
@@ -55,6 +57,14 @@ export interface ReplayDeps {
 
 export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<ReplayReport> {
   const started = deps.now();
+  // A bad output path found after minutes of simulation would lose the run: check it first.
+  if (opts.outputJson !== undefined && opts.outputJson !== "-") {
+    try {
+      deps.checkWritable(opts.outputJson);
+    } catch (err) {
+      throw new KvcrError("OUTPUT_UNWRITABLE", `cannot write --output-json ${opts.outputJson}: ${(err as Error).message}; nothing was simulated`);
+    }
+  }
   const workload = loadWorkload(opts, deps);
   const arrival: ArrivalSpec =
     opts.concurrency !== undefined
