@@ -98,6 +98,22 @@ describe("kvcr-mock replay", () => {
     expect(missing.stderr).toContain("cannot read --trace");
   });
 
+  test("exit status: 1 when no request completed (reason on stderr), 0 with partial failures", async () => {
+    const none = await runCli(["replay", "--requests", "3", "--prefix-tokens", "64", "--suffix-tokens", "0", "--output-tokens", "1", "--block-size", "16", "--num-gpu-blocks-override", "2"]);
+    expect(none.exitCode).toBe(1);
+    expect(none.stdout).toContain("Failed requests:                        3");
+    expect(none.stderr).toContain("no request completed: all 3 failed (first: request 0: prompt (64) + max tokens (1) need 4 KV blocks, more than the 2 this rank has)");
+    const mixed = join(dir.path, "mixed.jsonl");
+    writeFileSync(mixed, [
+      JSON.stringify({ timestamp: 0, input_length: 30, output_length: 2, hash_ids: [1] }),
+      JSON.stringify({ timestamp: 1, input_length: 100, output_length: 2, hash_ids: [1, 2, 3, 4] }),
+    ].join("\n"));
+    const some = await runCli(["replay", "--trace", mixed, "--trace-block-size", "32", "--block-size", "16", "--num-gpu-blocks-override", "3", "--output-json", "-"]);
+    expect(some.exitCode).toBe(0);
+    expect(JSON.parse(some.stdout)).toMatchObject({ completed: 1, failed: 1 });
+    expect(some.stderr).toContain("1 of 2 requests failed");
+  });
+
   test("an unwritable --output-json (missing folder, a directory) exits 1 before simulating", async () => {
     const r = await runCli(["replay", "--trace", conversation, "--num-workers", "8", "--output-json", join(dir.path, "no/such/dir/r.json")]);
     expect(r.exitCode).toBe(1);

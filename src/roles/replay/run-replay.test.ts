@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { KvcrError } from "../../lib/errors.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { createBlockHasher } from "../../lib/xxh3.ts";
-import { runReplay, type ReplayDeps, type ReplayOptions } from "./run-replay.ts";
+import { replayExitCode, runReplay, type ReplayDeps, type ReplayOptions } from "./run-replay.ts";
 
 function harness(files: Record<string, string>) {
   const out: string[] = [];
@@ -96,4 +96,26 @@ describe("replay role", () => {
     // "-" is stdout: nothing to probe.
     expect((await runReplay({ ...opts, trace: "t.jsonl", outputJson: "-" }, h.deps)).completed).toBe(1);
   });
+
+  test("no request completed: the report still prints, the reason is logged and the exit status is 1", async () => {
+    const h = harness({});
+    // 32 + 8 prompt tokens + 4 output at block size 4 need 11 blocks; each rank has 8.
+    const report = await runReplay({ ...opts, requests: 5, engine: { blockSize: 4, numGpuBlocks: 8 }, outputJson: "r.json" }, h.deps);
+    expect(report).toMatchObject({ completed: 0, failed: 5 });
+    expect(replayExitCode(report)).toBe(1);
+    expect(h.out.join("")).toContain("Failed requests:                        5");
+    expect(JSON.parse(h.written["r.json"]!)).toMatchObject({ completed: 0, failed: 5 });
+    const log = h.logs.join("");
+    expect(log).toContain("no request completed: all 5 failed (first: request 0: prompt (40) + max tokens (4) need 11 KV blocks, more than the 8 this rank has); exit status 1");
+  });
+
+  test("some requests failed: reported and warned, exit status 0 (as vLLM's benchmark tools)", async () => {
+    const long = JSON.stringify({ timestamp: 2, input_length: 60, output_length: 3, hash_ids: Array.from({ length: 15 }, (_, i) => 50 + i) });
+    const h = harness({ "t.jsonl": [good(0, [1, 2]), long, good(5, [1, 3])].join("\n") });
+    const report = await runReplay({ ...opts, trace: "t.jsonl", engine: { blockSize: 4, numGpuBlocks: 8 } }, h.deps);
+    expect(report).toMatchObject({ completed: 2, failed: 1, errors: [{ request: 1 }] });
+    expect(replayExitCode(report)).toBe(0);
+    expect(h.logs.join("")).toContain("1 of 3 requests failed (first: request 1: prompt (60)");
+  });
+
 });
