@@ -118,4 +118,18 @@ describe("replay role", () => {
     expect(h.logs.join("")).toContain("1 of 3 requests failed (first: request 1: prompt (60)");
   });
 
+  test("host stores dropped for unrecoverable token ids reach the JSON and the table", async () => {
+    // A slow d2h lane and no released-block FIFO: G1 slots are reused while copies are in flight
+    // and their token ids are gone when the copies land (SPEC §2: the store is dropped, counted).
+    const engine = { blockSize: 4, numGpuBlocks: 16, numHostBlocks: 64, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: 1e-6, releasedFifoBlocks: 0, timingModel: "fixed" as const, prefillMs: 1, decodeMs: 1 };
+    const h = harness({});
+    const report = await runReplay({ ...opts, numWorkers: 1, requests: 30, concurrency: 4, engine, outputJson: "r.json" }, h.deps);
+    expect(report.completed).toBe(30);
+    expect(report.host_stores_dropped).toBeGreaterThan(0);
+    expect(JSON.parse(h.written["r.json"]!).host_stores_dropped).toBe(report.host_stores_dropped);
+    expect(h.out.join("")).toContain(`Host stores dropped (token ids lost):   ${report.host_stores_dropped}`);
+    // With the default FIFO every store resolves.
+    const kept = await runReplay({ ...opts, numWorkers: 1, requests: 30, concurrency: 4, engine: { ...engine, releasedFifoBlocks: 16_384 } }, harness({}).deps);
+    expect(kept.host_stores_dropped).toBe(0);
+  });
 });
