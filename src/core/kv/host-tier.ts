@@ -24,6 +24,8 @@ export class HostTier {
   private readonly freeSlots: number[] = [];
   private fresh = 0;
   residentBlocks = 0;
+  /** Entries a host-to-device load is reading (0 once every load landed or was abandoned). */
+  pinnedBlocks = 0;
 
   constructor(capacity: number) {
     this.capacity = capacity;
@@ -97,12 +99,18 @@ export class HostTier {
 
   /** A load starts reading `slot`: it cannot be evicted until unpinned. */
   pin(slot: number): void {
-    if (this.pins[slot]!++ === 0) this.lru.remove(slot);
+    if (this.pins[slot]!++ === 0) {
+      this.lru.remove(slot);
+      this.pinnedBlocks++;
+    }
   }
 
   /** A load finished (or was abandoned); the entry becomes most recently used again. */
   unpin(slot: number): void {
-    if (--this.pins[slot]! === 0) this.lru.pushBack(slot);
+    if (--this.pins[slot]! === 0) {
+      this.lru.pushBack(slot);
+      this.pinnedBlocks--;
+    }
   }
 
   /** Drops every entry (prefix-cache reset). */
@@ -114,6 +122,7 @@ export class HostTier {
     this.freeSlots.length = 0;
     this.fresh = 0;
     this.residentBlocks = 0;
+    this.pinnedBlocks = 0;
   }
 
   residentHashes(): bigint[] {
