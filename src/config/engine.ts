@@ -2,10 +2,18 @@
 // and `up`. Defaults are per (worker, rank) and mirror vLLM's and Dynamo's mocker's.
 import { defineOptions } from "./options.ts";
 
+/**
+ * Most blocks per tier and rank: block slots are int32 indices (the LRU lists store slot + 1 in
+ * Int32Arrays), so 2^31 − 1 is the largest count they can address. Tier storage grows with the
+ * blocks actually held, so a large value costs memory only as blocks fill it (a G2 block in use
+ * takes ~100 bytes plus its token ids, 4 × block size bytes).
+ */
+export const MAX_BLOCKS_PER_TIER = 2 ** 31 - 1;
+
 export const engineOptions = defineOptions({
   blockSize: { kind: "int", min: 1, max: 65536, default: 64, description: "Tokens per KV block" },
-  numGpuBlocksOverride: { kind: "int", min: 1, default: 16384, description: "G1 (GPU) KV blocks per rank" },
-  numHostBlocks: { kind: "int", min: 0, default: 0, description: "G2 (host) KV blocks per rank; 0 = no host tier" },
+  numGpuBlocksOverride: { kind: "int", min: 1, max: MAX_BLOCKS_PER_TIER, default: 16384, description: "G1 (GPU) KV blocks per rank" },
+  numHostBlocks: { kind: "int", min: 0, max: MAX_BLOCKS_PER_TIER, default: 0, description: "G2 (host) KV blocks per rank; 0 = no host tier (memory grows with blocks stored)" },
   hostOffloadD2hBandwidthGbps: { kind: "number", min: 0, default: 0, description: "Device-to-host copy bandwidth in GB/s; 0 = instant" },
   hostOffloadH2dBandwidthGbps: { kind: "number", min: 0, default: 0, description: "Host-to-device load bandwidth in GB/s; 0 = instant" },
   kvBytesPerToken: {

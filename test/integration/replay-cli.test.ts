@@ -87,9 +87,42 @@ describe("kvcr-mock replay", () => {
     const host = await runCli(["replay", "--num-host-blocks", "8", "--no-enable-prefix-caching"]);
     expect(host.exitCode).toBe(2);
     expect(host.stderr).toContain("requires prefix caching");
+    // A block count past what a tier can address is a config error, not an allocation crash.
+    const huge = await runCli(["replay", "--num-host-blocks", "3e9", "--num-gpu-blocks-override", "4294967296"]);
+    expect(huge.exitCode).toBe(2);
+    expect(huge.stderr).toContain("--num-host-blocks: got 3000000000, expected an integer from 0 to 2147483647");
+    expect(huge.stderr).toContain("--num-gpu-blocks-override: got 4294967296, expected an integer from 1 to 2147483647");
+    expect(huge.stderr).not.toContain("    at ");
     const missing = await runCli(["replay", "--trace", join(dir.path, "none.jsonl")]);
     expect(missing.exitCode).toBe(1);
     expect(missing.stderr).toContain("cannot read --trace");
+  });
+
+  test("exit status: 1 when no request completed (reason on stderr), 0 with partial failures", async () => {
+    const none = await runCli(["replay", "--requests", "3", "--prefix-tokens", "64", "--suffix-tokens", "0", "--output-tokens", "1", "--block-size", "16", "--num-gpu-blocks-override", "2"]);
+    expect(none.exitCode).toBe(1);
+    expect(none.stdout).toContain("Failed requests:                        3");
+    expect(none.stderr).toContain("no request completed: all 3 failed (first: request 0: prompt (64) + max tokens (1) need 4 KV blocks, more than the 2 this rank has)");
+    const mixed = join(dir.path, "mixed.jsonl");
+    writeFileSync(mixed, [
+      JSON.stringify({ timestamp: 0, input_length: 30, output_length: 2, hash_ids: [1] }),
+      JSON.stringify({ timestamp: 1, input_length: 100, output_length: 2, hash_ids: [1, 2, 3, 4] }),
+    ].join("\n"));
+    const some = await runCli(["replay", "--trace", mixed, "--trace-block-size", "32", "--block-size", "16", "--num-gpu-blocks-override", "3", "--output-json", "-"]);
+    expect(some.exitCode).toBe(0);
+    expect(JSON.parse(some.stdout)).toMatchObject({ completed: 1, failed: 1 });
+    expect(some.stderr).toContain("1 of 2 requests failed");
+  });
+
+  test("an unwritable --output-json (missing folder, a directory) exits 1 before simulating", async () => {
+    const r = await runCli(["replay", "--trace", conversation, "--num-workers", "8", "--output-json", join(dir.path, "no/such/dir/r.json")]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`cannot write --output-json ${join(dir.path, "no/such/dir/r.json")}: ENOENT`);
+    expect(r.stderr).toContain("nothing was simulated");
+    expect(r.stdout).not.toContain("Successful requests");
+    const asDir = await runCli(["replay", "--requests", "2", "--output-json", dir.path]);
+    expect(asDir.exitCode).toBe(1);
+    expect(asDir.stderr).toContain("EISDIR");
   });
 
   test("--help lists workload, router and engine flags", async () => {

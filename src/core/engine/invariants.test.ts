@@ -2,42 +2,10 @@
 // Bounded (numRuns) so the whole file runs in a few seconds.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { engineConfigArb as configArb, promptOf, requestArb, type RandomRequest as Req } from "../../../test/arbitraries/engine.ts";
 import { engine, residencyMismatch, storedEventProblem } from "../../../test/engine-kit.ts";
 import type { EngineConfig } from "./engine-config.ts";
 import type { KvEvent } from "../kv/kv-events.ts";
-
-const configArb = fc
-  .record({
-    blockSize: fc.constantFrom(2, 4),
-    numGpuBlocks: fc.oneof(fc.integer({ min: 6, max: 24 }), fc.integer({ min: 65, max: 140 })), // > 64: the pool's arrays grow
-    numHostBlocks: fc.constantFrom(0, 0, 3, 8, 16),
-    hostOffloadD2hBandwidthGbps: fc.constantFrom(0, 1e-6, 4e-6),
-    hostOffloadH2dBandwidthGbps: fc.constantFrom(0, 1e-6, 4e-6),
-    maxNumSeqs: fc.integer({ min: 1, max: 5 }),
-    maxNumBatchedTokens: fc.integer({ min: 4, max: 40 }),
-    enablePrefixCaching: fc.boolean(),
-    enableChunkedPrefill: fc.boolean(),
-    preemptionMode: fc.constantFrom("lifo" as const, "fifo" as const),
-    releasedFifoBlocks: fc.constantFrom(1, 4, 16_384),
-    seed: fc.integer({ min: 0, max: 1000 }),
-  })
-  .map((c): Partial<EngineConfig> => ({
-    ...c,
-    numHostBlocks: c.enablePrefixCaching ? c.numHostBlocks : 0,
-    kvBytesPerToken: 1,
-    timingModel: "fixed",
-    prefillMs: 1,
-    decodeMs: 1,
-  }));
-
-// Prompts share prefixes: a base prompt from a few, cut at a random length, plus a random tail.
-const requestArb = fc.record({
-  base: fc.integer({ min: 0, max: 2 }),
-  baseLen: fc.integer({ min: 0, max: 14 }),
-  tail: fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 6 }),
-  maxTokens: fc.integer({ min: 1, max: 7 }),
-  arriveAtStep: fc.integer({ min: 0, max: 25 }),
-});
 
 /** What the random runs exercised, so the properties cannot pass vacuously. */
 const seen = { preemptions: 0, hostLoads: 0, hostStores: 0, hostRemovals: 0, deviceRemovals: 0, dropped: 0, fenceWaits: 0, refused: 0 };
@@ -47,11 +15,8 @@ interface Outcome {
   tokens: Map<string, number[]>;
 }
 
-type Req = { base: number; baseLen: number; tail: number[]; maxTokens: number; arriveAtStep: number };
-
 function simulate(cfg: Partial<EngineConfig>, reqs: Req[]): Outcome {
   const e = engine(cfg);
-  const bases = [0, 1, 2].map((b) => Array.from({ length: 14 }, (_, i) => b * 1000 + i));
   const events: KvEvent[] = [];
   const tokens = new Map<string, number[]>();
   const expected = new Map<string, number>();
@@ -61,9 +26,7 @@ function simulate(cfg: Partial<EngineConfig>, reqs: Req[]): Outcome {
   for (let step = 0; step < 400; step++) {
     reqs.forEach((r, i) => {
       if (r.arriveAtStep !== step) return;
-      const prompt = [...bases[r.base]!.slice(0, r.baseLen), ...r.tail];
-      if (prompt.length === 0) prompt.push(7);
-      const added = e.addRequest({ id: `r${i}`, tokenIds: prompt, maxTokens: r.maxTokens });
+      const added = e.addRequest({ id: `r${i}`, tokenIds: promptOf(r), maxTokens: r.maxTokens });
       if (added.ok) expected.set(`r${i}`, r.maxTokens);
       else {
         seen.refused++;

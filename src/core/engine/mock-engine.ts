@@ -209,12 +209,14 @@ export class MockEngine {
   }
 
   /** Resident sequence hashes per tier and refcounts: for invariant tests and debugging. */
-  inspect(): { resident: Record<KvTier, bigint[]>; refcounts: Int32Array; hostUsedBlocks: number; running: string[]; waiting: string[] } {
+  inspect(): { resident: Record<KvTier, bigint[]>; refcounts: Int32Array; hostUsedBlocks: number; hostPinnedBlocks: number; running: string[]; loading: string[]; waiting: string[] } {
     return {
       resident: { device: this.kv.g1.residentHashes(), host: this.kv.host?.residentHashes() ?? [] },
       refcounts: this.kv.g1.refcount.slice(),
       hostUsedBlocks: this.kv.host?.usedBlocks ?? 0,
+      hostPinnedBlocks: this.kv.host?.pinnedBlocks ?? 0,
       running: this.sched.running.map((r) => r.id),
+      loading: this.sched.running.filter((r) => r.phase === RequestPhase.loading).map((r) => r.id),
       waiting: this.sched.waiting.toArray().map((r) => r.id),
     };
   }

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { KvIndex } from "./kv-index.ts";
 
 const stored = (tier: "device" | "host", ...h: bigint[]) => ({ kind: "stored" as const, tier, blockHashes: h });
@@ -43,5 +44,65 @@ describe("kv index", () => {
     const out = new Int32Array(2);
     ix.deviceOverlaps([1n], 1, [0, 1], out);
     expect([...out]).toEqual([0, 1]);
+  });
+});
+
+describe("kv index against a reference model (fast-check)", () => {
+  // Small hash pool so stores, removals of absent blocks and shared prefixes all happen.
+  const hashArb = fc.oneof(fc.bigInt({ min: 1n, max: 12n }), fc.constantFrom(2n ** 63n + 5n, 2n ** 64n - 1n));
+  const eventArb = fc.record({
+    source: fc.integer({ min: 0, max: 3 }),
+    kind: fc.constantFrom("stored" as const, "stored" as const, "removed" as const, "cleared" as const),
+    tier: fc.constantFrom("device" as const, "host" as const),
+    hashes: fc.array(hashArb, { maxLength: 6 }),
+  });
+
+  test("overlaps, host continuations, footprints and unknown removals match plain sets", () => {
+    fc.assert(
+      fc.property(fc.array(eventArb, { maxLength: 60 }), fc.array(fc.array(hashArb, { maxLength: 8 }), { minLength: 1, maxLength: 5 }), (events, queries) => {
+        const ix = new KvIndex();
+        const ref = new Map<string, Set<bigint>>();
+        const set = (s: number, t: string) => ref.get(`${s}/${t}`) ?? ref.set(`${s}/${t}`, new Set()).get(`${s}/${t}`)!;
+        let unknown = 0;
+        for (const e of events) {
+          if (e.kind === "cleared") {
+            ix.apply(e.source, { kind: "cleared" });
+            set(e.source, "device").clear();
+            set(e.source, "host").clear();
+          } else {
+            ix.apply(e.source, { kind: e.kind, tier: e.tier, blockHashes: e.hashes });
+            for (const h of e.hashes) {
+              if (e.kind === "stored") set(e.source, e.tier).add(h);
+              else if (!set(e.source, e.tier).delete(h)) unknown++;
+            }
+          }
+        }
+        expect(ix.unknownRemovals).toBe(unknown);
+        const candidates = [3, 0, 2, 1];
+        for (const q of queries) {
+          const out = new Int32Array(4);
+          // Both query shapes: a plain array and the BigUint64Array the simulator passes.
+          ix.deviceOverlaps(q, q.length, candidates, out);
+          const viaTyped = new Int32Array(4);
+          ix.deviceOverlaps(BigUint64Array.from(q), q.length, candidates, viaTyped);
+          expect([...viaTyped]).toEqual([...out]);
+          candidates.forEach((s, c) => {
+            let d = 0;
+            while (d < q.length && set(s, "device").has(q[d]!)) d++;
+            expect(out[c]).toBe(d);
+            let h = d;
+            while (h < q.length && set(s, "host").has(q[h]!)) h++;
+            expect(ix.hostContinuation(s, q, d, q.length)).toBe(h - d);
+          });
+        }
+        for (const s of [0, 1, 2, 3]) {
+          for (const t of ["device", "host"] as const) {
+            expect(ix.footprint(s, t)).toBe(set(s, t).size);
+            expect(new Set(ix.blocksOf(s, t))).toEqual(set(s, t));
+          }
+        }
+      }),
+      { numRuns: 300, seed: 17 },
+    );
   });
 });

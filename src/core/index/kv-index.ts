@@ -1,8 +1,10 @@
 // Which source (worker rank, or later a cache owner) holds which blocks, one map per tier,
-// fed by KV events. A sequence hash names a whole prefix (SPEC §4.1), so a map keyed by it is
-// a radix tree flattened: node = sequence hash, children implied by the parent chain, and the
-// per-source sets are the per-worker lookup. Matching walks the request's hashes in order.
+// fed by KV events. A sequence hash names a whole prefix (SPEC §4.1), so a set keyed by it is
+// a radix tree flattened: node = sequence hash, children implied by the parent chain. One set
+// per (tier, source), keyed by the hash's u32 words (u64-map.ts: no bigint hashing per block,
+// the cost that dominated a kv-routed replay); matching walks the request's hashes in order.
 import type { KvTier } from "../kv/kv-events.ts";
+import { SPLIT, splitU64, U64Map, wordsOf } from "../kv/u64-map.ts";
 
 /** The part of a KV event (engine or router event) the index needs. */
 export interface IndexEvent {
@@ -11,39 +13,14 @@ export interface IndexEvent {
   readonly blockHashes?: readonly bigint[];
 }
 
+/** One tier: per source, the set of hashes it holds (a U64Map used as a set). */
 class TierIndex {
-  readonly holders = new Map<bigint, Set<number>>();
-  readonly bySource = new Map<number, Set<bigint>>();
+  readonly bySource = new Map<number, U64Map>();
 
-  add(source: number, hash: bigint): void {
-    let set = this.holders.get(hash);
-    if (set === undefined) this.holders.set(hash, (set = new Set()));
-    set.add(source);
-    let own = this.bySource.get(source);
-    if (own === undefined) this.bySource.set(source, (own = new Set()));
-    own.add(hash);
-  }
-
-  remove(source: number, hash: bigint): boolean {
-    const set = this.holders.get(hash);
-    if (set === undefined || !set.delete(source)) return false;
-    if (set.size === 0) this.holders.delete(hash);
-    this.bySource.get(source)?.delete(hash);
-    return true;
-  }
-
-  clearSource(source: number): void {
-    const own = this.bySource.get(source);
-    if (own === undefined) return;
-    for (const h of own) {
-      const set = this.holders.get(h);
-      if (set !== undefined && set.delete(source) && set.size === 0) this.holders.delete(h);
-    }
-    this.bySource.delete(source);
-  }
-
-  holds(source: number, hash: bigint): boolean {
-    return this.holders.get(hash)?.has(source) ?? false;
+  own(source: number): U64Map {
+    let set = this.bySource.get(source);
+    if (set === undefined) this.bySource.set(source, (set = new U64Map()));
+    return set;
   }
 }
 
@@ -52,6 +29,8 @@ export class KvIndex {
   /** Removals of blocks the index did not hold (events out of order or lost). */
   unknownRemovals = 0;
   private active: number[] = [];
+  private sets: (U64Map | undefined)[] = [];
+  private queryWords = new Uint32Array(64);
 
   apply(source: number, event: IndexEvent): void {
     if (event.kind === "cleared") {
@@ -60,8 +39,20 @@ export class KvIndex {
     }
     const tier = this.tiers[event.tier ?? "device"];
     const hashes = event.blockHashes ?? [];
-    if (event.kind === "stored") for (const h of hashes) tier.add(source, h);
-    else for (const h of hashes) if (!tier.remove(source, h)) this.unknownRemovals++;
+    if (hashes.length === 0) return;
+    if (event.kind === "stored") {
+      const own = tier.own(source);
+      for (const h of hashes) {
+        splitU64(h);
+        own.setIfAbsent(SPLIT[0]!, SPLIT[1]!, 1);
+      }
+    } else {
+      const own = tier.bySource.get(source);
+      for (const h of hashes) {
+        splitU64(h);
+        if (own === undefined || own.delete(SPLIT[0]!, SPLIT[1]!) === -1) this.unknownRemovals++;
+      }
+    }
   }
 
   applyAll(source: number, events: readonly IndexEvent[]): void {
@@ -70,8 +61,8 @@ export class KvIndex {
 
   /** Forgets everything a source held (it left, or its stream was cleared). */
   removeSource(source: number): void {
-    this.tiers.device.clearSource(source);
-    this.tiers.host.clearSource(source);
+    this.tiers.device.bySource.delete(source);
+    this.tiers.host.bySource.delete(source);
   }
 
   /**
@@ -80,31 +71,39 @@ export class KvIndex {
    */
   deviceOverlaps(seqHashes: ArrayLike<bigint>, count: number, candidates: readonly number[], out: Int32Array): void {
     out.fill(0, 0, candidates.length);
-    const holders = this.tiers.device.holders;
-    let active = this.active;
+    const bySource = this.tiers.device.bySource;
+    const sets = this.sets;
+    const active = this.active;
     active.length = 0;
-    for (let c = 0; c < candidates.length; c++) active.push(c);
+    sets.length = candidates.length;
+    for (let c = 0; c < candidates.length; c++) {
+      const set = bySource.get(candidates[c]!);
+      sets[c] = set;
+      if (set !== undefined && set.size > 0) active.push(c);
+    }
+    if (active.length === 0) return;
+    const words = this.wordsOf(seqHashes, count);
     for (let i = 0; i < count && active.length > 0; i++) {
-      const set = holders.get(seqHashes[i]!);
-      if (set === undefined) break;
-      let w = 0;
+      const w0 = words[2 * i]!;
+      const w1 = words[2 * i + 1]!;
+      let kept = 0;
       for (let a = 0; a < active.length; a++) {
         const c = active[a]!;
-        if (set.has(candidates[c]!)) {
+        if (sets[c]!.has(w0, w1)) {
           out[c] = i + 1;
-          active[w++] = c;
+          active[kept++] = c;
         }
       }
-      active.length = w;
+      active.length = kept;
     }
-    this.active = active;
   }
 
   /** Blocks from `from` on that `source` holds on host contiguously (the G2 continuation). */
   hostContinuation(source: number, seqHashes: ArrayLike<bigint>, from: number, count: number): number {
-    const host = this.tiers.host;
+    const set = this.tiers.host.bySource.get(source);
+    if (set === undefined || set.size === 0 || from >= count) return 0;
     let j = from;
-    while (j < count && host.holds(source, seqHashes[j]!)) j++;
+    while (j < count && set.hasBig(seqHashes[j]!)) j++;
     return j - from;
   }
 
@@ -113,8 +112,21 @@ export class KvIndex {
     return this.tiers[tier].bySource.get(source)?.size ?? 0;
   }
 
-  /** Every hash a source holds in a tier (tests). */
+  /** Every hash a source holds in a tier, in no particular order (tests). */
   blocksOf(source: number, tier: KvTier): bigint[] {
-    return [...(this.tiers[tier].bySource.get(source) ?? [])];
+    return this.tiers[tier].bySource.get(source)?.keyList() ?? [];
+  }
+
+  /** The first `count` hashes as u32 word pairs: a view when they already sit in a BigUint64Array. */
+  private wordsOf(seqHashes: ArrayLike<bigint>, count: number): Uint32Array {
+    if (seqHashes instanceof BigUint64Array) return wordsOf(seqHashes);
+    if (this.queryWords.length < 2 * count) this.queryWords = new Uint32Array(2 * count);
+    const words = this.queryWords;
+    for (let i = 0; i < count; i++) {
+      splitU64(seqHashes[i]!);
+      words[2 * i] = SPLIT[0]!;
+      words[2 * i + 1] = SPLIT[1]!;
+    }
+    return words;
   }
 }

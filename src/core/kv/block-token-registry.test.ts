@@ -74,4 +74,23 @@ describe("token-id recovery for host stores (SPEC §2)", () => {
     reg.removed("device", 8n); // FIFO: [7', 8]; the stale ticket of 7 leaves, 7 stays
     expect(reg.has(7n)).toBe(true);
   });
+
+  test("the released FIFO grows with releases, keeps exactly its capacity across growth, then wraps", () => {
+    const reg = new BlockTokenRegistry(RELEASED_FIFO_BLOCKS);
+    expect(reg.fifoAllocated).toBeLessThanOrEqual(64);
+    const release = (i: bigint) => {
+      reg.stored("device", i, null, i, toks(Number(i)));
+      reg.removed("device", i);
+    };
+    for (let i = 1n; i <= 1000n; i++) release(i);
+    expect(reg.fifoAllocated).toBeGreaterThanOrEqual(1000);
+    expect(reg.fifoAllocated).toBeLessThan(2048);
+    const cap = BigInt(RELEASED_FIFO_BLOCKS);
+    for (let i = 1001n; i <= cap + 10n; i++) release(i);
+    expect(reg.fifoAllocated).toBe(RELEASED_FIFO_BLOCKS);
+    // The 10 oldest expired; every later one (stored before and after each growth) resolves.
+    for (let i = 1n; i <= 10n; i++) expect(reg.has(i)).toBe(false);
+    expect(reg.resolve(Array.from({ length: RELEASED_FIFO_BLOCKS }, (_, k) => BigInt(k) + 11n))?.length).toBe(RELEASED_FIFO_BLOCKS);
+    expect(reg.size).toBe(RELEASED_FIFO_BLOCKS);
+  });
 });

@@ -23,14 +23,22 @@ export interface BlockRecord {
 
 export class BlockTokenRegistry {
   private readonly records = new Map<bigint, BlockRecord>();
-  private readonly fifo: BigUint64Array;
-  private readonly fifoTicket: Float64Array;
+  /** Ring of released hashes and their tickets; grown up to releasedCapacity as releases come. */
+  private fifo: BigUint64Array;
+  private fifoTicket: Float64Array;
   private fifoNext = 0;
   private ticket = 0;
 
   constructor(readonly releasedCapacity: number = RELEASED_FIFO_BLOCKS) {
-    this.fifo = new BigUint64Array(Math.max(1, releasedCapacity));
-    this.fifoTicket = new Float64Array(Math.max(1, releasedCapacity));
+    // 256 kB per rank at 16,384 if allocated up front; 1,024 ranks run in one mocker process.
+    const initial = Math.min(Math.max(1, releasedCapacity), 64);
+    this.fifo = new BigUint64Array(initial);
+    this.fifoTicket = new Float64Array(initial);
+  }
+
+  /** FIFO entries allocated so far (tests: storage follows releases, not capacity). */
+  get fifoAllocated(): number {
+    return this.fifo.length;
   }
 
   /** Records known (resident somewhere, or released and still in the FIFO). */
@@ -60,6 +68,7 @@ export class BlockTokenRegistry {
     }
     const at = this.fifoNext % this.releasedCapacity;
     if (this.fifoNext >= this.releasedCapacity) this.expire(this.fifo[at]!, this.fifoTicket[at]!);
+    else if (at >= this.fifo.length) this.growFifo();
     const ticket = ++this.ticket;
     this.fifo[at] = hash;
     this.fifoTicket[at] = ticket;
@@ -98,6 +107,16 @@ export class BlockTokenRegistry {
   clear(): void {
     this.records.clear();
     this.fifoNext = 0;
+  }
+
+  private growFifo(): void {
+    const len = Math.min(this.releasedCapacity, this.fifo.length * 2);
+    const fifo = new BigUint64Array(len);
+    fifo.set(this.fifo);
+    this.fifo = fifo;
+    const tickets = new Float64Array(len);
+    tickets.set(this.fifoTicket);
+    this.fifoTicket = tickets;
   }
 
   private expire(hash: bigint, ticket: number): void {

@@ -3,8 +3,10 @@
 // stay cached until their slot is taken. Also holds each slot's d2h fence (SPEC §2: a slot
 // whose device-to-host copy is in flight cannot be overwritten before the copy lands).
 // Memory grows with use, not capacity: never-used slots are a counter, not list nodes, since
-// a process may hold thousands of ranks of 16,384 blocks each.
+// a process may hold thousands of ranks of 16,384 blocks each. Hashes go in as their two u32
+// words (u64-map.ts): the prefix cache is the hottest map of a replay.
 import { LruList } from "./lru-list.ts";
+import { U64Map } from "./u64-map.ts";
 
 export class G1BlockPool {
   readonly capacity: number;
@@ -12,14 +14,16 @@ export class G1BlockPool {
   refcount: Int32Array;
   /** Time (ms) until which a slot is being read by a d2h copy; empty without a host tier. */
   fenceUntilMs: Float64Array;
+  /** Sequence hash cached by each slot, and the same storage as u32 word pairs. */
   private slotHash: BigUint64Array;
+  private slotWords: Uint32Array;
   private hashed: Uint8Array;
   private readonly withFences: boolean;
   /** Used blocks with refcount 0: uncached ones first, then cached ones least recently freed first. */
   private readonly free: LruList;
   /** Slots [fresh, capacity) were never used (uncached, free). */
   private fresh = 0;
-  private readonly cached = new Map<bigint, number>();
+  private readonly cached = new U64Map();
   /** Blocks with refcount > 0. */
   activeBlocks = 0;
 
@@ -30,6 +34,7 @@ export class G1BlockPool {
     this.refcount = new Int32Array(initial);
     this.fenceUntilMs = new Float64Array(withFences ? initial : 0);
     this.slotHash = new BigUint64Array(initial);
+    this.slotWords = new Uint32Array(this.slotHash.buffer);
     this.hashed = new Uint8Array(initial);
     this.free = new LruList(capacity);
   }
@@ -42,10 +47,9 @@ export class G1BlockPool {
     return this.cached.size;
   }
 
-  /** Slot caching `hash`, or -1. */
-  lookup(hash: bigint): number {
-    const slot = this.cached.get(hash);
-    return slot === undefined ? -1 : slot;
+  /** Slot caching the hash with words (w0, w1), or -1. */
+  lookup(w0: number, w1: number): number {
+    return this.cached.get(w0, w1);
   }
 
   /** Takes one more reference on a cached slot (a prefix hit). */
@@ -72,10 +76,9 @@ export class G1BlockPool {
       } else if (slot === -1) return -1;
     }
     if (this.hashed[slot] === 1) {
-      const hash = this.slotHash[slot]!;
-      this.cached.delete(hash);
+      this.cached.delete(this.slotWords[2 * slot]!, this.slotWords[2 * slot + 1]!);
       this.hashed[slot] = 0;
-      evicted.push(hash);
+      evicted.push(this.slotHash[slot]!);
     }
     this.refcount[slot] = 1;
     this.activeBlocks++;
@@ -95,26 +98,24 @@ export class G1BlockPool {
     else this.free.pushFront(slot);
   }
 
-  /** Makes `slot` the cached block of `hash`; false when another slot already caches it. */
-  register(slot: number, hash: bigint): boolean {
-    if (this.cached.has(hash)) return false;
-    this.cached.set(hash, slot);
-    this.slotHash[slot] = hash;
+  /** Makes `slot` the cached block of hash (w0, w1); false when another slot already caches it. */
+  register(slot: number, w0: number, w1: number): boolean {
+    if (!this.cached.setIfAbsent(w0, w1, slot)) return false;
+    this.slotWords[2 * slot] = w0;
+    this.slotWords[2 * slot + 1] = w1;
     this.hashed[slot] = 1;
     return true;
   }
 
   /** Forgets every cached hash (prefix-cache reset); only valid with no block in use. */
-  clear(): bigint[] {
-    const hashes = [...this.cached.keys()];
+  clear(): void {
     this.cached.clear();
     this.hashed.fill(0);
-    return hashes;
   }
 
   /** Every cached hash (inspection and tests). */
   residentHashes(): bigint[] {
-    return [...this.cached.keys()];
+    return this.cached.keyList();
   }
 
   /** Free slots from first to last taken (tests). */
@@ -133,6 +134,7 @@ export class G1BlockPool {
     const slotHash = new BigUint64Array(len);
     slotHash.set(this.slotHash);
     this.slotHash = slotHash;
+    this.slotWords = new Uint32Array(slotHash.buffer);
     const hashed = new Uint8Array(len);
     hashed.set(this.hashed);
     this.hashed = hashed;

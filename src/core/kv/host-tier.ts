@@ -1,7 +1,10 @@
 // G2 (host) tier of one rank: a fixed number of host blocks keyed by sequence hash, LRU
 // eviction. An entry is pending while its device-to-host copy is in flight (it holds a slot but
 // is not resident and cannot be evicted) and pinned while a host-to-device load reads it.
+// Storage grows with the slots used, not the capacity (as G1's does): a capacity of billions
+// costs nothing until blocks land, and a process may run 1,024 ranks.
 import { LruList } from "./lru-list.ts";
+import { SPLIT, splitU64, U64Map } from "./u64-map.ts";
 
 const FREE = 0;
 const PENDING = 1;
@@ -9,23 +12,34 @@ const RESIDENT = 2;
 
 export class HostTier {
   readonly capacity: number;
-  private readonly byHash = new Map<bigint, number>();
-  private readonly slotHash: BigUint64Array;
-  private readonly state: Uint8Array;
-  private readonly pins: Int32Array;
+  private readonly byHash = new U64Map();
+  /** Per slot used so far (grown as `fresh` advances): hash (also as u32 words), state, pins. */
+  private slotHash: BigUint64Array;
+  private slotWords: Uint32Array;
+  private state: Uint8Array;
+  private pins: Int32Array;
   /** Resident, unpinned entries; head = least recently used. */
   private readonly lru: LruList;
   /** Slots freed by dropped stores; [fresh, capacity) were never used. */
   private readonly freeSlots: number[] = [];
   private fresh = 0;
   residentBlocks = 0;
+  /** Entries a host-to-device load is reading (0 once every load landed or was abandoned). */
+  pinnedBlocks = 0;
 
   constructor(capacity: number) {
     this.capacity = capacity;
-    this.slotHash = new BigUint64Array(capacity);
-    this.state = new Uint8Array(capacity);
-    this.pins = new Int32Array(capacity);
+    const initial = Math.min(capacity, 64);
+    this.slotHash = new BigUint64Array(initial);
+    this.slotWords = new Uint32Array(this.slotHash.buffer);
+    this.state = new Uint8Array(initial);
+    this.pins = new Int32Array(initial);
     this.lru = new LruList(capacity);
+  }
+
+  /** Slots allocated so far (tests: storage follows use, not capacity). */
+  get allocatedSlots(): number {
+    return this.state.length;
   }
 
   /** Slots holding a pending or resident entry. */
@@ -35,13 +49,13 @@ export class HostTier {
 
   /** True when `hash` is pending or resident (so no new copy is needed). */
   has(hash: bigint): boolean {
-    return this.byHash.has(hash);
+    return this.byHash.hasBig(hash);
   }
 
-  /** Resident slot of `hash`, or -1 (pending entries are not visible to lookups). */
-  residentSlot(hash: bigint): number {
-    const slot = this.byHash.get(hash);
-    return slot !== undefined && this.state[slot] === RESIDENT ? slot : -1;
+  /** Resident slot of the hash with words (w0, w1), or -1 (pending entries are not visible). */
+  residentSlot(w0: number, w1: number): number {
+    const slot = this.byHash.get(w0, w1);
+    return slot !== -1 && this.state[slot] === RESIDENT ? slot : -1;
   }
 
   /**
@@ -53,13 +67,13 @@ export class HostTier {
     if (slot === undefined) {
       const victim = this.lru.popFront();
       if (victim === -1) return -1;
-      const old = this.slotHash[victim]!;
-      this.byHash.delete(old);
+      this.byHash.delete(this.slotWords[2 * victim]!, this.slotWords[2 * victim + 1]!);
       this.residentBlocks--;
-      evicted.push(old);
+      evicted.push(this.slotHash[victim]!);
       slot = victim;
-    }
-    this.byHash.set(hash, slot);
+    } else if (slot >= this.state.length) this.grow();
+    splitU64(hash);
+    this.byHash.set(SPLIT[0]!, SPLIT[1]!, slot);
     this.slotHash[slot] = hash;
     this.state[slot] = PENDING;
     return slot;
@@ -74,7 +88,7 @@ export class HostTier {
 
   /** Abandons a pending entry (its store event was dropped): no residency ever existed. */
   dropPending(slot: number): void {
-    this.byHash.delete(this.slotHash[slot]!);
+    this.byHash.delete(this.slotWords[2 * slot]!, this.slotWords[2 * slot + 1]!);
     this.state[slot] = FREE;
     this.freeSlots.push(slot);
   }
@@ -85,18 +99,22 @@ export class HostTier {
 
   /** A load starts reading `slot`: it cannot be evicted until unpinned. */
   pin(slot: number): void {
-    if (this.pins[slot]!++ === 0) this.lru.remove(slot);
+    if (this.pins[slot]!++ === 0) {
+      this.lru.remove(slot);
+      this.pinnedBlocks++;
+    }
   }
 
   /** A load finished (or was abandoned); the entry becomes most recently used again. */
   unpin(slot: number): void {
-    if (--this.pins[slot]! === 0) this.lru.pushBack(slot);
+    if (--this.pins[slot]! === 0) {
+      this.lru.pushBack(slot);
+      this.pinnedBlocks--;
+    }
   }
 
-  /** Drops every entry (prefix-cache reset). Returns the resident hashes. */
-  clear(): bigint[] {
-    const resident: bigint[] = [];
-    for (const [hash, slot] of this.byHash) if (this.state[slot] === RESIDENT) resident.push(hash);
+  /** Drops every entry (prefix-cache reset). */
+  clear(): void {
     this.byHash.clear();
     this.state.fill(FREE);
     this.pins.fill(0);
@@ -104,17 +122,33 @@ export class HostTier {
     this.freeSlots.length = 0;
     this.fresh = 0;
     this.residentBlocks = 0;
-    return resident;
+    this.pinnedBlocks = 0;
   }
 
   residentHashes(): bigint[] {
     const out: bigint[] = [];
-    for (const [hash, slot] of this.byHash) if (this.state[slot] === RESIDENT) out.push(hash);
+    this.byHash.forEach((hash, slot) => {
+      if (this.state[slot] === RESIDENT) out.push(hash);
+    });
     return out;
   }
 
   /** Resident hashes from least to most recently used, pinned ones excluded (tests). */
   lruOrder(): bigint[] {
     return this.lru.toArray().map((s) => this.slotHash[s]!);
+  }
+
+  private grow(): void {
+    const len = Math.min(this.capacity, this.state.length * 2);
+    const slotHash = new BigUint64Array(len);
+    slotHash.set(this.slotHash);
+    this.slotHash = slotHash;
+    this.slotWords = new Uint32Array(slotHash.buffer);
+    const state = new Uint8Array(len);
+    state.set(this.state);
+    this.state = state;
+    const pins = new Int32Array(len);
+    pins.set(this.pins);
+    this.pins = pins;
   }
 }

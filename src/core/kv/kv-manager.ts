@@ -82,15 +82,16 @@ export class KvManager {
     this.hostHitSlots.length = 0;
     if (!this.prefixCaching) return 0;
     const cap = Math.min(Math.floor((req.length - 1) / this.blockSize), req.numHashed);
+    const words = req.seqWords;
     let k = 0;
     for (; k < cap; k++) {
-      const slot = this.g1.lookup(req.seqHashes[k]!);
+      const slot = this.g1.lookup(words[2 * k]!, words[2 * k + 1]!);
       if (slot === -1) break;
       this.hitSlots.push(slot);
     }
     if (this.host !== null) {
       for (let j = k; j < cap; j++) {
-        const hs = this.host.residentSlot(req.seqHashes[j]!);
+        const hs = this.host.residentSlot(words[2 * j]!, words[2 * j + 1]!);
         if (hs === -1) break;
         this.hostHitSlots.push(hs);
       }
@@ -176,9 +177,10 @@ export class KvManager {
       return;
     }
     this.ensureHashes(req, full);
+    const words = req.seqWords;
     let runStart = -1;
     for (let i = req.numCommitted; i < full; i++) {
-      if (this.g1.register(req.blocks[i]!, req.seqHashes[i]!)) {
+      if (this.g1.register(req.blocks[i]!, words[2 * i]!, words[2 * i + 1]!)) {
         if (runStart === -1) runStart = i;
       } else if (runStart !== -1) {
         // Another slot already caches this hash (computed concurrently): the run breaks here.

@@ -26,6 +26,8 @@ export interface ReplayReport {
   router_mode: string;
   requests_per_worker: number[];
   preemptions: number;
+  /** Host `stored` events the engines refused: a block's token ids were unrecoverable (SPEC §2). */
+  host_stores_dropped: number;
   simulated_time_s: number;
   wall_time_s: number;
   /** Simulated requests per wall-clock second. */
@@ -85,6 +87,7 @@ export function buildReport(sim: SimulationResult, meta: { routerMode: string; w
     router_mode: meta.routerMode,
     requests_per_worker: sim.requestsPerWorker,
     preemptions: sim.engines.reduce((s, e) => s + e.preemptions, 0),
+    host_stores_dropped: sim.engines.reduce((s, e) => s + e.eventsDropped, 0),
     simulated_time_s: sim.simulatedMs / 1000,
     wall_time_s: wallS,
     replay_speed_requests_per_s: wallS > 0 ? sim.numRequests / wallS : 0,

@@ -17,6 +17,8 @@ export class RequestState {
   /** Sequence and local hashes of full blocks [0, numHashed). */
   readonly seqHashes: BigUint64Array;
   readonly localHashes: BigUint64Array;
+  /** seqHashes as u32 word pairs (same storage): map lookups without boxing a bigint. */
+  readonly seqWords: Uint32Array;
   numHashed = 0;
   numOutput = 0;
   /** Tokens whose KV is computed (or loaded) in the slots held. */
@@ -49,6 +51,7 @@ export class RequestState {
     this.tokens = tokens;
     this.seqHashes = new BigUint64Array(maxBlocks);
     this.localHashes = new BigUint64Array(maxBlocks);
+    this.seqWords = new Uint32Array(this.seqHashes.buffer);
   }
 
   /** Tokens known so far: the prompt plus every generated token (the last one not yet computed). */

@@ -2,19 +2,24 @@ import { describe, expect, test } from "bun:test";
 import { KvcrError } from "../../lib/errors.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { createBlockHasher } from "../../lib/xxh3.ts";
-import { runReplay, type ReplayDeps, type ReplayOptions } from "./run-replay.ts";
+import { replayExitCode, runReplay, type ReplayDeps, type ReplayOptions } from "./run-replay.ts";
 
 function harness(files: Record<string, string>) {
   const out: string[] = [];
   const logs: string[] = [];
+  const reads: string[] = [];
   const written: Record<string, string> = {};
   const deps: ReplayDeps = {
     hasher: createBlockHasher(),
     readFile: (p) => {
+      reads.push(p);
       if (!(p in files)) throw new Error("ENOENT: no such file");
       return files[p]!;
     },
     writeFile: (p, t) => void (written[p] = t),
+    checkWritable: (p) => {
+      if (p.startsWith("/ro/")) throw new Error("EACCES: permission denied");
+    },
     stdout: { write: (t: string) => out.push(t) },
     logger: createLogger({ level: "warn", stream: { write: (t: string) => logs.push(t) } as unknown as NodeJS.WritableStream }),
     now: (() => {
@@ -22,7 +27,7 @@ function harness(files: Record<string, string>) {
       return () => (t += 5);
     })(),
   };
-  return { deps, out, logs, written };
+  return { deps, out, logs, reads, written };
 }
 
 const opts: ReplayOptions = {
@@ -78,5 +83,53 @@ describe("replay role", () => {
   test("--requests takes the first N requests of a trace", async () => {
     const h = harness({ "t.jsonl": [good(0, [1, 2]), good(1, [1, 3]), good(2, [1, 4])].join("\n") });
     expect((await runReplay({ ...opts, trace: "t.jsonl", requests: 2 }, h.deps)).completed).toBe(2);
+  });
+
+  test("an unwritable --output-json stops the run before the trace is even read", async () => {
+    const h = harness({ "t.jsonl": good(0, [1, 2]) });
+    const err = await runReplay({ ...opts, trace: "t.jsonl", outputJson: "/ro/r.json" }, h.deps).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KvcrError);
+    expect((err as KvcrError).code).toBe("OUTPUT_UNWRITABLE");
+    expect((err as Error).message).toBe("cannot write --output-json /ro/r.json: EACCES: permission denied; nothing was simulated");
+    expect(h.reads).toEqual([]);
+    expect(h.out).toEqual([]);
+    // "-" is stdout: nothing to probe.
+    expect((await runReplay({ ...opts, trace: "t.jsonl", outputJson: "-" }, h.deps)).completed).toBe(1);
+  });
+
+  test("no request completed: the report still prints, the reason is logged and the exit status is 1", async () => {
+    const h = harness({});
+    // 32 + 8 prompt tokens + 4 output at block size 4 need 11 blocks; each rank has 8.
+    const report = await runReplay({ ...opts, requests: 5, engine: { blockSize: 4, numGpuBlocks: 8 }, outputJson: "r.json" }, h.deps);
+    expect(report).toMatchObject({ completed: 0, failed: 5 });
+    expect(replayExitCode(report)).toBe(1);
+    expect(h.out.join("")).toContain("Failed requests:                        5");
+    expect(JSON.parse(h.written["r.json"]!)).toMatchObject({ completed: 0, failed: 5 });
+    const log = h.logs.join("");
+    expect(log).toContain("no request completed: all 5 failed (first: request 0: prompt (40) + max tokens (4) need 11 KV blocks, more than the 8 this rank has); exit status 1");
+  });
+
+  test("some requests failed: reported and warned, exit status 0 (as vLLM's benchmark tools)", async () => {
+    const long = JSON.stringify({ timestamp: 2, input_length: 60, output_length: 3, hash_ids: Array.from({ length: 15 }, (_, i) => 50 + i) });
+    const h = harness({ "t.jsonl": [good(0, [1, 2]), long, good(5, [1, 3])].join("\n") });
+    const report = await runReplay({ ...opts, trace: "t.jsonl", engine: { blockSize: 4, numGpuBlocks: 8 } }, h.deps);
+    expect(report).toMatchObject({ completed: 2, failed: 1, errors: [{ request: 1 }] });
+    expect(replayExitCode(report)).toBe(0);
+    expect(h.logs.join("")).toContain("1 of 3 requests failed (first: request 1: prompt (60)");
+  });
+
+  test("host stores dropped for unrecoverable token ids reach the JSON and the table", async () => {
+    // A slow d2h lane and no released-block FIFO: G1 slots are reused while copies are in flight
+    // and their token ids are gone when the copies land (SPEC §2: the store is dropped, counted).
+    const engine = { blockSize: 4, numGpuBlocks: 16, numHostBlocks: 64, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: 1e-6, releasedFifoBlocks: 0, timingModel: "fixed" as const, prefillMs: 1, decodeMs: 1 };
+    const h = harness({});
+    const report = await runReplay({ ...opts, numWorkers: 1, requests: 30, concurrency: 4, engine, outputJson: "r.json" }, h.deps);
+    expect(report.completed).toBe(30);
+    expect(report.host_stores_dropped).toBeGreaterThan(0);
+    expect(JSON.parse(h.written["r.json"]!).host_stores_dropped).toBe(report.host_stores_dropped);
+    expect(h.out.join("")).toContain(`Host stores dropped (token ids lost):   ${report.host_stores_dropped}`);
+    // With the default FIFO every store resolves.
+    const kept = await runReplay({ ...opts, numWorkers: 1, requests: 30, concurrency: 4, engine: { ...engine, releasedFifoBlocks: 16_384 } }, harness({}).deps);
+    expect(kept.host_stores_dropped).toBe(0);
   });
 });

@@ -45,6 +45,8 @@ export interface ReplayDeps {
   hasher: BlockHasher;
   readFile(path: string): string;
   writeFile(path: string, text: string): void;
+  /** Throws when `path` cannot be written; called before simulating (src/lib/probe-writable.ts). */
+  checkWritable(path: string): void;
   stdout: { write(text: string): unknown };
   /** Progress bar target; omitted (or not a TTY) = no bar. */
   progress?: { write(text: string): unknown; isTTY?: boolean };
@@ -53,8 +55,20 @@ export interface ReplayDeps {
   now(): number;
 }
 
+/**
+ * Runs the replay and prints its report. Failed requests are reported, as vLLM's benchmark
+ * tools do; a run in which no request completed is also logged as an error (see replayExitCode).
+ */
 export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<ReplayReport> {
   const started = deps.now();
+  // A bad output path found after minutes of simulation would lose the run: check it first.
+  if (opts.outputJson !== undefined && opts.outputJson !== "-") {
+    try {
+      deps.checkWritable(opts.outputJson);
+    } catch (err) {
+      throw new KvcrError("OUTPUT_UNWRITABLE", `cannot write --output-json ${opts.outputJson}: ${(err as Error).message}; nothing was simulated`);
+    }
+  }
   const workload = loadWorkload(opts, deps);
   const arrival: ArrivalSpec =
     opts.concurrency !== undefined
@@ -93,7 +107,20 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
       }
     }
   }
+  const first = report.errors[0];
+  const why = first ? ` (first: request ${first.request}: ${first.error})` : "";
+  if (report.completed === 0) deps.logger.error(`no request completed: all ${report.failed} failed${why}; exit status 1`);
+  else if (report.failed > 0) deps.logger.warn(`${report.failed} of ${report.failed + report.completed} requests failed${why}; the report covers the ${report.completed} that completed`);
   return report;
+}
+
+/**
+ * Process exit status of a replay: 1 when no request completed, else 0. vLLM's benchmark_serving
+ * only warns "All requests failed" and exits 0; a replay that measured nothing is a failed run
+ * for any script that reads its figures, while partial failures are results (reported, exit 0).
+ */
+export function replayExitCode(report: ReplayReport): 0 | 1 {
+  return report.completed === 0 ? 1 : 0;
 }
 
 function loadWorkload(opts: ReplayOptions, deps: ReplayDeps): WorkloadRequest[] {
