@@ -76,7 +76,7 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
       : opts.requestRate !== undefined
         ? { kind: "rate", requestsPerSecond: opts.requestRate }
         : { kind: "trace", speedupRatio: opts.arrivalSpeedupRatio };
-  deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s), router ${opts.routerMode}, arrivals ${describeArrival(arrival)}`);
+  deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s), router ${opts.routerMode}, arrivals ${describeArrival(arrival, opts.trace !== undefined)}`);
   const bar = deps.progress?.isTTY ? deps.progress : undefined;
   const sim = simulate(
     workload,
@@ -153,9 +153,11 @@ function loadWorkload(opts: ReplayOptions, deps: ReplayDeps): WorkloadRequest[] 
   return requests;
 }
 
-function describeArrival(a: ArrivalSpec): string {
+function describeArrival(a: ArrivalSpec, fromTrace: boolean): string {
   if (a.kind === "concurrency") return `closed loop, concurrency ${a.concurrency}`;
   if (a.kind === "rate") return `Poisson, ${a.requestsPerSecond} req/s`;
+  // Synthetic requests carry timestamp 0: without --request-rate or --concurrency they all arrive at once.
+  if (!fromTrace) return "all at once (synthetic workload; --request-rate or --concurrency to pace it)";
   return a.speedupRatio === 1 ? "trace timestamps" : `trace timestamps ÷ ${a.speedupRatio}`;
 }
 
