@@ -1,4 +1,5 @@
 // Discovery and listening options of SPEC §7, shared by every process role.
+import { namespaceProblem } from "../protocol/namespace.ts";
 import { defineOptions } from "./options.ts";
 
 export const discoveryOptions = defineOptions({
@@ -13,3 +14,9 @@ export const discoveryOptions = defineOptions({
   },
   host: { kind: "string", nonEmpty: true, default: "127.0.0.1", description: "Address every listening socket binds to" },
 });
+
+/** The namespace rule checked at the edge, so a bad `--namespace` / DYN_NAMESPACE starts nothing. */
+export function discoveryProblems(c: { namespace: string }): string[] {
+  const problem = namespaceProblem(c.namespace);
+  return problem ? [`--namespace (or DYN_NAMESPACE): got ${JSON.stringify(c.namespace)}, ${problem}`] : [];
+}

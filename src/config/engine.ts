@@ -1,5 +1,5 @@
-// Engine options of SPEC §2/§3 (dynamo.mocker / vLLM spellings), shared by `mocker`, `replay`
-// and `up`. Defaults are per (worker, rank) and mirror vLLM's and Dynamo's mocker's.
+// Engine options of SPEC §2/§3 (dynamo.mocker / vLLM spellings), shared by `mocker` and `replay`.
+// Defaults are per (worker, rank) and mirror vLLM's and Dynamo's mocker's.
 import { defineOptions } from "./options.ts";
 
 /**

@@ -25,8 +25,6 @@ export interface ConfigSources {
 
 export interface LoadedConfig<T extends OptionTable> {
   config: ConfigOf<T>;
-  /** Bare arguments (none of the commands take them yet; they are reported as a problem). */
-  positionals: string[];
   /** Everything after `--` (e.g. the command `up -- CMD…` runs). */
   rest: string[];
 }
@@ -49,16 +47,14 @@ export function loadConfig<T extends OptionTable>(
   table: T,
   sources: ConfigSources,
   refine?: Refine<T>,
-  opts: { allowPositionals?: boolean; overlay?: Overlay<T> } = {},
+  opts: { overlay?: Overlay<T> } = {},
 ): LoadedConfig<T> {
   const problems: string[] = [];
   const byFlag = new Map<string, [string, OptionSpec]>();
   for (const [key, spec] of Object.entries(table)) byFlag.set(flagName(key, spec), [key, spec]);
 
   const fromFlags = parseArgv(sources.argv, byFlag, problems);
-  if (!opts.allowPositionals) {
-    for (const p of fromFlags.positionals) problems.push(`unexpected argument "${p}" (this command takes only --flags)`);
-  }
+  for (const p of fromFlags.positionals) problems.push(`unexpected argument "${p}" (this command takes only --flags)`);
 
   const env = sources.env ?? {};
   const configPath = (fromFlags.values.get("config")?.value ?? envValue(table, "config", env)) as string | undefined;
@@ -88,7 +84,7 @@ export function loadConfig<T extends OptionTable>(
   }
   if (problems.length === 0 && refine) problems.push(...refine(raw as ConfigOf<T>));
   if (problems.length > 0) throw new ConfigError(problems);
-  return { config: raw as ConfigOf<T>, positionals: fromFlags.positionals, rest: fromFlags.rest };
+  return { config: raw as ConfigOf<T>, rest: fromFlags.rest };
 }
 
 function envCandidate(spec: OptionSpec, env: Readonly<Record<string, string | undefined>>): Candidate | undefined {

@@ -57,7 +57,22 @@ describe("mocker config", () => {
     expect(problems(["--num-host-blocks", "8", "--no-enable-prefix-caching", "--kv-state-agent-router-hints", "--kv-state-agent-dc", "XYZ"])).toEqual([
       "--num-host-blocks: a host tier requires prefix caching (drop --no-enable-prefix-caching)",
       "--kv-state-agent-router-hints: needs --kv-state-agent",
+      "--kv-state-agent-dc: needs --kv-state-agent",
       '--kv-state-agent-dc: got "XYZ", expected 16 lowercase hex digits',
+    ]);
+  });
+
+  test("state-agent settings without --kv-state-agent, a topic with it, and a bad namespace are errors, not silently unused", () => {
+    expect(problems(["--kv-state-agent-raw-host", "10.0.0.5", "--kv-state-agent-cache-slot", "3", "--kv-state-endpoint", "x/y"])).toEqual([
+      "--kv-state-agent-raw-host: needs --kv-state-agent",
+      "--kv-state-agent-cache-slot: needs --kv-state-agent",
+      "--kv-state-endpoint: needs --kv-state-agent",
+    ]);
+    expect(problems([...agentFlags, "--kv-events-topic", "t"])).toEqual([
+      "--kv-events-topic: not used with --kv-state-agent (each worker's raw topic is derived from its CacheOwner ids)",
+    ]);
+    expect(problems(["--namespace", "bad ns"])).toEqual([
+      '--namespace (or DYN_NAMESPACE): got "bad ns", use 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit',
     ]);
   });
 });

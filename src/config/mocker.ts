@@ -2,7 +2,7 @@
 // that overrides them, and the cross-field rules. The resolved config drives every behaviour.
 import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
-import { discoveryOptions } from "./discovery.ts";
+import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
 import type { Candidate } from "./load.ts";
 import { defineOptions, flagName, type ConfigOf } from "./options.ts";
@@ -14,7 +14,7 @@ export const kvcrOptions = defineOptions({
   kvStateAgentCacheSemantics: { kind: "string", description: "Cache semantics, 32 hex (default derived from the model name)" },
   kvStateAgentRoutingScope: { kind: "string", description: "Routing scope, 32 hex (default derived from the namespace)" },
   kvStateAgentDc: { kind: "string", description: "Datacenter, 16 hex (default derived from the namespace)" },
-  kvStateEndpoint: { kind: "string", description: "Where the agent serves a slot's state (default {namespace}/kv_state_agent/slot)" },
+  kvStateEndpoint: { kind: "string", nonEmpty: true, description: "Where the agent serves a slot's state (default {namespace}/kv_state_agent/slot)" },
   kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a source endpoint per CacheOwner" },
   kvEventsTopic: { kind: "string", default: "", description: "Raw topic in direct mode (vLLM's default is empty)" },
   kvTransferIslandSize: { kind: "int", min: 1, description: "Workers per KV-transfer island: worker i joins domain {DYN_KV_TRANSFER_DOMAIN}-{floor(i/N)}" },
@@ -138,7 +138,7 @@ const HEX = (n: number) => new RegExp(`^[0-9a-f]{${n}}$`);
 
 /** Cross-field rules of SPEC §3, run on the resolved config (extra-engine-args applied). */
 export function mockerProblems(c: MockerConfig): string[] {
-  const problems = engineProblems(c);
+  const problems = [...engineProblems(c), ...discoveryProblems(c)];
   for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {
     const ports = c[key];
     if (!ports) continue;
@@ -161,7 +161,22 @@ export function mockerProblems(c: MockerConfig): string[] {
     const reason = rawHostProblem(c.kvStateAgentRawHost);
     if (reason) problems.push(`--kv-state-agent-raw-host: got ${JSON.stringify(c.kvStateAgentRawHost)}, ${reason}`);
   }
-  if (c.kvStateAgentRouterHints && !c.kvStateAgent) problems.push("--kv-state-agent-router-hints: needs --kv-state-agent");
+  // State-agent settings without state-agent mode would be silently unused: say so instead.
+  if (!c.kvStateAgent) {
+    for (const [value, flag] of [
+      [c.kvStateAgentRouterHints || undefined, "--kv-state-agent-router-hints"],
+      [c.kvStateAgentRawHost, "--kv-state-agent-raw-host"],
+      [c.kvStateAgentCacheSlot, "--kv-state-agent-cache-slot"],
+      [c.kvStateAgentCacheSemantics, "--kv-state-agent-cache-semantics"],
+      [c.kvStateAgentRoutingScope, "--kv-state-agent-routing-scope"],
+      [c.kvStateAgentDc, "--kv-state-agent-dc"],
+      [c.kvStateEndpoint, "--kv-state-endpoint"],
+    ] as const) {
+      if (value !== undefined) problems.push(`${flag}: needs --kv-state-agent`);
+    }
+  } else if (c.kvEventsTopic !== "") {
+    problems.push("--kv-events-topic: not used with --kv-state-agent (each worker's raw topic is derived from its CacheOwner ids)");
+  }
   for (const [value, flag, width] of [
     [c.kvStateAgentCacheSemantics, "--kv-state-agent-cache-semantics", 32],
     [c.kvStateAgentRoutingScope, "--kv-state-agent-routing-scope", 32],

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { escapeSegment, keys, parseKey, resolveNamespace, unescapeSegment, validateKey, validateNamespace } from "./keys.ts";
+import { escapeSegment, keys, parseKey, unescapeSegment, validateKey, validateNamespace } from "./keys.ts";
 
 const OWNER = "0123456789abcdef0123456789abcdef:fedcba9876543210fedcba9876543210/00000000000000aa/0000000000000000000000000000002a";
 
@@ -51,12 +51,6 @@ describe("discovery keys", () => {
     expect(() => keys.worker("a/b", "w")).toThrow(/namespace/);
   });
 
-  test("resolveNamespace: flag > DYN_NAMESPACE > dynamo", () => {
-    expect(resolveNamespace(undefined, {})).toBe("dynamo");
-    expect(resolveNamespace(undefined, { DYN_NAMESPACE: "env-ns" })).toBe("env-ns");
-    expect(resolveNamespace("flag-ns", { DYN_NAMESPACE: "env-ns" })).toBe("flag-ns");
-    expect(() => resolveNamespace(undefined, { DYN_NAMESPACE: "bad ns" })).toThrow(/"bad ns" is invalid/);
-  });
 
   test("validateKey names the problem", () => {
     expect(() => validateKey("")).toThrow(/empty/);

@@ -2,10 +2,8 @@
 // Segments are escaped (`%` → %25, `/` → %2F) so ids that contain `/` (CacheOwner ids) stay one
 // segment; keys stay readable, and a backend may add its own root prefix (e.g. in etcd).
 import { ConfigError, KvcrError } from "../lib/errors.ts";
+import { namespaceProblem } from "../protocol/namespace.ts";
 
-/** Default namespace, as Dynamo's `DYN_NAMESPACE` default. */
-export const DEFAULT_NAMESPACE = "dynamo";
-export const NAMESPACE_ENV = "DYN_NAMESPACE";
 
 /** Record kinds and the key segment each lives under. */
 export const RECORD_KINDS = {
@@ -18,23 +16,14 @@ export type RecordKind = keyof typeof RECORD_KINDS;
 
 /** Longest key accepted (the file backend has a tighter filename budget, checked at put). */
 export const MAX_KEY_LENGTH = 1024;
-const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 // Control characters have no business in keys and would make logs and filenames confusing.
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 
 /** Throws ConfigError unless `ns` is 1–64 chars of [A-Za-z0-9._-], starting alphanumeric. */
 export function validateNamespace(ns: string): string {
-  if (!NAMESPACE_RE.test(ns)) {
-    throw new ConfigError([
-      `namespace: ${JSON.stringify(ns)} is invalid; use 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit`,
-    ]);
-  }
+  const problem = namespaceProblem(ns);
+  if (problem) throw new ConfigError([`namespace: ${JSON.stringify(ns)} is invalid; ${problem}`]);
   return ns;
-}
-
-/** Namespace by precedence flag > env DYN_NAMESPACE > "dynamo", validated. */
-export function resolveNamespace(flag: string | undefined, env: Record<string, string | undefined> = {}): string {
-  return validateNamespace(flag ?? env[NAMESPACE_ENV] ?? DEFAULT_NAMESPACE);
 }
 
 export function escapeSegment(segment: string): string {
@@ -60,7 +49,7 @@ function keyProblem(key: string): string | undefined {
   const segments = key.split("/");
   if (segments.some((s) => s.length === 0)) return "has an empty segment (leading, trailing or doubled '/')";
   if (segments.length < 2) return "needs at least a namespace and one more segment";
-  if (!NAMESPACE_RE.test(segments[0] as string)) return "does not start with a valid namespace";
+  if (namespaceProblem(segments[0] as string)) return "does not start with a valid namespace";
   return undefined;
 }
 

@@ -1,6 +1,6 @@
 // The project's one msgpack entry point (STYLE: nothing else imports msgpackr). Wire codecs use the
 // purpose-built writer/reader (exact bytes, precise error offsets, faster: see bench/codec.ts);
-// the configured msgpackr instance serves generic, non-wire-critical values and is the tests' oracle.
+// the configured msgpackr instance is the independent reference the tests and bench/codec.ts use.
 import { Packr } from "msgpackr";
 
 export { ENCODE_INVALID, encodeError, MsgpackWriter, preEncodeStr } from "./msgpack-writer.ts";

@@ -101,6 +101,13 @@ describe("mocker in state-agent mode, 2 workers × 2 ranks", () => {
       { timeoutMs: 10_000, what: "every published batch at our subscribers" },
     );
 
+    // /metrics reports the same counts, per worker and rank, and no drops.
+    const metrics = await (await fetch(`${mocker.httpUrl}/metrics`)).text();
+    for (const { w, r } of publishers) {
+      expect(metrics).toContain(`kvcr_mocker_raw_batches_published_total{worker="${w}",dp_rank="${r}"} ${received.get(`${w}/${r}`)!.length}\n`);
+      expect(metrics).toContain(`kvcr_mocker_raw_batches_dropped_total{worker="${w}",dp_rank="${r}"} 0\n`);
+    }
+
     const all: { w: number; r: number; batch: KvEventBatch }[] = [];
     for (const { w, r, p } of publishers) {
       const got = received.get(`${w}/${r}`)!;

@@ -193,6 +193,13 @@ describe("kvcr-mock mocker process", () => {
     expect(r.stderr).toContain(message);
   });
 
+  test("a bad DYN_NAMESPACE is rejected before anything starts", async () => {
+    const r = await runCli(["mocker"], { env: { DYN_NAMESPACE: "a/b" } });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('--namespace (or DYN_NAMESPACE): got "a/b"');
+    expect(r.stderr).not.toContain("serving");
+  });
+
   test("an --extra-engine-args file with kv_state_agent but no events port is rejected", async () => {
     await using dir = await makeTempDir("kvcr-life-");
     const file = join(dir.path, "args.json");

@@ -10,7 +10,7 @@ export type { TokenSink };
 export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; status: 400 | 404 | 409 | 503; message: string };
 
 export interface WorkerPool {
-  /** Workers are registered (and attached in state-agent mode). */
+  /** Every worker record is published (and, in state-agent mode, its attachment intents). */
   healthy(): boolean;
   submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome;
   cancel(requestId: string): void;

@@ -1,12 +1,13 @@
 // The mocker process (SPEC §3): N workers × D ranks of mock engines on one live loop, one HTTP
 // server, raw KV-event PUBs (+ replay), the direct-mode relay or state-agent intents, and
-// discovery records. Lifecycle: staggered register → attach → healthy; close() stops accepting,
+// discovery records. Lifecycle: staggered register (worker record) → attach (publish intents, in
+// state-agent mode; the agent dials the raw PUBs) → healthy; close() stops accepting,
 // cancels in-flight requests, withdraws intents and records, then closes sockets. If start-up
 // fails after anything was registered, it is all withdrawn before the error surfaces.
 import { randomBytes } from "node:crypto";
 import type { MockerConfig } from "../../config/mocker.ts";
 import { createEngine } from "../../core/engine/mock-engine.ts";
-import { engineConfigFrom } from "../replay/options-from-config.ts";
+import { engineConfigFrom } from "../engine-config.ts";
 import type { StepResult } from "../../core/engine/engine-types.ts";
 import { keys } from "../../discovery/keys.ts";
 import { openFileDiscoveryStore } from "../../discovery/file-store.ts";
@@ -20,7 +21,7 @@ import { createMockerFetch } from "./http-api.ts";
 import { kvStateEndpoint, workerIdentities, type WorkerIdentity } from "./identity.ts";
 import { LiveLoop } from "./live-loop.ts";
 import { openWorkerOutlets, type WorkerOutlets } from "./outlets.ts";
-import { attachmentIntents, workerRecord, type WorkerEndpoints } from "./records.ts";
+import { advertisedHost, attachmentIntents, tcpEndpoint, workerRecord, type WorkerEndpoints } from "./records.ts";
 import { registerWorkers } from "./registration.ts";
 import { readTopology, workerDomain } from "./topology.ts";
 import { MockerWorkerPool, RankSlot } from "./worker-pool.ts";
@@ -40,6 +41,10 @@ export interface MockerHandle extends RoleHandle {
   readonly pool: MockerWorkerPool;
   /** Per worker: its raw publishers and relay (tests wait on subscribers through these). */
   readonly outlets: readonly WorkerOutlets[];
+}
+
+function unreachable(backend: never): never {
+  throw new Error(`discovery backend ${String(backend)} is not built`);
 }
 
 const LIMITS = { maxPromptTokens: 1 << 20, maxOutputTokens: 1 << 20 };
@@ -78,7 +83,8 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
 
   try {
     if (!store) {
-      const opened = await openFileDiscoveryStore({ dir: config.discoveryDir, logger });
+      // `file` is the only backend so far (an etcd store would open here, behind the same interface).
+      const opened = config.discoveryBackend === "file" ? await openFileDiscoveryStore({ dir: config.discoveryDir, logger }) : unreachable(config.discoveryBackend);
       store = opened;
       cleanups.push(() => opened.close());
     }
@@ -112,6 +118,19 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       routerEventsEndpoint: outlets[i]!.routerEventsEndpoint,
       hintPorts: hints[i]?.map((h) => h.port),
     }));
+    // Ports picked by the OS (0) go into discovery and the logs (SPEC §7); many workers log at debug.
+    const portsLog = identities.length <= 8 ? logger.info.bind(logger) : logger.debug.bind(logger);
+    if (identities.length > 8) logger.info(`endpoints of ${identities.length} workers are in their discovery records (and at --log-level debug)`);
+    for (const id of identities) {
+      const ep = endpoints[id.index]!;
+      const host = advertisedHost(config);
+      const parts = [
+        ep.rawPorts.length > 0 ? `raw ${ep.rawPorts.map((p) => tcpEndpoint(host, p)).join(" ")}` : "",
+        ep.replayPorts ? `replay ${ep.replayPorts.map((p) => tcpEndpoint(host, p)).join(" ")}` : "",
+        ep.routerEventsEndpoint ? `router events ${ep.routerEventsEndpoint}` : "",
+      ].filter(Boolean);
+      portsLog(`worker ${id.index} (${id.workerId}): ${parts.join("; ") || "no event sockets"}`);
+    }
     const register = async () => {
       await registerWorkers({
         store: store!,

@@ -70,11 +70,20 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
         family("kvcr_mocker_raw_events_published_total", "KV events published in raw batches", (s) => s.eventsPublished),
         family("kvcr_mocker_raw_batches_dropped_total", "Raw batches dropped at a subscriber's high-water mark", (s) => s.batchesDroppedByHwm),
         family("kvcr_mocker_replay_requests_total", "Replay requests served", (s) => s.replayRequestsServed),
+        family("kvcr_mocker_replay_bad_requests_total", "Malformed replay requests ignored", (s) => s.badReplayRequests),
+        family("kvcr_mocker_replay_truncated_total", "Replay replies cut short by the ROUTER's queue", (s) => s.truncatedReplays),
+        family("kvcr_mocker_raw_encode_errors_total", "Engine steps the vLLM encoder refused (logged; no seq used)", (s) => s.encodeErrors),
         family("kvcr_mocker_raw_subscribers", "Subscribers connected to the raw PUB whose subscription matches its topic", (s) => s.subscribers, "gauge"),
       ];
       if (relay) {
         const s = relay.stats();
-        out.push({ name: "kvcr_mocker_router_event_batches_total", help: "Router-event batches relayed (direct mode)", type: "counter", samples: [{ labels: { worker: id.index }, value: s.batchesPublished }] });
+        const relayed = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "counter", samples: [{ labels: { worker: id.index }, value }] });
+        out.push(
+          relayed("kvcr_mocker_router_event_batches_total", "Router-event batches relayed (direct mode)", s.batchesPublished),
+          relayed("kvcr_mocker_router_event_batches_dropped_total", "Router-event batches dropped at a subscriber's high-water mark", s.batchesDroppedByHwm),
+          relayed("kvcr_mocker_router_event_unknown_removals_total", "Removed blocks never stored through the relay (left out)", s.unknownRemovals),
+          relayed("kvcr_mocker_router_event_invalid_total", "Engine events the relay could not encode (logged, skipped)", s.invalidEvents),
+        );
       }
       return out;
     },
