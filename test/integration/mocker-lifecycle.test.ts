@@ -91,6 +91,19 @@ describe("mocker HTTP edge", () => {
     const first = await reader.read();
     expect(new TextDecoder().decode(first.value)).toStartWith('{"token_id":');
     expect(m.pool.inFlight).toBe(1);
+    // The same request_id while it is in flight is a conflict; a client-chosen "req-0" does not
+    // block requests without an id (their generated ids skip it).
+    const post = (body: object) => fetch(`${m.httpUrl}/v1/generate`, { method: "POST", body: JSON.stringify(body) });
+    const dup = await post({ worker: 0, token_ids: [1], max_tokens: 1, request_id: "gone" });
+    expect(dup.status).toBe(409);
+    expect(((await dup.json()) as { error: { message: string } }).error.message).toBe("request_id gone is already in flight");
+    const held = new AbortController();
+    const res0 = await fetch(`${m.httpUrl}/v1/generate`, { method: "POST", body: JSON.stringify({ worker: 0, token_ids: [4], max_tokens: 5000, request_id: "req-0" }), signal: held.signal });
+    await res0.body!.getReader().read();
+    const anonymous = await post({ worker: 0, token_ids: [5, 6], max_tokens: 1 });
+    expect(anonymous.status).toBe(200);
+    expect(await anonymous.text()).toContain('"finish_reason":"length"');
+    held.abort();
     abort.abort();
     await waitFor(() => m.pool.inFlight === 0 && m.pool.slots[0]![0]!.engine.pendingRequests === 0, { timeoutMs: 5000, what: "the request to be cancelled" });
   });

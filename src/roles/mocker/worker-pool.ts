@@ -101,7 +101,9 @@ export class MockerWorkerPool implements WorkerPool {
     if (!ranks) return { ok: false, status: 404, message: `unknown worker ${req.worker}; this process serves workers 0..${this.slots.length - 1}` };
     const slot = ranks[req.dpRank];
     if (!slot) return { ok: false, status: 404, message: `unknown dp_rank ${req.dpRank} for worker ${req.worker}; ranks are 0..${ranks.length - 1}` };
-    const id = req.requestId ?? `req-${this.nextId++}`;
+    let id = req.requestId;
+    // A generated id skips any a client chose itself, so only a client's own id can clash.
+    while (id === undefined || (req.requestId === undefined && this.byRequest.has(id))) id = `req-${this.nextId++}`;
     if (this.byRequest.has(id)) return { ok: false, status: 409, message: `request_id ${id} is already in flight` };
     const added = slot.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens });
     if (!added.ok) return { ok: false, status: 400, message: added.reason };
