@@ -133,6 +133,8 @@ describe("file discovery backend", () => {
 
     // A record that turns malformed is dropped (its lease can no longer be read); fixed, it returns.
     await good.withdraw();
+    // One scan may see several changes and reports them in key order: wait for each in turn.
+    await events.until(2);
     const key = keys.worker("dynamo", "flaky");
     await writeRecord(key, Date.now() + 60_000);
     await events.until(3);
