@@ -5,6 +5,7 @@
 // A store is resolved whole before any tier bit changes; if one block is unknown the whole
 // store is refused and nothing changes.
 import type { KvTier } from "./kv-events.ts";
+import { grown } from "./grown.ts";
 
 export const RELEASED_FIFO_BLOCKS = 16_384;
 
@@ -111,12 +112,8 @@ export class BlockTokenRegistry {
 
   private growFifo(): void {
     const len = Math.min(this.releasedCapacity, this.fifo.length * 2);
-    const fifo = new BigUint64Array(len);
-    fifo.set(this.fifo);
-    this.fifo = fifo;
-    const tickets = new Float64Array(len);
-    tickets.set(this.fifoTicket);
-    this.fifoTicket = tickets;
+    this.fifo = grown(this.fifo, len);
+    this.fifoTicket = grown(this.fifoTicket, len);
   }
 
   private expire(hash: bigint, ticket: number): void {

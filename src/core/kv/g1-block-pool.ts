@@ -7,6 +7,7 @@
 // words (u64-map.ts): the prefix cache is the hottest map of a replay.
 import { LruList } from "./lru-list.ts";
 import { U64Map } from "./u64-map.ts";
+import { grown } from "./grown.ts";
 
 export class G1BlockPool {
   readonly capacity: number;
@@ -128,20 +129,10 @@ export class G1BlockPool {
 
   private grow(): void {
     const len = Math.min(this.capacity, this.refcount.length * 2);
-    const refcount = new Int32Array(len);
-    refcount.set(this.refcount);
-    this.refcount = refcount;
-    const slotHash = new BigUint64Array(len);
-    slotHash.set(this.slotHash);
-    this.slotHash = slotHash;
-    this.slotWords = new Uint32Array(slotHash.buffer);
-    const hashed = new Uint8Array(len);
-    hashed.set(this.hashed);
-    this.hashed = hashed;
-    if (this.withFences) {
-      const fences = new Float64Array(len);
-      fences.set(this.fenceUntilMs);
-      this.fenceUntilMs = fences;
-    }
+    this.refcount = grown(this.refcount, len);
+    this.slotHash = grown(this.slotHash, len);
+    this.slotWords = new Uint32Array(this.slotHash.buffer);
+    this.hashed = grown(this.hashed, len);
+    if (this.withFences) this.fenceUntilMs = grown(this.fenceUntilMs, len);
   }
 }

@@ -5,6 +5,7 @@
 // costs nothing until blocks land, and a process may run 1,024 ranks.
 import { LruList } from "./lru-list.ts";
 import { SPLIT, splitU64, U64Map } from "./u64-map.ts";
+import { grown } from "./grown.ts";
 
 const FREE = 0;
 const PENDING = 1;
@@ -140,15 +141,9 @@ export class HostTier {
 
   private grow(): void {
     const len = Math.min(this.capacity, this.state.length * 2);
-    const slotHash = new BigUint64Array(len);
-    slotHash.set(this.slotHash);
-    this.slotHash = slotHash;
-    this.slotWords = new Uint32Array(slotHash.buffer);
-    const state = new Uint8Array(len);
-    state.set(this.state);
-    this.state = state;
-    const pins = new Int32Array(len);
-    pins.set(this.pins);
-    this.pins = pins;
+    this.slotHash = grown(this.slotHash, len);
+    this.slotWords = new Uint32Array(this.slotHash.buffer);
+    this.state = grown(this.state, len);
+    this.pins = grown(this.pins, len);
   }
 }

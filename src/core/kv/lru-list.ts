@@ -2,6 +2,7 @@
 // objects): the LRU order of G1's free pool and of G2. Head = least recently used.
 // Links are stored +1 (0 = none) so fresh, zeroed arrays need no fill, and the arrays grow
 // with the highest slot used rather than being sized for the whole capacity up front.
+import { grown } from "./grown.ts";
 
 export class LruList {
   private prev: Int32Array;
@@ -77,14 +78,7 @@ export class LruList {
     const len = Math.min(this.capacity, Math.max(slot + 1, this.member.length * 2));
     this.prev = grown(this.prev, len);
     this.next = grown(this.next, len);
-    const member = new Uint8Array(len);
-    member.set(this.member);
-    this.member = member;
+    this.member = grown(this.member, len);
   }
 }
 
-function grown(a: Int32Array, len: number): Int32Array {
-  const b = new Int32Array(len);
-  b.set(a);
-  return b;
-}
