@@ -50,6 +50,35 @@ export const AttachmentIntentSchema = v.object({
 });
 export type AttachmentIntent = v.InferOutput<typeof AttachmentIntentSchema>;
 
+/**
+ * The state agent's host record (SPEC §5, §7), key `keys.agent(ns, agent_id)`: how a frontend
+ * finds the agent's router-event stream and snapshot, and how `up --roles mockers` knows one runs.
+ */
+export const AgentHostRecordSchema = v.object({
+  agent_id: v.pipe(v.string(), v.nonEmpty()),
+  /** Base URL of the agent's HTTP API (`/live`, `/health`, `/v1/snapshot`, `/v1/slots`). */
+  http_url: v.pipe(v.string(), v.url()),
+  /** The normalized router-event PUB (§6.1), cursor from 1. */
+  router_events_endpoint: endpoint,
+  max_slots: v.pipe(count, v.minValue(1)),
+});
+export type AgentHostRecord = v.InferOutput<typeof AgentHostRecordSchema>;
+
+/**
+ * One record per active agent slot, key `keys.attachment(ns, cache_owner_id)`: maps a CacheOwner's
+ * residency (router events with a `cacheOwnerId` source) to the worker and rank that own it.
+ */
+export const AttachmentRecordSchema = v.object({
+  cache_owner_id: cacheOwnerId,
+  worker_id: v.pipe(v.string(), v.nonEmpty()),
+  dp_rank: count,
+  agent_id: v.pipe(v.string(), v.nonEmpty()),
+  /** The agent's outbound cursor when the slot attached (its `cleared` barrier's cursor). */
+  outbound_cursor: count,
+  incarnation: count,
+});
+export type AttachmentRecord = v.InferOutput<typeof AttachmentRecordSchema>;
+
 export type RecordCheck<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 /** Validates a record, naming the first bad field (`raw_endpoint: expected tcp://HOST:PORT`). */
