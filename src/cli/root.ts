@@ -12,5 +12,6 @@ export const rootCommand = defineCommand({
     events: () => import("./events.ts").then((m) => m.eventsCommand),
     mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
     replay: () => import("./replay.ts").then((m) => m.replayCommand),
+    up: () => import("./up.ts").then((m) => m.upCommand),
   },
 });

@@ -44,7 +44,7 @@ export const LIFELINE_ENV = "KVCR_LIFELINE";
  * the variable it never resolves: an interactive role's stdin belongs to the user.
  */
 export function untilLifelineCut(
-  logger: Pick<Logger, "warn">,
+  logger: { warn(message: string): void },
   env: Readonly<Record<string, string | undefined>> = process.env,
   stdin: () => ReadableStream<Uint8Array> = () => Bun.stdin.stream(),
 ): Promise<number> {
