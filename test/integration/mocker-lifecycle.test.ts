@@ -209,7 +209,7 @@ describe("kvcr-mock mocker process", () => {
   test("a bad DYN_NAMESPACE is rejected before anything starts", async () => {
     const r = await runCli(["mocker"], { env: { DYN_NAMESPACE: "a/b" } });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain('--namespace (or DYN_NAMESPACE): got "a/b"');
+    expect(r.stderr).toContain('--namespace (or KVCR_NAMESPACE, DYN_NAMESPACE): got "a/b"');
     expect(r.stderr).not.toContain("serving");
   });
 
