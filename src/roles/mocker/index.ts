@@ -16,6 +16,7 @@ import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { createBlockHasher, xxh3 } from "../../lib/xxh3.ts";
 import { holdPort, type HeldPort } from "../../transport/port-hold.ts";
+import { createPortPlan } from "../../transport/port-plan.ts";
 import { serveHttp, type HttpServer } from "../../transport/http/server.ts";
 import { createMockerFetch } from "./http-api.ts";
 import { kvStateEndpoint, workerIdentities, type WorkerIdentity } from "./identity.ts";
@@ -95,13 +96,16 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
     );
     const outlets: WorkerOutlets[] = [];
     const hints: HeldPort[][] = [];
+    // Port-0 listeners (raw PUBs, replay, relays, hint ports) take consecutive free ports from one
+    // plan: thousands of kernel port-0 searches were most of a 4,096-worker start-up.
+    const ports = createPortPlan();
     for (const id of identities) {
-      const o = openWorkerOutlets(config, id, logger);
+      const o = openWorkerOutlets(config, id, logger, ports);
       outlets.push(o);
       cleanups.push(() => o.close());
       slots[id.index]!.forEach((slot, r) => slot.outlets.push(...o.forRank(r)));
       if (config.kvStateAgentRouterHints) {
-        const held = id.cacheOwnerIds.map(() => holdPort(config.host));
+        const held = id.cacheOwnerIds.map(() => holdPort(config.host, 0, ports));
         hints.push(held);
         cleanups.push(() => held.forEach((h) => h.close()));
       }
