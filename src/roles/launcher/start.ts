@@ -64,6 +64,16 @@ export interface StackState {
   processes: { name: string; role: string; pid: number; url: string; external: boolean; ports: Record<string, number | number[]>; raw_endpoints?: string[][] }[];
 }
 
+/**
+ * The environment children inherit: up's, without the variables that configure kvcr-mock commands
+ * (KVCR_*, DYN_NAMESPACE). Everything up resolved reaches a child as flags; a variable meant for
+ * up (KVCR_HTTP_PORT: the frontend's port) must not also configure a mocker's option of that name.
+ * Other variables (DYN_TOPOLOGY_*, DYN_KV_TRANSFER_DOMAIN, PATH) pass through.
+ */
+export function childEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("KVCR_") && name !== "DYN_NAMESPACE"));
+}
+
 /** Ports the user fixed, by who asked for them, so one in use fails before anything starts. */
 function fixedPorts(config: UpConfig, roles: Set<string>): [port: number, who: string][] {
   const out: [number, string][] = [];
@@ -100,7 +110,7 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
   const { roles } = parseRoles(config.roles);
   const discoveryDir = config.discoveryDir ?? defaultDiscoveryDir();
   const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports: choosePorts(config, roles), discoveryDir });
-  const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, logDir: config.logDir, env: deps.env });
+  const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, logDir: config.logDir, env: childEnvironment(deps.env ?? process.env) });
   await using scope = new AsyncDisposableStack();
   scope.defer(() => supervisor.stop(config.gracePeriod * 1000));
   let store: DiscoveryStore | undefined;

@@ -26,6 +26,7 @@ export interface SupervisorOptions {
   color?: boolean;
   /** Also write each child's output, unprefixed, to DIR/<name>.log. */
   logDir?: string;
+  /** The children's environment (default: this process's). */
   env?: Readonly<Record<string, string | undefined>>;
   /** Lines of each child's output kept for error messages. */
   tailLines?: number;
