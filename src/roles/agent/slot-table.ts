@@ -28,7 +28,7 @@ export class SlotTable {
   private readonly owners = new Map<string, Owner>();
   /** origin key → owner id. */
   private readonly origins = new Map<string, string>();
-  /** Owners rejected for capacity and not admitted since (each is counted once). */
+  /** Owners rejected for capacity and not admitted since (each counted once, also across restarts). */
   private readonly rejected = new Set<string>();
   private slotCount = 0;
   private closed = false;
@@ -94,8 +94,8 @@ export class SlotTable {
     const slot = owner.slot;
     if (!slot) {
       if (n === 0) {
+        // A rejected owner stays in `rejected`: its restarted worker is not counted again.
         this.owners.delete(id);
-        this.rejected.delete(id);
         return;
       }
       if (this.slotCount >= this.deps.maxSlots) {
