@@ -10,6 +10,7 @@ export const rootCommand = defineCommand({
   },
   subCommands: {
     events: () => import("./events.ts").then((m) => m.eventsCommand),
+    frontend: () => import("./frontend.ts").then((m) => m.frontendCommand),
     mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
     replay: () => import("./replay.ts").then((m) => m.replayCommand),
   },
