@@ -11,6 +11,7 @@ export const rootCommand = defineCommand({
   subCommands: {
     agent: () => import("./agent.ts").then((m) => m.agentCommand),
     events: () => import("./events.ts").then((m) => m.eventsCommand),
+    frontend: () => import("./frontend.ts").then((m) => m.frontendCommand),
     mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
     replay: () => import("./replay.ts").then((m) => m.replayCommand),
   },
