@@ -9,6 +9,7 @@ export const rootCommand = defineCommand({
     description: "GPU-free KV-cache-aware LLM serving stack: mock vLLM workers with real ZeroMQ KV events, offline trace replay",
   },
   subCommands: {
+    bench: () => import("./bench.ts").then((m) => m.benchCommand),
     events: () => import("./events.ts").then((m) => m.eventsCommand),
     mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
     replay: () => import("./replay.ts").then((m) => m.replayCommand),
