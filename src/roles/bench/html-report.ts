@@ -30,6 +30,7 @@ export const CHART_COUNT = 5;
 const QUANTILES = Array.from({ length: 101 }, (_, i) => i);
 const LOAD_BINS = 40;
 const REUSE_BINS = 50;
+const THROUGHPUT_BINS = 40;
 
 export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
   const ok = runs.map((r) => r.records.filter((x) => x.ok));
@@ -54,9 +55,10 @@ export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
     data: [loadX, ...ok.map((rs) => loadX.map((_, b) => median(rs.filter((r) => Math.ceil(r.inFlightAtSend / binWidth) - 1 === b).map((r) => r.ttftMs))))],
   });
 
-  // Output tokens per second, attributed to the second each request ended in.
-  const seconds = Math.max(1, ...runs.map((r) => Math.ceil(r.result.duration)));
-  const tX = Array.from({ length: seconds }, (_, s) => s + 1);
+  // Output tokens per second, attributed to the time bin each request ended in (40 bins over the longest run).
+  const longestS = Math.max(0.001, ...runs.map((r) => r.result.duration));
+  const binS = longestS / THROUGHPUT_BINS;
+  const tX = Array.from({ length: THROUGHPUT_BINS }, (_, b) => round((b + 1) * binS));
   charts.push({
     id: "throughput",
     title: "Output throughput over time",
@@ -65,9 +67,9 @@ export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
     data: [
       tX,
       ...runs.map((run, i) => {
-        const perSecond = new Array<number>(seconds).fill(0);
-        for (const r of ok[i]!) perSecond[Math.min(seconds - 1, Math.max(0, Math.floor((r.sentMs + r.e2elMs - run.startMs) / 1000)))]! += r.outputTokens;
-        return perSecond;
+        const perBin = new Array<number>(THROUGHPUT_BINS).fill(0);
+        for (const r of ok[i]!) perBin[Math.min(THROUGHPUT_BINS - 1, Math.max(0, Math.floor((r.sentMs + r.e2elMs - run.startMs) / 1000 / binS)))]! += r.outputTokens;
+        return perBin.map((tokens, b) => ((b + 1) * binS <= run.result.duration + binS ? round(tokens / binS, 1) : null));
       }),
     ],
   });
