@@ -96,6 +96,7 @@ export function benchProblems(c: BenchConfig): string[] {
   } else if (c.url === undefined) {
     problems.push("--url: required (the OpenAI-compatible server to drive, e.g. http://127.0.0.1:8000)");
   }
+  if (c.withReplay && c.duration !== undefined) problems.push("--with-replay: the simulation runs the whole workload; use --requests instead of --duration");
   if (c.withReplay && (c.compareRouterModes !== undefined || c.sweepConcurrency !== undefined)) problems.push("--with-replay: compares one live run with its simulation; drop --compare-router-modes / --sweep-concurrency");
   return problems;
 }

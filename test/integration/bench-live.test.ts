@@ -133,3 +133,25 @@ describe("kvcr-mock bench (CLI)", () => {
     expect(chat.stderr).toContain("--prompt-format tokens: a chat endpoint takes text messages");
   });
 });
+
+describe("bench --with-replay", () => {
+  test("the same workload simulated by replay is printed beside the measurement and saved in the JSON", async () => {
+    await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 2 });
+    const out: string[] = [];
+    const written: Record<string, string> = {};
+    const d = { ...deps([], out), writeFile: (p: string, t: string) => void (written[p] = t) };
+    const opts = base(server.url, {
+      outputJson: "r.json",
+      withReplay: { numWorkers: 2, routerMode: "kv", prefillLoadScale: 1, routerTemperature: 0, engine: { blockSize: 16, timingModel: "fixed", prefillMs: 5, decodeMs: 2 } },
+    });
+    const outcome = await runBench(opts, d);
+    expect(outcome.replay).toMatchObject({ completed: 12, failed: 0, num_workers: 2, router_mode: "kv" });
+    const text = out.join("");
+    expect(text).toContain("Replay prediction vs live measurement (2 simulated worker(s), router kv)");
+    expect(text).toMatch(/^mean TTFT \(ms\) +[\d.]+ +[\d.]+ +[\d.]+×$/m);
+    expect(text).toMatch(/^output throughput \(tok\/s\) +[\d.]+ +[\d.]+ +[\d.]+×$/m);
+    const json = JSON.parse(written["r.json"]!);
+    expect(json.runs[0]).toMatchObject({ completed: 12 });
+    expect(json.replay).toMatchObject({ completed: 12, router_mode: "kv" });
+  });
+});
