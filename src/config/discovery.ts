@@ -9,7 +9,6 @@ export const discoveryOptions = defineOptions({
   discoveryDir: {
     kind: "string",
     nonEmpty: true,
-    env: "KVCR_DISCOVERY_DIR",
     description: "Directory of the file discovery backend (default /dev/shm/kvcr-mock-discovery-<uid>, else under the temp dir)",
   },
   host: { kind: "string", nonEmpty: true, default: "127.0.0.1", description: "Address every listening socket binds to" },
@@ -18,5 +17,5 @@ export const discoveryOptions = defineOptions({
 /** The namespace rule checked at the edge, so a bad `--namespace` / DYN_NAMESPACE starts nothing. */
 export function discoveryProblems(c: { namespace: string }): string[] {
   const problem = namespaceProblem(c.namespace);
-  return problem ? [`--namespace (or DYN_NAMESPACE): got ${JSON.stringify(c.namespace)}, ${problem}`] : [];
+  return problem ? [`--namespace (or KVCR_NAMESPACE, DYN_NAMESPACE): got ${JSON.stringify(c.namespace)}, ${problem}`] : [];
 }

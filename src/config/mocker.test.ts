@@ -72,7 +72,7 @@ describe("mocker config", () => {
       "--kv-events-topic: not used with --kv-state-agent (each worker's raw topic is derived from its CacheOwner ids)",
     ]);
     expect(problems(["--namespace", "bad ns"])).toEqual([
-      '--namespace (or DYN_NAMESPACE): got "bad ns", use 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit',
+      '--namespace (or KVCR_NAMESPACE, DYN_NAMESPACE): got "bad ns", use 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit',
     ]);
   });
 });

@@ -34,7 +34,9 @@ export class KvIndex {
 
   apply(source: number, event: IndexEvent): void {
     if (event.kind === "cleared") {
-      this.removeSource(source);
+      // A tier-less clear (a stream reset) forgets the source in every tier.
+      if (event.tier === undefined) this.removeSource(source);
+      else this.tiers[event.tier].bySource.delete(source);
       return;
     }
     const tier = this.tiers[event.tier ?? "device"];
