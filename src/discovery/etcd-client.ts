@@ -3,6 +3,7 @@
 // nothing loaded at run time (the `etcd3` npm client reads rpc.proto from node_modules, which the
 // compiled binary does not carry). Several endpoints are tried in turn; the last good one is kept.
 import { KvcrError } from "../lib/errors.ts";
+import { parseEtcdEndpoints } from "../protocol/etcd-endpoints.ts";
 
 /** etcd's int64 fields travel as decimal strings in the gateway's JSON; kept as strings/bigint. */
 export interface EtcdHeader {
@@ -84,20 +85,9 @@ export function prefixRangeEnd(prefix: string): string {
 
 /** Parses `--etcd-endpoints` (comma-separated http(s) URLs); throws naming the bad one. */
 export function parseEndpoints(spec: string | readonly string[]): string[] {
-  const list = (typeof spec === "string" ? spec.split(",") : [...spec]).map((s) => s.trim()).filter((s) => s.length > 0);
-  if (list.length === 0) throw new KvcrError("ETCD_ENDPOINTS_INVALID", "etcd endpoints: none given; pass --etcd-endpoints http://HOST:2379[,…] or set ETCD_ENDPOINTS");
-  return list.map((e) => {
-    let url: URL;
-    try {
-      url = new URL(e);
-    } catch {
-      throw new KvcrError("ETCD_ENDPOINTS_INVALID", `etcd endpoint ${JSON.stringify(e)} is not a URL; use http://HOST:PORT`);
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new KvcrError("ETCD_ENDPOINTS_INVALID", `etcd endpoint ${JSON.stringify(e)}: scheme ${url.protocol} is not supported; use http:// or https://`);
-    }
-    return url.origin;
-  });
+  const parsed = parseEtcdEndpoints(spec);
+  if (!parsed.ok) throw new KvcrError("ETCD_ENDPOINTS_INVALID", `etcd endpoints: ${parsed.problem}`);
+  return parsed.endpoints;
 }
 
 /** A gateway reply that is an etcd error (e.g. "requested lease not found"), not a transport one. */
