@@ -7,8 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitFor } from "./harness.ts";
 
-const CANDIDATES = [process.env.KVCR_ETCD_BIN, "/usr/bin/etcd", "/usr/local/bin/etcd"].filter((p): p is string => Boolean(p));
-export const ETCD_BIN: string | undefined = CANDIDATES.find((p) => existsSync(p)) ?? Bun.which("etcd") ?? undefined;
+/** KVCR_ETCD_BIN, when set, is the only candidate (so a run can also pretend etcd is missing). */
+function findEtcd(): string | undefined {
+  const chosen = process.env.KVCR_ETCD_BIN;
+  if (chosen) return existsSync(chosen) ? chosen : undefined;
+  return ["/usr/bin/etcd", "/usr/local/bin/etcd"].find((p) => existsSync(p)) ?? Bun.which("etcd") ?? undefined;
+}
+export const ETCD_BIN = findEtcd();
 const INSTALL_HINT = "install it with `apt-get install -y etcd-server` (Debian/Ubuntu) or set KVCR_ETCD_BIN";
 
 let warned = false;
