@@ -139,9 +139,9 @@ describe("mocker discovery settings", () => {
     const c = load(["--discovery-backend", "etcd", "--etcd-endpoints", "http://10.0.0.1:2379,http://10.0.0.2:2379", "--discovery-lease-ttl", "3"]);
     expect([c.discoveryBackend, c.etcdEndpoints, c.discoveryLeaseTtl]).toEqual(["etcd", "http://10.0.0.1:2379,http://10.0.0.2:2379", 3]);
     expect(load([]).discoveryLeaseTtl).toBe(10);
-    expect(problems(["--discovery-backend", "etcd"])).toEqual(["--etcd-endpoints (or ETCD_ENDPOINTS): none given; pass --etcd-endpoints http://HOST:2379[,…] or set ETCD_ENDPOINTS"]);
+    expect(problems(["--discovery-backend", "etcd"])).toEqual(["--etcd-endpoints (or KVCR_ETCD_ENDPOINTS, ETCD_ENDPOINTS): none given; pass --etcd-endpoints http://HOST:2379[,…] or set ETCD_ENDPOINTS"]);
     expect(problems(["--discovery-backend", "etcd", "--etcd-endpoints", "http://a:2379,10.0.0.2:2379"])).toEqual([
-      '--etcd-endpoints (or ETCD_ENDPOINTS): "10.0.0.2:2379" is not a URL; use http://HOST:PORT',
+      '--etcd-endpoints (or KVCR_ETCD_ENDPOINTS, ETCD_ENDPOINTS): "10.0.0.2:2379" is not a URL; use http://HOST:PORT',
     ]);
     expect(problems(["--discovery-backend", "zookeeper"])[0]).toContain("--discovery-backend");
     expect(problems(["--discovery-lease-ttl", "0"])[0]).toContain("--discovery-lease-ttl");
