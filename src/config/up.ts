@@ -7,7 +7,7 @@ import { engineOptions, engineProblems } from "./engine.ts";
 import type { ConfigSections } from "./load.ts";
 import { kvcrOptions } from "./mocker.ts";
 import { defineOptions, type ConfigOf } from "./options.ts";
-import { replayRouterOptions } from "./replay.ts";
+import { ROUTER_MODES, routerTuningOptions } from "./router.ts";
 import type { commonOptions } from "./common.ts";
 
 export const ROLES = ["agent", "mockers", "frontend"] as const;
@@ -15,7 +15,6 @@ export type StackRole = (typeof ROLES)[number];
 
 // The mode is a stack setting (default on in `up`); slots come from --cache-slot-base.
 const { kvStateAgentCacheSlot: _slot, kvStateAgent: _mode, ...kvcrPassOn } = kvcrOptions;
-const { numWorkers: _workers, ...routerOptions } = replayRouterOptions;
 
 export const stackOptions = defineOptions({
   roles: { kind: "string", default: ROLES.join(","), description: "Which roles this up runs (comma-separated agent, mockers, frontend), so one stack spans hosts" },
@@ -42,7 +41,8 @@ export const agentPassOn = defineOptions({
 
 export const frontendPassOn = defineOptions({
   httpPort: { kind: "int", min: 0, max: 65535, default: 8000, description: "Frontend OpenAI HTTP port; 0 = pick" },
-  ...routerOptions,
+  routerMode: { kind: "enum", choices: ROUTER_MODES, default: "kv", description: "How the frontend picks each request's (worker, rank) (SPEC §8: kv in up)" },
+  ...routerTuningOptions,
 });
 
 export const mockerPassOn = defineOptions({

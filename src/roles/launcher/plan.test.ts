@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { commonOptions } from "../../config/common.ts";
 import { loadConfig } from "../../config/load.ts";
+import { agentOptions } from "../../config/agent.ts";
+import { frontendOptions } from "../../config/frontend.ts";
 import { mockerOptions } from "../../config/mocker.ts";
 import { upOptions, upProblems, type UpConfig } from "../../config/up.ts";
 import { ConfigError } from "../../lib/errors.ts";
@@ -18,7 +20,8 @@ describe("plan", () => {
     const p = plan(up(), ctx());
     expect(p.processes.map((s) => [s.name, s.stage, s.readiness.kind])).toEqual([["agent", 0, "ok"], ["mocker-0", 1, "ok"], ["frontend", 2, "frontend"]]);
     const [agent, mocker, frontend] = p.processes;
-    expect(agent!.argv).toEqual(["/bin/kvcr", "agent", "--port=9091", "--max-slots=8", "--namespace=dynamo", "--discovery-backend=file", "--discovery-dir=/d", "--host=127.0.0.1"]);
+    expect(agent!.argv.slice(0, 2)).toEqual(["/bin/kvcr", "agent"]);
+    expect(loadConfig({ ...agentOptions, ...commonOptions }, { argv: agent!.argv.slice(2), env: {} }).config).toMatchObject({ port: 9091, maxSlots: 8, namespace: "dynamo", discoveryDir: "/d", host: "127.0.0.1" });
     expect(agent!.readiness).toEqual({ kind: "ok", url: "http://127.0.0.1:9091/live" });
     expect(mocker!.argv.slice(0, 2)).toEqual(["/bin/kvcr", "mocker"]);
     expect(mockerConfigOf(mocker!.argv)).toMatchObject({
@@ -26,7 +29,8 @@ describe("plan", () => {
       kvStateAgentCacheSlot: 0, zmqKvEventsPorts: [0, 0], httpPort: 7000, discoveryDir: "/d",
     });
     expect(mocker!.readiness).toEqual({ kind: "ok", url: "http://127.0.0.1:7000/health" });
-    expect(frontend!.argv).toEqual(["/bin/kvcr", "frontend", "--http-port=8000", "--router-mode=kv", "--kv-cache-block-size=64", "--namespace=dynamo", "--discovery-backend=file", "--discovery-dir=/d", "--host=127.0.0.1"]);
+    expect(frontend!.argv.slice(0, 2)).toEqual(["/bin/kvcr", "frontend"]);
+    expect(loadConfig({ ...frontendOptions, ...commonOptions }, { argv: frontend!.argv.slice(2), env: {} }).config).toMatchObject({ httpPort: 8000, routerMode: "kv", kvCacheBlockSize: 64, discoveryDir: "/d" });
     expect(frontend!.readiness).toEqual({ kind: "frontend", modelsUrl: "http://127.0.0.1:8000/v1/models", healthUrl: "http://127.0.0.1:8000/health", model: "mock-model", workers: 2 });
     expect([p.agentUrl, p.frontendUrl, p.awaitAgentRecord]).toEqual(["http://127.0.0.1:9091", "http://127.0.0.1:8000", false]);
   });
@@ -39,6 +43,10 @@ describe("plan", () => {
       [[20006, 20008, 20010], [30006, 30008, 30010], 106, 3, 2, 16, 0],
     ]);
     expect(p.processes.find((s) => s.name === "agent")!.argv).toContain("--max-slots=12");
+    const frontendArgv = plan(up("--router-mode=round-robin", "--router-temperature=0.5", "--router-host-cache-hit-weight=0.5", "--etcd-endpoints=http://e:2379", "--discovery-backend=etcd"), ctx()).processes.at(-1)!.argv;
+    expect(loadConfig({ ...frontendOptions, ...commonOptions }, { argv: frontendArgv.slice(2), env: {} }).config).toMatchObject({
+      routerMode: "round-robin", routerTemperature: 0.5, routerHostCacheHitWeight: 0.5, discoveryBackend: "etcd", etcdEndpoints: "http://e:2379", discoveryDir: undefined,
+    });
     expect(p.processes.every((s) => s.argv.includes("--log-level=debug"))).toBe(true);
     expect(p.processes.find((s) => s.name === "frontend")!.readiness).toMatchObject({ workers: 6 });
   });

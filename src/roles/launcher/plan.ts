@@ -1,7 +1,12 @@
 // The launcher's plan (SPEC §8): from `up`'s resolved config and the ports it chose, the exact
 // processes to start, in order, each with its command line, ports, URL and readiness gate. Pure:
 // no I/O, so the whole stack shape is tested without starting anything.
+import { agentOptions } from "../../config/agent.ts";
+import { discoveryOptions } from "../../config/discovery.ts";
+import { frontendOptions } from "../../config/frontend.ts";
 import { mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
+import type { ConfigOf } from "../../config/options.ts";
+import { routerTuningOptions } from "../../config/router.ts";
 import { globalWorkers, parseRoles, type UpConfig } from "../../config/up.ts";
 import { toArgv } from "../../config/to-argv.ts";
 import { ConfigError } from "../../lib/errors.ts";
@@ -88,12 +93,12 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
     ...(config.logLevel !== "info" ? [`--log-level=${config.logLevel}`] : []),
     ...(config.logFormat !== "pretty" ? [`--log-format=${config.logFormat}`] : []),
   ];
-  const shared = [`--namespace=${config.namespace}`, `--discovery-backend=${config.discoveryBackend}`, `--discovery-dir=${ctx.discoveryDir}`, `--host=${config.host}`, ...logFlags];
+  const discovery = discoverySettings(config, ctx);
   const processes: ProcessSpec[] = [];
 
   if (stateAgent && roles.has("agent")) {
     const maxSlots = config.maxSlots ?? Math.max(8, roles.has("mockers") ? totalWorkers * config.dataParallelSize : 0);
-    const own = [...ctx.self, "agent", `--port=${ctx.ports.agent}`, `--max-slots=${maxSlots}`, ...shared];
+    const own = [...ctx.self, "agent", ...toArgv(agentOptions, { port: ctx.ports.agent, maxSlots, ...discovery }), ...logFlags];
     processes.push({
       name: "agent",
       role: "agent",
@@ -140,17 +145,9 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
   }
 
   if (roles.has("frontend")) {
-    const own = [
-      ...ctx.self,
-      "frontend",
-      `--http-port=${ctx.ports.frontend}`,
-      `--router-mode=${config.routerMode}`,
-      `--kv-cache-block-size=${config.blockSize}`,
-      ...(config.routerTemperature !== 0 ? [`--router-temperature=${config.routerTemperature}`] : []),
-      ...(config.kvOverlapScoreWeight !== 1 ? [`--kv-overlap-score-weight=${config.kvOverlapScoreWeight}`] : []),
-      ...(config.activeDecodeBlocksThreshold !== undefined ? [`--active-decode-blocks-threshold=${config.activeDecodeBlocksThreshold}`] : []),
-      ...shared,
-    ];
+    const router = Object.fromEntries(Object.keys(routerTuningOptions).map((k) => [k, config[k as keyof typeof routerTuningOptions]]));
+    const frontend = { httpPort: ctx.ports.frontend, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...discovery };
+    const own = [...ctx.self, "frontend", ...toArgv(frontendOptions, frontend), ...logFlags];
     const values = { ...common, port: String(ctx.ports.frontend), router_mode: config.routerMode, workers: String(totalWorkers) };
     processes.push({
       name: "frontend",
@@ -218,9 +215,13 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     kvStateAgentRouterHints: config.kvStateAgentRouterHints,
     kvEventsTopic: config.kvEventsTopic,
     kvTransferIslandSize: config.kvTransferIslandSize,
-    namespace: config.namespace,
-    discoveryBackend: config.discoveryBackend,
-    discoveryDir: ctx.discoveryDir,
-    host: config.host,
+    ...discoverySettings(config, ctx),
   };
+}
+
+/** The discovery options every child gets: up's, with the file backend's directory resolved. */
+function discoverySettings(config: UpConfig, ctx: Pick<PlanContext, "discoveryDir">): ConfigOf<typeof discoveryOptions> {
+  const out = Object.fromEntries(Object.keys(discoveryOptions).map((k) => [k, config[k as keyof typeof discoveryOptions]])) as ConfigOf<typeof discoveryOptions>;
+  if (config.discoveryBackend === "file") out.discoveryDir = ctx.discoveryDir;
+  return out;
 }

@@ -4,8 +4,13 @@
 // ready, with the URLs, pids and ports; a failed start stops whatever it started before throwing.
 // Exported for `bench --compare-router-modes`: start a stack with a config, get its URLs, close it.
 import { rename, rm, writeFile } from "node:fs/promises";
-import { globalWorkers, parseRoles, type UpConfig } from "../../config/up.ts";
-import { defaultDiscoveryDir, openFileDiscoveryStore } from "../../discovery/file-store.ts";
+import { globalWorkers, parseRoles, upOptions, type UpConfig } from "../../config/up.ts";
+import { agentOptions } from "../../config/agent.ts";
+import { frontendOptions } from "../../config/frontend.ts";
+import { mockerOptions } from "../../config/mocker.ts";
+import type { OptionTable } from "../../config/options.ts";
+import { defaultDiscoveryDir } from "../../discovery/file-store.ts";
+import { openDiscoveryStore } from "../../discovery/open.ts";
 import { keys } from "../../discovery/keys.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";
 import { KvcrError, ReadinessError } from "../../lib/errors.ts";
@@ -64,14 +69,20 @@ export interface StackState {
   processes: { name: string; role: string; pid: number; url: string; external: boolean; ports: Record<string, number | number[]>; raw_endpoints?: string[][] }[];
 }
 
+/** Environment variables that set an option of some kvcr-mock command besides KVCR_* (DYN_NAMESPACE, …). */
+const OPTION_ALIASES = new Set(
+  ([agentOptions, frontendOptions, mockerOptions, upOptions] as OptionTable[]).flatMap((t) => Object.values(t).flatMap((spec) => (spec.env ? [spec.env] : []))),
+);
+
 /**
  * The environment children inherit: up's, without the variables that configure kvcr-mock commands
- * (KVCR_*, DYN_NAMESPACE). Everything up resolved reaches a child as flags; a variable meant for
- * up (KVCR_HTTP_PORT: the frontend's port) must not also configure a mocker's option of that name.
- * Other variables (DYN_TOPOLOGY_*, DYN_KV_TRANSFER_DOMAIN, PATH) pass through.
+ * (KVCR_*, and aliases such as DYN_NAMESPACE or DYN_HTTP_PORT). Everything up resolved reaches a
+ * child as flags; a variable meant for up (KVCR_HTTP_PORT: the frontend's port) must not also set
+ * a mocker's option of that name. Other variables (DYN_TOPOLOGY_*, DYN_KV_TRANSFER_DOMAIN, PATH)
+ * pass through.
  */
 export function childEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("KVCR_") && name !== "DYN_NAMESPACE"));
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("KVCR_") && !OPTION_ALIASES.has(name)));
 }
 
 /** Ports the user fixed, by who asked for them, so one in use fails before anything starts. */
@@ -115,7 +126,7 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
   scope.defer(() => supervisor.stop(config.gracePeriod * 1000));
   let store: DiscoveryStore | undefined;
   if (roles.has("mockers") || stackPlan.awaitAgentRecord) {
-    const opened = await openFileDiscoveryStore({ dir: discoveryDir, logger });
+    const opened = await openDiscoveryStore({ ...config, discoveryDir }, logger);
     store = opened;
     scope.defer(() => opened.close());
   }
