@@ -51,7 +51,7 @@ export const mockerPassOn = defineOptions({
   ...kvcrPassOn,
   kvStateAgentRawHost: { ...kvcrOptions.kvStateAgentRawHost, default: "127.0.0.1" },
   zmqKvEventsPorts: { kind: "int", min: 0, max: 65535, description: "Raw KV-event base port: global worker k rank r publishes on B + k × dp + r (default: picked)" },
-  zmqReplayPorts: { kind: "int", min: 0, max: 65535, description: "Replay base port, same layout (default: no replay sockets)" },
+  zmqReplayPorts: { kind: "int", min: 0, max: 65535, description: "Replay base port, same layout; 0 = each mocker picks (default: no replay sockets)" },
   staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers of a process" },
 });
 
@@ -96,7 +96,6 @@ export function upProblems(c: UpConfig): string[] {
     const [a, b] = [c.zmqKvEventsPorts, c.zmqReplayPorts];
     if (a < b + ranks && b < a + ranks) problems.push(`--zmq-replay-ports: range ${b}–${b + ranks - 1} overlaps --zmq-kv-events-ports ${a}–${a + ranks - 1}`);
   }
-  if (c.zmqReplayPorts !== undefined && c.zmqKvEventsPorts === undefined) problems.push("--zmq-replay-ports: replay needs --zmq-kv-events-ports too");
   if (c.kvStateAgent) {
     const reason = rawHostProblem(c.kvStateAgentRawHost);
     if (reason) problems.push(`--kv-state-agent-raw-host: got ${JSON.stringify(c.kvStateAgentRawHost)}, ${reason}`);

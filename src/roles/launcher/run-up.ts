@@ -22,6 +22,7 @@ export interface UpContext {
 
 export const DEMO_PROMPT = "Explain KV-cache-aware routing in one sentence.";
 
+
 export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
   const { logger } = ctx;
   const t0 = performance.now();
@@ -114,17 +115,31 @@ function signalNumber(sig: string): number | undefined {
   return table[sig];
 }
 
-/** `up --demo`: one chat request through the frontend, printed, then stop. */
+/** `up --demo`: the same chat request twice through the frontend (the second reuses the first's KV blocks), printed, then stop. */
 async function demo(stack: StackHandle, config: UpConfig, logger: Logger): Promise<number> {
-  if (!stack.frontendUrl) throw new KvcrError("DEMO_NEEDS_FRONTEND", "--demo sends a request through the frontend: include frontend in --roles");
-  const body = { model: config.modelName, messages: [{ role: "user", content: DEMO_PROMPT }], max_tokens: 32 };
-  process.stdout.write(`POST ${stack.frontendUrl}/v1/chat/completions ${JSON.stringify(body)}\n`);
-  const res = await fetch(`${stack.frontendUrl}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
-  const text = await res.text();
-  process.stdout.write(`HTTP ${res.status} ${text}\n`);
-  if (res.status !== 200) {
-    logger.error(`the demo request failed with HTTP ${res.status}`);
-    return 1;
+  if (!stack.frontendUrl) throw new KvcrError("DEMO_NEEDS_FRONTEND", "--demo sends requests through the frontend: include frontend in --roles");
+  const url = `${stack.frontendUrl}/v1/chat/completions`;
+  const body = JSON.stringify({ model: config.modelName, messages: [{ role: "system", content: DEMO_SYSTEM }, { role: "user", content: DEMO_PROMPT }], max_tokens: 24 });
+  process.stdout.write(`demo: POST ${url} twice (model ${config.modelName}): ${JSON.stringify(DEMO_PROMPT)}\n`);
+  for (const attempt of [1, 2]) {
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(60_000) });
+    const text = await res.text();
+    if (res.status !== 200) {
+      logger.error(`demo request ${attempt} failed: HTTP ${res.status} ${text.slice(0, 300)}`);
+      return 1;
+    }
+    const reply = JSON.parse(text) as { choices: { message: { content: string }; finish_reason: string }[]; usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } };
+    const u = reply.usage;
+    process.stdout.write(
+      `  #${attempt}: HTTP 200, ${u.completion_tokens} tokens (${reply.choices[0]?.finish_reason}): ${JSON.stringify(reply.choices[0]?.message.content)}\n` +
+        `      prompt ${u.prompt_tokens} tokens, ${u.prompt_tokens_details?.cached_tokens ?? 0} of them served from the KV cache\n`,
+    );
   }
   return 0;
 }
+
+const DEMO_SYSTEM =
+  "You are a mock model served by kvcr-mock: a GPU-free copy of a KV-cache-aware serving stack. Each mock worker keeps " +
+  "prefix-cached KV blocks on a GPU tier and a host tier and publishes its KV events over ZeroMQ in vLLM's format; the " +
+  "state agent turns them into router events, and the frontend's KV router sends each request to the worker that already " +
+  "holds the longest prefix of its prompt, so a repeated prompt is served mostly from cache.";

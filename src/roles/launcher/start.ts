@@ -44,6 +44,8 @@ export interface StackProcess {
   ports: Record<string, number | number[]>;
   /** Raw KV-event endpoints of a mocker's workers, per worker (from their discovery records). */
   rawEndpoints?: string[][];
+  /** Their replay endpoints, when the stack has replay sockets. */
+  replayEndpoints?: string[][];
 }
 
 export interface StackHandle extends RoleHandle {
@@ -66,7 +68,7 @@ export interface StackState {
   model: string;
   agent_url: string | null;
   frontend_url: string | null;
-  processes: { name: string; role: string; pid: number; url: string; external: boolean; ports: Record<string, number | number[]>; raw_endpoints?: string[][] }[];
+  processes: { name: string; role: string; pid: number; url: string; external: boolean; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][] }[];
 }
 
 /** Environment variables that set an option of some kvcr-mock command besides KVCR_* (DYN_NAMESPACE, …). */
@@ -172,7 +174,11 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
     model: config.modelName,
     agent_url: stackPlan.agentUrl ?? null,
     frontend_url: stackPlan.frontendUrl ?? null,
-    processes: processes.map(({ rawEndpoints, ...p }) => ({ ...p, ...(rawEndpoints ? { raw_endpoints: rawEndpoints } : {}) })),
+    processes: processes.map(({ rawEndpoints, replayEndpoints, ...p }) => ({
+      ...p,
+      ...(rawEndpoints ? { raw_endpoints: rawEndpoints } : {}),
+      ...(replayEndpoints ? { replay_endpoints: replayEndpoints } : {}),
+    })),
   });
   if (config.stateFile) {
     const path = config.stateFile;
@@ -223,20 +229,23 @@ async function waitForAgentRecord(store: DiscoveryStore, config: UpConfig, cance
   }
 }
 
-/** Each mocker's raw endpoints, from its workers' records (ports it picked itself when given 0). */
+/** Each mocker's raw (and replay) endpoints, from its workers' records (ports it picked itself when given 0). */
 async function addRawEndpoints(store: DiscoveryStore, config: UpConfig, processes: StackProcess[]): Promise<void> {
-  const byPort = new Map<string, string[][]>();
+  const byPort = new Map<string, { raw: string[][]; replay: string[][] }>();
   for (const entry of await store.list(keys.kindPrefix(config.namespace, "worker"))) {
     const r = checkRecord(WorkerRecordSchema, entry.value);
     if (!r.ok || r.value.model !== config.modelName) continue;
     const port = new URL(r.value.request_url).port;
-    const list = byPort.get(port) ?? [];
-    list[r.value.worker_index] = r.value.raw_endpoints;
-    byPort.set(port, list);
+    const found = byPort.get(port) ?? { raw: [], replay: [] };
+    found.raw[r.value.worker_index] = r.value.raw_endpoints;
+    if (r.value.replay_endpoints) found.replay[r.value.worker_index] = r.value.replay_endpoints;
+    byPort.set(port, found);
   }
   for (const p of processes) {
     if (p.role !== "mocker") continue;
     const found = byPort.get(String(p.ports.http));
-    if (found) p.rawEndpoints = found;
+    if (!found) continue;
+    p.rawEndpoints = found.raw;
+    if (found.replay.length > 0) p.replayEndpoints = found.replay;
   }
 }
