@@ -2,7 +2,7 @@
 // endpoint — e.g. a router-hint source control endpoint (SPEC §3) — stays reserved for its owner.
 import type { TCPSocketListener } from "bun";
 import { bindFailed } from "./bind-error.ts";
-import type { PortPlan } from "./port-plan.ts";
+import { createPortPlan, ephemeralRange, type PortPlan } from "./port-plan.ts";
 
 export interface HeldPort {
   readonly port: number;
@@ -34,17 +34,27 @@ export function portFree(host: string, port: number): boolean {
 }
 
 /**
- * `count` distinct free ports on `host`, each picked by the OS and released before returning, for
- * children that must be told their port up front (a child binding 0 could not be probed). Ports
- * are held until all are picked, so the list has no duplicates; another process may still take
- * one in the moment before the child binds it, which the child then reports as a bind failure.
+ * `count` distinct free ports on `host`, released before returning, for children that must be
+ * told their port up front (a child binding 0 could not be probed). They come from just below the
+ * kernel's ephemeral range (by default the 10,000 ports under it), where no port-0 bind and no
+ * outgoing connection lands: a child that binds thousands of port-0 sockets (a mocker's event
+ * ports) cannot take the port another child was promised. Ports are held until all are picked, so
+ * the list has no duplicates; another process that binds fixed ports may still take one before the
+ * child binds it, which the child then reports as a bind failure.
  */
-export function pickFreePorts(host: string, count: number): number[] {
+export function pickFreePorts(host: string, count: number, range: readonly [number, number] = belowEphemeral()): number[] {
+  const plan = createPortPlan({ range });
   const held: HeldPort[] = [];
   try {
-    for (let i = 0; i < count; i++) held.push(holdPort(host));
+    for (let i = 0; i < count; i++) held.push(holdPort(host, 0, plan));
     return held.map((h) => h.port);
   } finally {
     for (const h of held) h.close();
   }
+}
+
+/** The ports under the ephemeral range (or the range itself when there is no room below it). */
+export function belowEphemeral(span = 10_000): [number, number] {
+  const [lo, hi] = ephemeralRange();
+  return lo - 1 >= 1024 + 1000 ? [Math.max(1024, lo - span), lo - 1] : [lo, hi];
 }
