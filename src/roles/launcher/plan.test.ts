@@ -4,7 +4,7 @@ import { loadConfig } from "../../config/load.ts";
 import { agentOptions } from "../../config/agent.ts";
 import { frontendOptions } from "../../config/frontend.ts";
 import { mockerOptions } from "../../config/mocker.ts";
-import { upOptions, upProblems, type UpConfig } from "../../config/up.ts";
+import { upConfigFrom, upOptions, upProblems, type UpConfig } from "../../config/up.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { thrownBy } from "../../../test/harness.ts";
 import { plan, type PlanContext } from "./plan.ts";
@@ -93,4 +93,9 @@ describe("upProblems", () => {
     expect(problems("--num-host-blocks", "0")).toEqual(["--num-host-blocks: state-agent mode reports a host tier (G2), give a count > 0 (or --no-kv-state-agent)"]);
     expect(problems("--max-slots", "1")).toEqual(["--max-slots: got 1, but this stack has 2 CacheOwner slots (workers × dp); the agent would reject some"]);
   });
+});
+
+test("upConfigFrom: flags validated as `kvcr-mock up` does", () => {
+  expect(upConfigFrom(["--mocker-processes", "3"]).mockerProcesses).toBe(3);
+  expect(thrownBy(ConfigError, () => upConfigFrom(["--roles", "x"])).problems).toEqual(['--roles: got "x", expected a comma-separated list of agent, mockers, frontend']);
 });
