@@ -107,6 +107,18 @@ describe("kvcr-mock up", () => {
     expect(r.stderr).not.toContain("mocker-0 |");
   }, 30_000);
 
+  test("SIGINT during start-up abandons it: what started is stopped, exit 0", async () => {
+    const args = stackArgs(["--agent-ready-timeout", "60"]).map((a) => (a.startsWith(FAKE) && a.includes("argv-file") ? `${a} --never-ready` : a));
+    const child = up(args);
+    cleanups.push(async () => void (await child[Symbol.asyncDispose]()));
+    await child.readErrLine((l) => l.startsWith("agent    | fake role serving on"), 15_000);
+    const agent = JSON.parse(readFileSync(join(dir.path, "agent.json"), "utf8")) as { pid: number };
+    child.proc.kill("SIGINT");
+    expect(await child.proc.exited).toBe(0);
+    expect(child.stderrText()).toContain("SIGINT: start-up abandoned, stack stopped");
+    await allGone([agent.pid]);
+  }, 30_000);
+
   test("a mocker killed after readiness stops the whole stack; up exits 1 naming it", async () => {
     const { child, state } = await started(stackArgs(["--no-kv-state-agent"]));
     const mocker = state.processes.find((p) => p.name === "mocker-0")!;
