@@ -34,6 +34,7 @@ export function formatReport(r: ReplayReport): string {
   row("Workers / router", `${r.num_workers} / ${r.router_mode}`);
   row("Requests per worker", spread(r.requests_per_worker));
   row("Preemptions", r.preemptions);
+  row("Host (G2) blocks stored", r.host_blocks_stored);
   row("Host stores dropped (token ids lost)", r.host_stores_dropped);
   row("Simulated time (s)", r.simulated_time_s.toFixed(2));
   row("Wall time (s)", r.wall_time_s.toFixed(3));
