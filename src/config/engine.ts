@@ -40,7 +40,7 @@ export const engineOptions = defineOptions({
   prefillMs: { kind: "number", min: 0, default: 20, description: "Prefill time per step with --timing-model fixed" },
   decodeMs: { kind: "number", min: 0, default: 10, description: "Decode time per step with --timing-model fixed" },
   dataParallelSize: { kind: "int", min: 1, max: 1024, default: 1, description: "Data-parallel ranks per worker" },
-  seed: { kind: "int", min: 0, default: 0, description: "Seed for output tokens (same seed, same run)" },
+  seed: { kind: "int", min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, description: "Seed for output tokens (same seed, same run)" },
 });
 
 /** The cross-field rules of the engine options (SPEC §2: the host tier needs prefix caching). */

@@ -44,6 +44,17 @@ describe("mocker config", () => {
     expect(bad[1]).toContain("map, array");
   });
 
+  test("--seed takes every integer it can honour (to 2^53 − 1) and refuses larger ones", () => {
+    expect(load(["--seed", "4294967296"]).seed).toBe(4294967296);
+    expect(load(["--seed", "9007199254740991"]).seed).toBe(Number.MAX_SAFE_INTEGER);
+    for (const big of ["9007199254740992", "18446744073709551615"]) {
+      const p = problems(["--seed", big]);
+      expect(p.length).toBe(1);
+      expect(p[0]).toContain("--seed");
+      expect(p[0]).toContain("from 0 to 9007199254740991");
+    }
+  });
+
   test("state-agent mode: every missing required flag is named", () => {
     expect(problems(["--kv-state-agent"])).toEqual([
       "--zmq-kv-events-ports: required with --kv-state-agent (the agent subscribes to each rank's raw PUB)",
