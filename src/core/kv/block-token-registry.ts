@@ -163,13 +163,6 @@ export class BlockTokenRegistry {
     return this.bySlot.hasBig(hash);
   }
 
-  clear(): void {
-    this.bySlot.clear();
-    this.freeSlots.length = 0;
-    this.fresh = 0;
-    this.fifoNext = 0;
-  }
-
   private slotsOf(hashes: readonly bigint[]): number[] | undefined {
     const out: number[] = [];
     for (const h of hashes) {
