@@ -210,10 +210,9 @@ export class RouterEventRelay {
         return;
       }
       case "cleared":
-        // The engine clears every tier; the router clears per tier.
-        rank.index.cleared();
-        this.pending.push({ source: rank.source, tier: "device", kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
-        this.pending.push({ source: rank.source, tier: "host", kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
+        // A prefix-cache reset clears G1 only (SPEC §2); the router clears per tier.
+        rank.index.cleared(e.tier);
+        this.pending.push({ source: rank.source, tier: e.tier, kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
         return;
     }
   }
