@@ -10,6 +10,7 @@ import { encodeRouterEvents, type RouterEvent } from "../src/protocol/router-eve
 import { RankPublisher, REPLAY_BATCHES } from "../src/roles/mocker/rank-publisher.ts";
 import { toVllmEvents } from "../src/roles/mocker/raw-events.ts";
 import { RouterEventRelay } from "../src/roles/mocker/router-event-relay.ts";
+import { createPortPlan } from "../src/transport/port-plan.ts";
 import { SubCounter } from "./lib/sub-counter-client.ts";
 import { envNumber, measure } from "./lib/measure.ts";
 
@@ -42,7 +43,9 @@ const pubs: RankPublisher[] = [];
 const relays: RouterEventRelay[] = [];
 try {
   const t0 = performance.now();
-  for (let i = 0; i < PUBLISHERS; i++) pubs.push(new RankPublisher({ host: "127.0.0.1", port: 0, topic: "", dataParallelRank: 0, kvcrOwnsHost: false, logger }));
+  // Port 0 through a port plan, as the mocker binds them (consecutive free ports, no kernel search).
+  const plan = createPortPlan();
+  for (let i = 0; i < PUBLISHERS; i++) pubs.push(new RankPublisher({ host: "127.0.0.1", port: 0, topic: "", dataParallelRank: 0, kvcrOwnsHost: false, logger, ports: plan }));
   const startMs = performance.now() - t0;
   Bun.gc(true);
   const rss1 = process.memoryUsage().rss;
