@@ -100,12 +100,33 @@ export class SlotResidency {
     private readonly emit: (event: RouterEvent) => void,
   ) {}
 
-  /** Applies a fault-free batch's events in order (see batchFault). */
+  /**
+   * Applies a fault-free batch's events in order (see batchFault). Consecutive removals are
+   * coalesced into one router `removed` event per tier (vLLM sends one BlockRemoved per evicted
+   * block; one router event per block would dominate the outbound stream).
+   */
   applyBatch(batch: KvEventBatch): void {
     for (const e of batch.events) {
+      if (e.type === "BlockRemoved") {
+        this.removed(e);
+        continue;
+      }
+      this.flushRemoved();
       if (e.type === "BlockStored") this.stored(e);
-      else if (e.type === "BlockRemoved") this.removed(e);
       else this.clearFramework();
+    }
+    this.flushRemoved();
+  }
+
+  /** Removed blocks per tier not emitted yet (see applyBatch). */
+  private readonly gone: (RouterBlock[] | undefined)[] = [undefined, undefined, undefined];
+
+  private flushRemoved(): void {
+    for (let t = 0; t < TIER_COUNT; t++) {
+      const blocks = this.gone[t];
+      if (!blocks) continue;
+      this.gone[t] = undefined;
+      this.emit({ source: this.source, tier: TIERS[t]!, kind: "removed", blocks, parentHash: null });
     }
   }
 
@@ -223,7 +244,6 @@ export class SlotResidency {
     }
     const kvcr = e.ownership === OWNERSHIP_KVCR;
     const bit = 1 << tier;
-    let gone: RouterBlock[] | undefined;
     for (const h of e.blockHashes) {
       const entry = this.map.getBig(h);
       if (entry < 0) {
@@ -240,11 +260,10 @@ export class SlotResidency {
       this.counters.blockOps++;
       if (!this.present(entry, tier)) {
         this.presentBlocks[tier]!--;
-        (gone ??= []).push({ seqHash: this.seq[entry]!, localHash: this.local[entry]! });
+        (this.gone[tier] ??= []).push({ seqHash: this.seq[entry]!, localHash: this.local[entry]! });
         if (!this.resident(entry)) this.depart(entry);
       }
     }
-    if (gone) this.emit({ source: this.source, tier: TIERS[tier]!, kind: "removed", blocks: gone, parentHash: null });
   }
 
   /** AllBlocksCleared: the framework (worker-domain) residency of every tier; CacheOwner bits stay. */
