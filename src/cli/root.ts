@@ -10,7 +10,9 @@ export const rootCommand = defineCommand({
   },
   subCommands: {
     agent: () => import("./agent.ts").then((m) => m.agentCommand),
+    bench: () => import("./bench.ts").then((m) => m.benchCommand),
     events: () => import("./events.ts").then((m) => m.eventsCommand),
+    frontend: () => import("./frontend.ts").then((m) => m.frontendCommand),
     mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
     replay: () => import("./replay.ts").then((m) => m.replayCommand),
   },

@@ -3,6 +3,7 @@
 // their counters as metrics. State-agent mode skips the relay: events are published once (SPEC §3).
 import type { MockerConfig } from "../../config/mocker.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { PortPlan } from "../../transport/port-plan.ts";
 import type { MetricFamily, MetricType } from "../../protocol/prometheus.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { RankPublisher } from "./rank-publisher.ts";
@@ -17,11 +18,13 @@ export interface WorkerOutlets {
   forRank(rank: number): EventOutlet[];
   /** Publishers by rank, e.g. to wait for subscribers. */
   publishers: readonly RankPublisher[];
+  /** Direct mode: the worker's router-event relay (e.g. to wait for a router's subscription). */
+  relay: RouterEventRelay | undefined;
   metrics(): MetricFamily[];
   close(): void;
 }
 
-export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logger: Logger): WorkerOutlets {
+export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logger: Logger, ports?: PortPlan): WorkerOutlets {
   const publishers: RankPublisher[] = [];
   let relay: RouterEventRelay | undefined;
   const closeAll = () => {
@@ -41,11 +44,12 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
             kvcrOwnsHost: config.kvStateAgent,
             logger,
             label: `worker ${id.index} rank ${r}`,
+            ports,
           }),
         );
       }
     }
-    if (!config.kvStateAgent) relay = new RouterEventRelay({ host: config.host, port: 0, workerId: id.workerId, dataParallelSize: config.dataParallelSize, logger });
+    if (!config.kvStateAgent) relay = new RouterEventRelay({ host: config.host, port: 0, workerId: id.workerId, dataParallelSize: config.dataParallelSize, logger, ports });
   } catch (err) {
     closeAll();
     throw err;
@@ -56,6 +60,7 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
     replayPorts: id.replayPorts ? publishers.map((p) => p.replayPort!) : undefined,
     routerEventsEndpoint: relay ? tcpEndpoint(config.host, relay.port) : undefined,
     publishers,
+    relay,
     forRank: (r) => [...(publishers[r] ? [publishers[r]] : []), ...(relay ? [relay.outlet(r)] : [])],
     metrics: () => {
       const stats = publishers.map((p) => p.stats());
