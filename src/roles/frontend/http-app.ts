@@ -147,6 +147,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     if (res.status !== 200 || !res.body) {
       finish();
       const text = await res.text().catch(() => "");
+      // The worker refused the request itself (e.g. it can never fit its KV cache): the client's to fix.
+      if (res.status === 400) return openAiError(400, `worker ${worker.id} refused the request: ${workerMessage(text)}`, { code: "worker_refused" });
       return openAiError(502, `worker ${worker.id} answered ${res.status}: ${text.slice(0, 300)}`, { code: "worker_failed" });
     }
     const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
@@ -234,6 +236,16 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   }
 
   return { fetch };
+}
+
+function workerMessage(text: string): string {
+  try {
+    const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    if (typeof m === "string") return m;
+  } catch {
+    // not JSON: the raw text below
+  }
+  return text.slice(0, 300);
 }
 
 function openAiError502Body(message: string) {
