@@ -64,7 +64,7 @@ export function residencyMismatch(e: MockEngine, events: readonly KvEvent[]): st
 }
 
 export function eventSummary(events: readonly KvEvent[]): string[] {
-  return events.map((e) => (e.kind === "cleared" ? "cleared" : `${e.kind}:${e.tier}:${e.blockHashes.length}`));
+  return events.map((e) => (e.kind === "cleared" ? `cleared:${e.tier}` : `${e.kind}:${e.tier}:${e.blockHashes.length}`));
 }
 
 /**

@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { renderUsage, runCommand } from "citty";
+import { runCommand } from "citty";
 import { defineOptions } from "../config/options.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { defineRoleCommand } from "./define-command.ts";
+import { renderHelp } from "./help.ts";
 
 const options = defineOptions({
   numWorkers: { kind: "int", min: 1, default: 1, description: "Workers in this process" },
@@ -36,9 +37,9 @@ describe("defineRoleCommand", () => {
 
   test("--help text comes from the option descriptors", async () => {
     const cmd = defineRoleCommand({ name: "demo", description: "demo", options, run: async () => {} });
-    const usage = await renderUsage(cmd);
+    const usage = await renderHelp(cmd, undefined, { width: 200, color: false });
     expect(usage).toContain("--num-workers");
-    expect(usage).toContain("Workers in this process (default 1)");
+    expect(usage).toContain("Workers in this process (default 1; env KVCR_NUM_WORKERS)");
     expect(usage).toContain("--no-enable-prefix-caching");
     expect(usage).toContain("--log-level");
   });

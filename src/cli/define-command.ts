@@ -3,7 +3,7 @@
 import { defineCommand, type ArgsDef, type CommandDef } from "citty";
 import { commonOptions } from "../config/common.ts";
 import { loadConfig, type Overlay, type Refine } from "../config/load.ts";
-import { flagName, type ConfigOf, type OptionTable } from "../config/options.ts";
+import { envNames, flagName, type ConfigOf, type OptionTable } from "../config/options.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 
@@ -46,14 +46,14 @@ export function defineRoleCommand<T extends OptionTable>(spec: RoleCommandSpec<T
   });
 }
 
-/** citty argument definitions, used only to render --help (parsing is strict, in loadConfig). */
+/** citty argument definitions, used only to render --help (cli/help.ts; parsing is strict, in loadConfig). */
 function helpArgs(table: OptionTable): ArgsDef {
   const args: ArgsDef = {};
   for (const [key, spec] of Object.entries(table)) {
     const notes = [
-      spec.default !== undefined && spec.kind !== "bool" ? `default ${JSON.stringify(spec.default)}` : "",
+      spec.default !== undefined && !(spec.kind === "bool" && spec.default === false) ? `default ${JSON.stringify(spec.default)}` : "",
       spec.kind === "enum" ? spec.choices.join("|") : "",
-      spec.env ? `env ${spec.env}` : "",
+      `env ${envNames(key, spec).join(" or ")}`,
     ].filter(Boolean);
     const description = notes.length ? `${spec.description} (${notes.join("; ")})` : spec.description;
     args[flagName(key, spec)] =

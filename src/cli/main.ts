@@ -1,7 +1,8 @@
 // Process edge for every command: --help/--version on any command, exit codes
 // (0 ok, 1 runtime failure, 2 usage or config error) and error printing.
-import { renderUsage, runCommand, type CommandDef } from "citty";
+import { runCommand, type CommandDef } from "citty";
 import { ConfigError, KvcrError } from "../lib/errors.ts";
+import { helpStyleFor, renderHelp } from "./help.ts";
 import { rootCommand } from "./root.ts";
 import { VERSION } from "./version.ts";
 
@@ -11,17 +12,22 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     if (own.includes("--help") || own.includes("-h")) {
       const [cmd, parent] = await resolveCommand(rootCommand, own);
-      process.stdout.write((await renderUsage(cmd, parent)) + "\n");
+      process.stdout.write((await renderHelp(cmd, parent, helpStyleFor(process.stdout, process.env))) + "\n");
       return 0;
     }
-    if (own.includes("--version") || own.includes("-v")) {
+    // -v means --verbose to many tools: refuse it rather than print the version in its place.
+    if (own.includes("-v")) {
+      process.stderr.write("kvcr-mock: -v is not an option: --version prints the version, --log-level debug logs more\n");
+      return 2;
+    }
+    if (own.includes("--version")) {
       process.stdout.write(`${VERSION}\n`);
       return 0;
     }
     const subs = (await rootCommand.subCommands) as Record<string, unknown>;
     const name = own[0];
     if (name === undefined || name.startsWith("-")) {
-      process.stderr.write((await renderUsage(rootCommand)) + "\n\nkvcr-mock: no command given.\n");
+      process.stderr.write((await renderHelp(rootCommand, undefined, helpStyleFor(process.stderr, process.env))) + "\n\nkvcr-mock: no command given.\n");
       return 2;
     }
     if (!(name in subs)) {

@@ -42,6 +42,31 @@ describe("loadConfig precedence: flag > env > file > default", () => {
     expect(loadConfig(table, { argv: ["--config", "s.yaml", "--block-size=8"], env, readFile }).config.blockSize).toBe(8);
   });
 
+  test("every option reads KVCR_ + its flag in UPPER_SNAKE: flag > env > file > default", () => {
+    const readFile = files({ "s.yaml": "speedup_ratio: 2\nmodel_name: from-file\nenable_prefix_caching: true\npreemption_mode: fifo\n" });
+    const env = { KVCR_SPEEDUP_RATIO: "3", KVCR_ENABLE_PREFIX_CACHING: "false", KVCR_ZMQ_KV_EVENTS_PORTS: "5557,5558", KVCR_PREEMPTION_MODE: "lifo" };
+    const withEnv = loadConfig(table, { argv: ["--config", "s.yaml"], env, readFile }).config;
+    expect([withEnv.speedupRatio, withEnv.modelName, withEnv.enablePrefixCaching, withEnv.zmqKvEventsPorts, withEnv.preemptionMode]).toEqual([
+      3,
+      "from-file",
+      false,
+      [5557, 5558],
+      "lifo",
+    ]);
+    const withFlags = loadConfig(table, { argv: ["--config", "s.yaml", "--speedup-ratio", "4", "--enable-prefix-caching"], env, readFile }).config;
+    expect([withFlags.speedupRatio, withFlags.enablePrefixCaching]).toEqual([4, true]);
+    expect(loadConfig(table, { argv: [], env: { KVCR_NUM_HOST_BLOCKS: "8" } }).config.numHostBlocks).toBe(8);
+    // An empty variable counts as unset.
+    expect(loadConfig(table, { argv: [], env: { KVCR_SPEEDUP_RATIO: "" } }).config.speedupRatio).toBe(1);
+  });
+
+  test("an option's own alias (DYN_*) is read too; the KVCR_ name wins over it", () => {
+    const aliased = defineOptions({ namespace: { kind: "string", default: "dynamo", env: "DYN_NAMESPACE", description: "ns" } });
+    expect(loadConfig(aliased, { argv: [], env: { DYN_NAMESPACE: "a" } }).config.namespace).toBe("a");
+    expect(loadConfig(aliased, { argv: [], env: { DYN_NAMESPACE: "a", KVCR_NAMESPACE: "b" } }).config.namespace).toBe("b");
+    expect(loadConfig(aliased, { argv: ["--namespace", "c"], env: { DYN_NAMESPACE: "a", KVCR_NAMESPACE: "b" } }).config.namespace).toBe("c");
+  });
+
   test("config file named by the environment; JSON by extension", () => {
     const readFile = files({ "c.json": '{"blockSize": 4, "zmq_kv_events_ports": [5557, 5558]}' });
     const { config } = loadConfig(table, { argv: [], env: { KVCR_CONFIG: "c.json" }, readFile });
@@ -87,9 +112,10 @@ describe("loadConfig failures: one line per problem naming key, value and what i
   });
 
   test("bad environment value names the variable", () => {
-    expect(problemsOf(() => loadConfig(table, { argv: [], env: { KVCR_TEST_BLOCK_SIZE: "0", KVCR_LOG_LEVEL: "loud" } }))).toEqual([
+    expect(problemsOf(() => loadConfig(table, { argv: [], env: { KVCR_TEST_BLOCK_SIZE: "0", KVCR_LOG_LEVEL: "loud", KVCR_ENABLE_PREFIX_CACHING: "maybe" } }))).toEqual([
       'KVCR_LOG_LEVEL (environment): got "loud", expected one of silent, error, warn, info, debug, trace',
       "KVCR_TEST_BLOCK_SIZE (environment): got 0, expected an integer ≥ 1",
+      'KVCR_ENABLE_PREFIX_CACHING (environment): got "maybe", expected true or false',
     ]);
   });
 
@@ -109,9 +135,12 @@ describe("loadConfig failures: one line per problem naming key, value and what i
     expect(problemsOf(() => loadConfig(table, { argv: ["--config", "b.json"], readFile: files({ "b.json": "{nope" }) }))[0]).toStartWith(
       "--config: b.json is not valid JSON:",
     );
-    expect(problemsOf(() => loadConfig(table, { argv: ["--config", "b.yaml"], readFile: files({ "b.yaml": "key: [1, 2" }) }))[0]).toStartWith(
-      "--config: b.yaml is not valid YAML:",
-    );
+    // The parser's whole message (line, column and the code frame), not just its first line.
+    const yaml = problemsOf(() => loadConfig(table, { argv: ["--config", "b.yaml"], readFile: files({ "b.yaml": "block_size: 4\n  bad: [\n" }) }))[0]!;
+    expect(yaml).toStartWith("--config: b.yaml is not valid YAML:");
+    expect(yaml).toContain("line 1, column 13");
+    expect(yaml).toContain("block_size: 4\n");
+    expect(yaml.split("\n").length).toBeGreaterThan(2);
     expect(problemsOf(() => loadConfig(table, { argv: ["--config", "l.yaml"], readFile: files({ "l.yaml": "- 1\n- 2\n" }) }))).toEqual([
       "--config: l.yaml must hold a mapping of option names to values, got a list",
     ]);

@@ -1,4 +1,5 @@
-// The one config loader: defaults < config file < environment (explicit table) < flags.
+// The one config loader: defaults < config file < environment < flags. Every option reads
+// `KVCR_<FLAG>` (and its own alias such as DYN_NAMESPACE), so any options table gets it for free.
 // Everything is validated once; every problem becomes one line `key: got X, expected Y`, and
 // nothing starts on bad config (the CLI exits 2 with those lines).
 import { readFileSync } from "node:fs";
@@ -7,6 +8,7 @@ import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../lib/errors.ts";
 import {
   coerceText,
+  envNames,
   expectation,
   flagName,
   schemaFor,
@@ -64,7 +66,7 @@ export function loadConfig<T extends OptionTable>(
   for (const [key, spec] of Object.entries(table)) {
     // Every value given is checked, also one a higher source overrides: a broken config file or
     // environment variable is reported even when a flag happens to win.
-    const given = [fromFlags.values.get(key), envCandidate(spec, env), fromFile.get(key)].filter((c): c is Candidate => c !== undefined);
+    const given = [fromFlags.values.get(key), ...envCandidates(key, spec, env), fromFile.get(key)].filter((c): c is Candidate => c !== undefined);
     raw[key] = spec.default;
     for (const [i, candidate] of given.entries()) {
       const result = v.safeParse(schemaFor(spec), candidate.value);
@@ -87,16 +89,19 @@ export function loadConfig<T extends OptionTable>(
   return { config: raw as ConfigOf<T>, rest: fromFlags.rest };
 }
 
-function envCandidate(spec: OptionSpec, env: Readonly<Record<string, string | undefined>>): Candidate | undefined {
-  if (!spec.env) return undefined;
-  const text = env[spec.env];
-  if (text === undefined || text === "") return undefined;
-  return { value: coerceText(spec, text), label: `${spec.env} (environment)` };
+/** The option's environment values, strongest first (an empty variable counts as unset). */
+function envCandidates(key: string, spec: OptionSpec, env: Readonly<Record<string, string | undefined>>): Candidate[] {
+  const out: Candidate[] = [];
+  for (const name of envNames(key, spec)) {
+    const text = env[name];
+    if (text !== undefined && text !== "") out.push({ value: coerceText(spec, text), label: `${name} (environment)` });
+  }
+  return out;
 }
 
 function envValue(table: OptionTable, key: string, env: Readonly<Record<string, string | undefined>>): unknown {
   const spec = table[key];
-  return spec ? envCandidate(spec, env)?.value : undefined;
+  return spec ? envCandidates(key, spec, env)[0]?.value : undefined;
 }
 
 function parseArgv(
@@ -174,7 +179,9 @@ function readConfigFile(
   try {
     doc = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    problems.push(`--config: ${path} is not valid ${/\.json$/i.test(path) ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`);
+    // The whole message: YAML's carries the line, the column and a code frame below the first line.
+    const detail = (err as Error).message.trimEnd().split("\n").filter((l) => l.trim() !== "").join("\n    ");
+    problems.push(`--config: ${path} is not valid ${/\.json$/i.test(path) ? "JSON" : "YAML"}: ${detail}`);
     return out;
   }
   if (doc === null || doc === undefined) return out; // an empty file sets nothing

@@ -1,5 +1,5 @@
 // Option descriptors: each command declares its options once, and the flag spelling, the
-// config-file key, the environment variable, the valibot check and the --help text all derive
+// config-file key, the environment variables, the valibot check and the --help text all derive
 // from that one declaration (so they can never drift apart).
 import * as v from "valibot";
 
@@ -12,7 +12,10 @@ interface BaseOption<K extends OptionKind, T> {
   readonly default?: T;
   /** Flag spelling without `--`; defaults to the kebab-case of the key. */
   readonly flag?: string;
-  /** Environment variable read for this option (explicit table: only options that name one). */
+  /**
+   * An extra environment variable for this option, a name users of Dynamo or vLLM already know
+   * (DYN_NAMESPACE). Every option also reads `KVCR_` + its flag in UPPER_SNAKE (see envNames).
+   */
   readonly env?: string;
   /** Accepted on the command line only (e.g. --config itself), not inside a config file. */
   readonly flagOnly?: boolean;
@@ -54,6 +57,15 @@ export function defineOptions<const T extends OptionTable>(table: T): T {
 
 export function flagName(key: string, spec: OptionSpec): string {
   return spec.flag ?? key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/**
+ * Environment variables an option reads, strongest first: `KVCR_` + the flag in UPPER_SNAKE
+ * (`--block-size` → KVCR_BLOCK_SIZE), then the option's own `env` alias if it names another.
+ */
+export function envNames(key: string, spec: OptionSpec): string[] {
+  const own = `KVCR_${flagName(key, spec).replace(/-/g, "_").toUpperCase()}`;
+  return spec.env && spec.env !== own ? [own, spec.env] : [own];
 }
 
 /** What a valid value looks like, for error lines ("expected an integer ≥ 1"). */

@@ -16,6 +16,7 @@ export const engineConfigArb = fc
     enableChunkedPrefill: fc.boolean(),
     preemptionMode: fc.constantFrom("lifo" as const, "fifo" as const),
     releasedFifoBlocks: fc.constantFrom(1, 4, 16_384),
+    hostOffloadDecodeBlocks: fc.boolean(),
     seed: fc.integer({ min: 0, max: 1000 }),
   })
   .map((c): Partial<EngineConfig> => ({

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { encodeBatch, encodeSeq } from "../../src/protocol/kv-events/index.ts";
 import { PubSocket } from "../../src/transport/zmtp/index.ts";
+import { startFakeOpenAi } from "../fake-openai-server.ts";
 import { REPO_ROOT, runCli, tempDir, waitFor } from "../harness.ts";
 import { LineQueue } from "../lines.ts";
 
@@ -64,10 +65,10 @@ describe("compiled binary", () => {
   test("--help lists the commands", async () => {
     const r = await runCli(["--help"], { bin, cwd: dir.path });
     expect(r.exitCode).toBe(0);
-    for (const cmd of ["mocker", "replay", "events"]) expect(r.stdout).toContain(cmd);
+    for (const cmd of ["mocker", "replay", "events", "bench"]) expect(r.stdout).toContain(cmd);
   });
 
-  test.each(["mocker", "replay", "events"])("%s --help and --version work in the binary", async (cmd) => {
+  test.each(["mocker", "replay", "events", "bench"])("%s --help and --version work in the binary", async (cmd) => {
     const help = await runCli([cmd, "--help"], { bin, cwd: dir.path });
     expect(help.exitCode).toBe(0);
     expect(help.stdout).toContain(`kvcr-mock ${cmd}`);
@@ -98,5 +99,16 @@ describe("compiled binary", () => {
     const r = await runCli(["replay", "--requests", "20", "--prefix-tokens", "256", "--suffix-tokens", "32", "--output-tokens", "8", "--output-json", "-"], { bin, cwd: dir.path });
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ completed: 20, failed: 0 });
+  });
+
+  test("bench drives a server and writes its HTML report with uPlot inlined, from the binary", async () => {
+    await using server = startFakeOpenAi({ ttftMs: 2, itlMs: 1 });
+    const report = join(dir.path, "report.html");
+    const r = await runCli(["bench", "--url", server.url, "--requests", "6", "--concurrency", "2", "--prefix-tokens", "16", "--suffix-tokens", "4", "--output-tokens", "3", "--report", report, "--output-json", "-", "--log-level", "warn"], { bin, cwd: dir.path });
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ completed: 6, failed: 0, model_id: "fake-model" });
+    const html = await Bun.file(report).text();
+    expect(html).toContain("uPlot");
+    expect(html).toContain(".u-legend");
   });
 });

@@ -9,6 +9,7 @@ import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";
 import type { DiscoveryStore } from "../../src/discovery/store.ts";
 import type { AttachmentIntent, WorkerRecord } from "../../src/protocol/records.ts";
 import { startMocker } from "../../src/roles/mocker/index.ts";
+import { createLogger } from "../../src/lib/logger.ts";
 import { cleanupList, CLI_ENTRY, makeTempDir, runCli, waitFor, withTimeout } from "../harness.ts";
 import { logger, mockerConfig } from "./mocker-kit.ts";
 
@@ -53,7 +54,7 @@ describe("mocker HTTP edge", () => {
     expect((await fetch(`${m.httpUrl}/health`)).status).toBe(503);
     release();
     await withTimeout(m.ready, 10_000, "registration");
-    expect(await (await fetch(`${m.httpUrl}/health`)).json()).toEqual({ status: "healthy" });
+    expect(await (await fetch(`${m.httpUrl}/health`)).json()).toEqual({ status: "healthy", discovery: { backend: "file", connected: true } });
 
     const post = (body: string) => fetch(`${m.httpUrl}/v1/generate`, { method: "POST", body });
     const cases: [string, number, string][] = [
@@ -73,6 +74,7 @@ describe("mocker HTTP edge", () => {
     expect((await fetch(`${m.httpUrl}/nope`)).status).toBe(404);
     const metrics = await (await fetch(`${m.httpUrl}/metrics`)).text();
     expect(metrics).toContain('kvcr_mocker_waiting_requests{worker="1",dp_rank="1"} 0');
+    expect(metrics).toContain('kvcr_discovery_connected{backend="file"} 1\n');
   });
 
   test("a client that disconnects cancels its request; a router hint is accepted and ignored", async () => {
@@ -209,7 +211,7 @@ describe("kvcr-mock mocker process", () => {
   test("a bad DYN_NAMESPACE is rejected before anything starts", async () => {
     const r = await runCli(["mocker"], { env: { DYN_NAMESPACE: "a/b" } });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain('--namespace (or DYN_NAMESPACE): got "a/b"');
+    expect(r.stderr).toContain('--namespace (or KVCR_NAMESPACE, DYN_NAMESPACE): got "a/b"');
     expect(r.stderr).not.toContain("serving");
   });
 
@@ -246,5 +248,26 @@ describe("mocker discovery records", () => {
       const sock = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
       sock.end();
     }
+  });
+});
+
+describe("mocker logs", () => {
+  test("a summary at info whatever the worker count; each worker's endpoints at debug", async () => {
+    await using dir = await makeTempDir("kvcr-log-");
+    const lines: { level: string; msg: string }[] = [];
+    const stream = { write: (t: string) => (lines.push(JSON.parse(t) as { level: string; msg: string }), true) } as unknown as NodeJS.WritableStream;
+    const captured = createLogger({ level: "debug", format: "json", stream });
+    const m = await startMocker(mockerConfig(["--num-workers", "20", "--zmq-kv-events-ports", Array(20).fill(0).join(","), "--discovery-dir", dir.path]), { logger: captured, env: {} });
+    try {
+      await withTimeout(m.ready, 10_000, "registration");
+    } finally {
+      await m.close();
+    }
+    const info = lines.filter((l) => l.level === "info").map((l) => l.msg);
+    expect(info.length).toBeLessThanOrEqual(4);
+    expect(info.some((l) => /^events: raw PUB 20 ports \d+–\d+ on 127\.0\.0\.1/.test(l))).toBe(true);
+    const perWorker = lines.filter((l) => /^worker \d+ \(/.test(l.msg));
+    expect(perWorker.length).toBe(20);
+    expect(perWorker.every((l) => l.level === "debug")).toBe(true);
   });
 });

@@ -13,6 +13,8 @@ export interface EngineConfig {
   /** GB/s; 0 = instant. */
   hostOffloadD2hBandwidthGbps: number;
   hostOffloadH2dBandwidthGbps: number;
+  /** Also offload blocks completed by generated tokens (vLLM's and Dynamo's default: prompt blocks only). */
+  hostOffloadDecodeBlocks: boolean;
   /** Sizes host transfers: bytes per block = kvBytesPerToken × blockSize. */
   kvBytesPerToken: number;
   maxNumSeqs: number;
@@ -42,6 +44,7 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   numHostBlocks: 0,
   hostOffloadD2hBandwidthGbps: 0,
   hostOffloadH2dBandwidthGbps: 0,
+  hostOffloadDecodeBlocks: false,
   kvBytesPerToken: 131_072,
   maxNumSeqs: 256,
   maxNumBatchedTokens: 8192,

@@ -71,6 +71,8 @@ export interface EngineMetrics {
   eventsEmitted: number;
   eventsDropped: number;
   hostOffloadSkippedBlocks: number;
+  /** G2 blocks whose device-to-host copy landed (host `stored` blocks), since start. */
+  hostBlocksStored: number;
   steps: number;
   lastStepMs: number;
   totalStepMs: number;

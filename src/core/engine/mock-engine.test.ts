@@ -154,7 +154,7 @@ describe("mock engine: scheduler (SPEC §2)", () => {
     expect(decode.finished.length).toBe(1);
   });
 
-  test("the prefill budget is max_num_batched_tokens − #decoding, and admission stops at max_num_seqs", () => {
+  test("one token budget per step, and admission stops at max_num_seqs", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 64, maxNumBatchedTokens: 10, maxNumSeqs: 2, ...fixed });
     e.addRequest({ id: "a", tokenIds: seq(0, 3), maxTokens: 5 });
     e.addRequest({ id: "b", tokenIds: seq(50, 3), maxTokens: 5 });
@@ -169,13 +169,13 @@ describe("mock engine: scheduler (SPEC §2)", () => {
     expect(s.tokens.map((t) => t.requestId)).toEqual(["c"]);
   });
 
-  test("a decoding request reserves one budget token: a prompt is chunked around it", () => {
+  test("a decode ahead in running order spends one budget token: a prompt is chunked around it", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 64, maxNumBatchedTokens: 6 });
     e.addRequest({ id: "a", tokenIds: seq(0, 2), maxTokens: 9 });
     const run: Run = { steps: [], events: [], tokens: new Map(), nowMs: 0 };
     stepOnce(e, run); // a prefilled, first token
     e.addRequest({ id: "b", tokenIds: seq(40, 11), maxTokens: 1 });
-    // a decodes (1 token), b gets 6 − 1 = 5; blocks: a ceil(3/4) + b ceil(5/4) = 3.
+    // a decodes first (1 token of the one budget), b gets the 6 − 1 = 5 left; blocks: a ceil(3/4) + b ceil(5/4) = 3.
     const s = stepOnce(e, run);
     expect(s.durationMs).toBeCloseTo(polynomialPrefillMs(5) + polynomialDecodeMs(3 / 64), 12);
     const s2 = stepOnce(e, run); // 5 more: a ceil(4/4) + b ceil(10/4) = 4 blocks

@@ -47,6 +47,7 @@ export class MockEngine {
         h2dBandwidthGbps: scale(cfg.hostOffloadH2dBandwidthGbps),
         kvBytesPerToken: cfg.kvBytesPerToken,
         releasedFifoBlocks: cfg.releasedFifoBlocks,
+        offloadDecodeBlocks: cfg.hostOffloadDecodeBlocks,
       },
       deps.hasher,
     );
@@ -149,7 +150,7 @@ export class MockEngine {
     return result;
   }
 
-  /** Prefix-cache reset (vLLM reset_prefix_cache): only when no request holds blocks. */
+  /** Prefix-cache reset (vLLM reset_prefix_cache): only when no request holds blocks; G1 only. */
   resetPrefixCache(): StepResult | undefined {
     if (this.sched.running.length > 0) return undefined;
     this.kv.clear();
@@ -200,6 +201,7 @@ export class MockEngine {
       eventsEmitted: kv.events.emitted,
       eventsDropped: kv.offload?.droppedStoreCount ?? 0,
       hostOffloadSkippedBlocks: kv.offload?.skippedBlocks ?? 0,
+      hostBlocksStored: kv.offload?.storedBlocks ?? 0,
       steps: this.steps,
       lastStepMs: this.lastStepMs,
       totalStepMs: this.totalStepMs,

@@ -37,7 +37,7 @@ export class KvIndex {
 
   apply(source: number, event: IndexEvent): void {
     if (event.kind === "cleared") {
-      // Engine events clear every tier; router events (SPEC §6.1) clear one.
+      // A tier-less clear (a stream reset) forgets the source in every tier; a tiered one clears that tier.
       if (event.tier === undefined) this.removeSource(source);
       else this.clearTier(source, event.tier);
       return;

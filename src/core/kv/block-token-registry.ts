@@ -4,121 +4,193 @@
 // is kept while it is resident in any tier, plus a bounded FIFO of recently released blocks.
 // A store is resolved whole before any tier bit changes; if one block is unknown the whole
 // store is refused and nothing changes.
+// Memory (issue 9 item 13): records live in parallel typed arrays and one token slab, indexed by
+// a record slot found through a U64Map, so a record costs its token ids (4 × block size bytes)
+// plus ~40 bytes, not a JS object, a Map entry, three bigints and a Uint32Array per block.
 import type { KvTier } from "./kv-events.ts";
 import { grown } from "./grown.ts";
+import { SPLIT, splitU64, U64Map } from "./u64-map.ts";
 
 export const RELEASED_FIFO_BLOCKS = 16_384;
 
 const TIER_BIT: Record<KvTier, number> = { device: 1, host: 2 };
+const INITIAL_SLOTS = 64;
 
+/** One block's recovered record: a view, valid until the registry next changes. */
 export interface BlockRecord {
   readonly parentHash: bigint | null;
   readonly localHash: bigint;
-  /** Exactly blockSize token ids (an owned copy). */
+  /** Exactly blockSize token ids (a view into the registry's slab: copy to keep). */
   readonly tokenIds: Uint32Array;
-  /** Bit set of the tiers the block is resident in. */
-  tiers: number;
-  /** FIFO ticket of the block's latest release (0 = never released). */
-  releasedAt: number;
 }
 
 export class BlockTokenRegistry {
-  private readonly records = new Map<bigint, BlockRecord>();
-  /** Ring of released hashes and their tickets; grown up to releasedCapacity as releases come. */
-  private fifo: BigUint64Array;
+  private readonly bySlot = new U64Map();
+  // Per record slot (grown with the slots used): hash, parent (+ has-parent flag), local hash,
+  // tier bits, FIFO ticket of the latest release (0 = never released), token ids.
+  private hash = new BigUint64Array(INITIAL_SLOTS);
+  private parent = new BigUint64Array(INITIAL_SLOTS);
+  private hasParent = new Uint8Array(INITIAL_SLOTS);
+  private local = new BigUint64Array(INITIAL_SLOTS);
+  private tiers = new Uint8Array(INITIAL_SLOTS);
+  private releasedAt = new Float64Array(INITIAL_SLOTS);
+  private tokens = new Uint32Array(0);
+  /** Tokens per block: learned from the first store (one engine, one block size). */
+  private blockSize = 0;
+  private readonly freeSlots: number[] = [];
+  private fresh = 0;
+  /** Ring of released record slots and their tickets; grown up to releasedCapacity as releases come. */
+  private fifoSlot: Int32Array;
   private fifoTicket: Float64Array;
   private fifoNext = 0;
   private ticket = 0;
 
   constructor(readonly releasedCapacity: number = RELEASED_FIFO_BLOCKS) {
-    // 256 kB per rank at 16,384 if allocated up front; 1,024 ranks run in one mocker process.
+    // 192 kB per rank at 16,384 if allocated up front; 1,024 ranks run in one mocker process.
     const initial = Math.min(Math.max(1, releasedCapacity), 64);
-    this.fifo = new BigUint64Array(initial);
+    this.fifoSlot = new Int32Array(initial);
     this.fifoTicket = new Float64Array(initial);
   }
 
   /** FIFO entries allocated so far (tests: storage follows releases, not capacity). */
   get fifoAllocated(): number {
-    return this.fifo.length;
+    return this.fifoSlot.length;
   }
 
   /** Records known (resident somewhere, or released and still in the FIFO). */
   get size(): number {
-    return this.records.size;
+    return this.bySlot.size;
+  }
+
+  /** Bytes held by the record arrays and the token slab (tests and benches). */
+  get storageBytes(): number {
+    return this.hash.byteLength * 3 + this.hasParent.byteLength + this.tiers.byteLength + this.releasedAt.byteLength + this.tokens.byteLength + this.fifoSlot.byteLength + this.fifoTicket.byteLength;
   }
 
   /** A block became resident in `tier` with its own token ids (copied when first seen). */
   stored(tier: KvTier, hash: bigint, parentHash: bigint | null, localHash: bigint, tokenIds: Uint32Array): void {
-    let rec = this.records.get(hash);
-    if (rec === undefined) {
-      rec = { parentHash, localHash, tokenIds: tokenIds.slice(), tiers: 0, releasedAt: 0 };
-      this.records.set(hash, rec);
+    splitU64(hash);
+    let slot = this.bySlot.get(SPLIT[0]!, SPLIT[1]!);
+    if (slot === -1) {
+      const w0 = SPLIT[0]!;
+      const w1 = SPLIT[1]!;
+      slot = this.allocate(tokenIds.length);
+      this.bySlot.set(w0, w1, slot);
+      this.hash[slot] = hash;
+      this.hasParent[slot] = parentHash === null ? 0 : 1;
+      this.parent[slot] = parentHash ?? 0n;
+      this.local[slot] = localHash;
+      this.tiers[slot] = 0;
+      this.releasedAt[slot] = 0;
+      this.tokens.set(tokenIds, slot * this.blockSize);
     }
-    rec.tiers |= TIER_BIT[tier];
+    this.tiers[slot]! |= TIER_BIT[tier];
   }
 
   /** A block left `tier`; when it is resident nowhere it enters the released FIFO. */
   removed(tier: KvTier, hash: bigint): void {
-    const rec = this.records.get(hash);
-    if (rec === undefined) return;
-    rec.tiers &= ~TIER_BIT[tier];
-    if (rec.tiers !== 0) return;
+    const slot = this.bySlot.getBig(hash);
+    if (slot === -1) return;
+    this.tiers[slot]! &= ~TIER_BIT[tier];
+    if (this.tiers[slot] !== 0) return;
     if (this.releasedCapacity <= 0) {
-      this.records.delete(hash);
+      this.free(slot);
       return;
     }
     const at = this.fifoNext % this.releasedCapacity;
-    if (this.fifoNext >= this.releasedCapacity) this.expire(this.fifo[at]!, this.fifoTicket[at]!);
-    else if (at >= this.fifo.length) this.growFifo();
+    if (this.fifoNext >= this.releasedCapacity) this.expire(this.fifoSlot[at]!, this.fifoTicket[at]!);
+    else if (at >= this.fifoSlot.length) this.growFifo();
     const ticket = ++this.ticket;
-    this.fifo[at] = hash;
+    this.fifoSlot[at] = slot;
     this.fifoTicket[at] = ticket;
-    rec.releasedAt = ticket;
+    this.releasedAt[slot] = ticket;
     this.fifoNext++;
   }
 
   /** Records of all `hashes`, or undefined (and nothing touched) if any one is unknown. */
   resolve(hashes: readonly bigint[]): BlockRecord[] | undefined {
-    const out: BlockRecord[] = [];
-    for (const h of hashes) {
-      const rec = this.records.get(h);
-      if (rec === undefined) return undefined;
-      out.push(rec);
-    }
-    return out;
+    const slots = this.slotsOf(hashes);
+    return slots === undefined ? undefined : slots.map((s) => this.record(s));
   }
 
   /** Resolves, then marks every block resident in `tier`; undefined = refused, nothing changed. */
   storeResolved(tier: KvTier, hashes: readonly bigint[]): BlockRecord[] | undefined {
-    const recs = this.resolve(hashes);
-    if (recs === undefined) return undefined;
-    for (const rec of recs) rec.tiers |= TIER_BIT[tier];
-    return recs;
+    const slots = this.slotsOf(hashes);
+    if (slots === undefined) return undefined;
+    for (const s of slots) this.tiers[s]! |= TIER_BIT[tier];
+    return slots.map((s) => this.record(s));
   }
 
   /** Tier bits of a block (0 = not resident, or unknown). */
   tiersOf(hash: bigint): number {
-    return this.records.get(hash)?.tiers ?? 0;
+    const slot = this.bySlot.getBig(hash);
+    return slot === -1 ? 0 : this.tiers[slot]!;
   }
 
   has(hash: bigint): boolean {
-    return this.records.has(hash);
+    return this.bySlot.hasBig(hash);
   }
 
   clear(): void {
-    this.records.clear();
+    this.bySlot.clear();
+    this.freeSlots.length = 0;
+    this.fresh = 0;
     this.fifoNext = 0;
   }
 
+  private slotsOf(hashes: readonly bigint[]): number[] | undefined {
+    const out: number[] = [];
+    for (const h of hashes) {
+      const slot = this.bySlot.getBig(h);
+      if (slot === -1) return undefined;
+      out.push(slot);
+    }
+    return out;
+  }
+
+  private record(slot: number): BlockRecord {
+    const bs = this.blockSize;
+    return {
+      parentHash: this.hasParent[slot] === 1 ? this.parent[slot]! : null,
+      localHash: this.local[slot]!,
+      tokenIds: this.tokens.subarray(slot * bs, (slot + 1) * bs),
+    };
+  }
+
+  private allocate(blockSize: number): number {
+    if (this.blockSize === 0) this.blockSize = blockSize;
+    else if (blockSize !== this.blockSize) throw new RangeError(`block of ${blockSize} token ids in a registry of block size ${this.blockSize}`);
+    const slot = this.freeSlots.pop() ?? this.fresh++;
+    if (slot >= this.hash.length) this.grow(Math.max(INITIAL_SLOTS, this.hash.length * 2));
+    if ((slot + 1) * this.blockSize > this.tokens.length) this.tokens = grown(this.tokens, this.hash.length * this.blockSize);
+    return slot;
+  }
+
+  private free(slot: number): void {
+    splitU64(this.hash[slot]!);
+    this.bySlot.delete(SPLIT[0]!, SPLIT[1]!);
+    this.releasedAt[slot] = 0;
+    this.freeSlots.push(slot);
+  }
+
+  private grow(len: number): void {
+    this.hash = grown(this.hash, len);
+    this.parent = grown(this.parent, len);
+    this.hasParent = grown(this.hasParent, len);
+    this.local = grown(this.local, len);
+    this.tiers = grown(this.tiers, len);
+    this.releasedAt = grown(this.releasedAt, len);
+  }
+
   private growFifo(): void {
-    const len = Math.min(this.releasedCapacity, this.fifo.length * 2);
-    this.fifo = grown(this.fifo, len);
+    const len = Math.min(this.releasedCapacity, this.fifoSlot.length * 2);
+    this.fifoSlot = grown(this.fifoSlot, len);
     this.fifoTicket = grown(this.fifoTicket, len);
   }
 
-  private expire(hash: bigint, ticket: number): void {
-    const rec = this.records.get(hash);
-    // Only the latest release of a block that is still resident nowhere expires it.
-    if (rec !== undefined && rec.tiers === 0 && rec.releasedAt === ticket) this.records.delete(hash);
+  private expire(slot: number, ticket: number): void {
+    // Only the latest release of a block that is still resident nowhere expires it (a slot freed
+    // and reused since carries another ticket).
+    if (this.tiers[slot] === 0 && this.releasedAt[slot] === ticket) this.free(slot);
   }
 }

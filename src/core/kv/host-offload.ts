@@ -47,6 +47,8 @@ export class HostOffload {
   droppedStores: DroppedStore[] = [];
   droppedStoreCount = 0;
   skippedBlocks = 0;
+  /** G2 blocks whose copy landed (host `stored` blocks) since creation: G2 traffic. */
+  storedBlocks = 0;
 
   constructor(
     private readonly cfg: HostOffloadConfig,
@@ -108,6 +110,7 @@ export class HostOffload {
       if (hostSlots.length > 0) {
         const landsAtMs = this.d2h.submit(endMs, hostSlots.length * this.cfg.bytesPerBlock);
         for (const s of sources) if (fenceUntilMs[s]! < landsAtMs) fenceUntilMs[s] = landsAtMs;
+        for (const hs of hostSlots) this.tier.setPendingLandsAt(hs, landsAtMs);
         this.pending.push({ landsAtMs, hostSlots, runStarts });
       }
     }
@@ -145,6 +148,7 @@ export class HostOffload {
           locals.push(recs[i]!.localHash);
           tier.land(hostSlots[from + i]!);
         }
+        this.storedBlocks += recs.length;
         this.events.stored("host", recs[0]!.parentHash, hashes, locals, tokenIds, bs);
       }
     }
@@ -157,14 +161,6 @@ export class HostOffload {
   /** Earliest pending d2h landing, or undefined. */
   nextLandingMs(): number | undefined {
     return this.pendingHead < this.pending.length ? this.pending[this.pendingHead]!.landsAtMs : undefined;
-  }
-
-  /** Prefix-cache reset: every entry and in-flight copy forgotten (the caller emits `cleared`). */
-  clear(): void {
-    this.tier.clear();
-    this.registry.clear();
-    this.pending.length = 0;
-    this.pendingHead = 0;
   }
 
   private removed(hash: bigint): void {

@@ -1,6 +1,7 @@
 // G2 (host) tier of one rank: a fixed number of host blocks keyed by sequence hash, LRU
 // eviction. An entry is pending while its device-to-host copy is in flight (it holds a slot but
-// is not resident and cannot be evicted) and pinned while a host-to-device load reads it.
+// is not resident and cannot be evicted) and pinned while a host-to-device load reads it (a load
+// may pin a pending entry: it waits for the copy to land, SPEC §2).
 // Storage grows with the slots used, not the capacity (as G1's does): a capacity of billions
 // costs nothing until blocks land, and a process may run 1,024 ranks.
 import { LruList } from "./lru-list.ts";
@@ -10,6 +11,8 @@ import { grown } from "./grown.ts";
 const FREE = 0;
 const PENDING = 1;
 const RESIDENT = 2;
+/** A pending entry whose store was dropped while a load pinned it: freed at the last unpin. */
+const DROPPED = 3;
 
 export class HostTier {
   readonly capacity: number;
@@ -19,6 +22,8 @@ export class HostTier {
   private slotWords: Uint32Array;
   private state: Uint8Array;
   private pins: Int32Array;
+  /** Pending entries: when their copy lands (ms). */
+  private landsAtMs: Float64Array;
   /** Resident, unpinned entries; head = least recently used. */
   private readonly lru: LruList;
   /** Slots freed by dropped stores; [fresh, capacity) were never used. */
@@ -35,6 +40,7 @@ export class HostTier {
     this.slotWords = new Uint32Array(this.slotHash.buffer);
     this.state = new Uint8Array(initial);
     this.pins = new Int32Array(initial);
+    this.landsAtMs = new Float64Array(initial);
     this.lru = new LruList(capacity);
   }
 
@@ -57,6 +63,35 @@ export class HostTier {
   residentSlot(w0: number, w1: number): number {
     const slot = this.byHash.get(w0, w1);
     return slot !== -1 && this.state[slot] === RESIDENT ? slot : -1;
+  }
+
+  /** Slot of the hash (w0, w1) if resident or pending (its copy in flight), or -1. */
+  lookupSlot(w0: number, w1: number): number {
+    return this.byHash.get(w0, w1);
+  }
+
+  isResident(slot: number): boolean {
+    return this.state[slot] === RESIDENT;
+  }
+
+  isPending(slot: number): boolean {
+    return this.state[slot] === PENDING;
+  }
+
+  /** When the pending copy into `slot` lands. */
+  pendingLandsAtMs(slot: number): number {
+    return this.landsAtMs[slot]!;
+  }
+
+  setPendingLandsAt(slot: number, landsAtMs: number): void {
+    this.landsAtMs[slot] = landsAtMs;
+  }
+
+  /** A lookup hit `slot`: a resident, unpinned entry becomes most recently used (vLLM's touch). */
+  touch(slot: number): void {
+    if (!this.lru.has(slot)) return;
+    this.lru.remove(slot);
+    this.lru.pushBack(slot);
   }
 
   /**
@@ -84,12 +119,16 @@ export class HostTier {
   land(slot: number): void {
     this.state[slot] = RESIDENT;
     this.residentBlocks++;
-    this.lru.pushBack(slot);
+    if (this.pins[slot] === 0) this.lru.pushBack(slot);
   }
 
   /** Abandons a pending entry (its store event was dropped): no residency ever existed. */
   dropPending(slot: number): void {
     this.byHash.delete(this.slotWords[2 * slot]!, this.slotWords[2 * slot + 1]!);
+    if (this.pins[slot]! > 0) {
+      this.state[slot] = DROPPED; // a load waiting on it sees it is not resident at its last unpin
+      return;
+    }
     this.state[slot] = FREE;
     this.freeSlots.push(slot);
   }
@@ -101,7 +140,7 @@ export class HostTier {
   /** A load starts reading `slot`: it cannot be evicted until unpinned. */
   pin(slot: number): void {
     if (this.pins[slot]!++ === 0) {
-      this.lru.remove(slot);
+      if (this.lru.has(slot)) this.lru.remove(slot);
       this.pinnedBlocks++;
     }
   }
@@ -109,8 +148,12 @@ export class HostTier {
   /** A load finished (or was abandoned); the entry becomes most recently used again. */
   unpin(slot: number): void {
     if (--this.pins[slot]! === 0) {
-      this.lru.pushBack(slot);
       this.pinnedBlocks--;
+      if (this.state[slot] === RESIDENT) this.lru.pushBack(slot);
+      else if (this.state[slot] === DROPPED) {
+        this.state[slot] = FREE;
+        this.freeSlots.push(slot);
+      }
     }
   }
 
@@ -145,5 +188,6 @@ export class HostTier {
     this.slotWords = new Uint32Array(this.slotHash.buffer);
     this.state = grown(this.state, len);
     this.pins = grown(this.pins, len);
+    this.landsAtMs = grown(this.landsAtMs, len);
   }
 }

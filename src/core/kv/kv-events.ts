@@ -1,5 +1,5 @@
 // The engine's own KV events (SPEC §2), returned by every step in order. The mocker maps them to
-// vLLM's wire types (BlockStored / BlockRemoved / AllBlocksCleared, medium GPU | CPU_PINNED)
+// vLLM's wire types (BlockStored / BlockRemoved / AllBlocksCleared, medium GPU | CPU_PINNED or CPU)
 // and the router-event relay to {seq_hash, local_hash} blocks, hence the local hashes here.
 
 export const KvTier = { device: "device", host: "host" } as const;
@@ -28,15 +28,21 @@ export interface KvRemovedEvent {
   readonly blockHashes: bigint[];
 }
 
+/** Every block of one tier dropped: a prefix-cache reset clears G1 only (vLLM's reset_prefix_cache). */
 export interface KvClearedEvent {
   readonly kind: "cleared";
+  readonly tier: KvTier;
 }
 
 export type KvEvent = KvStoredEvent | KvRemovedEvent | KvClearedEvent;
 
 const NO_EVENTS: readonly KvEvent[] = Object.freeze([]);
 
-/** Collects one step's events; adjacent removals of one tier merge into one event. */
+/**
+ * Collects one step's events. A G1 removal is one event per block (vLLM's BlockPool emits one
+ * BlockRemoved per evicted block); adjacent G2 removals merge into one event (vLLM's offloading
+ * manager reports the blocks one store evicted together).
+ */
 export class KvEventBuffer {
   events: KvEvent[] = [];
   /** Events emitted since creation (a metric). */
@@ -49,15 +55,15 @@ export class KvEventBuffer {
 
   removed(tier: KvTier, hash: bigint): void {
     const last = this.events[this.events.length - 1];
-    if (last !== undefined && last.kind === "removed" && last.tier === tier) last.blockHashes.push(hash);
+    if (tier === "host" && last !== undefined && last.kind === "removed" && last.tier === tier) last.blockHashes.push(hash);
     else {
       this.events.push({ kind: "removed", tier, blockHashes: [hash] });
       this.emitted++;
     }
   }
 
-  cleared(): void {
-    this.events.push({ kind: "cleared" });
+  cleared(tier: KvTier): void {
+    this.events.push({ kind: "cleared", tier });
     this.emitted++;
   }
 

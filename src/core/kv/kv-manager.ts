@@ -19,6 +19,8 @@ export interface KvManagerConfig {
   h2dBandwidthGbps: number;
   kvBytesPerToken: number;
   releasedFifoBlocks?: number;
+  /** Also copy blocks completed by generated tokens to G2 (default: prompt blocks only, as vLLM). */
+  offloadDecodeBlocks?: boolean;
 }
 
 export class KvManager {
@@ -35,10 +37,14 @@ export class KvManager {
   readonly hostHitSlots: number[] = [];
   /** Latest d2h fence among slots allocated since beginStep. */
   fenceMaxMs = 0;
+  /** When the in-flight d2h copies of the last match's G2 hits land (0 = none in flight). */
+  hostReadyAtMs = 0;
+  private readonly offloadDecodeBlocks: boolean;
 
   constructor(cfg: KvManagerConfig, private readonly hasher: BlockHasher) {
     this.blockSize = cfg.blockSize;
     this.prefixCaching = cfg.enablePrefixCaching;
+    this.offloadDecodeBlocks = cfg.offloadDecodeBlocks ?? false;
     const hostOn = cfg.numHostBlocks > 0 && cfg.enablePrefixCaching;
     this.g1 = new G1BlockPool(cfg.numGpuBlocks, hostOn);
     this.offload =
@@ -73,13 +79,17 @@ export class KvManager {
   }
 
   /**
-   * Longest usable cached prefix of `req` in blocks: G1 hits (in hitSlots) then the G2
-   * continuation (in hostHitSlots), capped at length − 1 tokens in whole blocks (vLLM always
-   * computes a prompt's last token). Returns the G1 hit count.
+   * Longest usable cached prefix of `req`: G1 hits (in hitSlots), capped at length − 1 tokens in
+   * whole blocks (vLLM always computes a prompt's last token), then the G2 continuation (in
+   * hostHitSlots), which may run to the prompt's end: after a full load only the last token is
+   * recomputed (matchedTokens). A G2 hit whose copy is still in flight counts (the request waits
+   * for it, hostReadyAtMs); the hits are touched in G2's LRU, first block last, as vLLM's
+   * offloading manager touches a lookup. Returns the G1 hit count.
    */
   matchPrefix(req: RequestState): number {
     this.hitSlots.length = 0;
     this.hostHitSlots.length = 0;
+    this.hostReadyAtMs = 0;
     if (!this.prefixCaching) return 0;
     const cap = Math.min(Math.floor((req.length - 1) / this.blockSize), req.numHashed);
     const words = req.seqWords;
@@ -89,14 +99,24 @@ export class KvManager {
       if (slot === -1) break;
       this.hitSlots.push(slot);
     }
-    if (this.host !== null) {
-      for (let j = k; j < cap; j++) {
-        const hs = this.host.residentSlot(words[2 * j]!, words[2 * j + 1]!);
+    const host = this.host;
+    if (host !== null) {
+      const hostCap = Math.min(Math.floor(req.length / this.blockSize), req.numHashed);
+      for (let j = k; j < hostCap; j++) {
+        const hs = host.lookupSlot(words[2 * j]!, words[2 * j + 1]!);
         if (hs === -1) break;
+        if (host.isPending(hs)) this.hostReadyAtMs = Math.max(this.hostReadyAtMs, host.pendingLandsAtMs(hs));
+        else if (!host.isResident(hs)) break;
         this.hostHitSlots.push(hs);
       }
+      for (let i = this.hostHitSlots.length - 1; i >= 0; i--) host.touch(this.hostHitSlots[i]!);
     }
     return k;
+  }
+
+  /** Tokens of `req` the last matchPrefix found cached (G1 then G2), at most length − 1. */
+  matchedTokens(req: RequestState): number {
+    return Math.min((this.hitSlots.length + this.hostHitSlots.length) * this.blockSize, req.length - 1);
   }
 
   /** Whether the last matched prefix plus blocks up to `targetTokens` fit in G1 right now. */
@@ -121,10 +141,11 @@ export class KvManager {
     }
     req.numCommitted = k;
     req.offloadCursor = 0;
-    req.numComputed = (k + h) * this.blockSize;
+    req.numComputed = this.matchedTokens(req);
     this.grow(req, Math.max(targetTokens, req.numComputed));
     if (h === 0) return true;
-    let notBeforeMs = nowMs;
+    // A hit still being copied to G2 is loaded once its copy lands (vLLM waits; never recomputed).
+    let notBeforeMs = Math.max(nowMs, this.hostReadyAtMs);
     for (let i = k; i < k + h; i++) notBeforeMs = Math.max(notBeforeMs, this.g1.fenceUntilMs[req.blocks[i]!]!);
     const landsAtMs = this.offload!.load(notBeforeMs, h);
     for (const hs of this.hostHitSlots) this.host!.pin(hs);
@@ -138,9 +159,22 @@ export class KvManager {
     return false;
   }
 
-  /** The G2 load of `req` landed: its loaded blocks join the G1 prefix cache. */
+  /**
+   * The G2 load of `req` landed: its loaded blocks join the G1 prefix cache. A waited-for copy
+   * whose store was dropped (token ids unrecoverable) ends the load there: the rest is computed.
+   */
   finishLoad(req: RequestState): void {
-    for (const hs of req.loadHostSlots) this.host!.unpin(hs);
+    const host = this.host!;
+    const slots = req.loadHostSlots;
+    const first = req.numCommitted; // the G1 hits; the loaded blocks follow them
+    for (let i = 0; i < slots.length; i++) {
+      if (!host.isResident(slots[i]!)) {
+        req.numComputed = Math.min(req.numComputed, (first + i) * this.blockSize);
+        break;
+      }
+    }
+    // Unpinned last to first, so the prefix's first block ends most recently used (as touched).
+    for (let i = slots.length - 1; i >= 0; i--) host.unpin(slots[i]!);
     req.loadHostSlots = [];
     req.phase = RequestPhase.running;
     this.commit(req);
@@ -201,16 +235,20 @@ export class KvManager {
     req.numCommitted = 0;
     req.offloadCursor = 0;
     if (req.loadHostSlots.length > 0) {
-      for (const hs of req.loadHostSlots) this.host!.unpin(hs);
+      for (let i = req.loadHostSlots.length - 1; i >= 0; i--) this.host!.unpin(req.loadHostSlots[i]!);
       req.loadHostSlots = [];
     }
   }
 
-  /** Marks the committed blocks of `req` not yet considered as candidates for a d2h copy. */
+  /**
+   * Marks the committed blocks of `req` not yet considered as candidates for a d2h copy: prompt
+   * blocks only unless offloadDecodeBlocks (vLLM's offload_prompt_only, Dynamo's PromptOnly).
+   */
   queueOffload(req: RequestState): void {
     const off = this.offload;
     if (off === null) return;
-    const end = req.numCommitted;
+    const end = this.offloadDecodeBlocks ? req.numCommitted : Math.min(req.numCommitted, Math.floor(req.promptLen / this.blockSize));
+    if (end <= req.offloadCursor) return;
     let prev = -2;
     for (let i = req.offloadCursor; i < end; i++) if (off.candidate(req.seqHashes[i]!, req.blocks[i]!, i !== prev + 1)) prev = i;
     req.offloadCursor = end;
@@ -225,11 +263,15 @@ export class KvManager {
     return this.offload?.nextLandingMs();
   }
 
-  /** Prefix-cache reset (only with no block in use): G1 and G2 emptied, one `cleared` event. */
+  /**
+   * Prefix-cache reset (only with no block in use): G1 emptied, one G1 `cleared` event. G2 and
+   * its in-flight copies stay, as vLLM's reset_prefix_cache clears the GPU block pool only.
+   */
   clear(): void {
+    const registry = this.registry;
+    if (registry !== null) for (const h of this.g1.residentHashes()) registry.removed("device", h);
     this.g1.clear();
-    this.offload?.clear();
-    this.events.cleared();
+    this.events.cleared("device");
   }
 
   private ensureHashes(req: RequestState, full: number): void {

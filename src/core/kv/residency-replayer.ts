@@ -10,8 +10,7 @@ export class ResidencyReplayer {
 
   apply(event: KvEvent): void {
     if (event.kind === "cleared") {
-      this.tiers.device.clear();
-      this.tiers.host.clear();
+      this.tiers[event.tier].clear();
       return;
     }
     const set = this.tiers[event.tier];

@@ -1,8 +1,9 @@
-// vLLM-like continuous batching (SPEC §2): running requests first (one token per decoding
-// request, prefill chunks for the rest, preempting when a block cannot be allocated), then new
-// admissions while #running < max_num_seqs, all within a prefill budget of
-// max_num_batched_tokens − #decoding. Mirrors vLLM v1's Scheduler.schedule(): running before
-// waiting so decodes never starve, and no admission in a step that preempted.
+// vLLM-like continuous batching (SPEC §2): one token budget of max_num_batched_tokens per step,
+// spent on the running requests in running order (one token per decoding request, prefill
+// chunks for the rest, preempting when a block cannot be allocated), then on new admissions while
+// #running < max_num_seqs. Mirrors vLLM V1's Scheduler.schedule() and Dynamo's current mocker
+// core: a long prefill early in the running list can use up the budget and stall the decodes
+// behind it; no admission in a step that preempted.
 import type { KvManager } from "../kv/kv-manager.ts";
 import { RequestQueue } from "./request-queue.ts";
 import { RequestPhase, type RequestState } from "./request-state.ts";
@@ -46,12 +47,7 @@ export class Scheduler {
     const scheduled = this.scheduled;
     scheduled.length = 0;
     const running = this.running;
-    let decoding = 0;
-    for (let i = 0; i < running.length; i++) {
-      const r = running[i]!;
-      if (r.phase === RequestPhase.running && r.decoding) decoding++;
-    }
-    this.budget = this.cfg.maxNumBatchedTokens - decoding;
+    this.budget = this.cfg.maxNumBatchedTokens;
     this.prefillTokens = 0;
     this.decodingRequests = 0;
     let preempted = false;
@@ -60,7 +56,7 @@ export class Scheduler {
       const r = running[i]!;
       if (r.phase !== RequestPhase.running) continue;
       const isDecode = r.decoding;
-      const n = isDecode ? 1 : Math.min(r.length - r.numComputed, this.budget);
+      const n = Math.min(isDecode ? 1 : r.length - r.numComputed, this.budget);
       if (n <= 0) continue;
       let self = false;
       while (!this.kv.grow(r, r.numComputed + n)) {
@@ -101,21 +97,22 @@ export class Scheduler {
       const r = this.waiting.peekFront()!;
       const k = kv.matchPrefix(r);
       const h = kv.hostHitSlots.length;
-      const cachedLen = (k + h) * bs;
+      const cachedLen = kv.matchedTokens(r);
       const remaining = r.length - cachedLen;
-      // A G2 load that takes time defers computing until it lands (vLLM's async KV load).
-      const loadsLater = h > 0 && !kv.instantH2d;
+      // A G2 load that takes time, or waits for a copy still in flight to G2, defers computing
+      // until it lands (vLLM's async KV load).
+      const loadsLater = h > 0 && (!kv.instantH2d || kv.hostReadyAtMs > nowMs);
       const n = loadsLater ? 0 : Math.min(remaining, this.budget);
       if (!cfg.enableChunkedPrefill && n < remaining && !loadsLater) break;
       if (!kv.canAdmit(r, cachedLen + n)) break;
       this.waiting.popFront();
       if (r.cachedTokens < 0) {
         r.cachedTokens = cachedLen;
-        r.hostLoadedTokens = h * bs;
+        r.hostLoadedTokens = cachedLen - k * bs;
       }
       this.prefixQueryTokens += r.length;
       this.prefixHitTokens += cachedLen;
-      this.prefixHostHitTokens += h * bs;
+      this.prefixHostHitTokens += cachedLen - k * bs;
       r.phase = RequestPhase.running;
       this.running.push(r);
       if (!kv.admit(r, cachedLen + n, nowMs)) {
@@ -129,12 +126,9 @@ export class Scheduler {
   private take(r: RequestState, n: number, isDecode: boolean): void {
     r.scheduledTokens = n;
     this.scheduled.push(r);
-    if (isDecode) {
-      this.decodingRequests++;
-    } else {
-      this.budget -= n;
-      this.prefillTokens += n;
-    }
+    this.budget -= n;
+    if (isDecode) this.decodingRequests++;
+    else this.prefillTokens += n;
   }
 
   /** Preempts running[vi]: frees its blocks, back to the front of waiting, output kept. */
@@ -144,11 +138,9 @@ export class Scheduler {
       // Already given tokens this step (FIFO victims can be): take them back.
       const si = this.scheduled.indexOf(v);
       if (si !== -1) this.scheduled.splice(si, 1);
+      this.budget += v.scheduledTokens;
       if (v.decoding) this.decodingRequests--;
-      else {
-        this.budget += v.scheduledTokens;
-        this.prefillTokens -= v.scheduledTokens;
-      }
+      else this.prefillTokens -= v.scheduledTokens;
       v.scheduledTokens = 0;
     }
     if (v.phase === RequestPhase.loading) this.loadingCount--;

@@ -4,6 +4,8 @@ import { encodeSeq } from "../../protocol/kv-events/index.ts";
 import { replayStartSeq, type EventsConfig } from "../../config/events.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
+import { parseEndpoint } from "../../protocol/zmtp/endpoint.ts";
+import { assertResolvable } from "../../transport/resolve-host.ts";
 import { DealerSocket, SubSocket } from "../../transport/zmtp/index.ts";
 import { EventTap, type TapLine } from "./event-tap.ts";
 
@@ -20,6 +22,9 @@ export async function start(config: EventsConfig, deps: EventsDeps): Promise<Rol
   // Before any socket opens: a bad --from-seq (only possible when config skipped validation)
   // rejects start() itself instead of failing later inside `ready`.
   const replayFrom = replayStartSeq(config);
+  // A name that does not resolve would be retried forever: refuse it (the CLI exits 1 naming it).
+  await assertResolvable(parseEndpoint(endpoint, "connect").host, `--endpoint ${endpoint}`);
+  if (config.replay !== undefined) await assertResolvable(parseEndpoint(config.replay, "connect").host, `--replay ${config.replay}`);
   const emit = (line: TapLine) => deps.out.write(JSON.stringify(line) + "\n");
   const tap = new EventTap(emit, { replayFrom, topic });
 

@@ -1,5 +1,6 @@
 // Binds a ZMTP socket on host:port for the mocker's event sockets and reports the actual port
 // (port 0 = the OS picks); the socket is closed when the bind fails, so nothing leaks.
+import type { PortPlan } from "../../transport/port-plan.ts";
 import { formatEndpoint, parseEndpoint, type ZmtpSocket } from "../../transport/zmtp/index.ts";
 
 export interface Bound {
@@ -8,10 +9,16 @@ export interface Bound {
   port: number;
 }
 
-/** `host` is a hostname, an IPv4 or an IPv6 (bracketed or not). Throws KvcrError ZMTP_BIND_FAILED. */
-export function bindOrClose(socket: ZmtpSocket, host: string, port: number): Bound {
+/**
+ * `host` is a hostname, an IPv4 or an IPv6 (bracketed or not). Port 0 with a `plan` binds the
+ * plan's next free port instead of asking the kernel (fast with thousands of sockets).
+ * Throws KvcrError ZMTP_BIND_FAILED.
+ */
+export function bindOrClose(socket: ZmtpSocket, host: string, port: number, plan?: PortPlan): Bound {
   try {
-    const endpoint = socket.bind(formatEndpoint(host.replace(/^\[(.*)\]$/, "$1"), port));
+    const bare = host.replace(/^\[(.*)\]$/, "$1");
+    const bindAt = (p: number) => socket.bind(formatEndpoint(bare, p));
+    const endpoint = port === 0 && plan ? plan.bindFree(bindAt) : bindAt(port);
     return { endpoint, port: parseEndpoint(endpoint, "connect").port };
   } catch (e) {
     socket.close();

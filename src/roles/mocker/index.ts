@@ -10,12 +10,14 @@ import { createEngine } from "../../core/engine/mock-engine.ts";
 import { engineConfigFrom } from "../engine-config.ts";
 import type { StepResult } from "../../core/engine/engine-types.ts";
 import { keys } from "../../discovery/keys.ts";
-import { openFileDiscoveryStore } from "../../discovery/file-store.ts";
+import { openDiscoveryStore } from "../../discovery/open.ts";
+import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { createBlockHasher, xxh3 } from "../../lib/xxh3.ts";
 import { holdPort, type HeldPort } from "../../transport/port-hold.ts";
+import { createPortPlan } from "../../transport/port-plan.ts";
 import { serveHttp, type HttpServer } from "../../transport/http/server.ts";
 import { createMockerFetch } from "./http-api.ts";
 import { kvStateEndpoint, workerIdentities, type WorkerIdentity } from "./identity.ts";
@@ -41,10 +43,6 @@ export interface MockerHandle extends RoleHandle {
   readonly pool: MockerWorkerPool;
   /** Per worker: its raw publishers and relay (tests wait on subscribers through these). */
   readonly outlets: readonly WorkerOutlets[];
-}
-
-function unreachable(backend: never): never {
-  throw new Error(`discovery backend ${String(backend)} is not built`);
 }
 
 const LIMITS = { maxPromptTokens: 1 << 20, maxOutputTokens: 1 << 20 };
@@ -83,8 +81,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
 
   try {
     if (!store) {
-      // `file` is the only backend so far (an etcd store would open here, behind the same interface).
-      const opened = config.discoveryBackend === "file" ? await openFileDiscoveryStore({ dir: config.discoveryDir, logger }) : unreachable(config.discoveryBackend);
+      const opened = await openDiscoveryStore(config, logger);
       store = opened;
       cleanups.push(() => opened.close());
     }
@@ -95,18 +92,22 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
     );
     const outlets: WorkerOutlets[] = [];
     const hints: HeldPort[][] = [];
+    // Port-0 listeners (raw PUBs, replay, relays, hint ports) take consecutive free ports from one
+    // plan: thousands of kernel port-0 searches were most of a 4,096-worker start-up.
+    const ports = createPortPlan();
     for (const id of identities) {
-      const o = openWorkerOutlets(config, id, logger);
+      const o = openWorkerOutlets(config, id, logger, ports);
       outlets.push(o);
       cleanups.push(() => o.close());
       slots[id.index]!.forEach((slot, r) => slot.outlets.push(...o.forRank(r)));
       if (config.kvStateAgentRouterHints) {
-        const held = id.cacheOwnerIds.map(() => holdPort(config.host));
+        const held = id.cacheOwnerIds.map(() => holdPort(config.host, 0, ports));
         hints.push(held);
         cleanups.push(() => held.forEach((h) => h.close()));
       }
     }
-    pool = new MockerWorkerPool(slots, loop, logger, () => outlets.flatMap((o) => o.metrics()));
+    const discovery = store;
+    pool = new MockerWorkerPool(slots, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(discovery)], () => discoveryHealth(discovery));
     const served = pool;
     http = serveHttp({ host: config.host, port: config.httpPort, fetch: createMockerFetch(served, LIMITS) });
     const httpUrl = http.url;
@@ -118,18 +119,31 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       routerEventsEndpoint: outlets[i]!.routerEventsEndpoint,
       hintPorts: hints[i]?.map((h) => h.port),
     }));
-    // Ports picked by the OS (0) go into discovery and the logs (SPEC §7); many workers log at debug.
-    const portsLog = identities.length <= 8 ? logger.info.bind(logger) : logger.debug.bind(logger);
-    if (identities.length > 8) logger.info(`endpoints of ${identities.length} workers are in their discovery records (and at --log-level debug)`);
+    // Ports picked by the OS (0) go into discovery and the logs (SPEC §7): one summary at info
+    // (a port list while it is short), each worker's endpoints at debug.
+    const host = advertisedHost(config);
+    const summary = [
+      ["raw PUB", endpoints.flatMap((e) => e.rawPorts)],
+      ["replay", endpoints.flatMap((e) => e.replayPorts ?? [])],
+    ] as const;
+    const relays = endpoints.filter((e) => e.routerEventsEndpoint).length;
+    const eventLine = [
+      ...summary.filter(([, ports]) => ports.length > 0).map(([what, ports]) => `${what} ${portList(host, ports)}`),
+      relays > 0 ? `${relays} router-event relay(s)` : "",
+    ].filter(Boolean);
+    logger.info(`events: ${eventLine.join("; ") || "no event sockets"}${identities.length > 1 ? " (per worker at --log-level debug, and in discovery)" : ""}`);
     for (const id of identities) {
       const ep = endpoints[id.index]!;
-      const host = advertisedHost(config);
       const parts = [
         ep.rawPorts.length > 0 ? `raw ${ep.rawPorts.map((p) => tcpEndpoint(host, p)).join(" ")}` : "",
         ep.replayPorts ? `replay ${ep.replayPorts.map((p) => tcpEndpoint(host, p)).join(" ")}` : "",
         ep.routerEventsEndpoint ? `router events ${ep.routerEventsEndpoint}` : "",
       ].filter(Boolean);
-      portsLog(`worker ${id.index} (${id.workerId}): ${parts.join("; ") || "no event sockets"}`);
+      logger.debug(`worker ${id.index} (${id.workerId}): ${parts.join("; ") || "no event sockets"}`);
+    }
+    if (config.kvStateAgent) {
+      const first = identities[0]!;
+      logger.info(`state-agent mode: ${identities.length * config.dataParallelSize} cache owner(s) from slot ${config.kvStateAgentCacheSlot}; worker 0 raw topic ${first.rawTopic} (each worker's at --log-level debug)`);
     }
     const register = async () => {
       await registerWorkers({
@@ -157,7 +171,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
           return false;
         },
         registered: (id) => {
-          if (config.kvStateAgent) logger.info(`worker ${id.index}: raw topic ${id.rawTopic}, cache owners ${id.cacheOwnerIds.join(", ")}`);
+          if (config.kvStateAgent) logger.debug(`worker ${id.index}: raw topic ${id.rawTopic}, cache owners ${id.cacheOwnerIds.join(", ")}`);
           served.registered++;
         },
         closing: () => closed !== undefined,
@@ -186,4 +200,13 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
     await close();
     throw err;
   }
+}
+
+/** `tcp://h:5557 tcp://h:5558` while short; `1,024 ports 30000–31023 on h` beyond 8. */
+function portList(host: string, ports: readonly number[]): string {
+  if (ports.length <= 8) return ports.map((p) => tcpEndpoint(host, p)).join(" ");
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const p of ports) [lo, hi] = [Math.min(lo, p), Math.max(hi, p)];
+  return `${ports.length.toLocaleString("en-US")} ports ${lo}–${hi} on ${host}`;
 }

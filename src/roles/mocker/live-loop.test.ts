@@ -159,3 +159,41 @@ test("a wake cuts an idle wait (a transfer in flight) short, but not a computing
     loop.close();
   }
 });
+
+test("a late timer does not push later steps back: each step starts at its intended due time (injected clock)", async () => {
+  let t = 0;
+  const loop = new LiveLoop<number>(() => t);
+  try {
+    const a = fakeSlot(6, 10, () => t);
+    loop.wake(a.slot);
+    await waitFor(() => a.stepsAt.length === 1, { what: "the first step" });
+    // Every timer fires 3 ms of loop time late (the clock is already past the due time).
+    for (let i = 1; i < 6; i++) {
+      t = i * 10 + 3;
+      await waitFor(() => a.stepsAt.length === i + 1, { what: `step ${i + 1}` });
+    }
+    expect(a.stepsAt).toEqual([0, 10, 20, 30, 40, 50]);
+    expect(loop.droppedLagMs).toBe(0);
+  } finally {
+    loop.close();
+  }
+});
+
+test("a loop far behind catches up from its due time, dropping only lag beyond maxLagMs", async () => {
+  let t = 0;
+  const loop = new LiveLoop<number>(() => t, { maxLagMs: 100, turnBudgetMs: 1000, wallMs: () => 0 });
+  try {
+    const a = fakeSlot(10, 10, () => t);
+    loop.wake(a.slot);
+    await waitFor(() => a.stepsAt.length === 1, { what: "the first step" });
+    t = 45; // 35 ms late: the steps due at 10, 20, 30 and 40 run back to back
+    await waitFor(() => a.stepsAt.length === 5, { what: "the catch-up steps" });
+    expect(a.stepsAt).toEqual([0, 10, 20, 30, 40]);
+    t = 10_000; // a stall: resume 100 ms before now instead of replaying 9.95 s of steps
+    await waitFor(() => a.stepsAt.length === 10, { what: "the steps after the stall" });
+    expect(a.stepsAt.slice(5)).toEqual([9_900, 9_910, 9_920, 9_930, 9_940]);
+    expect(loop.droppedLagMs).toBe(10_000 - 100 - 50);
+  } finally {
+    loop.close();
+  }
+});

@@ -4,6 +4,9 @@
 // run back to back for up to `turnBudgetMs` of wall time, then the loop yields to I/O via
 // setImmediate: a request's tokens of several steps then leave in one socket write instead of one
 // write per token (a loopback write costs 10–20 µs; the engine spends ~0.4 µs per token).
+// A busy engine's next step starts at its intended due time, not when the timer happened to fire,
+// so timer lateness does not add up: simulated time stays on the engine's clock (vLLM's steps
+// follow each other back to back). Only a loop more than `maxLagMs` behind gives up that lag.
 
 export interface LoopSlot<R> {
   /** True while the engine has queued or running requests. */
@@ -36,7 +39,15 @@ export interface LiveLoopOptions {
   turnBudgetMs?: number;
   /** Wall clock for the turn budget; default performance.now (the loop's `now` may be virtual). */
   wallMs?: () => number;
+  /**
+   * How far behind its clock the loop may run steps to catch up (an overloaded or paused
+   * process); a step later than that starts `maxLagMs` before now and the rest is dropped.
+   */
+  maxLagMs?: number;
 }
+
+/** 1 s: far above timer lateness (≈ 1 ms) and GC pauses, small enough not to replay a stall. */
+export const DEFAULT_MAX_LAG_MS = 1000;
 
 /**
  * 5 ms: at speedup 0 a stream then gets ~25 tokens per write (bench/mocker-stream.ts) and I/O
@@ -56,6 +67,9 @@ export class LiveLoop<R> {
 
   private readonly turnBudgetMs: number;
   private readonly wallMs: () => number;
+  private readonly maxLagMs: number;
+  /** Loop time given up because steps ran more than maxLagMs late (0 when the loop keeps up). */
+  droppedLagMs = 0;
 
   constructor(
     private readonly now: () => number,
@@ -63,6 +77,7 @@ export class LiveLoop<R> {
   ) {
     this.turnBudgetMs = opts.turnBudgetMs ?? DEFAULT_TURN_BUDGET_MS;
     this.wallMs = opts.wallMs ?? (() => performance.now());
+    this.maxLagMs = opts.maxLagMs ?? DEFAULT_MAX_LAG_MS;
   }
 
   /**
@@ -126,10 +141,16 @@ export class LiveLoop<R> {
         }
         if (this.closed) return false;
         if (e.slot.hasWork()) {
-          const { durationMs, result, idle } = e.slot.step(now);
+          // From the intended due time (a wake sets it to the wake's now), not from `now`.
+          let at = e.dueMs;
+          if (now - at > this.maxLagMs) {
+            this.droppedLagMs += now - this.maxLagMs - at;
+            at = now - this.maxLagMs;
+          }
+          const { durationMs, result, idle } = e.slot.step(at);
           e.pending = result;
           e.idle = idle === true;
-          e.dueMs = now + durationMs;
+          e.dueMs = at + durationMs;
           this.push(e);
         }
       }

@@ -27,9 +27,8 @@ export class LocalHashIndex {
     return local;
   }
 
-  cleared(): void {
-    this.device.clear();
-    this.host.clear();
+  cleared(tier: KvTier): void {
+    this.tier(tier).clear();
   }
 
   size(tier: KvTier): number {

@@ -3,6 +3,7 @@
 // their counters as metrics. State-agent mode skips the relay: events are published once (SPEC §3).
 import type { MockerConfig } from "../../config/mocker.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { PortPlan } from "../../transport/port-plan.ts";
 import type { MetricFamily, MetricType } from "../../protocol/prometheus.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { RankPublisher } from "./rank-publisher.ts";
@@ -23,7 +24,7 @@ export interface WorkerOutlets {
   close(): void;
 }
 
-export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logger: Logger): WorkerOutlets {
+export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logger: Logger, ports?: PortPlan): WorkerOutlets {
   const publishers: RankPublisher[] = [];
   let relay: RouterEventRelay | undefined;
   const closeAll = () => {
@@ -43,11 +44,12 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
             kvcrOwnsHost: config.kvStateAgent,
             logger,
             label: `worker ${id.index} rank ${r}`,
+            ports,
           }),
         );
       }
     }
-    if (!config.kvStateAgent) relay = new RouterEventRelay({ host: config.host, port: 0, workerId: id.workerId, dataParallelSize: config.dataParallelSize, logger });
+    if (!config.kvStateAgent) relay = new RouterEventRelay({ host: config.host, port: 0, workerId: id.workerId, dataParallelSize: config.dataParallelSize, logger, ports });
   } catch (err) {
     closeAll();
     throw err;

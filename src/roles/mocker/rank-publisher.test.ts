@@ -52,7 +52,7 @@ function steps(): KvEvent[][] {
       { kind: "stored", tier: "host", parentHash: H1, blockHashes: [H3], localHashes: [3n], tokenIds: tokens.subarray(8, 12), blockSize: 4 },
       { kind: "removed", tier: "host", blockHashes: [H3] },
     ],
-    [{ kind: "cleared" }],
+    [{ kind: "cleared", tier: "device" }],
   ];
 }
 

@@ -5,6 +5,7 @@ import type { Logger } from "../../lib/logger.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
 import { encodeBatch } from "../../protocol/kv-events/index.ts";
 import { PubSocket } from "../../transport/zmtp/index.ts";
+import type { PortPlan } from "../../transport/port-plan.ts";
 import { bindOrClose } from "./bind.ts";
 import { toVllmEvents } from "./raw-events.ts";
 import { ReplayBuffer } from "./replay-buffer.ts";
@@ -33,6 +34,8 @@ export interface RankPublisherOptions {
   label?: string;
   sendHighWaterMark?: number;
   replayCapacity?: number;
+  /** Where port-0 binds take their ports from (the mocker's plan); default: the kernel picks. */
+  ports?: PortPlan;
 }
 
 export interface RankPublisherStats {
@@ -84,11 +87,11 @@ export class RankPublisher {
     this.topicFrame = new TextEncoder().encode(opts.topic);
     this.frames = [this.topicFrame, this.seqFrame, EMPTY];
     this.pub = new PubSocket({ logger: opts.logger, sendHighWaterMark: opts.sendHighWaterMark ?? RAW_SEND_HWM });
-    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.pub, opts.host, opts.port));
+    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.pub, opts.host, opts.port, opts.ports));
     if (opts.replayPort !== undefined) {
       this.buffer = new ReplayBuffer(opts.replayCapacity ?? REPLAY_BATCHES);
       try {
-        this.replay = new ReplayServer({ host: opts.host, port: opts.replayPort, topic: this.topicFrame, buffer: this.buffer, logger: opts.logger, label: this.label });
+        this.replay = new ReplayServer({ host: opts.host, port: opts.replayPort, ports: opts.ports, topic: this.topicFrame, buffer: this.buffer, logger: opts.logger, label: this.label });
       } catch (e) {
         this.pub.close();
         throw e;

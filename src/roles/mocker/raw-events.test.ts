@@ -18,7 +18,7 @@ describe("engine events reproduce vLLM's golden bytes (fixtures/vectors.json)", 
     const events: KvEvent[] = [
       { kind: "stored", tier: "device", parentHash: null, blockHashes: [H1, H2], localHashes: [L1, L2], tokenIds: new Uint32Array([1, 2, 3, 4, 5, 6, 7, 8]), blockSize: 4 },
       { kind: "removed", tier: "device", blockHashes: [H2] },
-      { kind: "cleared" },
+      { kind: "cleared", tier: "device" },
     ];
     const payload = encodeBatch({ ts: 1700000000.5, events: toVllmEvents(events, false), dataParallelRank: 0 });
     expect(hex(payload)).toBe(golden("g1-store-remove-clear"));

@@ -4,6 +4,7 @@
 import type { Logger } from "../../lib/logger.ts";
 import { encodeSeq, REPLAY_END_SEQ } from "../../protocol/kv-events/index.ts";
 import { RouterSocket, type Frames } from "../../transport/zmtp/index.ts";
+import type { PortPlan } from "../../transport/port-plan.ts";
 import { bindOrClose } from "./bind.ts";
 import type { ReplayBuffer } from "./replay-buffer.ts";
 
@@ -23,6 +24,8 @@ export interface ReplayServerOptions {
   logger: Logger;
   /** Names this server in log lines, e.g. "worker 3 rank 1". */
   label: string;
+  /** Where a port-0 bind takes its port from (the mocker's plan); default: the kernel picks. */
+  ports?: PortPlan;
 }
 
 export class ReplayServer {
@@ -50,7 +53,7 @@ export class ReplayServer {
     // A full replay (capacity batches + end marker) must fit one requester's queue: the kernel may
     // take none of it before the whole reply is queued (libzmq's ROUTER would drop it silently).
     this.socket = new RouterSocket({ logger: opts.logger, sendHighWaterMark: opts.buffer.capacity + 1 });
-    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.socket, opts.host, opts.port));
+    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.socket, opts.host, opts.port, opts.ports));
     this.socket.onMessage(this.onRequest);
   }
 

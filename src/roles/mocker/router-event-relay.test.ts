@@ -78,14 +78,14 @@ describe("router event relay", () => {
     expect(r.stats().unknownRemovals).toBe(2);
   });
 
-  test("cleared: a cleared event per tier, and the local-hash records are dropped", async () => {
+  test("cleared: a G1 reset relays a device cleared and drops the device local-hash records only", async () => {
     const r = relay({ dataParallelSize: 1 });
     const sub = await subscribed(r);
     r.publish(0, [stored("device", [1n], [7n]), stored("host", [2n], [8n])]);
     r.flush();
-    r.publish(0, [{ kind: "cleared" }]);
+    r.publish(0, [{ kind: "cleared", tier: "device" }]);
     r.flush();
-    r.publish(0, [removed("device", [1n]), removed("host", [2n])]); // nothing left to relay
+    r.publish(0, [removed("device", [1n]), removed("host", [2n])]); // the host block is still known
     r.publish(0, [stored("host", [3n], [9n])]);
     const cursors = [];
     const batches = [];
@@ -95,8 +95,8 @@ describe("router event relay", () => {
       batches.push(b.events.map((e) => `${e.tier}:${e.kind}:${e.blocks.map((x) => x.localHash).join(",")}`));
     }
     expect(cursors).toEqual([1n, 2n, 3n]);
-    expect(batches).toEqual([["device:stored:7", "host:stored:8"], ["device:cleared:", "host:cleared:"], ["host:stored:9"]]);
-    expect(r.stats().unknownRemovals).toBe(2);
+    expect(batches).toEqual([["device:stored:7", "host:stored:8"], ["device:cleared:"], ["host:removed:8", "host:stored:9"]]);
+    expect(r.stats().unknownRemovals).toBe(1);
   });
 
   test("an engine event that cannot be relayed is counted and skipped; bad ranks and options are refused", async () => {
@@ -123,7 +123,7 @@ describe("router event relay", () => {
 });
 
 describe("LocalHashIndex", () => {
-  test("stores per tier, returns and forgets on removal, clears both tiers", () => {
+  test("stores per tier, returns and forgets on removal, clears one tier", () => {
     const idx = new LocalHashIndex();
     idx.stored("device", [1n, 2n], [10n, 20n]);
     idx.stored("host", [1n], [11n]);
@@ -131,8 +131,11 @@ describe("LocalHashIndex", () => {
     expect(idx.removed("host", 1n)).toBe(11n);
     expect(idx.removed("host", 1n)).toBeUndefined();
     expect(idx.removed("device", 2n)).toBe(20n);
-    idx.cleared();
-    expect([idx.size("device"), idx.size("host")]).toEqual([0, 0]);
+    idx.stored("host", [3n], [30n]);
+    idx.cleared("device");
+    expect([idx.size("device"), idx.size("host")]).toEqual([0, 1]);
+    idx.cleared("host");
+    expect(idx.size("host")).toBe(0);
     // u64 values beyond 2^53 and 2^63 keep their exact value (bigint keys compare by value).
     idx.stored("device", [0xffff_ffff_ffff_fffen], [0x8000_0000_0000_0001n]);
     expect(idx.removed("device", BigInt("18446744073709551614"))).toBe(0x8000_0000_0000_0001n);

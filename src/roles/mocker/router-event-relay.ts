@@ -16,6 +16,7 @@ import type { Logger } from "../../lib/logger.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
 import { encodeRouterEvents, type RouterBlock, type RouterEvent } from "../../protocol/router-events.ts";
 import { PubSocket } from "../../transport/zmtp/index.ts";
+import type { PortPlan } from "../../transport/port-plan.ts";
 import { bindOrClose } from "./bind.ts";
 import { LocalHashIndex } from "./local-hash-index.ts";
 import { RAW_SEND_HWM } from "./rank-publisher.ts";
@@ -32,6 +33,8 @@ export interface RouterEventRelayOptions {
   topic?: string;
   logger: Logger;
   sendHighWaterMark?: number;
+  /** Where a port-0 bind takes its port from (the mocker's plan); default: the kernel picks. */
+  ports?: PortPlan;
 }
 
 export interface RouterEventRelayStats {
@@ -102,7 +105,7 @@ export class RouterEventRelay {
     this.cursorView = new DataView(cursorFrame.buffer);
     this.frames = [new TextEncoder().encode(this.topic), cursorFrame, new Uint8Array(0)];
     this.pub = new PubSocket({ logger: opts.logger, sendHighWaterMark: opts.sendHighWaterMark ?? RAW_SEND_HWM });
-    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.pub, opts.host, opts.port ?? 0));
+    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.pub, opts.host, opts.port ?? 0, opts.ports));
   }
 
   /** The outlet of rank `dpRank` (one object per rank, made once). */
@@ -207,10 +210,9 @@ export class RouterEventRelay {
         return;
       }
       case "cleared":
-        // The engine clears every tier; the router clears per tier.
-        rank.index.cleared();
-        this.pending.push({ source: rank.source, tier: "device", kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
-        this.pending.push({ source: rank.source, tier: "host", kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
+        // A prefix-cache reset clears G1 only (SPEC §2); the router clears per tier.
+        rank.index.cleared(e.tier);
+        this.pending.push({ source: rank.source, tier: e.tier, kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
         return;
     }
   }

@@ -5,25 +5,13 @@ import type { EngineConfig } from "../../core/engine/engine-config.ts";
 import { buildReport, type ReplayReport } from "../../core/replay/report.ts";
 import { simulate } from "../../core/replay/simulator.ts";
 import type { RouterMode } from "../../core/routing/router.ts";
-import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
-import { parseMooncakeTrace } from "../../core/workload/mooncake-trace.ts";
-import { sharedPrefixProblems, sharedPrefixWorkload, type SharedPrefixOptions } from "../../core/workload/synthetic.ts";
-import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
-import { ConfigError, KvcrError } from "../../lib/errors.ts";
+import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
+import { arrivalSpecOf, describeArrival, loadWorkload, type WorkloadOptions } from "../workload.ts";
 import { formatReport } from "./format-report.ts";
 
-export const SHOWN_BAD_LINES = 20;
-
-export interface ReplayOptions {
-  /** Mooncake JSONL trace; without it the synthetic shared-prefix workload runs. */
-  trace?: string;
-  traceBlockSize: number;
-  skipBadLines: boolean;
-  synthetic: Omit<SharedPrefixOptions, "requests" | "seed">;
-  /** Synthetic: number of requests. Trace: replay only its first N requests. */
-  requests?: number;
+export interface ReplayOptions extends WorkloadOptions {
   /** Closed loop with N in flight (wins over request rate and timestamps). */
   concurrency?: number;
   /** Poisson arrivals at this many requests per second. */
@@ -39,7 +27,6 @@ export interface ReplayOptions {
   routerTemperature: number;
   busyThreshold?: number;
   engine: Partial<EngineConfig>;
-  seed: number;
   /** Write the JSON report here ("-" = stdout instead of the table). */
   outputJson?: string;
 }
@@ -73,12 +60,7 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
     }
   }
   const workload = loadWorkload(opts, deps);
-  const arrival: ArrivalSpec =
-    opts.concurrency !== undefined
-      ? { kind: "concurrency", concurrency: opts.concurrency }
-      : opts.requestRate !== undefined
-        ? { kind: "rate", requestsPerSecond: opts.requestRate }
-        : { kind: "trace", speedupRatio: opts.arrivalSpeedupRatio };
+  const arrival = arrivalSpecOf(opts);
   deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s) × ${opts.dataParallelSize ?? 1} rank(s), router ${opts.routerMode}, arrivals ${describeArrival(arrival, opts.trace !== undefined)}`);
   const bar = deps.progress?.isTTY ? deps.progress : undefined;
   const sim = simulate(
@@ -127,44 +109,6 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
  */
 export function replayExitCode(report: ReplayReport): 0 | 1 {
   return report.completed === 0 ? 1 : 0;
-}
-
-function loadWorkload(opts: ReplayOptions, deps: ReplayDeps): WorkloadRequest[] {
-  if (opts.trace === undefined) {
-    const synthetic = { ...opts.synthetic, requests: opts.requests ?? 100, seed: opts.seed };
-    const problems = sharedPrefixProblems(synthetic);
-    if (problems.length > 0) throw new ConfigError(problems);
-    return sharedPrefixWorkload(synthetic);
-  }
-  let text: string;
-  try {
-    text = deps.readFile(opts.trace);
-  } catch (err) {
-    throw new KvcrError("TRACE_UNREADABLE", `cannot read --trace ${opts.trace}: ${(err as Error).message}`);
-  }
-  const parsed = parseMooncakeTrace(text, opts.traceBlockSize);
-  if (parsed.errors.length > 0) {
-    const shown = parsed.errors.slice(0, SHOWN_BAD_LINES).map((e) => `${opts.trace}:${e.line}: ${e.message}`);
-    const more = parsed.errors.length > SHOWN_BAD_LINES ? [`… and ${parsed.errors.length - SHOWN_BAD_LINES} more bad lines`] : [];
-    if (!opts.skipBadLines) {
-      throw new KvcrError(
-        "TRACE_INVALID",
-        [`${parsed.errors.length} bad line(s) in ${opts.trace}; nothing was simulated (pass --skip-bad-lines to replay the good ones):`, ...shown, ...more].join("\n  "),
-      );
-    }
-    deps.logger.warn([`skipping ${parsed.errors.length} bad line(s) of ${opts.trace}:`, ...shown, ...more].join("\n  "));
-  }
-  const requests = opts.requests !== undefined ? parsed.requests.slice(0, opts.requests) : parsed.requests;
-  if (requests.length === 0) throw new KvcrError("TRACE_EMPTY", `--trace ${opts.trace} holds no request to replay`);
-  return requests;
-}
-
-function describeArrival(a: ArrivalSpec, fromTrace: boolean): string {
-  if (a.kind === "concurrency") return `closed loop, concurrency ${a.concurrency}`;
-  if (a.kind === "rate") return `Poisson, ${a.requestsPerSecond} req/s`;
-  // Synthetic requests carry timestamp 0: without --request-rate or --concurrency they all arrive at once.
-  if (!fromTrace) return "all at once (synthetic workload; --request-rate or --concurrency to pace it)";
-  return a.speedupRatio === 1 ? "trace timestamps" : `trace timestamps ÷ ${a.speedupRatio}`;
 }
 
 function progressLine(done: number, total: number): string {

@@ -1,7 +1,7 @@
 // The one place HTTP servers are opened (Bun.serve). Roles hand in a fetch handler; this binds,
 // reports the real port (port 0 = pick) and stops cleanly.
 import type { Server } from "bun";
-import { KvcrError } from "../../lib/errors.ts";
+import { bindFailed } from "../bind-error.ts";
 
 export interface HttpServer {
   readonly port: number;
@@ -30,10 +30,7 @@ export function serveHttp(opts: HttpServerOptions): HttpServer {
       error: (err) => jsonError(500, `internal error: ${err.message}`),
     });
   } catch (err) {
-    throw new KvcrError(
-      "BIND_FAILED",
-      `cannot serve HTTP on ${opts.host}:${opts.port}: ${(err as Error).message}. Is another process using that port, or is ${opts.host} not an address of this machine?`,
-    );
+    throw bindFailed("BIND_FAILED", "serve HTTP", opts.host, opts.port, err);
   }
   const port = server.port ?? opts.port;
   const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;

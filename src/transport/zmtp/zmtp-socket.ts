@@ -1,6 +1,7 @@
 // Base of every socket type: bind/unbind (Bun.listen), connect/disconnect (reconnecting dialers),
 // the set of handshaken peers, counters and close(). Subclasses add the routing behaviour.
 import type { TCPSocketListener } from "bun";
+import { bindFailed } from "../bind-error.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { ZmtpCommand } from "../../protocol/zmtp/commands.ts";
@@ -70,7 +71,7 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
     try {
       listener = Bun.listen<SocketData>({ hostname: address.host, port: address.port, data: context, socket: socketHandlers });
     } catch (e) {
-      throw new KvcrError("ZMTP_BIND_FAILED", `cannot bind ${endpoint}: ${(e as Error).message}; is another process using that port?`, { cause: e });
+      throw bindFailed("ZMTP_BIND_FAILED", `bind ZeroMQ ${this.type}`, address.host, address.port, e);
     }
     const actual = formatEndpoint(address.host, listener.port);
     this.listeners.set(actual, listener);

@@ -1,0 +1,44 @@
+// `kvcr-mock bench`: drive an OpenAI-compatible server and report vLLM `bench serve` metrics.
+import { readFileSync, writeFileSync } from "node:fs";
+import { benchOptions, benchProblems, type BenchConfig } from "../config/bench.ts";
+import { probeWritable } from "../lib/probe-writable.ts";
+import { createBlockHasher } from "../lib/xxh3.ts";
+import { benchOptionsFrom } from "../roles/bench/options-from-config.ts";
+import { progressBar } from "../roles/bench/progress-bar.ts";
+import { benchExitCode, runBench } from "../roles/bench/run-bench.ts";
+import { defineRoleCommand } from "./define-command.ts";
+
+export const benchCommand = defineRoleCommand({
+  name: "bench",
+  description: "Drive load at any OpenAI-compatible endpoint (shared-prefix or Mooncake trace workloads) and report vLLM bench serve metrics",
+  options: benchOptions,
+  refine: (c) => benchProblems(c as BenchConfig),
+  async run(config, { logger }) {
+    const stop = new AbortController();
+    const onSignal = () => {
+      if (stop.signal.aborted) return;
+      logger.warn("stopping: in-flight requests are aborted and counted as failed; the report covers what was measured");
+      stop.abort();
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    try {
+      const outcome = await runBench(benchOptionsFrom(config as BenchConfig), {
+        hasher: createBlockHasher(),
+        readFile: (p) => readFileSync(p, "utf8"),
+        writeFile: (p, t) => writeFileSync(p, t),
+        checkWritable: probeWritable,
+        stdout: process.stdout,
+        logger,
+        now: () => performance.now(),
+        sleep: (ms) => Bun.sleep(ms),
+        progress: progressBar(process.stderr),
+        stop: stop.signal,
+      });
+      return benchExitCode(outcome);
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+  },
+});

@@ -1,0 +1,71 @@
+import { describe, expect, test } from "bun:test";
+import { defineOptions } from "../config/options.ts";
+import { defineRoleCommand } from "./define-command.ts";
+import { helpStyleFor, renderHelp, wrap } from "./help.ts";
+
+const options = defineOptions({
+  numWorkers: { kind: "int", min: 1, default: 1, description: "Workers in this process" },
+  hostOffloadD2hBandwidthGbps: { kind: "number", min: 0, default: 0, description: "Device-to-host copy bandwidth in GB/s; 0 = instant transfers between the tiers" },
+  enablePrefixCaching: { kind: "bool", default: true, description: "Reuse cached prefix blocks" },
+  namespace: { kind: "string", default: "dynamo", env: "DYN_NAMESPACE", description: "Discovery namespace" },
+});
+const cmd = defineRoleCommand({ name: "demo", description: "A demo command whose description is long enough to need wrapping at forty columns", options, run: async () => {} });
+const widest = (text: string) => Math.max(...text.split("\n").map((l) => l.length));
+
+describe("--help text", () => {
+  for (const width of [40, 60, 80, 120]) {
+    test(`fits ${width} columns`, async () => {
+      const text = await renderHelp(cmd, undefined, { width, color: false });
+      // A word wider than the terminal (a long flag or variable name) cannot be broken; all else fits.
+      const over = text.split("\n").filter((l) => l.length > width);
+      expect(over.filter((l) => /\S\s+\S/.test(l.trim()))).toEqual([]);
+      expect(text).toContain("--host-offload-d2h-bandwidth-gbps");
+      expect(text).toContain("--no-enable-prefix-caching");
+    });
+  }
+
+  test("a wide terminal keeps one line per option", async () => {
+    const text = await renderHelp(cmd, undefined, { width: 200, color: false });
+    expect(text).toMatch(/--num-workers=<int> +Workers in this process \(default 1; env KVCR_NUM_WORKERS\)/);
+    expect(widest(text)).toBeLessThanOrEqual(200);
+  });
+
+  test("every option names its environment variables, the alias after KVCR_*", async () => {
+    const text = (await renderHelp(cmd, undefined, { width: 300, color: false })).replace(/\s+/g, " ");
+    expect(text).toContain("env KVCR_HOST_OFFLOAD_D2H_BANDWIDTH_GBPS");
+    expect(text).toContain("env KVCR_NAMESPACE or DYN_NAMESPACE");
+    expect(text).toContain("env KVCR_LOG_LEVEL");
+  });
+
+  test("ANSI colour only when asked for", async () => {
+    expect(await renderHelp(cmd, undefined, { width: 80, color: false })).not.toContain("\x1b[");
+    expect(await renderHelp(cmd, undefined, { width: 80, color: true })).toContain("\x1b[36m--num-workers");
+  });
+});
+
+describe("helpStyleFor", () => {
+  const tty = { isTTY: true, columns: 132 };
+  const pipe = { isTTY: false };
+  test("colour on a terminal only, never with NO_COLOR or TERM=dumb", () => {
+    expect(helpStyleFor(tty, {}).color).toBe(true);
+    expect(helpStyleFor(pipe, {}).color).toBe(false);
+    expect(helpStyleFor(tty, { NO_COLOR: "1" }).color).toBe(false);
+    expect(helpStyleFor(tty, { TERM: "dumb" }).color).toBe(false);
+    // no-color.org: an empty NO_COLOR does not count.
+    expect(helpStyleFor(tty, { NO_COLOR: "" }).color).toBe(true);
+  });
+
+  test("width: COLUMNS, else the terminal's, else 80; never below 40", () => {
+    expect(helpStyleFor(tty, { COLUMNS: "80" }).width).toBe(80);
+    expect(helpStyleFor(tty, {}).width).toBe(132);
+    expect(helpStyleFor(pipe, {}).width).toBe(80);
+    expect(helpStyleFor(pipe, { COLUMNS: "abc" }).width).toBe(80);
+    expect(helpStyleFor(pipe, { COLUMNS: "10" }).width).toBe(40);
+  });
+});
+
+test("wrap keeps words whole and within the width", () => {
+  expect(wrap("aa bb cc dd", 5)).toEqual(["aa bb", "cc dd"]);
+  expect(wrap("averyveryverylongword x", 5)).toEqual(["averyveryverylongword", "x"]);
+  expect(wrap("", 10)).toEqual([""]);
+});

@@ -1,0 +1,104 @@
+// --help text for any citty command: fits the terminal width (long flags put their description on
+// the next line, descriptions wrap), and carries ANSI colour only when the stream is a terminal
+// and NO_COLOR is unset (https://no-color.org). citty's own renderUsage does neither.
+import type { ArgDef, ArgsDef, CommandDef, CommandMeta } from "citty";
+
+export interface HelpStyle {
+  /** Columns to fit into. */
+  width: number;
+  color: boolean;
+}
+
+/**
+ * The style for a stream: width from COLUMNS (what the user asked for), else the terminal's own,
+ * else 80; colour only on a terminal, never with NO_COLOR (any non-empty value) or TERM=dumb.
+ */
+export function helpStyleFor(stream: { isTTY?: boolean; columns?: number }, env: Readonly<Record<string, string | undefined>>): HelpStyle {
+  const fromEnv = Number(env.COLUMNS);
+  const width = Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : stream.isTTY && stream.columns ? stream.columns : 80;
+  const color = stream.isTTY === true && !env.NO_COLOR && env.TERM !== "dumb";
+  return { width: Math.max(40, width), color };
+}
+
+const ANSI = { bold: [1, 22], underline: [4, 24], cyan: [36, 39], gray: [90, 39] } as const;
+
+/** Words of `text` in lines of at most `width` columns (a longer word gets a line of its own). */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line || lines.length === 0) lines.push(line);
+  return lines;
+}
+
+export async function renderHelp(cmd: CommandDef, parent: CommandDef | undefined, style: HelpStyle): Promise<string> {
+  const paint = (what: keyof typeof ANSI, text: string) => (style.color ? `\x1b[${ANSI[what][0]}m${text}\x1b[${ANSI[what][1]}m` : text);
+  const meta = (await resolve(cmd.meta)) ?? ({} as CommandMeta);
+  const parentMeta = (await resolve(parent?.meta)) ?? ({} as CommandMeta);
+  const name = [parentMeta.name, meta.name].filter(Boolean).join(" ");
+  const version = meta.version ?? parentMeta.version;
+  const args = Object.entries(((await resolve(cmd.args)) ?? {}) as ArgsDef);
+  const subs = Object.entries((await resolve(cmd.subCommands)) ?? {});
+
+  const rows: [left: string, right: string][] = [];
+  for (const [flag, def] of args) {
+    rows.push([`--${flag}${valueHint(def)}`, def.description ?? ""]);
+    if (def.type === "boolean" && (def.default === true || def.negativeDescription) && !flag.startsWith("no-")) {
+      rows.push([`--no-${flag}`, def.negativeDescription ?? ""]);
+    }
+  }
+  const commandRows: [string, string][] = [];
+  for (const [subName, sub] of subs) {
+    const subMeta = await resolve((await resolve(sub as CommandDef))?.meta);
+    if (!subMeta?.hidden) commandRows.push([subName, subMeta?.description ?? ""]);
+  }
+
+  const out: string[] = [];
+  const para = (text: string, indent = "") => out.push(...wrap(text, style.width - indent.length).map((l) => indent + l));
+  para(`${meta.description ?? ""} (${name}${version ? ` v${version}` : ""})`);
+  out.push("", `${paint("bold", "USAGE")} ${name}${args.length ? " [OPTIONS]" : ""}${commandRows.length ? ` ${commandRows.map(([n]) => n).join("|")}` : ""}`, "");
+  if (rows.length) out.push(paint("bold", "OPTIONS"), "", ...table(rows, style, (t) => paint("cyan", t)), "");
+  if (commandRows.length) {
+    out.push(paint("bold", "COMMANDS"), "", ...table(commandRows, style, (t) => paint("cyan", t)), "");
+    para(`Use ${name} <command> --help for the options of a command.`);
+  }
+  return out.join("\n").replace(/\n+$/, "");
+}
+
+/**
+ * Two columns, the left one at most ~40 % of the width: a left cell wider than that puts its
+ * description on the next line; on a narrow terminal every description goes under its flag.
+ */
+function table(rows: [string, string][], style: HelpStyle, paintLeft: (t: string) => string): string[] {
+  const indent = "  ";
+  const col = Math.min(Math.max(...rows.map(([l]) => l.length)), Math.floor(style.width * 0.4));
+  const rightWidth = style.width - indent.length - col - 2;
+  const stacked = rightWidth < 30;
+  const lines: string[] = [];
+  for (const [left, right] of rows) {
+    if (stacked || left.length > col) {
+      lines.push(indent + paintLeft(left));
+      const sub = stacked ? indent + "    " : indent + " ".repeat(col + 2);
+      if (right) lines.push(...wrap(right, style.width - sub.length).map((l) => sub + l));
+      continue;
+    }
+    const [first = "", ...more] = wrap(right, rightWidth);
+    lines.push(indent + paintLeft(left.padEnd(col)) + "  " + first);
+    for (const l of more) lines.push(indent + " ".repeat(col + 2) + l);
+  }
+  return lines.map((l) => l.trimEnd());
+}
+
+function valueHint(def: ArgDef): string {
+  if (def.type === "boolean" || def.type === "positional") return "";
+  return `=<${("valueHint" in def && def.valueHint) || "value"}>`;
+}
+
+async function resolve<T>(value: T | Promise<T> | (() => T | Promise<T>) | undefined): Promise<T | undefined> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}

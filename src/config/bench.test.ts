@@ -1,0 +1,34 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../lib/errors.ts";
+import { thrownBy } from "../../test/harness.ts";
+import { loadConfig } from "./load.ts";
+import { benchOptions, benchProblems, parsePercentiles, type BenchConfig } from "./bench.ts";
+
+const load = (argv: string[]) => loadConfig(benchOptions, { argv, env: {} }, (c) => benchProblems(c as BenchConfig)).config;
+const problems = (argv: string[]) => thrownBy(ConfigError, () => load(argv)).problems;
+
+describe("bench options", () => {
+  test("defaults: streaming token prompts to /v1/completions, fixed output lengths, p50/p90/p99", () => {
+    const c = load(["--url", "http://127.0.0.1:8000"]);
+    expect(c).toMatchObject({ endpoint: "/v1/completions", promptFormat: "tokens", stream: true, ignoreEos: true, percentiles: "50,90,99", workerHeader: "x-kvcr-worker", warmupRequests: 0 });
+    expect(parsePercentiles("99.9,50,50")).toEqual([99.9, 50]);
+  });
+
+  test("router-mode comparisons need a URL per mode", () => {
+    expect(load(["--compare-router-modes", "kv,round-robin", "--url-per-mode", "kv=http://a:1,round-robin=http://b:2"]).compareRouterModes).toBe("kv,round-robin");
+    expect(problems(["--compare-router-modes", "kv,round-robin", "--url-per-mode", "kv=http://a:1"])).toEqual(["--url-per-mode: no URL for mode round-robin (got kv)"]);
+    expect(problems(["--compare-router-modes", "kv,fastest", "--url-per-mode", "kv=http://a:1,fastest=x"])).toEqual([
+      '--compare-router-modes: got "kv,fastest", expected a comma-separated list of kv, round-robin, random',
+      '--url-per-mode: got "fastest=x", expected MODE=URL with MODE one of kv, round-robin, random and an http(s) URL',
+    ]);
+    expect(problems(["--compare-router-modes", "kv,random"])[0]).toContain("--compare-router-modes needs --url-per-mode");
+    expect(problems(["--url", "http://a:1", "--url-per-mode", "kv=http://a:1"])).toContain("--url-per-mode: only with --compare-router-modes");
+  });
+
+  test("conflicting arrival and replay flags are named", () => {
+    expect(problems(["--url", "http://a:1", "--sweep-concurrency", "8,32", "--concurrency", "4"])).toEqual(["--sweep-concurrency sets the concurrency of each point: drop --concurrency / --request-rate"]);
+    expect(problems(["--url", "http://a:1", "--with-replay", "--duration", "5"])).toEqual(["--with-replay: the simulation runs the whole workload; use --requests instead of --duration"]);
+    expect(problems(["--url", "http://a:1", "--percentiles", "0,101"])).toEqual(['--percentiles: got "0" in "0,101", expected numbers above 0 and at most 100, comma-separated']);
+    expect(problems(["--url", "http://a:1", "--endpoint", "v1/completions"])).toEqual(['--endpoint: got "v1/completions", expected a path starting with / (e.g. /v1/completions)']);
+  });
+});

@@ -1,0 +1,103 @@
+// Human tables of a bench run: one run laid out like `vllm bench serve`'s result block, several
+// runs (router modes, concurrency points) side by side, and replay's prediction beside the
+// measurement (--with-replay).
+import { METRICS, percentileKey, type BenchResult, type Metric } from "./metrics.ts";
+
+const WIDTH = 50;
+const NAMES: Record<Metric, [string, string]> = {
+  ttft: ["Time to First Token", "TTFT"],
+  tpot: ["Time per Output Token (excl. 1st token)", "TPOT"],
+  itl: ["Inter-token Latency", "ITL"],
+  e2el: ["End-to-end Latency", "E2EL"],
+};
+
+const num = (r: BenchResult, key: string) => (r as unknown as Record<string, number>)[key]!;
+
+export function formatResult(r: BenchResult, percentiles: readonly number[]): string {
+  const lines: string[] = [];
+  const title = (t: string, fill = "=") => {
+    const pad = Math.max(0, WIDTH - t.length - 2);
+    lines.push(`${fill.repeat(Math.floor(pad / 2))} ${t} ${fill.repeat(Math.ceil(pad / 2))}`);
+  };
+  const row = (label: string, value: string | number) => lines.push(`${`${label}:`.padEnd(40)}${value}`);
+  title(r.label ? `Serving Benchmark Result (${r.label})` : "Serving Benchmark Result");
+  row("Successful requests", r.completed);
+  row("Failed requests", r.failed);
+  if (r.max_concurrency !== null) row("Maximum request concurrency", r.max_concurrency);
+  row("Benchmark duration (s)", r.duration.toFixed(2));
+  row("Total input tokens", r.total_input_tokens);
+  row("Total generated tokens", r.total_output_tokens);
+  row("Request throughput (req/s)", r.request_throughput.toFixed(2));
+  row("Output token throughput (tok/s)", r.output_throughput.toFixed(2));
+  row("Total Token throughput (tok/s)", r.total_token_throughput.toFixed(2));
+  row("Prefix cache reuse ratio", r.prefix_cache_reuse_ratio === null ? "n/a (server reports no cached_tokens)" : r.prefix_cache_reuse_ratio.toFixed(4));
+  for (const m of METRICS) {
+    const [name, short] = NAMES[m];
+    title(name, "-");
+    row(`Mean ${short} (ms)`, num(r, `mean_${m}_ms`).toFixed(2));
+    row(`Median ${short} (ms)`, num(r, `median_${m}_ms`).toFixed(2));
+    for (const q of percentiles) row(`P${q} ${short} (ms)`, num(r, percentileKey(q, m)).toFixed(2));
+  }
+  if (Object.keys(r.per_worker).length > 0) {
+    title("Per worker", "-");
+    row("Requests per worker", spread(r.per_worker));
+  }
+  if (r.failed > 0) {
+    title("Errors", "-");
+    for (const [k, v] of Object.entries(r.error_breakdown)) row(k, v);
+  }
+  lines.push("=".repeat(WIDTH));
+  for (const e of r.errors) lines.push(`failed ${e}`);
+  if (r.failed > r.errors.length) lines.push(`… and ${r.failed - r.errors.length} more failures`);
+  return lines.join("\n") + "\n";
+}
+
+/** Several runs as columns. */
+export function formatSideBySide(results: readonly BenchResult[], percentiles: readonly number[]): string {
+  const rows: [string, (r: BenchResult) => string][] = [
+    ["completed / failed", (r) => `${r.completed} / ${r.failed}`],
+    ["duration (s)", (r) => r.duration.toFixed(2)],
+    ["request throughput (req/s)", (r) => r.request_throughput.toFixed(2)],
+    ["output throughput (tok/s)", (r) => r.output_throughput.toFixed(1)],
+    ["total token throughput (tok/s)", (r) => r.total_token_throughput.toFixed(1)],
+    ["prefix cache reuse ratio", (r) => (r.prefix_cache_reuse_ratio === null ? "n/a" : r.prefix_cache_reuse_ratio.toFixed(4))],
+  ];
+  for (const m of METRICS) {
+    const short = NAMES[m][1];
+    rows.push([`mean ${short} (ms)`, (r) => num(r, `mean_${m}_ms`).toFixed(2)], [`median ${short} (ms)`, (r) => num(r, `median_${m}_ms`).toFixed(2)]);
+    for (const q of percentiles) rows.push([`p${q} ${short} (ms)`, (r) => num(r, percentileKey(q, m)).toFixed(2)]);
+  }
+  rows.push(["errors", (r) => Object.entries(r.error_breakdown).map(([k, v]) => `${k}:${v}`).join(" ") || "-"]);
+  rows.push(["per worker", (r) => (Object.keys(r.per_worker).length > 0 ? spread(r.per_worker) : "-")]);
+  return table(["", ...results.map((r, i) => r.label ?? `run ${i + 1}`)], rows.map(([label, f]) => [label, ...results.map(f)]));
+}
+
+export interface ComparedFigure {
+  label: string;
+  predicted: number;
+  measured: number;
+  digits?: number;
+}
+
+/** Replay's prediction beside the live measurement, with the measured/predicted ratio. */
+export function formatPrediction(figures: readonly ComparedFigure[]): string {
+  return table(
+    ["", "replay (predicted)", "live (measured)", "live / replay"],
+    figures.map((f) => [f.label, f.predicted.toFixed(f.digits ?? 2), f.measured.toFixed(f.digits ?? 2), f.predicted > 0 ? `${(f.measured / f.predicted).toFixed(2)}×` : "-"]),
+  );
+}
+
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? "").length)));
+  const line = (cells: readonly string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ").trimEnd();
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n") + "\n";
+}
+
+/** Few workers: every count; many: min / mean / max. */
+function spread(perWorker: Record<string, number>): string {
+  const entries = Object.entries(perWorker);
+  if (entries.length <= 8) return entries.map(([w, n]) => `${w}:${n}`).join(" ");
+  const counts = entries.map(([, n]) => n);
+  const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
+  return `${entries.length} workers, min ${Math.min(...counts)} / mean ${mean.toFixed(1)} / max ${Math.max(...counts)}`;
+}

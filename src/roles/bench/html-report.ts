@@ -1,0 +1,160 @@
+// `--report FILE.html`: one self-contained page (uPlot's JS and CSS inlined at build time, the
+// data as JSON; no network) with, per run (router mode or concurrency point): TTFT and ITL
+// distributions, latency vs load, output throughput over time and prefix-cache reuse, plus the
+// side-by-side figures. Charts are built from records here; the page only draws them.
+import uplotCss from "uplot/dist/uPlot.min.css" with { type: "text" };
+import uplotJs from "uplot/dist/uPlot.iife.min.js" with { type: "text" };
+import { percentile } from "../../core/replay/stats.ts";
+import type { TimedRecord } from "./drive-load.ts";
+import { formatSideBySide } from "./format-result.ts";
+import type { BenchResult } from "./metrics.ts";
+
+export interface ReportRun {
+  label: string;
+  records: readonly TimedRecord[];
+  result: BenchResult;
+  startMs: number;
+}
+
+export interface ChartSpec {
+  id: string;
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  /** x values, then one y array per run (null = no point). */
+  data: (number | null)[][];
+}
+
+/** The number of charts every report has (the Chromium test counts them). */
+export const CHART_COUNT = 5;
+const QUANTILES = Array.from({ length: 101 }, (_, i) => i);
+const LOAD_BINS = 40;
+const REUSE_BINS = 50;
+const THROUGHPUT_BINS = 40;
+
+export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
+  const ok = runs.map((r) => r.records.filter((x) => x.ok));
+  const quantiles = (values: number[]) => {
+    const a = Float64Array.from(values);
+    return QUANTILES.map((q) => (a.length > 0 ? round(percentile(a, q)) : null));
+  };
+  const charts: ChartSpec[] = [
+    { id: "ttft", title: "TTFT distribution", xLabel: "percentile", yLabel: "TTFT (ms)", data: [QUANTILES, ...ok.map((rs) => quantiles(rs.map((r) => r.ttftMs)))] },
+    { id: "itl", title: "ITL distribution", xLabel: "percentile", yLabel: "ITL (ms)", data: [QUANTILES, ...ok.map((rs) => quantiles(rs.flatMap((r) => r.itlMs)))] },
+  ];
+
+  // Latency vs load: median TTFT of the requests sent with k in flight, k binned.
+  const maxLoad = Math.max(1, ...ok.flatMap((rs) => rs.map((r) => r.inFlightAtSend)));
+  const binWidth = Math.max(1, Math.ceil(maxLoad / LOAD_BINS));
+  const loadX = Array.from({ length: Math.ceil(maxLoad / binWidth) }, (_, b) => (b + 1) * binWidth);
+  charts.push({
+    id: "load",
+    title: "Median TTFT vs requests in flight at send",
+    xLabel: "requests in flight",
+    yLabel: "median TTFT (ms)",
+    data: [loadX, ...ok.map((rs) => loadX.map((_, b) => median(rs.filter((r) => Math.ceil(r.inFlightAtSend / binWidth) - 1 === b).map((r) => r.ttftMs))))],
+  });
+
+  // Output tokens per second, attributed to the time bin each request ended in (40 bins over the longest run).
+  const longestS = Math.max(0.001, ...runs.map((r) => r.result.duration));
+  const binS = longestS / THROUGHPUT_BINS;
+  const tX = Array.from({ length: THROUGHPUT_BINS }, (_, b) => round((b + 1) * binS));
+  charts.push({
+    id: "throughput",
+    title: "Output throughput over time",
+    xLabel: "seconds since start",
+    yLabel: "output tokens/s",
+    data: [
+      tX,
+      ...runs.map((run, i) => {
+        const perBin = new Array<number>(THROUGHPUT_BINS).fill(0);
+        for (const r of ok[i]!) perBin[Math.min(THROUGHPUT_BINS - 1, Math.max(0, Math.floor((r.sentMs + r.e2elMs - run.startMs) / 1000 / binS)))]! += r.outputTokens;
+        return perBin.map((tokens, b) => ((b + 1) * binS <= run.result.duration + binS ? round(tokens / binS, 1) : null));
+      }),
+    ],
+  });
+
+  // Prefix reuse: cumulative cached / prompt tokens as the run's requests complete (in send order).
+  const rX = Array.from({ length: REUSE_BINS }, (_, b) => round(((b + 1) / REUSE_BINS) * 100));
+  charts.push({
+    id: "reuse",
+    title: "Prefix-cache reuse (cumulative, cached / prompt tokens)",
+    xLabel: "% of completed requests",
+    yLabel: "reuse ratio",
+    data: [
+      rX,
+      ...ok.map((rs) => {
+        const sorted = [...rs].sort((a, b) => a.sentMs - b.sentMs);
+        return rX.map((_, b) => {
+          const upTo = Math.ceil(((b + 1) / REUSE_BINS) * sorted.length);
+          let cached = 0;
+          let prompt = 0;
+          let known = false;
+          for (let k = 0; k < upTo; k++) {
+            const r = sorted[k]!;
+            prompt += r.promptTokens;
+            if (r.cachedTokens !== undefined) {
+              known = true;
+              cached += r.cachedTokens;
+            }
+          }
+          return known && prompt > 0 ? round(cached / prompt, 4) : null;
+        });
+      }),
+    ],
+  });
+  return charts;
+}
+
+export function renderHtml(runs: readonly ReportRun[], opts: { title: string; percentiles: readonly number[] }): string {
+  const payload = { labels: runs.map((r) => r.label), charts: buildCharts(runs) };
+  const json = JSON.stringify(payload).replace(/</g, "\\u003c");
+  const summary = formatSideBySide(runs.map((r) => r.result), opts.percentiles);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(opts.title)}</title>
+<style>${uplotCss}
+body{font:14px system-ui,sans-serif;margin:24px;color:#222;background:#fff}
+h1{font-size:20px} pre{background:#f6f6f6;padding:12px;overflow:auto}
+.chart{margin:18px 0}
+</style></head>
+<body><h1>${escapeHtml(opts.title)}</h1>
+<pre id="summary">${escapeHtml(summary)}</pre>
+<div id="charts"></div>
+<script>${uplotJs.replace(/<\/script/gi, "<\\/script")}</script>
+<script>
+(function () {
+  var R = ${json};
+  var colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+  var root = document.getElementById("charts");
+  R.charts.forEach(function (c) {
+    var el = document.createElement("div");
+    el.className = "chart";
+    el.id = "chart-" + c.id;
+    root.appendChild(el);
+    var series = [{ label: c.xLabel }].concat(R.labels.map(function (l, i) {
+      return { label: l, stroke: colors[i % colors.length], width: 2, spanGaps: true, points: { show: c.data[0].length <= 60 } };
+    }));
+    new uPlot({
+      title: c.title, width: 900, height: 320,
+      scales: { x: { time: false } },
+      axes: [{ label: c.xLabel }, { label: c.yLabel, size: 70 }],
+      series: series
+    }, c.data, el);
+  });
+})();
+</script></body></html>
+`;
+}
+
+function median(values: number[]): number | null {
+  return values.length === 0 ? null : round(percentile(Float64Array.from(values), 50));
+}
+
+function round(x: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}

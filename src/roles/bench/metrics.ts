@@ -1,0 +1,132 @@
+// Request records → the result of a benchmark run, with the key names of `vllm bench serve`'s
+// result file (SPEC §9): counts, duration, throughputs, mean/median/std and every requested
+// percentile of TTFT, TPOT, ITL and E2EL (numpy's linear percentiles, core/replay/stats.ts),
+// plus prefix-cache reuse, error_breakdown and per_worker.
+import { percentile, summarize } from "../../core/replay/stats.ts";
+import type { LoadResult, TimedRecord } from "./drive-load.ts";
+
+export const METRICS = ["ttft", "tpot", "itl", "e2el"] as const;
+export type Metric = (typeof METRICS)[number];
+export type MetricKey = `${string}_${Metric}_ms`;
+export const ERROR_SAMPLE_LIMIT = 20;
+
+export interface RunMeta {
+  backend: string;
+  modelId: string;
+  baseUrl: string;
+  endpoint: string;
+  requestRate: number | "inf";
+  maxConcurrency: number | null;
+  warmupRequests: number;
+  /** Label of the run in comparisons (mode, concurrency point). */
+  label?: string;
+}
+
+export type BenchResult = {
+  date: string;
+  label?: string;
+  backend: string;
+  model_id: string;
+  base_url: string;
+  endpoint: string;
+  num_prompts: number;
+  request_rate: number | "inf";
+  max_concurrency: number | null;
+  warmup_requests: number;
+  completed: number;
+  failed: number;
+  duration: number;
+  total_input_tokens: number;
+  total_output_tokens: number;
+  request_throughput: number;
+  output_throughput: number;
+  total_token_throughput: number;
+  /** Cached prompt tokens / prompt tokens over completed requests; null when the server reports no cached_tokens. */
+  prefix_cache_reuse_ratio: number | null;
+  cached_tokens: number;
+  /** Failed requests by HTTP status ("500") or cause (timeout, connection, stream_cut, stream_error, bad_response, empty_output, aborted). */
+  error_breakdown: Record<string, number>;
+  /** Requests per worker, from the worker response header; empty when the server sends none. */
+  per_worker: Record<string, number>;
+  /** The first failures, "request N: message". */
+  errors: string[];
+} & Record<MetricKey, number>;
+
+export function percentileKey(q: number, metric: Metric): MetricKey {
+  return `p${String(q)}_${metric}_ms`;
+}
+
+export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readonly number[], date = new Date()): BenchResult {
+  const ok = load.records.filter((r) => r.ok);
+  const failed = load.records.filter((r) => !r.ok);
+  const ttft = Float64Array.from(ok, (r) => r.ttftMs);
+  const e2el = Float64Array.from(ok, (r) => r.e2elMs);
+  const tpot = Float64Array.from(ok.filter((r) => r.outputTokens > 1), (r) => (r.e2elMs - r.ttftMs) / (r.outputTokens - 1));
+  const itl = Float64Array.from(ok.flatMap((r) => r.itlMs));
+  let input = 0;
+  let output = 0;
+  let cached = 0;
+  let reportedCache = false;
+  for (const r of ok) {
+    input += r.promptTokens;
+    output += r.outputTokens;
+    if (r.cachedTokens !== undefined) {
+      reportedCache = true;
+      cached += r.cachedTokens;
+    }
+  }
+  const duration = Math.max(0, (load.endMs - load.startMs) / 1000);
+  const per = (x: number) => (duration > 0 ? x / duration : 0);
+  const errorBreakdown: Record<string, number> = {};
+  for (const r of failed) errorBreakdown[r.errorKind ?? "unknown"] = (errorBreakdown[r.errorKind ?? "unknown"] ?? 0) + 1;
+  const perWorker: Record<string, number> = {};
+  for (const r of load.records) if (r.worker !== undefined) perWorker[r.worker] = (perWorker[r.worker] ?? 0) + 1;
+  const result = {
+    date: date.toISOString(),
+    ...(meta.label !== undefined ? { label: meta.label } : {}),
+    backend: meta.backend,
+    model_id: meta.modelId,
+    base_url: meta.baseUrl,
+    endpoint: meta.endpoint,
+    num_prompts: load.records.length,
+    request_rate: meta.requestRate,
+    max_concurrency: meta.maxConcurrency,
+    warmup_requests: meta.warmupRequests,
+    completed: ok.length,
+    failed: failed.length,
+    duration,
+    total_input_tokens: input,
+    total_output_tokens: output,
+    request_throughput: per(ok.length),
+    output_throughput: per(output),
+    total_token_throughput: per(input + output),
+    ...metricFields("ttft", ttft, percentiles),
+    ...metricFields("tpot", tpot, percentiles),
+    ...metricFields("itl", itl, percentiles),
+    ...metricFields("e2el", e2el, percentiles),
+    prefix_cache_reuse_ratio: reportedCache && input > 0 ? cached / input : null,
+    cached_tokens: cached,
+    error_breakdown: sortedByKey(errorBreakdown),
+    per_worker: sortedByKey(perWorker),
+    errors: failed.slice(0, ERROR_SAMPLE_LIMIT).map((r) => `request ${r.index}: ${r.error ?? r.errorKind}`),
+  };
+  return result as BenchResult;
+}
+
+/** mean/median/std and pNN of `values` (reordered in place), keyed as vLLM names them. */
+export function metricFields(metric: Metric, values: Float64Array, percentiles: readonly number[]): Record<MetricKey, number> {
+  const s = summarize(values);
+  const out: Record<string, number> = { [`mean_${metric}_ms`]: s.mean, [`median_${metric}_ms`]: s.median, [`std_${metric}_ms`]: s.std };
+  for (const q of percentiles) out[percentileKey(q, metric)] = percentile(values, q);
+  return out as Record<MetricKey, number>;
+}
+
+function sortedByKey(o: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true })));
+}
+
+/** The records' TTFTs, ITLs (ms) of completed requests: the distributions the HTML report draws. */
+export function distributions(records: readonly TimedRecord[]): { ttft: number[]; itl: number[] } {
+  const ok = records.filter((r) => r.ok);
+  return { ttft: ok.map((r) => r.ttftMs), itl: ok.flatMap((r) => r.itlMs) };
+}

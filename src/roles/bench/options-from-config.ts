@@ -1,0 +1,53 @@
+// Resolved `bench` config → the bench role's options (the parsing of list flags was validated by
+// benchProblems; the engine and router flags describe the stack for --with-replay).
+import { parsePercentiles, parseModes, parseUrlPerMode, type BenchConfig } from "../../config/bench.ts";
+import { engineConfigFrom } from "../engine-config.ts";
+import type { BenchOptions } from "./run-bench.ts";
+
+export function benchOptionsFrom(c: BenchConfig): BenchOptions {
+  const modes = c.compareRouterModes !== undefined ? (parseModes(c.compareRouterModes) as string[]) : undefined;
+  const perMode = c.urlPerMode !== undefined ? (parseUrlPerMode(c.urlPerMode) as Map<string, string>) : undefined;
+  const targets = modes && perMode ? modes.map((m) => ({ label: m, url: perMode.get(m)! })) : [{ url: c.url! }];
+  return {
+    targets,
+    model: c.model,
+    endpoint: c.endpoint,
+    promptFormat: c.promptFormat,
+    stream: c.stream,
+    ignoreEos: c.ignoreEos,
+    apiKey: c.apiKey,
+    workload: {
+      trace: c.trace,
+      traceBlockSize: c.traceBlockSize,
+      skipBadLines: c.skipBadLines,
+      synthetic: { numPrefixes: c.numPrefixes, prefixTokens: c.prefixTokens, suffixTokens: c.suffixTokens, outputTokens: c.outputTokens },
+      requests: c.requests,
+      seed: c.seed,
+    },
+    concurrency: c.concurrency,
+    requestRate: c.requestRate,
+    arrivalSpeedupRatio: c.traceSpeedup ?? c.arrivalSpeedupRatio,
+    sweepConcurrency: c.sweepConcurrency,
+    warmupRequests: c.warmupRequests,
+    durationS: c.duration,
+    percentiles: parsePercentiles(c.percentiles) as number[],
+    requestTimeoutS: c.requestTimeout,
+    workerHeader: c.workerHeader.toLowerCase(),
+    outputJson: c.outputJson,
+    report: c.report,
+    withReplay: c.withReplay
+      ? {
+          // Workers and ranks kept apart, as replay does.
+          numWorkers: c.numWorkers,
+          dataParallelSize: c.dataParallelSize,
+          routerMode: c.routerMode,
+          prefillLoadScale: c.routerKvOverlapScoreWeight,
+          hostWeight: c.routerHostCacheHitWeight,
+          diskWeight: c.routerDiskCacheHitWeight,
+          routerTemperature: c.routerTemperature,
+          busyThreshold: c.activeDecodeBlocksThreshold,
+          engine: engineConfigFrom(c),
+        }
+      : undefined,
+  };
+}

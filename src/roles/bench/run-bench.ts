@@ -1,0 +1,211 @@
+// `kvcr-mock bench` as a function: load the workload (shared with replay), resolve the model,
+// drive each run (one URL; or one stack per router mode; or one concurrency per sweep point),
+// print the result table(s), write the JSON and the HTML report, and with --with-replay print
+// replay's prediction of the same run beside the measurement.
+import type { BlockHasher } from "../../core/kv/block-hash.ts";
+import type { ReplayReport } from "../../core/replay/report.ts";
+import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
+import type { WorkloadRequest } from "../../core/workload/workload.ts";
+import { KvcrError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { errorMessage } from "../../protocol/openai-stream.ts";
+import { get } from "../../transport/http/client.ts";
+import { arrivalSpecOf, describeArrival, loadWorkload, type WorkloadOptions } from "../workload.ts";
+import { driveLoad, type LoadResult } from "./drive-load.ts";
+import { formatPrediction, formatResult, formatSideBySide } from "./format-result.ts";
+import { renderHtml, type ReportRun } from "./html-report.ts";
+import { buildResult, type BenchResult } from "./metrics.ts";
+import { buildBody, type BodyOptions } from "./request-body.ts";
+import { sendRequest } from "./send-request.ts";
+import { predict, predictionFigures, type ReplaySettings } from "./with-replay.ts";
+
+/** Synthetic requests generated for a --duration run without --requests (sending stops at the deadline). */
+export const DURATION_SYNTHETIC_REQUESTS = 100_000;
+
+export interface BenchOptions {
+  /** One target, or one per compared router mode. */
+  targets: { label?: string; url: string }[];
+  model?: string;
+  endpoint: string;
+  promptFormat: "tokens" | "text";
+  stream: boolean;
+  ignoreEos: boolean;
+  apiKey?: string;
+  workload: WorkloadOptions;
+  concurrency?: number;
+  requestRate?: number;
+  arrivalSpeedupRatio: number;
+  /** Concurrency points; each target runs once per point. */
+  sweepConcurrency?: number[];
+  warmupRequests: number;
+  durationS?: number;
+  percentiles: number[];
+  requestTimeoutS: number;
+  workerHeader: string;
+  outputJson?: string;
+  report?: string;
+  withReplay?: ReplaySettings;
+}
+
+export interface BenchDeps {
+  hasher: BlockHasher;
+  readFile(path: string): string;
+  writeFile(path: string, text: string): void;
+  checkWritable(path: string): void;
+  stdout: { write(text: string): unknown };
+  logger: Logger;
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  /** Progress display for a run of `total` requests (a bar on a TTY); undefined = none. */
+  progress?(label: string, total: number): { update(done: number): void; stop(): void };
+  /** Ctrl-C: stop sending, abort in-flight requests, report what was measured. */
+  stop?: AbortSignal;
+}
+
+export interface BenchOutcome {
+  results: BenchResult[];
+  replay?: ReplayReport;
+}
+
+export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<BenchOutcome> {
+  for (const [flag, path] of [["--output-json", opts.outputJson], ["--report", opts.report]] as const) {
+    if (path === undefined || path === "-") continue;
+    try {
+      deps.checkWritable(path);
+    } catch (err) {
+      throw new KvcrError("OUTPUT_UNWRITABLE", `cannot write ${flag} ${path}: ${(err as Error).message}; nothing was sent`);
+    }
+  }
+  const workloadOpts = opts.durationS !== undefined && opts.workload.trace === undefined && opts.workload.requests === undefined ? { ...opts.workload, requests: DURATION_SYNTHETIC_REQUESTS } : opts.workload;
+  const workload = loadWorkload(workloadOpts, deps, "nothing was sent");
+  const points: { arrival: ArrivalSpec; label?: string }[] = opts.sweepConcurrency
+    ? opts.sweepConcurrency.map((c) => ({ arrival: { kind: "concurrency", concurrency: c }, label: `c=${c}` }))
+    : [{ arrival: arrivalSpecOf(opts) }];
+
+  const runs: ReportRun[] = [];
+  const models = new Map<string, string>();
+  for (const target of opts.targets) {
+    for (const point of points) {
+      if (deps.stop?.aborted) break;
+      const label = [target.label, point.label].filter(Boolean).join(" ") || undefined;
+      const model = opts.model ?? models.get(target.url) ?? (await discoverModel(target.url, opts, deps));
+      models.set(target.url, model);
+      deps.logger.info(`${label ? `[${label}] ` : ""}${workload.length} requests to ${target.url}${opts.endpoint} (model ${model}), arrivals ${describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for at most ${opts.durationS} s` : ""}`);
+      const load = await runOne(workload, point.arrival, target.url, model, label, opts, deps);
+      const result = buildResult(load, runMeta(opts, target.url, model, point.arrival, label), opts.percentiles);
+      runs.push({ label: label ?? "run", records: load.records, result, startMs: load.startMs });
+      logFailures(result, label, deps.logger);
+    }
+  }
+  const results = runs.map((r) => r.result);
+
+  let replay: ReplayReport | undefined;
+  if (opts.withReplay) {
+    if (opts.warmupRequests > 0) deps.logger.warn("--with-replay: the simulation has no warm-up; its cache starts cold while the live stack was warmed by --warmup-requests");
+    replay = predict(workload, points[0]!.arrival, opts.workload.seed, opts.withReplay, deps);
+  }
+
+  const jsonText = JSON.stringify(results.length === 1 && !replay ? results[0] : { runs: results, ...(replay ? { replay } : {}) }, null, 2) + "\n";
+  if (opts.outputJson === "-") deps.stdout.write(jsonText);
+  else {
+    if (results.length === 1) deps.stdout.write(formatResult(results[0]!, opts.percentiles));
+    else if (results.length > 1) deps.stdout.write(formatSideBySide(results, opts.percentiles));
+    if (replay) deps.stdout.write(`\nReplay prediction vs live measurement (${opts.withReplay!.numWorkers} simulated worker(s), router ${opts.withReplay!.routerMode}):\n${formatPrediction(predictionFigures(replay, results[0]!))}`);
+  }
+  if (opts.outputJson !== undefined && opts.outputJson !== "-") write(deps, "--output-json", opts.outputJson, jsonText);
+  if (opts.report !== undefined && runs.length > 0) {
+    write(deps, "--report", opts.report, renderHtml(runs, { title: `kvcr-mock bench: ${runs.map((r) => r.label).join(" vs ")}`, percentiles: opts.percentiles }));
+    deps.logger.info(`report written to ${opts.report}`);
+  }
+  return { results, replay };
+}
+
+/** 1 when a run completed no request (nothing was measured), else 0; partial failures are results. */
+export function benchExitCode(outcome: BenchOutcome): 0 | 1 {
+  return outcome.results.length === 0 || outcome.results.some((r) => r.completed === 0) ? 1 : 0;
+}
+
+async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec, url: string, model: string, label: string | undefined, opts: BenchOptions, deps: BenchDeps): Promise<LoadResult> {
+  const body: BodyOptions = { model, endpoint: opts.endpoint, promptFormat: opts.promptFormat, stream: opts.stream, ignoreEos: opts.ignoreEos };
+  const endpointUrl = url.replace(/\/+$/, "") + opts.endpoint;
+  const headers = authHeaders(opts);
+  const progress = deps.progress?.(label ?? "bench", workload.length);
+  try {
+    return await driveLoad(
+      { workload, arrival, seed: opts.workload.seed, warmupRequests: opts.warmupRequests, durationMs: opts.durationS !== undefined ? opts.durationS * 1000 : undefined },
+      {
+        send: (req, signal) => {
+          const tokens = new Uint32Array(req.inputLength);
+          req.writeTokens(tokens);
+          return sendRequest(
+            { url: endpointUrl, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal },
+            deps.now,
+          );
+        },
+        now: deps.now,
+        sleep: deps.sleep,
+        onProgress: progress ? (done) => progress.update(done) : undefined,
+        stop: deps.stop,
+      },
+    );
+  } finally {
+    progress?.stop();
+  }
+}
+
+async function discoverModel(url: string, opts: BenchOptions, deps: BenchDeps): Promise<string> {
+  const modelsUrl = url.replace(/\/+$/, "") + "/v1/models";
+  let res: Response;
+  try {
+    res = await get(modelsUrl, { headers: authHeaders(opts), signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    throw new KvcrError("MODEL_UNKNOWN", `no --model given and ${modelsUrl} could not be read (${(err as Error).message}); pass --model`);
+  }
+  const text = await res.text();
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    doc = undefined;
+  }
+  const first = (doc as { data?: { id?: unknown }[] } | undefined)?.data?.[0]?.id;
+  if (res.status !== 200 || typeof first !== "string") {
+    throw new KvcrError("MODEL_UNKNOWN", `no --model given and ${modelsUrl} lists none (HTTP ${res.status}: ${doc ? errorMessage(doc) : text.slice(0, 120)}); pass --model`);
+  }
+  deps.logger.info(`model: ${first} (the first one ${modelsUrl} lists)`);
+  return first;
+}
+
+function authHeaders(opts: BenchOptions): Record<string, string> {
+  return opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
+}
+
+function runMeta(opts: BenchOptions, url: string, model: string, arrival: ArrivalSpec, label: string | undefined) {
+  return {
+    backend: /chat\/completions/.test(opts.endpoint) ? "openai-chat" : "openai",
+    modelId: model,
+    baseUrl: url,
+    endpoint: opts.endpoint,
+    requestRate: arrival.kind === "rate" ? arrival.requestsPerSecond : ("inf" as const),
+    maxConcurrency: arrival.kind === "concurrency" ? arrival.concurrency : null,
+    warmupRequests: opts.warmupRequests,
+    label,
+  };
+}
+
+function logFailures(r: BenchResult, label: string | undefined, logger: Logger): void {
+  const at = label ? `[${label}] ` : "";
+  const first = r.errors[0] ? ` (first: ${r.errors[0]})` : "";
+  const kinds = Object.entries(r.error_breakdown).map(([k, v]) => `${k}: ${v}`).join(", ");
+  if (r.completed === 0) logger.error(`${at}no request completed: all ${r.failed} failed [${kinds}]${first}; exit status 1`);
+  else if (r.failed > 0) logger.warn(`${at}${r.failed} of ${r.failed + r.completed} requests failed [${kinds}]${first}; the figures cover the ${r.completed} that completed`);
+  if (r.failed > 0 && r.errors.some((e) => /ignore_eos|min_tokens/.test(e))) logger.warn(`${at}the server rejects ignore_eos / min_tokens: run with --no-ignore-eos`);
+}
+
+function write(deps: BenchDeps, flag: string, path: string, text: string): void {
+  try {
+    deps.writeFile(path, text);
+  } catch (err) {
+    throw new KvcrError("OUTPUT_FAILED", `cannot write ${flag} ${path}: ${(err as Error).message}`);
+  }
+}

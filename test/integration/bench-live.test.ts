@@ -1,0 +1,157 @@
+// `bench` against an in-test OpenAI-style server with fixed, known delays: measured TTFT and ITL
+// agree with the truth within a few ms, counts add up, and failing servers (500s, cut streams,
+// stalls, error chunks, nothing listening) are reported per cause, never fatal.
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createLogger } from "../../src/lib/logger.ts";
+import { createBlockHasher } from "../../src/lib/xxh3.ts";
+import { benchExitCode, runBench, type BenchDeps, type BenchOptions } from "../../src/roles/bench/run-bench.ts";
+import { startFakeOpenAi } from "../fake-openai-server.ts";
+import { runCli, tempDir } from "../harness.ts";
+
+function deps(logs: string[] = [], out: string[] = []): BenchDeps {
+  return {
+    hasher: createBlockHasher(),
+    readFile: (p) => readFileSync(p, "utf8"),
+    writeFile: () => {},
+    checkWritable: () => {},
+    stdout: { write: (t: string) => out.push(t) },
+    logger: createLogger({ level: "warn", stream: { write: (t: string) => logs.push(t) } as unknown as NodeJS.WritableStream }),
+    now: () => performance.now(),
+    sleep: (ms) => Bun.sleep(ms),
+  };
+}
+
+const base = (url: string, over: Partial<BenchOptions> = {}): BenchOptions => ({
+  targets: [{ url }],
+  endpoint: "/v1/completions",
+  promptFormat: "tokens",
+  stream: true,
+  ignoreEos: true,
+  workload: { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 2, prefixTokens: 32, suffixTokens: 8, outputTokens: 6 }, requests: 12, seed: 1 },
+  concurrency: 4,
+  arrivalSpeedupRatio: 1,
+  warmupRequests: 0,
+  percentiles: [50, 90, 99],
+  requestTimeoutS: 10,
+  workerHeader: "x-kvcr-worker",
+  ...over,
+});
+
+describe("bench against a server with known delays", () => {
+  test("TTFT and ITL within a few ms of the truth; TPOT and E2EL follow; usage, reuse and workers read", async () => {
+    await using server = startFakeOpenAi({ ttftMs: 60, itlMs: 25, cachedTokens: (p) => p - 8, worker: (n) => `w${n % 2}` });
+    const { results } = await runBench(base(server.url), deps());
+    const r = results[0]!;
+    expect(r).toMatchObject({ completed: 12, failed: 0, model_id: "fake-model", total_output_tokens: 72, total_input_tokens: 12 * 40, per_worker: { w0: 6, w1: 6 }, error_breakdown: {} });
+    // The truth is what the server did (its timers run late on a busy machine): when each request
+    // arrived and each chunk was written, on the same clock. Medians, so one late wake-up cannot fail it.
+    const med = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
+    const trueTtft = med(server.timings.map((t) => t.chunkMs[0]! - t.receivedMs));
+    const trueItl = med(server.timings.flatMap((t) => t.chunkMs.slice(1).map((c, i) => c - t.chunkMs[i]!)));
+    expect(trueTtft).toBeGreaterThanOrEqual(59);
+    expect(r.median_ttft_ms!).toBeGreaterThanOrEqual(trueTtft - 1);
+    expect(r.median_ttft_ms!).toBeLessThan(trueTtft + 5);
+    expect(Math.abs(r.median_itl_ms! - trueItl)).toBeLessThan(3);
+    // TPOT = (E2E − TTFT) / (tokens − 1); E2E ends at [DONE], one more server gap after the 6th token.
+    expect(Math.abs(r.median_tpot_ms! - (6 * trueItl) / 5)).toBeLessThan(3);
+    expect(r.median_e2el_ms! - r.median_ttft_ms!).toBeGreaterThanOrEqual(5 * 25 - 1);
+    expect(r.prefix_cache_reuse_ratio).toBeCloseTo(32 / 40, 6);
+    for (const k of ["p50_ttft_ms", "p90_itl_ms", "p99_tpot_ms", "p99_e2el_ms", "std_ttft_ms", "mean_itl_ms"]) expect(typeof (r as Record<string, unknown>)[k]).toBe("number");
+    // What the server received: token-id prompts, fixed output lengths, streaming with usage.
+    expect(server.bodies[0]).toMatchObject({ model: "fake-model", max_tokens: 6, min_tokens: 6, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
+    expect((server.bodies[0]!.prompt as number[]).length).toBe(40);
+  });
+
+  test("500s, cut streams, stalls and error chunks are counted by cause; completed + failed = sent", async () => {
+    const kinds = ["ok", "500", "cut", "stall", "error-chunk"] as const;
+    await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 2, plan: (n) => kinds[n % kinds.length]! });
+    const logs: string[] = [];
+    const out = await runBench(base(server.url, { workload: { ...base("").workload, requests: 15 }, requestTimeoutS: 0.5 }), deps(logs));
+    const r = out.results[0]!;
+    expect(r.completed + r.failed).toBe(15);
+    expect(server.bodies.length).toBe(15);
+    expect(r.completed).toBe(3);
+    expect(r.error_breakdown).toEqual({ "500": 3, stream_cut: 3, stream_error: 3, timeout: 3 });
+    expect(r.errors.some((e) => e.includes("HTTP 500: injected failure"))).toBe(true);
+    expect(r.errors.some((e) => e.includes("stream ended without data: [DONE]"))).toBe(true);
+    expect(benchExitCode(out)).toBe(0);
+    expect(logs.join("")).toContain("12 of 15 requests failed");
+  });
+
+  test("nothing listening: every request fails with cause connection, exit status 1", async () => {
+    const out = await runBench(base("http://127.0.0.1:9", { model: "m", workload: { ...base("").workload, requests: 3 } }), deps());
+    expect(out.results[0]).toMatchObject({ completed: 0, failed: 3, error_breakdown: { connection: 3 } });
+    expect(benchExitCode(out)).toBe(1);
+  });
+
+  test("Poisson arrivals and --duration: sending stops at the deadline, in-flight requests finish", async () => {
+    await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 5 });
+    const { results } = await runBench(base(server.url, { concurrency: undefined, requestRate: 40, durationS: 0.5, workload: { ...base("").workload, requests: undefined } }), deps());
+    const r = results[0]!;
+    expect(r.failed).toBe(0);
+    expect(r.completed).toBeGreaterThan(3);
+    expect(r.completed).toBeLessThan(60);
+    expect(r.request_rate).toBe(40);
+  });
+
+  test("chat endpoint with text prompts; warm-up requests are not counted", async () => {
+    await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 2 });
+    const { results } = await runBench(base(server.url, { endpoint: "/v1/chat/completions", promptFormat: "text", warmupRequests: 3 }), deps());
+    expect(results[0]).toMatchObject({ completed: 12, failed: 0, backend: "openai-chat", warmup_requests: 3 });
+    expect(server.bodies.length).toBe(15);
+    const msg = (server.bodies[0]!.messages as { content: string }[])[0]!.content;
+    expect(msg.split(" ").length).toBe(40);
+  });
+});
+
+describe("kvcr-mock bench (CLI)", () => {
+  test("JSON keys of vllm bench serve, --percentiles, exit 0", async () => {
+    await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 2 });
+    using dir = tempDir("kvcr-bench-");
+    const json = join(dir.path, "r.json");
+    const r = await runCli(["bench", "--url", server.url, "--model", "fake-model", "--requests", "8", "--concurrency", "2", "--output-tokens", "4", "--prefix-tokens", "16", "--suffix-tokens", "4", "--percentiles", "50,99.9", "--output-json", json]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain("Serving Benchmark Result");
+    expect(r.stdout).toContain("P99.9 TTFT (ms):");
+    const doc = JSON.parse(readFileSync(json, "utf8"));
+    for (const k of ["completed", "failed", "duration", "request_throughput", "output_throughput", "total_token_throughput", "mean_ttft_ms", "median_ttft_ms", "p99.9_ttft_ms", "p50_tpot_ms", "mean_itl_ms", "p99.9_e2el_ms", "prefix_cache_reuse_ratio", "error_breakdown", "per_worker"]) expect(Object.hasOwn(doc, k)).toBe(true);
+    expect(doc).toMatchObject({ completed: 8, failed: 0, max_concurrency: 2, per_worker: {}, prefix_cache_reuse_ratio: null });
+  });
+
+  test("bad flags exit 2 naming the problem", async () => {
+    const r = await runCli(["bench", "--url", "localhost:8000", "--percentiles", "50,abc", "--concurrency", "2", "--request-rate", "3"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('--url: got "localhost:8000", expected an http(s) URL');
+    expect(r.stderr).toContain('--percentiles: got "abc"');
+    expect(r.stderr).toContain("--concurrency and --request-rate: choose one arrival mode");
+    const none = await runCli(["bench"]);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain("--url: required");
+    const chat = await runCli(["bench", "--url", "http://127.0.0.1:1", "--endpoint", "/v1/chat/completions"]);
+    expect(chat.stderr).toContain("--prompt-format tokens: a chat endpoint takes text messages");
+  });
+});
+
+describe("bench --with-replay", () => {
+  test("the same workload simulated by replay is printed beside the measurement and saved in the JSON", async () => {
+    await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 2 });
+    const out: string[] = [];
+    const written: Record<string, string> = {};
+    const d = { ...deps([], out), writeFile: (p: string, t: string) => void (written[p] = t) };
+    const opts = base(server.url, {
+      outputJson: "r.json",
+      withReplay: { numWorkers: 2, routerMode: "kv", prefillLoadScale: 1, routerTemperature: 0, engine: { blockSize: 16, timingModel: "fixed", prefillMs: 5, decodeMs: 2 } },
+    });
+    const outcome = await runBench(opts, d);
+    expect(outcome.replay).toMatchObject({ completed: 12, failed: 0, num_workers: 2, router_mode: "kv" });
+    const text = out.join("");
+    expect(text).toContain("Replay prediction vs live measurement (2 simulated worker(s), router kv)");
+    expect(text).toMatch(/^mean TTFT \(ms\) +[\d.]+ +[\d.]+ +[\d.]+×$/m);
+    expect(text).toMatch(/^output throughput \(tok\/s\) +[\d.]+ +[\d.]+ +[\d.]+×$/m);
+    const json = JSON.parse(written["r.json"]!);
+    expect(json.runs[0]).toMatchObject({ completed: 12 });
+    expect(json.replay).toMatchObject({ completed: 12, router_mode: "kv" });
+  });
+});
