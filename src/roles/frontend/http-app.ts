@@ -152,6 +152,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       return openAiError(502, `worker ${worker.id} answered ${res.status}: ${text.slice(0, 300)}`, { code: "worker_failed" });
     }
     const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
+    // Which (worker, rank) served it: `kvcr-mock bench` counts its per_worker spread from these.
+    const servedBy = { "x-kvcr-worker": worker.id, "x-kvcr-dp-rank": String(plan.dpRank) };
     const firstToken = () => metrics.ttft.observe((deps.now() - t0) / 1000);
 
     if (!r.stream) {
@@ -175,7 +177,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       let text = "";
       for (const id of ids) text += detokenizeOne(id);
       const u = usage(summary.prompt_tokens, summary.completion_tokens, summary.cached_tokens);
-      return Response.json(kind === "chat" ? chatBody(meta, text, "length", u) : completionBody(meta, text, "length", u));
+      return Response.json(kind === "chat" ? chatBody(meta, text, "length", u) : completionBody(meta, text, "length", u), { headers: servedBy });
     }
 
     // Streaming: SSE chunks as tokens arrive; a client that goes away cancels the worker request.
@@ -224,7 +226,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
         finish();
       },
     });
-    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...servedBy } });
   }
 
   function failure(ctrl: AbortController, err: unknown, workerId: string): Response {
