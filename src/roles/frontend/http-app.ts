@@ -267,8 +267,11 @@ function knownRoute(path: string): string {
 /** The body as text, or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered). */
 async function readBody(req: Request, max: number): Promise<string | Response> {
   const tooLarge = (n: string) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
-  const declared = Number(req.headers.get("content-length") ?? NaN);
+  const length = req.headers.get("content-length");
+  const declared = Number(length ?? NaN);
   if (declared > max) return tooLarge(String(declared));
+  // A declared length within the limit: one read (Bun holds no more than it declared).
+  if (length !== null && declared >= 0) return req.text();
   if (!req.body) return "";
   const reader = req.body.getReader();
   const parts: Uint8Array[] = [];
