@@ -1,11 +1,18 @@
 // Discovery and listening options of SPEC §7, shared by every process role.
+import { parseEtcdEndpoints } from "../protocol/etcd-endpoints.ts";
 import { namespaceProblem } from "../protocol/namespace.ts";
 import { defineOptions } from "./options.ts";
 
 export const discoveryOptions = defineOptions({
   namespace: { kind: "string", nonEmpty: true, default: "dynamo", env: "DYN_NAMESPACE", description: "Discovery namespace scoping every record" },
-  // Only `file` exists today; an etcd backend would slot in behind src/discovery's store interface.
-  discoveryBackend: { kind: "enum", choices: ["file"], default: "file", description: "Discovery store (a directory shared by processes on one host)" },
+  discoveryBackend: {
+    kind: "enum",
+    choices: ["file", "etcd"],
+    default: "file",
+    description: "Discovery store: file (a directory shared by processes on one host) or etcd (stacks spanning hosts)",
+  },
+  etcdEndpoints: { kind: "string", env: "ETCD_ENDPOINTS", description: "etcd client URLs for --discovery-backend etcd, comma-separated, tried in turn (http://HOST:2379[,…])" },
+  discoveryLeaseTtl: { kind: "number", min: 1, max: 3600, default: 10, description: "Seconds a discovery record outlives its owner's last renewal (etcd counts whole seconds)" },
   discoveryDir: {
     kind: "string",
     nonEmpty: true,
@@ -14,8 +21,15 @@ export const discoveryOptions = defineOptions({
   host: { kind: "string", nonEmpty: true, default: "127.0.0.1", description: "Address every listening socket binds to" },
 });
 
-/** The namespace rule checked at the edge, so a bad `--namespace` / DYN_NAMESPACE starts nothing. */
-export function discoveryProblems(c: { namespace: string }): string[] {
+/** Namespace and backend rules checked at the edge, so bad discovery settings start nothing. */
+export function discoveryProblems(c: { namespace: string; discoveryBackend?: string; etcdEndpoints?: string; discoveryDir?: string }): string[] {
+  const problems: string[] = [];
   const problem = namespaceProblem(c.namespace);
-  return problem ? [`--namespace (or KVCR_NAMESPACE, DYN_NAMESPACE): got ${JSON.stringify(c.namespace)}, ${problem}`] : [];
+  if (problem) problems.push(`--namespace (or KVCR_NAMESPACE, DYN_NAMESPACE): got ${JSON.stringify(c.namespace)}, ${problem}`);
+  if (c.discoveryBackend === "etcd") {
+    const parsed = parseEtcdEndpoints(c.etcdEndpoints ?? "");
+    if (!parsed.ok) problems.push(`--etcd-endpoints (or KVCR_ETCD_ENDPOINTS, ETCD_ENDPOINTS): ${parsed.problem}`);
+  }
+  // ETCD_ENDPOINTS alone does not switch the backend (it may be set for other tools); it is ignored with `file`.
+  return problems;
 }

@@ -133,3 +133,19 @@ describe("port plans that clash with themselves", () => {
     ]);
   });
 });
+
+describe("mocker discovery settings", () => {
+  test("discovery backend etcd: endpoints from the flag or ETCD_ENDPOINTS, checked at the edge; lease TTL in seconds", () => {
+    const c = load(["--discovery-backend", "etcd", "--etcd-endpoints", "http://10.0.0.1:2379,http://10.0.0.2:2379", "--discovery-lease-ttl", "3"]);
+    expect([c.discoveryBackend, c.etcdEndpoints, c.discoveryLeaseTtl]).toEqual(["etcd", "http://10.0.0.1:2379,http://10.0.0.2:2379", 3]);
+    expect(load([]).discoveryLeaseTtl).toBe(10);
+    expect(problems(["--discovery-backend", "etcd"])).toEqual(["--etcd-endpoints (or ETCD_ENDPOINTS): none given; pass --etcd-endpoints http://HOST:2379[,…] or set ETCD_ENDPOINTS"]);
+    expect(problems(["--discovery-backend", "etcd", "--etcd-endpoints", "http://a:2379,10.0.0.2:2379"])).toEqual([
+      '--etcd-endpoints (or ETCD_ENDPOINTS): "10.0.0.2:2379" is not a URL; use http://HOST:PORT',
+    ]);
+    expect(problems(["--discovery-backend", "zookeeper"])[0]).toContain("--discovery-backend");
+    expect(problems(["--discovery-lease-ttl", "0"])[0]).toContain("--discovery-lease-ttl");
+    const fromEnv = loadConfig(table, { argv: ["--discovery-backend", "etcd"], env: { ETCD_ENDPOINTS: "http://10.0.0.9:2379" } }, (x) => mockerProblems(x as MockerConfig)).config;
+    expect(fromEnv.etcdEndpoints).toBe("http://10.0.0.9:2379");
+  });
+});

@@ -2,6 +2,7 @@
 // shared-prefix generator), arrivals, workers and router, plus the engine options of §3.
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, type ConfigOf } from "./options.ts";
+import { routerTuningOptions } from "./router.ts";
 
 export const workloadOptions = defineOptions({
   trace: { kind: "string", nonEmpty: true, description: "Mooncake-style JSONL trace (timestamp, input_length, output_length, hash_ids); without it the synthetic shared-prefix workload runs" },
@@ -21,11 +22,9 @@ export const workloadOptions = defineOptions({
 });
 
 export const replayRouterOptions = defineOptions({
-  numWorkers: { kind: "int", min: 1, max: 100_000, default: 1, description: "Simulated workers" },
-  routerMode: { kind: "enum", choices: ["kv", "round-robin", "random"], default: "kv", description: "How each request picks its worker" },
-  kvOverlapScoreWeight: { kind: "number", min: 0, default: 1, description: "kv router: weight of prefill blocks against decode blocks (SPEC §6.3 prefill_load_scale)" },
-  routerTemperature: { kind: "number", min: 0, default: 0, description: "kv router: 0 = lowest cost; > 0 samples a softmax over normalised costs" },
-  activeDecodeBlocksThreshold: { kind: "number", min: 0, max: 1, description: "kv router: skip workers whose active blocks exceed this share of their G1 while others are below" },
+  numWorkers: { kind: "int", min: 1, max: 100_000, default: 1, description: "Simulated workers (each with --data-parallel-size ranks)" },
+  routerMode: { kind: "enum", choices: ["kv", "round-robin", "random"], default: "kv", description: "How each request picks its (worker, rank)" },
+  ...routerTuningOptions,
 });
 
 export const replayOptions = defineOptions({

@@ -3,7 +3,7 @@
 // serialised so a renewal can never land after the withdraw and resurrect the record.
 import { KvcrError } from "../lib/errors.ts";
 import type { RecordFiles } from "./file-io.ts";
-import { encodeRecord, RECORD_FORMAT, serialiseValue } from "./file-record.ts";
+import { encodeRecord, RECORD_FORMAT, requireJson } from "./file-record.ts";
 import type { DiscoveryLogger, LeasedRecord, RecordOwner } from "./store.ts";
 
 export interface FileLeaseDeps {
@@ -110,12 +110,4 @@ export class FileLease implements LeasedRecord {
     this.chain = next.catch(() => {}); // one failed write must not block later ones
     return next;
   }
-}
-
-function requireJson(key: string, value: unknown): string {
-  const json = serialiseValue(value);
-  if (json === undefined) {
-    throw new KvcrError("DISCOVERY_VALUE_INVALID", `discovery record ${key}: value has no JSON form (bigint, function, cycle or undefined); convert it first`);
-  }
-  return json;
 }

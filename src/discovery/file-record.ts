@@ -1,5 +1,6 @@
 // On-disk envelope of one file-backend record: payload + owner + lease expiry, as one JSON
 // document. Parsing is strict and returns a problem string (the caller logs it with the filename).
+import { KvcrError } from "../lib/errors.ts";
 import type { DiscoveryEntry, RecordOwner } from "./store.ts";
 
 /** Format tag, so a future layout change is detected instead of misread. */
@@ -31,6 +32,15 @@ export function serialiseValue(value: unknown): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The payload's JSON text; throws naming the key when it has none (shared by every backend). */
+export function requireJson(key: string, value: unknown): string {
+  const json = serialiseValue(value);
+  if (json === undefined) {
+    throw new KvcrError("DISCOVERY_VALUE_INVALID", `discovery record ${key}: value has no JSON form (bigint, function, cycle or undefined); convert it first`);
+  }
+  return json;
 }
 
 /** Parses and checks a record file's text; `expectedKey` is the key its filename stands for. */

@@ -71,6 +71,27 @@ export interface DiscoveryStore extends AsyncDisposable {
   watch(prefix: string, onChange: DiscoveryListener): Promise<DiscoveryWatch>;
   /** Withdraws every record this store owns and closes every watch; no timer outlives it. */
   close(): Promise<void>;
+  /** Connection to the backing store, for /health and /metrics (read it through discoveryStatus()). */
+  status?(): DiscoveryStatus;
+}
+
+/** How a store's connection looks to /health and /metrics. */
+export interface DiscoveryStatus {
+  backend: string;
+  /** False while the backing store is unreachable (records and watches carry on from what is known). */
+  connected: boolean;
+  /** etcd: the endpoint in use. */
+  endpoint?: string;
+  lastError?: string;
+  /** Returns from disconnected to connected. */
+  reconnects: number;
+  /** Leases granted again because the old one lapsed while unreachable (records re-put). */
+  leaseRegrants: number;
+}
+
+/** A store's status; stores without one (the file backend, test doubles) are always connected. */
+export function discoveryStatus(store: DiscoveryStore): DiscoveryStatus {
+  return store.status?.() ?? { backend: store.backend, connected: true, reconnects: 0, leaseRegrants: 0 };
 }
 
 /** The slice of the logger discovery needs (a consola instance fits). */

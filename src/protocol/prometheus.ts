@@ -1,12 +1,13 @@
 // Prometheus text exposition format (version 0.0.4) for /metrics on every role.
 
-export type MetricType = "counter" | "gauge";
+export type MetricType = "counter" | "gauge" | "histogram";
 
 export interface MetricFamily {
   name: string;
   help: string;
   type: MetricType;
-  samples: { labels?: Record<string, string | number>; value: number }[];
+  /** `suffix` names a histogram's series (`_bucket`, `_sum`, `_count`). */
+  samples: { labels?: Record<string, string | number>; value: number; suffix?: string }[];
 }
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -22,7 +23,7 @@ export function renderMetrics(families: readonly MetricFamily[]): string {
   const lines: string[] = [];
   for (const f of byName.values()) {
     lines.push(`# HELP ${f.name} ${f.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`, `# TYPE ${f.name} ${f.type}`);
-    for (const s of f.samples) lines.push(`${f.name}${labelText(s.labels)} ${formatValue(s.value)}`);
+    for (const s of f.samples) lines.push(`${f.name}${s.suffix ?? ""}${labelText(s.labels)} ${formatValue(s.value)}`);
   }
   return lines.join("\n") + "\n";
 }

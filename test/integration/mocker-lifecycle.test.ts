@@ -54,7 +54,7 @@ describe("mocker HTTP edge", () => {
     expect((await fetch(`${m.httpUrl}/health`)).status).toBe(503);
     release();
     await withTimeout(m.ready, 10_000, "registration");
-    expect(await (await fetch(`${m.httpUrl}/health`)).json()).toEqual({ status: "healthy" });
+    expect(await (await fetch(`${m.httpUrl}/health`)).json()).toEqual({ status: "healthy", discovery: { backend: "file", connected: true } });
 
     const post = (body: string) => fetch(`${m.httpUrl}/v1/generate`, { method: "POST", body });
     const cases: [string, number, string][] = [
@@ -74,6 +74,7 @@ describe("mocker HTTP edge", () => {
     expect((await fetch(`${m.httpUrl}/nope`)).status).toBe(404);
     const metrics = await (await fetch(`${m.httpUrl}/metrics`)).text();
     expect(metrics).toContain('kvcr_mocker_waiting_requests{worker="1",dp_rank="1"} 0');
+    expect(metrics).toContain('kvcr_discovery_connected{backend="file"} 1\n');
   });
 
   test("a client that disconnects cancels its request; a router hint is accepted and ignored", async () => {

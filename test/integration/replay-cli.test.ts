@@ -40,6 +40,14 @@ describe("kvcr-mock replay", () => {
     expect(report.total_input_tokens).toBeGreaterThan(200 * 1000);
   });
 
+  test("--num-workers 2 --data-parallel-size 3: 2 workers of 3 ranks, not 6 workers", async () => {
+    const r = await runCli(["replay", "--requests", "30", "--num-workers", "2", "--data-parallel-size", "3", "--router-mode", "round-robin", "--prefix-tokens", "64", "--suffix-tokens", "8", "--output-tokens", "2", "--log-level", "warn"]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/Workers × ranks \/ router:\s+2 × 3 \/ round-robin/);
+    expect(r.stdout).toMatch(/Requests per worker:\s+15 15\n/);
+    expect(r.stdout).toMatch(/Requests per rank:\s+5 5 5 5 5 5\n/);
+  });
+
   test("synthetic shared-prefix workload, closed loop, host tier and engine flags", async () => {
     const r = await runCli([
       "replay", "--num-prefixes", "4", "--prefix-tokens", "1024", "--suffix-tokens", "128", "--output-tokens", "32", "--requests", "120",

@@ -4,12 +4,15 @@
 // per (tier, source), keyed by the hash's u32 words (u64-map.ts: no bigint hashing per block,
 // the cost that dominated a kv-routed replay); matching walks the request's hashes in order.
 import type { KvTier } from "../kv/kv-events.ts";
+
+/** Index tiers: the engine's two plus disk, which other publishers (and agents) report (SPEC §5). */
+export type IndexTier = KvTier | "disk";
 import { SPLIT, splitU64, U64Map, wordsOf } from "../kv/u64-map.ts";
 
 /** The part of a KV event (engine or router event) the index needs. */
 export interface IndexEvent {
   readonly kind: "stored" | "removed" | "cleared";
-  readonly tier?: KvTier;
+  readonly tier?: IndexTier;
   readonly blockHashes?: readonly bigint[];
 }
 
@@ -25,7 +28,7 @@ class TierIndex {
 }
 
 export class KvIndex {
-  private readonly tiers: Record<KvTier, TierIndex> = { device: new TierIndex(), host: new TierIndex() };
+  private readonly tiers: Record<IndexTier, TierIndex> = { device: new TierIndex(), host: new TierIndex(), disk: new TierIndex() };
   /** Removals of blocks the index did not hold (events out of order or lost). */
   unknownRemovals = 0;
   private active: number[] = [];
@@ -34,9 +37,9 @@ export class KvIndex {
 
   apply(source: number, event: IndexEvent): void {
     if (event.kind === "cleared") {
-      // A tier-less clear (a stream reset) forgets the source in every tier.
+      // A tier-less clear (a stream reset) forgets the source in every tier; a tiered one clears that tier.
       if (event.tier === undefined) this.removeSource(source);
-      else this.tiers[event.tier].bySource.delete(source);
+      else this.clearTier(source, event.tier);
       return;
     }
     const tier = this.tiers[event.tier ?? "device"];
@@ -65,6 +68,19 @@ export class KvIndex {
   removeSource(source: number): void {
     this.tiers.device.bySource.delete(source);
     this.tiers.host.bySource.delete(source);
+    this.tiers.disk.bySource.delete(source);
+  }
+
+  /** Forgets what a source held in one tier (a per-tier `cleared` router event). */
+  clearTier(source: number, tier: IndexTier): void {
+    this.tiers[tier].bySource.delete(source);
+  }
+
+  /** Blocks held per tier over every source (the /metrics index size). */
+  size(tier: IndexTier): number {
+    let n = 0;
+    for (const set of this.tiers[tier].bySource.values()) n += set.size;
+    return n;
   }
 
   /**
@@ -100,9 +116,9 @@ export class KvIndex {
     }
   }
 
-  /** Blocks from `from` on that `source` holds on host contiguously (the G2 continuation). */
-  hostContinuation(source: number, seqHashes: ArrayLike<bigint>, from: number, count: number): number {
-    const set = this.tiers.host.bySource.get(source);
+  /** Blocks from `from` on that `source` holds on `tier` contiguously (the G2 / disk continuation). */
+  hostContinuation(source: number, seqHashes: ArrayLike<bigint>, from: number, count: number, tier: IndexTier = "host"): number {
+    const set = this.tiers[tier].bySource.get(source);
     if (set === undefined || set.size === 0 || from >= count) return 0;
     let j = from;
     while (j < count && set.hasBig(seqHashes[j]!)) j++;
@@ -110,12 +126,12 @@ export class KvIndex {
   }
 
   /** Blocks a source holds in a tier (the index footprint used to break ties). */
-  footprint(source: number, tier: KvTier = "device"): number {
+  footprint(source: number, tier: IndexTier = "device"): number {
     return this.tiers[tier].bySource.get(source)?.size ?? 0;
   }
 
   /** Every hash a source holds in a tier, in no particular order (tests). */
-  blocksOf(source: number, tier: KvTier): bigint[] {
+  blocksOf(source: number, tier: IndexTier): bigint[] {
     return this.tiers[tier].bySource.get(source)?.keyList() ?? [];
   }
 

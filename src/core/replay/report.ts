@@ -23,8 +23,11 @@ export interface ReplayReport {
   cached_tokens: number;
   host_loaded_tokens: number;
   num_workers: number;
+  data_parallel_size: number;
   router_mode: string;
   requests_per_worker: number[];
+  /** Per worker, per data-parallel rank. */
+  requests_per_rank: number[][];
   preemptions: number;
   /** Host `stored` events the engines refused: a block's token ids were unrecoverable (SPEC §2). */
   host_stores_dropped: number;
@@ -84,8 +87,10 @@ export function buildReport(sim: SimulationResult, meta: { routerMode: string; w
     cached_tokens: cached,
     host_loaded_tokens: hostLoaded,
     num_workers: sim.requestsPerWorker.length,
+    data_parallel_size: sim.requestsPerRank[0]?.length ?? 1,
     router_mode: meta.routerMode,
     requests_per_worker: sim.requestsPerWorker,
+    requests_per_rank: sim.requestsPerRank,
     preemptions: sim.engines.reduce((s, e) => s + e.preemptions, 0),
     host_stores_dropped: sim.engines.reduce((s, e) => s + e.eventsDropped, 0),
     simulated_time_s: sim.simulatedMs / 1000,

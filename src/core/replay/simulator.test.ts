@@ -133,6 +133,16 @@ describe("replay simulator: metrics and arrivals", () => {
     expect(kv.requests_per_worker.reduce((a, b) => a + b)).toBe(200);
   });
 
+  test("workers and ranks stay apart: 2 workers × 3 ranks are 6 candidates, reported per worker and per rank", () => {
+    const w = sharedPrefixWorkload({ numPrefixes: 4, prefixTokens: 64, suffixTokens: 16, outputTokens: 4, requests: 60, seed: 1 });
+    const opts: SimulationOptions = { ...base, engine: { blockSize: 16, numGpuBlocks: 64 }, numWorkers: 2, dataParallelSize: 3, arrival: { kind: "rate", requestsPerSecond: 50 } };
+    const sim = simulate(w, opts, { hasher });
+    const r = buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 });
+    expect(r).toMatchObject({ completed: 60, num_workers: 2, data_parallel_size: 3, requests_per_worker: [30, 30], requests_per_rank: [[10, 10, 10], [10, 10, 10]] });
+    expect(Math.max(...sim.worker)).toBe(1);
+    expect(Math.max(...sim.dpRank)).toBe(2);
+  });
+
   test("deterministic: same inputs, same report", () => {
     const w = sharedPrefixWorkload({ numPrefixes: 4, prefixTokens: 100, suffixTokens: 30, outputTokens: 20, requests: 60, seed: 9 });
     const opts: SimulationOptions = { ...base, engine: { blockSize: 16, numGpuBlocks: 80, numHostBlocks: 40 }, numWorkers: 3, routerMode: "random", arrival: { kind: "rate", requestsPerSecond: 50 }, seed: 5 };

@@ -8,7 +8,7 @@ import type { EngineConfig } from "../engine/engine-config.ts";
 import type { EngineMetrics, StepResult } from "../engine/engine-types.ts";
 import { MockEngine } from "../engine/mock-engine.ts";
 import { createRng } from "../random/rng.ts";
-import { createRouter, RouterMode, type Router } from "../routing/router.ts";
+import { Router, RouterMode } from "../routing/router.ts";
 import { arrivalTimesMs, type ArrivalSpec } from "../workload/arrivals.ts";
 import type { WorkloadRequest } from "../workload/workload.ts";
 import { EventHeap } from "./event-heap.ts";
@@ -16,9 +16,14 @@ import { EventHeap } from "./event-heap.ts";
 export interface SimulationOptions {
   engine: Partial<EngineConfig>;
   numWorkers: number;
+  /** Data-parallel ranks per worker (default 1): each (worker, rank) is its own engine and routing candidate. */
+  dataParallelSize?: number;
   routerMode: RouterMode;
   /** kv mode: weight of prefill blocks against decode blocks (SPEC §6.3). */
   prefillLoadScale?: number;
+  /** kv mode: a host / disk block's share of a device block (defaults 0.75 / 0.25). */
+  hostWeight?: number;
+  diskWeight?: number;
   routerTemperature?: number;
   /** kv mode: skip workers whose routed active blocks exceed this share of their G1. */
   busyThreshold?: number;
@@ -32,6 +37,7 @@ export interface SimulationOptions {
 export interface SimulationResult {
   readonly numRequests: number;
   readonly worker: Int32Array;
+  readonly dpRank: Int32Array;
   readonly arrivalMs: Float64Array;
   /** NaN when the request produced no token. */
   readonly firstTokenMs: Float64Array;
@@ -47,6 +53,8 @@ export interface SimulationResult {
   /** Virtual time when the last event happened. */
   readonly simulatedMs: number;
   readonly requestsPerWorker: number[];
+  /** Requests per worker, per data-parallel rank. */
+  readonly requestsPerRank: number[][];
   readonly engines: EngineMetrics[];
 }
 
@@ -55,7 +63,10 @@ const WAKE = 1;
 
 export function simulate(workload: readonly WorkloadRequest[], opts: SimulationOptions, deps: { hasher: BlockHasher }): SimulationResult {
   const n = workload.length;
-  const W = opts.numWorkers;
+  const workers = opts.numWorkers;
+  const dp = opts.dataParallelSize ?? 1;
+  // One engine per (worker, rank): source id = worker × dp + rank, as routing candidate and index source.
+  const W = workers * dp;
   // The virtual clock runs at model speed: a wall-clock speedup has no meaning offline.
   const engineCfg = { ...opts.engine, speedupRatio: 1 };
   const engines = Array.from({ length: W }, () => new MockEngine(engineCfg, deps));
@@ -63,12 +74,19 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const rng = createRng(opts.seed);
   const kvMode = opts.routerMode === RouterMode.kv;
   const index = kvMode ? new KvIndex() : undefined;
-  const router: Router = createRouter(opts.routerMode, W, rng, index, {
-    prefillLoadScale: opts.prefillLoadScale ?? 1,
-    temperature: opts.routerTemperature ?? 0,
-    busyThreshold: opts.busyThreshold,
-    blocksPerWorker: engines[0]!.config.numGpuBlocks,
-  });
+  const router = new Router(
+    {
+      mode: opts.routerMode,
+      prefillLoadScale: opts.prefillLoadScale ?? 1,
+      hostWeight: opts.hostWeight,
+      diskWeight: opts.diskWeight,
+      temperature: opts.routerTemperature ?? 0,
+      busyThreshold: opts.busyThreshold,
+    },
+    rng,
+    index,
+  );
+  for (let s = 0; s < W; s++) router.add(s, engines[s]!.config.numGpuBlocks);
 
   const worker = new Int32Array(n).fill(-1);
   const arrivalMs = new Float64Array(n);
@@ -80,7 +98,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const hostLoadedTokens = new Int32Array(n);
   const promptBlocks = new Int32Array(n);
   const errors = new Map<number, string>();
-  const requestsPerWorker = new Array<number>(W).fill(0);
+  const requestsPerRank = Array.from({ length: workers }, () => new Array<number>(dp).fill(0));
   const buffers = new TokenBufferPool();
   const bufferOf: (Uint32Array | undefined)[] = new Array(n);
   // At most one gap per output token: sized once instead of grown (millions on a full trace).
@@ -183,11 +201,10 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     arrivalMs[i] = t;
     promptTokens[i] = tokens.length;
     const blocks = Math.ceil(tokens.length / blockSize);
-    const decision = router.route({ seqHashes: hashes.sequence, promptBlocks: blocks });
-    const w = decision.worker;
+    const w = router.route({ seqHashes: hashes.sequence, promptBlocks: blocks })!.source;
     worker[i] = w;
     promptBlocks[i] = blocks;
-    requestsPerWorker[w]!++;
+    requestsPerRank[Math.floor(w / dp)]![w % dp]!++;
     const added = engines[w]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: req.outputLength, promptHashes: hashes });
     if (!added.ok) {
       errors.set(i, added.reason);
@@ -216,9 +233,12 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   for (let i = 0; i < n; i++) {
     if (!errors.has(i) && outputTokens[i]! < workload[i]!.outputLength) errors.set(i, `did not finish (${outputTokens[i]} of ${workload[i]!.outputLength} tokens)`);
   }
+  const rankOf = worker.map((s) => (s < 0 ? s : s % dp));
+  const workerOf = worker.map((s) => (s < 0 ? s : Math.floor(s / dp)));
   return {
     numRequests: n,
-    worker,
+    worker: workerOf,
+    dpRank: rankOf,
     arrivalMs,
     firstTokenMs,
     lastTokenMs,
@@ -229,7 +249,8 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     errors,
     itlMs: itl.subarray(0, itlLen),
     simulatedMs: now,
-    requestsPerWorker,
+    requestsPerWorker: requestsPerRank.map((ranks) => ranks.reduce((a, b) => a + b, 0)),
+    requestsPerRank,
     engines: engines.map((e) => e.metrics()),
   };
 }

@@ -1,8 +1,10 @@
-// Worker routers for an in-process caller (replay now, the frontend later): round-robin,
-// random, and kv (index overlap + the router's own active-block count, SPEC §6.3).
+// The one worker router (SPEC §6.3), used by the frontend and by `replay`: round-robin, random,
+// and kv (index overlap per tier + the router's own active-block count). Candidates are
+// (worker, dp rank) pairs named by a numeric source id the caller assigns (the same id its
+// KvIndex is fed under); they come and go at run time (workers register and vanish).
 import type { KvIndex } from "../index/kv-index.ts";
 import type { Rng } from "../random/rng.ts";
-import { kvCost } from "./kv-cost.ts";
+import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, kvCost, type TierWeights } from "./kv-cost.ts";
 import { selectByCost } from "./worker-selection.ts";
 
 export const RouterMode = { roundRobin: "round-robin", random: "random", kv: "kv" } as const;
@@ -16,97 +18,185 @@ export interface RouteQuery {
 }
 
 export interface RouteDecision {
-  worker: number;
+  /** The chosen candidate's source id. */
+  source: number;
   cost: number;
   deviceOverlap: number;
   hostOverlap: number;
+  diskOverlap: number;
 }
 
-export interface Router {
-  route(q: RouteQuery): RouteDecision;
-  /** A routed request finished (or failed): its blocks leave the worker's decode load. */
-  release(worker: number, promptBlocks: number): void;
-}
-
-export interface KvRouterOptions {
-  prefillLoadScale: number;
-  temperature: number;
-  /** Skip workers whose active blocks exceed this share of their G1 while others are below. */
+export interface RouterOptions {
+  mode: RouterMode;
+  /** kv: weight of prefill blocks against decode blocks (prefill_load_scale; default 1). */
+  prefillLoadScale?: number;
+  /** kv: a host / disk block's share of a device block (defaults 0.75 / 0.25, as Dynamo). */
+  hostWeight?: number;
+  diskWeight?: number;
+  /** kv: 0 = lowest cost; > 0 samples a softmax over normalised costs. */
+  temperature?: number;
+  /** kv: skip candidates whose active blocks exceed this share of their capacity while others are below. */
   busyThreshold?: number;
-  blocksPerWorker: number;
 }
 
-export function createRouter(mode: RouterMode, numWorkers: number, rng: Rng, index?: KvIndex, kv?: KvRouterOptions): Router {
-  switch (mode) {
-    case RouterMode.roundRobin: {
-      let next = 0;
-      return {
-        route: () => ({ worker: next++ % numWorkers, cost: 0, deviceOverlap: 0, hostOverlap: 0 }),
-        release: () => {},
-      };
-    }
-    case RouterMode.random:
-      return { route: () => ({ worker: rng.int(numWorkers), cost: 0, deviceOverlap: 0, hostOverlap: 0 }), release: () => {} };
-    case RouterMode.kv:
-      if (!index || !kv) throw new RangeError("kv routing needs an index and its options");
-      return new KvRouter(numWorkers, index, rng, kv);
-  }
-}
-
-export class KvRouter implements Router {
-  private readonly candidates: number[];
-  private readonly activeBlocks: Float64Array;
-  private readonly device: Int32Array;
-  private readonly costs: Float64Array;
-  private readonly footprints: Float64Array;
+export class Router {
+  readonly mode: RouterMode;
+  private readonly prefillLoadScale: number;
+  private readonly weights: TierWeights;
+  private readonly temperature: number;
+  private readonly busyThreshold: number | undefined;
+  // Dense candidate arrays (a removal moves the last candidate into the hole).
+  private readonly sources: number[] = [];
+  private readonly capacity: number[] = [];
+  private readonly active: number[] = [];
+  private readonly slotOf = new Map<number, number>();
+  private next = 0;
+  // Per-decision scratch, grown with the candidate count.
+  private device = new Int32Array(16);
+  private costs = new Float64Array(16);
+  private footprints = new Float64Array(16);
+  private host = new Int32Array(16);
+  private disk = new Int32Array(16);
   private readonly pick: number[] = [];
+  private readonly pickSources: number[] = [];
 
   constructor(
-    private readonly numWorkers: number,
-    private readonly index: KvIndex,
+    opts: RouterOptions,
     private readonly rng: Rng,
-    private readonly opts: KvRouterOptions,
+    private readonly index?: KvIndex,
   ) {
-    this.candidates = Array.from({ length: numWorkers }, (_, i) => i);
-    this.activeBlocks = new Float64Array(numWorkers);
-    this.device = new Int32Array(numWorkers);
-    this.costs = new Float64Array(numWorkers);
-    this.footprints = new Float64Array(numWorkers);
+    if (opts.mode === RouterMode.kv && !index) throw new RangeError("kv routing needs an index");
+    this.mode = opts.mode;
+    this.prefillLoadScale = opts.prefillLoadScale ?? 1;
+    this.weights = { host: opts.hostWeight ?? HOST_OVERLAP_WEIGHT, disk: opts.diskWeight ?? DISK_OVERLAP_WEIGHT };
+    this.temperature = opts.temperature ?? 0;
+    this.busyThreshold = opts.busyThreshold;
   }
 
-  route(q: RouteQuery): RouteDecision {
-    const n = this.numWorkers;
+  /** Candidates, in no particular order. */
+  get candidates(): readonly number[] {
+    return this.sources;
+  }
+
+  get size(): number {
+    return this.sources.length;
+  }
+
+  has(source: number): boolean {
+    return this.slotOf.has(source);
+  }
+
+  /** Adds a candidate with its G1 capacity in blocks (for the busy threshold). Idempotent. */
+  add(source: number, capacityBlocks: number): void {
+    const slot = this.slotOf.get(source);
+    if (slot !== undefined) {
+      this.capacity[slot] = capacityBlocks;
+      return;
+    }
+    this.slotOf.set(source, this.sources.length);
+    this.sources.push(source);
+    this.capacity.push(capacityBlocks);
+    this.active.push(0);
+    if (this.device.length < this.sources.length) {
+      const n = this.sources.length * 2;
+      this.device = new Int32Array(n);
+      this.costs = new Float64Array(n);
+      this.footprints = new Float64Array(n);
+      this.host = new Int32Array(n);
+      this.disk = new Int32Array(n);
+    }
+  }
+
+  /** Takes a candidate out of routing at once; its active-block count is forgotten. */
+  remove(source: number): void {
+    const slot = this.slotOf.get(source);
+    if (slot === undefined) return;
+    this.slotOf.delete(source);
+    const last = this.sources.length - 1;
+    if (slot !== last) {
+      this.sources[slot] = this.sources[last]!;
+      this.capacity[slot] = this.capacity[last]!;
+      this.active[slot] = this.active[last]!;
+      this.slotOf.set(this.sources[slot]!, slot);
+    }
+    this.sources.pop();
+    this.capacity.pop();
+    this.active.pop();
+  }
+
+  /** Picks a candidate and counts the prompt's blocks as its active load; undefined with none. */
+  route(q: RouteQuery): RouteDecision | undefined {
+    const n = this.sources.length;
+    if (n === 0) return undefined;
+    let slot: number;
+    let decision: RouteDecision;
+    switch (this.mode) {
+      case RouterMode.roundRobin:
+        slot = this.next++ % n;
+        if (this.next >= n) this.next = 0;
+        decision = { source: this.sources[slot]!, cost: 0, deviceOverlap: 0, hostOverlap: 0, diskOverlap: 0 };
+        break;
+      case RouterMode.random:
+        slot = this.rng.int(n);
+        decision = { source: this.sources[slot]!, cost: 0, deviceOverlap: 0, hostOverlap: 0, diskOverlap: 0 };
+        break;
+      case RouterMode.kv:
+        [slot, decision] = this.routeKv(q);
+        break;
+    }
+    this.active[slot] = this.active[slot]! + q.promptBlocks;
+    return decision;
+  }
+
+  /** A routed request finished (or failed): its blocks leave the candidate's decode load. */
+  release(source: number, promptBlocks: number): void {
+    const slot = this.slotOf.get(source);
+    if (slot !== undefined) this.active[slot] = Math.max(0, this.active[slot]! - promptBlocks);
+  }
+
+  /** The router's decode-load view of a candidate (metrics, tests). */
+  activeBlocksOf(source: number): number {
+    const slot = this.slotOf.get(source);
+    return slot === undefined ? 0 : this.active[slot]!;
+  }
+
+  private routeKv(q: RouteQuery): [number, RouteDecision] {
+    const index = this.index!;
+    const n = this.sources.length;
     const full = q.seqHashes.length;
-    this.index.deviceOverlaps(q.seqHashes, full, this.candidates, this.device);
-    const threshold = this.opts.busyThreshold;
     const pick = this.pick;
+    const pickSources = this.pickSources;
     pick.length = 0;
+    pickSources.length = 0;
+    const threshold = this.busyThreshold;
     if (threshold !== undefined) {
-      const limit = threshold * this.opts.blocksPerWorker;
-      for (let w = 0; w < n; w++) if (this.activeBlocks[w]! <= limit) pick.push(w);
+      for (let s = 0; s < n; s++) {
+        if (this.active[s]! <= threshold * this.capacity[s]!) {
+          pick.push(s);
+          pickSources.push(this.sources[s]!);
+        }
+      }
     }
-    if (pick.length === 0) for (let w = 0; w < n; w++) pick.push(w);
-    const hostOverlaps = new Int32Array(pick.length);
-    for (let i = 0; i < pick.length; i++) {
-      const w = pick[i]!;
-      const d = this.device[w]!;
-      const h = this.index.hostContinuation(w, q.seqHashes, d, full);
-      hostOverlaps[i] = h;
-      this.costs[i] = kvCost(q.promptBlocks, d, h, this.activeBlocks[w]!, this.opts.prefillLoadScale);
-      this.footprints[i] = this.index.footprint(w);
+    if (pick.length === 0) {
+      for (let s = 0; s < n; s++) {
+        pick.push(s);
+        pickSources.push(this.sources[s]!);
+      }
     }
-    const i = selectByCost(this.costs, this.footprints, pick.length, this.rng, this.opts.temperature);
-    const worker = pick[i]!;
-    this.activeBlocks[worker]! += q.promptBlocks;
-    return { worker, cost: this.costs[i]!, deviceOverlap: this.device[worker]!, hostOverlap: hostOverlaps[i]! };
-  }
-
-  release(worker: number, promptBlocks: number): void {
-    this.activeBlocks[worker]! -= promptBlocks;
-  }
-
-  /** The router's decode-load view of a worker (tests). */
-  activeBlocksOf(worker: number): number {
-    return this.activeBlocks[worker]!;
+    const m = pick.length;
+    const device = this.device;
+    index.deviceOverlaps(q.seqHashes, full, pickSources, device);
+    for (let i = 0; i < m; i++) {
+      const source = pickSources[i]!;
+      const d = device[i]!;
+      const h = index.hostContinuation(source, q.seqHashes, d, full, "host");
+      const k = index.hostContinuation(source, q.seqHashes, d + h, full, "disk");
+      this.host[i] = h;
+      this.disk[i] = k;
+      this.costs[i] = kvCost(q.promptBlocks, d, h, this.active[pick[i]!]!, this.prefillLoadScale, k, this.weights);
+      this.footprints[i] = index.footprint(source);
+    }
+    const i = selectByCost(this.costs, this.footprints, m, this.rng, this.temperature);
+    return [pick[i]!, { source: pickSources[i]!, cost: this.costs[i]!, deviceOverlap: device[i]!, hostOverlap: this.host[i]!, diskOverlap: this.disk[i]! }];
   }
 }

@@ -37,10 +37,13 @@ export function benchOptionsFrom(c: BenchConfig): BenchOptions {
     report: c.report,
     withReplay: c.withReplay
       ? {
-          // Each data-parallel rank is its own engine and routing target (as replay counts them).
-          numWorkers: c.numWorkers * c.dataParallelSize,
+          // Workers and ranks kept apart, as replay does.
+          numWorkers: c.numWorkers,
+          dataParallelSize: c.dataParallelSize,
           routerMode: c.routerMode,
-          prefillLoadScale: c.kvOverlapScoreWeight,
+          prefillLoadScale: c.routerKvOverlapScoreWeight,
+          hostWeight: c.routerHostCacheHitWeight,
+          diskWeight: c.routerDiskCacheHitWeight,
           routerTemperature: c.routerTemperature,
           busyThreshold: c.activeDecodeBlocksThreshold,
           engine: engineConfigFrom(c),

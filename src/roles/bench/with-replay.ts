@@ -11,10 +11,13 @@ import type { ComparedFigure } from "./format-result.ts";
 import type { BenchResult } from "./metrics.ts";
 
 export interface ReplaySettings {
-  /** Routing targets: workers × data-parallel ranks of the stack under test. */
+  /** The stack under test: workers, each with data-parallel ranks (routing targets are (worker, rank)). */
   numWorkers: number;
+  dataParallelSize?: number;
   routerMode: RouterMode;
   prefillLoadScale: number;
+  hostWeight?: number;
+  diskWeight?: number;
   routerTemperature: number;
   busyThreshold?: number;
   engine: Partial<EngineConfig>;
@@ -24,7 +27,7 @@ export function predict(workload: readonly WorkloadRequest[], arrival: ArrivalSp
   const started = deps.now();
   const sim = simulate(
     workload,
-    { engine: s.engine, numWorkers: s.numWorkers, routerMode: s.routerMode, prefillLoadScale: s.prefillLoadScale, routerTemperature: s.routerTemperature, busyThreshold: s.busyThreshold, arrival, seed },
+    { engine: s.engine, numWorkers: s.numWorkers, dataParallelSize: s.dataParallelSize, routerMode: s.routerMode, prefillLoadScale: s.prefillLoadScale, hostWeight: s.hostWeight, diskWeight: s.diskWeight, routerTemperature: s.routerTemperature, busyThreshold: s.busyThreshold, arrival, seed },
     { hasher: deps.hasher },
   );
   return buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - started });

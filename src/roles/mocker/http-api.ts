@@ -12,6 +12,9 @@ export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; statu
 export interface WorkerPool {
   /** Every worker record is published (and, in state-agent mode, its attachment intents). */
   healthy(): boolean;
+  /** The discovery connection (backend, connected, …), shown on /health; not part of healthiness:
+   *  a process keeps serving through a discovery outage with what it knows. */
+  discovery?: () => unknown;
   submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome;
   cancel(requestId: string): void;
   metrics(): MetricFamily[];
@@ -34,7 +37,11 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpApiLimits): (req
       case "/live":
         return Response.json({ status: "live" });
       case "/health":
-        return pool.healthy() ? Response.json({ status: "healthy" }) : Response.json({ status: "starting" }, { status: 503 });
+      {
+        const discovery = pool.discovery?.();
+        const body = (status: string) => (discovery === undefined ? { status } : { status, discovery });
+        return pool.healthy() ? Response.json(body("healthy")) : Response.json(body("starting"), { status: 503 });
+      }
       case "/metrics":
         return new Response(renderMetrics(pool.metrics()), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
       default:

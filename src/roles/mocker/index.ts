@@ -10,7 +10,8 @@ import { createEngine } from "../../core/engine/mock-engine.ts";
 import { engineConfigFrom } from "../engine-config.ts";
 import type { StepResult } from "../../core/engine/engine-types.ts";
 import { keys } from "../../discovery/keys.ts";
-import { openFileDiscoveryStore } from "../../discovery/file-store.ts";
+import { openDiscoveryStore } from "../../discovery/open.ts";
+import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
@@ -42,10 +43,6 @@ export interface MockerHandle extends RoleHandle {
   readonly pool: MockerWorkerPool;
   /** Per worker: its raw publishers and relay (tests wait on subscribers through these). */
   readonly outlets: readonly WorkerOutlets[];
-}
-
-function unreachable(backend: never): never {
-  throw new Error(`discovery backend ${String(backend)} is not built`);
 }
 
 const LIMITS = { maxPromptTokens: 1 << 20, maxOutputTokens: 1 << 20 };
@@ -84,8 +81,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
 
   try {
     if (!store) {
-      // `file` is the only backend so far (an etcd store would open here, behind the same interface).
-      const opened = config.discoveryBackend === "file" ? await openFileDiscoveryStore({ dir: config.discoveryDir, logger }) : unreachable(config.discoveryBackend);
+      const opened = await openDiscoveryStore(config, logger);
       store = opened;
       cleanups.push(() => opened.close());
     }
@@ -110,7 +106,8 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
         cleanups.push(() => held.forEach((h) => h.close()));
       }
     }
-    pool = new MockerWorkerPool(slots, loop, logger, () => outlets.flatMap((o) => o.metrics()));
+    const discovery = store;
+    pool = new MockerWorkerPool(slots, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(discovery)], () => discoveryHealth(discovery));
     const served = pool;
     http = serveHttp({ host: config.host, port: config.httpPort, fetch: createMockerFetch(served, LIMITS) });
     const httpUrl = http.url;

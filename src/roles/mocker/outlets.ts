@@ -18,6 +18,8 @@ export interface WorkerOutlets {
   forRank(rank: number): EventOutlet[];
   /** Publishers by rank, e.g. to wait for subscribers. */
   publishers: readonly RankPublisher[];
+  /** Direct mode: the worker's router-event relay (e.g. to wait for a router's subscription). */
+  relay: RouterEventRelay | undefined;
   metrics(): MetricFamily[];
   close(): void;
 }
@@ -58,6 +60,7 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
     replayPorts: id.replayPorts ? publishers.map((p) => p.replayPort!) : undefined,
     routerEventsEndpoint: relay ? tcpEndpoint(config.host, relay.port) : undefined,
     publishers,
+    relay,
     forRank: (r) => [...(publishers[r] ? [publishers[r]] : []), ...(relay ? [relay.outlet(r)] : [])],
     metrics: () => {
       const stats = publishers.map((p) => p.stats());

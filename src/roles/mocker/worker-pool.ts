@@ -90,6 +90,8 @@ export class MockerWorkerPool implements WorkerPool {
     private readonly loop: LiveLoop<StepResult>,
     private readonly logger: Logger,
     private readonly extraMetrics: () => MetricFamily[] = () => [],
+    /** The discovery connection, shown on /health. */
+    readonly discovery?: () => unknown,
   ) {}
 
   healthy(): boolean {

@@ -31,8 +31,9 @@ export function formatReport(r: ReplayReport): string {
     row(`P99 ${short} (ms)`, get("p99").toFixed(2));
   }
   title("Replay", "-");
-  row("Workers / router", `${r.num_workers} / ${r.router_mode}`);
+  row("Workers × ranks / router", `${r.num_workers} × ${r.data_parallel_size} / ${r.router_mode}`);
   row("Requests per worker", spread(r.requests_per_worker));
+  if (r.data_parallel_size > 1) row("Requests per rank", spread(r.requests_per_rank.flat()));
   row("Preemptions", r.preemptions);
   row("Host stores dropped (token ids lost)", r.host_stores_dropped);
   row("Simulated time (s)", r.simulated_time_s.toFixed(2));

@@ -13,10 +13,13 @@ export function replayOptionsFrom(c: ReplayConfig): ReplayOptions {
     concurrency: c.concurrency,
     requestRate: c.requestRate,
     arrivalSpeedupRatio: c.traceSpeedup ?? c.arrivalSpeedupRatio,
-    // Each data-parallel rank is its own engine and routing target.
-    numWorkers: c.numWorkers * c.dataParallelSize,
+    // Each data-parallel rank is its own engine and routing candidate; the report keeps them apart.
+    numWorkers: c.numWorkers,
+    dataParallelSize: c.dataParallelSize,
     routerMode: c.routerMode,
-    prefillLoadScale: c.kvOverlapScoreWeight,
+    prefillLoadScale: c.routerKvOverlapScoreWeight,
+    hostWeight: c.routerHostCacheHitWeight,
+    diskWeight: c.routerDiskCacheHitWeight,
     routerTemperature: c.routerTemperature,
     busyThreshold: c.activeDecodeBlocksThreshold,
     engine: engineConfigFrom(c),

@@ -19,8 +19,11 @@ export interface ReplayOptions extends WorkloadOptions {
   /** Trace timestamps are divided by this. */
   arrivalSpeedupRatio: number;
   numWorkers: number;
+  dataParallelSize?: number;
   routerMode: RouterMode;
   prefillLoadScale: number;
+  hostWeight?: number;
+  diskWeight?: number;
   routerTemperature: number;
   busyThreshold?: number;
   engine: Partial<EngineConfig>;
@@ -58,15 +61,18 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
   }
   const workload = loadWorkload(opts, deps);
   const arrival = arrivalSpecOf(opts);
-  deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s), router ${opts.routerMode}, arrivals ${describeArrival(arrival, opts.trace !== undefined)}`);
+  deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s) × ${opts.dataParallelSize ?? 1} rank(s), router ${opts.routerMode}, arrivals ${describeArrival(arrival, opts.trace !== undefined)}`);
   const bar = deps.progress?.isTTY ? deps.progress : undefined;
   const sim = simulate(
     workload,
     {
       engine: opts.engine,
       numWorkers: opts.numWorkers,
+      dataParallelSize: opts.dataParallelSize,
       routerMode: opts.routerMode,
       prefillLoadScale: opts.prefillLoadScale,
+      hostWeight: opts.hostWeight,
+      diskWeight: opts.diskWeight,
       routerTemperature: opts.routerTemperature,
       busyThreshold: opts.busyThreshold,
       arrival,

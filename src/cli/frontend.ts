@@ -1,0 +1,21 @@
+// `kvcr-mock frontend`: the OpenAI-compatible HTTP frontend with its KV-aware router (SPEC §6).
+// Runs until SIGINT/SIGTERM (exit 0), a failed start-up (exit 1) or a crash (exit 1).
+import { frontendOptions, frontendProblems } from "../config/frontend.ts";
+import { serveRole, untilCrash, untilSignal } from "../lib/role.ts";
+import { startFrontend } from "../roles/frontend/start.ts";
+import { defineRoleCommand } from "./define-command.ts";
+
+export const frontendCommand = defineRoleCommand({
+  name: "frontend",
+  description: "Run the OpenAI-compatible HTTP frontend with its KV-aware router (round-robin, random or kv)",
+  options: frontendOptions,
+  refine: frontendProblems,
+  async run(config, { logger }) {
+    const signal = untilSignal((sig) => logger.warn(`${sig} again: already shutting down`)).then((sig) => {
+      logger.info(`${sig}: shutting down`);
+      return 0;
+    });
+    const frontend = await startFrontend(config, { logger });
+    return serveRole(frontend, { name: "frontend", logger, stops: [signal, untilCrash(logger)] });
+  },
+});

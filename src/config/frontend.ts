@@ -1,0 +1,29 @@
+// `kvcr-mock frontend` options (SPEC §6, Dynamo frontend spellings): HTTP, router mode and the
+// shared router tuning options, block size, limits, and discovery (§7).
+import { discoveryOptions, discoveryProblems } from "./discovery.ts";
+import { defineOptions, type ConfigOf } from "./options.ts";
+import { ROUTER_MODES, routerTuningOptions } from "./router.ts";
+
+export const frontendOptions = defineOptions({
+  httpPort: { kind: "int", min: 0, max: 65535, default: 8000, env: "DYN_HTTP_PORT", description: "HTTP port of the OpenAI-compatible API; 0 = pick" },
+  routerMode: {
+    kind: "enum",
+    choices: ROUTER_MODES,
+    default: "round-robin",
+    env: "DYN_ROUTER_MODE",
+    description: "How each request picks its (worker, rank): kv uses the KV index (as Dynamo's frontend, the default is round-robin)",
+  },
+  ...routerTuningOptions,
+  kvCacheBlockSize: { kind: "int", min: 1, description: "Block size the router hashes prompts with; workers with another are refused (default: the first worker's)" },
+  maxRequestBytes: { kind: "int", min: 1024, default: 10 * 1024 * 1024, description: "Largest request body accepted (413 above)" },
+  maxTokensLimit: { kind: "int", min: 1, default: 1 << 20, description: "Largest max_tokens / max_completion_tokens accepted (400 above)" },
+  workerStallTimeout: { kind: "number", min: 0.001, default: 30, description: "Seconds a worker may send nothing before its request fails with 504" },
+  seed: { kind: "int", min: 0, max: 0xffff_ffff, description: "Seed of random routing and tie-breaking (default: random per process)" },
+  ...discoveryOptions,
+});
+
+export type FrontendConfig = ConfigOf<typeof frontendOptions>;
+
+export function frontendProblems(c: FrontendConfig): string[] {
+  return discoveryProblems(c);
+}

@@ -1,0 +1,222 @@
+// The etcd lease of one process (per TTL) and the records attached to it. The lease is kept alive
+// every TTL/3; while etcd is unreachable the process carries on, and when etcd answers again with
+// the lease gone (it lapsed), a new lease is granted and every record is put again on it — only
+// where the key is still free, so a record another process took over (last writer wins) stays theirs.
+import { KvcrError } from "../lib/errors.ts";
+import { b64, EtcdServerError, type EtcdClient, type EtcdHeader, type TxnCompare, type TxnOp } from "./etcd-client.ts";
+import { encodeEnvelope, etcdKey } from "./etcd-record.ts";
+import { requireJson } from "./file-record.ts";
+import type { DiscoveryLogger, LeasedRecord, RecordOwner } from "./store.ts";
+
+interface TxnReply {
+  header?: EtcdHeader;
+  succeeded?: boolean;
+}
+
+export interface LeaseDeps {
+  client: EtcdClient;
+  logger: DiscoveryLogger;
+  onRegrant(): void;
+}
+
+export class EtcdLease {
+  id = "0";
+  /** Local estimate of when etcd drops the lease unless renewed. */
+  expiresAtMs = 0;
+  readonly records = new Set<EtcdRecord>();
+  /** Records a re-put missed (etcd went away again mid-way): retried on the next tick. */
+  private readonly unposted = new Set<EtcdRecord>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+  private tick: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly ttlS: number,
+    private readonly deps: LeaseDeps,
+  ) {}
+
+  async grant(): Promise<void> {
+    const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
+    if (!reply.ID) throw new KvcrError("ETCD_BAD_REPLY", "etcd lease grant returned no lease id");
+    this.id = reply.ID;
+    this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    // TTL/3 leaves two more chances before etcd drops the lease (as etcd's own clients do).
+    this.timer = setTimeout(() => {
+      this.tick = this.keepAlive().finally(() => this.schedule());
+    }, Math.max(100, Math.floor((this.ttlS * 1000) / 3)));
+  }
+
+  private async keepAlive(): Promise<void> {
+    if (this.closed) return;
+    let ttl: number;
+    try {
+      const reply = await this.deps.client.call<{ result?: { TTL?: string } }>("/v3/lease/keepalive", { ID: this.id });
+      ttl = Number(reply.result?.TTL ?? 0);
+    } catch (err) {
+      if (!(err instanceof EtcdServerError)) return; // unreachable: marked on the client, retried next tick
+      ttl = 0;
+    }
+    if (this.closed) return;
+    if (ttl > 0) {
+      this.expiresAtMs = Date.now() + ttl * 1000;
+      if (this.unposted.size > 0) await this.repostAll([...this.unposted]);
+      return;
+    }
+    // The lease lapsed while etcd was unreachable (or etcd lost it): grant anew and re-put.
+    this.deps.logger.warn(`discovery: etcd lease ${this.id} lapsed; granting a new one and putting ${this.records.size} record(s) again`);
+    try {
+      const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
+      if (!reply.ID) return;
+      this.id = reply.ID;
+      this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
+      this.deps.onRegrant();
+      await this.repostAll([...this.records]);
+    } catch (err) {
+      this.deps.logger.warn(`discovery: etcd lease re-grant failed, retrying: ${(err as Error).message}`);
+    }
+  }
+
+  private async repostAll(records: readonly EtcdRecord[]): Promise<void> {
+    await Promise.all(
+      records.map(async (r) => {
+        try {
+          await r.repost();
+          this.unposted.delete(r);
+        } catch {
+          this.unposted.add(r);
+        }
+      }),
+    );
+  }
+
+  forget(record: EtcdRecord): void {
+    this.records.delete(record);
+    this.unposted.delete(record);
+  }
+
+  /** Stops renewing and revokes the lease (deleting anything still on it). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.tick;
+    if (this.id !== "0") await this.deps.client.call("/v3/lease/revoke", { ID: this.id }).catch(() => {});
+  }
+}
+
+export interface RecordDeps {
+  client: EtcdClient;
+  root: string;
+  owner: RecordOwner;
+  logger: DiscoveryLogger;
+  onWithdrawn(record: EtcdRecord): void;
+}
+
+/** One record this process owns; writes for it are serialised (a re-put never lands after a withdraw). */
+export class EtcdRecord implements LeasedRecord {
+  private valueJson: string;
+  private revision = 1;
+  /** etcd mod_revision of our last write: a withdraw deletes only that version. */
+  private modRevision = "0";
+  private withdrawn = false;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly etcdKey: string;
+
+  constructor(
+    readonly key: string,
+    value: unknown,
+    private readonly lease: EtcdLease,
+    private readonly deps: RecordDeps,
+  ) {
+    this.valueJson = requireJson(key, value);
+    this.etcdKey = b64(etcdKey(deps.root, key));
+  }
+
+  get isWithdrawn(): boolean {
+    return this.withdrawn;
+  }
+
+  async start(): Promise<void> {
+    this.lease.records.add(this);
+    try {
+      await this.enqueue(() => this.write());
+    } catch (err) {
+      this.lease.forget(this);
+      throw err;
+    }
+  }
+
+  update(value: unknown): Promise<void> {
+    const valueJson = requireJson(this.key, value);
+    if (this.withdrawn) return Promise.reject(new KvcrError("DISCOVERY_WITHDRAWN", `discovery record ${this.key} was withdrawn; put it again`));
+    return this.enqueue(async () => {
+      if (this.withdrawn) return;
+      this.valueJson = valueJson;
+      this.revision += 1;
+      await this.write();
+    });
+  }
+
+  /** After a lease re-grant: put the record again on the new lease if its key is still free. */
+  repost(): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.withdrawn) return;
+      const reply = await this.txn([{ key: this.etcdKey, target: "CREATE", create_revision: "0", result: "EQUAL" }], [this.putOp(false)]);
+      if (reply.succeeded) this.modRevision = reply.header?.revision ?? "0";
+      else this.deps.logger.warn(`discovery: ${this.key} was taken by another process while etcd was unreachable; not putting it again`);
+    });
+  }
+
+  withdraw(): Promise<void> {
+    if (this.withdrawn) return this.chain;
+    this.withdrawn = true;
+    return this.enqueue(async () => {
+      try {
+        if (this.modRevision === "0") return; // never written
+        // Mark, then delete that exact version: watchers read the mark in prev_kv ("removed"), and
+        // a record another process has put since (last writer wins) is left alone.
+        const marked = await this.txn([this.ours()], [this.putOp(true)]);
+        if (!marked.succeeded) return;
+        this.modRevision = marked.header?.revision ?? "0";
+        await this.txn([this.ours()], [{ request_delete_range: { key: this.etcdKey } }]);
+      } finally {
+        this.lease.forget(this);
+        this.deps.onWithdrawn(this);
+      }
+    });
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.withdraw();
+  }
+
+  private async write(): Promise<void> {
+    const reply = await this.deps.client.call<{ header?: EtcdHeader }>("/v3/kv/put", this.putOp(false).request_put);
+    this.modRevision = reply.header?.revision ?? "0";
+  }
+
+  private putOp(withdrawn: boolean): { request_put: { key: string; value: string; lease: string } } {
+    const value = encodeEnvelope({ owner: this.deps.owner, revision: this.revision, leaseTtlMs: this.lease.ttlS * 1000, withdrawn }, this.valueJson);
+    return { request_put: { key: this.etcdKey, value, lease: this.lease.id } };
+  }
+
+  private ours(): TxnCompare {
+    return { key: this.etcdKey, target: "MOD", mod_revision: this.modRevision, result: "EQUAL" };
+  }
+
+  private txn(compare: TxnCompare[], success: TxnOp[]): Promise<TxnReply> {
+    return this.deps.client.call<TxnReply>("/v3/kv/txn", { compare, success });
+  }
+
+  private enqueue(op: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(op);
+    this.chain = next.catch(() => {}); // one failed write must not block later ones
+    return next;
+  }
+}

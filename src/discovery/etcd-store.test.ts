@@ -1,0 +1,183 @@
+// etcd backend: the shared contract suite against a real etcd (test/etcd.ts starts one per file),
+// plus what only etcd has: the key layout under `kvcr/`, one lease per process, lapsed leases
+// reported as expired, watches resumed across an etcd restart, compaction, and bad endpoints.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { spawnBun, waitFor } from "../../test/harness.ts";
+import { cutableProxy, etcdAvailable, startEtcd, type EtcdServer } from "../../test/etcd.ts";
+import { discoveryStoreSuite, eventLog } from "./discovery-store.suite.ts";
+import { b64, EtcdClient, parseEndpoints, prefixRangeEnd, unb64 } from "./etcd-client.ts";
+import { openEtcdDiscoveryStore, type EtcdDiscoveryOptions } from "./etcd-store.ts";
+import { keys } from "./keys.ts";
+import type { DiscoveryLogger, DiscoveryStore } from "./store.ts";
+
+const LEASE_TTL_MS = 1_000; // etcd's smallest lease (whole seconds)
+const CHILD = join(import.meta.dir, "../../test/fixtures/discovery-child.ts");
+const quiet: DiscoveryLogger = { warn: () => {}, debug: () => {} };
+
+describe("etcd client helpers", () => {
+  test("prefix range end increments the last byte below 0xff", () => {
+    expect(unb64(prefixRangeEnd("kvcr/dynamo/"))).toBe("kvcr/dynamo0");
+    expect(Buffer.from(prefixRangeEnd("a\u00ff"), "base64")).toEqual(Buffer.from([0x61, 0xc3, 0xc0]));
+    expect(unb64(b64("kvcr/ns/workers/w%2F1"))).toBe("kvcr/ns/workers/w%2F1");
+  });
+
+  test("endpoints: comma-separated URLs; bad ones are named", () => {
+    expect(parseEndpoints(" http://a:2379 ,http://b:2379/")).toEqual(["http://a:2379", "http://b:2379"]);
+    expect(() => parseEndpoints("")).toThrow(/none given; pass --etcd-endpoints/);
+    expect(() => parseEndpoints("a:2379:x")).toThrow(/"a:2379:x"/);
+    expect(() => parseEndpoints("ftp://a:1")).toThrow(/scheme ftp: is not supported/);
+  });
+});
+
+const hasEtcd = etcdAvailable();
+
+describe.skipIf(!hasEtcd)("etcd backend", () => {
+  let etcd: EtcdServer;
+  beforeAll(async () => {
+    etcd = await startEtcd();
+  }, 20_000);
+  afterAll(async () => {
+    await etcd?.[Symbol.asyncDispose]();
+  });
+
+  let ns = 0;
+  /** Each fixture gets its own key root, so suites never see each other's records. */
+  const fixture = async () => {
+    const root = `t${++ns}`;
+    const stores: AsyncDisposable[] = [];
+    return {
+      leaseTtlMs: LEASE_TTL_MS,
+      async open() {
+        const store = await openEtcdDiscoveryStore({ endpoints: etcd.endpoint, root, leaseTtlMs: LEASE_TTL_MS, logger: quiet, watchRetryMs: 50 });
+        stores.push(store);
+        return store;
+      },
+      async [Symbol.asyncDispose]() {
+        for (const s of stores) await s[Symbol.asyncDispose]();
+      },
+    };
+  };
+  discoveryStoreSuite("etcd", fixture);
+
+  const open = (over: Partial<EtcdDiscoveryOptions> = {}) =>
+    openEtcdDiscoveryStore({ endpoints: etcd.endpoint, root: `x${++ns}`, leaseTtlMs: LEASE_TTL_MS, logger: quiet, watchRetryMs: 50, ...over });
+  const raw = () => new EtcdClient({ endpoints: [etcd.endpoint] });
+
+  test("records live at kvcr/{namespace}/{kind}/{id} on one lease per process", async () => {
+    await using a = await openEtcdDiscoveryStore({ endpoints: etcd.endpoint, leaseTtlMs: LEASE_TTL_MS, logger: quiet });
+    await a.put(keys.worker("layout", "w/1"), { n: 1 });
+    await a.put(keys.agent("layout", "g"), { n: 2 });
+    const reply = await raw().call<{ kvs?: { key: string; lease?: string }[] }>("/v3/kv/range", { key: b64("kvcr/layout/"), range_end: prefixRangeEnd("kvcr/layout/") });
+    const kvs = reply.kvs ?? [];
+    expect(kvs.map((kv) => unb64(kv.key))).toEqual(["kvcr/layout/agents/g", "kvcr/layout/workers/w%2F1"]);
+    expect(new Set(kvs.map((kv) => kv.lease)).size).toBe(1);
+    expect(kvs[0]?.lease).not.toBe("0");
+  });
+
+  test("a SIGKILLed owner's records vanish when its lease lapses, reported as expired", async () => {
+    await using b = await open();
+    const root = `x${ns}`;
+    const log = eventLog();
+    await using _w = await b.watch("dynamo/", log.listener);
+    const key = keys.worker("dynamo", "doomed");
+    await using child = spawnBun(CHILD, [JSON.stringify({ mode: "hold", dir: "", key, leaseTtlMs: LEASE_TTL_MS, etcd: { endpoint: etcd.endpoint, root } })]);
+    const ready = JSON.parse(await child.readLine((l) => l.includes('"ready"'))) as { pid: number };
+    await log.until(1, "the child's record");
+    expect(log.events[0]?.type === "put" && log.events[0].entry.owner.pid).toBe(ready.pid);
+    child.proc.kill("SIGKILL");
+    await log.until(2, "the child's lease to lapse");
+    expect(log.summary()).toEqual([`put ${key} r1`, `delete ${key} expired`]);
+    expect(await b.list("dynamo/")).toEqual([]);
+  });
+
+  test("etcd restarted: records and watches carry on, status reports the outage, nothing is dropped", async () => {
+    await using a = await open({ requestTimeoutMs: 500 });
+    const root = `x${ns}`;
+    await using b = await open({ root, requestTimeoutMs: 500 });
+    const log = eventLog();
+    await using _w = await b.watch("dynamo/", log.listener);
+    await a.put(keys.worker("dynamo", "w1"), 1);
+    await log.until(1);
+    await etcd.kill();
+    await expect(b.list("dynamo/")).rejects.toThrow(/etcd unreachable/);
+    expect(b.status?.().connected).toBe(false);
+    await etcd.restart();
+    // The watch resumes from its last revision: a change made after the restart arrives once.
+    await a.put(keys.worker("dynamo", "w2"), 2);
+    await log.until(2, "the put after the restart");
+    await waitFor(() => b.status?.().connected, { what: "b reconnected" });
+    expect(b.status?.().reconnects).toBeGreaterThanOrEqual(1);
+    expect(log.summary()).toEqual(["put dynamo/workers/w1 r1", "put dynamo/workers/w2 r1"]);
+    expect((await b.list("dynamo/")).map((e) => e.value)).toEqual([1, 2]);
+  }, 30_000);
+
+  test("history compacted while a watch was cut off: re-listed and diffed, no change missed or doubled", async () => {
+    await using a = await open();
+    const root = `x${ns}`;
+    using link = cutableProxy(etcd.endpoint);
+    const warnings: string[] = [];
+    await using b = await open({ root, endpoints: link.endpoint, requestTimeoutMs: 500, logger: { warn: (m) => void warnings.push(m), debug: () => {} } });
+    const log = eventLog();
+    await using _w = await b.watch("dynamo/", log.listener);
+    const gone = await a.put(keys.worker("dynamo", "gone"), 0);
+    const kept = await a.put(keys.worker("dynamo", "kept"), 1);
+    await a.put(keys.worker("dynamo", "same"), 1);
+    await log.until(3);
+    link.cut();
+    await waitFor(() => b.status?.().connected === false, { what: "b to see the link down" });
+    await kept.update(2);
+    await gone.withdraw();
+    await a.put(keys.worker("dynamo", "new"), 3);
+    const { header } = await raw().call<{ header: { revision: string } }>("/v3/kv/range", { key: b64("x") });
+    await raw().call("/v3/kv/compaction", { revision: header.revision });
+    link.restore();
+    await log.until(6, "the changes made while cut off");
+    await waitFor(() => b.status?.().connected, { what: "b reconnected" });
+    expect(log.summary().slice(3).sort()).toEqual(["delete dynamo/workers/gone expired", "put dynamo/workers/kept r2", "put dynamo/workers/new r1"]);
+    expect(warnings.filter((w) => w.includes("compacted past"))).toHaveLength(1);
+  }, 30_000);
+
+  test("a watch cut off without compaction resumes from its revision: exact reasons, nothing doubled", async () => {
+    await using a = await open();
+    const root = `x${ns}`;
+    using link = cutableProxy(etcd.endpoint);
+    await using b = await open({ root, endpoints: link.endpoint, requestTimeoutMs: 500 });
+    const log = eventLog();
+    await using _w = await b.watch("dynamo/", log.listener);
+    const gone = await a.put(keys.worker("dynamo", "gone"), 0);
+    await log.until(1);
+    link.cut();
+    await waitFor(() => b.status?.().connected === false, { what: "b to see the link down" });
+    await gone.withdraw();
+    await a.put(keys.worker("dynamo", "new"), 3);
+    link.restore();
+    await log.until(3, "the changes made while cut off");
+    expect(log.summary()).toEqual(["put dynamo/workers/gone r1", "delete dynamo/workers/gone removed", "put dynamo/workers/new r1"]);
+  }, 30_000);
+
+  test("unreachable or malformed endpoints are refused at open, naming them", async () => {
+    await expect(openEtcdDiscoveryStore({ endpoints: "http://127.0.0.1:1", requestTimeoutMs: 500, logger: quiet })).rejects.toThrow(/cannot reach etcd for discovery: etcd unreachable at http:\/\/127.0.0.1:1/);
+    await expect(openEtcdDiscoveryStore({ endpoints: "nope" })).rejects.toThrow(/"nope" is not a URL/);
+    await expect(openEtcdDiscoveryStore({ endpoints: etcd.endpoint, root: "a/b" })).rejects.toThrow(/key root/);
+  });
+
+  test("several endpoints are tried in turn: a dead first one fails over to the live one", async () => {
+    await using a = await open({ endpoints: ["http://127.0.0.1:1", etcd.endpoint], requestTimeoutMs: 500 });
+    await a.put(keys.worker("dynamo", "w"), 1);
+    expect((await a.list("dynamo/")).length).toBe(1);
+    expect(a.status?.()).toMatchObject({ backend: "etcd", connected: true, endpoint: etcd.endpoint });
+  });
+
+  test("a lease lapsed during an outage is granted again and the records put back", async () => {
+    await using a = await open();
+    const root = `x${ns}`;
+    await using b = await open({ root });
+    await a.put(keys.worker("dynamo", "w1"), 1);
+    // Revoke a's lease behind its back (as if it lapsed while etcd was away from a).
+    const [entry] = await raw().call<{ kvs: { lease: string }[] }>("/v3/kv/range", { key: b64(`${root}/dynamo/workers/w1`) }).then((r) => r.kvs);
+    await raw().call("/v3/lease/revoke", { ID: entry?.lease });
+    await waitFor(async () => (await b.list("dynamo/")).length === 1 && (a as DiscoveryStore).status?.().leaseRegrants === 1, { what: "the re-put", timeoutMs: 5_000 });
+    expect((await b.list("dynamo/"))[0]?.value).toBe(1);
+  });
+});

@@ -1,0 +1,180 @@
+// List-then-watch on etcd: one range read (its header revision R), then a /v3/watch stream from
+// R+1. A dropped stream is reopened from the last revision seen, so no change is missed or doubled;
+// if etcd compacted past it (or the cluster is a new one), the prefix is listed again and diffed
+// against what was reported. Versions already reported (owner + revision) are never reported again.
+import { b64, prefixRangeEnd, type EtcdClient, type EtcdKv, type EtcdWatchResult } from "./etcd-client.ts";
+import { decodeKv, etcdKey, toEntry, versionOf, type EtcdEnvelope } from "./etcd-record.ts";
+import type { DeleteReason, DiscoveryEvent, DiscoveryListener, DiscoveryLogger, DiscoveryWatch } from "./store.ts";
+
+export interface WatchDeps {
+  client: EtcdClient;
+  root: string;
+  logger: DiscoveryLogger;
+  /** Wait before reopening a failed stream (doubles up to 8×). */
+  retryMs: number;
+  onClosed(watch: EtcdPrefixWatch): void;
+}
+
+interface RangeReply {
+  header?: { revision?: string; cluster_id?: string };
+  kvs?: EtcdKv[];
+}
+
+/** Range-reads every record under `prefix` (root added): decoded, malformed ones logged and skipped. */
+export async function rangePrefix(deps: Pick<WatchDeps, "client" | "root" | "logger">, prefix: string, signal?: AbortSignal): Promise<{ revision: bigint; clusterId: string; records: EtcdEnvelope[] }> {
+  const full = etcdKey(deps.root, prefix);
+  const reply = await deps.client.call<RangeReply>("/v3/kv/range", { key: b64(full), range_end: prefixRangeEnd(full) }, signal);
+  const records: EtcdEnvelope[] = [];
+  for (const kv of reply.kvs ?? []) {
+    const d = decodeKv(deps.root, kv);
+    if (d.ok) records.push(d.record);
+    else deps.logger.warn(`discovery: skipping etcd record ${d.key}: ${d.problem}`);
+  }
+  return { revision: BigInt(reply.header?.revision ?? "0"), clusterId: reply.header?.cluster_id ?? "", records };
+}
+
+export class EtcdPrefixWatch implements DiscoveryWatch {
+  /** What this watch last reported per key (version). */
+  private readonly reported = new Map<string, string>();
+  private lastRevision = 0n;
+  private clusterId = "";
+  private readonly abort = new AbortController();
+  private loop: Promise<void> = Promise.resolve();
+  private closed = false;
+  /** Stream reopenings (after drops), for /metrics. */
+  reopens = 0;
+
+  constructor(
+    readonly prefix: string,
+    private readonly listener: DiscoveryListener,
+    private readonly deps: WatchDeps,
+  ) {}
+
+  /** Lists and delivers the initial puts, then follows the stream in the background. */
+  async start(): Promise<void> {
+    await this.resync();
+    this.loop = this.follow();
+  }
+
+  private async resync(): Promise<void> {
+    const { revision, clusterId, records } = await rangePrefix(this.deps, this.prefix, this.abort.signal);
+    const now = Date.now();
+    const live = new Map<string, EtcdEnvelope>();
+    for (const r of records) if (!r.withdrawn) live.set(r.key, r);
+    for (const key of [...this.reported.keys()]) {
+      // Seen gone only in a re-list (history compacted): a lapse is the likelier cause.
+      if (!live.has(key)) this.emitDelete(key, "expired");
+    }
+    for (const r of [...live.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) this.emitPut(r, now);
+    this.lastRevision = revision;
+    this.clusterId = clusterId;
+  }
+
+  private async follow(): Promise<void> {
+    let failures = 0;
+    const full = etcdKey(this.deps.root, this.prefix);
+    while (!this.closed) {
+      try {
+        const stream = this.deps.client.watch({ key: b64(full), range_end: prefixRangeEnd(full), start_revision: String(this.lastRevision + 1n), prev_kv: true }, this.abort.signal);
+        let resync = false;
+        let received = false;
+        for await (const result of stream) {
+          failures = 0;
+          received = true;
+          if (this.closed) return;
+          if (result.header?.cluster_id && this.clusterId && result.header.cluster_id !== this.clusterId) {
+            this.deps.logger.warn(`discovery: etcd cluster changed under watch ${this.prefix}; listing again`);
+            resync = true;
+            break;
+          }
+          if (result.canceled) {
+            if (result.compact_revision) this.deps.logger.warn(`discovery: etcd compacted past revision ${this.lastRevision} under watch ${this.prefix}; listing again`);
+            resync = true;
+            break;
+          }
+          this.apply(result);
+        }
+        if (this.closed) return;
+        if (resync) await this.resync();
+        else if (!received) await this.pause(this.deps.retryMs); // closed at once: do not spin
+        this.reopens++;
+      } catch (err) {
+        if (this.closed) return;
+        this.deps.client.markDown(`etcd watch ${this.prefix}: ${(err as Error).message}`);
+        failures++;
+        this.deps.logger.debug(`discovery: etcd watch ${this.prefix} dropped (${(err as Error).message}); reopening from revision ${this.lastRevision + 1n}`);
+        await this.pause(this.deps.retryMs * Math.min(8, 2 ** (failures - 1)));
+        // After a failure the next try lists again when the history it needs may be gone; the
+        // stream answers "canceled + compact_revision" in that case, handled above.
+      }
+    }
+  }
+
+  private apply(result: EtcdWatchResult): void {
+    const now = Date.now();
+    for (const ev of result.events ?? []) {
+      const rev = BigInt(ev.kv.mod_revision ?? "0");
+      if (rev > this.lastRevision) this.lastRevision = rev;
+      if (ev.type === "DELETE") {
+        const key = decodeKv(this.deps.root, ev.kv).key;
+        const prev = ev.prev_kv ? decodeKv(this.deps.root, ev.prev_kv) : undefined;
+        this.emitDelete(key, prev?.ok && prev.record.withdrawn ? "removed" : "expired");
+        continue;
+      }
+      const d = decodeKv(this.deps.root, ev.kv);
+      if (!d.ok) {
+        this.deps.logger.warn(`discovery: skipping etcd record ${d.key}: ${d.problem}`);
+        continue;
+      }
+      // A withdrawal's mark is not a change readers see; its delete follows.
+      if (!d.record.withdrawn) this.emitPut(d.record, now);
+    }
+    if (!result.events?.length && !result.created && result.header?.revision) {
+      const rev = BigInt(result.header.revision); // progress notification: all up to it were sent
+      if (rev > this.lastRevision) this.lastRevision = rev;
+    }
+  }
+
+  private emitPut(record: EtcdEnvelope, nowMs: number): void {
+    const version = versionOf(record);
+    if (this.reported.get(record.key) === version) return;
+    this.reported.set(record.key, version);
+    this.deliver({ type: "put", entry: toEntry(record, nowMs + record.leaseTtlMs) });
+  }
+
+  private emitDelete(key: string, reason: DeleteReason): void {
+    if (!this.reported.delete(key)) return;
+    this.deliver({ type: "delete", key, reason });
+  }
+
+  private deliver(event: DiscoveryEvent): void {
+    if (this.closed) return;
+    try {
+      this.listener(event);
+    } catch (err) {
+      this.deps.logger.warn(`discovery: watch listener for ${this.prefix} threw: ${(err as Error).message}`);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort();
+    await this.loop.catch(() => {});
+    this.deps.onClosed(this);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

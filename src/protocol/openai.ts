@@ -1,0 +1,208 @@
+// OpenAI API shapes the frontend speaks (SPEC §6.2): request bodies of /v1/completions and
+// /v1/chat/completions (validated, every problem naming its field), response and SSE chunk
+// bodies, and the error JSON `{"error": {"message", "type", "param", "code"}}` every route uses.
+// Fields a client may send that a mock has no use for (temperature, top_p, stop, ...) are accepted
+// and ignored, as vLLM's server accepts them; a field of the wrong type is still a 400.
+
+export interface OpenAiErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | number | null };
+}
+
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: "invalid_request_error",
+  404: "invalid_request_error",
+  405: "invalid_request_error",
+  413: "invalid_request_error",
+  502: "server_error",
+  503: "service_unavailable",
+  504: "server_error",
+};
+
+export function openAiErrorBody(status: number, message: string, opts: { param?: string; code?: string } = {}): OpenAiErrorBody {
+  return { error: { message, type: TYPE_BY_STATUS[status] ?? (status >= 500 ? "server_error" : "invalid_request_error"), param: opts.param ?? null, code: opts.code ?? null } };
+}
+
+export function openAiError(status: number, message: string, opts: { param?: string; code?: string } = {}): Response {
+  return Response.json(openAiErrorBody(status, message, opts), { status });
+}
+
+/** A field problem: 400 with `param` naming it. */
+export class BadRequest {
+  constructor(
+    readonly param: string,
+    readonly message: string,
+  ) {}
+}
+
+export type Prompt = { kind: "text"; text: string } | { kind: "tokens"; ids: number[] };
+
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+export interface GenerationRequest {
+  model: string;
+  /** Completions: the prompt; chat: undefined (see messages). */
+  prompt?: Prompt;
+  messages?: ChatMessage[];
+  maxTokens: number;
+  stream: boolean;
+  includeUsage: boolean;
+}
+
+/** OpenAI's documented default for /v1/completions; used for chat too (a mock has no context limit). */
+export const DEFAULT_MAX_TOKENS = 16;
+const MAX_TOKEN_ID = 0xffff_ffff;
+
+type Body = Record<string, unknown>;
+
+function show(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+function common(b: Body, limits: { maxOutputTokens: number }, maxKeys: readonly string[]): BadRequest | Omit<GenerationRequest, "prompt" | "messages"> {
+  if (typeof b.model !== "string" || b.model.length === 0) return new BadRequest("model", `model: expected a non-empty string, got ${show(b.model)}`);
+  let maxTokens = DEFAULT_MAX_TOKENS;
+  for (const key of maxKeys) {
+    const v = b[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > limits.maxOutputTokens) {
+      return new BadRequest(key, `${key}: expected an integer from 1 to ${limits.maxOutputTokens}, got ${show(v)}`);
+    }
+    maxTokens = v;
+  }
+  if (b.n !== undefined && b.n !== null && b.n !== 1) return new BadRequest("n", `n: only 1 is supported, got ${show(b.n)}`);
+  if (b.stream !== undefined && b.stream !== null && typeof b.stream !== "boolean") return new BadRequest("stream", `stream: expected true or false, got ${show(b.stream)}`);
+  let includeUsage = false;
+  const so = b.stream_options;
+  if (so !== undefined && so !== null) {
+    if (typeof so !== "object" || Array.isArray(so)) return new BadRequest("stream_options", `stream_options: expected an object, got ${show(so)}`);
+    const iu = (so as Body).include_usage;
+    if (iu !== undefined && iu !== null && typeof iu !== "boolean") return new BadRequest("stream_options.include_usage", `stream_options.include_usage: expected true or false, got ${show(iu)}`);
+    includeUsage = iu === true;
+  }
+  return { model: b.model, maxTokens, stream: b.stream === true, includeUsage };
+}
+
+function asObject(body: unknown): Body | BadRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return new BadRequest("body", "body must be a JSON object");
+  return body as Body;
+}
+
+function tokenIds(v: readonly unknown[], param: string): number[] | BadRequest {
+  for (let i = 0; i < v.length; i++) {
+    const t = v[i];
+    if (typeof t !== "number" || !Number.isInteger(t) || t < 0 || t > MAX_TOKEN_ID) return new BadRequest(param, `${param}[${i}]: expected a token id from 0 to ${MAX_TOKEN_ID}, got ${show(t)}`);
+  }
+  return v as number[];
+}
+
+/** POST /v1/completions. `prompt`: a string, a token-id array, or a one-element list of either. */
+export function parseCompletionRequest(body: unknown, limits: { maxOutputTokens: number }): GenerationRequest | BadRequest {
+  const b = asObject(body);
+  if (b instanceof BadRequest) return b;
+  const c = common(b, limits, ["max_tokens"]);
+  if (c instanceof BadRequest) return c;
+  let p = b.prompt;
+  if (Array.isArray(p) && p.length === 1 && (typeof p[0] === "string" || Array.isArray(p[0]))) p = p[0];
+  if (typeof p === "string") {
+    if (p.length === 0) return new BadRequest("prompt", "prompt: must not be empty");
+    return { ...c, prompt: { kind: "text", text: p } };
+  }
+  if (Array.isArray(p)) {
+    if (p.length === 0) return new BadRequest("prompt", "prompt: must not be empty");
+    if (p.some((x) => typeof x === "string" || Array.isArray(x))) return new BadRequest("prompt", `prompt: a batch of ${p.length} prompts is not supported (send one prompt per request)`);
+    const ids = tokenIds(p, "prompt");
+    if (ids instanceof BadRequest) return ids;
+    return { ...c, prompt: { kind: "tokens", ids } };
+  }
+  return new BadRequest("prompt", `prompt: expected a string or an array of token ids, got ${show(p)}`);
+}
+
+/** POST /v1/chat/completions. Content: a string or a list of `{"type": "text", "text"}` parts. */
+export function parseChatRequest(body: unknown, limits: { maxOutputTokens: number }): GenerationRequest | BadRequest {
+  const b = asObject(body);
+  if (b instanceof BadRequest) return b;
+  const c = common(b, limits, ["max_tokens", "max_completion_tokens"]);
+  if (c instanceof BadRequest) return c;
+  const ms = b.messages;
+  if (!Array.isArray(ms) || ms.length === 0) return new BadRequest("messages", `messages: expected a non-empty array, got ${show(ms)}`);
+  const messages: ChatMessage[] = [];
+  for (let i = 0; i < ms.length; i++) {
+    const m = ms[i] as Body;
+    const at = `messages[${i}]`;
+    if (typeof m !== "object" || m === null || Array.isArray(m)) return new BadRequest(at, `${at}: expected an object with role and content`);
+    if (typeof m.role !== "string" || m.role.length === 0) return new BadRequest(`${at}.role`, `${at}.role: expected a non-empty string, got ${show(m.role)}`);
+    let content: string;
+    if (typeof m.content === "string") content = m.content;
+    else if (m.content === null || m.content === undefined) content = "";
+    else if (Array.isArray(m.content)) {
+      const parts: string[] = [];
+      for (let j = 0; j < m.content.length; j++) {
+        const part = m.content[j] as Body;
+        if (typeof part !== "object" || part === null || part.type !== "text" || typeof part.text !== "string") {
+          return new BadRequest(`${at}.content[${j}]`, `${at}.content[${j}]: only {"type": "text", "text": "..."} parts are supported`);
+        }
+        parts.push(part.text);
+      }
+      content = parts.join("");
+    } else return new BadRequest(`${at}.content`, `${at}.content: expected a string or a list of text parts, got ${show(m.content)}`);
+    messages.push({ role: m.role, content });
+  }
+  return { ...c, messages };
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+}
+
+export function usage(promptTokens: number, completionTokens: number, cachedTokens: number): Usage {
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, prompt_tokens_details: { cached_tokens: cachedTokens } };
+}
+
+export type FinishReason = "length" | "stop" | null;
+
+export interface ResponseMeta {
+  id: string;
+  created: number;
+  model: string;
+}
+
+export function completionBody(m: ResponseMeta, text: string, finish: FinishReason, u: Usage) {
+  return { id: m.id, object: "text_completion", created: m.created, model: m.model, choices: [{ index: 0, text, logprobs: null, finish_reason: finish }], usage: u };
+}
+
+export function chatBody(m: ResponseMeta, text: string, finish: FinishReason, u: Usage) {
+  return {
+    id: m.id,
+    object: "chat.completion",
+    created: m.created,
+    model: m.model,
+    choices: [{ index: 0, message: { role: "assistant", content: text }, logprobs: null, finish_reason: finish }],
+    usage: u,
+  };
+}
+
+export function completionChunk(m: ResponseMeta, text: string, finish: FinishReason) {
+  return { id: m.id, object: "text_completion", created: m.created, model: m.model, choices: [{ index: 0, text, logprobs: null, finish_reason: finish }] };
+}
+
+export function chatChunk(m: ResponseMeta, delta: { role?: "assistant"; content?: string }, finish: FinishReason) {
+  return { id: m.id, object: "chat.completion.chunk", created: m.created, model: m.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
+}
+
+/** The last chunk with `stream_options.include_usage`: no choices, the usage. */
+export function usageChunk(m: ResponseMeta, object: "text_completion" | "chat.completion.chunk", u: Usage) {
+  return { id: m.id, object, created: m.created, model: m.model, choices: [], usage: u };
+}
+
+export function sseData(value: unknown): string {
+  return `data: ${JSON.stringify(value)}\n\n`;
+}
+
+export const SSE_DONE = "data: [DONE]\n\n";

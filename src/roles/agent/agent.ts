@@ -1,0 +1,221 @@
+// The state agent without its process edge (SPEC §5): slots, ingest, the outbound stream and the
+// views HTTP serves (/health, /v1/slots, /v1/snapshot, /metrics, runtime sources). start.ts adds
+// the HTTP server, discovery (intents in, host and attachment records out) and the static file.
+import type { BlockHasher } from "../../core/kv/block-hash.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { AgentSnapshot } from "../../protocol/agent-snapshot.ts";
+import type { MetricFamily } from "../../protocol/prometheus.ts";
+import { LagHistogram } from "./lag-histogram.ts";
+import type { RouterEventOutbound } from "./outbound.ts";
+import { AgentSlot, SLOT_STATES, type SlotState } from "./slot.ts";
+import { SlotTable } from "./slot-table.ts";
+import { checkSourceIntent, type SourceIntent } from "./sources.ts";
+
+export interface AgentOptions {
+  maxSlots: number;
+  retentionMs: number;
+  replayTimeoutMs: number;
+  logger: Logger;
+  hasher: BlockHasher;
+  outbound: RouterEventOutbound;
+  /** A slot changed state or re-attached (attachment records follow it). */
+  slotChanged?: (slot: AgentSlot) => void;
+  schedule?: (fn: () => void, ms: number) => () => void;
+  nowMs?: () => number;
+}
+
+export interface HealthBody {
+  healthy: boolean;
+  slots: { total: number; active: number; detached: number; failed: number; quarantined: number };
+  capacity_rejected_total: number;
+  raw_gaps_total: number;
+  raw_batches_recovered_total: number;
+  raw_dropped_batches_total: number;
+  outbound_cursor: number;
+}
+
+export interface SlotView {
+  cache_owner_id: string;
+  worker_id: string;
+  dp_rank: number;
+  state: SlotState;
+  raw_endpoint: string;
+  raw_topic: string;
+  replay_endpoint?: string;
+  raw_cursor: number;
+  incarnation: number;
+  fault?: string;
+  blocks: { device: number; host: number; disk: number };
+  raw_gaps: number;
+  raw_batches_recovered: number;
+  raw_dropped_batches: number;
+  decode_errors: number;
+  orphan_stores: number;
+  malformed_events: number;
+}
+
+export type SourceOutcome = { status: 201 | 400 | 404 | 409; message: string };
+
+const runtimeOrigin = (owner: string) => `runtime:${owner}`;
+
+export class KvStateAgent {
+  readonly table: SlotTable;
+  readonly lag = new LagHistogram();
+  private readonly nowMs: () => number;
+
+  constructor(private readonly opts: AgentOptions) {
+    this.nowMs = opts.nowMs ?? (() => Date.now());
+    const schedule =
+      opts.schedule ??
+      ((fn: () => void, ms: number) => {
+        const t = setTimeout(fn, ms);
+        return () => clearTimeout(t);
+      });
+    this.table = new SlotTable({
+      maxSlots: opts.maxSlots,
+      retentionMs: opts.retentionMs,
+      logger: opts.logger,
+      schedule,
+      createSlot: (owner, intent) =>
+        new AgentSlot(owner, intent, {
+          logger: opts.logger,
+          hasher: opts.hasher,
+          emit: (e) => opts.outbound.push(e),
+          flush: () => opts.outbound.flush(),
+          nowSeconds: () => this.nowMs() / 1000,
+          nowMs: this.nowMs,
+          observeLagSeconds: (s) => this.lag.observe(s),
+          replayTimeoutMs: opts.replayTimeoutMs,
+          changed: (slot) => this.slotChanged(slot),
+        }),
+    });
+  }
+
+  private slotChanged(slot: AgentSlot): void {
+    const detail = slot.fault ? `: ${slot.fault}` : slot.state === "active" ? ` to ${slot.intent.raw_endpoint} (worker ${slot.intent.worker_id} rank ${slot.intent.dp_rank}, incarnation ${slot.intent.incarnation})` : "";
+    this.opts.logger[slot.state === "active" ? "info" : "warn"](`slot ${slot.cacheOwnerId} ${slot.state === "active" ? "attached" : slot.state}${detail}`);
+    this.opts.slotChanged?.(slot);
+  }
+
+  putSource(origin: string, intent: SourceIntent): void {
+    this.table.put(origin, intent);
+  }
+
+  removeSource(origin: string): boolean {
+    return this.table.remove(origin);
+  }
+
+  /** POST /v1/sources: an intent-shaped body (any raw topic). */
+  addRuntimeSource(body: unknown): SourceOutcome {
+    const r = checkSourceIntent(body);
+    if (!r.ok) return { status: 400, message: `bad source: ${r.problem}` };
+    const owner = r.value.cache_owner_id;
+    if (this.table.liveIntents(owner) > 0) return { status: 409, message: `cache owner ${owner} already has a live source; DELETE /v1/sources/${encodeURIComponent(owner)} first (runtime sources only)` };
+    this.table.put(runtimeOrigin(owner), r.value);
+    return { status: 201, message: `source ${owner} added` };
+  }
+
+  deleteRuntimeSource(owner: string): SourceOutcome {
+    if (!this.table.remove(runtimeOrigin(owner))) return { status: 404, message: `no runtime source for cache owner ${owner}` };
+    return { status: 201, message: `source ${owner} removed` };
+  }
+
+  health(): HealthBody {
+    const counts = { total: 0, active: 0, detached: 0, failed: 0, quarantined: 0 };
+    let gaps = 0;
+    let recovered = 0;
+    let dropped = 0;
+    for (const s of this.table.slots()) {
+      counts.total++;
+      counts[s.state]++;
+      const c = s.sequencerCounters;
+      gaps += c.gaps;
+      recovered += c.recovered;
+      dropped += c.dropped;
+    }
+    return {
+      // Unhealthy only for what an operator must act on: a failed (ambiguous) or quarantined slot.
+      healthy: counts.failed === 0 && counts.quarantined === 0,
+      slots: counts,
+      capacity_rejected_total: this.table.capacityRejected,
+      raw_gaps_total: gaps,
+      raw_batches_recovered_total: recovered,
+      raw_dropped_batches_total: dropped,
+      outbound_cursor: this.opts.outbound.cursor,
+    };
+  }
+
+  slotViews(): SlotView[] {
+    return this.table
+      .slots()
+      .sort((a, b) => (a.cacheOwnerId < b.cacheOwnerId ? -1 : 1))
+      .map((s) => {
+        const c = s.sequencerCounters;
+        const r = s.residency;
+        const view: SlotView = {
+          cache_owner_id: s.cacheOwnerId,
+          worker_id: s.intent.worker_id,
+          dp_rank: s.intent.dp_rank,
+          state: s.state,
+          raw_endpoint: s.intent.raw_endpoint,
+          raw_topic: s.intent.raw_topic,
+          raw_cursor: s.rawCursor,
+          incarnation: s.intent.incarnation,
+          blocks: { device: r.presentBlocks[0]!, host: r.presentBlocks[1]!, disk: r.presentBlocks[2]! },
+          raw_gaps: c.gaps,
+          raw_batches_recovered: c.recovered,
+          raw_dropped_batches: c.dropped,
+          decode_errors: s.counters.decodeErrors,
+          orphan_stores: r.counters.orphanStores,
+          malformed_events: r.counters.malformedEvents,
+        };
+        if (s.intent.replay_endpoint !== undefined) view.replay_endpoint = s.intent.replay_endpoint;
+        if (s.fault !== undefined) view.fault = s.fault;
+        return view;
+      });
+  }
+
+  /** Every active slot's residency, stamped with the cursor that reflects it (queued events sent first). */
+  snapshot(): AgentSnapshot {
+    const cursor = this.opts.outbound.flush();
+    const sources = this.table
+      .slots()
+      .filter((s) => s.state === "active")
+      .sort((a, b) => (a.cacheOwnerId < b.cacheOwnerId ? -1 : 1))
+      .map((s) => ({ cache_owner_id: s.cacheOwnerId, worker_id: s.intent.worker_id, dp_rank: s.intent.dp_rank, tiers: s.residency.snapshot() }));
+    return { cursor, sources };
+  }
+
+  metrics(): MetricFamily[] {
+    const slots = this.table.slots();
+    const sum = (f: (s: AgentSlot) => number) => slots.reduce((a, s) => a + f(s), 0);
+    const counter = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "counter", samples: [{ value }] });
+    const byState = SLOT_STATES.map((state) => ({ labels: { state }, value: slots.filter((s) => s.state === state).length }));
+    const out = this.opts.outbound;
+    return [
+      { name: "kvcr_agent_slots", help: "Slots by state", type: "gauge", samples: byState },
+      { name: "kvcr_agent_max_slots", help: "Slot capacity (--max-slots)", type: "gauge", samples: [{ value: this.opts.maxSlots }] },
+      counter("kvcr_agent_capacity_rejected_total", "Cache owners rejected because every slot was taken", this.table.capacityRejected),
+      counter("kvcr_agent_raw_batches_total", "Raw KV-event batches received and applied or rejected", sum((s) => s.counters.rawBatches)),
+      counter("kvcr_agent_raw_gaps_total", "Raw cursor gaps seen on live streams", sum((s) => s.sequencerCounters.gaps)),
+      counter("kvcr_agent_raw_batches_recovered_total", "Raw batches recovered from replay endpoints", sum((s) => s.sequencerCounters.recovered)),
+      counter("kvcr_agent_raw_dropped_batches_total", "Raw batches lost for good (slot resynchronised)", sum((s) => s.sequencerCounters.dropped)),
+      counter("kvcr_agent_raw_duplicate_batches_total", "Raw batches seen twice (replay/live overlap), dropped", sum((s) => s.sequencerCounters.duplicates)),
+      counter("kvcr_agent_publisher_restarts_total", "Raw seq went backwards: publisher restarted, slot cleared", sum((s) => s.sequencerCounters.restarts)),
+      counter("kvcr_agent_orphan_stores_total", "Stored events whose parent the slot did not know (dropped)", sum((s) => s.residency.counters.orphanStores)),
+      counter("kvcr_agent_malformed_events_total", "Events with a bad token count or unknown medium (dropped)", sum((s) => s.residency.counters.malformedEvents)),
+      counter("kvcr_agent_unknown_removals_total", "Removals of blocks the slot did not hold (ignored)", sum((s) => s.residency.counters.unknownRemovals)),
+      counter("kvcr_agent_decode_errors_total", "Undecodable raw frames or payloads", sum((s) => s.counters.decodeErrors)),
+      counter("kvcr_agent_source_faults_total", "Source faults that quarantined a slot", sum((s) => s.counters.faults)),
+      counter("kvcr_agent_block_ops_total", "Block stores and removals applied", sum((s) => s.residency.counters.blockOps)),
+      { name: "kvcr_agent_outbound_cursor", help: "Cursor of the last router-event batch published", type: "gauge", samples: [{ value: out.cursor }] },
+      counter("kvcr_agent_router_events_total", "Router events published", out.eventsPublished),
+      { name: "kvcr_agent_router_event_subscribers", help: "Subscribers of the router-event stream", type: "gauge", samples: [{ value: out.subscriberCount() }] },
+      this.lag.family("kvcr_agent_ingest_lag_seconds", "Live raw batch ingest lag: agent wall clock minus the batch ts"),
+    ];
+  }
+
+  close(): void {
+    this.table.close();
+  }
+}

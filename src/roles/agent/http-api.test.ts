@@ -1,0 +1,94 @@
+// The agent's HTTP app called without a port (app.fetch), and the static source file reader.
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../../lib/errors.ts";
+import { createLogger } from "../../lib/logger.ts";
+import { createBlockHasher } from "../../lib/xxh3.ts";
+import { AgentSnapshotSchema } from "../../protocol/agent-snapshot.ts";
+import { runCli, thrownBy } from "../../../test/harness.ts";
+import * as v from "valibot";
+import { KvStateAgent } from "./agent.ts";
+import { createAgentApp } from "./http-api.ts";
+import { RouterEventOutbound } from "./outbound.ts";
+import { readStaticSources } from "./sources.ts";
+
+const logger = createLogger({ level: "silent" });
+const owner = `${"ab".repeat(16)}:${"cd".repeat(16)}/${"0".repeat(16)}/${"0".repeat(31)}1`;
+const source = { cache_owner_id: owner, worker_id: "w", dp_rank: 0, block_size: 4, ingress_protocol: "vllm_residency_v1", raw_endpoint: "tcp://127.0.0.1:9", raw_topic: "" };
+
+async function withApp(fn: (fetch: (path: string, init?: RequestInit) => Promise<Response>) => Promise<void>): Promise<void> {
+  await using outbound = new RouterEventOutbound("127.0.0.1", 0, logger);
+  const agent = new KvStateAgent({ maxSlots: 2, retentionMs: 1000, replayTimeoutMs: 1000, logger, hasher: createBlockHasher(), outbound });
+  try {
+    const app = createAgentApp(agent, () => true);
+    await fn((path, init) => app.fetch(new Request(`http://agent${path}`, init)));
+  } finally {
+    agent.close();
+  }
+}
+
+describe("agent HTTP app", () => {
+  test("routes: live, health, slots, snapshot (schema), metrics; 404 and 405 name the routes", async () => {
+    await withApp(async (get) => {
+      expect((await get("/live")).status).toBe(200);
+      expect(await (await get("/health")).json()).toEqual({
+        healthy: true, slots: { total: 0, active: 0, detached: 0, failed: 0, quarantined: 0 }, capacity_rejected_total: 0,
+        raw_gaps_total: 0, raw_batches_recovered_total: 0, raw_dropped_batches_total: 0, outbound_cursor: 0,
+      });
+      expect(await (await get("/v1/slots")).json()).toEqual([]);
+      expect(v.safeParse(AgentSnapshotSchema, await (await get("/v1/snapshot")).json()).success).toBe(true);
+      const metrics = await (await get("/metrics")).text();
+      expect(metrics).toContain("# TYPE kvcr_agent_ingest_lag_seconds histogram");
+      expect(metrics).toContain('kvcr_agent_ingest_lag_seconds_bucket{le="+Inf"} 0');
+      const missing = await get("/nope");
+      expect(missing.status).toBe(404);
+      expect(await missing.text()).toContain("/v1/snapshot");
+      expect((await get("/v1/slots", { method: "POST" })).status).toBe(405);
+    });
+  });
+
+  test("POST /v1/sources: 201, 409 duplicate, 400 naming the field or bad JSON, 413; DELETE 200 then 404", async () => {
+    await withApp(async (get) => {
+      const post = (body: string) => get("/v1/sources", { method: "POST", body });
+      expect((await post(JSON.stringify(source))).status).toBe(201);
+      expect((await post(JSON.stringify(source))).status).toBe(409);
+      const bad = await post(JSON.stringify({ ...source, cache_owner_id: "x" }));
+      expect(bad.status).toBe(400);
+      expect(await bad.text()).toContain("cache_owner_id");
+      expect((await post("{")).status).toBe(400);
+      expect((await post(JSON.stringify({ ...source, pad: "x".repeat(70_000) }))).status).toBe(413);
+      const slots = (await (await get("/v1/slots")).json()) as { state: string; raw_topic: string }[];
+      expect(slots).toMatchObject([{ state: "active", raw_topic: "" }]);
+      const path = `/v1/sources/${encodeURIComponent(owner)}`;
+      expect((await get(path, { method: "DELETE" })).status).toBe(200);
+      expect((await get(path, { method: "DELETE" })).status).toBe(404);
+      expect((await get("/v1/sources/%E0%A4%A", { method: "DELETE" })).status).toBe(400);
+    });
+  });
+});
+
+describe("readStaticSources", () => {
+  test("JSON or YAML lists; bad entries are warnings naming index and field", () => {
+    const yaml = `- ${JSON.stringify(source)}\n- { cache_owner_id: "${owner}", worker_id: w, dp_rank: -1 }\n`;
+    const r = readStaticSources("s.yaml", () => yaml);
+    expect(r.sources).toHaveLength(1);
+    expect(r.sources[0]!.incarnation).toBe(0);
+    expect(r.warnings).toEqual([expect.stringMatching(/entry 1 ignored: dp_rank: /)]);
+  });
+
+  test("unreadable, unparseable or non-list files are config errors", () => {
+    expect(thrownBy(ConfigError, () => readStaticSources("x.json", () => { throw new Error("ENOENT"); })).message).toContain("cannot read x.json");
+    expect(thrownBy(ConfigError, () => readStaticSources("x.json", () => "{")).message).toContain("not valid JSON");
+    expect(thrownBy(ConfigError, () => readStaticSources("x.yaml", () => "a: 1")).message).toContain("must hold a list");
+  });
+});
+
+describe("kvcr-mock agent at the process edge", () => {
+  test("a missing --static-sources file or a bad flag exits 2 naming it; nothing starts", async () => {
+    const missing = await runCli(["agent", "--port", "0", "--static-sources", "/nonexistent/sources.json"]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain("--static-sources: cannot read /nonexistent/sources.json");
+    const flag = await runCli(["agent", "--max-slots", "0"]);
+    expect(flag.exitCode).toBe(2);
+    expect(flag.stderr).toContain("--max-slots");
+  });
+});

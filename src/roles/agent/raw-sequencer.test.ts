@@ -1,0 +1,92 @@
+import { describe, expect, test } from "bun:test";
+import { RawSequencer, type SequencerSink } from "./raw-sequencer.ts";
+
+/** Records what the sequencer asks of its slot, as a readable log. */
+function harness(hasReplay: boolean) {
+  const log: string[] = [];
+  const sink: SequencerSink = {
+    apply: (seq, _p, replayed) => log.push(`${replayed ? "replayed" : "apply"} ${seq}`),
+    resync: (reason) => log.push(`resync: ${reason}`),
+    requestReplay: (from) => log.push(`replay from ${from}`),
+  };
+  const s = new RawSequencer(sink, hasReplay);
+  const p = new Uint8Array(0);
+  return { s, log, live: (...seqs: number[]) => seqs.forEach((q) => s.live(q, p)), replay: (...seqs: number[]) => seqs.forEach((q) => s.replayed(q, p)) };
+}
+
+describe("RawSequencer", () => {
+  test("in-order batches are applied; the cursor is the last seq", () => {
+    const h = harness(false);
+    h.live(0, 1, 2);
+    expect(h.log).toEqual(["apply 0", "apply 1", "apply 2"]);
+    expect(h.s.cursor).toBe(2);
+  });
+
+  test("a gap is repaired from replay; live batches held meanwhile, duplicates dropped", () => {
+    const h = harness(true);
+    h.live(0, 3);
+    expect(h.log).toEqual(["apply 0", "replay from 1"]);
+    h.live(4);
+    h.replay(1, 2, 3, 4);
+    h.s.replayEnded();
+    h.live(4, 5);
+    expect(h.log.slice(2)).toEqual(["replayed 1", "replayed 2", "replayed 3", "replayed 4", "apply 5"]);
+    expect(h.s.counters).toMatchObject({ gaps: 1, recovered: 4, dropped: 0, duplicates: 3 });
+  });
+
+  test("without replay a gap is counted as loss and the slot resynchronised", () => {
+    const h = harness(false);
+    h.live(0, 4);
+    expect(h.log).toEqual(["apply 0", "resync: gap: expected seq 1, got 4", "apply 4"]);
+    expect(h.s.counters).toMatchObject({ gaps: 1, dropped: 3 });
+  });
+
+  test("a replay that starts after the requested seq counts the hole and rebuilds from what it holds", () => {
+    const h = harness(true);
+    h.s.start();
+    h.replay(5, 6);
+    h.s.replayEnded();
+    h.live(7);
+    expect(h.log).toEqual(["replay from 0", expect.stringContaining("resync: replay starts at seq 5"), "replayed 5", "replayed 6", "apply 7"]);
+    expect(h.s.counters.dropped).toBe(5);
+  });
+
+  test("late join without replay: earlier batches counted lost", () => {
+    const h = harness(false);
+    h.live(7, 8);
+    expect(h.s.counters.dropped).toBe(7);
+    expect(h.log.filter((l) => l.startsWith("apply"))).toEqual(["apply 7", "apply 8"]);
+  });
+
+  test("late join with replay back-fills from 0", () => {
+    const h = harness(true);
+    h.live(3);
+    h.replay(0, 1, 2, 3);
+    h.s.replayEnded();
+    expect(h.log).toEqual(["replay from 0", "replayed 0", "replayed 1", "replayed 2", "replayed 3"]);
+    expect(h.s.counters.dropped).toBe(0);
+  });
+
+  test("a lower seq means the publisher restarted: resync before applying", () => {
+    const h = harness(false);
+    h.live(0, 1, 2, 0, 1);
+    expect(h.log).toEqual(["apply 0", "apply 1", "apply 2", "resync: publisher restarted (seq 0 after 2)", "apply 0", "apply 1"]);
+    expect(h.s.counters.restarts).toBe(1);
+  });
+
+  test("a silent replay (deadline) continues with the held batches; the remaining hole is final", () => {
+    const h = harness(true);
+    h.live(0, 5);
+    h.s.replayEnded();
+    expect(h.log).toEqual(["apply 0", "replay from 1", "resync: gap: expected seq 1, got 5", "apply 5"]);
+    expect(h.s.counters).toMatchObject({ gaps: 1, dropped: 4 });
+  });
+
+  test("replies after the repair ended are ignored", () => {
+    const h = harness(true);
+    h.live(0, 2);
+    h.s.replayEnded();
+    h.replay(1);
+    expect(h.log.filter((l) => l.startsWith("replayed"))).toEqual([]);
+  });
+});

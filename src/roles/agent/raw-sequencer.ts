@@ -1,0 +1,158 @@
+// The raw cursor of one agent slot (SPEC §5 "Ingest"), pure: puts live and replayed batches in seq
+// order and decides what a gap, a late join or a restart means. Sockets and timers stay at the
+// edge (slot.ts), which feeds frames in and carries out `requestReplay`.
+//   - seq = expected → apply.  seq > expected → gap: repair from the replay endpoint (live batches
+//     are held meanwhile and applied after it), or without one count the loss and resynchronise.
+//   - first seq > 0 (late join) → back-fill from 0 the same way.  seq < expected → the publisher
+//     restarted: resynchronise (clear) before applying.  While the replayed range and the held
+//     live batches overlap, lower seqs are duplicates and dropped.
+//   - a repair whose replay starts after the requested seq (the buffer no longer holds it) counts
+//     the hole as lost and rebuilds from what the buffer still holds.
+
+export interface SequencerSink {
+  /** Apply one batch; calls come in strictly increasing seq order between resyncs. */
+  apply(seq: number, payload: Uint8Array, replayed: boolean): void;
+  /** Clear the slot's residency (loss, publisher restart): what follows rebuilds it. */
+  resync(reason: string): void;
+  /** Ask the replay endpoint for every batch from `fromSeq`; the edge arms a deadline. */
+  requestReplay(fromSeq: number): void;
+}
+
+export interface SequencerCounters {
+  /** Live seqs above the expected one. */
+  gaps: number;
+  /** Batches applied from replay replies. */
+  recovered: number;
+  /** Batches lost for good (not in the replay buffer, no replay endpoint, decode errors). */
+  dropped: number;
+  /** Batches seen twice (replay/live overlap) and dropped. */
+  duplicates: number;
+  /** Publisher restarts (a seq lower than expected). */
+  restarts: number;
+}
+
+/** Live batches held during one repair, at most (beyond: dropped, and recovered by the next repair). */
+export const MAX_HELD_BATCHES = 100_000;
+
+export class RawSequencer {
+  readonly counters: SequencerCounters = { gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0 };
+  /** Next seq expected; undefined before the first batch. */
+  private expected: number | undefined;
+  private repairing = false;
+  /** Next seq the running repair expects from the replay stream. */
+  private replayNext = 0;
+  private held: { seq: number; payload: Uint8Array }[] = [];
+  /** After a repair: lower live seqs are duplicates until one reaches `expected`. */
+  private overlap = false;
+  /** While draining held batches after a repair, a gap is final (no repair loop on a bad buffer). */
+  private draining = false;
+
+  constructor(
+    private readonly sink: SequencerSink,
+    private readonly hasReplay: boolean,
+  ) {}
+
+  /** The raw cursor: the last applied seq, or -1 before any. */
+  get cursor(): number {
+    return this.expected === undefined ? -1 : this.expected - 1;
+  }
+
+  get isRepairing(): boolean {
+    return this.repairing;
+  }
+
+  /** On attach: with a replay endpoint, back-fill from 0 at once (the stream may be idle). */
+  start(): void {
+    if (this.hasReplay) this.beginRepair(0);
+  }
+
+  live(seq: number, payload: Uint8Array): void {
+    if (this.repairing) {
+      if (this.held.length < MAX_HELD_BATCHES) this.held.push({ seq, payload });
+      return;
+    }
+    if (this.overlap) {
+      if (seq < this.expected!) {
+        this.counters.duplicates++;
+        return;
+      }
+      this.overlap = false;
+    }
+    this.next(seq, payload);
+  }
+
+  /** One replayed batch (topic already checked by the edge). */
+  replayed(seq: number, payload: Uint8Array): void {
+    if (!this.repairing) return; // a late reply after a deadline: live covers it
+    if (seq < this.replayNext) {
+      this.counters.duplicates++;
+      return;
+    }
+    if (seq > this.replayNext) {
+      // The buffer starts after what we asked for: that range is gone.
+      this.lose(seq - this.replayNext, `replay starts at seq ${seq}, batches ${this.replayNext}..${seq - 1} are no longer buffered`);
+    }
+    this.replayNext = seq + 1;
+    this.expected = seq + 1;
+    this.counters.recovered++;
+    this.sink.apply(seq, payload, true);
+  }
+
+  /** The end marker, or the edge's deadline (`failed`): carry on with the held live batches. */
+  replayEnded(): void {
+    if (!this.repairing) return;
+    this.repairing = false;
+    const held = this.held;
+    this.held = [];
+    this.overlap = this.expected !== undefined;
+    this.draining = true;
+    try {
+      for (const h of held) this.live(h.seq, h.payload);
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** A batch the edge could not use (undecodable payload, its seq already consumed): lost, resynchronised. */
+  lostBatch(reason: string): void {
+    this.lose(1, reason);
+  }
+
+  private next(seq: number, payload: Uint8Array): void {
+    const expected = this.expected;
+    if (expected !== undefined && seq < expected) {
+      this.counters.restarts++;
+      this.sink.resync(`publisher restarted (seq ${seq} after ${expected - 1})`);
+      this.expected = undefined;
+    }
+    if (this.expected === undefined) {
+      if (seq > 0) {
+        // Late join: back-fill 0..seq-1.
+        if (this.hasReplay && !this.draining) return this.repairFrom(0, seq, payload);
+        this.lose(seq, `joined at seq ${seq} with no replay of 0..${seq - 1}`);
+      }
+    } else if (seq > this.expected) {
+      if (!this.draining) this.counters.gaps++; // a held batch past a repair is the same gap
+      if (this.hasReplay && !this.draining) return this.repairFrom(this.expected, seq, payload);
+      this.lose(seq - this.expected, `gap: expected seq ${this.expected}, got ${seq}`);
+    }
+    this.expected = seq + 1;
+    this.sink.apply(seq, payload, false);
+  }
+
+  private repairFrom(from: number, seq: number, payload: Uint8Array): void {
+    this.held.push({ seq, payload });
+    this.beginRepair(from);
+  }
+
+  private beginRepair(from: number): void {
+    this.repairing = true;
+    this.replayNext = from;
+    this.sink.requestReplay(from);
+  }
+
+  private lose(batches: number, reason: string): void {
+    this.counters.dropped += batches;
+    this.sink.resync(reason);
+  }
+}

@@ -1,0 +1,107 @@
+import { describe, expect, test } from "bun:test";
+import { createBlockHasher } from "../../lib/xxh3.ts";
+import type { BlockStored, KvEvent, KvEventBatch } from "../../protocol/kv-events/index.ts";
+import type { RouterEvent } from "../../protocol/router-events.ts";
+import { batchFault, PARENT_WINDOW, SlotResidency } from "./slot-residency.ts";
+
+const BS = 4;
+const hasher = createBlockHasher();
+
+function setup() {
+  const events: RouterEvent[] = [];
+  const r = new SlotResidency({ cacheOwnerId: "owner" }, createBlockHasher(), (e) => events.push(e));
+  const apply = (...evs: KvEvent[]) => r.applyBatch({ ts: 0, events: evs, dataParallelRank: 0 });
+  return { r, events, apply };
+}
+
+function stored(raw: bigint[], tokens: number[], parent: bigint | null, medium: string | null = "GPU", ownership?: string): BlockStored {
+  const e: BlockStored = { type: "BlockStored", blockHashes: raw, parentBlockHash: parent, tokenIds: tokens, blockSize: BS, loraId: null, medium, loraName: null };
+  return ownership ? { ...e, ownership } : e;
+}
+const removed = (raw: bigint[], medium: string | null = "GPU", ownership?: string): KvEvent =>
+  ownership ? { type: "BlockRemoved", blockHashes: raw, medium, ownership } : { type: "BlockRemoved", blockHashes: raw, medium };
+const tokens = (n: number, seed = 0) => Array.from({ length: n * BS }, (_, i) => (i * 7 + seed) % 50_000);
+
+describe("SlotResidency normalization", () => {
+  test("router hashes are §4.1's from token ids, whatever the raw hashes (random, signed-looking, huge)", () => {
+    const { r, events, apply } = setup();
+    const t = tokens(3);
+    const expected = hasher.hashBlocks(t, BS);
+    apply(stored([0xdeadbeefn, 2n ** 64n - 1n], t.slice(0, 2 * BS), null), stored([17n], t.slice(2 * BS), 2n ** 64n - 1n));
+    const device = r.snapshot().device;
+    expect(device.map((b) => BigInt(b.seq_hash)).sort()).toEqual([...expected.sequence].sort());
+    expect(events.map((e) => [e.kind, e.blocks.length, e.parentHash])).toEqual([
+      ["stored", 2, null],
+      ["stored", 1, expected.sequence[1]!],
+    ]);
+    expect(events[0]!.blocks[1]).toEqual({ seqHash: expected.sequence[1]!, localHash: expected.local[1]! });
+  });
+
+  test("an unknown parent is an orphan, a bad token count or medium malformed: dropped, nothing changes", () => {
+    const { r, events, apply } = setup();
+    apply(stored([1n], tokens(1), 99n), stored([2n], tokens(1).slice(1), null), stored([3n], tokens(1), null, "NVRAM"));
+    expect(r.counters).toMatchObject({ orphanStores: 1, malformedEvents: 2, blockOps: 0 });
+    expect(events).toEqual([]);
+  });
+
+  test("framework refcounts per tier; removed emitted only when the last reference goes", () => {
+    const { r, events, apply } = setup();
+    apply(stored([1n], tokens(1), null), stored([1n], tokens(1), null), removed([1n]));
+    expect(events.map((e) => e.kind)).toEqual(["stored"]);
+    apply(removed([1n]), removed([1n]));
+    expect(events.map((e) => e.kind)).toEqual(["stored", "removed"]);
+    expect(r.counters.unknownRemovals).toBe(1);
+  });
+
+  test("kvcr (CacheOwner) and framework residency of one block are one router block per tier", () => {
+    const { r, events, apply } = setup();
+    apply(stored([1n], tokens(1), null, "CPU_PINNED"), stored([1n], tokens(1), null, "CPU", "kvcr"));
+    expect(r.snapshot().host).toHaveLength(1);
+    apply({ type: "AllBlocksCleared" });
+    expect(r.snapshot().host).toHaveLength(1); // kvcr survives AllBlocksCleared
+    apply(removed([1n], "CPU_PINNED", "kvcr"));
+    expect(r.snapshot().host).toHaveLength(0);
+    expect(events.map((e) => `${e.tier} ${e.kind}`)).toEqual(["host stored", "host removed"]);
+  });
+
+  test("AllBlocksCleared removes framework blocks of every tier", () => {
+    const { r, events, apply } = setup();
+    apply(stored([1n], tokens(1), null), stored([1n], tokens(1), null, "CPU"), stored([2n], tokens(1, 3), 1n, "DISK"));
+    apply({ type: "AllBlocksCleared" });
+    const s = r.snapshot();
+    expect([s.device, s.host, s.disk].map((t) => t.length)).toEqual([0, 0, 0]);
+    expect(events.filter((e) => e.kind === "removed").map((e) => e.tier).sort()).toEqual(["device", "disk", "host"]);
+  });
+
+  test("a departed block stays a known parent for the last PARENT_WINDOW departures", () => {
+    const { r, apply } = setup();
+    apply(stored([1n], tokens(1), null), removed([1n]));
+    apply(stored([2n], tokens(1, 1), 1n)); // parent 1 left, still known
+    expect(r.counters.orphanStores).toBe(0);
+    apply(removed([2n]));
+    for (let i = 0; i < PARENT_WINDOW; i++) apply(stored([1000n + BigInt(i)], tokens(1, 2), null), removed([1000n + BigInt(i)]));
+    apply(stored([3n], tokens(1, 4), 1n));
+    expect(r.counters.orphanStores).toBe(1);
+    expect(r.knownBlocks).toBeLessThanOrEqual(PARENT_WINDOW);
+  });
+
+  test("reset emits a cleared barrier per tier and forgets everything", () => {
+    const { r, events, apply } = setup();
+    apply(stored([1n], tokens(1), null));
+    r.reset();
+    expect(events.slice(1).map((e) => `${e.tier} ${e.kind}`)).toEqual(["device cleared", "host cleared", "disk cleared"]);
+    expect(r.snapshot().device).toEqual([]);
+  });
+});
+
+describe("batchFault", () => {
+  const batch = (events: KvEvent[], rank: number | null = 0): KvEventBatch => ({ ts: 0, events, dataParallelRank: rank });
+  test("names dp rank, unknown ownership and kvcr on device", () => {
+    expect(batchFault(batch([], 1), 0)).toContain("data_parallel_rank 1");
+    expect(batchFault(batch([], null), 3)).toBeUndefined();
+    expect(batchFault(batch([stored([1n], tokens(1), null, "CPU", "someone")]), 0)).toContain('unknown ownership "someone"');
+    expect(batchFault(batch([stored([1n], tokens(1), null, "GPU", "kvcr")]), 0)).toContain("device medium");
+    expect(batchFault(batch([removed([1n], null, "kvcr")]), 0)).toContain("device medium");
+    expect(batchFault(batch([stored([1n], tokens(1), null, "DISK", "kvcr")]), 0)).toBeUndefined();
+  });
+});

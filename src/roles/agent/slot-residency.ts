@@ -1,0 +1,322 @@
+// One agent slot's residency and normalization (SPEC §5), pure (no sockets, no timers, no clock):
+// applies decoded vLLM KV-event batches, keyed by the publisher's raw block hashes, and emits the
+// normalized router events (§6.1). Router hashes come from the blocks' own token ids (§4.1 local
+// hash, sequence hash chained from the parent's router hash); raw hashes are only names.
+//
+// Storage is flat and reused (the mocker's U64Map style): raw hash → entry index in a U64Map keyed
+// by the hash's two words; per entry its router seq / local hash, framework refcounts per tier
+// (worker domain) and a CacheOwner bit per tier (`kvcr` domain, set-like). A router block is
+// present in a tier while either domain holds it, so a block held by both is one router block.
+// Entries that left every tier stay known as parents for the last PARENT_WINDOW departures.
+import type { BlockHasher } from "../../core/kv/block-hash.ts";
+import { grown } from "../../core/kv/grown.ts";
+import { SPLIT, splitU64, U64Map } from "../../core/kv/u64-map.ts";
+import { OWNERSHIP_KVCR, type BlockRemoved, type BlockStored, type KvEventBatch } from "../../protocol/kv-events/index.ts";
+import type { RouterBlock, RouterEvent, RouterEventSource, RouterTier } from "../../protocol/router-events.ts";
+
+/** Router tiers by index: 0 device, 1 host, 2 disk. */
+export const TIERS: readonly RouterTier[] = ["device", "host", "disk"];
+const TIER_COUNT = 3;
+/** Departed blocks still resolvable as parents (SPEC §5: the same window as §2's token-id FIFO). */
+export const PARENT_WINDOW = 16_384;
+
+/** vLLM medium → tier index (SPEC §5); -1 for a medium we do not know (a malformed event). */
+export function tierOfMedium(medium: string | null): number {
+  switch (medium) {
+    case null:
+    case "GPU":
+      return 0;
+    case "CPU":
+    case "CPU_PINNED":
+      return 1;
+    case "DISK":
+    case "STORAGE":
+      return 2;
+    default:
+      return -1;
+  }
+}
+
+/**
+ * The fault of a batch (SPEC §5 "Faults"), checked before anything is applied so a faulty batch
+ * changes nothing: dp rank different from the slot's, unknown ownership, `kvcr` on a device medium.
+ */
+export function batchFault(batch: KvEventBatch, dpRank: number): string | undefined {
+  if (batch.dataParallelRank !== null && batch.dataParallelRank !== dpRank) {
+    return `batch data_parallel_rank ${batch.dataParallelRank} differs from the slot's dp rank ${dpRank}`;
+  }
+  for (const e of batch.events) {
+    if (e.type === "AllBlocksCleared" || e.ownership === undefined) continue;
+    if (e.ownership !== OWNERSHIP_KVCR) return `unknown ownership ${JSON.stringify(e.ownership)} (expected absent or "kvcr")`;
+    if (tierOfMedium(e.medium) === 0) return `ownership "kvcr" on device medium ${JSON.stringify(e.medium ?? null)} (only host or disk media may be CacheOwner-owned)`;
+  }
+  return undefined;
+}
+
+export interface ResidencyCounters {
+  /** Block stores and removals applied (the ingest figure of bench/agent-ingest.ts). */
+  blockOps: number;
+  /** Stored events dropped because the slot does not know their parent. */
+  orphanStores: number;
+  /** Events dropped for a token count ≠ blocks × block_size, or an unknown medium. */
+  malformedEvents: number;
+  /** Removals of blocks the slot does not hold in that tier/domain (ignored). */
+  unknownRemovals: number;
+}
+
+export interface SnapshotBlock {
+  seq_hash: string;
+  local_hash: string;
+}
+
+const INITIAL_ENTRIES = 64;
+
+export class SlotResidency {
+  readonly counters: ResidencyCounters = { blockOps: 0, orphanStores: 0, malformedEvents: 0, unknownRemovals: 0 };
+  private map = new U64Map();
+  private raw = new BigUint64Array(INITIAL_ENTRIES);
+  private seq = new BigUint64Array(INITIAL_ENTRIES);
+  private local = new BigUint64Array(INITIAL_ENTRIES);
+  /** Framework refcount per entry and tier (3 per entry). */
+  private fw = new Int32Array(INITIAL_ENTRIES * TIER_COUNT);
+  /** CacheOwner bits per entry (1 << tier); 0x80 = entry in use. */
+  private bits = new Uint8Array(INITIAL_ENTRIES);
+  /** Stamp of the entry's latest departure (0 = resident or free). */
+  private departed = new Int32Array(INITIAL_ENTRIES);
+  private freeList: number[] = [];
+  private used = 0;
+  // Departure ring (entry, stamp), grown up to PARENT_WINDOW.
+  private ringEntry = new Int32Array(64);
+  private ringStamp = new Int32Array(64);
+  private ringHead = 0;
+  private ringLen = 0;
+  private stamp = 0;
+  /** Router blocks present per tier (either domain), for /v1/slots and metrics. */
+  readonly presentBlocks = new Int32Array(TIER_COUNT);
+
+  constructor(
+    readonly source: RouterEventSource,
+    private readonly hasher: BlockHasher,
+    private readonly emit: (event: RouterEvent) => void,
+  ) {}
+
+  /** Applies a fault-free batch's events in order (see batchFault). */
+  applyBatch(batch: KvEventBatch): void {
+    for (const e of batch.events) {
+      if (e.type === "BlockStored") this.stored(e);
+      else if (e.type === "BlockRemoved") this.removed(e);
+      else this.clearFramework();
+    }
+  }
+
+  /** Drops everything (attach, detach, resync, quarantine) and emits the `cleared` barrier per tier. */
+  reset(): void {
+    this.map.clear();
+    this.raw = new BigUint64Array(INITIAL_ENTRIES);
+    this.seq = new BigUint64Array(INITIAL_ENTRIES);
+    this.local = new BigUint64Array(INITIAL_ENTRIES);
+    this.fw = new Int32Array(INITIAL_ENTRIES * TIER_COUNT);
+    this.bits = new Uint8Array(INITIAL_ENTRIES);
+    this.departed = new Int32Array(INITIAL_ENTRIES);
+    this.freeList = [];
+    this.used = 0;
+    this.ringEntry = new Int32Array(64);
+    this.ringStamp = new Int32Array(64);
+    this.ringHead = 0;
+    this.ringLen = 0;
+    this.presentBlocks.fill(0);
+    for (const tier of TIERS) this.emit({ source: this.source, tier, kind: "cleared", blocks: [], parentHash: null });
+  }
+
+  /** Entries known (resident or within the parent window). */
+  get knownBlocks(): number {
+    return this.map.size;
+  }
+
+  /** Present router blocks per tier, deduplicated by seq hash and sorted by it (SPEC §5 snapshot). */
+  snapshot(): Record<RouterTier, SnapshotBlock[]> {
+    const out = { device: [] as SnapshotBlock[], host: [] as SnapshotBlock[], disk: [] as SnapshotBlock[] };
+    for (let t = 0; t < TIER_COUNT; t++) {
+      const byHash = new Map<bigint, bigint>();
+      for (let e = 0; e < this.used; e++) if (this.present(e, t)) byHash.set(this.seq[e]!, this.local[e]!);
+      const sorted = [...byHash.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      out[TIERS[t]!] = sorted.map((h) => ({ seq_hash: h.toString(), local_hash: byHash.get(h)!.toString() }));
+    }
+    return out;
+  }
+
+  private present(e: number, t: number): boolean {
+    const b = this.bits[e]!;
+    return (b & 0x80) !== 0 && (this.fw[e * TIER_COUNT + t]! > 0 || (b & (1 << t)) !== 0);
+  }
+
+  private resident(e: number): boolean {
+    const b = this.bits[e]!;
+    const f = e * TIER_COUNT;
+    return (b & 7) !== 0 || this.fw[f]! > 0 || this.fw[f + 1]! > 0 || this.fw[f + 2]! > 0;
+  }
+
+  private stored(e: BlockStored): void {
+    const tier = tierOfMedium(e.medium);
+    const n = e.blockHashes.length;
+    if (tier < 0 || n === 0 || e.tokenIds.length !== n * e.blockSize) {
+      this.counters.malformedEvents++;
+      return;
+    }
+    let parentSeq: bigint | undefined;
+    if (e.parentBlockHash !== null) {
+      const p = this.map.getBig(e.parentBlockHash);
+      if (p < 0) {
+        this.counters.orphanStores++;
+        return;
+      }
+      parentSeq = this.seq[p]!;
+    }
+    const kvcr = e.ownership === OWNERSHIP_KVCR;
+    const bit = 1 << tier;
+    const hashes = this.hasher.hashBlocks(e.tokenIds, e.blockSize, parentSeq);
+    let run: RouterBlock[] | undefined;
+    let runParent: bigint | null = null;
+    for (let i = 0; i < n; i++) {
+      splitU64(e.blockHashes[i]!);
+      const w0 = SPLIT[0]!;
+      const w1 = SPLIT[1]!;
+      let entry = this.map.get(w0, w1);
+      if (entry < 0) {
+        entry = this.allocate();
+        this.map.setIfAbsent(w0, w1, entry);
+        this.raw[entry] = e.blockHashes[i]!;
+      }
+      const s = hashes.sequence[i]!;
+      const l = hashes.local[i]!;
+      this.seq[entry] = s;
+      this.local[entry] = l;
+      const was = this.present(entry, tier);
+      this.departed[entry] = 0; // resident again: a pending departure of it is stale
+      if (kvcr) this.bits[entry] = this.bits[entry]! | bit;
+      else this.fw[entry * TIER_COUNT + tier]!++;
+      this.counters.blockOps++;
+      if (was) {
+        if (run) this.emitStored(tier, run, runParent);
+        run = undefined;
+        continue;
+      }
+      this.presentBlocks[tier]!++;
+      if (!run) {
+        run = [];
+        runParent = i === 0 ? (parentSeq ?? null) : hashes.sequence[i - 1]!;
+      }
+      run.push({ seqHash: s, localHash: l });
+    }
+    if (run) this.emitStored(tier, run, runParent);
+  }
+
+  private emitStored(tier: number, blocks: RouterBlock[], parentHash: bigint | null): void {
+    this.emit({ source: this.source, tier: TIERS[tier]!, kind: "stored", blocks, parentHash });
+  }
+
+  private removed(e: BlockRemoved): void {
+    const tier = tierOfMedium(e.medium);
+    if (tier < 0) {
+      this.counters.malformedEvents++;
+      return;
+    }
+    const kvcr = e.ownership === OWNERSHIP_KVCR;
+    const bit = 1 << tier;
+    let gone: RouterBlock[] | undefined;
+    for (const h of e.blockHashes) {
+      const entry = this.map.getBig(h);
+      if (entry < 0) {
+        this.counters.unknownRemovals++;
+        continue;
+      }
+      const fi = entry * TIER_COUNT + tier;
+      if (kvcr ? (this.bits[entry]! & bit) === 0 : this.fw[fi]! === 0) {
+        this.counters.unknownRemovals++;
+        continue;
+      }
+      if (kvcr) this.bits[entry] = this.bits[entry]! & ~bit;
+      else this.fw[fi]!--;
+      this.counters.blockOps++;
+      if (!this.present(entry, tier)) {
+        this.presentBlocks[tier]!--;
+        (gone ??= []).push({ seqHash: this.seq[entry]!, localHash: this.local[entry]! });
+        if (!this.resident(entry)) this.depart(entry);
+      }
+    }
+    if (gone) this.emit({ source: this.source, tier: TIERS[tier]!, kind: "removed", blocks: gone, parentHash: null });
+  }
+
+  /** AllBlocksCleared: the framework (worker-domain) residency of every tier; CacheOwner bits stay. */
+  private clearFramework(): void {
+    const gone: (RouterBlock[] | undefined)[] = [undefined, undefined, undefined];
+    for (let entry = 0; entry < this.used; entry++) {
+      if ((this.bits[entry]! & 0x80) === 0) continue;
+      let had = false;
+      for (let t = 0; t < TIER_COUNT; t++) {
+        const fi = entry * TIER_COUNT + t;
+        if (this.fw[fi]! === 0) continue;
+        had = true;
+        this.fw[fi] = 0;
+        if ((this.bits[entry]! & (1 << t)) === 0) {
+          this.presentBlocks[t]!--;
+          (gone[t] ??= []).push({ seqHash: this.seq[entry]!, localHash: this.local[entry]! });
+        }
+      }
+      if (had && !this.resident(entry)) this.depart(entry);
+    }
+    for (let t = 0; t < TIER_COUNT; t++) {
+      const blocks = gone[t];
+      if (blocks) this.emit({ source: this.source, tier: TIERS[t]!, kind: "removed", blocks, parentHash: null });
+    }
+  }
+
+  private allocate(): number {
+    const reused = this.freeList.pop();
+    const entry = reused ?? this.used++;
+    if (entry >= this.raw.length) {
+      const len = this.raw.length * 2;
+      this.raw = grown(this.raw, len);
+      this.seq = grown(this.seq, len);
+      this.local = grown(this.local, len);
+      this.fw = grown(this.fw, len * TIER_COUNT);
+      this.bits = grown(this.bits, len);
+      this.departed = grown(this.departed, len);
+    }
+    this.bits[entry] = 0x80;
+    const f = entry * TIER_COUNT;
+    this.fw[f] = this.fw[f + 1] = this.fw[f + 2] = 0;
+    this.departed[entry] = 0;
+    return entry;
+  }
+
+  /** The entry left every tier: it stays a known parent until PARENT_WINDOW later departures. */
+  private depart(entry: number): void {
+    const stamp = ++this.stamp;
+    this.departed[entry] = stamp;
+    if (this.ringLen === PARENT_WINDOW) {
+      const old = this.ringEntry[this.ringHead]!;
+      if (this.departed[old] === this.ringStamp[this.ringHead]) this.forget(old);
+      this.ringEntry[this.ringHead] = entry;
+      this.ringStamp[this.ringHead] = stamp;
+      this.ringHead = (this.ringHead + 1) % PARENT_WINDOW;
+      return;
+    }
+    if (this.ringLen === this.ringEntry.length) {
+      // Grow only while the ring has not wrapped (head stays 0 until it is PARENT_WINDOW long).
+      const len = Math.min(PARENT_WINDOW, this.ringEntry.length * 2);
+      this.ringEntry = grown(this.ringEntry, len);
+      this.ringStamp = grown(this.ringStamp, len);
+    }
+    this.ringEntry[this.ringLen] = entry;
+    this.ringStamp[this.ringLen] = stamp;
+    this.ringLen++;
+  }
+
+  private forget(entry: number): void {
+    this.map.deleteBig(this.raw[entry]!);
+    this.bits[entry] = 0;
+    this.departed[entry] = 0;
+    this.freeList.push(entry);
+  }
+}

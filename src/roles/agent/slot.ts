@@ -1,0 +1,286 @@
+// One agent slot (SPEC §5): a CacheOwner's residency, its raw ingest (SUB on the raw endpoint with
+// the raw topic as filter, DEALER on the replay endpoint for repairs) and its state. The ordering
+// logic is RawSequencer's and the normalization SlotResidency's; this file owns sockets, timers,
+// decoding, faults and counters. A slot's failure never touches another slot.
+import type { BlockHasher } from "../../core/kv/block-hash.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { decodeBatch, encodeSeq, type KvEventBatch } from "../../protocol/kv-events/index.ts";
+import type { RouterEvent } from "../../protocol/router-events.ts";
+import { DealerSocket, SubSocket } from "../../transport/zmtp/index.ts";
+import { RawSequencer } from "./raw-sequencer.ts";
+import { batchFault, SlotResidency } from "./slot-residency.ts";
+import type { SourceIntent } from "./sources.ts";
+
+export const SLOT_STATES = ["active", "detached", "failed", "quarantined"] as const;
+export type SlotState = (typeof SLOT_STATES)[number];
+
+/** Payloads above this quarantine the slot (SPEC §5 "Faults"). */
+export const MAX_RAW_PAYLOAD_BYTES = 8 * 1024 * 1024;
+/** Decode errors are logged at most this often per slot (the rest are counted). */
+const DECODE_LOG_INTERVAL_MS = 60_000;
+const TWO_32 = 0x1_0000_0000;
+
+export interface SlotDeps {
+  logger: Logger;
+  hasher: BlockHasher;
+  /** Queues a router event on the outbound stream. */
+  emit(event: RouterEvent): void;
+  /** Sends queued router events now; returns the cursor reflecting them. */
+  flush(): number;
+  /** Wall clock in unix seconds (ingest lag = now − batch ts). */
+  nowSeconds(): number;
+  nowMs(): number;
+  observeLagSeconds(lag: number): void;
+  /** The replay endpoint's deadline per reply (no end marker by then: carry on live). */
+  replayTimeoutMs: number;
+  /** State changes (attachment records, logs). */
+  changed(slot: AgentSlot): void;
+}
+
+export interface SlotCounters {
+  rawBatches: number;
+  decodeErrors: number;
+  faults: number;
+}
+
+/** u64 BE seq frame as a number (exact below 2^53); undefined for a bad frame. */
+function seqOf(frame: Uint8Array | undefined): number | undefined {
+  if (!frame || frame.length !== 8) return undefined;
+  const view = new DataView(frame.buffer, frame.byteOffset, 8);
+  const hi = view.getUint32(0);
+  if (hi >= 0x20_0000) return hi === 0xffff_ffff && view.getUint32(4) === 0xffff_ffff ? Number.POSITIVE_INFINITY : undefined;
+  return hi * TWO_32 + view.getUint32(4);
+}
+
+function startsWith(topic: Uint8Array, prefix: Uint8Array): boolean {
+  if (prefix.length > topic.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (topic[i] !== prefix[i]) return false;
+  return true;
+}
+
+export class AgentSlot {
+  state: SlotState = "detached";
+  intent: SourceIntent;
+  fault: string | undefined;
+  /** Outbound cursor of the slot's last attach barrier. */
+  attachCursor = 0;
+  readonly residency: SlotResidency;
+  readonly counters: SlotCounters = { rawBatches: 0, decodeErrors: 0, faults: 0 };
+  /** Counters of earlier attachments (a sequencer lives for one attachment). */
+  private readonly pastSeq = { gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0 };
+  private sequencer: RawSequencer | undefined;
+  private sub: SubSocket | undefined;
+  private dealer: DealerSocket | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private topic = new Uint8Array(0);
+  /** Bumped on every (re)attach and stop: callbacks of an older generation do nothing. */
+  private generation = 0;
+  private lastDecodeLogMs = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    readonly cacheOwnerId: string,
+    intent: SourceIntent,
+    private readonly deps: SlotDeps,
+  ) {
+    this.intent = intent;
+    this.residency = new SlotResidency({ cacheOwnerId }, deps.hasher, deps.emit);
+  }
+
+  /** The raw cursor (last applied seq, -1 before any). */
+  get rawCursor(): number {
+    return this.sequencer?.cursor ?? -1;
+  }
+
+  get sequencerCounters(): { gaps: number; recovered: number; dropped: number; duplicates: number; restarts: number } {
+    const c = this.sequencer?.counters;
+    const p = this.pastSeq;
+    return c
+      ? { gaps: p.gaps + c.gaps, recovered: p.recovered + c.recovered, dropped: p.dropped + c.dropped, duplicates: p.duplicates + c.duplicates, restarts: p.restarts + c.restarts }
+      : { ...p };
+  }
+
+  /** (Re)attaches to `intent`: cleared barrier, fresh cursor, new sockets. */
+  attach(intent: SourceIntent): void {
+    this.stopIngest();
+    this.intent = intent;
+    this.fault = undefined;
+    this.residency.reset();
+    this.attachCursor = this.deps.flush();
+    this.state = "active";
+    this.startIngest();
+    this.deps.changed(this);
+  }
+
+  detach(): void {
+    this.leave("detached", undefined);
+  }
+
+  /** Ambiguous owner (two live intents) and similar: residency retracted until resolved. */
+  fail(reason: string): void {
+    this.leave("failed", reason);
+  }
+
+  quarantine(fault: string): void {
+    this.counters.faults++;
+    this.deps.logger.warn(`slot ${this.cacheOwnerId}: quarantined: ${fault} (recovers when its intent changes incarnation)`);
+    this.leave("quarantined", fault);
+  }
+
+  /** Stops ingest without events (agent shutdown). */
+  close(): void {
+    this.stopIngest();
+  }
+
+  private leave(state: SlotState, fault: string | undefined): void {
+    if (this.state === state && this.fault === fault) return;
+    const wasActive = this.state === "active";
+    this.stopIngest();
+    this.state = state;
+    this.fault = fault;
+    if (wasActive) this.residency.reset();
+    this.deps.changed(this);
+  }
+
+  private stopIngest(): void {
+    this.generation++;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.sub?.close();
+    this.dealer?.close();
+    this.sub = undefined;
+    this.dealer = undefined;
+    if (this.sequencer) {
+      const c = this.sequencer.counters;
+      const p = this.pastSeq;
+      p.gaps += c.gaps;
+      p.recovered += c.recovered;
+      p.dropped += c.dropped;
+      p.duplicates += c.duplicates;
+      p.restarts += c.restarts;
+      this.sequencer = undefined;
+    }
+  }
+
+  private startIngest(): void {
+    const gen = this.generation;
+    const { logger } = this.deps;
+    const intent = this.intent;
+    this.topic = new TextEncoder().encode(intent.raw_topic);
+    const sequencer = new RawSequencer(
+      {
+        apply: (seq, payload, replayed) => this.applyPayload(gen, seq, payload, replayed),
+        resync: (reason) => {
+          if (gen !== this.generation) return;
+          logger.info(`slot ${this.cacheOwnerId}: resynchronising: ${reason}`);
+          this.residency.reset();
+        },
+        requestReplay: (from) => this.requestReplay(gen, from),
+      },
+      intent.replay_endpoint !== undefined,
+    );
+    this.sequencer = sequencer;
+    const sub = new SubSocket({ logger });
+    this.sub = sub;
+    sub.onMessage((frames) => {
+      if (gen !== this.generation) return;
+      const seq = frames.length === 3 ? seqOf(frames[1]) : undefined;
+      if (seq === undefined || seq === Number.POSITIVE_INFINITY) {
+        this.decodeError(`live message: expected [topic, seq (8 bytes), payload], got ${frames.length} frame(s)`);
+        return;
+      }
+      sequencer.live(seq, frames[2]!);
+    });
+    sub.subscribe(this.topic);
+    sub.connect(intent.raw_endpoint);
+    if (intent.replay_endpoint !== undefined) {
+      // Subscribed first, then back-fill: batches published after the replay snapshot reach the SUB.
+      sub.connected().then(
+        () => {
+          if (gen === this.generation && sequencer.cursor === -1 && !sequencer.isRepairing) sequencer.start();
+        },
+        () => {},
+      );
+    }
+  }
+
+  private requestReplay(gen: number, from: number): void {
+    if (gen !== this.generation) return;
+    const endpoint = this.intent.replay_endpoint!;
+    if (!this.dealer) {
+      const dealer = new DealerSocket({ logger: this.deps.logger });
+      dealer.onMessage((frames) => this.replayReply(gen, frames));
+      dealer.connect(endpoint);
+      this.dealer = dealer;
+    }
+    this.dealer.send([new Uint8Array(0), encodeSeq(BigInt(from))]);
+    this.armReplayTimer(gen);
+  }
+
+  private armReplayTimer(gen: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (gen !== this.generation || !this.sequencer?.isRepairing) return;
+      this.deps.logger.warn(`slot ${this.cacheOwnerId}: no end marker from replay ${this.intent.replay_endpoint} within ${this.deps.replayTimeoutMs} ms; continuing live`);
+      this.sequencer.replayEnded();
+    }, this.deps.replayTimeoutMs);
+  }
+
+  /** `["", topic, seq, payload]` / end `["", "", END, ""]` (SPEC §4.2), or vLLM's older `["", seq, payload]` / `["", END, ""]`. */
+  private replayReply(gen: number, frames: Uint8Array[]): void {
+    const sequencer = this.sequencer;
+    if (gen !== this.generation || !sequencer?.isRepairing) return;
+    const n = frames.length;
+    if ((n !== 3 && n !== 4) || frames[0]!.length !== 0) {
+      this.decodeError(`replay reply: expected ["", topic, seq, payload] or ["", seq, payload], got ${n} frame(s)`);
+      return;
+    }
+    const seq = seqOf(frames[n - 2]);
+    const payload = frames[n - 1]!;
+    if (seq === undefined) {
+      this.decodeError("replay reply: seq frame is not 8 bytes");
+      return;
+    }
+    if (seq === Number.POSITIVE_INFINITY) {
+      if (payload.length === 0) {
+        clearTimeout(this.timer);
+        sequencer.replayEnded();
+      }
+      return;
+    }
+    this.armReplayTimer(gen);
+    if (n === 4 && !startsWith(frames[1]!, this.topic)) return;
+    sequencer.replayed(seq, payload);
+  }
+
+  private applyPayload(gen: number, seq: number, payload: Uint8Array, replayed: boolean): void {
+    if (gen !== this.generation || this.state !== "active") return;
+    this.counters.rawBatches++;
+    if (payload.length > MAX_RAW_PAYLOAD_BYTES) {
+      this.quarantine(`payload of ${payload.length} bytes at seq ${seq} exceeds the ${MAX_RAW_PAYLOAD_BYTES}-byte limit`);
+      return;
+    }
+    let batch: KvEventBatch;
+    try {
+      batch = decodeBatch(payload);
+    } catch (err) {
+      this.decodeError(`seq ${seq}: ${(err as Error).message}`);
+      this.sequencer?.lostBatch(`undecodable batch at seq ${seq}`);
+      return;
+    }
+    const fault = batchFault(batch, this.intent.dp_rank);
+    if (fault !== undefined) {
+      this.quarantine(`${fault} (seq ${seq})`);
+      return;
+    }
+    this.residency.applyBatch(batch);
+    if (!replayed) this.deps.observeLagSeconds(Math.max(0, this.deps.nowSeconds() - batch.ts));
+  }
+
+  private decodeError(message: string): void {
+    this.counters.decodeErrors++;
+    const now = this.deps.nowMs();
+    if (now - this.lastDecodeLogMs < DECODE_LOG_INTERVAL_MS) return;
+    this.lastDecodeLogMs = now;
+    this.deps.logger.warn(`slot ${this.cacheOwnerId}: decode error (counted; logged at most once a minute): ${message}`);
+  }
+}

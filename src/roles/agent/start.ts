@@ -1,0 +1,151 @@
+// The `agent` role (SPEC §5): start(config, deps) → handle, every resource on one
+// AsyncDisposableStack as it opens (records last, so they are withdrawn first); a failed start
+// unwinds what was opened. Sources: discovery intents (watched), --static-sources, POST /v1/sources.
+// Discovery out: the host record, and one attachment record per active slot.
+import { randomBytes } from "node:crypto";
+import type { AgentConfig } from "../../config/agent.ts";
+import { openFileDiscoveryStore } from "../../discovery/file-store.ts";
+import { keys } from "../../discovery/keys.ts";
+import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { RoleHandle } from "../../lib/role.ts";
+import { createBlockHasher } from "../../lib/xxh3.ts";
+import type { AgentHostRecord, AttachmentRecord } from "../../protocol/records.ts";
+import { serveHttp } from "../../transport/http/server.ts";
+import { KvStateAgent } from "./agent.ts";
+import { createAgentApp } from "./http-api.ts";
+import { RouterEventOutbound } from "./outbound.ts";
+import type { AgentSlot } from "./slot.ts";
+import { checkDiscoveryIntent, readStaticSources } from "./sources.ts";
+
+export interface AgentDeps {
+  logger: Logger;
+  /** Injected in tests; otherwise the configured backend is opened (and closed with the role). */
+  discovery?: DiscoveryStore;
+}
+
+export interface AgentHandle extends RoleHandle {
+  readonly agentId: string;
+  readonly httpUrl: string;
+  readonly eventsEndpoint: string;
+  readonly agent: KvStateAgent;
+}
+
+export async function start(config: AgentConfig, deps: AgentDeps): Promise<AgentHandle> {
+  const { logger } = deps;
+  // Before anything opens: a bad static file is a config error (exit 2), bad entries are warnings.
+  const statics = config.staticSources !== undefined ? readStaticSources(config.staticSources) : undefined;
+  const agentId = config.agentId ?? `agent-${randomBytes(4).toString("hex")}`;
+  await using scope = new AsyncDisposableStack();
+
+  let store = deps.discovery;
+  if (!store) store = scope.use(await openFileDiscoveryStore({ dir: config.discoveryDir, logger }));
+  const outbound = scope.use(new RouterEventOutbound(config.host, config.eventsPort, logger));
+  const records = new AttachmentRecords(store, config.namespace, agentId, logger);
+  scope.defer(() => records.close());
+  const agent = new KvStateAgent({
+    maxSlots: config.maxSlots,
+    retentionMs: config.slotRetention * 1000,
+    replayTimeoutMs: config.replayTimeoutMs,
+    logger,
+    hasher: createBlockHasher(),
+    outbound,
+    slotChanged: (slot) => records.follow(slot),
+  });
+  // Slots stop before the outbound PUB closes (the stack unwinds in reverse).
+  scope.defer(() => agent.close());
+
+  let live = false;
+  const http = serveHttp({ host: config.host, port: config.port, fetch: createAgentApp(agent, () => live).fetch });
+  scope.defer(() => http.stop(true));
+  logger.info(`agent ${agentId}: HTTP ${http.url}, router events ${outbound.endpoint}, up to ${config.maxSlots} slot(s)`);
+
+  if (statics) {
+    for (const w of statics.warnings) logger.warn(w);
+    statics.sources.forEach((s, i) => agent.putSource(`static:${i}`, s));
+    logger.info(`${statics.sources.length} static source(s) from ${config.staticSources}`);
+  }
+
+  const intentPrefix = keys.kindPrefix(config.namespace, "intent");
+  const watch = await store.watch(intentPrefix, (event) => {
+    if (event.type === "delete") {
+      agent.removeSource(event.key);
+      return;
+    }
+    const r = checkDiscoveryIntent(event.entry.value);
+    if (!r.ok) {
+      logger.warn(`ignoring attachment intent ${event.entry.key}: ${r.problem}`);
+      agent.removeSource(event.entry.key);
+      return;
+    }
+    agent.putSource(event.entry.key, r.value);
+  });
+  scope.use(watch);
+
+  const host: AgentHostRecord = { agent_id: agentId, http_url: http.url, router_events_endpoint: outbound.endpoint, max_slots: config.maxSlots };
+  scope.use(await store.put(keys.agent(config.namespace, agentId), host));
+  live = true;
+
+  const owned = scope.move();
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= owned.disposeAsync());
+  return {
+    ready: Promise.resolve(),
+    ports: { http: http.port, events: outbound.port },
+    agentId,
+    httpUrl: http.url,
+    eventsEndpoint: outbound.endpoint,
+    agent,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/**
+ * One attachment record per active slot (SPEC §5): put when a slot attaches (with the outbound
+ * cursor of its barrier), withdrawn when it stops being active. Per owner, changes apply in order.
+ */
+class AttachmentRecords {
+  private readonly held = new Map<string, LeasedRecord>();
+  private readonly chains = new Map<string, Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly store: DiscoveryStore,
+    private readonly namespace: string,
+    private readonly agentId: string,
+    private readonly logger: Logger,
+  ) {}
+
+  follow(slot: AgentSlot): void {
+    if (this.closed) return;
+    const owner = slot.cacheOwnerId;
+    const value: AttachmentRecord | undefined =
+      slot.state === "active"
+        ? { cache_owner_id: owner, worker_id: slot.intent.worker_id, dp_rank: slot.intent.dp_rank, agent_id: this.agentId, outbound_cursor: slot.attachCursor, incarnation: slot.intent.incarnation }
+        : undefined;
+    const step = async () => {
+      const record = this.held.get(owner);
+      if (value === undefined) {
+        this.held.delete(owner);
+        await record?.withdraw();
+      } else if (record) {
+        await record.update(value);
+      } else if (!this.closed) {
+        this.held.set(owner, await this.store.put(keys.attachment(this.namespace, owner), value));
+      }
+    };
+    const next = (this.chains.get(owner) ?? Promise.resolve()).then(step).catch((err: unknown) => this.logger.warn(`attachment record of ${owner}: ${String(err)}`));
+    this.chains.set(owner, next);
+    void next.then(() => {
+      if (this.chains.get(owner) === next) this.chains.delete(owner);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.chains.values());
+    await Promise.all([...this.held.values()].map((r) => r.withdraw().catch(() => {})));
+    this.held.clear();
+  }
+}

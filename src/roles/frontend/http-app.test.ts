@@ -1,0 +1,183 @@
+// The frontend app without a port: every kind of bad HTTP input gets OpenAI's error JSON with its
+// status and leaves the app serving; worker failures map to 502 / 504; SSE framing.
+import { describe, expect, test } from "bun:test";
+import { app, ndjsonWorker, post, routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
+import { waitFor } from "../../../test/harness.ts";
+import type { FetchLike } from "./worker-call.ts";
+
+function fleet(fetchWorker: FetchLike = ndjsonWorker(), over: Parameters<typeof app>[2] = {}) {
+  const state = routingState("round-robin");
+  state.putWorker(workerRecord("a"));
+  return { state, app: app(state, fetchWorker, over) };
+}
+
+async function expectOpenAiError(res: Response, status: number, messagePart: string, param?: string | null) {
+  expect(res.status).toBe(status);
+  const body = (await res.json()) as { error: Record<string, unknown> };
+  expect(Object.keys(body.error).sort()).toEqual(["code", "message", "param", "type"]);
+  expect(String(body.error.message)).toContain(messagePart);
+  if (param !== undefined) expect(body.error.param).toBe(param);
+}
+
+const chat = (over: Record<string, unknown> = {}) => ({ model: "m", messages: [{ role: "user", content: "hi" }], ...over });
+const cmpl = (over: Record<string, unknown> = {}) => ({ model: "m", prompt: "hi", ...over });
+
+describe("bad HTTP input → OpenAI error JSON, and the app keeps serving", () => {
+  const cases: [name: string, path: string, body: unknown, status: number, part: string, param?: string][] = [
+    ["not JSON", "/v1/chat/completions", "{nope", 400, "not valid JSON", "body"],
+    ["a JSON array", "/v1/completions", "[1,2]", 400, "JSON object", "body"],
+    ["empty body", "/v1/completions", "", 400, "not valid JSON", "body"],
+    ["no model", "/v1/completions", { prompt: "x" }, 400, "model: expected a non-empty string", "model"],
+    ["model not a string", "/v1/chat/completions", chat({ model: 3 }), 400, "model", "model"],
+    ["no messages", "/v1/chat/completions", { model: "m" }, 400, "messages: expected a non-empty array", "messages"],
+    ["empty messages", "/v1/chat/completions", chat({ messages: [] }), 400, "messages", "messages"],
+    ["message without role", "/v1/chat/completions", chat({ messages: [{ content: "x" }] }), 400, "messages[0].role", "messages[0].role"],
+    ["message content a number", "/v1/chat/completions", chat({ messages: [{ role: "user", content: 5 }] }), 400, "messages[0].content", "messages[0].content"],
+    ["image content part", "/v1/chat/completions", chat({ messages: [{ role: "user", content: [{ type: "image_url" }] }] }), 400, "text", "messages[0].content[0]"],
+    ["no prompt", "/v1/completions", { model: "m" }, 400, "prompt: expected", "prompt"],
+    ["empty prompt", "/v1/completions", cmpl({ prompt: "" }), 400, "prompt: must not be empty", "prompt"],
+    ["batch of prompts", "/v1/completions", cmpl({ prompt: ["a", "b"] }), 400, "batch of 2 prompts", "prompt"],
+    ["negative token id", "/v1/completions", cmpl({ prompt: [1, -2] }), 400, "prompt[1]", "prompt"],
+    ["token id too big", "/v1/completions", cmpl({ prompt: [2 ** 32] }), 400, "prompt[0]", "prompt"],
+    ["fractional token id", "/v1/completions", cmpl({ prompt: [1.5] }), 400, "prompt[0]", "prompt"],
+    ["max_tokens 0", "/v1/completions", cmpl({ max_tokens: 0 }), 400, "max_tokens: expected an integer from 1 to 1000", "max_tokens"],
+    ["max_tokens above the limit", "/v1/completions", cmpl({ max_tokens: 1001 }), 400, "max_tokens", "max_tokens"],
+    ["max_completion_tokens a string", "/v1/chat/completions", chat({ max_completion_tokens: "5" }), 400, "max_completion_tokens", "max_completion_tokens"],
+    ["n = 2", "/v1/chat/completions", chat({ n: 2 }), 400, "n: only 1", "n"],
+    ["stream not a boolean", "/v1/completions", cmpl({ stream: "yes" }), 400, "stream: expected true or false", "stream"],
+    ["stream_options not an object", "/v1/completions", cmpl({ stream_options: 1 }), 400, "stream_options", "stream_options"],
+    ["include_usage not a boolean", "/v1/completions", cmpl({ stream_options: { include_usage: 1 } }), 400, "include_usage", "stream_options.include_usage"],
+    ["unknown model", "/v1/completions", cmpl({ model: "zz" }), 404, "does not exist", "model"],
+    ["too large", "/v1/completions", cmpl({ prompt: "x".repeat(5000) }), 413, "exceeds the limit of 4096 bytes"],
+  ];
+  for (const [name, path, body, status, part, param] of cases) {
+    test(name, async () => {
+      const f = fleet();
+      await expectOpenAiError(await f.app.fetch(post(path, body)), status, part, param);
+      expect((await f.app.fetch(new Request("http://frontend/health"))).status).toBe(200);
+      expect((await f.app.fetch(post("/v1/completions", cmpl({ max_tokens: 2 })))).status).toBe(200);
+    });
+  }
+
+  test("a streamed body over the limit (no content-length) is cut off with 413", async () => {
+    const f = fleet();
+    const chunks = new ReadableStream<Uint8Array>({
+      pull(c) {
+        c.enqueue(new Uint8Array(1024).fill(32));
+      },
+    });
+    await expectOpenAiError(await f.app.fetch(new Request("http://frontend/v1/completions", { method: "POST", body: chunks })), 413, "exceeds");
+  });
+
+  test("wrong method 405, unknown route 404, both in the error shape", async () => {
+    const f = fleet();
+    await expectOpenAiError(await f.app.fetch(new Request("http://frontend/v1/completions")), 405, "use POST");
+    await expectOpenAiError(await f.app.fetch(post("/v1/models", {})), 405, "use GET");
+    await expectOpenAiError(await f.app.fetch(new Request("http://frontend/v2/nothing")), 404, "no route");
+  });
+
+  test("/metrics counts requests by route and status", async () => {
+    const f = fleet();
+    await f.app.fetch(post("/v1/completions", cmpl()));
+    await f.app.fetch(post("/v1/completions", "{"));
+    const text = await (await f.app.fetch(new Request("http://frontend/metrics"))).text();
+    expect(text).toContain('kvcr_frontend_requests_total{route="/v1/completions",status="200"} 1');
+    expect(text).toContain('kvcr_frontend_requests_total{route="/v1/completions",status="400"} 1');
+    expect(text).toContain('kvcr_frontend_worker_active_blocks{worker="a",dp_rank="0"} 0');
+    expect(text).toContain("kvcr_frontend_routing_decision_seconds_count 1");
+    expect(text).toContain('kvcr_frontend_index_blocks{tier="device"} 0');
+  });
+});
+
+describe("worker failures", () => {
+  test("the worker answers an error status: 502 naming the worker", async () => {
+    const f = fleet(async () => Response.json({ error: "boom" }, { status: 500 }));
+    await expectOpenAiError(await f.app.fetch(post("/v1/completions", cmpl())), 502, "worker a answered 500");
+  });
+
+  test("the worker is unreachable: 502", async () => {
+    const f = fleet(async () => {
+      throw new Error("connection refused");
+    });
+    await expectOpenAiError(await f.app.fetch(post("/v1/completions", cmpl())), 502, "worker a failed: connection refused");
+  });
+
+  const hanging: FetchLike = async (_url, init) =>
+    new Response(
+      new ReadableStream({
+        start(c) {
+          c.enqueue(new TextEncoder().encode('{"token_id":1}\n'));
+          init.signal!.addEventListener("abort", () => c.error(init.signal!.reason));
+        },
+      }),
+    );
+
+  test("the worker stalls: 504 after the stall timeout", async () => {
+    const f = fleet(hanging, { stallTimeoutMs: 30 });
+    await expectOpenAiError(await f.app.fetch(post("/v1/completions", cmpl())), 504, "sent nothing for 30 ms");
+  });
+
+  test("the worker vanishes mid-request: 502, its load released", async () => {
+    const f = fleet(hanging);
+    const pending = f.app.fetch(post("/v1/completions", cmpl()));
+    await waitFor(() => f.state.workerList()[0]!.inflight.size > 0, { what: "the request in flight" });
+    f.state.removeWorker("a");
+    await expectOpenAiError(await pending, 502, "worker a left while the request was in flight");
+  });
+
+  test("the worker vanishes mid-stream: an error event ends the SSE stream (no [DONE])", async () => {
+    const f = fleet(hanging);
+    const res = await f.app.fetch(post("/v1/chat/completions", chat({ stream: true })));
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toStartWith('data: {"id":"chatcmpl-t-1","object":"chat.completion.chunk"');
+    f.state.removeWorker("a");
+    let rest = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest += new TextDecoder().decode(value);
+    }
+    expect(rest).toContain('"code":"worker_gone"');
+    expect(rest).not.toContain("[DONE]");
+  });
+
+  test("a client that goes away mid-stream aborts the worker request", async () => {
+    let signal: AbortSignal | undefined;
+    const f = fleet(async (url, init) => {
+      signal = init.signal!;
+      return hanging(url, init);
+    });
+    const res = await f.app.fetch(post("/v1/completions", cmpl({ stream: true })));
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    expect(signal!.aborted).toBe(true);
+    expect(f.state.workerList()[0]!.inflight.size).toBe(0);
+  });
+});
+
+describe("responses", () => {
+  test("generated ids render to the same text every time; usage carries cached tokens", async () => {
+    const worker = ndjsonWorker(undefined, (b) => [
+      JSON.stringify({ token_id: 42 }),
+      JSON.stringify({ token_id: 7 }),
+      JSON.stringify({ finish_reason: "length", prompt_tokens: b.token_ids.length, cached_tokens: 4, host_loaded_tokens: 0, completion_tokens: 2 }),
+    ]);
+    const f = fleet(worker);
+    const a = (await (await f.app.fetch(post("/v1/completions", cmpl({ prompt: [1, 2, 3, 4, 5] })))).json()) as Record<string, any>;
+    const b = (await (await f.app.fetch(post("/v1/completions", cmpl({ prompt: [1, 2, 3, 4, 5] })))).json()) as Record<string, any>;
+    expect(a.choices[0].text).toBe(b.choices[0].text);
+    expect(a.usage).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 4 } });
+  });
+
+  test("the same text tokenizes to the same worker prompt", async () => {
+    const seen: number[][] = [];
+    const f = fleet(ndjsonWorker((_u, b) => seen.push([...b.token_ids])));
+    await f.app.fetch(post("/v1/chat/completions", chat()));
+    await f.app.fetch(post("/v1/chat/completions", chat()));
+    expect(seen[0]).toEqual(seen[1]!);
+    expect(seen[0]!.length).toBeGreaterThan(3);
+  });
+});

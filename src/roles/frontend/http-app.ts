@@ -1,0 +1,283 @@
+// The frontend's HTTP surface as a pure app (SPEC §6.2; STYLE "every HTTP surface is a pure
+// app"): `fetch(req)` routes /v1/models, /v1/completions, /v1/chat/completions, /health, /live,
+// /metrics, and maps every failure to OpenAI's error JSON with its status inside the app
+// (400 bad body naming the field, 404 unknown model, 413 too large, 503 no workers, 502 worker
+// failed or left, 504 worker stalled). Tests call `app.fetch(new Request(...))` without a port.
+import { applyChatTemplate, detokenizeOne, tokenize } from "../../core/text/tokenizer.ts";
+import type { Logger } from "../../lib/logger.ts";
+import {
+  BadRequest,
+  chatBody,
+  chatChunk,
+  completionBody,
+  completionChunk,
+  openAiError,
+  parseChatRequest,
+  parseCompletionRequest,
+  SSE_DONE,
+  sseData,
+  usage,
+  usageChunk,
+  type GenerationRequest,
+  type ResponseMeta,
+} from "../../protocol/openai.ts";
+import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
+import type { FrontendMetrics } from "./metrics.ts";
+import { WorkerGone, type RoutePlan, type RoutingState } from "./routing-state.ts";
+import { ClientGone, ndjsonLines, WorkerStalled, type FetchLike, type GenerateBody, type WorkerLine } from "./worker-call.ts";
+
+export interface FrontendAppDeps {
+  state: RoutingState;
+  metrics: FrontendMetrics;
+  logger: Logger;
+  maxRequestBytes: number;
+  maxOutputTokens: number;
+  /** A worker that sends nothing for this long fails the request with 504. */
+  stallTimeoutMs: number;
+  fetchWorker: FetchLike;
+  /** Monotonic ms. */
+  now: () => number;
+  /** Unix seconds for `created`. */
+  wallSeconds: () => number;
+  /** Counters of the event feeds for /metrics. */
+  feedMetrics?: () => MetricFamily[];
+  /** Unique per process: request ids are `${idPrefix}-${n}`. */
+  idPrefix: string;
+}
+
+export interface FrontendApp {
+  fetch(req: Request): Promise<Response>;
+}
+
+type Kind = "completion" | "chat";
+
+const ROUTES = "routes: GET /v1/models, POST /v1/completions, POST /v1/chat/completions, GET /health, /live, /metrics";
+const ENCODER = new TextEncoder();
+
+export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
+  const { state, metrics, logger } = deps;
+  let seq = 0;
+
+  const fetch = async (req: Request): Promise<Response> => {
+    const path = new URL(req.url).pathname;
+    const t0 = deps.now();
+    let res: Response;
+    try {
+      res = await route(req, path, t0);
+    } catch (err) {
+      logger.error(`${req.method} ${path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      res = openAiError(500, `internal error: ${(err as Error).message}`);
+    }
+    metrics.request(knownRoute(path), res.status);
+    return res;
+  };
+
+  async function route(req: Request, path: string, t0: number): Promise<Response> {
+    switch (path) {
+      case "/v1/completions":
+      case "/v1/chat/completions":
+        if (req.method !== "POST") return openAiError(405, `use POST for ${path}`);
+        return generate(req, path === "/v1/chat/completions" ? "chat" : "completion", t0);
+      case "/v1/models":
+        if (req.method !== "GET") return openAiError(405, `use GET for ${path}`);
+        return Response.json({ object: "list", data: state.models().map((id) => ({ id, object: "model", created: 0, owned_by: "kvcr-mock" })) });
+      case "/live":
+        return Response.json({ status: "live" });
+      case "/health": {
+        const body = { status: state.workerCount > 0 ? "healthy" : "no workers", instances: state.workerCount, models: state.models() };
+        return Response.json(body, { status: state.workerCount > 0 ? 200 : 503 });
+      }
+      case "/metrics":
+        return new Response(renderMetrics(metrics.families(state, deps.feedMetrics ?? (() => []))), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
+      default:
+        return openAiError(404, `no route ${req.method} ${path}; ${ROUTES}`, { code: "not_found" });
+    }
+  }
+
+  async function generate(req: Request, kind: Kind, t0: number): Promise<Response> {
+    const raw = await readBody(req, deps.maxRequestBytes);
+    if (raw instanceof Response) return raw;
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch (err) {
+      return openAiError(400, `body is not valid JSON: ${(err as Error).message}`, { param: "body" });
+    }
+    const parsed = kind === "chat" ? parseChatRequest(json, deps) : parseCompletionRequest(json, deps);
+    if (parsed instanceof BadRequest) return openAiError(400, parsed.message, { param: parsed.param });
+    const tokens = promptTokens(parsed);
+    if (tokens.length === 0) return openAiError(400, "prompt: tokenizes to no tokens", { param: kind === "chat" ? "messages" : "prompt" });
+    const plan = state.route(parsed.model, tokens);
+    if ("status" in plan) return openAiError(plan.status, plan.message, { code: plan.code, param: plan.status === 404 ? "model" : undefined });
+    metrics.decision.observe(plan.decisionMs / 1000);
+    if (plan.kvHint) metrics.hintsAttached++;
+    const d = plan.decision;
+    logger.debug(
+      `route ${parsed.model}: worker ${plan.worker.id} rank ${plan.dpRank} cost ${d.cost} overlap device ${d.deviceOverlap} host ${d.hostOverlap} disk ${d.diskOverlap} of ${plan.promptBlocks} block(s); index ${state.index.size("device")} device / ${state.index.size("host")} host block(s)${plan.kvHint ? "; kv_hint attached" : ""}`,
+    );
+    return proxy(req, kind, parsed, tokens, plan, t0);
+  }
+
+  async function proxy(req: Request, kind: Kind, r: GenerationRequest, tokens: number[], plan: RoutePlan, t0: number): Promise<Response> {
+    const ctrl = new AbortController();
+    const worker = plan.worker;
+    worker.inflight.add(ctrl);
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      worker.inflight.delete(ctrl);
+      state.release(plan);
+      metrics.latency.observe((deps.now() - t0) / 1000);
+    };
+    const onClientAbort = () => ctrl.abort(new ClientGone());
+    req.signal.addEventListener("abort", onClientAbort, { once: true });
+    const requestId = `${deps.idPrefix}-${++seq}`;
+    const body: GenerateBody = { worker: worker.record.worker_index, dp_rank: plan.dpRank, token_ids: tokens, max_tokens: r.maxTokens, request_id: requestId };
+    if (plan.kvHint) body.kv_hint = plan.kvHint;
+    const meta: ResponseMeta = { id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${requestId}`, created: Math.floor(deps.wallSeconds()), model: r.model };
+
+    let res: Response;
+    try {
+      res = await deps.fetchWorker(worker.record.request_url, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" }, signal: ctrl.signal });
+    } catch (err) {
+      finish();
+      return failure(ctrl, err, worker.id);
+    }
+    if (res.status !== 200 || !res.body) {
+      finish();
+      const text = await res.text().catch(() => "");
+      return openAiError(502, `worker ${worker.id} answered ${res.status}: ${text.slice(0, 300)}`, { code: "worker_failed" });
+    }
+    const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
+    const firstToken = () => metrics.ttft.observe((deps.now() - t0) / 1000);
+
+    if (!r.stream) {
+      const ids: number[] = [];
+      let summary: WorkerLine | undefined;
+      try {
+        for await (const line of lines) {
+          if ("token_id" in line) {
+            if (ids.length === 0) firstToken();
+            ids.push(line.token_id);
+          } else summary = line;
+        }
+      } catch (err) {
+        finish();
+        return failure(ctrl, err, worker.id);
+      }
+      finish();
+      if (!summary || !("finish_reason" in summary) || summary.finish_reason !== "length") {
+        return openAiError(502, `worker ${worker.id} ended the request without finishing it (${summary && "finish_reason" in summary ? summary.finish_reason : "no summary"})`, { code: "worker_failed" });
+      }
+      let text = "";
+      for (const id of ids) text += detokenizeOne(id);
+      const u = usage(summary.prompt_tokens, summary.completion_tokens, summary.cached_tokens);
+      return Response.json(kind === "chat" ? chatBody(meta, text, "length", u) : completionBody(meta, text, "length", u));
+    }
+
+    // Streaming: SSE chunks as tokens arrive; a client that goes away cancels the worker request.
+    let first = true;
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        let next: IteratorResult<WorkerLine>;
+        try {
+          next = await lines.next();
+        } catch (err) {
+          finish();
+          if (!(ctrl.signal.reason instanceof ClientGone)) {
+            const res = failure(ctrl, err, worker.id);
+            controller.enqueue(ENCODER.encode(sseData(await res.json())));
+          }
+          controller.close();
+          return;
+        }
+        if (next.done) {
+          finish();
+          controller.close();
+          return;
+        }
+        const line = next.value;
+        if ("token_id" in line) {
+          if (first) firstToken();
+          const text = detokenizeOne(line.token_id);
+          const chunk = kind === "chat" ? chatChunk(meta, first ? { role: "assistant", content: text } : { content: text }, null) : completionChunk(meta, text, null);
+          first = false;
+          controller.enqueue(ENCODER.encode(sseData(chunk)));
+          return;
+        }
+        finish();
+        if (line.finish_reason !== "length") {
+          controller.enqueue(ENCODER.encode(sseData(openAiError502Body(`worker ${worker.id} cancelled the request`))));
+          controller.close();
+          return;
+        }
+        let out = sseData(kind === "chat" ? chatChunk(meta, {}, "length") : completionChunk(meta, "", "length"));
+        if (r.includeUsage) out += sseData(usageChunk(meta, kind === "chat" ? "chat.completion.chunk" : "text_completion", usage(line.prompt_tokens, line.completion_tokens, line.cached_tokens)));
+        controller.enqueue(ENCODER.encode(out + SSE_DONE));
+        controller.close();
+      },
+      cancel() {
+        ctrl.abort(new ClientGone());
+        finish();
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+  }
+
+  function failure(ctrl: AbortController, err: unknown, workerId: string): Response {
+    const reason = ctrl.signal.aborted ? ctrl.signal.reason : err;
+    if (reason instanceof WorkerStalled) return openAiError(504, reason.message, { code: "worker_timeout" });
+    if (reason instanceof WorkerGone) return openAiError(502, reason.message, { code: "worker_gone" });
+    if (reason instanceof ClientGone) return openAiError(499, reason.message);
+    return openAiError(502, `worker ${workerId} failed: ${reason instanceof Error ? reason.message : String(reason)}`, { code: "worker_failed" });
+  }
+
+  return { fetch };
+}
+
+function openAiError502Body(message: string) {
+  return { error: { message, type: "server_error", param: null, code: "worker_failed" } };
+}
+
+function promptTokens(r: GenerationRequest): number[] {
+  if (r.messages) return tokenize(applyChatTemplate(r.messages));
+  const p = r.prompt!;
+  return p.kind === "tokens" ? p.ids : tokenize(p.text);
+}
+
+function knownRoute(path: string): string {
+  return ["/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/live", "/metrics"].includes(path) ? path : "other";
+}
+
+/** The body as text, or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered). */
+async function readBody(req: Request, max: number): Promise<string | Response> {
+  const tooLarge = (n: string) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
+  const declared = Number(req.headers.get("content-length") ?? NaN);
+  if (declared > max) return tooLarge(String(declared));
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > max) {
+      void reader.cancel().catch(() => {});
+      return tooLarge(`more than ${max}`);
+    }
+    parts.push(value);
+  }
+  return new TextDecoder().decode(parts.length === 1 ? parts[0] : concat(parts, size));
+}
+
+function concat(parts: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

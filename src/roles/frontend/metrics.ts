@@ -1,0 +1,89 @@
+// The frontend's /metrics (SPEC §6.2): requests by route and status, TTFT / end-to-end latency /
+// routing decision time as Prometheus histograms, per-(worker, rank) active blocks as the router
+// counts them, index size per tier, and the event feeds' counters.
+import type { MetricFamily } from "../../protocol/prometheus.ts";
+import type { RoutingState } from "./routing-state.ts";
+
+export class Histogram {
+  private readonly counts: Float64Array;
+  private sum = 0;
+  private count = 0;
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Float64Array(bounds.length);
+  }
+
+  observe(v: number): void {
+    this.sum += v;
+    this.count++;
+    const b = this.bounds;
+    for (let i = 0; i < b.length; i++) {
+      if (v <= b[i]!) {
+        this.counts[i]!++;
+        return;
+      }
+    }
+  }
+
+  family(): MetricFamily {
+    const samples: MetricFamily["samples"] = [];
+    let cumulative = 0;
+    this.bounds.forEach((le, i) => {
+      cumulative += this.counts[i]!;
+      samples.push({ suffix: "_bucket", labels: { le }, value: cumulative });
+    });
+    samples.push({ suffix: "_bucket", labels: { le: "+Inf" }, value: this.count });
+    samples.push({ suffix: "_sum", value: this.sum }, { suffix: "_count", value: this.count });
+    return { name: this.name, help: this.help, type: "histogram", samples };
+  }
+}
+
+const LATENCY_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const DECISION_S = [0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005];
+
+export class FrontendMetrics {
+  readonly ttft = new Histogram("kvcr_frontend_time_to_first_token_seconds", "Time from request arrival to the first generated token", LATENCY_S);
+  readonly latency = new Histogram("kvcr_frontend_request_duration_seconds", "Time from request arrival to the last byte of the response", LATENCY_S);
+  readonly decision = new Histogram("kvcr_frontend_routing_decision_seconds", "Time to hash the prompt and pick a (worker, rank)", DECISION_S);
+  private readonly requests = new Map<string, number>();
+  hintsAttached = 0;
+
+  request(route: string, status: number): void {
+    const key = `${route} ${status}`;
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+  }
+
+  families(state: RoutingState, feeds: () => MetricFamily[]): MetricFamily[] {
+    const requests: MetricFamily = { name: "kvcr_frontend_requests_total", help: "HTTP requests by route and status", type: "counter", samples: [] };
+    for (const [key, value] of this.requests) {
+      const [route, status] = key.split(" ");
+      requests.samples.push({ labels: { route: route!, status: status! }, value });
+    }
+    const active: MetricFamily = { name: "kvcr_frontend_worker_active_blocks", help: "Prompt blocks of requests routed to the (worker, rank) and not yet finished", type: "gauge", samples: [] };
+    for (const w of state.workerList()) {
+      const router = state.routerOf(w.record.model);
+      w.sources.forEach((s, r) => active.samples.push({ labels: { worker: w.id, dp_rank: r }, value: router?.activeBlocksOf(s) ?? 0 }));
+    }
+    return [
+      requests,
+      this.ttft.family(),
+      this.latency.family(),
+      this.decision.family(),
+      { name: "kvcr_frontend_workers", help: "Workers in routing", type: "gauge", samples: [{ value: state.workerCount }] },
+      active,
+      {
+        name: "kvcr_frontend_index_blocks",
+        help: "Blocks in the router's index per tier, summed over (worker, rank)s",
+        type: "gauge",
+        samples: (["device", "host", "disk"] as const).map((tier) => ({ labels: { tier }, value: state.index.size(tier) })),
+      },
+      { name: "kvcr_frontend_router_hints_total", help: "Requests sent with a kv_hint (SPEC §6.4)", type: "counter", samples: [{ value: this.hintsAttached }] },
+      { name: "kvcr_frontend_unmapped_events_total", help: "Router events whose source maps to no known (worker, rank): dropped", type: "counter", samples: [{ value: state.unmappedEvents }] },
+      ...feeds(),
+    ];
+  }
+}

@@ -1,0 +1,250 @@
+// The frontend's view of the fleet (SPEC §6.3, §6.4, §7): worker records → routing candidates
+// per (worker, dp rank), one Router per model over the shared core router, the KvIndex fed by
+// router events (direct relays and the agent alike), CacheOwner → (worker, rank) mapping, and the
+// per-request plan (candidate, decision, router hint). No sockets here: feeds and HTTP call in.
+import type { BlockHasher } from "../../core/kv/block-hash.ts";
+import { KvIndex } from "../../core/index/kv-index.ts";
+import type { Rng } from "../../core/random/rng.ts";
+import { longerPrefixSource } from "../../core/routing/hints.ts";
+import { Router, type RouteDecision, type RouterOptions } from "../../core/routing/router.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { RouterEvent, RouterEventSource } from "../../protocol/router-events.ts";
+import type { WorkerRecord } from "../../protocol/records.ts";
+
+export interface WorkerEntry {
+  readonly id: string;
+  readonly record: WorkerRecord;
+  /** Source id per dp rank. */
+  readonly sources: readonly number[];
+  /** In-flight requests to this worker: aborted (502) when it vanishes. */
+  readonly inflight: Set<AbortController>;
+}
+
+export interface RoutePlan {
+  worker: WorkerEntry;
+  dpRank: number;
+  source: number;
+  decision: RouteDecision;
+  promptBlocks: number;
+  kvHint?: KvHint;
+  decisionMs: number;
+}
+
+export interface KvHint {
+  protocol_version: "0.1";
+  message_id: string;
+  actions: {
+    action_id: string;
+    action_type: "kv.fetch";
+    action_version: "1.0";
+    payload: { source_control_endpoint: string; block_hashes: string[] };
+  }[];
+}
+
+export type RouteFailure = { status: 404 | 503; message: string; code: string };
+
+export interface RoutingStateOptions {
+  router: Omit<RouterOptions, "mode"> & { mode: RouterOptions["mode"] };
+  /** Refuse workers with another block size; undefined = the first worker's block size. */
+  blockSize?: number;
+  hasher: BlockHasher;
+  rng: Rng;
+  logger: Logger;
+  now: () => number;
+}
+
+const ROUTER_HINT = "router_hint";
+
+export class RoutingState {
+  readonly index = new KvIndex();
+  blockSize: number | undefined;
+  /** Router events whose source maps to no known (worker, rank) or CacheOwner: dropped. */
+  unmappedEvents = 0;
+  private readonly workers = new Map<string, WorkerEntry>();
+  private readonly routers = new Map<string, Router>();
+  private readonly sourceIds = new Map<string, number>();
+  private readonly bySource = new Map<number, { worker: WorkerEntry; rank: number }>();
+  private readonly owners = new Map<string, { workerId: string; rank: number }>();
+  private nextSource = 0;
+  private hintWorkers = 0;
+  private hintSeq = 0;
+  private readonly refusedLogged = new Set<string>();
+
+  constructor(private readonly opts: RoutingStateOptions) {
+    this.blockSize = opts.blockSize;
+  }
+
+  get workerCount(): number {
+    return this.workers.size;
+  }
+
+  workerList(): WorkerEntry[] {
+    return [...this.workers.values()];
+  }
+
+  models(): string[] {
+    return [...this.routers.entries()].filter(([, r]) => r.size > 0).map(([m]) => m);
+  }
+
+  routerOf(model: string): Router | undefined {
+    return this.routers.get(model);
+  }
+
+  /** The source id of (worker, rank), made on first sight (events may precede the record). */
+  sourceOf(workerId: string, rank: number): number {
+    const key = `${workerId}\u0000${rank}`;
+    let id = this.sourceIds.get(key);
+    if (id === undefined) this.sourceIds.set(key, (id = this.nextSource++));
+    return id;
+  }
+
+  /** A worker record appeared or changed. Returns a refusal reason, or undefined when routed. */
+  putWorker(record: WorkerRecord): string | undefined {
+    const id = record.worker_id;
+    const bs = this.blockSize;
+    if (bs !== undefined && record.block_size !== bs) {
+      const why = `worker ${id} has block size ${record.block_size}, this frontend routes block size ${bs} (--kv-cache-block-size): not routed`;
+      if (!this.refusedLogged.has(id)) this.opts.logger.warn(why);
+      this.refusedLogged.add(id);
+      this.removeWorker(id);
+      return why;
+    }
+    this.blockSize ??= record.block_size;
+    const old = this.workers.get(id);
+    if (old && old.record.model !== record.model) this.removeWorker(id);
+    else if (old && old.record.data_parallel_size > record.data_parallel_size) this.removeWorker(id);
+    const prev = this.workers.get(id);
+    const sources = Array.from({ length: record.data_parallel_size }, (_, r) => this.sourceOf(id, r));
+    const entry: WorkerEntry = { id, record, sources, inflight: prev?.inflight ?? new Set() };
+    if (prev && prev.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
+    if (record.capabilities.includes(ROUTER_HINT)) this.hintWorkers++;
+    this.workers.set(id, entry);
+    let router = this.routers.get(record.model);
+    if (!router) this.routers.set(record.model, (router = new Router(this.opts.router, this.opts.rng, this.index)));
+    sources.forEach((s, r) => {
+      this.bySource.set(s, { worker: entry, rank: r });
+      router.add(s, record.total_gpu_blocks);
+    });
+    (record.cache_owner_ids ?? []).forEach((owner, r) => this.owners.set(owner, { workerId: id, rank: r }));
+    if (!prev) this.opts.logger.info(`worker ${id} (${record.model}, ${record.data_parallel_size} rank(s), ${record.kv_event_source_mode}) joined routing`);
+    return undefined;
+  }
+
+  /** A worker vanished: out of routing and the index at once; its in-flight requests are aborted. */
+  removeWorker(id: string): WorkerEntry | undefined {
+    const entry = this.workers.get(id);
+    if (!entry) return undefined;
+    this.workers.delete(id);
+    if (entry.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
+    const router = this.routers.get(entry.record.model);
+    entry.sources.forEach((s, r) => {
+      router?.remove(s);
+      this.index.removeSource(s);
+      this.bySource.delete(s);
+      this.sourceIds.delete(`${id}\u0000${r}`);
+    });
+    for (const owner of entry.record.cache_owner_ids ?? []) if (this.owners.get(owner)?.workerId === id) this.owners.delete(owner);
+    for (const c of entry.inflight) c.abort(new WorkerGone(id));
+    this.opts.logger.info(`worker ${id} left routing${entry.inflight.size > 0 ? `; ${entry.inflight.size} in-flight request(s) fail` : ""}`);
+    return entry;
+  }
+
+  /** CacheOwner → (worker, rank), from the agent's attachment records or its snapshot. */
+  mapOwner(owner: string, workerId: string, rank: number): void {
+    this.owners.set(owner, { workerId, rank });
+  }
+
+  /** The index source of a router event's source; undefined when it maps to nothing known. */
+  resolve(source: RouterEventSource): number | undefined {
+    if ("cacheOwnerId" in source) {
+      const o = this.owners.get(source.cacheOwnerId);
+      return o === undefined ? undefined : this.sourceOf(o.workerId, o.rank);
+    }
+    return this.sourceOf(source.workerId, source.dpRank);
+  }
+
+  apply(events: readonly RouterEvent[]): void {
+    for (const e of events) {
+      const source = this.resolve(e.source);
+      if (source === undefined) {
+        this.unmappedEvents++;
+        continue;
+      }
+      if (e.kind === "cleared") {
+        this.index.clearTier(source, e.tier);
+        continue;
+      }
+      const hashes = new Array<bigint>(e.blocks.length);
+      for (let i = 0; i < hashes.length; i++) hashes[i] = e.blocks[i]!.seqHash;
+      this.index.apply(source, { kind: e.kind, tier: e.tier, blockHashes: hashes });
+    }
+  }
+
+  /** Drops every source's residency (before a snapshot reload). Sources named by `filter` only, when given. */
+  clearSources(filter?: (source: number) => boolean): void {
+    for (const s of new Set(this.sourceIds.values())) if (!filter || filter(s)) this.index.removeSource(s);
+  }
+
+  /** Picks (worker, rank) for a prompt and counts its blocks as that candidate's active load. */
+  route(model: string, tokens: ArrayLike<number>): RoutePlan | RouteFailure {
+    if (this.workers.size === 0) return { status: 503, message: "no workers are registered; start a mocker (or wait for its discovery record)", code: "no_workers" };
+    const router = this.routers.get(model);
+    if (!router || router.size === 0) {
+      return { status: 404, message: `The model \`${model}\` does not exist. Models served: ${this.models().join(", ") || "(none)"}`, code: "model_not_found" };
+    }
+    const t0 = this.opts.now();
+    const bs = this.blockSize!;
+    const seq = this.opts.hasher.hashBlocks(tokens, bs).sequence;
+    const promptBlocks = Math.ceil(tokens.length / bs);
+    const decision = router.route({ seqHashes: seq, promptBlocks })!;
+    const at = this.bySource.get(decision.source)!;
+    const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, source: decision.source, decision, promptBlocks, decisionMs: 0 };
+    if (this.hintWorkers > 0) plan.kvHint = this.hintFor(router, plan, seq);
+    plan.decisionMs = this.opts.now() - t0;
+    return plan;
+  }
+
+  /** The request ended (any way): its blocks leave the candidate's load. */
+  release(plan: RoutePlan): void {
+    this.routers.get(plan.worker.record.model)?.release(plan.source, plan.promptBlocks);
+  }
+
+  private hintFor(router: Router, plan: RoutePlan, seq: BigUint64Array): KvHint | undefined {
+    const domain = plan.worker.record.kv_transfer_domain;
+    const sources: number[] = [];
+    for (const s of router.candidates) {
+      if (s === plan.source) continue;
+      const w = this.bySource.get(s)!.worker.record;
+      if (w.capabilities.includes(ROUTER_HINT) && w.kv_transfer_domain === domain) sources.push(s);
+    }
+    if (sources.length === 0) return undefined;
+    let chosen = plan.decision.deviceOverlap + plan.decision.hostOverlap;
+    if (router.mode !== "kv") chosen = longerPrefixSource(this.index, seq, -1, [plan.source])?.blocks ?? 0;
+    const best = longerPrefixSource(this.index, seq, chosen, sources);
+    if (!best) return undefined;
+    const src = this.bySource.get(best.source)!;
+    const owner = src.worker.record.cache_owner_ids?.[src.rank];
+    const endpoint = src.worker.record.router_hint_sources?.find((h) => h.cache_owner_id === owner)?.source_control_endpoint;
+    if (!endpoint) return undefined;
+    const n = ++this.hintSeq;
+    return {
+      protocol_version: "0.1",
+      message_id: `hint-${n}`,
+      actions: [
+        {
+          action_id: `hint-${n}-0`,
+          action_type: "kv.fetch",
+          action_version: "1.0",
+          payload: { source_control_endpoint: endpoint, block_hashes: [...seq.subarray(0, best.blocks)].map(String) },
+        },
+      ],
+    };
+  }
+}
+
+/** Abort reason of a request whose worker left discovery (→ 502). */
+export class WorkerGone extends Error {
+  constructor(readonly workerId: string) {
+    super(`worker ${workerId} left while the request was in flight`);
+  }
+}

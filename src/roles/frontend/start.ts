@@ -1,0 +1,143 @@
+// The frontend role (SPEC §6): start(config, deps) → handle, everything it opens on one
+// AsyncDisposableStack (STYLE "Patterns for the roles being built"). Discovery watches feed the
+// routing state: worker records (candidates; direct-mode relays), agent host records (the
+// agent's snapshot + stream), attachment records (CacheOwner → worker, rank).
+import { randomBytes } from "node:crypto";
+import type { FrontendConfig } from "../../config/frontend.ts";
+import { createRng } from "../../core/random/rng.ts";
+import { openFileDiscoveryStore } from "../../discovery/file-store.ts";
+import { keys, parseKey } from "../../discovery/keys.ts";
+import type { DiscoveryEvent, DiscoveryStore } from "../../discovery/store.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { RoleHandle } from "../../lib/role.ts";
+import { createBlockHasher } from "../../lib/xxh3.ts";
+import { AgentHostRecordSchema, AttachmentRecordSchema, checkRecord, EVENT_MODES, WorkerRecordSchema } from "../../protocol/records.ts";
+import { serveHttp } from "../../transport/http/server.ts";
+import { AgentFeed } from "./agent-feed.ts";
+import { DirectFeed } from "./direct-feed.ts";
+import { createFrontendApp, type FrontendApp } from "./http-app.ts";
+import { FrontendMetrics } from "./metrics.ts";
+import { RoutingState } from "./routing-state.ts";
+import type { FetchLike } from "./worker-call.ts";
+
+export interface FrontendDeps {
+  logger: Logger;
+  /** Injected in tests; otherwise the configured backend is opened (and closed with the role). */
+  discovery?: DiscoveryStore;
+  /** Worker and agent HTTP calls (default: global fetch). */
+  fetch?: FetchLike;
+}
+
+export interface FrontendHandle extends RoleHandle {
+  readonly url: string;
+  readonly app: FrontendApp;
+  readonly state: RoutingState;
+  readonly direct: DirectFeed;
+  readonly agents: AgentFeed;
+}
+
+export async function startFrontend(config: FrontendConfig, deps: FrontendDeps): Promise<FrontendHandle> {
+  const { logger } = deps;
+  const fetchFn: FetchLike = deps.fetch ?? ((url, init) => fetch(url, init));
+  await using scope = new AsyncDisposableStack();
+  const store = deps.discovery ?? scope.use(await openFileDiscoveryStore({ dir: config.discoveryDir, logger }));
+  const t0 = performance.now();
+  const now = () => performance.now() - t0;
+  const state = new RoutingState({
+    router: {
+      mode: config.routerMode,
+      prefillLoadScale: config.routerKvOverlapScoreWeight,
+      hostWeight: config.routerHostCacheHitWeight,
+      diskWeight: config.routerDiskCacheHitWeight,
+      temperature: config.routerTemperature,
+      busyThreshold: config.activeDecodeBlocksThreshold,
+    },
+    blockSize: config.kvCacheBlockSize,
+    hasher: createBlockHasher(),
+    rng: createRng(config.seed ?? randomBytes(4).readUInt32LE(0)),
+    logger,
+    now,
+  });
+  const direct = scope.use(new DirectFeed(state, logger, now));
+  const agents = scope.use(new AgentFeed(state, logger, fetchFn));
+  const metrics = new FrontendMetrics();
+  const ns = config.namespace;
+
+  const onWorker = (e: DiscoveryEvent) => {
+    if (e.type === "delete") {
+      const id = parseKey(e.key).ids[0];
+      if (id === undefined) return;
+      direct.drop(id);
+      state.removeWorker(id);
+      return;
+    }
+    const checked = checkRecord(WorkerRecordSchema, e.entry.value);
+    if (!checked.ok) {
+      logger.warn(`ignoring worker record ${e.entry.key}: ${checked.problem}`);
+      return;
+    }
+    const record = checked.value;
+    if (state.putWorker(record) !== undefined) {
+      direct.drop(record.worker_id);
+      return;
+    }
+    if (record.kv_event_source_mode === EVENT_MODES.direct && record.router_events_endpoint) direct.follow(record.worker_id, record.router_events_endpoint);
+    else direct.drop(record.worker_id);
+  };
+  const onAgent = (e: DiscoveryEvent) => {
+    if (e.type === "delete") {
+      const id = parseKey(e.key).ids[0];
+      if (id !== undefined) agents.drop(id);
+      return;
+    }
+    const checked = checkRecord(AgentHostRecordSchema, e.entry.value);
+    if (!checked.ok) logger.warn(`ignoring agent record ${e.entry.key}: ${checked.problem}`);
+    else agents.follow(checked.value);
+  };
+  const onAttachment = (e: DiscoveryEvent) => {
+    if (e.type === "delete") return; // the worker record still maps its owners; a re-attach overwrites
+    const checked = checkRecord(AttachmentRecordSchema, e.entry.value);
+    if (!checked.ok) logger.warn(`ignoring attachment record ${e.entry.key}: ${checked.problem}`);
+    else state.mapOwner(checked.value.cache_owner_id, checked.value.worker_id, checked.value.dp_rank);
+  };
+  // Attachments and agents before workers: the first worker records then route with the mapping known.
+  scope.use(await store.watch(keys.kindPrefix(ns, "attachment"), onAttachment));
+  scope.use(await store.watch(keys.kindPrefix(ns, "agent"), onAgent));
+  scope.use(await store.watch(keys.kindPrefix(ns, "worker"), onWorker));
+
+  const app = createFrontendApp({
+    state,
+    metrics,
+    logger,
+    maxRequestBytes: config.maxRequestBytes,
+    maxOutputTokens: config.maxTokensLimit,
+    stallTimeoutMs: config.workerStallTimeout * 1000,
+    fetchWorker: fetchFn,
+    now,
+    wallSeconds: () => Date.now() / 1000,
+    feedMetrics: () => [...direct.metrics(), ...agents.metrics()],
+    idPrefix: randomBytes(6).toString("hex"),
+  });
+  // Bun's own body limit sits above ours, so the app answers 413 in OpenAI's shape.
+  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: (req) => app.fetch(req), maxRequestBodySize: config.maxRequestBytes * 2 + 65536 });
+  scope.defer(async () => {
+    // In-flight requests first: their workers' streams are cancelled, then the listener closes.
+    for (const w of state.workerList()) for (const c of w.inflight) c.abort(new Error("frontend shutting down"));
+    await http.stop(true);
+  });
+  logger.info(`OpenAI-compatible API on ${http.url} (router ${config.routerMode}, namespace ${ns}); ${state.workerCount} worker(s) known`);
+
+  const owned = scope.move();
+  const close = () => owned.disposeAsync();
+  return {
+    ready: Promise.resolve(),
+    ports: { http: http.port },
+    url: http.url,
+    app,
+    state,
+    direct,
+    agents,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

@@ -1,0 +1,190 @@
+// A real etcd for tests: the Debian `etcd-server` binary started on free loopback ports with a temp
+// data dir, stopped (SIGKILL, dir removed) on dispose, also when the test failed. Without etcd a
+// developer run skips these tests with one line saying how to install it; under CI=true it fails.
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { waitFor } from "./harness.ts";
+
+/** KVCR_ETCD_BIN, when set, is the only candidate (so a run can also pretend etcd is missing). */
+function findEtcd(): string | undefined {
+  const chosen = process.env.KVCR_ETCD_BIN;
+  if (chosen) return existsSync(chosen) ? chosen : undefined;
+  return ["/usr/bin/etcd", "/usr/local/bin/etcd"].find((p) => existsSync(p)) ?? Bun.which("etcd") ?? undefined;
+}
+export const ETCD_BIN = findEtcd();
+const INSTALL_HINT = "install it with `apt-get install -y etcd-server` (Debian/Ubuntu) or set KVCR_ETCD_BIN";
+
+let warned = false;
+/**
+ * True when etcd can run here. Prints the skip line once per file; under CI=true a missing etcd
+ * throws, so CI cannot pass by skipping.
+ */
+export function etcdAvailable(): boolean {
+  if (ETCD_BIN) return true;
+  if (process.env.CI === "true") throw new Error(`etcd not found (CI=true requires it): ${INSTALL_HINT}`);
+  if (!warned) console.warn(`skipping etcd tests: etcd not found; ${INSTALL_HINT}`);
+  warned = true;
+  return false;
+}
+
+/** A port free right now on `host` (the OS picks it; etcd binds it a moment later). */
+function freePort(host = "127.0.0.1"): number {
+  const l = Bun.listen({ hostname: host, port: 0, socket: { data() {} } });
+  const port = l.port;
+  l.stop(true);
+  return port;
+}
+
+export interface EtcdServer extends AsyncDisposable {
+  /** Client URL, e.g. http://127.0.0.1:41234. */
+  readonly endpoint: string;
+  readonly dataDir: string;
+  /** Kills etcd (SIGKILL, as a crash) and waits for it to exit; the data dir stays. */
+  kill(): Promise<void>;
+  /** Starts etcd again on the same ports and data dir, and waits until it serves. */
+  restart(): Promise<void>;
+  /** Everything etcd logged (for failure messages). */
+  log(): string;
+}
+
+/** Starts a one-member etcd; fast elections so leases as short as 1 s work. */
+export async function startEtcd(opts: { host?: string } = {}): Promise<EtcdServer> {
+  if (!ETCD_BIN) throw new Error(`etcd not found: ${INSTALL_HINT}`);
+  const bin = ETCD_BIN;
+  const host = opts.host ?? "127.0.0.1";
+  const dataDir = await mkdtemp(join(tmpdir(), "kvcr-etcd-"));
+  const clientPort = freePort(host);
+  const peerPort = freePort(host);
+  const endpoint = `http://${host}:${clientPort}`;
+  const peer = `http://${host}:${peerPort}`;
+  let output = "";
+  let proc: Bun.Subprocess<"ignore", "pipe", "pipe"> | undefined;
+  const spawn = () => {
+    const p = Bun.spawn(
+      [bin, "--name", "kvcr-test", "--data-dir", dataDir, "--listen-client-urls", endpoint, "--advertise-client-urls", endpoint,
+        "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", `kvcr-test=${peer}`,
+        "--heartbeat-interval", "10", "--election-timeout", "100", "--log-level", "warn"],
+      { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? "" } },
+    );
+    for (const s of [p.stdout, p.stderr]) {
+      void (async () => {
+        const d = new TextDecoder();
+        for await (const c of s) output += d.decode(c, { stream: true });
+      })();
+    }
+    proc = p;
+  };
+  const ready = () =>
+    waitFor(
+      async () => {
+        if (proc && proc.exitCode !== null) throw new Error(`etcd exited with ${proc.exitCode}: ${output.slice(-2000)}`);
+        const r = await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(500) });
+        return r.ok && ((await r.json()) as { health?: string }).health === "true";
+      },
+      { timeoutMs: 15_000, what: `etcd at ${endpoint} to serve`, intervalMs: 25 },
+    );
+  const kill = async () => {
+    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+    await proc?.exited;
+  };
+  spawn();
+  try {
+    await ready();
+  } catch (err) {
+    await kill();
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    endpoint,
+    dataDir,
+    kill,
+    async restart() {
+      await kill();
+      spawn();
+      await ready();
+    },
+    log: () => output,
+    async [Symbol.asyncDispose]() {
+      await kill();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface CutableProxy extends Disposable {
+  /** http://127.0.0.1:PORT forwarding to the target. */
+  readonly endpoint: string;
+  /** Drops every open connection and refuses new ones until restore(): the link is down. */
+  cut(): void;
+  restore(): void;
+}
+
+/**
+ * A loopback TCP forwarder to `target` (http://host:port) whose link a test can cut and restore,
+ * so one client loses etcd while etcd itself (and every other client) carries on.
+ */
+export function cutableProxy(target: string): CutableProxy {
+  const { hostname, port } = new URL(target);
+  type Side = { peer?: Bun.Socket<Side>; pending: Uint8Array[] };
+  const open = new Set<Bun.Socket<Side>>();
+  let down = false;
+  const listener = Bun.listen<Side>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(client) {
+        if (down) return void client.end();
+        client.data = { pending: [] };
+        open.add(client);
+        void Bun.connect<Side>({
+          hostname,
+          port: Number(port),
+          socket: {
+            open(upstream) {
+              upstream.data = { peer: client, pending: [] };
+              client.data.peer = upstream;
+              open.add(upstream);
+              for (const chunk of client.data.pending.splice(0)) upstream.write(chunk);
+            },
+            data(upstream, chunk) {
+              upstream.data.peer?.write(chunk);
+            },
+            close(upstream) {
+              open.delete(upstream);
+              upstream.data?.peer?.end();
+            },
+            error(upstream) {
+              upstream.data?.peer?.end();
+            },
+          },
+        }).catch(() => client.end());
+      },
+      data(client, chunk) {
+        if (client.data.peer) client.data.peer.write(chunk);
+        else client.data.pending.push(new Uint8Array(chunk));
+      },
+      close(client) {
+        open.delete(client);
+        client.data?.peer?.end();
+      },
+    },
+  });
+  return {
+    endpoint: `http://127.0.0.1:${listener.port}`,
+    cut() {
+      down = true;
+      for (const s of open) s.terminate();
+      open.clear();
+    },
+    restore() {
+      down = false;
+    },
+    [Symbol.dispose]() {
+      for (const s of open) s.terminate();
+      listener.stop(true);
+    },
+  };
+}
