@@ -10,6 +10,7 @@
 //       the block granularity changes (8× fewer, larger blocks), not the cache size in tokens.
 // Run: npx bun bench/replay.ts [runs=3]
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { resolve } from "node:path";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
@@ -88,7 +89,8 @@ async function warm(opts: ReplayOptions): Promise<{ wallS: number; report: Repla
   return { wallS: (performance.now() - t0) / 1000, report };
 }
 
-console.log(`bun ${Bun.version}; cold CLI = ${cli.length === 1 ? "dist/kvcr-mock (compiled binary)" : "bun src/cli.ts (no dist/: run npm run build for the binary)"}; ${runs} run(s) each, medians\n`);
+const load = () => loadavg().map((x) => x.toFixed(1)).join(" ");
+console.log(`bun ${Bun.version}, ${cpus().length} CPUs, load average ${load()}; cold CLI = ${cli.length === 1 ? "dist/kvcr-mock (compiled binary)" : "bun src/cli.ts (no dist/: run npm run build for the binary)"}; ${runs} run(s) each, medians\n`);
 const results: { name: string; coldS: number; warmS: number; completed: number }[] = [];
 for (const s of scenarios) {
   const cold: number[] = [];
@@ -111,3 +113,4 @@ for (const s of scenarios) {
 const [a, b] = results;
 console.log(`\n(a) vs Dynamo's Rust mocker, published ≈ ${DYNAMO_PUBLISHED_S} s (an anchor from its docs, not measured here): cold CLI ${a!.coldS.toFixed(3)} s`);
 console.log(`(b) target ≥ 2,000 simulated req/s, cold CLI: ${b!.completed / b!.coldS >= 2000 ? "met" : "NOT met"} (${(b!.completed / b!.coldS).toFixed(0)})`);
+console.log(`load average at the end ${load()} (a shared machine slows every figure above)`);
