@@ -150,6 +150,15 @@ export class U64Map {
     }
   }
 
+  /** Every key as its two u32 words, with its value (no bigint per key). */
+  forEachWords(fn: (w0: number, w1: number, value: number) => void): void {
+    const t = this.table;
+    for (let b = 0; b < t.length; b += 3) {
+      if (t[b + 2] === EMPTY) continue;
+      fn(t[b]! >>> 0, t[b + 1]! >>> 0, t[b + 2]! - 1);
+    }
+  }
+
   /** Every key as a bigint (inspection and tests). */
   keyList(): bigint[] {
     const out: bigint[] = [];
