@@ -214,6 +214,7 @@ export class KvStateAgent {
       counter("kvcr_agent_block_ops_total", "Block stores and removals applied", sum((s) => s.residency.counters.blockOps)),
       { name: "kvcr_agent_outbound_cursor", help: "Cursor of the last router-event batch published", type: "gauge", samples: [{ value: out.cursor }] },
       counter("kvcr_agent_router_events_total", "Router events published", out.eventsPublished),
+      counter("kvcr_agent_router_batches_dropped_total", "Router-event batch copies dropped for subscribers at their send high-water mark", out.droppedByHwm()),
       { name: "kvcr_agent_router_event_subscribers", help: "Subscribers of the router-event stream", type: "gauge", samples: [{ value: out.subscriberCount() }] },
       this.lag.family("kvcr_agent_ingest_lag_seconds", "Live raw batch ingest lag: agent wall clock minus the batch ts"),
     ];
