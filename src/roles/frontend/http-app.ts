@@ -4,7 +4,7 @@
 // (400 bad body naming the field, 404 unknown model, 413 too large, 503 no workers, 502 worker
 // failed or left, 504 worker stalled). Tests call `app.fetch(new Request(...))` without a port.
 import { applyChatTemplate, detokenizeOne, tokenize } from "../../core/text/tokenizer.ts";
-import type { Logger } from "../../lib/logger.ts";
+import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import {
   BadRequest,
   chatBody,
@@ -112,7 +112,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     metrics.decision.observe(plan.decisionMs / 1000);
     if (plan.kvHint) metrics.hintsAttached++;
     const d = plan.decision;
-    logger.debug(
+    // Built only when debug is on: this line is on every request's path.
+    if (logger.level >= LOG_LEVELS.debug) logger.debug(
       `route ${parsed.model}: worker ${plan.worker.id} rank ${plan.dpRank} cost ${d.cost} overlap device ${d.deviceOverlap} host ${d.hostOverlap} disk ${d.diskOverlap} of ${plan.promptBlocks} block(s); index ${state.index.size("device")} device / ${state.index.size("host")} host block(s)${plan.kvHint ? "; kv_hint attached" : ""}`,
     );
     return proxy(req, kind, parsed, tokens, plan, t0);
