@@ -24,7 +24,7 @@ import {
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { WorkerGone, type RoutePlan, type RoutingState } from "./routing-state.ts";
-import { ClientGone, ndjsonLines, WorkerStalled, type FetchLike, type GenerateBody, type WorkerLine } from "./worker-call.ts";
+import { allLines, ClientGone, ndjsonLines, WorkerStalled, type FetchLike, type GenerateBody, type WorkerLine } from "./worker-call.ts";
 
 export interface FrontendAppDeps {
   state: RoutingState;
@@ -152,7 +152,6 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       if (res.status === 400) return openAiError(400, `worker ${worker.id} refused the request: ${workerMessage(text)}`, { code: "worker_refused" });
       return openAiError(502, `worker ${worker.id} answered ${res.status}: ${text.slice(0, 300)}`, { code: "worker_failed" });
     }
-    const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
     // Which (worker, rank) served it: `kvcr-mock bench` counts its per_worker spread from these.
     const servedBy = { "x-kvcr-worker": worker.id, "x-kvcr-dp-rank": String(plan.dpRank) };
     const firstToken = () => metrics.ttft.observe((deps.now() - t0) / 1000);
@@ -161,7 +160,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       const ids: number[] = [];
       let summary: WorkerLine | undefined;
       try {
-        for await (const line of lines) {
+        // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
+        for (const line of await allLines(res.body, ctrl, worker.id, deps.stallTimeoutMs)) {
           if ("token_id" in line) {
             if (ids.length === 0) firstToken();
             ids.push(line.token_id);
@@ -182,6 +182,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     }
 
     // Streaming: SSE chunks as tokens arrive; a client that goes away cancels the worker request.
+    const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
     let first = true;
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
