@@ -120,8 +120,9 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     feedMetrics: () => [...direct.metrics(), ...agents.metrics()],
     idPrefix,
   });
-  // Bun's own body limit sits above ours, so the app answers 413 in OpenAI's shape.
-  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: (req) => app.fetch(req), maxRequestBodySize: config.maxRequestBytes * 2 + 65536 });
+  // Bun's own body limit sits far above ours, so the app answers 413 in OpenAI's shape (it stops
+  // reading at --max-request-bytes; a declared Content-Length above it is refused unread).
+  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: (req) => app.fetch(req), maxRequestBodySize: Math.max(config.maxRequestBytes * 2, 1 << 30) });
   scope.defer(async () => {
     // In-flight requests first: their workers' streams are cancelled, then the listener closes.
     for (const w of state.workerList()) for (const c of w.inflight) c.abort(new Error("frontend shutting down"));
