@@ -81,6 +81,6 @@ describe.skipIf(!hasEtcd)("compiled binary with --discovery-backend etcd", () =>
     expect(r.stderr).toContain("cannot reach etcd for discovery: etcd unreachable at http://127.0.0.1:1");
     const none = await runCli(["mocker", "--discovery-backend", "etcd"], { bin, cwd: dir.path, env: { ETCD_ENDPOINTS: "" } });
     expect(none.exitCode).toBe(2);
-    expect(none.stderr).toContain("--etcd-endpoints (or ETCD_ENDPOINTS): none given");
+    expect(none.stderr).toContain("--etcd-endpoints (or KVCR_ETCD_ENDPOINTS, ETCD_ENDPOINTS): none given");
   });
 });
