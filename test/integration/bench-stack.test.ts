@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, tempDir } from "../harness.ts";
+import { REPO_ROOT, runCli, tempDir } from "../harness.ts";
 import { startStack } from "./frontend-kit.ts";
 
 // Block size 16, a G1 of 8 blocks per worker: a worker keeps one 4-block prefix cached, not two.
@@ -37,4 +37,27 @@ describe("bench --compare-router-modes on our stack", () => {
     expect(k!.prefix_cache_reuse_ratio).toBeGreaterThan(rrRun!.prefix_cache_reuse_ratio + 0.1);
     expect(readFileSync(report, "utf8")).toContain("kvcr-mock bench: kv vs round-robin");
   }, 60_000);
+});
+
+describe("bench --compare-router-modes with fresh stacks (the launcher's code, as `up`)", () => {
+  test("one fresh stack per mode from a stack file; the same workload on each; the stacks are gone afterwards", async () => {
+    using dir = tempDir("kvcr-bench-fresh-");
+    const json = join(dir.path, "fresh.json");
+    const r = await runCli(
+      [
+        "bench", "--compare-router-modes", "kv,round-robin", "--stack-config", join(REPO_ROOT, "examples/bench-small-stack.yaml"),
+        "--requests", "30", "--concurrency", "1", "--num-prefixes", "2", "--prefix-tokens", "64", "--suffix-tokens", "16", "--output-tokens", "8", "--seed", "5",
+        "--output-json", json, "--log-level", "warn",
+      ],
+      { timeoutMs: 90_000 },
+    );
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^ +kv +round-robin$/m);
+    const doc = JSON.parse(readFileSync(json, "utf8")) as { runs: { label: string; completed: number; failed: number; model_id: string; prefix_cache_reuse_ratio: number }[] };
+    expect(doc.runs.map((x) => [x.label, x.completed, x.failed, x.model_id])).toEqual([
+      ["kv", 30, 0, "mock-model"],
+      ["round-robin", 30, 0, "mock-model"],
+    ]);
+    expect(doc.runs[0]!.prefix_cache_reuse_ratio).toBeGreaterThan(doc.runs[1]!.prefix_cache_reuse_ratio + 0.1);
+  }, 120_000);
 });
