@@ -14,13 +14,18 @@ import { startStack } from "../roles/launcher/start.ts";
 
 let stacks = 0;
 
-export function freshStackStarter(stackConfig: string | undefined, logger: Logger, env: Readonly<Record<string, string | undefined>>): (routerMode: string) => Promise<StartedStack> {
+/**
+ * Children log warnings and errors only (their info lines would bury bench's table), unless bench
+ * itself runs at debug or trace, which they then share.
+ */
+export function freshStackStarter(stackConfig: string | undefined, logger: Logger, env: Readonly<Record<string, string | undefined>>, logLevel = "info"): (routerMode: string) => Promise<StartedStack> {
+  const childLevel = logLevel === "debug" || logLevel === "trace" ? logLevel : "warn";
   return async (routerMode) => {
     const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-stack-"));
     const argv = [
       ...(stackConfig !== undefined ? ["--config", stackConfig] : []),
       "--router-mode", routerMode, "--http-port", "0", "--agent-port", "0",
-      "--discovery-backend", "file", "--discovery-dir", dir, "--namespace", `bench-${process.pid}-${++stacks}`,
+      "--log-level", childLevel, "--discovery-backend", "file", "--discovery-dir", dir, "--namespace", `bench-${process.pid}-${++stacks}`,
     ];
     try {
       const config = loadConfig({ ...upOptions, ...commonOptions }, { argv, env: {} }, (c) => upProblems(c as UpConfig), { sections: STACK_SECTIONS }).config as UpConfig;

@@ -35,7 +35,7 @@ export const benchCommand = defineRoleCommand({
         sleep: (ms) => Bun.sleep(ms),
         progress: progressBar(process.stderr),
         stop: stop.signal,
-        startStack: freshStackStarter((config as BenchConfig).stackConfig, logger, env),
+        startStack: freshStackStarter((config as BenchConfig).stackConfig, logger, env, config.logLevel),
       });
       return benchExitCode(outcome);
     } finally {

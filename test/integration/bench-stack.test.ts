@@ -53,11 +53,14 @@ describe("bench --compare-router-modes with fresh stacks (the launcher's code, a
     );
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^ +kv +round-robin$/m);
-    const doc = JSON.parse(readFileSync(json, "utf8")) as { runs: { label: string; completed: number; failed: number; model_id: string; prefix_cache_reuse_ratio: number }[] };
+    const doc = JSON.parse(readFileSync(json, "utf8")) as { runs: { label: string; completed: number; failed: number; model_id: string; prefix_cache_reuse_ratio: number; base_url: string }[] };
     expect(doc.runs.map((x) => [x.label, x.completed, x.failed, x.model_id])).toEqual([
       ["kv", 30, 0, "mock-model"],
       ["round-robin", 30, 0, "mock-model"],
     ]);
+    expect(doc.runs[0]!.base_url).not.toBe(doc.runs[1]!.base_url);
     expect(doc.runs[0]!.prefix_cache_reuse_ratio).toBeGreaterThan(doc.runs[1]!.prefix_cache_reuse_ratio + 0.1);
+    // Both stacks were stopped: their frontends no longer answer.
+    for (const run of doc.runs) expect(await fetch(`${run.base_url}/health`).then(() => "answered", () => "gone")).toBe("gone");
   }, 120_000);
 });
