@@ -5,7 +5,8 @@
 import { randomBytes } from "node:crypto";
 import type { FrontendConfig } from "../../config/frontend.ts";
 import { createRng } from "../../core/random/rng.ts";
-import { openFileDiscoveryStore } from "../../discovery/file-store.ts";
+import { openDiscoveryStore } from "../../discovery/open.ts";
+import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import { keys, parseKey } from "../../discovery/keys.ts";
 import type { DiscoveryEvent, DiscoveryStore } from "../../discovery/store.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -40,7 +41,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
   const { logger } = deps;
   const fetchFn: FetchLike = deps.fetch ?? ((url, init) => fetch(url, init));
   await using scope = new AsyncDisposableStack();
-  const store = deps.discovery ?? scope.use(await openFileDiscoveryStore({ dir: config.discoveryDir, logger }));
+  const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
   const t0 = performance.now();
   const now = () => performance.now() - t0;
   const state = new RoutingState({
@@ -115,7 +116,8 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     fetchWorker: fetchFn,
     now,
     wallSeconds: () => Date.now() / 1000,
-    feedMetrics: () => [...direct.metrics(), ...agents.metrics()],
+    feedMetrics: () => [...direct.metrics(), ...agents.metrics(), ...discoveryMetricFamilies(store)],
+    discoveryHealth: () => discoveryHealth(store),
     idPrefix: randomBytes(6).toString("hex"),
   });
   // Bun's own body limit sits above ours, so the app answers 413 in OpenAI's shape.
