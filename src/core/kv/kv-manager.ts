@@ -293,10 +293,10 @@ export class KvManager {
       locals.push(req.localHashes[i]!);
     }
     const parent = from > 0 ? req.seqHashes[from - 1]! : null;
-    if (this.registry !== null) {
-      for (let i = from; i < to; i++) {
-        this.registry.stored("device", req.seqHashes[i]!, i > 0 ? req.seqHashes[i - 1]! : null, req.localHashes[i]!, req.tokens.subarray(i * bs, (i + 1) * bs));
-      }
+    const registry = this.registry;
+    if (registry !== null) {
+      // Reads the bigints already boxed above: a host tier adds no allocation per block here.
+      for (let i = from; i < to; i++) registry.storedAt("device", hashes[i - from]!, i > from ? hashes[i - from - 1]! : parent, locals[i - from]!, req.tokens, i * bs, bs);
     }
     this.events.stored("device", parent, hashes, locals, req.tokens.subarray(from * bs, to * bs), bs);
   }

@@ -70,13 +70,16 @@ export interface SnapshotBlock {
 }
 
 const INITIAL_ENTRIES = 64;
+/** Platform byte order, so DataView writes land where the BigUint64Array view reads. */
+const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 export class SlotResidency {
   readonly counters: ResidencyCounters = { blockOps: 0, orphanStores: 0, malformedEvents: 0, unknownRemovals: 0 };
   private map = new U64Map();
-  private raw = new BigUint64Array(INITIAL_ENTRIES);
-  private seq = new BigUint64Array(INITIAL_ENTRIES);
-  private local = new BigUint64Array(INITIAL_ENTRIES);
+  /** Per entry: raw hash, router seq hash, local hash (3 words). Written through `hv`: JSC stores a
+   *  bigint into a BigUint64Array element ~2.5× slower than DataView.setBigUint64. */
+  private hashes = new BigUint64Array(INITIAL_ENTRIES * 3);
+  private hv = new DataView(this.hashes.buffer);
   /** Framework refcount per entry and tier (3 per entry). */
   private fw = new Int32Array(INITIAL_ENTRIES * TIER_COUNT);
   /** CacheOwner bits per entry (1 << tier); 0x80 = entry in use. */
@@ -100,21 +103,41 @@ export class SlotResidency {
     private readonly emit: (event: RouterEvent) => void,
   ) {}
 
-  /** Applies a fault-free batch's events in order (see batchFault). */
+  /**
+   * Applies a fault-free batch's events in order (see batchFault). Consecutive removals are
+   * coalesced into one router `removed` event per tier (vLLM sends one BlockRemoved per evicted
+   * block; one router event per block would dominate the outbound stream).
+   */
   applyBatch(batch: KvEventBatch): void {
     for (const e of batch.events) {
+      if (e.type === "BlockRemoved") {
+        this.removed(e);
+        continue;
+      }
+      this.flushRemoved();
       if (e.type === "BlockStored") this.stored(e);
-      else if (e.type === "BlockRemoved") this.removed(e);
       else this.clearFramework();
+    }
+    this.flushRemoved();
+  }
+
+  /** Removed blocks per tier not emitted yet (see applyBatch). */
+  private readonly gone: (RouterBlock[] | undefined)[] = [undefined, undefined, undefined];
+
+  private flushRemoved(): void {
+    for (let t = 0; t < TIER_COUNT; t++) {
+      const blocks = this.gone[t];
+      if (!blocks) continue;
+      this.gone[t] = undefined;
+      this.emit({ source: this.source, tier: TIERS[t]!, kind: "removed", blocks, parentHash: null });
     }
   }
 
   /** Drops everything (attach, detach, resync, quarantine) and emits the `cleared` barrier per tier. */
   reset(): void {
     this.map.clear();
-    this.raw = new BigUint64Array(INITIAL_ENTRIES);
-    this.seq = new BigUint64Array(INITIAL_ENTRIES);
-    this.local = new BigUint64Array(INITIAL_ENTRIES);
+    this.hashes = new BigUint64Array(INITIAL_ENTRIES * 3);
+    this.hv = new DataView(this.hashes.buffer);
     this.fw = new Int32Array(INITIAL_ENTRIES * TIER_COUNT);
     this.bits = new Uint8Array(INITIAL_ENTRIES);
     this.departed = new Int32Array(INITIAL_ENTRIES);
@@ -138,7 +161,7 @@ export class SlotResidency {
     const out = { device: [] as SnapshotBlock[], host: [] as SnapshotBlock[], disk: [] as SnapshotBlock[] };
     for (let t = 0; t < TIER_COUNT; t++) {
       const byHash = new Map<bigint, bigint>();
-      for (let e = 0; e < this.used; e++) if (this.present(e, t)) byHash.set(this.seq[e]!, this.local[e]!);
+      for (let e = 0; e < this.used; e++) if (this.present(e, t)) byHash.set(this.hashes[3 * e + 1]!, this.hashes[3 * e + 2]!);
       const sorted = [...byHash.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       out[TIERS[t]!] = sorted.map((h) => ({ seq_hash: h.toString(), local_hash: byHash.get(h)!.toString() }));
     }
@@ -170,7 +193,7 @@ export class SlotResidency {
         this.counters.orphanStores++;
         return;
       }
-      parentSeq = this.seq[p]!;
+      parentSeq = this.hashes[3 * p + 1]!;
     }
     const kvcr = e.ownership === OWNERSHIP_KVCR;
     const bit = 1 << tier;
@@ -185,12 +208,12 @@ export class SlotResidency {
       if (entry < 0) {
         entry = this.allocate();
         this.map.setIfAbsent(w0, w1, entry);
-        this.raw[entry] = e.blockHashes[i]!;
+        this.hv.setBigUint64(entry * 24, e.blockHashes[i]!, LE);
       }
       const s = hashes.sequence[i]!;
       const l = hashes.local[i]!;
-      this.seq[entry] = s;
-      this.local[entry] = l;
+      this.hv.setBigUint64(entry * 24 + 8, s, LE);
+      this.hv.setBigUint64(entry * 24 + 16, l, LE);
       const was = this.present(entry, tier);
       this.departed[entry] = 0; // resident again: a pending departure of it is stale
       if (kvcr) this.bits[entry] = this.bits[entry]! | bit;
@@ -223,7 +246,6 @@ export class SlotResidency {
     }
     const kvcr = e.ownership === OWNERSHIP_KVCR;
     const bit = 1 << tier;
-    let gone: RouterBlock[] | undefined;
     for (const h of e.blockHashes) {
       const entry = this.map.getBig(h);
       if (entry < 0) {
@@ -240,11 +262,10 @@ export class SlotResidency {
       this.counters.blockOps++;
       if (!this.present(entry, tier)) {
         this.presentBlocks[tier]!--;
-        (gone ??= []).push({ seqHash: this.seq[entry]!, localHash: this.local[entry]! });
+        (this.gone[tier] ??= []).push({ seqHash: this.hashes[3 * entry + 1]!, localHash: this.hashes[3 * entry + 2]! });
         if (!this.resident(entry)) this.depart(entry);
       }
     }
-    if (gone) this.emit({ source: this.source, tier: TIERS[tier]!, kind: "removed", blocks: gone, parentHash: null });
   }
 
   /** AllBlocksCleared: the framework (worker-domain) residency of every tier; CacheOwner bits stay. */
@@ -260,7 +281,7 @@ export class SlotResidency {
         this.fw[fi] = 0;
         if ((this.bits[entry]! & (1 << t)) === 0) {
           this.presentBlocks[t]!--;
-          (gone[t] ??= []).push({ seqHash: this.seq[entry]!, localHash: this.local[entry]! });
+          (gone[t] ??= []).push({ seqHash: this.hashes[3 * entry + 1]!, localHash: this.hashes[3 * entry + 2]! });
         }
       }
       if (had && !this.resident(entry)) this.depart(entry);
@@ -274,11 +295,10 @@ export class SlotResidency {
   private allocate(): number {
     const reused = this.freeList.pop();
     const entry = reused ?? this.used++;
-    if (entry >= this.raw.length) {
-      const len = this.raw.length * 2;
-      this.raw = grown(this.raw, len);
-      this.seq = grown(this.seq, len);
-      this.local = grown(this.local, len);
+    if (entry >= this.bits.length) {
+      const len = this.bits.length * 2;
+      this.hashes = grown(this.hashes, len * 3);
+      this.hv = new DataView(this.hashes.buffer);
       this.fw = grown(this.fw, len * TIER_COUNT);
       this.bits = grown(this.bits, len);
       this.departed = grown(this.departed, len);
@@ -314,7 +334,7 @@ export class SlotResidency {
   }
 
   private forget(entry: number): void {
-    this.map.deleteBig(this.raw[entry]!);
+    this.map.deleteBig(this.hashes[3 * entry]!);
     this.bits[entry] = 0;
     this.departed[entry] = 0;
     this.freeList.push(entry);

@@ -95,6 +95,11 @@ describe("worker failures", () => {
     await expectOpenAiError(await f.app.fetch(post("/v1/completions", cmpl())), 502, "worker a answered 500");
   });
 
+  test("the worker refuses the request (400): 400 with the worker's reason", async () => {
+    const f = fleet(async () => Response.json({ error: { message: "prompt needs 9 KV blocks, more than the 8 this rank has" } }, { status: 400 }));
+    await expectOpenAiError(await f.app.fetch(post("/v1/completions", cmpl())), 400, "worker a refused the request: prompt needs 9 KV blocks");
+  });
+
   test("the worker is unreachable: 502", async () => {
     const f = fleet(async () => {
       throw new Error("connection refused");

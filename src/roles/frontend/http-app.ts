@@ -149,9 +149,13 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     if (res.status !== 200 || !res.body) {
       finish();
       const text = await res.text().catch(() => "");
+      // The worker refused the request itself (e.g. it can never fit its KV cache): the client's to fix.
+      if (res.status === 400) return openAiError(400, `worker ${worker.id} refused the request: ${workerMessage(text)}`, { code: "worker_refused" });
       return openAiError(502, `worker ${worker.id} answered ${res.status}: ${text.slice(0, 300)}`, { code: "worker_failed" });
     }
     const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
+    // Which (worker, rank) served it: `kvcr-mock bench` counts its per_worker spread from these.
+    const servedBy = { "x-kvcr-worker": worker.id, "x-kvcr-dp-rank": String(plan.dpRank) };
     const firstToken = () => metrics.ttft.observe((deps.now() - t0) / 1000);
 
     if (!r.stream) {
@@ -175,7 +179,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       let text = "";
       for (const id of ids) text += detokenizeOne(id);
       const u = usage(summary.prompt_tokens, summary.completion_tokens, summary.cached_tokens);
-      return Response.json(kind === "chat" ? chatBody(meta, text, "length", u) : completionBody(meta, text, "length", u));
+      return Response.json(kind === "chat" ? chatBody(meta, text, "length", u) : completionBody(meta, text, "length", u), { headers: servedBy });
     }
 
     // Streaming: SSE chunks as tokens arrive; a client that goes away cancels the worker request.
@@ -224,7 +228,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
         finish();
       },
     });
-    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...servedBy } });
   }
 
   function failure(ctrl: AbortController, err: unknown, workerId: string): Response {
@@ -236,6 +240,16 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   }
 
   return { fetch };
+}
+
+function workerMessage(text: string): string {
+  try {
+    const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    if (typeof m === "string") return m;
+  } catch {
+    // not JSON: the raw text below
+  }
+  return text.slice(0, 300);
 }
 
 function openAiError502Body(message: string) {
@@ -255,8 +269,11 @@ function knownRoute(path: string): string {
 /** The body as text, or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered). */
 async function readBody(req: Request, max: number): Promise<string | Response> {
   const tooLarge = (n: string) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
-  const declared = Number(req.headers.get("content-length") ?? NaN);
+  const length = req.headers.get("content-length");
+  const declared = Number(length ?? NaN);
   if (declared > max) return tooLarge(String(declared));
+  // A declared length within the limit: one read (Bun holds no more than it declared).
+  if (length !== null && declared >= 0) return req.text();
   if (!req.body) return "";
   const reader = req.body.getReader();
   const parts: Uint8Array[] = [];

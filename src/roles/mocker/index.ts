@@ -13,7 +13,7 @@ import { keys } from "../../discovery/keys.ts";
 import { openDiscoveryStore } from "../../discovery/open.ts";
 import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
-import type { Logger } from "../../lib/logger.ts";
+import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { createBlockHasher, xxh3 } from "../../lib/xxh3.ts";
 import { holdPort, type HeldPort } from "../../transport/port-hold.ts";
@@ -133,7 +133,8 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       relays > 0 ? `${relays} router-event relay(s)` : "",
     ].filter(Boolean);
     logger.info(`events: ${eventLine.join("; ") || "no event sockets"}${identities.length > 1 ? " (per worker at --log-level debug, and in discovery)" : ""}`);
-    for (const id of identities) {
+    // Built only when they will be printed: thousands of workers make thousands of lines.
+    for (const id of logger.level >= LOG_LEVELS.debug ? identities : []) {
       const ep = endpoints[id.index]!;
       const parts = [
         ep.rawPorts.length > 0 ? `raw ${ep.rawPorts.map((p) => tcpEndpoint(host, p)).join(" ")}` : "",
