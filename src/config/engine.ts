@@ -16,6 +16,13 @@ export const engineOptions = defineOptions({
   numHostBlocks: { kind: "int", min: 0, max: MAX_BLOCKS_PER_TIER, default: 0, description: "G2 (host) KV blocks per rank; 0 = no host tier (memory grows with blocks stored)" },
   hostOffloadD2hBandwidthGbps: { kind: "number", min: 0, default: 0, description: "Device-to-host copy bandwidth in GB/s; 0 = instant" },
   hostOffloadH2dBandwidthGbps: { kind: "number", min: 0, default: 0, description: "Host-to-device load bandwidth in GB/s; 0 = instant" },
+  hostOffloadDecodeBlocks: { kind: "bool", default: false, description: "Also offload blocks completed by generated tokens to G2 (vLLM and Dynamo offload prompt blocks only)" },
+  hostKvEventsMedium: {
+    kind: "enum",
+    choices: ["CPU_PINNED", "CPU"],
+    default: "CPU_PINNED",
+    description: "Medium of G2 events: CPU_PINNED (Dynamo's mocker) or CPU (vLLM's OffloadingConnector); replay accepts it so one config serves both",
+  },
   kvBytesPerToken: {
     kind: "int",
     min: 1,
@@ -33,7 +40,7 @@ export const engineOptions = defineOptions({
   prefillMs: { kind: "number", min: 0, default: 20, description: "Prefill time per step with --timing-model fixed" },
   decodeMs: { kind: "number", min: 0, default: 10, description: "Decode time per step with --timing-model fixed" },
   dataParallelSize: { kind: "int", min: 1, max: 1024, default: 1, description: "Data-parallel ranks per worker" },
-  seed: { kind: "int", min: 0, default: 0, description: "Seed for output tokens (same seed, same run)" },
+  seed: { kind: "int", min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, description: "Seed for output tokens (same seed, same run)" },
 });
 
 /** The cross-field rules of the engine options (SPEC §2: the host tier needs prefix caching). */

@@ -29,6 +29,32 @@ describe("mocker config", () => {
     expect([c.enablePrefixCaching, c.enableChunkedPrefill, c.speedupRatio, c.dataParallelSize, c.seed, c.kvStateAgent]).toEqual([true, true, 1, 1, 0, false]);
   });
 
+  test("issue 8 flags: G2 decode offload, host event medium, event encoding (flags and extra-engine-args)", () => {
+    const d = load([]);
+    expect([d.hostOffloadDecodeBlocks, d.hostKvEventsMedium, d.kvEventsEncoding]).toEqual([false, "CPU_PINNED", "map"]);
+    const c = load(["--host-offload-decode-blocks", "--host-kv-events-medium", "CPU", "--kv-events-encoding", "array"]);
+    expect([c.hostOffloadDecodeBlocks, c.hostKvEventsMedium, c.kvEventsEncoding]).toEqual([true, "CPU", "array"]);
+    const f = load(["--extra-engine-args", "x.json"], { "x.json": JSON.stringify({ engine: { host_offload_decode_blocks: true, host_kv_events_medium: "CPU" }, dynamo: { kv_events_encoding: "array" } }) });
+    expect([f.hostOffloadDecodeBlocks, f.hostKvEventsMedium, f.kvEventsEncoding]).toEqual([true, "CPU", "array"]);
+    const bad = problems(["--host-kv-events-medium", "cpu_pinned", "--kv-events-encoding", "json"]);
+    expect(bad.length).toBe(2);
+    expect(bad[0]).toContain("--host-kv-events-medium");
+    expect(bad[0]).toContain("CPU_PINNED, CPU");
+    expect(bad[1]).toContain("--kv-events-encoding");
+    expect(bad[1]).toContain("map, array");
+  });
+
+  test("--seed takes every integer it can honour (to 2^53 − 1) and refuses larger ones", () => {
+    expect(load(["--seed", "4294967296"]).seed).toBe(4294967296);
+    expect(load(["--seed", "9007199254740991"]).seed).toBe(Number.MAX_SAFE_INTEGER);
+    for (const big of ["9007199254740992", "18446744073709551615"]) {
+      const p = problems(["--seed", big]);
+      expect(p.length).toBe(1);
+      expect(p[0]).toContain("--seed");
+      expect(p[0]).toContain("from 0 to 9007199254740991");
+    }
+  });
+
   test("state-agent mode: every missing required flag is named", () => {
     expect(problems(["--kv-state-agent"])).toEqual([
       "--zmq-kv-events-ports: required with --kv-state-agent (the agent subscribes to each rank's raw PUB)",

@@ -17,6 +17,7 @@ export const kvcrOptions = defineOptions({
   kvStateEndpoint: { kind: "string", nonEmpty: true, description: "Where the agent serves a slot's state (default {namespace}/kv_state_agent/slot)" },
   kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a source endpoint per CacheOwner" },
   kvEventsTopic: { kind: "string", default: "", description: "Raw topic in direct mode (vLLM's default is empty)" },
+  kvEventsEncoding: { kind: "enum", choices: ["map", "array"], default: "map", description: "Raw events as maps (vLLM's current form) or positional arrays (vLLM 0.9–0.23, array_like structs)" },
   kvTransferIslandSize: { kind: "int", min: 1, description: "Workers per KV-transfer island: worker i joins domain {DYN_KV_TRANSFER_DOMAIN}-{floor(i/N)}" },
 });
 

@@ -17,7 +17,7 @@ export const workloadOptions = defineOptions({
   requestRate: { kind: "number", min: 0.000001, description: "Poisson arrivals at R requests per second (ignores timestamps)" },
   arrivalSpeedupRatio: { kind: "number", min: 0.000001, default: 1, description: "Divides trace timestamps (2 = arrivals twice as dense)" },
   traceSpeedup: { kind: "number", min: 0.000001, description: "Same as --arrival-speedup-ratio (SPEC §9 spelling); wins when both are given" },
-  seed: { kind: "int", min: 0, default: 0, description: "Seed of output tokens, synthetic prompts, random routing and Poisson arrivals" },
+  seed: { kind: "int", min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, description: "Seed of output tokens, synthetic prompts, random routing and Poisson arrivals" },
   outputJson: { kind: "string", nonEmpty: true, description: "Also write the report as JSON to FILE (- prints JSON instead of the table)" },
 });
 

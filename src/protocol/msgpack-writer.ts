@@ -1,5 +1,5 @@
 // Purpose-built msgpack writer for the wire codecs: one reused, growable buffer and exact control
-// of every encoding choice (float64 always, smallest ints, u64 hashes always `cf`), which msgpackr
+// of every encoding choice (float64 always, smallest ints, u64 hashes `cf` or smallest), which msgpackr
 // cannot give (it writes integral floats as ints and positive bigints below 2^63 as int64 `d3`).
 import { KvcrError } from "../lib/errors.ts";
 
@@ -161,6 +161,15 @@ export class MsgpackWriter {
     this.buf[this.pos++] = 0xcf;
     this.view.setBigUint64(this.pos, h);
     this.pos += 8;
+  }
+
+  /**
+   * A 64-bit hash in its smallest unsigned form, as msgspec writes a Python int (vLLM's KV
+   * events): below 2^32 as fixint / `cc` / `cd` / `ce`, from 2^32 on as `cf`.
+   */
+  writeU64Smallest(h: bigint): void {
+    if (h >= 0n && h <= 0xffff_ffffn) return this.writeUint(Number(h));
+    this.writeU64(h);
   }
 
   /** A bigint as `cf` (>= 0) or `d3` (< 0): the 64-bit forms, so it decodes back as a bigint. */

@@ -5,7 +5,7 @@ import type { engineOptions } from "../config/engine.ts";
 import type { ConfigOf } from "../config/options.ts";
 
 type EngineOptionValues = ConfigOf<typeof engineOptions>;
-type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed">;
+type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "hostOffloadDecodeBlocks" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed">;
 
 /** The engine options of §3 as one engine's config (shared by any role that builds engines). */
 export function engineConfigFrom(c: EngineKeys): Partial<EngineConfig> {
@@ -15,6 +15,7 @@ export function engineConfigFrom(c: EngineKeys): Partial<EngineConfig> {
     numHostBlocks: c.numHostBlocks,
     hostOffloadD2hBandwidthGbps: c.hostOffloadD2hBandwidthGbps,
     hostOffloadH2dBandwidthGbps: c.hostOffloadH2dBandwidthGbps,
+    hostOffloadDecodeBlocks: c.hostOffloadDecodeBlocks,
     kvBytesPerToken: c.kvBytesPerToken,
     maxNumSeqs: c.maxNumSeqs,
     maxNumBatchedTokens: c.maxNumBatchedTokens,

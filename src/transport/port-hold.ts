@@ -34,13 +34,12 @@ export function portFree(host: string, port: number): boolean {
 }
 
 /**
- * `count` distinct free ports on `host`, released before returning, for children that must be
- * told their port up front (a child binding 0 could not be probed). They come from just below the
- * kernel's ephemeral range (by default the 10,000 ports under it), where no port-0 bind and no
- * outgoing connection lands: a child that binds thousands of port-0 sockets (a mocker's event
- * ports) cannot take the port another child was promised. Ports are held until all are picked, so
- * the list has no duplicates; another process that binds fixed ports may still take one before the
- * child binds it, which the child then reports as a bind failure.
+ * `count` distinct free ports on `host`, released before returning, for children that must be told
+ * their port up front (a child binding 0 could not be probed). They are picked BELOW the kernel's
+ * ephemeral range: every port-0 socket of the stack (the kernel's pick, or a mocker's port plan,
+ * which walk that range) would otherwise be free to take one in the moment before its child binds
+ * it. Another launcher picking in the same range at the same moment is the remaining (random
+ * start, rare) race, which the child then reports as a bind failure naming the port.
  */
 export function pickFreePorts(host: string, count: number, range: readonly [number, number] = belowEphemeral()): number[] {
   const plan = createPortPlan({ range });
@@ -53,8 +52,8 @@ export function pickFreePorts(host: string, count: number, range: readonly [numb
   }
 }
 
-/** The ports under the ephemeral range (or the range itself when there is no room below it). */
-export function belowEphemeral(span = 10_000): [number, number] {
-  const [lo, hi] = ephemeralRange();
-  return lo - 1 >= 1024 + 1000 ? [Math.max(1024, lo - span), lo - 1] : [lo, hi];
+/** Up to 12,000 ports just below the ephemeral range (never under 1024). */
+function belowEphemeral(): [number, number] {
+  const [lo] = ephemeralRange();
+  return lo - 1 >= 2048 ? [Math.max(1024, lo - 12_000), lo - 1] : [1024, 65535];
 }

@@ -101,6 +101,10 @@ describe("kvcr-mock replay", () => {
     expect(huge.stderr).toContain("--num-host-blocks: got 3000000000, expected an integer from 0 to 2147483647");
     expect(huge.stderr).toContain("--num-gpu-blocks-override: got 4294967296, expected an integer from 1 to 2147483647");
     expect(huge.stderr).not.toContain("    at ");
+    // A seed it cannot honour exactly (beyond 2^53 − 1) is refused, not rounded or truncated.
+    const seed = await runCli(["replay", "--seed", "18446744073709551615"]);
+    expect(seed.exitCode).toBe(2);
+    expect(seed.stderr).toContain("--seed: got 18446744073709552000, expected an integer from 0 to 9007199254740991");
     const missing = await runCli(["replay", "--trace", join(dir.path, "none.jsonl")]);
     expect(missing.exitCode).toBe(1);
     expect(missing.stderr).toContain("cannot read --trace");

@@ -2,7 +2,7 @@
 // function of (seed, prompt, i), like greedy decoding: identical prompts generate identical
 // continuations whatever the batching or arrival timing, so a run replays exactly and
 // generated blocks are shared the way a real greedy model's would be.
-import { mix32 } from "../random/rng.ts";
+import { mix32, seedHigh } from "../random/rng.ts";
 
 /**
  * Folds a prompt into a 32-bit key cheaply: the last full block's sequence hash already
@@ -10,6 +10,8 @@ import { mix32 } from "../random/rng.ts";
  */
 export function outputKey(seed: number, tokens: Uint32Array, promptLen: number, blockSize: number, lastFullSeqHash: bigint | undefined): number {
   let k = mix32((seed >>> 0) ^ 0x5bd1e995);
+  const hi = seedHigh(seed); // seeds from 2^32 on (keys of smaller seeds unchanged)
+  if (hi !== 0) k = mix32(k ^ hi ^ 0x27d4eb2f);
   k = mix32(k ^ promptLen);
   let from = 0;
   if (lastFullSeqHash !== undefined) {

@@ -93,4 +93,29 @@ describe("token-id recovery for host stores (SPEC §2)", () => {
     expect(reg.resolve(Array.from({ length: RELEASED_FIFO_BLOCKS }, (_, k) => BigInt(k) + 11n))?.length).toBe(RELEASED_FIFO_BLOCKS);
     expect(reg.size).toBe(RELEASED_FIFO_BLOCKS);
   });
+
+  test("a record costs its token ids plus a few typed-array words, not an object per block (issue 9 item 13)", () => {
+    const bs = 64;
+    const reg = new BlockTokenRegistry(RELEASED_FIFO_BLOCKS);
+    const tokens = new Uint32Array(bs);
+    const n = 20_000;
+    for (let i = 1; i <= n; i++) {
+      tokens.fill(i);
+      reg.stored("device", BigInt(i) * 0x9e3779b97f4a7c15n & 0xffff_ffff_ffff_ffffn, null, BigInt(i), tokens);
+      if (i % 2 === 0) reg.removed("device", BigInt(i) * 0x9e3779b97f4a7c15n & 0xffff_ffff_ffff_ffffn); // half released into the FIFO
+    }
+    expect(reg.size).toBe(n);
+    // Arrays grow by doubling: at most 2× the records, each 4 × 64 B of tokens + 34 B of fields,
+    // plus the FIFO (12 B per entry).
+    expect(reg.storageBytes).toBeLessThanOrEqual(2 * n * (4 * bs + 34) + 12 * RELEASED_FIFO_BLOCKS);
+    // Slots of expired records are reused: cycling far more blocks than the FIFO holds stays flat.
+    const before = reg.storageBytes;
+    for (let i = n + 1; i <= n + 100_000; i++) {
+      const h = BigInt(i) * 0x9e3779b97f4a7c15n & 0xffff_ffff_ffff_ffffn;
+      reg.stored("device", h, null, BigInt(i), tokens);
+      reg.removed("device", h);
+    }
+    expect(reg.storageBytes).toBe(before);
+    expect([...reg.resolve([BigInt(n + 100_000) * 0x9e3779b97f4a7c15n & 0xffff_ffff_ffff_ffffn])![0]!.tokenIds]).toEqual([...tokens]);
+  });
 });

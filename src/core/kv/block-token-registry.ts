@@ -69,12 +69,17 @@ export class BlockTokenRegistry {
 
   /** A block became resident in `tier` with its own token ids (copied when first seen). */
   stored(tier: KvTier, hash: bigint, parentHash: bigint | null, localHash: bigint, tokenIds: Uint32Array): void {
+    this.storedAt(tier, hash, parentHash, localHash, tokenIds, 0, tokenIds.length);
+  }
+
+  /** `stored` for the block whose token ids are tokens[from, from + blockSize): no view allocated. */
+  storedAt(tier: KvTier, hash: bigint, parentHash: bigint | null, localHash: bigint, tokens: Uint32Array, from: number, blockSize: number): void {
     splitU64(hash);
     let slot = this.bySlot.get(SPLIT[0]!, SPLIT[1]!);
     if (slot === -1) {
       const w0 = SPLIT[0]!;
       const w1 = SPLIT[1]!;
-      slot = this.allocate(tokenIds.length);
+      slot = this.allocate(blockSize);
       this.bySlot.set(w0, w1, slot);
       this.hash[slot] = hash;
       this.hasParent[slot] = parentHash === null ? 0 : 1;
@@ -82,7 +87,9 @@ export class BlockTokenRegistry {
       this.local[slot] = localHash;
       this.tiers[slot] = 0;
       this.releasedAt[slot] = 0;
-      this.tokens.set(tokenIds, slot * this.blockSize);
+      const slab = this.tokens;
+      const at = slot * blockSize;
+      for (let i = 0; i < blockSize; i++) slab[at + i] = tokens[from + i]!;
     }
     this.tiers[slot]! |= TIER_BIT[tier];
   }
@@ -121,6 +128,33 @@ export class BlockTokenRegistry {
     return slots.map((s) => this.record(s));
   }
 
+  /**
+   * The hot-path form of storeResolved: record slots of all `hashes` marked resident in `tier`,
+   * or undefined (nothing changed). Read them with parentOf / localOf / copyTokens at once.
+   */
+  storeResolvedSlots(tier: KvTier, hashes: readonly bigint[]): number[] | undefined {
+    const slots = this.slotsOf(hashes);
+    if (slots === undefined) return undefined;
+    for (const s of slots) this.tiers[s]! |= TIER_BIT[tier];
+    return slots;
+  }
+
+  parentOf(slot: number): bigint | null {
+    return this.hasParent[slot] === 1 ? this.parent[slot]! : null;
+  }
+
+  localOf(slot: number): bigint {
+    return this.local[slot]!;
+  }
+
+  /** Copies the token ids of record `slot` into dst[at, at + blockSize). */
+  copyTokens(slot: number, dst: Uint32Array, at: number): void {
+    const bs = this.blockSize;
+    const slab = this.tokens;
+    const from = slot * bs;
+    for (let i = 0; i < bs; i++) dst[at + i] = slab[from + i]!; // no view allocated per block
+  }
+
   /** Tier bits of a block (0 = not resident, or unknown). */
   tiersOf(hash: bigint): number {
     const slot = this.bySlot.getBig(hash);
@@ -129,13 +163,6 @@ export class BlockTokenRegistry {
 
   has(hash: bigint): boolean {
     return this.bySlot.hasBig(hash);
-  }
-
-  clear(): void {
-    this.bySlot.clear();
-    this.freeSlots.length = 0;
-    this.fresh = 0;
-    this.fifoNext = 0;
   }
 
   private slotsOf(hashes: readonly bigint[]): number[] | undefined {

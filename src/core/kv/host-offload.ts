@@ -133,7 +133,7 @@ export class HostOffload {
         const hashes: bigint[] = [];
         for (let i = from; i < to; i++) hashes.push(tier.hashOf(hostSlots[i]!));
         // All blocks resolve before any residency changes (SPEC §2).
-        const recs = this.registry.storeResolved("host", hashes);
+        const recs = this.registry.storeResolvedSlots("host", hashes);
         if (recs === undefined) {
           for (let i = from; i < to; i++) tier.dropPending(hostSlots[i]!);
           this.droppedStoreCount++;
@@ -144,12 +144,12 @@ export class HostOffload {
         const tokenIds = new Uint32Array(hashes.length * bs);
         const locals: bigint[] = [];
         for (let i = 0; i < recs.length; i++) {
-          tokenIds.set(recs[i]!.tokenIds, i * bs);
-          locals.push(recs[i]!.localHash);
+          this.registry.copyTokens(recs[i]!, tokenIds, i * bs);
+          locals.push(this.registry.localOf(recs[i]!));
           tier.land(hostSlots[from + i]!);
         }
         this.storedBlocks += recs.length;
-        this.events.stored("host", recs[0]!.parentHash, hashes, locals, tokenIds, bs);
+        this.events.stored("host", this.registry.parentOf(recs[0]!), hashes, locals, tokenIds, bs);
       }
     }
     if (this.pendingHead > 64 && this.pendingHead * 2 > this.pending.length) {

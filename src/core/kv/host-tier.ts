@@ -157,18 +157,6 @@ export class HostTier {
     }
   }
 
-  /** Drops every entry (prefix-cache reset). */
-  clear(): void {
-    this.byHash.clear();
-    this.state.fill(FREE);
-    this.pins.fill(0);
-    while (this.lru.popFront() !== -1);
-    this.freeSlots.length = 0;
-    this.fresh = 0;
-    this.residentBlocks = 0;
-    this.pinnedBlocks = 0;
-  }
-
   residentHashes(): bigint[] {
     const out: bigint[] = [];
     this.byHash.forEach((hash, slot) => {

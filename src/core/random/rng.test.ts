@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createRng, mix32 } from "./rng.ts";
+import { createRng, MAX_SEED, mix32 } from "./rng.ts";
+import { outputKey } from "../engine/output-tokens.ts";
 
 describe("seeded rng", () => {
   test("same seed, same stream; different seed, different stream", () => {
@@ -33,5 +34,19 @@ describe("seeded rng", () => {
     expect(mix32(0)).toBe(0);
     expect(mix32(1)).not.toBe(mix32(2));
     expect(mix32(0xffffffff) >= 0 && mix32(0xffffffff) <= 0xffffffff).toBe(true);
+  });
+
+  test("the whole seed range counts: seeds that differ only above bit 32 give different streams and tokens", () => {
+    const first = (seed: number) => Array.from({ length: 4 }, ((r) => () => r.nextU32())(createRng(seed)));
+    expect(first(2 ** 32)).not.toEqual(first(0));
+    expect(first(2 ** 32 + 5)).not.toEqual(first(5));
+    expect(first(MAX_SEED)).not.toEqual(first(MAX_SEED - 2 ** 32));
+    expect(first(7)).toEqual(first(7));
+    const prompt = Uint32Array.from([1, 2, 3]);
+    expect(outputKey(2 ** 32, prompt, 3, 4, undefined)).not.toBe(outputKey(0, prompt, 3, 4, undefined));
+    expect(outputKey(2 ** 40 + 9, prompt, 3, 4, undefined)).not.toBe(outputKey(9, prompt, 3, 4, undefined));
+    // Seeds it cannot represent exactly are refused, not rounded.
+    expect(() => createRng(2 ** 53)).toThrow("seed must be an integer from 0 to 9007199254740991");
+    expect(() => createRng(-1)).toThrow("seed must be an integer");
   });
 });

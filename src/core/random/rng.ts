@@ -18,8 +18,22 @@ export function mix32(x: number): number {
   return (x ^ (x >>> 16)) >>> 0;
 }
 
-/** xoshiro128** seeded through splitmix32 so nearby seeds give unrelated streams. */
+/** Most seeds take: every safe integer (2^53 − 1); the options cap `--seed` at this. */
+export const MAX_SEED = Number.MAX_SAFE_INTEGER;
+
+/** The high 21 bits of a safe-integer seed (0 for seeds below 2^32). */
+export function seedHigh(seed: number): number {
+  return Math.floor(seed / 4294967296) >>> 0;
+}
+
+/**
+ * xoshiro128** seeded through splitmix32 so nearby seeds give unrelated streams. Both halves of
+ * the seed count (issue 9: `--seed 4294967296` is not `--seed 0`): the low 32 bits seed the
+ * state as they always did, the high bits are mixed into its second half, so seeds below 2^32
+ * keep their streams and distinct seeds give distinct states.
+ */
 export function createRng(seed: number): Rng {
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new RangeError(`seed must be an integer from 0 to ${MAX_SEED}, got ${seed}`);
   let s = seed >>> 0;
   const split = () => {
     s = (s + 0x9e3779b9) >>> 0;
@@ -29,6 +43,11 @@ export function createRng(seed: number): Rng {
   let b = split();
   let c = split();
   let d = split();
+  const hi = seedHigh(seed);
+  if (hi !== 0) {
+    c ^= mix32(hi ^ 0x6a09e667);
+    d ^= mix32(hi ^ 0xbb67ae85);
+  }
   if ((a | b | c | d) === 0) a = 1; // the all-zero state is a fixed point
   const nextU32 = (): number => {
     const result = Math.imul(rotl(Math.imul(b, 5), 7), 9) >>> 0;

@@ -29,6 +29,8 @@ export interface ReplayReport {
   /** Per worker, per data-parallel rank. */
   requests_per_rank: number[][];
   preemptions: number;
+  /** G2 blocks stored over the run (host `stored` blocks, all engines): G2 traffic. */
+  host_blocks_stored: number;
   /** Host `stored` events the engines refused: a block's token ids were unrecoverable (SPEC §2). */
   host_stores_dropped: number;
   simulated_time_s: number;
@@ -92,6 +94,7 @@ export function buildReport(sim: SimulationResult, meta: { routerMode: string; w
     requests_per_worker: sim.requestsPerWorker,
     requests_per_rank: sim.requestsPerRank,
     preemptions: sim.engines.reduce((s, e) => s + e.preemptions, 0),
+    host_blocks_stored: sim.engines.reduce((s, e) => s + e.hostBlocksStored, 0),
     host_stores_dropped: sim.engines.reduce((s, e) => s + e.eventsDropped, 0),
     simulated_time_s: sim.simulatedMs / 1000,
     wall_time_s: wallS,

@@ -66,6 +66,85 @@ describe("replay simulator: prefix-cache reuse sanity anchor", () => {
     expect(report.prefix_cache_reuse_ratio).toBe(cached / prompt);
   });
 
+  test("a finite G1 served one request at a time reuses exactly what a plain LRU of the same size keeps", () => {
+    // Independent reference: a Map in insertion order as the LRU of free cached blocks (SPEC §2:
+    // blocks in use are not evictable; a freed sequence returns tail first, so its head is most
+    // recent; uncached slots are taken before any cached block is evicted; a block whose hash is
+    // already cached stays uncached). Prompt blocks are keyed by their §4.1 sequence hash,
+    // blocks holding generated tokens by the prompt (same prompt, same seeded output) and index.
+    const bs = 512;
+    const capacity = 48;
+    const budget = 8192;
+    const lru = new Map<string, true>();
+    let cached = 0, evictions = 0;
+    for (const r of slice) {
+      const tokens = tokensOf(r);
+      const seqs = hasher.hashBlocks(tokens, bs).sequence;
+      const total = r.inputLength + r.outputLength - 1;
+      if (Math.ceil(total / bs) > capacity) continue; // refused by the engine
+      const promptId = String(Bun.hash(tokens));
+      const keyOf = (i: number) => (i < seqs.length ? String(seqs[i]) : `${promptId}|${i}`);
+      const cap = Math.floor((r.inputLength - 1) / bs);
+      let k = 0;
+      while (k < cap && lru.has(keyOf(k))) k++;
+      cached += k * bs;
+      const held: (string | null)[] = [];
+      const inUse = new Set<string>();
+      for (let i = 0; i < k; i++) {
+        lru.delete(keyOf(i));
+        held.push(keyOf(i));
+        inUse.add(keyOf(i));
+      }
+      let uncachedFree = capacity - held.length - lru.size;
+      let computed = k * bs;
+      let registered = k;
+      const grow = (target: number) => {
+        while (held.length < Math.ceil(target / bs)) {
+          if (uncachedFree > 0) uncachedFree--;
+          else {
+            lru.delete(lru.keys().next().value!);
+            evictions++;
+          }
+          held.push(null);
+        }
+      };
+      const commit = () => {
+        const full = Math.floor(computed / bs);
+        for (let i = registered; i < full; i++) {
+          const key = keyOf(i);
+          if (!lru.has(key) && !inUse.has(key)) {
+            held[i] = key;
+            inUse.add(key);
+          }
+        }
+        registered = Math.max(registered, full);
+      };
+      while (computed < r.inputLength) {
+        const n = Math.min(r.inputLength - computed, budget);
+        grow(computed + n);
+        computed += n;
+        commit();
+      }
+      while (computed < total) {
+        grow(computed + 1);
+        computed++;
+        commit();
+      }
+      for (let i = held.length - 1; i >= 0; i--) {
+        const key = held[i]!;
+        if (key === null) uncachedFree++;
+        else lru.set(key, true);
+      }
+    }
+    const sim = simulate(slice, { ...base, engine: { blockSize: bs, numGpuBlocks: capacity }, arrival: { kind: "concurrency", concurrency: 1 } }, { hasher });
+    const report = buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 });
+    const unbounded = buildReport(simulate(slice, { ...base, engine: { blockSize: bs, numGpuBlocks: 200_000 }, arrival: { kind: "concurrency", concurrency: 1 } }, { hasher }), { routerMode: "round-robin", wallTimeMs: 1 });
+    expect(evictions).toBeGreaterThan(1000); // the cache is really finite for this slice
+    expect(report.cached_tokens).toBe(cached);
+    expect(report.cached_tokens).toBeLessThan(unbounded.cached_tokens);
+    expect(report.cached_tokens).toBeGreaterThan(0);
+  });
+
   test("with trace arrivals concurrent same-prefix requests can only lose hits", () => {
     const closed = simulate(slice, { ...base, engine: { blockSize: 512, numGpuBlocks: 200_000 }, arrival: { kind: "concurrency", concurrency: 1 } }, { hasher });
     const open = simulate(slice, { ...base, engine: { blockSize: 512, numGpuBlocks: 200_000 } }, { hasher });

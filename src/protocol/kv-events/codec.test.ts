@@ -104,9 +104,9 @@ describe("encoding choices", () => {
     expect(toHex(bytes)).toContain("a9746f6b656e5f69647398007fcc80ccffcd0100cdffffce00010000ceffffffff");
     expect(toHex(bytes).endsWith("cd012c")).toBe(true);
   });
-  test("hashes are always u64 cf, even tiny ones", () => {
-    const bytes = encodeBatch({ ts: 1, dataParallelRank: 0, events: [{ type: "BlockRemoved", blockHashes: [0n, 1n], medium: null }] });
-    expect(toHex(bytes)).toContain("92cf0000000000000000cf0000000000000001");
+  test("hashes in their smallest form, as msgspec writes ints (u64 cf from 2^32 on)", () => {
+    const bytes = encodeBatch({ ts: 1, dataParallelRank: 0, events: [{ type: "BlockRemoved", blockHashes: [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n], medium: null }] });
+    expect(toHex(bytes)).toContain("940001ceffffffffcf0000000100000000");
   });
   test("non-ASCII strings are UTF-8 with the right header", () => {
     const e = decodeBatch(encodeBatch({ ts: 1, dataParallelRank: 0, events: [{ ...stored, loraName: "λ-adapter-é" }] }));

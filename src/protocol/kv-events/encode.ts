@@ -1,6 +1,9 @@
 // Encodes KV-event batches exactly as vLLM's msgspec does (SPEC §4.2): `[ts f64, [events], dp_rank]`,
 // events as maps whose first key is "type", keys in vLLM's field order, optional keys omitted when
-// absent, ints in smallest form, hashes always u64 `cf`. Golden bytes: fixtures/vectors.json.
+// absent, every int (hashes included) in its smallest form. Golden bytes: fixtures/vectors.json.
+// Encoding "array" writes vLLM 0.9–0.23's positional events instead (msgspec `array_like=True,
+// omit_defaults=True`): `[tag, field, ...]` in field order, the trailing run of absent optional
+// fields left out.
 import { encodeError, MsgpackWriter, preEncodeStr } from "../msgpack.ts";
 import type { MsgpackValue } from "../msgpack.ts";
 import type { BlockRemoved, BlockStored, ExtraKeys, KvEvent, KvEventBatch } from "./types.ts";
@@ -36,9 +39,19 @@ const K = {
   sessionId: raw("session_id"),
 };
 
+/** How events are written: vLLM's current maps, or its older positional arrays. */
+export const KvEventsEncoding = { map: "map", array: "array" } as const;
+export type KvEventsEncoding = (typeof KvEventsEncoding)[keyof typeof KvEventsEncoding];
+
+const TAG_STORED = raw("BlockStored");
+const TAG_REMOVED = raw("BlockRemoved");
+const TAG_CLEARED = raw("AllBlocksCleared");
+
 /** Owns one reused buffer; `encode` returns a fresh copy of the bytes. Not reentrant. */
 export class KvEventEncoder {
   private readonly w = new MsgpackWriter(4096);
+
+  constructor(private readonly encoding: KvEventsEncoding = KvEventsEncoding.map) {}
 
   encode(batch: KvEventBatch): Uint8Array {
     const w = this.w;
@@ -55,6 +68,7 @@ export class KvEventEncoder {
   }
 
   private writeEvent(event: KvEvent): void {
+    if (this.encoding === KvEventsEncoding.array) return this.writePositional(event);
     switch (event.type) {
       case "BlockStored":
         return this.writeStored(event);
@@ -84,9 +98,19 @@ export class KvEventEncoder {
     w.writeRaw(STORED_HEAD);
     this.writeHashes(e.blockHashes);
     w.writeRaw(K.parentBlockHash);
+    this.writeStoredBody(e);
+    this.writeOptionalStr(K.locality, e.locality);
+    this.writeOptionalStr(K.ownership, e.ownership);
+    this.writeOptionalStr(K.sessionId, e.sessionId);
+  }
+
+  /** parent_block_hash through lora_name, then the optional fields up to the sliding window. */
+  private writeStoredBody(e: BlockStored): void {
+    const w = this.w;
+    const positional = this.encoding === KvEventsEncoding.array;
     if (e.parentBlockHash === null) w.writeNil();
-    else w.writeU64(e.parentBlockHash);
-    w.writeRaw(K.tokenIds);
+    else w.writeU64Smallest(e.parentBlockHash);
+    this.key(K.tokenIds);
     const tokens = e.tokenIds;
     w.writeArrayHeader(tokens.length);
     for (let i = 0; i < tokens.length; i++) {
@@ -94,35 +118,84 @@ export class KvEventEncoder {
       if (t >>> 0 !== t) throw encodeError(`token id ${t} is not a u32`);
       w.writeUint(t);
     }
-    w.writeRaw(K.blockSize);
+    this.key(K.blockSize);
     if (!(e.blockSize >= 1)) throw encodeError(`block_size must be >= 1, got ${e.blockSize}`);
     w.writeUint(e.blockSize);
-    w.writeRaw(K.loraId);
+    this.key(K.loraId);
     if (e.loraId === null) w.writeNil();
     else w.writeInt(e.loraId);
-    w.writeRaw(K.medium);
+    this.key(K.medium);
     this.writeStrOrNil(e.medium);
-    w.writeRaw(K.loraName);
+    this.key(K.loraName);
     this.writeStrOrNil(e.loraName);
+    // Positional: an absent field before a present one is written as nil (its slot must exist).
+    const last = positional ? lastPresent([e.extraKeys, e.groupIdx, e.kvCacheSpecKind, e.kvCacheSpecSlidingWindow, e.locality, e.ownership, e.sessionId]) : -1;
     if (e.extraKeys != null) {
-      w.writeRaw(K.extraKeys);
+      this.key(K.extraKeys);
       this.writeExtraKeys(e.extraKeys);
-    }
+    } else if (last > 0) w.writeNil();
     if (e.groupIdx != null) {
-      w.writeRaw(K.groupIdx);
+      this.key(K.groupIdx);
       w.writeUint(e.groupIdx);
-    }
+    } else if (last > 1) w.writeNil();
     if (e.kvCacheSpecKind != null) {
-      w.writeRaw(K.kvCacheSpecKind);
+      this.key(K.kvCacheSpecKind);
       w.writeStr(e.kvCacheSpecKind);
-    }
+    } else if (last > 2) w.writeNil();
     if (e.kvCacheSpecSlidingWindow != null) {
-      w.writeRaw(K.kvCacheSpecSlidingWindow);
+      this.key(K.kvCacheSpecSlidingWindow);
       w.writeUint(e.kvCacheSpecSlidingWindow);
+    } else if (last > 3) w.writeNil();
+    if (!positional) return;
+    this.writePositionalTail([e.locality, e.ownership, e.sessionId], last - 4);
+  }
+
+  /** A map key; nothing in positional form. */
+  private key(k: Uint8Array): void {
+    if (this.encoding === KvEventsEncoding.map) this.w.writeRaw(k);
+  }
+
+  /** Positional events: `[tag, ...fields]`, trailing absent optional fields left out. */
+  private writePositional(event: KvEvent): void {
+    const w = this.w;
+    switch (event.type) {
+      case "BlockStored": {
+        const e = event;
+        const last = lastPresent([e.extraKeys, e.groupIdx, e.kvCacheSpecKind, e.kvCacheSpecSlidingWindow, e.locality, e.ownership, e.sessionId]);
+        w.writeArrayHeader(8 + last + 1);
+        w.writeRaw(TAG_STORED);
+        this.writeHashes(e.blockHashes);
+        this.writeStoredBody(e);
+        return;
+      }
+      case "BlockRemoved": {
+        const e = event;
+        const last = lastPresent([e.groupIdx, e.locality, e.ownership]);
+        w.writeArrayHeader(3 + last + 1);
+        w.writeRaw(TAG_REMOVED);
+        this.writeHashes(e.blockHashes);
+        this.writeStrOrNil(e.medium);
+        if (e.groupIdx != null) w.writeUint(e.groupIdx);
+        else if (last > 0) w.writeNil();
+        this.writePositionalTail([e.locality, e.ownership], last - 1);
+        return;
+      }
+      case "AllBlocksCleared":
+        w.writeArrayHeader(1);
+        w.writeRaw(TAG_CLEARED);
+        return;
+      default:
+        throw encodeError(`unknown event type ${(event as { type: unknown }).type}`);
     }
-    this.writeOptionalStr(K.locality, e.locality);
-    this.writeOptionalStr(K.ownership, e.ownership);
-    this.writeOptionalStr(K.sessionId, e.sessionId);
+  }
+
+  /** Optional string fields in order, up to index `last` (absent ones before it as nil). */
+  private writePositionalTail(values: readonly (string | undefined)[], last: number): void {
+    for (let i = 0; i <= last && i < values.length; i++) {
+      const v = values[i];
+      if (v == null) this.w.writeNil();
+      else this.w.writeStr(v);
+    }
   }
 
   private writeRemoved(e: BlockRemoved): void {
@@ -143,7 +216,7 @@ export class KvEventEncoder {
   private writeHashes(hashes: readonly bigint[]): void {
     const w = this.w;
     w.writeArrayHeader(hashes.length);
-    for (let i = 0; i < hashes.length; i++) w.writeU64(hashes[i]!);
+    for (let i = 0; i < hashes.length; i++) w.writeU64Smallest(hashes[i]!);
   }
 
   private writeStrOrNil(s: string | null): void {
@@ -200,9 +273,15 @@ function present(v: unknown): number {
   return v == null ? 0 : 1;
 }
 
-const shared = new KvEventEncoder();
+/** Index of the last present value, or -1 when all are absent. */
+function lastPresent(values: readonly unknown[]): number {
+  for (let i = values.length - 1; i >= 0; i--) if (values[i] != null) return i;
+  return -1;
+}
+
+const shared = { map: new KvEventEncoder(KvEventsEncoding.map), array: new KvEventEncoder(KvEventsEncoding.array) };
 
 /** The batch's wire payload (a fresh Uint8Array). Throws KvcrError ENCODE_INVALID for values with no wire form. */
-export function encodeBatch(batch: KvEventBatch): Uint8Array {
-  return shared.encode(batch);
+export function encodeBatch(batch: KvEventBatch, encoding: KvEventsEncoding = KvEventsEncoding.map): Uint8Array {
+  return shared[encoding].encode(batch);
 }

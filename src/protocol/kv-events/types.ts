@@ -13,9 +13,14 @@ export const KvEventType = {
 } as const;
 export type KvEventType = (typeof KvEventType)[keyof typeof KvEventType];
 
-/** vLLM's medium strings: G1 (device) and G2 (pinned host memory). */
-export const Medium = { Gpu: "GPU", CpuPinned: "CPU_PINNED" } as const;
+/**
+ * vLLM's medium strings: G1 (device), and G2 as Dynamo's mocker writes it (pinned host memory)
+ * or as vLLM's OffloadingConnector writes it (`CPU`).
+ */
+export const Medium = { Gpu: "GPU", CpuPinned: "CPU_PINNED", Cpu: "CPU" } as const;
 export type Medium = (typeof Medium)[keyof typeof Medium];
+/** The media a host (G2) event can carry (`--host-kv-events-medium`). */
+export type HostMedium = typeof Medium.CpuPinned | typeof Medium.Cpu;
 
 /** `ownership` value of CacheOwner-domain (KVCR) events; absent = framework-owned. */
 export const OWNERSHIP_KVCR = "kvcr";

@@ -4,8 +4,9 @@
 import { agentOptions } from "../../config/agent.ts";
 import { discoveryOptions } from "../../config/discovery.ts";
 import { frontendOptions } from "../../config/frontend.ts";
-import { mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
-import type { ConfigOf } from "../../config/options.ts";
+import { kvcrOptions, mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
+import type { ConfigOf, OptionTable } from "../../config/options.ts";
+import { engineOptions } from "../../config/engine.ts";
 import { routerTuningOptions } from "../../config/router.ts";
 import { globalWorkers, parseRoles, type UpConfig } from "../../config/up.ts";
 import { toArgv } from "../../config/to-argv.ts";
@@ -181,26 +182,13 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
   const bases = (base: number | undefined) => (base === undefined ? undefined : Array.from({ length: W }, (_, j) => (base === 0 ? 0 : base + (first + j) * dp)));
   const stateAgent = config.kvStateAgent;
   return {
+    // Every engine and KVCR option passes through as up resolved it (so options added later do too);
+    // what differs per process is set below.
+    ...pick(config, engineOptions),
+    ...pick(config, kvcrOptions),
     modelName: config.modelName,
     numWorkers: W,
-    blockSize: config.blockSize,
-    numGpuBlocksOverride: config.numGpuBlocksOverride,
-    numHostBlocks: config.numHostBlocks,
-    hostOffloadD2hBandwidthGbps: config.hostOffloadD2hBandwidthGbps,
-    hostOffloadH2dBandwidthGbps: config.hostOffloadH2dBandwidthGbps,
-    kvBytesPerToken: config.kvBytesPerToken,
-    maxNumSeqs: config.maxNumSeqs,
-    maxNumBatchedTokens: config.maxNumBatchedTokens,
-    enablePrefixCaching: config.enablePrefixCaching,
-    enableChunkedPrefill: config.enableChunkedPrefill,
-    preemptionMode: config.preemptionMode,
-    speedupRatio: config.speedupRatio,
-    decodeSpeedupRatio: config.decodeSpeedupRatio,
-    timingModel: config.timingModel,
-    prefillMs: config.prefillMs,
-    decodeMs: config.decodeMs,
     dataParallelSize: dp,
-    seed: config.seed,
     // Raw PUBs are always on in `up` (picked ports without a base), so the stack's raw streams can be tapped.
     zmqKvEventsPorts: bases(config.zmqKvEventsPorts ?? 0),
     zmqReplayPorts: bases(config.zmqReplayPorts),
@@ -210,15 +198,13 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     kvStateAgent: stateAgent,
     kvStateAgentRawHost: stateAgent ? config.kvStateAgentRawHost : undefined,
     kvStateAgentCacheSlot: stateAgent ? config.cacheSlotBase + first * dp : undefined,
-    kvStateAgentCacheSemantics: config.kvStateAgentCacheSemantics,
-    kvStateAgentRoutingScope: config.kvStateAgentRoutingScope,
-    kvStateAgentDc: config.kvStateAgentDc,
-    kvStateEndpoint: config.kvStateEndpoint,
-    kvStateAgentRouterHints: config.kvStateAgentRouterHints,
-    kvEventsTopic: config.kvEventsTopic,
-    kvTransferIslandSize: config.kvTransferIslandSize,
     ...discoverySettings(config, ctx),
   };
+}
+
+/** `config`'s values for the keys of an option table. */
+function pick<T extends OptionTable>(config: UpConfig, table: T): ConfigOf<T> {
+  return Object.fromEntries(Object.keys(table).map((k) => [k, (config as Record<string, unknown>)[k]])) as ConfigOf<T>;
 }
 
 /** The discovery options every child gets: up's, with the file backend's directory resolved. */

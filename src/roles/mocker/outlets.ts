@@ -42,6 +42,8 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
             topic: id.rawTopic,
             dataParallelRank: r,
             kvcrOwnsHost: config.kvStateAgent,
+            hostMedium: config.hostKvEventsMedium,
+            encoding: config.kvEventsEncoding,
             logger,
             label: `worker ${id.index} rank ${r}`,
             ports,

@@ -7,6 +7,7 @@ import { createLogger } from "../../lib/logger.ts";
 import { decodeBatch, decodeSeq, encodeSeq, REPLAY_END_SEQ, type BlockRemoved, type BlockStored } from "../../protocol/kv-events/index.ts";
 import { DealerSocket, PubSocket, SubSocket, type Frames, type ZmtpSocket } from "../../transport/zmtp/index.ts";
 import { cleanupList, waitFor, withTimeout } from "../../../test/harness.ts";
+import { unpack } from "../../protocol/msgpack.ts";
 import { RankPublisher, type RankPublisherOptions } from "./rank-publisher.ts";
 
 const logger = createLogger({ level: "silent" });
@@ -89,6 +90,18 @@ describe("live stream", () => {
     const m = await next(sub);
     expect(m[0]!.length).toBe(0);
     expect(decodeBatch(m[2]!).events.map((e) => (e.type === "AllBlocksCleared" ? e.type : [e.medium, "ownership" in e]))).toEqual([["CPU_PINNED", false], ["CPU_PINNED", false]]);
+  });
+
+  test("--kv-events-encoding array and --host-kv-events-medium CPU: vLLM 0.9–0.23's positional events, vLLM's G2 medium", async () => {
+    const pub = publisher({ encoding: "array", hostMedium: "CPU" });
+    const sub = await subscribed(pub);
+    pub.publish([...steps()[0]!, ...steps()[3]!], 1);
+    const payload = (await next(sub))[2]!;
+    // As an array_like msgspec struct decodes it: each event a list whose first element is its tag.
+    const raw = unpack(payload) as [number, unknown[][], number];
+    expect(raw[1].map((e) => [e[0], Array.isArray(e)])).toEqual([["BlockStored", true], ["BlockStored", true], ["BlockRemoved", true]]);
+    expect(raw[1].map((e) => (e[0] === "BlockStored" ? e[6] : e[2]))).toEqual(["GPU", "CPU", "CPU"]);
+    expect(decodeBatch(payload).events.map((e) => e.type)).toEqual(["BlockStored", "BlockStored", "BlockRemoved"]);
   });
 
   test("a step the codec refuses is counted and uses no seq", async () => {

@@ -3,7 +3,7 @@
 // events, seq from 0 and +1 per batch, and optionally the replay ROUTER over the last batches.
 import type { Logger } from "../../lib/logger.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
-import { encodeBatch } from "../../protocol/kv-events/index.ts";
+import { encodeBatch, KvEventsEncoding, Medium, type HostMedium } from "../../protocol/kv-events/index.ts";
 import { PubSocket } from "../../transport/zmtp/index.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";
 import { bindOrClose } from "./bind.ts";
@@ -29,6 +29,10 @@ export interface RankPublisherOptions {
   dataParallelRank: number;
   /** State-agent mode: host-tier (G2) events carry `ownership: "kvcr"`; G1 events never do. */
   kvcrOwnsHost: boolean;
+  /** Medium of G2 events: CPU_PINNED (Dynamo's mocker, default) or CPU (vLLM's OffloadingConnector). */
+  hostMedium?: HostMedium;
+  /** map (vLLM's current form, default) or array (vLLM 0.9–0.23's positional events). */
+  encoding?: KvEventsEncoding;
   logger: Logger;
   /** Names this publisher in log lines; default "rank {dataParallelRank}". */
   label?: string;
@@ -70,6 +74,8 @@ export class RankPublisher {
   /** [topic, seq, payload]: one array reused per batch, the payload slot filled per send. */
   private readonly frames: Uint8Array[];
   private readonly kvcrOwnsHost: boolean;
+  private readonly hostMedium: HostMedium;
+  private readonly encoding: KvEventsEncoding;
   private readonly logger: Logger;
   private readonly label: string;
   /** A number, not a bigint: exact to 2^53 batches, and no allocation per batch. */
@@ -82,6 +88,8 @@ export class RankPublisher {
     this.topic = opts.topic;
     this.dataParallelRank = opts.dataParallelRank;
     this.kvcrOwnsHost = opts.kvcrOwnsHost;
+    this.hostMedium = opts.hostMedium ?? Medium.CpuPinned;
+    this.encoding = opts.encoding ?? KvEventsEncoding.map;
     this.logger = opts.logger;
     this.label = opts.label ?? `rank ${opts.dataParallelRank}`;
     this.topicFrame = new TextEncoder().encode(opts.topic);
@@ -110,7 +118,7 @@ export class RankPublisher {
     if (events.length === 0 || this.closed) return;
     let payload: Uint8Array;
     try {
-      payload = encodeBatch({ ts: tsSeconds, events: toVllmEvents(events, this.kvcrOwnsHost), dataParallelRank: this.dataParallelRank });
+      payload = encodeBatch({ ts: tsSeconds, events: toVllmEvents(events, this.kvcrOwnsHost, this.hostMedium), dataParallelRank: this.dataParallelRank }, this.encoding);
     } catch (e) {
       this.encodeErrors++;
       this.logger.error(`raw events ${this.label}: dropping a step of ${events.length} event(s) that cannot be encoded: ${(e as Error).message}`);

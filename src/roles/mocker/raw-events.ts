@@ -4,7 +4,7 @@
 // BlockRemoved group_idx 0, exactly the bytes fixtures/vectors.json pins for one full-attention group.
 import { KvcrError } from "../../lib/errors.ts";
 import type { KvEvent as EngineKvEvent, KvTier } from "../../core/kv/kv-events.ts";
-import { Medium, OWNERSHIP_KVCR, type ExtraKeys, type KvEvent as VllmKvEvent } from "../../protocol/kv-events/index.ts";
+import { Medium, OWNERSHIP_KVCR, type ExtraKeys, type HostMedium, type KvEvent as VllmKvEvent } from "../../protocol/kv-events/index.ts";
 
 /** Only attention group of the mock model (vLLM numbers KV-cache groups from 0). */
 const GROUP_IDX = 0;
@@ -21,9 +21,9 @@ function nullExtraKeys(blocks: number): readonly ExtraKeys[] {
   return (nullKeysByLength[blocks] ??= Object.freeze(new Array<ExtraKeys>(blocks).fill(null)));
 }
 
-/** vLLM's medium for an engine tier: G1 = GPU, G2 = CPU_PINNED. */
-export function mediumOf(tier: KvTier): Medium {
-  return tier === "device" ? Medium.Gpu : Medium.CpuPinned;
+/** vLLM's medium for an engine tier: G1 = GPU, G2 = `hostMedium` (default CPU_PINNED, as Dynamo's mocker). */
+export function mediumOf(tier: KvTier, hostMedium: HostMedium = Medium.CpuPinned): Medium {
+  return tier === "device" ? Medium.Gpu : hostMedium;
 }
 
 // `ownership: undefined` (not a missing key) keeps one object shape per event type; the encoder
@@ -33,7 +33,7 @@ export function mediumOf(tier: KvTier): Medium {
  * `ownership: "kvcr"`; device-tier events never carry ownership (framework-owned, SPEC §3).
  * Throws KvcrError EVENT_INVALID when a stored event's token count is not blocks × blockSize.
  */
-export function toVllmEvents(events: readonly EngineKvEvent[], kvcrOwnsHost: boolean): VllmKvEvent[] {
+export function toVllmEvents(events: readonly EngineKvEvent[], kvcrOwnsHost: boolean, hostMedium: HostMedium = Medium.CpuPinned): VllmKvEvent[] {
   const out = new Array<VllmKvEvent>(events.length);
   for (let i = 0; i < events.length; i++) {
     const e = events[i]!;
@@ -54,7 +54,7 @@ export function toVllmEvents(events: readonly EngineKvEvent[], kvcrOwnsHost: boo
           tokenIds,
           blockSize: e.blockSize,
           loraId: null,
-          medium: mediumOf(e.tier),
+          medium: mediumOf(e.tier, hostMedium),
           loraName: null,
           extraKeys: nullExtraKeys(blocks),
           groupIdx: GROUP_IDX,
@@ -67,7 +67,7 @@ export function toVllmEvents(events: readonly EngineKvEvent[], kvcrOwnsHost: boo
         out[i] = {
           type: "BlockRemoved",
           blockHashes: e.blockHashes,
-          medium: mediumOf(e.tier),
+          medium: mediumOf(e.tier, hostMedium),
           groupIdx: GROUP_IDX,
           ownership: kvcrOwnsHost && e.tier === "host" ? OWNERSHIP_KVCR : undefined,
         };

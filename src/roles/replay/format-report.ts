@@ -35,6 +35,7 @@ export function formatReport(r: ReplayReport): string {
   row("Requests per worker", spread(r.requests_per_worker));
   if (r.data_parallel_size > 1) row("Requests per rank", spread(r.requests_per_rank.flat()));
   row("Preemptions", r.preemptions);
+  row("Host (G2) blocks stored", r.host_blocks_stored);
   row("Host stores dropped (token ids lost)", r.host_stores_dropped);
   row("Simulated time (s)", r.simulated_time_s.toFixed(2));
   row("Wall time (s)", r.wall_time_s.toFixed(3));

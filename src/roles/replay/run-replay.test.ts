@@ -132,4 +132,19 @@ describe("replay role", () => {
     const kept = await runReplay({ ...opts, numWorkers: 1, requests: 30, concurrency: 4, engine: { ...engine, releasedFifoBlocks: 16_384 } }, harness({}).deps);
     expect(kept.host_stores_dropped).toBe(0);
   });
+
+  test("host_blocks_stored counts G2 blocks stored (table and JSON): prompt blocks only unless decode offload is on", async () => {
+    const engine = { blockSize: 4, numGpuBlocks: 4096, numHostBlocks: 4096, kvBytesPerToken: 1, timingModel: "fixed" as const, prefillMs: 1, decodeMs: 1 };
+    // Synthetic: 8 requests, 2 prefixes of 8 tokens + 4 unique tokens each, 9 output tokens.
+    const base = { ...opts, numWorkers: 1, requests: 8, concurrency: 1, synthetic: { numPrefixes: 2, prefixTokens: 8, suffixTokens: 4, outputTokens: 9 } };
+    const h = harness({});
+    const prompt = await runReplay({ ...base, engine, outputJson: "r.json" }, h.deps);
+    // 2 shared prefix blocks per prefix (stored once each) + 1 unique suffix block per request.
+    expect(prompt.host_blocks_stored).toBe(2 * 2 + 8);
+    expect(JSON.parse(h.written["r.json"]!).host_blocks_stored).toBe(prompt.host_blocks_stored);
+    expect(h.out.join("")).toContain(`Host (G2) blocks stored:                ${prompt.host_blocks_stored}`);
+    // With decode blocks: each request's 12 + 8 computed tokens fill 5 blocks, 2 more per request.
+    const all = await runReplay({ ...base, engine: { ...engine, hostOffloadDecodeBlocks: true } }, harness({}).deps);
+    expect(all.host_blocks_stored).toBe(2 * 2 + 8 * 3);
+  });
 });
