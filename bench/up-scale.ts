@@ -2,7 +2,7 @@
 // per process once ready, for 1 agent + 4 mocker processes × 256 workers (1,024 CacheOwner slots)
 // + frontend, and the same at 4 × 1,024 workers. Each shape runs BENCH_RUNS times (default 3) and
 // the median is printed, with the slowest readiness gate of each run from up's own log. Run:
-// `npx bun bench/up-scale.ts` (env BENCH_RUNS, BENCH_SHAPES="4x256,4x1024", BENCH_BIN = a compiled
+// `npx bun bench/up-scale.ts` (env BENCH_RUNS, BENCH_SHAPES="4x256,4x1024", BENCH_READY_TIMEOUT seconds per gate (600), BENCH_BIN = a compiled
 // binary to measure instead of `bun src/cli.ts`).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -12,6 +12,7 @@ import { envNumber } from "./lib/measure.ts";
 
 const RUNS = envNumber("BENCH_RUNS", 3);
 const SHAPES = (process.env.BENCH_SHAPES ?? "4x256,4x1024").split(",").map((s) => s.split("x").map(Number) as [number, number]);
+const READY_TIMEOUT_S = envNumber("BENCH_READY_TIMEOUT", 600);
 const CLI = process.env.BENCH_BIN ? [process.env.BENCH_BIN] : [process.execPath, resolve(import.meta.dir, "../src/cli.ts")];
 
 interface Run {
@@ -32,7 +33,7 @@ async function once(processes: number, workers: number): Promise<Run> {
   const t0 = performance.now();
   const up = Bun.spawn(
     [...CLI, "up", "--mocker-processes", String(processes), "--workers-per-process", String(workers), "--http-port", "0", "--agent-port", "0",
-      "--discovery-dir", join(dir, "discovery"), "--state-file", state, "--ready-timeout", "300", "--log-format", "json"],
+      "--discovery-dir", join(dir, "discovery"), "--state-file", state, "--ready-timeout", String(READY_TIMEOUT_S), "--log-format", "json"],
     { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } },
   );
   const stages: Record<string, number> = {};
@@ -47,7 +48,7 @@ async function once(processes: number, workers: number): Promise<Run> {
     }
   })();
   try {
-    await new LineQueue(up.stdout).next((l) => l.startsWith("kvcr-mock stack ready"), 600_000, () => `stack ready (up's own lines: ${err.lines.filter((l) => !l.includes(" | ")).slice(-8).join("\n")})`);
+    await new LineQueue(up.stdout).next((l) => l.startsWith("kvcr-mock stack ready"), 600_000, () => `stack ready; up said:\n${err.lines.filter((l) => l.includes('"tag":"up"') || l.startsWith("kvcr-mock:") || l.startsWith("    ") === false && !l.includes(" | ")).slice(-6).join("\n")}`);
     const readyS = (performance.now() - t0) / 1000;
     const s = JSON.parse(readFileSync(state, "utf8")) as { processes: { name: string; pid: number }[] };
     const rss: Record<string, number> = { up: rssMiB(up.pid) };
