@@ -56,7 +56,7 @@ export function ndjsonWorker(onCall: (url: string, body: GenerateBody) => void =
   };
 }
 
-export function app(state: RoutingState, fetchWorker: FetchLike, over: { maxRequestBytes?: number; stallTimeoutMs?: number; logger?: Logger } = {}): FrontendApp {
+export function app(state: RoutingState, fetchWorker: FetchLike, over: { maxRequestBytes?: number; stallTimeoutMs?: number; logger?: Logger; discoveryHealth?: () => unknown } = {}): FrontendApp {
   return createFrontendApp({
     state,
     metrics: new FrontendMetrics(),
@@ -68,6 +68,7 @@ export function app(state: RoutingState, fetchWorker: FetchLike, over: { maxRequ
     now: () => performance.now(),
     wallSeconds: () => 1_700_000_000,
     idPrefix: "t",
+    discoveryHealth: over.discoveryHealth,
   });
 }
 

@@ -41,6 +41,8 @@ export interface FrontendAppDeps {
   wallSeconds: () => number;
   /** Counters of the event feeds for /metrics. */
   feedMetrics?: () => MetricFamily[];
+  /** The discovery connection, shown on /health (not part of healthiness). */
+  discoveryHealth?: () => unknown;
   /** Unique per process: request ids are `${idPrefix}-${n}`. */
   idPrefix: string;
 }
@@ -84,7 +86,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       case "/live":
         return Response.json({ status: "live" });
       case "/health": {
-        const body = { status: state.workerCount > 0 ? "healthy" : "no workers", instances: state.workerCount, models: state.models() };
+        const body = { status: state.workerCount > 0 ? "healthy" : "no workers", instances: state.workerCount, models: state.models(), ...(deps.discoveryHealth ? { discovery: deps.discoveryHealth() } : {}) };
         return Response.json(body, { status: state.workerCount > 0 ? 200 : 503 });
       }
       case "/metrics":

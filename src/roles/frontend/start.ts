@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { FrontendConfig } from "../../config/frontend.ts";
 import { createRng } from "../../core/random/rng.ts";
 import { openDiscoveryStore } from "../../discovery/open.ts";
+import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import { keys, parseKey } from "../../discovery/keys.ts";
 import type { DiscoveryEvent, DiscoveryStore } from "../../discovery/store.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -117,7 +118,8 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     fetchWorker: fetchFn,
     now,
     wallSeconds: () => Date.now() / 1000,
-    feedMetrics: () => [...direct.metrics(), ...agents.metrics()],
+    feedMetrics: () => [...direct.metrics(), ...agents.metrics(), ...discoveryMetricFamilies(store)],
+    discoveryHealth: () => discoveryHealth(store),
     idPrefix,
   });
   // Bun's own body limit sits far above ours, so the app answers 413 in OpenAI's shape (it stops

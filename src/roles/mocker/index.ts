@@ -25,6 +25,7 @@ import { LiveLoop } from "./live-loop.ts";
 import { openWorkerOutlets, type WorkerOutlets } from "./outlets.ts";
 import { advertisedHost, attachmentIntents, tcpEndpoint, workerRecord, type WorkerEndpoints } from "./records.ts";
 import { registerWorkers } from "./registration.ts";
+import { refuseSlotOverlap } from "./slot-overlap.ts";
 import { readTopology, workerDomain } from "./topology.ts";
 import { MockerWorkerPool, RankSlot } from "./worker-pool.ts";
 
@@ -147,6 +148,16 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       logger.info(`state-agent mode: ${identities.length * config.dataParallelSize} cache owner(s) from slot ${config.kvStateAgentCacheSlot}; worker 0 raw topic ${first.rawTopic} (each worker's at --log-level debug)`);
     }
     const register = async () => {
+      // Before anything is published: another live mocker's slot in our range refuses the start.
+      const host = advertisedHost(config);
+      const slots = identities.flatMap((id) => id.cacheOwnerIds.map((owner, r) => [owner, tcpEndpoint(host, endpoints[id.index]!.rawPorts[r]!)] as const));
+      const first = config.kvStateAgentCacheSlot ?? 0;
+      await refuseSlotOverlap(store!, {
+        namespace: config.namespace,
+        owners: new Map(slots),
+        describe: `pid ${process.pid}, slots ${first}–${first + slots.length - 1}, raw host ${host}`,
+        selfInstanceId: store!.owner?.instanceId,
+      });
       await registerWorkers({
         store: store!,
         workers: identities,
