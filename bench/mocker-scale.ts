@@ -1,12 +1,25 @@
-// One mocker process with 1,024 workers (issue 5): started through the real CLI as a child, it
-// registers every worker, then serves a shared-prefix /v1/generate load while one SUB per raw PUB
-// (our ZMTP, in this process) reads every batch. Prints start-up time to /health 200, RSS per
-// worker against a 1-worker mocker started with the same flags (the peer), events/s and batches/s
-// published (the mocker's counters) and received, HWM drops and seq gaps. Run:
-// `npx bun bench/mocker-scale.ts` (~30 s; env BENCH_WORKERS, BENCH_CONCURRENCY, BENCH_LOAD_MS,
-// BENCH_MAX_REQUESTS, BENCH_GPU_BLOCKS, BENCH_UNIQUE_TOKENS, BENCH_MAX_TOKENS adjust it).
+// One mocker process with 1,024 workers: started through the real CLI as a child, it registers
+// every worker, then serves a shared-prefix /v1/generate load while one SUB per raw PUB (our ZMTP,
+// in this process) reads every batch. Prints start-up time to /health 200 (also for a 4,096-worker
+// mocker), RSS per worker against a 1-worker mocker started with the same flags (RSS as read from
+// the child's /proc status: nothing forces a GC in the child), events/s and batches/s published
+// (the mocker's counters) and received, HWM drops and seq gaps. Under HTTP load the event rate is
+// capped by token streaming (most of the mocker's CPU), so the script then measures the event path
+// alone: the same engines and requests driven in this process without HTTP, each step's events
+// published by the mocker's RankPublisher to a SUB in another process. Run:
+// `npx bun bench/mocker-scale.ts` (~40 s; env BENCH_WORKERS, BENCH_STARTUP_WORKERS, BENCH_CONCURRENCY,
+// BENCH_LOAD_MS, BENCH_MAX_REQUESTS, BENCH_GPU_BLOCKS, BENCH_UNIQUE_TOKENS, BENCH_MAX_TOKENS adjust it).
 import { cpus, loadavg } from "node:os";
+import { commonOptions } from "../src/config/common.ts";
+import { loadConfig } from "../src/config/load.ts";
+import { mockerOptions } from "../src/config/mocker.ts";
+import { createEngine, type MockEngine } from "../src/core/engine/mock-engine.ts";
 import { createLogger } from "../src/lib/logger.ts";
+import { createBlockHasher } from "../src/lib/xxh3.ts";
+import { engineConfigFrom } from "../src/roles/engine-config.ts";
+import { RankPublisher } from "../src/roles/mocker/rank-publisher.ts";
+import { createPortPlan } from "../src/transport/port-plan.ts";
+import { SubCounter } from "./lib/sub-counter-client.ts";
 import { decodeBatch, decodeSeq } from "../src/protocol/kv-events/index.ts";
 import { SubSocket } from "../src/transport/zmtp/index.ts";
 import { envNumber } from "./lib/measure.ts";
@@ -14,6 +27,7 @@ import { runStreamClients } from "./lib/clients.ts";
 import { MockerChild } from "./lib/mocker-child.ts";
 
 const WORKERS = envNumber("BENCH_WORKERS", 1024);
+const STARTUP_WORKERS = envNumber("BENCH_STARTUP_WORKERS", 4096);
 const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 128);
 const LOAD_MS = envNumber("BENCH_LOAD_MS", 8000);
 const MAX_REQUESTS = envNumber("BENCH_MAX_REQUESTS", 20_000);
@@ -112,10 +126,17 @@ let baselineHealthyMs: number;
 {
   await using one = await MockerChild.spawn(flags(1));
   baselineHealthyMs = (await one.waitHealthy(30_000)).healthyMs;
-  Bun.gc(true);
   baselineRss = await one.rssBytes();
 }
+if (STARTUP_WORKERS !== WORKERS) {
+  await using big = await MockerChild.spawn(flags(STARTUP_WORKERS));
+  const s = await big.waitHealthy(120_000);
+  const listed = (await big.workerRecords()).length;
+  console.log(`  start-up, ${STARTUP_WORKERS.toLocaleString("en-US")} workers (${(2 * STARTUP_WORKERS).toLocaleString("en-US")} listeners: raw PUB + relay each): /health 200 after ${(s.healthyMs / 1000).toFixed(2)} s from spawn (${listed} records listed), RSS ${mib(await big.rssBytes())}`);
+}
 
+let loadEventsPerS = 0;
+let loadRequests = 0;
 await using mocker = await MockerChild.spawn(flags(WORKERS));
 const startup = await mocker.waitHealthy(120_000);
 const records = await mocker.workerRecords();
@@ -148,9 +169,72 @@ try {
   console.log(`  received (${WORKERS} SUBs): ${per(eventsReceived, s)} events, ${per(received(), s)} batches; in all ${received().toLocaleString("en-US")} batches and ${eventsReceived.toLocaleString("en-US")} events = ${after.kvcr_mocker_raw_batches_published_total.toLocaleString("en-US")} and ${after.kvcr_mocker_raw_events_published_total.toLocaleString("en-US")} published`);
   const clean = after.kvcr_mocker_raw_batches_dropped_total === 0 && gaps === 0 && decodeErrors === 0 && received() === after.kvcr_mocker_raw_batches_published_total;
   console.log(`  drops: kvcr_mocker_raw_batches_dropped_total ${after.kvcr_mocker_raw_batches_dropped_total}, seq gaps at the SUBs ${gaps}, undecodable ${decodeErrors} → ${clean ? "no batch dropped" : "BATCHES LOST"}`);
-  Bun.gc(true);
   const rssAfter = await mocker.rssBytes();
-  console.log(`  memory after the load: RSS ${mib(rssAfter)} → ${kib((rssAfter - baselineRss) / (WORKERS - 1))} per worker (caches filled, ${WORKERS} subscriber connections)`);
+  console.log(`  memory after the load: RSS ${mib(rssAfter)} (as read, no GC forced in the child) → ${kib((rssAfter - baselineRss) / (WORKERS - 1))} per worker (caches filled, ${WORKERS} subscriber connections)`);
+  loadEventsPerS = d.kvcr_mocker_raw_events_published_total / s;
+  loadRequests = run.requests;
 } finally {
   for (const r of readers) r.close();
+}
+await mocker[Symbol.asyncDispose]();
+
+const path = await eventPath(loadRequests);
+console.log(`  event path without HTTP (same ${WORKERS} engines and ${path.requests} requests in this process, RankPublisher → one SUB process on all PUBs): ${per(path.events, path.seconds)} events, ${per(path.batches, path.seconds)} batches in ${path.seconds.toFixed(2)} s; ${(path.events / path.seconds / loadEventsPerS).toFixed(1)}× the rate under HTTP load; delivered ${path.received.toLocaleString("en-US")}/${path.batches.toLocaleString("en-US")}, dropped ${path.dropped}`);
+
+/**
+ * The mocker's event path alone: engines stepped as fast as they go (virtual time), each step's
+ * events through RankPublisher.publish (map + encode + PUB send), a SUB in another process.
+ */
+async function eventPath(requests: number): Promise<{ requests: number; events: number; batches: number; seconds: number; received: number; dropped: number }> {
+  const config = loadConfig({ ...mockerOptions, ...commonOptions }, { argv: flags(WORKERS) }).config;
+  const hasher = createBlockHasher();
+  const engines: MockEngine[] = Array.from({ length: WORKERS }, () => createEngine(engineConfigFrom(config), { hasher }));
+  const plan = createPortPlan();
+  const pubs = engines.map(() => new RankPublisher({ host: "127.0.0.1", port: 0, topic: "", dataParallelRank: 0, kvcrOwnsHost: false, logger, ports: plan }));
+  try {
+    await using child = await SubCounter.start(pubs.map((p) => p.endpoint));
+    await untilTrue("the SUB process to reach every PUB", 60_000, () => pubs.every((p) => p.subscriberCount() === 1));
+    // The load client's requests, CONCURRENCY in flight as its closed loop keeps them: request n
+    // uses prefix n % groups on that group's slice of the workers.
+    const prefixes = Array.from({ length: PREFIX_GROUPS }, (_, g) => Array.from({ length: PREFIX_TOKENS }, (_, i) => (g * 7919 + i * 31) % 32_000));
+    const perGroup = Math.max(1, Math.floor(WORKERS / PREFIX_GROUPS));
+    let started = 0;
+    const startOne = () => {
+      const n = started++;
+      const group = n % PREFIX_GROUPS;
+      const worker = (group * perGroup + (Math.floor(n / PREFIX_GROUPS) % perGroup)) % WORKERS;
+      const unique = Array.from({ length: UNIQUE_TOKENS }, (_, i) => (n * 101 + i) % 32_000);
+      const added = engines[worker]!.addRequest({ id: `r${n}`, tokenIds: [...prefixes[group]!, ...unique], maxTokens: MAX_TOKENS });
+      if (!added.ok) throw new Error(`request ${n}: ${added.reason}`);
+    };
+    while (started < Math.min(CONCURRENCY, requests)) startOne();
+    const received0 = await child.received();
+    const t0 = performance.now();
+    let events = 0;
+    let nowMs = 0;
+    for (let busy = true; busy; nowMs += 1) {
+      busy = false;
+      const ts = Date.now() / 1000;
+      for (let w = 0; w < WORKERS; w++) {
+        const e = engines[w]!;
+        if (e.pendingRequests === 0 && e.nextWakeMs() === undefined) continue;
+        busy = true;
+        const step = e.step(nowMs);
+        if (step.events.length > 0) {
+          pubs[w]!.publish(step.events, ts);
+          events += step.events.length;
+        }
+        for (let f = 0; f < step.finished.length && started < requests; f++) startOne();
+      }
+      await new Promise((r) => setImmediate(r)); // sockets flush between rounds, as in the live loop
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const batches = pubs.reduce((n, p) => n + p.stats().batchesPublished, 0);
+    const dropped = pubs.reduce((n, p) => n + p.stats().batchesDroppedByHwm, 0);
+    let received = 0;
+    await untilTrue("the SUB process to receive every batch", 30_000, async () => (received = (await child.received()) - received0) >= batches - dropped);
+    return { requests, events, batches, seconds, received, dropped };
+  } finally {
+    for (const p of pubs) p.close();
+  }
 }

@@ -10,7 +10,8 @@ import { encodeRouterEvents, type RouterEvent } from "../src/protocol/router-eve
 import { RankPublisher, REPLAY_BATCHES } from "../src/roles/mocker/rank-publisher.ts";
 import { toVllmEvents } from "../src/roles/mocker/raw-events.ts";
 import { RouterEventRelay } from "../src/roles/mocker/router-event-relay.ts";
-import { LineQueue } from "../test/lines.ts";
+import { createPortPlan } from "../src/transport/port-plan.ts";
+import { SubCounter } from "./lib/sub-counter-client.ts";
 import { envNumber, measure } from "./lib/measure.ts";
 
 const PUBLISHERS = envNumber("BENCH_PUBLISHERS", 1024);
@@ -34,30 +35,6 @@ function step(): KvEvent[] {
 const EVENTS_PER_STEP = 2;
 const steps = Array.from({ length: 256 }, step);
 
-/** The SUB child (bench/lib/sub-counter.ts): connects to the endpoints, reports its message count. */
-class SubCounter implements AsyncDisposable {
-  private readonly reports: LineQueue<string>;
-  private constructor(private readonly proc: Bun.Subprocess<"pipe", "pipe", "inherit">) {
-    this.reports = new LineQueue(proc.stdout);
-  }
-  static async start(endpoints: string[]): Promise<SubCounter> {
-    const proc = Bun.spawn([process.execPath, new URL("./lib/sub-counter.ts", import.meta.url).pathname], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
-    proc.stdin.write(JSON.stringify(endpoints) + "\n");
-    proc.stdin.flush();
-    return new SubCounter(proc);
-  }
-  async received(): Promise<number> {
-    this.proc.stdin.write("report\n");
-    this.proc.stdin.flush();
-    const report = await this.reports.next(() => true, 10_000, "the SUB child's report");
-    return (JSON.parse(report) as { received: number }).received;
-  }
-  async [Symbol.asyncDispose](): Promise<void> {
-    this.proc.kill();
-    await this.proc.exited;
-  }
-}
-
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const rate = (n: number) => `${(n / 1e6).toFixed(2)} M/s`;
 Bun.gc(true);
@@ -66,7 +43,9 @@ const pubs: RankPublisher[] = [];
 const relays: RouterEventRelay[] = [];
 try {
   const t0 = performance.now();
-  for (let i = 0; i < PUBLISHERS; i++) pubs.push(new RankPublisher({ host: "127.0.0.1", port: 0, topic: "", dataParallelRank: 0, kvcrOwnsHost: false, logger }));
+  // Port 0 through a port plan, as the mocker binds them (consecutive free ports, no kernel search).
+  const plan = createPortPlan();
+  for (let i = 0; i < PUBLISHERS; i++) pubs.push(new RankPublisher({ host: "127.0.0.1", port: 0, topic: "", dataParallelRank: 0, kvcrOwnsHost: false, logger, ports: plan }));
   const startMs = performance.now() - t0;
   Bun.gc(true);
   const rss1 = process.memoryUsage().rss;

@@ -1,5 +1,8 @@
-// The libzmq reference side of the PUB→SUB benchmark: zeromq.js under Node (it cannot run in
-// Bun), same workload as kv-workload.ts (vLLM map layout through msgpackr), same line protocol.
+// The zeromq.js side of the PUB→SUB benchmark: libzmq through the zeromq.js binding under Node (it
+// cannot run in Bun), same workload as kv-workload.ts (vLLM map layout through msgpackr), same
+// line protocol and the same pacing as the Bun peer: batches of 256 sends, a yield to the event
+// loop after each, and at the HWM a wait for room instead of a drop (noDrop: send fails with
+// EAGAIN there, so it waits a turn and retries).
 //   node zmq-pubsub-node-peer.mjs pub '{"blocks":1,"durationMs":2000,"hwm":1000}'
 //   node zmq-pubsub-node-peer.mjs sub '{"endpoint":"tcp://…","blocks":1}'
 import { createInterface } from "node:readline";
@@ -43,8 +46,22 @@ const cpuMs = (since) => {
   return (u.user + u.system) / 1000;
 };
 
+const yieldToIo = () => new Promise((r) => setImmediate(r));
+
+/** Sends, waiting a turn and retrying while the PUB is at its HWM (noDrop's EAGAIN). */
+async function sendWaiting(pub, frames) {
+  for (;;) {
+    try {
+      return await pub.send(frames);
+    } catch (err) {
+      if (err?.code !== "EAGAIN") throw err;
+      await yieldToIo();
+    }
+  }
+}
+
 if (role === "pub") {
-  // noDrop: send() waits at the HWM instead of dropping, so the measured rate loses nothing.
+  // noDrop: at the HWM send() fails with EAGAIN instead of dropping; sendWaiting retries it.
   const pub = new zmq.Publisher({ sendHighWaterMark: args.hwm, noDrop: true, linger: 1000 });
   await pub.bind("tcp://127.0.0.1:*");
   out({ endpoint: pub.lastEndpoint });
@@ -58,7 +75,7 @@ if (role === "pub") {
   });
   const warmPayload = work.encode(0);
   while (phase !== "go") {
-    if (phase === "warm") await pub.send([TOPIC, seqFrame(WARM_SEQ), warmPayload]);
+    if (phase === "warm") await sendWaiting(pub, [TOPIC, seqFrame(WARM_SEQ), warmPayload]);
     await Promise.race([started, new Promise((r) => setTimeout(r, 2))]);
   }
   const t0 = performance.now();
@@ -66,10 +83,11 @@ if (role === "pub") {
   const deadline = t0 + args.durationMs;
   let n = 0;
   while (performance.now() < deadline) {
-    for (let i = 0; i < 256; i++, n++) await pub.send([TOPIC, seqFrame(BigInt(n)), work.encode(n)]);
+    for (let i = 0; i < 256; i++, n++) await sendWaiting(pub, [TOPIC, seqFrame(BigInt(n)), work.encode(n)]);
+    await yieldToIo();
   }
   const elapsedMs = performance.now() - t0;
-  await pub.send([TOPIC, seqFrame(END_SEQ), Buffer.alloc(0)]);
+  await sendWaiting(pub, [TOPIC, seqFrame(END_SEQ), Buffer.alloc(0)]);
   out({ done: true, sent: n, elapsedMs, cpuMs: cpuMs(cpu0), dropped: 0, payloadBytes: warmPayload.length });
   rl.on("close", () => { pub.close(); process.exit(0); });
 } else if (role === "sub") {

@@ -47,10 +47,15 @@ export interface EtcdServer extends AsyncDisposable {
   restart(): Promise<void>;
   /** Everything etcd logged (for failure messages). */
   log(): string;
+  /** The running etcd's pid (benchmarks read its CPU time). */
+  pid(): number | undefined;
 }
 
-/** Starts a one-member etcd; fast elections so leases as short as 1 s work. */
-export async function startEtcd(opts: { host?: string } = {}): Promise<EtcdServer> {
+/**
+ * Starts a one-member etcd. `fast` (default) shortens heartbeat and election so leases as short as
+ * 1 s work in tests; benchmarks pass false for etcd's stock timings.
+ */
+export async function startEtcd(opts: { host?: string; fast?: boolean } = {}): Promise<EtcdServer> {
   if (!ETCD_BIN) throw new Error(`etcd not found: ${INSTALL_HINT}`);
   const bin = ETCD_BIN;
   const host = opts.host ?? "127.0.0.1";
@@ -65,7 +70,7 @@ export async function startEtcd(opts: { host?: string } = {}): Promise<EtcdServe
     const p = Bun.spawn(
       [bin, "--name", "kvcr-test", "--data-dir", dataDir, "--listen-client-urls", endpoint, "--advertise-client-urls", endpoint,
         "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", `kvcr-test=${peer}`,
-        "--heartbeat-interval", "10", "--election-timeout", "100", "--log-level", "warn"],
+        ...(opts.fast === false ? [] : ["--heartbeat-interval", "10", "--election-timeout", "100"]), "--log-level", "warn"],
       { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? "" } },
     );
     for (const s of [p.stdout, p.stderr]) {
@@ -107,6 +112,7 @@ export async function startEtcd(opts: { host?: string } = {}): Promise<EtcdServe
       await ready();
     },
     log: () => output,
+    pid: () => proc?.pid,
     async [Symbol.asyncDispose]() {
       await kill();
       await rm(dataDir, { recursive: true, force: true });

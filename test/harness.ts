@@ -1,7 +1,7 @@
 // Generic test helpers: wait on a condition with a bounded timeout, scratch temp dirs, child bun
 // processes that are always killed, per-test cleanups. Tests wait on conditions, never on fixed sleeps.
 import { afterEach } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -97,40 +97,78 @@ export async function makeTempDir(prefix = "kvcr-test-"): Promise<TempDir> {
 }
 
 export interface ChildProcess extends AsyncDisposable {
-  readonly proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  readonly proc: Bun.Subprocess<"ignore" | "pipe", "pipe", "pipe">;
   /** Resolves with the first stdout line not returned before that satisfies `match`. */
   readLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Resolves with the first stderr line not returned before that satisfies `match`. */
+  readErrLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   /** Everything the child wrote to stderr so far (for failure messages). */
   stderrText(): string;
+  /** Everything the child wrote to stdout so far. */
+  stdoutText(): string;
+}
+
+/** The environment every spawned test process gets: no colours, no lifeline inherited from a parent `up`. */
+export function testEnv(extra: Record<string, string> = {}): Record<string, string | undefined> {
+  const { KVCR_LIFELINE: _lifeline, ...env } = process.env;
+  return { ...env, NO_COLOR: "1", ...extra };
 }
 
 /**
- * Spawns `bun <script> ...args` with piped output. Dispose kills it (SIGKILL) if still running and
+ * The one spawn helper for tests: `argv` in its own process group with piped output and a
+ * normalised environment (testEnv). Dispose SIGKILLs the whole group if the child still runs and
  * waits for it to exit, so a failing test leaves no process behind.
  */
-export function spawnBun(script: string, args: readonly string[] = [], env?: Record<string, string>): ChildProcess {
-  const proc = Bun.spawn([process.execPath, script, ...args], {
-    stdin: "ignore",
+export function spawnProcess(argv: readonly string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: "ignore" | "pipe" } = {}): ChildProcess {
+  const proc = Bun.spawn([...argv], {
+    stdin: opts.stdin ?? "ignore",
     stdout: "pipe",
     stderr: "pipe",
-    env: { ...process.env, ...env },
+    cwd: opts.cwd,
+    detached: true,
+    env: testEnv(opts.env),
   });
-  let stderr = "";
   const stdout = new LineQueue(proc.stdout);
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of proc.stderr) stderr += decoder.decode(chunk, { stream: true });
-  })();
-
+  const stderr = new LineQueue(proc.stderr);
+  const text = (q: LineQueue) => q.lines.map((l) => `${l}\n`).join("");
+  const name = argv.slice(0, 3).join(" ");
   return {
     proc,
-    readLine: (match, timeoutMs = 10_000) => stdout.next(match, timeoutMs, () => `the awaited stdout line of ${script} (its stderr so far:\n${stderr})`),
-    stderrText: () => stderr,
+    readLine: (match, timeoutMs = 10_000) => stdout.next(match, timeoutMs, () => `the awaited stdout line of ${name} (its stderr so far:\n${text(stderr)})`),
+    readErrLine: (match, timeoutMs = 10_000) => stderr.next(match, timeoutMs, () => `the awaited stderr line of ${name} (its stderr so far:\n${text(stderr)})`),
+    stderrText: () => text(stderr),
+    stdoutText: () => text(stdout),
     async [Symbol.asyncDispose]() {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+      if (proc.exitCode === null && proc.signalCode === null) {
+        try {
+          process.kill(-proc.pid, "SIGKILL");
+        } catch {
+          proc.kill("SIGKILL");
+        }
+      }
       await proc.exited;
     },
   };
+}
+
+/** Spawns `bun <script> ...args` through spawnProcess. */
+export function spawnBun(script: string, args: readonly string[] = [], env?: Record<string, string>): ChildProcess {
+  return spawnProcess([process.execPath, script, ...args], { env });
+}
+
+/** Whether `pid` is a live process (a zombie awaiting its reaper counts as gone). */
+export function pidAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    try {
+      process.kill(pid, 0);
+      return process.platform !== "linux"; // no /proc entry on Linux: gone
+    } catch {
+      return false;
+    }
+  }
 }
 
 export const REPO_ROOT = resolve(import.meta.dir, "..");

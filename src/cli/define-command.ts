@@ -2,7 +2,7 @@
 // loader validates, and `run` receives the resolved, validated config and a tagged logger.
 import { defineCommand, type ArgsDef, type CommandDef } from "citty";
 import { commonOptions } from "../config/common.ts";
-import { loadConfig, type Overlay, type Refine } from "../config/load.ts";
+import { loadConfig, type ConfigSections, type Overlay, type Refine } from "../config/load.ts";
 import { envNames, flagName, type ConfigOf, type OptionTable } from "../config/options.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
@@ -26,6 +26,8 @@ export interface RoleCommandSpec<T extends OptionTable> {
   options: T;
   refine?: Refine<T & typeof commonOptions>;
   overlay?: Overlay<T & typeof commonOptions>;
+  /** The config file is sectioned (`up`'s stack file): section name → the keys it may hold. */
+  sections?: ConfigSections<T & typeof commonOptions>;
   /** Accept `-- CMD…` after the flags. */
   takesRest?: boolean;
   run: CommandRun<T>;
@@ -37,7 +39,7 @@ export function defineRoleCommand<T extends OptionTable>(spec: RoleCommandSpec<T
     meta: { name: spec.name, description: spec.description },
     args: helpArgs(table),
     async run({ rawArgs }) {
-      const { config, rest } = loadConfig(table, { argv: rawArgs, env: process.env }, spec.refine, { overlay: spec.overlay });
+      const { config, rest } = loadConfig(table, { argv: rawArgs, env: process.env }, spec.refine, { overlay: spec.overlay, sections: spec.sections });
       if (rest.length > 0 && !spec.takesRest) throw new ConfigError([`unexpected arguments after --: ${rest.join(" ")}`]);
       const logger = createLogger({ level: config.logLevel, format: config.logFormat, tag: spec.name });
       const code = await spec.run(config, { logger, rest, env: process.env });

@@ -15,5 +15,6 @@ export const rootCommand = defineCommand({
     frontend: () => import("./frontend.ts").then((m) => m.frontendCommand),
     mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
     replay: () => import("./replay.ts").then((m) => m.replayCommand),
+    up: () => import("./up.ts").then((m) => m.upCommand),
   },
 });

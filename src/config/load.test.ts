@@ -180,3 +180,24 @@ describe("loadConfig: keys and values that only look valid", () => {
     expect(problemsOf(() => loadConfig(table, { argv: ["--speedup-ratio", "1e999"] }))).toEqual(["--speedup-ratio: got Infinity, expected a number ≥ 0"]);
   });
 });
+
+describe("loadConfig: a sectioned config file (up's stack file)", () => {
+  const sections = { stack: ["modelName", "logLevel"], mocker: ["blockSize", "zmqKvEventsPorts"] } as const;
+  test("keys come from their sections, under any spelling", () => {
+    const readFile = files({ "s.yaml": "stack:\n  model_name: m\nmocker:\n  block-size: 16\n  zmqKvEventsPorts: [1]\n" });
+    const { config } = loadConfig(table, { argv: ["--config", "s.yaml"], readFile }, undefined, { sections });
+    expect([config.modelName, config.blockSize, config.zmqKvEventsPorts]).toEqual(["m", 16, [1]]);
+  });
+
+  test("unknown sections, keys outside their section and bad values: one line each", () => {
+    const readFile = files({ "s.yaml": "stack:\n  block_size: 16\nmocker:\n  block_size: 0\n  nope: 1\nagent: {}\nfrontend: 3\n" });
+    const problems = problemsOf(() => loadConfig(table, { argv: ["--config", "s.yaml"], readFile }, undefined, { sections: { ...sections, frontend: [] } }));
+    expect(problems).toEqual([
+      "stack.block_size (in s.yaml): unknown key for the stack section",
+      "mocker.nope (in s.yaml): unknown key for the mocker section",
+      "agent (in s.yaml): unknown section, expected one of stack, mocker, frontend",
+      "frontend (in s.yaml): must be a mapping of option names to values",
+      "mocker.block_size (in s.yaml): got 0, expected an integer ≥ 1",
+    ]);
+  });
+});

@@ -40,6 +40,12 @@ export type Refine<T extends OptionTable> = (config: ConfigOf<T>) => string[];
  */
 export type Overlay<T extends OptionTable> = (config: ConfigOf<T>, problems: string[]) => Map<string, Candidate>;
 
+/**
+ * A sectioned config file (`up`'s stack file): the top level holds only these section names, and
+ * each section only the keys listed for it (`mocker: {block_size: 16}`).
+ */
+export type ConfigSections<T extends OptionTable> = Readonly<Record<string, readonly (keyof T & string)[]>>;
+
 export interface Candidate {
   value: unknown;
   label: string;
@@ -49,7 +55,7 @@ export function loadConfig<T extends OptionTable>(
   table: T,
   sources: ConfigSources,
   refine?: Refine<T>,
-  opts: { overlay?: Overlay<T> } = {},
+  opts: { overlay?: Overlay<T>; sections?: ConfigSections<T> } = {},
 ): LoadedConfig<T> {
   const problems: string[] = [];
   const byFlag = new Map<string, [string, OptionSpec]>();
@@ -60,7 +66,7 @@ export function loadConfig<T extends OptionTable>(
 
   const env = sources.env ?? {};
   const configPath = (fromFlags.values.get("config")?.value ?? envValue(table, "config", env)) as string | undefined;
-  const fromFile = configPath ? readConfigFile(configPath, table, byFlag, sources.readFile, problems) : new Map<string, Candidate>();
+  const fromFile = configPath ? readConfigFile(configPath, table, byFlag, sources.readFile, problems, opts.sections) : new Map<string, Candidate>();
 
   const raw: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(table)) {
@@ -166,6 +172,7 @@ function readConfigFile(
   byFlag: Map<string, [string, OptionSpec]>,
   readFile: ((path: string) => string) | undefined,
   problems: string[],
+  sections?: Readonly<Record<string, readonly string[]>>,
 ): Map<string, Candidate> {
   const out = new Map<string, Candidate>();
   let text: string;
@@ -189,17 +196,36 @@ function readConfigFile(
     problems.push(`--config: ${path} must hold a mapping of option names to values, got ${Array.isArray(doc) ? "a list" : typeof doc}`);
     return out;
   }
-  for (const [fileKey, value] of Object.entries(doc as Record<string, unknown>)) {
-    // Accept the flag spelling, snake_case, or the camelCase key.
-    // Own keys only: "constructor" or "__proto__" in a file are unknown keys, not prototype hits.
-    const entry = byFlag.get(fileKey.replace(/_/g, "-")) ?? (Object.hasOwn(table, fileKey) ? ([fileKey, table[fileKey]!] as [string, OptionSpec]) : undefined);
-    if (!entry || entry[1].flagOnly) {
-      problems.push(`${fileKey} (in ${path}): unknown key for this command`);
-      continue;
+  if (!sections) {
+    readMapping(doc as Record<string, unknown>, "", undefined);
+    return out;
+  }
+  for (const [section, body] of Object.entries(doc as Record<string, unknown>)) {
+    if (!Object.hasOwn(sections, section)) {
+      problems.push(`${section} (in ${path}): unknown section, expected one of ${Object.keys(sections).join(", ")}`);
+    } else if (body === null || body === undefined) {
+      continue; // an empty section sets nothing
+    } else if (typeof body !== "object" || Array.isArray(body)) {
+      problems.push(`${section} (in ${path}): must be a mapping of option names to values`);
+    } else {
+      readMapping(body as Record<string, unknown>, `${section}.`, new Set(sections[section]));
     }
-    out.set(entry[0], { value, label: `${fileKey} (in ${path})` });
   }
   return out;
+
+  function readMapping(mapping: Record<string, unknown>, labelPrefix: string, allowed: Set<string> | undefined) {
+    for (const [fileKey, value] of Object.entries(mapping)) {
+      // Accept the flag spelling, snake_case, or the camelCase key.
+      // Own keys only: "constructor" or "__proto__" in a file are unknown keys, not prototype hits.
+      const entry = byFlag.get(fileKey.replace(/_/g, "-")) ?? (Object.hasOwn(table, fileKey) ? ([fileKey, table[fileKey]!] as [string, OptionSpec]) : undefined);
+      const label = `${labelPrefix}${fileKey} (in ${path})`;
+      if (!entry || entry[1].flagOnly || (allowed && !allowed.has(entry[0]))) {
+        problems.push(`${label}: unknown key for ${allowed ? `the ${labelPrefix.slice(0, -1)} section` : "this command"}`);
+        continue;
+      }
+      out.set(entry[0], { value, label });
+    }
+  }
 }
 
 function show(value: unknown): string {

@@ -59,6 +59,8 @@ export type DiscoveryListener = (event: DiscoveryEvent) => void;
 
 export interface DiscoveryStore extends AsyncDisposable {
   readonly backend: string;
+  /** Who this store writes records as (both backends have one; test doubles may not). */
+  readonly owner?: RecordOwner;
   /** Creates or replaces `key` (last writer wins) under a lease this store keeps renewing. */
   put(key: string, value: unknown, options?: PutOptions): Promise<LeasedRecord>;
   /** Live records whose key starts with `prefix`, sorted by key. Expired ones are left out. */

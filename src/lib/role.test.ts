@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createConsola } from "consola";
 import { join } from "node:path";
 import { REPO_ROOT, spawnBun } from "../../test/harness.ts";
-import { serveRole, type RoleHandle } from "./role.ts";
+import { serveRole, untilLifelineCut, type RoleHandle } from "./role.ts";
 
 test("untilSignal resolves on the first signal and keeps later ones from killing the process", async () => {
   await using child = spawnBun(join(REPO_ROOT, "test/fixtures/signal-child.ts"));
@@ -45,5 +45,32 @@ describe("serveRole", () => {
     expect(await serveRole(pending.role, { name: "events", logger, stops: [new Promise<number>(() => {}), Promise.resolve(3)] })).toBe(3);
     expect(pending.closes()).toBe(1);
     expect(lines).toEqual([]);
+  });
+});
+
+describe("untilLifelineCut", () => {
+  const stream = () => {
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    return { stream: new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) }), controller: () => controller };
+  };
+
+  test("resolves with 1 when the stdin lifeline ends, not before (bytes on it are ignored)", async () => {
+    const { logger, lines } = capturingLogger();
+    const s = stream();
+    let settled: number | undefined;
+    const cut = untilLifelineCut(logger, { KVCR_LIFELINE: "stdin" }, () => s.stream).then((code) => (settled = code));
+    s.controller().enqueue(new Uint8Array([1, 2]));
+    await Bun.sleep(0);
+    expect(settled).toBeUndefined();
+    s.controller().close();
+    expect(await cut).toBe(1);
+    expect(lines).toEqual(["warn: the supervising parent is gone (stdin lifeline closed): shutting down"]);
+  });
+
+  test("without KVCR_LIFELINE=stdin, stdin is not touched", async () => {
+    const { logger } = capturingLogger();
+    let read = false;
+    void untilLifelineCut(logger, {}, () => ((read = true), stream().stream));
+    expect(read).toBe(false);
   });
 });

@@ -33,12 +33,46 @@ export function untilSignal(onRepeat: (sig: NodeJS.Signals) => void = () => {}, 
   });
 }
 
+/** How `kvcr-mock up` tells a child that its stdin is a lifeline (value `stdin`). */
+export const LIFELINE_ENV = "KVCR_LIFELINE";
+
 /**
- * Serves a started role until the first of `stops` resolves (with the exit code to use) or its
- * `ready` rejects (logged with the reason, exit code 1). The role is closed on every path, and a
- * rejected `ready` is always handled here, never left as an unhandled rejection.
+ * Resolves with exit code 1 once the supervising parent is gone. `up` starts every child with
+ * KVCR_LIFELINE=stdin and a stdin pipe it never writes to; the kernel closes that pipe when `up`
+ * ends in any way, SIGKILL included, so end-of-file on stdin means nobody supervises this process
+ * any more and it shuts down (withdrawing its records) instead of living on as an orphan. Without
+ * the variable it never resolves: an interactive role's stdin belongs to the user.
  */
-export async function serveRole(role: RoleHandle, opts: { name: string; logger: Logger; stops: readonly Promise<number>[] }): Promise<number> {
+export function untilLifelineCut(
+  logger: { warn(message: string): void },
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  stdin: () => ReadableStream<Uint8Array> = () => Bun.stdin.stream(),
+): Promise<number> {
+  if (env[LIFELINE_ENV] !== "stdin") return new Promise(() => {});
+  return (async () => {
+    try {
+      const reader = stdin().getReader();
+      while (!(await reader.read()).done) {
+        // Bytes on the lifeline mean nothing; only its end does.
+      }
+    } catch {
+      // A broken stdin is a cut lifeline too.
+    }
+    logger.warn("the supervising parent is gone (stdin lifeline closed): shutting down");
+    return 1;
+  })();
+}
+
+/**
+ * Serves a started role until the first of `stops` resolves (with the exit code to use), its
+ * `ready` rejects (logged with the reason, exit code 1) or its lifeline to a supervising `up` is
+ * cut (untilLifelineCut). The role is closed on every path, and a rejected `ready` is always
+ * handled here, never left as an unhandled rejection.
+ */
+export async function serveRole(
+  role: RoleHandle,
+  opts: { name: string; logger: Logger; stops: readonly Promise<number>[]; env?: Readonly<Record<string, string | undefined>> },
+): Promise<number> {
   const failed = role.ready.then(
     () => new Promise<number>(() => {}),
     (err: unknown) => {
@@ -47,7 +81,7 @@ export async function serveRole(role: RoleHandle, opts: { name: string; logger: 
     },
   );
   try {
-    return await Promise.race([failed, ...opts.stops]);
+    return await Promise.race([failed, ...opts.stops, untilLifelineCut(opts.logger, opts.env)]);
   } finally {
     await role.close();
   }

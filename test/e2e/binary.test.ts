@@ -5,17 +5,16 @@ import pkg from "../../package.json" with { type: "json" };
 import { encodeBatch, encodeSeq } from "../../src/protocol/kv-events/index.ts";
 import { PubSocket } from "../../src/transport/zmtp/index.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";
-import { REPO_ROOT, runCli, tempDir, waitFor } from "../harness.ts";
+import { runCli, tempDir, waitFor } from "../harness.ts";
+import { compiledBinary } from "./compiled.ts";
 import { LineQueue } from "../lines.ts";
 
 let dir: ReturnType<typeof tempDir>;
 let bin: string;
 
 beforeAll(async () => {
-  dir = tempDir("kvcr-bin-");
-  bin = join(dir.path, "kvcr-mock");
-  const build = Bun.spawnSync([process.execPath, join(REPO_ROOT, "scripts/build.ts"), bin], { stdout: "pipe", stderr: "pipe" });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+  dir = tempDir("kvcr-bin-cwd-");
+  bin = await compiledBinary();
 }, 120_000);
 
 afterAll(() => dir?.[Symbol.dispose]());

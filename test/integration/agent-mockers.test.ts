@@ -149,4 +149,22 @@ describe("agent with real mockers (state-agent mode, 2 workers × 2 ranks, G2 on
       { timeoutMs: 10_000, what: "admitted owners' state after the restart" },
     );
   }, 60_000);
+
+  test("two live intents for one owner (another instance claims a worker's cache owner) fail the slot until one goes", async () => {
+    const d = await discovery();
+    const a = await agent(d.dir, await d.store());
+    const m = await mocker(d.dir, await d.store(), 1);
+    await waitFor(() => a.agent.health().slots.active === 2, { what: "2 active slots" });
+    const owner = m.workers[0]!.cacheOwnerIds[0]!;
+    const mine = (await (await d.store()).list(keys.intentsFor("agt", owner)))[0]!.value as Record<string, unknown>;
+    const other = await (await d.store()).put(keys.intent("agt", owner, "impostor"), { ...mine, worker_id: "impostor" });
+    await waitFor(() => a.agent.health().slots.failed === 1, { what: "the claimed slot failed (ambiguous)" });
+    expect(a.agent.slotViews().find((s) => s.cache_owner_id === owner)!.fault).toContain("ambiguous: 2 live intents");
+    expect((await fetch(`${a.httpUrl}/health`)).status).toBe(503);
+    expect((await getSnapshot(a.httpUrl)).sources.map((s) => s.cache_owner_id)).not.toContain(owner);
+    await other.withdraw();
+    await waitFor(() => a.agent.health().slots.active === 2, { what: "slot active again with one intent left" });
+    await load(m, 1);
+    await converged(a, m);
+  }, 60_000);
 });

@@ -107,6 +107,25 @@ describe("agent with an independent vLLM-style publisher (libzmq + @msgpack/msgp
     expect(health).toMatchObject({ raw_gaps_total: 1, raw_dropped_batches_total: 1, healthy: true });
   }, 30_000);
 
+  test("a publisher restart (seq back to 0) clears the slot before applying", async () => {
+    const p = await publisher();
+    const ep = await p.open("a", { replay: true });
+    const { agent } = await setup([source(1, ep)]);
+    await p.waitSub("a");
+    await publishScript(p, "a");
+    await waitFor(() => slot(agent, 1)?.raw_cursor === 4, { what: "raw cursor 4" });
+    await p.restart("a");
+    const fresh = tokens(2, 7);
+    await p.publish("a", [stored([u(1n), u(2n)], null, fresh)]);
+    await waitFor(() => slot(agent, 1)?.raw_cursor === 0, { what: "raw cursor back at 0" });
+    const h = createBlockHasher().hashBlocks(fresh, BS);
+    const snap = await getSnapshot(agent.httpUrl);
+    const want = [0, 1].map((i) => ({ seq_hash: h.sequence[i]!.toString(), local_hash: h.local[i]!.toString() })).sort(bySeq);
+    expect(snap.sources[0]!.tiers).toEqual({ device: want, host: [], disk: [] });
+    const metrics = await (await fetch(`${agent.httpUrl}/metrics`)).text();
+    expect(metrics).toContain("kvcr_agent_publisher_restarts_total 1");
+  }, 30_000);
+
   test("fault paths: garbage, oversized payload, wrong dp rank, unknown ownership, kvcr on GPU; other slots unaffected", async () => {
     const p = await publisher();
     const ids = ["good", "garbage", "oversized", "rank", "ownership", "kvcrgpu"];

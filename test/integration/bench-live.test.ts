@@ -155,3 +155,29 @@ describe("bench --with-replay", () => {
     expect(json.replay).toMatchObject({ completed: 12, router_mode: "kv" });
   });
 });
+
+describe("bench with a fresh stack per run", () => {
+  test("each mode × concurrency point starts its own stack, runs the same workload on it and closes it", async () => {
+    const started: string[] = [];
+    let open = 0;
+    const d: BenchDeps = {
+      ...deps(),
+      startStack: async (mode) => {
+        started.push(mode);
+        open++;
+        const s = startFakeOpenAi({ ttftMs: mode === "kv" ? 5 : 15, itlMs: 2, worker: () => mode });
+        return { url: s.url, close: async () => void (open--, await s[Symbol.asyncDispose]()) };
+      },
+    };
+    const out = await runBench(base("", { targets: [{ label: "kv", fresh: { routerMode: "kv" } }, { label: "round-robin", fresh: { routerMode: "round-robin" } }], concurrency: undefined, sweepConcurrency: [1, 4] }), d);
+    expect(started).toEqual(["kv", "kv", "round-robin", "round-robin"]);
+    expect(open).toBe(0);
+    expect(out.results.map((r) => [r.label, r.completed, r.max_concurrency, Object.keys(r.per_worker)[0]])).toEqual([
+      ["kv c=1", 12, 1, "kv"],
+      ["kv c=4", 12, 4, "kv"],
+      ["round-robin c=1", 12, 1, "round-robin"],
+      ["round-robin c=4", 12, 4, "round-robin"],
+    ]);
+    expect(out.results[0]!.median_ttft_ms!).toBeLessThan(out.results[2]!.median_ttft_ms!);
+  });
+});

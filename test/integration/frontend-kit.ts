@@ -40,7 +40,7 @@ export async function startStack(opts: { mockers: string[][]; frontend?: string[
   };
   try {
     for (const argv of opts.mockers) {
-      const m = await startMocker(mockerConfig([...argv, "--speedup-ratio", "0", ...shared]), { logger, env: {} });
+      const m = await startMocker(mockerConfig([...argv, ...(argv.includes("--speedup-ratio") ? [] : ["--speedup-ratio", "0"]), ...shared]), { logger, env: {} });
       mockers.push(m);
       await withTimeout(m.ready, 10_000, "mocker registration");
     }

@@ -52,8 +52,8 @@ describe("kv index against a reference model (fast-check)", () => {
   const hashArb = fc.oneof(fc.bigInt({ min: 1n, max: 12n }), fc.constantFrom(2n ** 63n + 5n, 2n ** 64n - 1n));
   const eventArb = fc.record({
     source: fc.integer({ min: 0, max: 3 }),
-    kind: fc.constantFrom("stored" as const, "stored" as const, "removed" as const, "cleared" as const),
-    tier: fc.constantFrom("device" as const, "host" as const),
+    kind: fc.constantFrom("stored" as const, "stored" as const, "removed" as const, "cleared" as const, "clearTier" as const),
+    tier: fc.constantFrom("device" as const, "host" as const, "disk" as const),
     hashes: fc.array(hashArb, { maxLength: 6 }),
   });
 
@@ -69,6 +69,10 @@ describe("kv index against a reference model (fast-check)", () => {
             ix.apply(e.source, { kind: "cleared" });
             set(e.source, "device").clear();
             set(e.source, "host").clear();
+            set(e.source, "disk").clear();
+          } else if (e.kind === "clearTier") {
+            ix.apply(e.source, { kind: "cleared", tier: e.tier });
+            set(e.source, e.tier).clear();
           } else {
             ix.apply(e.source, { kind: e.kind, tier: e.tier, blockHashes: e.hashes });
             for (const h of e.hashes) {
@@ -94,9 +98,22 @@ describe("kv index against a reference model (fast-check)", () => {
             while (h < q.length && set(s, "host").has(q[h]!)) h++;
             expect(ix.hostContinuation(s, q, d, q.length)).toBe(h - d);
           });
+          // The inverted walk the router uses gives the same device prefix, host and disk continuations.
+          const [dev, host, disk] = [new Int32Array(4), new Int32Array(4), new Int32Array(4)];
+          ix.overlaps(q, q.length, candidates, dev, host, disk);
+          candidates.forEach((s, c) => {
+            let d = 0;
+            while (d < q.length && set(s, "device").has(q[d]!)) d++;
+            let h = d;
+            while (h < q.length && set(s, "host").has(q[h]!)) h++;
+            let k = h;
+            while (k < q.length && set(s, "disk").has(q[k]!)) k++;
+            expect([dev[c], host[c], disk[c]]).toEqual([d, h - d, k - h]);
+          });
         }
+        for (const t of ["device", "host", "disk"] as const) expect(ix.size(t)).toBe([0, 1, 2, 3].reduce((n, x) => n + set(x, t).size, 0));
         for (const s of [0, 1, 2, 3]) {
-          for (const t of ["device", "host"] as const) {
+          for (const t of ["device", "host", "disk"] as const) {
             expect(ix.footprint(s, t)).toBe(set(s, t).size);
             expect(new Set(ix.blocksOf(s, t))).toEqual(set(s, t));
           }

@@ -1,13 +1,16 @@
-// Which source (worker rank, or later a cache owner) holds which blocks, one map per tier,
-// fed by KV events. A sequence hash names a whole prefix (SPEC §4.1), so a set keyed by it is
-// a radix tree flattened: node = sequence hash, children implied by the parent chain. One set
-// per (tier, source), keyed by the hash's u32 words (u64-map.ts: no bigint hashing per block,
-// the cost that dominated a kv-routed replay); matching walks the request's hashes in order.
+// Which source (a (worker, rank) candidate) holds which blocks, one map per tier, fed by KV
+// events. A sequence hash names a whole prefix (SPEC §4.1), so a set keyed by it is a radix tree
+// flattened: node = sequence hash, children implied by the parent chain. Per tier two views:
+//   - per source, the set of hashes it holds (a U64Map used as a set): removals, footprints,
+//     clears;
+//   - per hash, the list of sources holding it (the inverted view a router walks: a decision
+//     touches the prompt's ≤ N nodes and their holders, never one map per candidate; with 1,000
+//     candidates the per-candidate lookups were the whole cost of a decision, bench/router-decision.ts).
 import type { KvTier } from "../kv/kv-events.ts";
+import { SPLIT, splitU64, U64Map, wordsOf } from "../kv/u64-map.ts";
 
 /** Index tiers: the engine's two plus disk, which other publishers (and agents) report (SPEC §5). */
 export type IndexTier = KvTier | "disk";
-import { SPLIT, splitU64, U64Map, wordsOf } from "../kv/u64-map.ts";
 
 /** The part of a KV event (engine or router event) the index needs. */
 export interface IndexEvent {
@@ -16,14 +19,65 @@ export interface IndexEvent {
   readonly blockHashes?: readonly bigint[];
 }
 
-/** One tier: per source, the set of hashes it holds (a U64Map used as a set). */
+/** One tier: per source, the set of hashes it holds; per hash, the sources holding it. */
 class TierIndex {
   readonly bySource = new Map<number, U64Map>();
+  readonly holders = new U64Map();
+  readonly lists: number[][] = [];
+  private readonly freeLists: number[] = [];
+  total = 0;
+  /** Blocks per source, dense by source id (footprints without a map lookup). */
+  readonly counts: number[] = [];
 
   own(source: number): U64Map {
     let set = this.bySource.get(source);
     if (set === undefined) this.bySource.set(source, (set = new U64Map()));
     return set;
+  }
+
+  store(source: number, w0: number, w1: number): void {
+    if (!this.own(source).setIfAbsent(w0, w1, 1)) return;
+    this.total++;
+    this.counts[source] = (this.counts[source] ?? 0) + 1;
+    let id = this.holders.get(w0, w1);
+    if (id === -1) {
+      id = this.freeLists.pop() ?? this.lists.push([]) - 1;
+      this.holders.set(w0, w1, id);
+    }
+    this.lists[id]!.push(source);
+  }
+
+  /** False when the source did not hold the block. */
+  remove(source: number, w0: number, w1: number): boolean {
+    const set = this.bySource.get(source);
+    if (set === undefined || set.delete(w0, w1) === -1) return false;
+    this.total--;
+    this.counts[source]!--;
+    this.unlist(source, w0, w1);
+    return true;
+  }
+
+  removeSource(source: number): void {
+    const set = this.bySource.get(source);
+    if (set === undefined) return;
+    this.bySource.delete(source);
+    this.total -= set.size;
+    this.counts[source] = 0;
+    set.forEachWords((w0, w1) => this.unlist(source, w0, w1));
+  }
+
+  private unlist(source: number, w0: number, w1: number): void {
+    const id = this.holders.get(w0, w1);
+    if (id === -1) return;
+    const list = this.lists[id]!;
+    const at = list.lastIndexOf(source);
+    if (at === -1) return;
+    list[at] = list[list.length - 1]!;
+    list.pop();
+    if (list.length === 0) {
+      this.holders.delete(w0, w1);
+      this.freeLists.push(id);
+    }
   }
 }
 
@@ -34,10 +88,15 @@ export class KvIndex {
   private active: number[] = [];
   private sets: (U64Map | undefined)[] = [];
   private queryWords = new Uint32Array(64);
+  // Per-source scratch of overlaps(): depth per tier, and which sources were touched.
+  private dev = new Int32Array(64);
+  private hst = new Int32Array(64);
+  private dsk = new Int32Array(64);
+  private touched: number[] = [];
 
   apply(source: number, event: IndexEvent): void {
     if (event.kind === "cleared") {
-      // A tier-less clear (a stream reset) forgets the source in every tier; a tiered one clears that tier.
+      // Engine events clear every tier; router events (SPEC §6.1) clear one.
       if (event.tier === undefined) this.removeSource(source);
       else this.clearTier(source, event.tier);
       return;
@@ -46,16 +105,15 @@ export class KvIndex {
     const hashes = event.blockHashes ?? [];
     if (hashes.length === 0) return;
     if (event.kind === "stored") {
-      const own = tier.own(source);
+      if (source >= this.dev.length) this.grow(source);
       for (const h of hashes) {
         splitU64(h);
-        own.setIfAbsent(SPLIT[0]!, SPLIT[1]!, 1);
+        tier.store(source, SPLIT[0]!, SPLIT[1]!);
       }
     } else {
-      const own = tier.bySource.get(source);
       for (const h of hashes) {
         splitU64(h);
-        if (own === undefined || own.delete(SPLIT[0]!, SPLIT[1]!) === -1) this.unknownRemovals++;
+        if (!tier.remove(source, SPLIT[0]!, SPLIT[1]!)) this.unknownRemovals++;
       }
     }
   }
@@ -66,21 +124,101 @@ export class KvIndex {
 
   /** Forgets everything a source held (it left, or its stream was cleared). */
   removeSource(source: number): void {
-    this.tiers.device.bySource.delete(source);
-    this.tiers.host.bySource.delete(source);
-    this.tiers.disk.bySource.delete(source);
+    this.tiers.device.removeSource(source);
+    this.tiers.host.removeSource(source);
+    this.tiers.disk.removeSource(source);
   }
 
   /** Forgets what a source held in one tier (a per-tier `cleared` router event). */
   clearTier(source: number, tier: IndexTier): void {
-    this.tiers[tier].bySource.delete(source);
+    this.tiers[tier].removeSource(source);
   }
 
   /** Blocks held per tier over every source (the /metrics index size). */
   size(tier: IndexTier): number {
-    let n = 0;
-    for (const set of this.tiers[tier].bySource.values()) n += set.size;
-    return n;
+    return this.tiers[tier].total;
+  }
+
+  /**
+   * Per candidate: the longest device prefix of `seqHashes[0, count)`, then the contiguous host
+   * continuation after it, then the contiguous disk continuation after that (SPEC §6.3), written
+   * to device/host/disk[candidate index]. Walks the prompt's blocks and their holder lists once per
+   * tier: cost grows with the holders of the prompt's blocks, not with the candidate count.
+   */
+  overlaps(seqHashes: ArrayLike<bigint>, count: number, candidates: readonly number[], device: Int32Array, host: Int32Array, disk: Int32Array): void {
+    const n = candidates.length;
+    device.fill(0, 0, n);
+    host.fill(0, 0, n);
+    disk.fill(0, 0, n);
+    if (count === 0) return;
+    const words = this.wordsOf(seqHashes, count);
+    const touched = this.touched;
+    touched.length = 0;
+    const dev = this.dev;
+    // Device: a holder of block i extends its prefix only if it held blocks 0..i-1.
+    const dt = this.tiers.device;
+    if (dt.total > 0) {
+      for (let i = 0; i < count; i++) {
+        const id = dt.holders.get(words[2 * i]!, words[2 * i + 1]!);
+        if (id === -1) break;
+        const list = dt.lists[id]!;
+        let advanced = 0;
+        for (let k = 0; k < list.length; k++) {
+          const s = list[k]!;
+          if (dev[s] === i) {
+            if (i === 0) touched.push(s);
+            dev[s] = i + 1;
+            advanced++;
+          }
+        }
+        if (advanced === 0) break;
+      }
+    }
+    const hst = this.hst;
+    const dsk = this.dsk;
+    this.continuation(this.tiers.host, words, count, hst, dev, undefined);
+    this.continuation(this.tiers.disk, words, count, dsk, dev, hst);
+    for (let c = 0; c < n; c++) {
+      const s = candidates[c]!;
+      if (s < dev.length) {
+        device[c] = dev[s]!;
+        host[c] = hst[s]!;
+        disk[c] = dsk[s]!;
+      }
+    }
+    for (const s of touched) dev[s] = hst[s] = dsk[s] = 0;
+  }
+
+  /** Extends `out[s]` while s holds block base(s) + out[s] in this tier, walking blocks in order. */
+  private continuation(tier: TierIndex, words: Uint32Array, count: number, out: Int32Array, a: Int32Array, b: Int32Array | undefined): void {
+    if (tier.total === 0) return;
+    const touched = this.touched;
+    for (let i = 0; i < count; i++) {
+      const id = tier.holders.get(words[2 * i]!, words[2 * i + 1]!);
+      if (id === -1) continue;
+      const list = tier.lists[id]!;
+      for (let k = 0; k < list.length; k++) {
+        const s = list[k]!;
+        const base = a[s]! + (b === undefined ? 0 : b[s]!);
+        if (base + out[s]! === i) {
+          if (this.dev[s] === 0 && this.hst[s] === 0 && this.dsk[s] === 0) touched.push(s);
+          out[s]!++;
+        }
+      }
+    }
+  }
+
+  /** Sizes the per-source scratch for ids up to `source` (every stored source fits: see apply). */
+  private grow(source: number): void {
+    const size = Math.max(source + 1, this.dev.length * 2);
+    const grow = (old: Int32Array) => {
+      const next = new Int32Array(size);
+      next.set(old);
+      return next;
+    };
+    this.dev = grow(this.dev);
+    this.hst = grow(this.hst);
+    this.dsk = grow(this.dsk);
   }
 
   /**
@@ -127,7 +265,7 @@ export class KvIndex {
 
   /** Blocks a source holds in a tier (the index footprint used to break ties). */
   footprint(source: number, tier: IndexTier = "device"): number {
-    return this.tiers[tier].bySource.get(source)?.size ?? 0;
+    return this.tiers[tier].counts[source] ?? 0;
   }
 
   /** Every hash a source holds in a tier, in no particular order (tests). */

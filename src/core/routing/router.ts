@@ -185,16 +185,10 @@ export class Router {
     }
     const m = pick.length;
     const device = this.device;
-    index.deviceOverlaps(q.seqHashes, full, pickSources, device);
+    index.overlaps(q.seqHashes, full, pickSources, device, this.host, this.disk);
     for (let i = 0; i < m; i++) {
-      const source = pickSources[i]!;
-      const d = device[i]!;
-      const h = index.hostContinuation(source, q.seqHashes, d, full, "host");
-      const k = index.hostContinuation(source, q.seqHashes, d + h, full, "disk");
-      this.host[i] = h;
-      this.disk[i] = k;
-      this.costs[i] = kvCost(q.promptBlocks, d, h, this.active[pick[i]!]!, this.prefillLoadScale, k, this.weights);
-      this.footprints[i] = index.footprint(source);
+      this.costs[i] = kvCost(q.promptBlocks, device[i]!, this.host[i]!, this.active[pick[i]!]!, this.prefillLoadScale, this.disk[i]!, this.weights);
+      this.footprints[i] = index.footprint(pickSources[i]!);
     }
     const i = selectByCost(this.costs, this.footprints, m, this.rng, this.temperature);
     return [pick[i]!, { source: pickSources[i]!, cost: this.costs[i]!, deviceOverlap: device[i]!, hostOverlap: this.host[i]!, diskOverlap: this.disk[i]! }];

@@ -2,6 +2,8 @@
 // error mapping inside, so tests call it without a port. Routes: GET /live, /health, /metrics,
 // /v1/slots, /v1/snapshot; POST /v1/sources (201, 400 naming the field, 409 live duplicate,
 // 413 body too large); DELETE /v1/sources/{cache_owner_id} (URL-encoded; 404 when unknown).
+import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
+import type { DiscoveryStore } from "../../discovery/store.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../../protocol/prometheus.ts";
 import { jsonError } from "../../transport/http/server.ts";
 import type { KvStateAgent } from "./agent.ts";
@@ -15,7 +17,8 @@ export interface AgentApp {
 
 type Handler = (req: Request, param: string) => Response | Promise<Response>;
 
-export function createAgentApp(agent: KvStateAgent, isLive: () => boolean): AgentApp {
+/** `discovery`: its connection shows on /health (not part of healthiness) and /metrics. */
+export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, discovery?: DiscoveryStore): AgentApp {
   const routes: { path: string; prefix?: boolean; methods: Record<string, Handler> }[] = [
     { path: "/live", methods: { GET: () => (isLive() ? Response.json({ status: "live" }) : Response.json({ status: "starting" }, { status: 503 })) } },
     {
@@ -23,11 +26,14 @@ export function createAgentApp(agent: KvStateAgent, isLive: () => boolean): Agen
       methods: {
         GET: () => {
           const h = agent.health();
-          return Response.json(h, { status: h.healthy ? 200 : 503 });
+          return Response.json(discovery ? { ...h, discovery: discoveryHealth(discovery) } : h, { status: h.healthy ? 200 : 503 });
         },
       },
     },
-    { path: "/metrics", methods: { GET: () => new Response(renderMetrics(agent.metrics()), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }) } },
+    {
+      path: "/metrics",
+      methods: { GET: () => new Response(renderMetrics([...agent.metrics(), ...(discovery ? discoveryMetricFamilies(discovery) : [])]), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }) },
+    },
     { path: "/v1/slots", methods: { GET: () => Response.json(agent.slotViews()) } },
     { path: "/v1/snapshot", methods: { GET: () => Response.json(agent.snapshot()) } },
     { path: "/v1/sources", methods: { POST: (req) => addSource(agent, req) } },

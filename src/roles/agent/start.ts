@@ -4,7 +4,7 @@
 // Discovery out: the host record, and one attachment record per active slot.
 import { randomBytes } from "node:crypto";
 import type { AgentConfig } from "../../config/agent.ts";
-import { openFileDiscoveryStore } from "../../discovery/file-store.ts";
+import { openDiscoveryStore } from "../../discovery/open.ts";
 import { keys } from "../../discovery/keys.ts";
 import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -39,7 +39,7 @@ export async function start(config: AgentConfig, deps: AgentDeps): Promise<Agent
   await using scope = new AsyncDisposableStack();
 
   let store = deps.discovery;
-  if (!store) store = scope.use(await openFileDiscoveryStore({ dir: config.discoveryDir, logger }));
+  if (!store) store = scope.use(await openDiscoveryStore(config, logger));
   const outbound = scope.use(new RouterEventOutbound(config.host, config.eventsPort, logger));
   const records = new AttachmentRecords(store, config.namespace, agentId, logger);
   scope.defer(() => records.close());
@@ -56,7 +56,7 @@ export async function start(config: AgentConfig, deps: AgentDeps): Promise<Agent
   scope.defer(() => agent.close());
 
   let live = false;
-  const http = serveHttp({ host: config.host, port: config.port, fetch: createAgentApp(agent, () => live).fetch });
+  const http = serveHttp({ host: config.host, port: config.port, fetch: createAgentApp(agent, () => live, store).fetch });
   scope.defer(() => http.stop(true));
   logger.info(`agent ${agentId}: HTTP ${http.url}, router events ${outbound.endpoint}, up to ${config.maxSlots} slot(s)`);
 

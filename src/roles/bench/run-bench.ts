@@ -23,8 +23,11 @@ import { predict, predictionFigures, type ReplaySettings } from "./with-replay.t
 export const DURATION_SYNTHETIC_REQUESTS = 100_000;
 
 export interface BenchOptions {
-  /** One target, or one per compared router mode. */
-  targets: { label?: string; url: string }[];
+  /**
+   * One target, or one per compared router mode: a running server (url), or a fresh stack per
+   * run started through deps.startStack with that router mode (fresh).
+   */
+  targets: BenchTarget[];
   model?: string;
   endpoint: string;
   promptFormat: "tokens" | "text";
@@ -47,7 +50,17 @@ export interface BenchOptions {
   withReplay?: ReplaySettings;
 }
 
+export type BenchTarget = { label?: string; url: string } | { label?: string; fresh: { routerMode: string } };
+
+/** A stack started for one run (the launcher's code, as `up` runs it). */
+export interface StartedStack {
+  url: string;
+  close(): Promise<void>;
+}
+
 export interface BenchDeps {
+  /** Starts a fresh stack with this router mode (wired to the launcher by the CLI). */
+  startStack?(routerMode: string): Promise<StartedStack>;
   hasher: BlockHasher;
   readFile(path: string): string;
   writeFile(path: string, text: string): void;
@@ -88,13 +101,20 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
     for (const point of points) {
       if (deps.stop?.aborted) break;
       const label = [target.label, point.label].filter(Boolean).join(" ") || undefined;
-      const model = opts.model ?? models.get(target.url) ?? (await discoverModel(target.url, opts, deps));
-      models.set(target.url, model);
-      deps.logger.info(`${label ? `[${label}] ` : ""}${workload.length} requests to ${target.url}${opts.endpoint} (model ${model}), arrivals ${describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for at most ${opts.durationS} s` : ""}`);
-      const load = await runOne(workload, point.arrival, target.url, model, label, opts, deps);
-      const result = buildResult(load, runMeta(opts, target.url, model, point.arrival, label), opts.percentiles);
-      runs.push({ label: label ?? "run", records: load.records, result, startMs: load.startMs });
-      logFailures(result, label, deps.logger);
+      // A fresh stack per run: every mode and every point starts from a cold cache.
+      const stack = "fresh" in target ? await startFresh(target.fresh.routerMode, label, deps) : undefined;
+      try {
+        const url = stack?.url ?? (target as { url: string }).url;
+        const model = opts.model ?? models.get(url) ?? (await discoverModel(url, opts, deps));
+        models.set(url, model);
+        deps.logger.info(`${label ? `[${label}] ` : ""}${workload.length} requests to ${url}${opts.endpoint} (model ${model}), arrivals ${describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for at most ${opts.durationS} s` : ""}`);
+        const load = await runOne(workload, point.arrival, url, model, label, opts, deps);
+        const result = buildResult(load, runMeta(opts, url, model, point.arrival, label), opts.percentiles);
+        runs.push({ label: label ?? "run", records: load.records, result, startMs: load.startMs });
+        logFailures(result, label, deps.logger);
+      } finally {
+        await stack?.close();
+      }
     }
   }
   const results = runs.map((r) => r.result);
@@ -151,6 +171,12 @@ async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec
   } finally {
     progress?.stop();
   }
+}
+
+async function startFresh(routerMode: string, label: string | undefined, deps: BenchDeps): Promise<StartedStack> {
+  if (!deps.startStack) throw new KvcrError("NO_LAUNCHER", "a fresh stack per run needs the launcher, which this build cannot reach; pass running stacks with --url-per-mode");
+  deps.logger.info(`${label ? `[${label}] ` : ""}starting a fresh stack (router ${routerMode})`);
+  return deps.startStack(routerMode);
 }
 
 async function discoverModel(url: string, opts: BenchOptions, deps: BenchDeps): Promise<string> {

@@ -4,7 +4,7 @@
 // (400 bad body naming the field, 404 unknown model, 413 too large, 503 no workers, 502 worker
 // failed or left, 504 worker stalled). Tests call `app.fetch(new Request(...))` without a port.
 import { applyChatTemplate, detokenizeOne, tokenize } from "../../core/text/tokenizer.ts";
-import type { Logger } from "../../lib/logger.ts";
+import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import {
   BadRequest,
   chatBody,
@@ -24,7 +24,7 @@ import {
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { WorkerGone, type RoutePlan, type RoutingState } from "./routing-state.ts";
-import { ClientGone, ndjsonLines, WorkerStalled, type FetchLike, type GenerateBody, type WorkerLine } from "./worker-call.ts";
+import { allLines, ClientGone, ndjsonLines, WorkerStalled, type FetchLike, type GenerateBody, type WorkerLine } from "./worker-call.ts";
 
 export interface FrontendAppDeps {
   state: RoutingState;
@@ -41,6 +41,8 @@ export interface FrontendAppDeps {
   wallSeconds: () => number;
   /** Counters of the event feeds for /metrics. */
   feedMetrics?: () => MetricFamily[];
+  /** The discovery connection, shown on /health (not part of healthiness). */
+  discoveryHealth?: () => unknown;
   /** Unique per process: request ids are `${idPrefix}-${n}`. */
   idPrefix: string;
 }
@@ -84,7 +86,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       case "/live":
         return Response.json({ status: "live" });
       case "/health": {
-        const body = { status: state.workerCount > 0 ? "healthy" : "no workers", instances: state.workerCount, models: state.models() };
+        const body = { status: state.workerCount > 0 ? "healthy" : "no workers", instances: state.workerCount, models: state.models(), ...(deps.discoveryHealth ? { discovery: deps.discoveryHealth() } : {}) };
         return Response.json(body, { status: state.workerCount > 0 ? 200 : 503 });
       }
       case "/metrics":
@@ -112,7 +114,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     metrics.decision.observe(plan.decisionMs / 1000);
     if (plan.kvHint) metrics.hintsAttached++;
     const d = plan.decision;
-    logger.debug(
+    // Built only when debug is on: this line is on every request's path.
+    if (logger.level >= LOG_LEVELS.debug) logger.debug(
       `route ${parsed.model}: worker ${plan.worker.id} rank ${plan.dpRank} cost ${d.cost} overlap device ${d.deviceOverlap} host ${d.hostOverlap} disk ${d.diskOverlap} of ${plan.promptBlocks} block(s); index ${state.index.size("device")} device / ${state.index.size("host")} host block(s)${plan.kvHint ? "; kv_hint attached" : ""}`,
     );
     return proxy(req, kind, parsed, tokens, plan, t0);
@@ -147,16 +150,20 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     if (res.status !== 200 || !res.body) {
       finish();
       const text = await res.text().catch(() => "");
+      // The worker refused the request itself (e.g. it can never fit its KV cache): the client's to fix.
+      if (res.status === 400) return openAiError(400, `worker ${worker.id} refused the request: ${workerMessage(text)}`, { code: "worker_refused" });
       return openAiError(502, `worker ${worker.id} answered ${res.status}: ${text.slice(0, 300)}`, { code: "worker_failed" });
     }
-    const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
+    // Which (worker, rank) served it: `kvcr-mock bench` counts its per_worker spread from these.
+    const servedBy = { "x-kvcr-worker": worker.id, "x-kvcr-dp-rank": String(plan.dpRank) };
     const firstToken = () => metrics.ttft.observe((deps.now() - t0) / 1000);
 
     if (!r.stream) {
       const ids: number[] = [];
       let summary: WorkerLine | undefined;
       try {
-        for await (const line of lines) {
+        // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
+        for (const line of await allLines(res.body, ctrl, worker.id, deps.stallTimeoutMs)) {
           if ("token_id" in line) {
             if (ids.length === 0) firstToken();
             ids.push(line.token_id);
@@ -173,10 +180,11 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       let text = "";
       for (const id of ids) text += detokenizeOne(id);
       const u = usage(summary.prompt_tokens, summary.completion_tokens, summary.cached_tokens);
-      return Response.json(kind === "chat" ? chatBody(meta, text, "length", u) : completionBody(meta, text, "length", u));
+      return Response.json(kind === "chat" ? chatBody(meta, text, "length", u) : completionBody(meta, text, "length", u), { headers: servedBy });
     }
 
     // Streaming: SSE chunks as tokens arrive; a client that goes away cancels the worker request.
+    const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
     let first = true;
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -222,7 +230,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
         finish();
       },
     });
-    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...servedBy } });
   }
 
   function failure(ctrl: AbortController, err: unknown, workerId: string): Response {
@@ -234,6 +242,16 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   }
 
   return { fetch };
+}
+
+function workerMessage(text: string): string {
+  try {
+    const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    if (typeof m === "string") return m;
+  } catch {
+    // not JSON: the raw text below
+  }
+  return text.slice(0, 300);
 }
 
 function openAiError502Body(message: string) {
@@ -253,8 +271,11 @@ function knownRoute(path: string): string {
 /** The body as text, or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered). */
 async function readBody(req: Request, max: number): Promise<string | Response> {
   const tooLarge = (n: string) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
-  const declared = Number(req.headers.get("content-length") ?? NaN);
+  const length = req.headers.get("content-length");
+  const declared = Number(length ?? NaN);
   if (declared > max) return tooLarge(String(declared));
+  // A declared length within the limit: one read (Bun holds no more than it declared).
+  if (length !== null && declared >= 0) return req.text();
   if (!req.body) return "";
   const reader = req.body.getReader();
   const parts: Uint8Array[] = [];

@@ -13,7 +13,7 @@ import { keys } from "../../discovery/keys.ts";
 import { openDiscoveryStore } from "../../discovery/open.ts";
 import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
-import type { Logger } from "../../lib/logger.ts";
+import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { createBlockHasher, xxh3 } from "../../lib/xxh3.ts";
 import { holdPort, type HeldPort } from "../../transport/port-hold.ts";
@@ -25,6 +25,7 @@ import { LiveLoop } from "./live-loop.ts";
 import { openWorkerOutlets, type WorkerOutlets } from "./outlets.ts";
 import { advertisedHost, attachmentIntents, tcpEndpoint, workerRecord, type WorkerEndpoints } from "./records.ts";
 import { registerWorkers } from "./registration.ts";
+import { refuseSlotOverlap } from "./slot-overlap.ts";
 import { readTopology, workerDomain } from "./topology.ts";
 import { MockerWorkerPool, RankSlot } from "./worker-pool.ts";
 
@@ -132,7 +133,8 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       relays > 0 ? `${relays} router-event relay(s)` : "",
     ].filter(Boolean);
     logger.info(`events: ${eventLine.join("; ") || "no event sockets"}${identities.length > 1 ? " (per worker at --log-level debug, and in discovery)" : ""}`);
-    for (const id of identities) {
+    // Built only when they will be printed: thousands of workers make thousands of lines.
+    for (const id of logger.level >= LOG_LEVELS.debug ? identities : []) {
       const ep = endpoints[id.index]!;
       const parts = [
         ep.rawPorts.length > 0 ? `raw ${ep.rawPorts.map((p) => tcpEndpoint(host, p)).join(" ")}` : "",
@@ -146,6 +148,16 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       logger.info(`state-agent mode: ${identities.length * config.dataParallelSize} cache owner(s) from slot ${config.kvStateAgentCacheSlot}; worker 0 raw topic ${first.rawTopic} (each worker's at --log-level debug)`);
     }
     const register = async () => {
+      // Before anything is published: another live mocker's slot in our range refuses the start.
+      const host = advertisedHost(config);
+      const slots = identities.flatMap((id) => id.cacheOwnerIds.map((owner, r) => [owner, tcpEndpoint(host, endpoints[id.index]!.rawPorts[r]!)] as const));
+      const first = config.kvStateAgentCacheSlot ?? 0;
+      await refuseSlotOverlap(store!, {
+        namespace: config.namespace,
+        owners: new Map(slots),
+        describe: `pid ${process.pid}, slots ${first}–${first + slots.length - 1}, raw host ${host}`,
+        selfInstanceId: store!.owner?.instanceId,
+      });
       await registerWorkers({
         store: store!,
         workers: identities,

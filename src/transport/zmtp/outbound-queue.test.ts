@@ -36,6 +36,28 @@ const push = (q: OutboundQueue, n: number, size = 100) => {
 const tick = () => new Promise<void>((r) => queueMicrotask(r));
 
 describe("OutboundQueue", () => {
+  test("a stalled peer's backlog holds about its messages' bytes, not twice their capacity", () => {
+    // The kernel takes nothing while the peer is stalled, so every buffer goes to the backlog; on
+    // drain, each backlog chunk is written: its buffer's capacity is what the stall pinned.
+    let stalled = true;
+    const capacities: number[] = [];
+    const sink: ByteSink = { write: (b) => (stalled ? 0 : (capacities.push(b.buffer.byteLength), b.length)) };
+    const q = new OutboundQueue(sink, 10_000);
+    const size = 2_500; // a 32-block vLLM batch
+    let bytes = 0;
+    for (let i = 0; i < 1_000; i++) {
+      expect(push(q, i, size)).toBe(true);
+      bytes += messageWireBytes(msg(i, size));
+    }
+    q.flush();
+    expect(q.queuedMessages).toBe(1_000);
+    stalled = false;
+    q.drain();
+    expect(q.queuedMessages).toBe(0);
+    const pinned = capacities.reduce((a, b) => a + b, 0);
+    expect(pinned / bytes).toBeLessThan(1.1);
+  });
+
   test("coalesces a burst into one write at the end of the tick", async () => {
     const sink = new FakeSink();
     const q = new OutboundQueue(sink, 1000);

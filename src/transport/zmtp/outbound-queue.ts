@@ -137,7 +137,10 @@ export class OutboundQueue {
     const buf = this.buf;
     if (buf && this.len + n <= buf.length) return;
     if (buf && this.len > 0 && this.len + n <= 2 * FLUSH_AT_BYTES) {
-      const grown = new Uint8Array(Math.max(buf.length * 2, this.len + n));
+      // Doubling, but never past what a flush needs (FLUSH_AT_BYTES plus this message): a buffer
+      // moved to the backlog of a stalled peer holds ~64 KiB of messages, not 128 KiB of capacity
+      // half used (a subscriber stopped at the HWM pinned twice its queue's bytes).
+      const grown = new Uint8Array(Math.max(this.len + n, Math.min(buf.length * 2, FLUSH_AT_BYTES + n)));
       grown.set(buf.subarray(0, this.len));
       this.buf = grown;
       return;

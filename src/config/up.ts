@@ -1,0 +1,109 @@
+// `kvcr-mock up` options (SPEC §8): the stack's shape, supervision and external commands, plus
+// the role flags it hands on (engine and KVCR flags to every mocker, router flags to the
+// frontend, --max-slots to the agent). The stack config file is sectioned (STACK_SECTIONS).
+import { rawHostProblem } from "../protocol/cache-owner.ts";
+import { discoveryOptions, discoveryProblems } from "./discovery.ts";
+import { engineOptions, engineProblems } from "./engine.ts";
+import type { ConfigSections } from "./load.ts";
+import { kvcrOptions } from "./mocker.ts";
+import { defineOptions, type ConfigOf } from "./options.ts";
+import { ROUTER_MODES, routerTuningOptions } from "./router.ts";
+import type { commonOptions } from "./common.ts";
+
+export const ROLES = ["agent", "mockers", "frontend"] as const;
+export type StackRole = (typeof ROLES)[number];
+
+// The mode is a stack setting (default on in `up`); slots come from --cache-slot-base.
+const { kvStateAgentCacheSlot: _slot, kvStateAgent: _mode, ...kvcrPassOn } = kvcrOptions;
+
+export const stackOptions = defineOptions({
+  roles: { kind: "string", default: ROLES.join(","), description: "Which roles this up runs (comma-separated agent, mockers, frontend), so one stack spans hosts" },
+  modelName: { kind: "string", nonEmpty: true, default: "mock-model", description: "Model name every worker serves" },
+  kvStateAgent: { kind: "bool", default: true, description: "State-agent mode (the agent ingests raw streams); --no-kv-state-agent = direct mode" },
+  mockerProcesses: { kind: "int", min: 1, max: 1024, default: 1, description: "Mocker processes" },
+  workersPerProcess: { kind: "int", min: 1, max: 100_000, default: 2, description: "Workers in each mocker process" },
+  cacheSlotBase: { kind: "int", min: 0, default: 0, description: "First CacheOwner slot; global worker k rank r owns base + k × dp + r" },
+  agentReadyTimeout: { kind: "number", min: 0.001, default: 60, description: "Seconds to wait for the agent's /live (or, mockers-only, its discovery record)" },
+  readyTimeout: { kind: "number", min: 0.001, default: 60, description: "Seconds to wait for each mocker's /health and the frontend's /v1/models and /health" },
+  gracePeriod: { kind: "number", min: 0, default: 10, description: "Seconds between SIGTERM and SIGKILL when stopping children" },
+  agentCmd: { kind: "string", nonEmpty: true, description: "Run this command as the agent (placeholders: see README)" },
+  mockerCmd: { kind: "string", nonEmpty: true, description: "Run this command as each mocker process (placeholders: see README)" },
+  frontendCmd: { kind: "string", nonEmpty: true, description: "Run this command as the frontend (placeholders: see README)" },
+  stateFile: { kind: "string", nonEmpty: true, description: "Write the ready stack's pids, ports and URLs here as JSON" },
+  logDir: { kind: "string", nonEmpty: true, description: "Also write each child's output to DIR/<name>.log" },
+  demo: { kind: "bool", default: false, description: "Once ready, send one chat request through the frontend, print it, stop" },
+});
+
+export const agentPassOn = defineOptions({
+  agentPort: { kind: "int", min: 0, max: 65535, default: 9091, description: "Agent HTTP port (/live, /health, /v1/slots); 0 = pick" },
+  maxSlots: { kind: "int", min: 1, description: "Agent CacheOwner slot cap (default: 8, or every slot of this stack if more)" },
+});
+
+export const frontendPassOn = defineOptions({
+  httpPort: { kind: "int", min: 0, max: 65535, default: 8000, description: "Frontend OpenAI HTTP port; 0 = pick" },
+  routerMode: { kind: "enum", choices: ROUTER_MODES, default: "kv", description: "How the frontend picks each request's (worker, rank) (SPEC §8: kv in up)" },
+  ...routerTuningOptions,
+});
+
+export const mockerPassOn = defineOptions({
+  ...engineOptions,
+  numHostBlocks: { ...engineOptions.numHostBlocks, default: 4096 },
+  ...kvcrPassOn,
+  kvStateAgentRawHost: { ...kvcrOptions.kvStateAgentRawHost, default: "127.0.0.1" },
+  zmqKvEventsPorts: { kind: "int", min: 0, max: 65535, description: "Raw KV-event base port: global worker k rank r publishes on B + k × dp + r (default: picked)" },
+  zmqReplayPorts: { kind: "int", min: 0, max: 65535, description: "Replay base port, same layout; 0 = each mocker picks (default: no replay sockets)" },
+  staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers of a process" },
+});
+
+export const upOptions = defineOptions({
+  ...stackOptions,
+  ...agentPassOn,
+  ...frontendPassOn,
+  ...mockerPassOn,
+  ...discoveryOptions,
+});
+
+export type UpConfig = ConfigOf<typeof upOptions & typeof commonOptions>;
+
+const keysOf = (t: object) => Object.keys(t) as (keyof typeof upOptions)[];
+/** The stack file's sections: `stack` (shape, supervision, discovery, logs) and one per role. */
+export const STACK_SECTIONS: ConfigSections<typeof upOptions & typeof commonOptions> = {
+  stack: [...keysOf(stackOptions), ...keysOf(discoveryOptions), "logLevel", "logFormat"],
+  agent: keysOf(agentPassOn),
+  mockers: keysOf(mockerPassOn),
+  frontend: keysOf(frontendPassOn),
+};
+
+export function parseRoles(text: string): { roles: Set<StackRole>; problems: string[] } {
+  const names = text.split(",").map((r) => r.trim()).filter(Boolean);
+  const bad = names.filter((n) => !(ROLES as readonly string[]).includes(n));
+  const problems = bad.length > 0 || names.length === 0 ? [`--roles: got ${JSON.stringify(text)}, expected a comma-separated list of ${ROLES.join(", ")}`] : [];
+  return { roles: new Set(names.filter((n): n is StackRole => !bad.includes(n))), problems };
+}
+
+export function globalWorkers(c: Pick<UpConfig, "mockerProcesses" | "workersPerProcess">): number {
+  return c.mockerProcesses * c.workersPerProcess;
+}
+
+/** Cross-field rules of SPEC §8, on the resolved config. */
+export function upProblems(c: UpConfig): string[] {
+  const problems = [...engineProblems(c), ...discoveryProblems(c), ...parseRoles(c.roles).problems];
+  const ranks = globalWorkers(c) * c.dataParallelSize;
+  for (const [base, flag] of [[c.zmqKvEventsPorts, "--zmq-kv-events-ports"], [c.zmqReplayPorts, "--zmq-replay-ports"]] as const) {
+    if (base !== undefined && base !== 0 && base + ranks - 1 > 65535) problems.push(`${flag}: base ${base} + ${ranks} ranks of this stack exceeds port 65535`);
+  }
+  if (c.zmqKvEventsPorts && c.zmqReplayPorts) {
+    const [a, b] = [c.zmqKvEventsPorts, c.zmqReplayPorts];
+    if (a < b + ranks && b < a + ranks) problems.push(`--zmq-replay-ports: range ${b}–${b + ranks - 1} overlaps --zmq-kv-events-ports ${a}–${a + ranks - 1}`);
+  }
+  if (c.kvStateAgent) {
+    const reason = rawHostProblem(c.kvStateAgentRawHost);
+    if (reason) problems.push(`--kv-state-agent-raw-host: got ${JSON.stringify(c.kvStateAgentRawHost)}, ${reason}`);
+    if (c.kvEventsTopic !== "") problems.push("--kv-events-topic: not used with --kv-state-agent (each worker's raw topic is derived from its CacheOwner ids)");
+    if (c.numHostBlocks === 0) problems.push("--num-host-blocks: state-agent mode reports a host tier (G2), give a count > 0 (or --no-kv-state-agent)");
+  }
+  if (c.maxSlots !== undefined && c.kvStateAgent && parseRoles(c.roles).roles.has("agent") && parseRoles(c.roles).roles.has("mockers") && c.maxSlots < ranks) {
+    problems.push(`--max-slots: got ${c.maxSlots}, but this stack has ${ranks} CacheOwner slots (workers × dp); the agent would reject some`);
+  }
+  return problems;
+}

@@ -1,0 +1,96 @@
+import { describe, expect, test } from "bun:test";
+import { commonOptions } from "../../config/common.ts";
+import { loadConfig } from "../../config/load.ts";
+import { agentOptions } from "../../config/agent.ts";
+import { frontendOptions } from "../../config/frontend.ts";
+import { mockerOptions } from "../../config/mocker.ts";
+import { upOptions, upProblems, type UpConfig } from "../../config/up.ts";
+import { ConfigError } from "../../lib/errors.ts";
+import { thrownBy } from "../../../test/harness.ts";
+import { plan, type PlanContext } from "./plan.ts";
+
+const table = { ...upOptions, ...commonOptions };
+const up = (...argv: string[]): UpConfig => loadConfig(table, { argv, env: {} }, upProblems).config;
+const ctx = (mockers = 1): PlanContext => ({ self: ["/bin/kvcr"], ports: { agent: 9091, frontend: 8000, mockers: Array.from({ length: mockers }, (_, i) => 7000 + i) }, discoveryDir: "/d" });
+/** A planned mocker's argv, loaded back the way the child will load it. */
+const mockerConfigOf = (argv: string[]) => loadConfig({ ...mockerOptions, ...commonOptions }, { argv: argv.slice(2), env: {} }).config;
+
+describe("plan", () => {
+  test("defaults (SPEC §8): agent, one mocker × 2 workers in state-agent mode with G2 on, frontend, in that order", () => {
+    const p = plan(up(), ctx());
+    expect(p.processes.map((s) => [s.name, s.stage, s.readiness.kind])).toEqual([["agent", 0, "ok"], ["mocker-0", 1, "ok"], ["frontend", 2, "frontend"]]);
+    const [agent, mocker, frontend] = p.processes;
+    expect(agent!.argv.slice(0, 2)).toEqual(["/bin/kvcr", "agent"]);
+    expect(loadConfig({ ...agentOptions, ...commonOptions }, { argv: agent!.argv.slice(2), env: {} }).config).toMatchObject({ port: 9091, maxSlots: 8, namespace: "dynamo", discoveryDir: "/d", host: "127.0.0.1" });
+    expect(agent!.readiness).toEqual({ kind: "ok", url: "http://127.0.0.1:9091/live" });
+    expect(mocker!.argv.slice(0, 2)).toEqual(["/bin/kvcr", "mocker"]);
+    expect(mockerConfigOf(mocker!.argv)).toMatchObject({
+      modelName: "mock-model", numWorkers: 2, numHostBlocks: 4096, kvStateAgent: true, kvStateAgentRawHost: "127.0.0.1",
+      kvStateAgentCacheSlot: 0, zmqKvEventsPorts: [0, 0], httpPort: 7000, discoveryDir: "/d",
+    });
+    expect(mocker!.readiness).toEqual({ kind: "ok", url: "http://127.0.0.1:7000/health" });
+    expect(frontend!.argv.slice(0, 2)).toEqual(["/bin/kvcr", "frontend"]);
+    expect(loadConfig({ ...frontendOptions, ...commonOptions }, { argv: frontend!.argv.slice(2), env: {} }).config).toMatchObject({ httpPort: 8000, routerMode: "kv", kvCacheBlockSize: 64, discoveryDir: "/d" });
+    expect(frontend!.readiness).toEqual({ kind: "frontend", modelsUrl: "http://127.0.0.1:8000/v1/models", healthUrl: "http://127.0.0.1:8000/health", model: "mock-model", workers: 2 });
+    expect([p.agentUrl, p.frontendUrl, p.awaitAgentRecord]).toEqual(["http://127.0.0.1:9091", "http://127.0.0.1:8000", false]);
+  });
+
+  test("P × W with dp: disjoint raw/replay port ranges (B + k × dp) and cache slots (base + k × dp), every engine flag handed on", () => {
+    const p = plan(up("--mocker-processes=2", "--workers-per-process=3", "--data-parallel-size=2", "--zmq-kv-events-ports=20000", "--zmq-replay-ports=30000", "--cache-slot-base=100", "--block-size=16", "--speedup-ratio=0", "--log-level=debug"), ctx(2));
+    const configs = p.processes.filter((s) => s.role === "mocker").map((s) => mockerConfigOf(s.argv));
+    expect(configs.map((c) => [c.zmqKvEventsPorts, c.zmqReplayPorts, c.kvStateAgentCacheSlot, c.numWorkers, c.dataParallelSize, c.blockSize, c.speedupRatio])).toEqual([
+      [[20000, 20002, 20004], [30000, 30002, 30004], 100, 3, 2, 16, 0],
+      [[20006, 20008, 20010], [30006, 30008, 30010], 106, 3, 2, 16, 0],
+    ]);
+    expect(p.processes.find((s) => s.name === "agent")!.argv).toContain("--max-slots=12");
+    const frontendArgv = plan(up("--router-mode=round-robin", "--router-temperature=0.5", "--router-host-cache-hit-weight=0.5", "--etcd-endpoints=http://e:2379", "--discovery-backend=etcd"), ctx()).processes.at(-1)!.argv;
+    expect(loadConfig({ ...frontendOptions, ...commonOptions }, { argv: frontendArgv.slice(2), env: {} }).config).toMatchObject({
+      routerMode: "round-robin", routerTemperature: 0.5, routerHostCacheHitWeight: 0.5, discoveryBackend: "etcd", etcdEndpoints: "http://e:2379", discoveryDir: undefined,
+    });
+    expect(p.processes.every((s) => s.argv.includes("--log-level=debug"))).toBe(true);
+    expect(p.processes.find((s) => s.name === "frontend")!.readiness).toMatchObject({ workers: 6 });
+  });
+
+  test("direct mode: no agent, no state-agent flags on the mockers", () => {
+    const p = plan(up("--no-kv-state-agent"), ctx());
+    expect(p.processes.map((s) => s.name)).toEqual(["mocker-0", "frontend"]);
+    const c = mockerConfigOf(p.processes[0]!.argv);
+    expect([c.kvStateAgent, c.kvStateAgentRawHost, c.kvStateAgentCacheSlot]).toEqual([false, undefined, undefined]);
+    expect(p.agentUrl).toBeUndefined();
+  });
+
+  test("--roles mockers waits for the agent's record instead of starting one; --roles agent,frontend gates on the model only", () => {
+    const m = plan(up("--roles=mockers", "--cache-slot-base=8"), ctx());
+    expect(m.processes.map((s) => s.name)).toEqual(["mocker-0"]);
+    expect(m.awaitAgentRecord).toBe(true);
+    expect(mockerConfigOf(m.processes[0]!.argv).kvStateAgentCacheSlot).toBe(8);
+    const af = plan(up("--roles=agent,frontend"), ctx(0));
+    expect(af.processes.map((s) => s.name)).toEqual(["agent", "frontend"]);
+    expect(af.processes[1]!.readiness).toMatchObject({ workers: 0 });
+  });
+
+  test("external commands: placeholders filled and shell-quoted, run by exec under /bin/sh", () => {
+    const p = plan(up("--mocker-processes=2", "--mocker-cmd", "my-mocker --port {port} --slot {cache_slot} --raw {zmq_kv_events_ports} --ns {namespace} --agent {agent_url} {{x}}", "--discovery-dir", "/tmp/a b"), ctx(2));
+    const m1 = p.processes.find((s) => s.name === "mocker-1")!;
+    expect(m1.external).toBe(true);
+    expect(m1.argv).toEqual(["/bin/sh", "-c", "exec my-mocker --port 7001 --slot 2 --raw 0,0 --ns dynamo --agent http://127.0.0.1:9091 {x}"]);
+    const agent = plan(up("--agent-cmd", "{kvcr_mock} agent --port {port} --discovery-dir {discovery_dir}"), { ...ctx(), discoveryDir: "/tmp/a b", self: ["/opt/my bun", "cli.ts"] }).processes[0]!;
+    expect(agent.argv[2]).toBe("exec '/opt/my bun' cli.ts agent --port 9091 --discovery-dir '/tmp/a b'");
+  });
+
+  test("an unknown placeholder or a mocker config the mocker would refuse is a config error before anything starts", () => {
+    expect(thrownBy(ConfigError, () => plan(up("--frontend-cmd", "x {cache_slot}"), ctx())).problems[0]).toStartWith("--frontend-cmd: unknown placeholder(s) {cache_slot}; known:");
+    expect(thrownBy(ConfigError, () => plan(up("--no-kv-state-agent", "--kv-state-agent-router-hints"), ctx())).problems).toEqual(["mocker-0: --kv-state-agent-router-hints: needs --kv-state-agent"]);
+  });
+});
+
+describe("upProblems", () => {
+  const problems = (...argv: string[]) => thrownBy(ConfigError, () => up(...argv)).problems;
+  test("bad roles, port ranges past 65535 or overlapping, G2 off in state-agent mode, too few agent slots", () => {
+    expect(problems("--roles", "agent,workers")).toEqual(['--roles: got "agent,workers", expected a comma-separated list of agent, mockers, frontend']);
+    expect(problems("--zmq-kv-events-ports", "65535")).toEqual(["--zmq-kv-events-ports: base 65535 + 2 ranks of this stack exceeds port 65535"]);
+    expect(problems("--zmq-kv-events-ports", "5000", "--zmq-replay-ports", "5001")).toEqual(["--zmq-replay-ports: range 5001–5002 overlaps --zmq-kv-events-ports 5000–5001"]);
+    expect(problems("--num-host-blocks", "0")).toEqual(["--num-host-blocks: state-agent mode reports a host tier (G2), give a count > 0 (or --no-kv-state-agent)"]);
+    expect(problems("--max-slots", "1")).toEqual(["--max-slots: got 1, but this stack has 2 CacheOwner slots (workers × dp); the agent would reject some"]);
+  });
+});

@@ -1,0 +1,213 @@
+// The launcher's plan (SPEC §8): from `up`'s resolved config and the ports it chose, the exact
+// processes to start, in order, each with its command line, ports, URL and readiness gate. Pure:
+// no I/O, so the whole stack shape is tested without starting anything.
+import { agentOptions } from "../../config/agent.ts";
+import { discoveryOptions } from "../../config/discovery.ts";
+import { frontendOptions } from "../../config/frontend.ts";
+import { kvcrOptions, mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
+import type { ConfigOf, OptionTable } from "../../config/options.ts";
+import { engineOptions } from "../../config/engine.ts";
+import { routerTuningOptions } from "../../config/router.ts";
+import { globalWorkers, parseRoles, type UpConfig } from "../../config/up.ts";
+import { toArgv } from "../../config/to-argv.ts";
+import { ConfigError } from "../../lib/errors.ts";
+import { renderCommand, shellQuote, type TemplateRole } from "./template.ts";
+
+export const STAGES = { agent: 0, mockers: 1, frontend: 2 } as const;
+
+export type Readiness =
+  /** GET url answers 200. */
+  | { kind: "ok"; url: string }
+  /** The frontend: /v1/models lists the model and /health counts at least `workers` workers. */
+  | { kind: "frontend"; modelsUrl: string; healthUrl: string; model: string; workers: number };
+
+export interface ProcessSpec {
+  /** `agent`, `mocker-0`, `frontend`: the output prefix, log file name and what errors name. */
+  name: string;
+  role: TemplateRole;
+  stage: (typeof STAGES)[keyof typeof STAGES];
+  argv: string[];
+  /** Run from `--<role>-cmd` instead of this executable. */
+  external: boolean;
+  /** Base URL of its HTTP API. */
+  url: string;
+  ports: Record<string, number | number[]>;
+  readiness: Readiness;
+  /** Seconds the readiness gate may take. */
+  readyTimeoutS: number;
+}
+
+/** Ports `up` chose before planning (explicit ones, or free ones it picked for 0). */
+export interface ChosenPorts {
+  agent: number;
+  frontend: number;
+  /** HTTP port per mocker process. */
+  mockers: number[];
+}
+
+export interface PlanContext {
+  /** How to run this executable: [binary] when compiled, [bun, cli.ts] from source. */
+  self: readonly string[];
+  ports: ChosenPorts;
+  /** The discovery directory every child is told (resolved, so all agree). */
+  discoveryDir: string;
+}
+
+export interface StackPlan {
+  processes: ProcessSpec[];
+  /** Mockers without a local agent in state-agent mode wait for the agent's record in discovery. */
+  awaitAgentRecord: boolean;
+  agentUrl: string | undefined;
+  frontendUrl: string | undefined;
+}
+
+/** The address to dial a socket bound on `host` (a wildcard bind is reached on loopback). */
+export function dialHost(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::" || host === "[::]") return "[::1]";
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}
+
+export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
+  const { roles } = parseRoles(config.roles);
+  const stateAgent = config.kvStateAgent;
+  const host = dialHost(config.host);
+  const agentUrl = stateAgent ? `http://${host}:${ctx.ports.agent}` : undefined;
+  const frontendUrl = `http://${host}:${ctx.ports.frontend}`;
+  const totalWorkers = globalWorkers(config);
+  const common: Record<string, string> = {
+    kvcr_mock: ctx.self.map(shellQuote).join(" "),
+    host: config.host,
+    namespace: config.namespace,
+    discovery_backend: config.discoveryBackend,
+    discovery_dir: ctx.discoveryDir,
+    model: config.modelName,
+    block_size: String(config.blockSize),
+    mode: stateAgent ? "state_agent" : "direct",
+    agent_port: stateAgent ? String(ctx.ports.agent) : "",
+    agent_url: agentUrl ?? "",
+    frontend_port: String(ctx.ports.frontend),
+    frontend_url: frontendUrl,
+    log_level: config.logLevel,
+  };
+  const logFlags = [
+    ...(config.logLevel !== "info" ? [`--log-level=${config.logLevel}`] : []),
+    ...(config.logFormat !== "pretty" ? [`--log-format=${config.logFormat}`] : []),
+  ];
+  const discovery = discoverySettings(config, ctx);
+  const processes: ProcessSpec[] = [];
+
+  if (stateAgent && roles.has("agent")) {
+    const maxSlots = config.maxSlots ?? Math.max(8, roles.has("mockers") ? totalWorkers * config.dataParallelSize : 0);
+    const own = [...ctx.self, "agent", ...toArgv(agentOptions, { port: ctx.ports.agent, maxSlots, ...discovery }), ...logFlags];
+    processes.push({
+      name: "agent",
+      role: "agent",
+      stage: STAGES.agent,
+      argv: config.agentCmd ? renderCommand(config.agentCmd, { ...common, port: String(ctx.ports.agent), max_slots: String(maxSlots) }, "--agent-cmd", "agent") : own,
+      external: config.agentCmd !== undefined,
+      url: agentUrl!,
+      ports: { http: ctx.ports.agent },
+      readiness: { kind: "ok", url: `${agentUrl}/live` },
+      readyTimeoutS: config.agentReadyTimeout,
+    });
+  }
+
+  if (roles.has("mockers")) {
+    for (let i = 0; i < config.mockerProcesses; i++) {
+      const mocker = mockerConfigFor(config, i, ctx);
+      const problems = mockerProblems(mocker);
+      if (problems.length > 0) throw new ConfigError(problems.map((p) => `mocker-${i}: ${p}`));
+      const url = `http://${host}:${ctx.ports.mockers[i]}`;
+      const values = {
+        ...common,
+        port: String(ctx.ports.mockers[i]),
+        index: String(i),
+        workers: String(config.workersPerProcess),
+        first_worker: String(i * config.workersPerProcess),
+        dp: String(config.dataParallelSize),
+        zmq_kv_events_ports: mocker.zmqKvEventsPorts!.join(","),
+        zmq_replay_ports: mocker.zmqReplayPorts?.join(",") ?? "",
+        cache_slot: String(mocker.kvStateAgentCacheSlot ?? ""),
+        raw_host: mocker.kvStateAgentRawHost ?? "",
+      };
+      processes.push({
+        name: `mocker-${i}`,
+        role: "mocker",
+        stage: STAGES.mockers,
+        argv: config.mockerCmd ? renderCommand(config.mockerCmd, values, "--mocker-cmd", "mocker") : [...ctx.self, "mocker", ...toArgv(mockerOptions, mocker), ...logFlags],
+        external: config.mockerCmd !== undefined,
+        url,
+        ports: { http: ctx.ports.mockers[i]!, zmqKvEvents: mocker.zmqKvEventsPorts!, ...(mocker.zmqReplayPorts ? { zmqReplay: mocker.zmqReplayPorts } : {}) },
+        readiness: { kind: "ok", url: `${url}/health` },
+        readyTimeoutS: config.readyTimeout,
+      });
+    }
+  }
+
+  if (roles.has("frontend")) {
+    const router = Object.fromEntries(Object.keys(routerTuningOptions).map((k) => [k, config[k as keyof typeof routerTuningOptions]]));
+    const frontend = { httpPort: ctx.ports.frontend, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...discovery };
+    const own = [...ctx.self, "frontend", ...toArgv(frontendOptions, frontend), ...logFlags];
+    const values = { ...common, port: String(ctx.ports.frontend), router_mode: config.routerMode, workers: String(totalWorkers) };
+    processes.push({
+      name: "frontend",
+      role: "frontend",
+      stage: STAGES.frontend,
+      argv: config.frontendCmd ? renderCommand(config.frontendCmd, values, "--frontend-cmd", "frontend") : own,
+      external: config.frontendCmd !== undefined,
+      url: frontendUrl,
+      ports: { http: ctx.ports.frontend },
+      // Without local mockers the workers live on other hosts: only the model list is awaited.
+      readiness: { kind: "frontend", modelsUrl: `${frontendUrl}/v1/models`, healthUrl: `${frontendUrl}/health`, model: config.modelName, workers: roles.has("mockers") ? totalWorkers : 0 },
+      readyTimeoutS: config.readyTimeout,
+    });
+  }
+
+  return {
+    processes,
+    awaitAgentRecord: stateAgent && roles.has("mockers") && !roles.has("agent"),
+    agentUrl: stateAgent && roles.has("agent") ? agentUrl : undefined,
+    frontendUrl: roles.has("frontend") ? frontendUrl : undefined,
+  };
+}
+
+/** Mocker process `i`'s config: its workers' port and cache-slot ranges (SPEC §8's layout). */
+export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanContext, "ports" | "discoveryDir">): MockerConfig {
+  const W = config.workersPerProcess;
+  const dp = config.dataParallelSize;
+  const first = i * W;
+  const bases = (base: number | undefined) => (base === undefined ? undefined : Array.from({ length: W }, (_, j) => (base === 0 ? 0 : base + (first + j) * dp)));
+  const stateAgent = config.kvStateAgent;
+  return {
+    // Every engine and KVCR option passes through as up resolved it (so options added later do too);
+    // what differs per process is set below.
+    ...pick(config, engineOptions),
+    ...pick(config, kvcrOptions),
+    modelName: config.modelName,
+    numWorkers: W,
+    dataParallelSize: dp,
+    // Raw PUBs are always on in `up` (picked ports without a base), so the stack's raw streams can be tapped.
+    zmqKvEventsPorts: bases(config.zmqKvEventsPorts ?? 0),
+    zmqReplayPorts: bases(config.zmqReplayPorts),
+    extraEngineArgs: undefined,
+    staggerDelay: config.staggerDelay,
+    httpPort: ctx.ports.mockers[i]!,
+    kvStateAgent: stateAgent,
+    kvStateAgentRawHost: stateAgent ? config.kvStateAgentRawHost : undefined,
+    kvStateAgentCacheSlot: stateAgent ? config.cacheSlotBase + first * dp : undefined,
+    ...discoverySettings(config, ctx),
+  };
+}
+
+/** `config`'s values for the keys of an option table. */
+function pick<T extends OptionTable>(config: UpConfig, table: T): ConfigOf<T> {
+  return Object.fromEntries(Object.keys(table).map((k) => [k, (config as Record<string, unknown>)[k]])) as ConfigOf<T>;
+}
+
+/** The discovery options every child gets: up's, with the file backend's directory resolved. */
+function discoverySettings(config: UpConfig, ctx: Pick<PlanContext, "discoveryDir">): ConfigOf<typeof discoveryOptions> {
+  const out = Object.fromEntries(Object.keys(discoveryOptions).map((k) => [k, config[k as keyof typeof discoveryOptions]])) as ConfigOf<typeof discoveryOptions>;
+  if (config.discoveryBackend === "file") out.discoveryDir = ctx.discoveryDir;
+  return out;
+}

@@ -1,0 +1,60 @@
+// Readiness probes of SPEC §8 as functions that resolve when ready and throw the reason they are
+// not: an HTTP 200 (agent /live, mocker /health), and the frontend's model list plus worker count.
+// Each probe has its own 1 s timeout, so a hung child cannot stall the deadline.
+import type { Readiness } from "./plan.ts";
+
+export const PROBE_TIMEOUT_MS = 1_000;
+
+async function get(url: string): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    throw new Error(e.name === "TimeoutError" ? `GET ${url}: no answer within ${PROBE_TIMEOUT_MS} ms` : `GET ${url}: ${e.code ?? e.message}`);
+  }
+  if (res.status !== 200) {
+    const body = (await res.text().catch(() => "")).slice(0, 200);
+    throw new Error(`GET ${url}: HTTP ${res.status}${body ? ` ${body}` : ""}`);
+  }
+  return res;
+}
+
+async function json(url: string): Promise<unknown> {
+  const res = await get(url);
+  const text = await res.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`GET ${url}: not JSON: ${text.slice(0, 120)}`);
+  }
+}
+
+/**
+ * Workers a frontend's /health reports: `instances` or `workers`, as a count or a list (SPEC §6.2
+ * says only "instances known"); undefined when it reports neither.
+ */
+export function healthWorkerCount(body: unknown): number | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  for (const key of ["instances", "workers", "num_workers", "num_instances"]) {
+    const v = (body as Record<string, unknown>)[key];
+    if (typeof v === "number") return v;
+    if (Array.isArray(v)) return v.length;
+  }
+  return undefined;
+}
+
+export function probeFor(r: Readiness): { what: string; probe: () => Promise<void> } {
+  if (r.kind === "ok") return { what: `HTTP 200 from ${r.url}`, probe: async () => void (await get(r.url)) };
+  return {
+    what: `${r.modelsUrl} to list ${r.model}${r.workers > 0 ? ` and ${r.healthUrl} to count ${r.workers} worker(s)` : ""}`,
+    probe: async () => {
+      const models = (await json(r.modelsUrl)) as { data?: { id?: unknown }[] };
+      const ids = Array.isArray(models?.data) ? models.data.map((m) => m?.id) : [];
+      if (!ids.includes(r.model)) throw new Error(`${r.modelsUrl} lists ${JSON.stringify(ids)}, not ${r.model} yet`);
+      if (r.workers === 0) return;
+      const count = healthWorkerCount(await json(r.healthUrl));
+      if (count !== undefined && count < r.workers) throw new Error(`${r.healthUrl} counts ${count} of ${r.workers} workers`);
+    },
+  };
+}

@@ -1,0 +1,145 @@
+// `kvcr-mock up` from start to exit code (SPEC §8): start the stack, print where it is, then run
+// until a child exits (exit 1, naming it), SIGINT/SIGTERM (exit 0), `-- CMD` finishes (CMD's
+// code) or the demo request is answered; the stack is stopped on every path.
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { UpConfig } from "../../config/up.ts";
+import { KvcrError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { LIFELINE_ENV, untilSignal } from "../../lib/role.ts";
+import { startStack, type StackDeps, type StackHandle } from "./start.ts";
+import { describeExit } from "./supervisor.ts";
+
+export interface UpContext {
+  logger: Logger;
+  /** The command after `--`, run against the ready stack. */
+  rest: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  /** Where the ready summary goes (stdout; stderr when a command owns stdout). */
+  print?: (text: string) => void;
+  stack?: Partial<StackDeps>;
+}
+
+export const DEMO_PROMPT = "Explain KV-cache-aware routing in one sentence.";
+
+
+export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
+  const { logger } = ctx;
+  const t0 = performance.now();
+  const signal = untilSignal((sig) => logger.warn(`${sig} again: already stopping the stack`));
+  const stateFile = config.stateFile ?? (ctx.rest.length > 0 ? join(tmpdir(), `kvcr-mock-up-${process.pid}.json`) : undefined);
+  let stack: StackHandle;
+  try {
+    stack = await startStack({ ...config, stateFile }, { logger, env: ctx.env, color: process.stderr.isTTY && !ctx.env.NO_COLOR, cancel: signal, ...ctx.stack });
+  } catch (err) {
+    if (err instanceof KvcrError && err.code === "STACK_CANCELLED") {
+      logger.info(`${await signal}: start-up abandoned, stack stopped`);
+      return 0;
+    }
+    throw err;
+  }
+  try {
+    const print = ctx.print ?? ((text: string) => void (ctx.rest.length > 0 || config.demo ? process.stderr : process.stdout).write(text));
+    print(summary(stack, config, stateFile, performance.now() - t0));
+    const failed = stack.failure.then((e) => {
+      logger.error(`${e.name} (pid ${e.pid}) ${describeExit(e)}: stopping the stack`);
+      return 1;
+    });
+    const stopped = signal.then((sig) => {
+      logger.info(`${sig}: stopping the stack`);
+      return 0;
+    });
+    if (config.demo) return await Promise.race([demo(stack, config, logger), failed, stopped]);
+    if (ctx.rest.length > 0) return await runCommand(ctx.rest, stack, stateFile!, ctx.env, logger, [failed, stopped]);
+    return await Promise.race([failed, stopped]);
+  } finally {
+    await stack.close();
+    logger.info("stack stopped");
+  }
+}
+
+function summary(stack: StackHandle, config: UpConfig, stateFile: string | undefined, elapsedMs: number): string {
+  const lines = [`kvcr-mock stack ready in ${(elapsedMs / 1000).toFixed(1)} s (${config.kvStateAgent ? "state-agent" : "direct"} mode, model ${config.modelName}, namespace ${config.namespace})`];
+  const width = Math.max(...stack.processes.map((p) => p.name.length), 9);
+  for (const p of stack.processes) {
+    const what =
+      p.role === "frontend" ? "OpenAI API: /v1/models /v1/completions /v1/chat/completions /health /metrics"
+      : p.role === "agent" ? "/live /health /v1/slots /v1/snapshot /metrics"
+      : `/v1/generate /health /metrics; raw KV events: ${rawText(p.rawEndpoints)}`;
+    lines.push(`  ${p.name.padEnd(width)} ${p.url}  pid ${p.pid}${p.external ? " (external)" : ""}  ${what}`);
+  }
+  lines.push(`  ${"discovery".padEnd(width)} ${config.discoveryBackend} ${stack.discoveryDir}`);
+  if (stateFile) lines.push(`  ${"state".padEnd(width)} ${stateFile}`);
+  if (stack.frontendUrl) {
+    const body = JSON.stringify({ model: config.modelName, messages: [{ role: "user", content: "Hello!" }], max_tokens: 16 });
+    lines.push("try:", `  curl -s ${stack.frontendUrl}/v1/chat/completions -H 'Content-Type: application/json' -d '${body}'`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+function rawText(raw: string[][] | undefined): string {
+  const all = raw?.flat() ?? [];
+  if (all.length === 0) return "(see the workers' discovery records)";
+  return all.length <= 4 ? all.join(" ") : `${all.slice(0, 4).join(" ")} … (${all.length} in all, listed in the state file)`;
+}
+
+/** `up -- CMD…`: CMD runs against the ready stack; its exit code is up's. */
+async function runCommand(argv: readonly string[], stack: StackHandle, stateFile: string, env: Readonly<Record<string, string | undefined>>, logger: Logger, ends: Promise<number>[]): Promise<number> {
+  const { [LIFELINE_ENV]: _lifeline, ...inherited } = env;
+  let proc: Bun.Subprocess;
+  try {
+    proc = Bun.spawn([...argv], {
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "inherit",
+      env: { ...inherited, KVCR_FRONTEND_URL: stack.frontendUrl ?? "", KVCR_AGENT_URL: stack.agentUrl ?? "", KVCR_STATE_FILE: stateFile },
+    });
+  } catch (err) {
+    throw new KvcrError("SPAWN_FAILED", `cannot run ${argv[0]}: ${(err as Error).message}`);
+  }
+  const done = proc.exited.then((code) => {
+    logger.info(`${argv[0]} ${proc.signalCode ? `was killed by ${proc.signalCode}` : `exited with code ${code}`}`);
+    return proc.signalCode ? 128 + (signalNumber(String(proc.signalCode)) ?? 0) : code;
+  });
+  const code = await Promise.race([done, ...ends]);
+  if (proc.exitCode === null && proc.signalCode === null) {
+    proc.kill("SIGTERM");
+    await proc.exited;
+    return code === 0 ? 0 : code; // stack failure (1) or a signal to up (0)
+  }
+  return code;
+}
+
+function signalNumber(sig: string): number | undefined {
+  const table: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+  return table[sig];
+}
+
+/** `up --demo`: the same chat request twice through the frontend (the second reuses the first's KV blocks), printed, then stop. */
+async function demo(stack: StackHandle, config: UpConfig, logger: Logger): Promise<number> {
+  if (!stack.frontendUrl) throw new KvcrError("DEMO_NEEDS_FRONTEND", "--demo sends requests through the frontend: include frontend in --roles");
+  const url = `${stack.frontendUrl}/v1/chat/completions`;
+  const body = JSON.stringify({ model: config.modelName, messages: [{ role: "system", content: DEMO_SYSTEM }, { role: "user", content: DEMO_PROMPT }], max_tokens: 24 });
+  process.stdout.write(`demo: POST ${url} twice (model ${config.modelName}): ${JSON.stringify(DEMO_PROMPT)}\n`);
+  for (const attempt of [1, 2]) {
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(60_000) });
+    const text = await res.text();
+    if (res.status !== 200) {
+      logger.error(`demo request ${attempt} failed: HTTP ${res.status} ${text.slice(0, 300)}`);
+      return 1;
+    }
+    const reply = JSON.parse(text) as { choices: { message: { content: string }; finish_reason: string }[]; usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } };
+    const u = reply.usage;
+    process.stdout.write(
+      `  #${attempt}: HTTP 200, ${u.completion_tokens} tokens (${reply.choices[0]?.finish_reason}): ${JSON.stringify(reply.choices[0]?.message.content)}\n` +
+        `      prompt ${u.prompt_tokens} tokens, ${u.prompt_tokens_details?.cached_tokens ?? 0} of them served from the KV cache\n`,
+    );
+  }
+  return 0;
+}
+
+const DEMO_SYSTEM =
+  "You are a mock model served by kvcr-mock: a GPU-free copy of a KV-cache-aware serving stack. Each mock worker keeps " +
+  "prefix-cached KV blocks on a GPU tier and a host tier and publishes its KV events over ZeroMQ in vLLM's format; the " +
+  "state agent turns them into router events, and the frontend's KV router sends each request to the worker that already " +
+  "holds the longest prefix of its prompt, so a repeated prompt is served mostly from cache.";

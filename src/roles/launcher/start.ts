@@ -1,0 +1,251 @@
+// startStack (SPEC §8): check the ports it was given, pick the rest, plan, then start the stack
+// stage by stage — agent (gated on /live) or, mockers-only, the agent's discovery record; mockers
+// (/health); frontend (/v1/models + /health) — under one Supervisor. Resolves when everything is
+// ready, with the URLs, pids and ports; a failed start stops whatever it started before throwing.
+// Exported for `bench --compare-router-modes`: start a stack with a config, get its URLs, close it.
+import { rename, rm, writeFile } from "node:fs/promises";
+import { globalWorkers, parseRoles, upOptions, type UpConfig } from "../../config/up.ts";
+import { agentOptions } from "../../config/agent.ts";
+import { frontendOptions } from "../../config/frontend.ts";
+import { mockerOptions } from "../../config/mocker.ts";
+import type { OptionTable } from "../../config/options.ts";
+import { defaultDiscoveryDir } from "../../discovery/file-store.ts";
+import { openDiscoveryStore } from "../../discovery/open.ts";
+import { keys } from "../../discovery/keys.ts";
+import type { DiscoveryStore } from "../../discovery/store.ts";
+import { KvcrError, ReadinessError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { RoleHandle } from "../../lib/role.ts";
+import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
+import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
+import { plan, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
+import { probeFor } from "./readiness.ts";
+import { selfCommand } from "./self-command.ts";
+import { describeExit, Supervisor, type ChildExit, type SupervisedChild } from "./supervisor.ts";
+
+export interface StackDeps {
+  logger: Logger;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** How to run kvcr-mock itself (default: this executable, see selfCommand). */
+  self?: readonly string[];
+  /** Where prefixed child output goes (default: stderr). */
+  write?: (text: string) => void;
+  color?: boolean;
+  /** Resolving it abandons a start-up in progress (SIGINT during start): what started is stopped. */
+  cancel?: Promise<unknown>;
+}
+
+export interface StackProcess {
+  name: string;
+  role: string;
+  pid: number;
+  url: string;
+  external: boolean;
+  ports: Record<string, number | number[]>;
+  /** Raw KV-event endpoints of a mocker's workers, per worker (from their discovery records). */
+  rawEndpoints?: string[][];
+  /** Their replay endpoints, when the stack has replay sockets. */
+  replayEndpoints?: string[][];
+}
+
+export interface StackHandle extends RoleHandle {
+  readonly plan: StackPlan;
+  readonly agentUrl: string | undefined;
+  readonly frontendUrl: string | undefined;
+  readonly discoveryDir: string;
+  readonly processes: readonly StackProcess[];
+  /** The first child that exits unasked (the stack is then broken: close it). */
+  readonly failure: Promise<ChildExit>;
+  /** The JSON written to --state-file. */
+  state(): StackState;
+}
+
+export interface StackState {
+  pid: number;
+  namespace: string;
+  discovery_dir: string;
+  mode: "state_agent" | "direct";
+  model: string;
+  agent_url: string | null;
+  frontend_url: string | null;
+  processes: { name: string; role: string; pid: number; url: string; external: boolean; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][] }[];
+}
+
+/** Environment variables that set an option of some kvcr-mock command besides KVCR_* (DYN_NAMESPACE, …). */
+const OPTION_ALIASES = new Set(
+  ([agentOptions, frontendOptions, mockerOptions, upOptions] as OptionTable[]).flatMap((t) => Object.values(t).flatMap((spec) => (spec.env ? [spec.env] : []))),
+);
+
+/**
+ * The environment children inherit: up's, without the variables that configure kvcr-mock commands
+ * (KVCR_*, and aliases such as DYN_NAMESPACE or DYN_HTTP_PORT). Everything up resolved reaches a
+ * child as flags; a variable meant for up (KVCR_HTTP_PORT: the frontend's port) must not also set
+ * a mocker's option of that name. Other variables (DYN_TOPOLOGY_*, DYN_KV_TRANSFER_DOMAIN, PATH)
+ * pass through.
+ */
+export function childEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("KVCR_") && !OPTION_ALIASES.has(name)));
+}
+
+/** Ports the user fixed, by who asked for them, so one in use fails before anything starts. */
+function fixedPorts(config: UpConfig, roles: Set<string>): [port: number, who: string][] {
+  const out: [number, string][] = [];
+  if (config.kvStateAgent && roles.has("agent") && config.agentPort !== 0) out.push([config.agentPort, "agent (--agent-port)"]);
+  if (roles.has("frontend") && config.httpPort !== 0) out.push([config.httpPort, "frontend (--http-port)"]);
+  if (roles.has("mockers")) {
+    const ranks = globalWorkers(config) * config.dataParallelSize;
+    const W = config.workersPerProcess * config.dataParallelSize;
+    for (const [base, flag] of [[config.zmqKvEventsPorts, "--zmq-kv-events-ports"], [config.zmqReplayPorts, "--zmq-replay-ports"]] as const) {
+      if (base) for (let k = 0; k < ranks; k++) out.push([base + k, `mocker-${Math.floor(k / W)} (${flag} ${base} + ${k})`]);
+    }
+  }
+  return out;
+}
+
+export function choosePorts(config: UpConfig, roles: Set<string>): ChosenPorts {
+  const host = config.host;
+  const busy = fixedPorts(config, roles).filter(([port]) => !portFree(host, port));
+  if (busy.length > 0) {
+    const shown = busy.slice(0, 5).map(([port, who]) => `port ${port} for ${who} is already in use on ${host}`);
+    throw new KvcrError("PORT_IN_USE", `${shown.join("; ")}${busy.length > 5 ? ` (and ${busy.length - 5} more)` : ""}: stop what holds it or choose another port (0 = pick a free one)`);
+  }
+  const mockers = roles.has("mockers") ? config.mockerProcesses : 0;
+  const picked = pickFreePorts(host, mockers + 2);
+  return {
+    agent: config.agentPort || picked[0]!,
+    frontend: config.httpPort || picked[1]!,
+    mockers: picked.slice(2),
+  };
+}
+
+export async function startStack(config: UpConfig, deps: StackDeps): Promise<StackHandle> {
+  const { logger } = deps;
+  const { roles } = parseRoles(config.roles);
+  const discoveryDir = config.discoveryDir ?? defaultDiscoveryDir();
+  const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports: choosePorts(config, roles), discoveryDir });
+  const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, logDir: config.logDir, env: childEnvironment(deps.env ?? process.env) });
+  await using scope = new AsyncDisposableStack();
+  scope.defer(() => supervisor.stop(config.gracePeriod * 1000));
+  let store: DiscoveryStore | undefined;
+  if (roles.has("mockers") || stackPlan.awaitAgentRecord) {
+    const opened = await openDiscoveryStore({ ...config, discoveryDir }, logger);
+    store = opened;
+    scope.defer(() => opened.close());
+  }
+
+  const started = new Map<string, SupervisedChild>();
+  for (const stage of Object.values(STAGES)) {
+    if (stage === STAGES.mockers && stackPlan.awaitAgentRecord) {
+      logger.info(`waiting for a state agent's record in discovery (namespace ${config.namespace}, ${discoveryDir}) before starting mockers`);
+      const agent = await waitForAgentRecord(store!, config, deps.cancel);
+      logger.info(`state agent ${agent.agent_id} found in discovery (${agent.http_url})`);
+    }
+    const specs = stackPlan.processes.filter((p) => p.stage === stage);
+    if (specs.length === 0) continue;
+    for (const spec of specs) {
+      const child = supervisor.spawn(spec.name, spec.argv);
+      started.set(spec.name, child);
+      logger.debug(`started ${spec.name} (pid ${child.pid}): ${spec.argv.join(" ")}`);
+    }
+    // A stage is ready when every child of it is; any child of the stack dying ends the wait.
+    const gates = specs.map((spec) => {
+      const { what, probe } = probeFor(spec.readiness);
+      const intervalMs = spec.role === "agent" ? 1_000 : 250; // SPEC §8: the agent is probed once a second
+      return supervisor.waitReady(started.get(spec.name)!, { what, probe, timeoutMs: spec.readyTimeoutS * 1000, intervalMs });
+    });
+    const cancelled = (deps.cancel ?? new Promise<never>(() => {})).then(() => "cancelled" as const);
+    const outcome = await Promise.race([Promise.all(gates).then(() => undefined), supervisor.failure, cancelled]);
+    if (outcome === "cancelled") throw new KvcrError("STACK_CANCELLED", "start-up cancelled");
+    if (outcome) {
+      const child = started.get(outcome.name)!;
+      await child.drained;
+      throw new ReadinessError(`${outcome.name} ${describeExit(outcome)} during start-up${supervisor.tailText(child)}`);
+    }
+    logger.info(`${specs.map((s) => s.name).join(", ")} ready`);
+  }
+
+  const processes: StackProcess[] = stackPlan.processes.map((spec) => ({ name: spec.name, role: spec.role, pid: started.get(spec.name)!.pid, url: spec.url, external: spec.external, ports: spec.ports }));
+  if (store) await addRawEndpoints(store, config, processes);
+  const state = (): StackState => ({
+    pid: process.pid,
+    namespace: config.namespace,
+    discovery_dir: discoveryDir,
+    mode: config.kvStateAgent ? "state_agent" : "direct",
+    model: config.modelName,
+    agent_url: stackPlan.agentUrl ?? null,
+    frontend_url: stackPlan.frontendUrl ?? null,
+    processes: processes.map(({ rawEndpoints, replayEndpoints, ...p }) => ({
+      ...p,
+      ...(rawEndpoints ? { raw_endpoints: rawEndpoints } : {}),
+      ...(replayEndpoints ? { replay_endpoints: replayEndpoints } : {}),
+    })),
+  });
+  if (config.stateFile) {
+    const path = config.stateFile;
+    const tmp = `${path}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify(state(), null, 2) + "\n");
+    await rename(tmp, path);
+    scope.defer(() => rm(path, { force: true }));
+  }
+
+  const owned = scope.move();
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= owned.disposeAsync());
+  return {
+    ready: Promise.resolve(),
+    ports: Object.fromEntries(processes.map((p) => [p.name, p.ports.http as number])),
+    plan: stackPlan,
+    agentUrl: stackPlan.agentUrl,
+    frontendUrl: stackPlan.frontendUrl,
+    discoveryDir,
+    processes,
+    failure: supervisor.failure,
+    state,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** `up --roles mockers` in state-agent mode: the agent runs elsewhere; wait for its host record. */
+async function waitForAgentRecord(store: DiscoveryStore, config: UpConfig, cancel: Promise<unknown> = new Promise(() => {})): Promise<AgentHostRecord> {
+  let cancelled = false;
+  void cancel.then(() => (cancelled = true));
+  const deadline = performance.now() + config.agentReadyTimeout * 1000;
+  const prefix = keys.kindPrefix(config.namespace, "agent");
+  let lastProblem = "no agent record";
+  for (;;) {
+    for (const entry of await store.list(prefix)) {
+      const r = checkRecord(AgentHostRecordSchema, entry.value);
+      if (r.ok) return r.value;
+      lastProblem = `${entry.key}: ${r.problem}`;
+    }
+    if (cancelled) throw new KvcrError("STACK_CANCELLED", "start-up cancelled");
+    if (performance.now() >= deadline) {
+      throw new ReadinessError(
+        `no state agent registered in namespace ${config.namespace} within ${config.agentReadyTimeout} s (${lastProblem}; looked under ${prefix}): start the agent first (up --roles agent,...), or check --namespace and the discovery settings`,
+      );
+    }
+    await Promise.race([Bun.sleep(Math.min(250, Math.max(0, deadline - performance.now()))), cancel]);
+  }
+}
+
+/** Each mocker's raw (and replay) endpoints, from its workers' records (ports it picked itself when given 0). */
+async function addRawEndpoints(store: DiscoveryStore, config: UpConfig, processes: StackProcess[]): Promise<void> {
+  const byPort = new Map<string, { raw: string[][]; replay: string[][] }>();
+  for (const entry of await store.list(keys.kindPrefix(config.namespace, "worker"))) {
+    const r = checkRecord(WorkerRecordSchema, entry.value);
+    if (!r.ok || r.value.model !== config.modelName) continue;
+    const port = new URL(r.value.request_url).port;
+    const found = byPort.get(port) ?? { raw: [], replay: [] };
+    found.raw[r.value.worker_index] = r.value.raw_endpoints;
+    if (r.value.replay_endpoints) found.replay[r.value.worker_index] = r.value.replay_endpoints;
+    byPort.set(port, found);
+  }
+  for (const p of processes) {
+    if (p.role !== "mocker") continue;
+    const found = byPort.get(String(p.ports.http));
+    if (!found) continue;
+    p.rawEndpoints = found.raw;
+    if (found.replay.length > 0) p.replayEndpoints = found.replay;
+  }
+}

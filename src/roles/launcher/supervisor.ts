@@ -1,0 +1,243 @@
+// The one owner of every child `up` starts (STYLE pattern 3): spawns each with a stdin lifeline
+// (KVCR_LIFELINE=stdin, see lib/role.ts) in its own process group, prefixes its output with its
+// name, races each readiness probe against the child's exit under a named deadline (as nats.js's
+// test launcher does), reports the first child that exits unasked, and stops them all: SIGTERM,
+// then SIGKILL after a grace period. Nothing it started outlives it, even when it is SIGKILLed.
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { join } from "node:path";
+import { KvcrError, ReadinessError } from "../../lib/errors.ts";
+import { LIFELINE_ENV } from "../../lib/role.ts";
+
+export interface ChildExit {
+  name: string;
+  pid: number;
+  code: number | null;
+  signal: string | null;
+}
+
+/** "exited with code 2" / "was killed by SIGKILL". */
+export function describeExit(e: Pick<ChildExit, "code" | "signal">): string {
+  return e.signal ? `was killed by ${e.signal}` : `exited with code ${e.code}`;
+}
+
+export interface SupervisorOptions {
+  /** Where prefixed child output goes (default: up's stderr). */
+  write?: (text: string) => void;
+  color?: boolean;
+  /** Also write each child's output, unprefixed, to DIR/<name>.log. */
+  logDir?: string;
+  /** The children's environment (default: this process's). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Lines of each child's output kept for error messages. */
+  tailLines?: number;
+}
+
+const COLORS = [36, 33, 35, 32, 34, 31, 96, 93, 95, 92];
+
+export class SupervisedChild {
+  private readonly tailBuf: string[] = [];
+  readonly exited: Promise<ChildExit>;
+  /** Resolves once both output streams are fully read (the last lines are written). */
+  readonly drained: Promise<void>;
+
+  constructor(
+    readonly name: string,
+    readonly proc: Bun.Subprocess<"pipe", "pipe", "pipe">,
+    prefix: string,
+    write: (text: string) => void,
+    log: WriteStream | undefined,
+    tailLines: number,
+  ) {
+    this.exited = proc.exited.then((): ChildExit => ({ name, pid: proc.pid, code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode) }));
+    const pump = async (stream: ReadableStream<Uint8Array>) => {
+      const decoder = new TextDecoder();
+      let buf = "";
+      const emit = (line: string) => {
+        this.tailBuf.push(line);
+        if (this.tailBuf.length > tailLines) this.tailBuf.shift();
+        write(`${prefix}${line}\n`);
+        log?.write(`${line}\n`);
+      };
+      try {
+        for await (const chunk of stream) {
+          buf += decoder.decode(chunk, { stream: true });
+          let nl: number;
+          while ((nl = buf.indexOf("\n")) >= 0) {
+            emit(buf.slice(0, nl));
+            buf = buf.slice(nl + 1);
+          }
+        }
+      } catch {
+        // The pipe broke with the child: what was read is kept.
+      }
+      if (buf.length > 0) emit(buf);
+    };
+    this.drained = Promise.all([pump(proc.stdout), pump(proc.stderr)]).then(() => {});
+  }
+
+  get pid(): number {
+    return this.proc.pid;
+  }
+
+  get running(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** The last lines the child wrote (stdout and stderr interleaved as read). */
+  tail(): string[] {
+    return [...this.tailBuf];
+  }
+
+  /** Signals the child's whole process group (it leads one), or the child alone if that fails. */
+  signal(sig: NodeJS.Signals): void {
+    if (!this.running) return;
+    try {
+      process.kill(-this.proc.pid, sig);
+    } catch {
+      try {
+        this.proc.kill(sig);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
+
+export interface ReadinessGate {
+  /** What is awaited, for messages: "its /live". */
+  what: string;
+  /** Resolves when ready; throws with the reason it is not (yet). */
+  probe: () => Promise<void>;
+  timeoutMs: number;
+  intervalMs: number;
+}
+
+export class Supervisor implements AsyncDisposable {
+  readonly children: SupervisedChild[] = [];
+  /** Resolves with the first child that exits while the stack is not being stopped. */
+  readonly failure: Promise<ChildExit>;
+  private resolveFailure!: (e: ChildExit) => void;
+  private stopping: Promise<void> | undefined;
+  private readonly logs: WriteStream[] = [];
+  private readonly write: (text: string) => void;
+  private readonly width: number;
+
+  constructor(
+    names: readonly string[],
+    private readonly opts: SupervisorOptions = {},
+  ) {
+    this.failure = new Promise((resolve) => (this.resolveFailure = resolve));
+    this.write = opts.write ?? ((text) => void process.stderr.write(text));
+    this.width = Math.max(0, ...names.map((n) => n.length));
+    if (opts.logDir) mkdirSync(opts.logDir, { recursive: true });
+  }
+
+  get isStopping(): boolean {
+    return this.stopping !== undefined;
+  }
+
+  spawn(name: string, argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): SupervisedChild {
+    if (this.stopping) throw new KvcrError("STACK_STOPPING", `not starting ${name}: the stack is stopping`);
+    const color = this.opts.color ? COLORS[this.children.length % COLORS.length] : undefined;
+    const label = `${name.padEnd(this.width)} | `;
+    const prefix = color ? `\x1b[${color}m${label}\x1b[0m` : label;
+    let proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
+    try {
+      proc = Bun.spawn([...argv], {
+        // The lifeline: never written to; the kernel closes it when this process ends in any way.
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+        // Its own process group: a terminal's Ctrl-C reaches `up` alone, which then stops the
+        // children in order; `up` signals each group, so a child's own children go with it.
+        detached: true,
+        env: { ...(this.opts.env ?? process.env), ...env, [LIFELINE_ENV]: "stdin" },
+      });
+    } catch (err) {
+      throw new KvcrError("SPAWN_FAILED", `cannot start ${name} (${argv[0]}): ${(err as Error).message}`);
+    }
+    const log = this.opts.logDir ? createWriteStream(join(this.opts.logDir, `${name}.log`), { flags: "a" }) : undefined;
+    if (log) this.logs.push(log);
+    const child = new SupervisedChild(name, proc, prefix, this.write, log, this.opts.tailLines ?? 20);
+    this.children.push(child);
+    void child.exited.then((e) => {
+      if (!this.stopping) this.resolveFailure(e);
+    });
+    return child;
+  }
+
+  /**
+   * Probes until ready, racing the child's exit and a deadline; rejects with a ReadinessError that
+   * names the child, what was awaited, the last probe's error and the tail of its output.
+   */
+  async waitReady(child: SupervisedChild, gate: ReadinessGate): Promise<void> {
+    const deadline = performance.now() + gate.timeoutMs;
+    let lastError = "no probe finished yet";
+    const exited = child.exited.then((e) => e);
+    for (;;) {
+      const outcome = await Promise.race([
+        gate.probe().then(
+          () => "ready" as const,
+          (err: unknown) => ((lastError = err instanceof Error ? err.message : String(err)), "not yet" as const),
+        ),
+        exited,
+      ]);
+      if (outcome === "ready") return;
+      if (typeof outcome === "object") {
+        await child.drained;
+        throw new ReadinessError(`${child.name} ${describeExit(outcome)} before it was ready (waiting for ${gate.what})${this.tailText(child)}`);
+      }
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new ReadinessError(`${child.name} did not become ready within ${fmtSeconds(gate.timeoutMs)} (waiting for ${gate.what}); last probe: ${lastError}${this.tailText(child)}`);
+      }
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const exitedWhileWaiting = await Promise.race([exited, new Promise<undefined>((r) => void (timer = setTimeout(() => r(undefined), Math.min(gate.intervalMs, left))))]);
+      clearTimeout(timer);
+      if (exitedWhileWaiting) {
+        await child.drained;
+        throw new ReadinessError(`${child.name} ${describeExit(exitedWhileWaiting)} before it was ready (waiting for ${gate.what}; last probe: ${lastError})${this.tailText(child)}`);
+      }
+    }
+  }
+
+  tailText(child: SupervisedChild): string {
+    const tail = child.tail();
+    return tail.length > 0 ? `; its last output:\n${tail.map((l) => `    ${l}`).join("\n")}` : "; it wrote no output";
+  }
+
+  /** SIGTERM to every child, SIGKILL to those still running after `graceMs`; idempotent. */
+  stop(graceMs: number): Promise<void> {
+    return (this.stopping ??= (async () => {
+      for (const c of this.children) c.signal("SIGTERM");
+      const all = Promise.all(this.children.map((c) => c.exited));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
+      clearTimeout(timer);
+      if (timedOut) {
+        const stuck = this.children.filter((c) => c.running);
+        if (stuck.length > 0) this.write(`up: ${stuck.map((c) => c.name).join(", ")} still running after ${fmtSeconds(graceMs)}: SIGKILL\n`);
+        for (const c of stuck) c.signal("SIGKILL");
+        await all;
+      }
+      // Closing the lifelines releases their fds (every child has exited, so nobody reads them).
+      for (const c of this.children) void Promise.resolve(c.proc.stdin.end()).catch(() => {});
+      await Promise.all(this.children.map((c) => withDeadline(c.drained, 2_000)));
+      await Promise.all(this.logs.map((l) => new Promise<void>((r) => l.end(r))));
+    })());
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop(0);
+  }
+}
+
+function fmtSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`;
+}
+
+async function withDeadline(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p, new Promise<void>((r) => void (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}

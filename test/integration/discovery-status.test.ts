@@ -1,0 +1,55 @@
+// Every role shows its discovery connection: a `discovery` object on /health (never what makes a
+// role unhealthy: it keeps serving through an outage) and kvcr_discovery_* on /metrics.
+import { describe, expect, test } from "bun:test";
+import { discoveryHealth, discoveryMetricFamilies } from "../../src/discovery/status.ts";
+import type { DiscoveryStatus, DiscoveryStore } from "../../src/discovery/store.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { createBlockHasher } from "../../src/lib/xxh3.ts";
+import { renderMetrics } from "../../src/protocol/prometheus.ts";
+import { KvStateAgent } from "../../src/roles/agent/agent.ts";
+import { createAgentApp } from "../../src/roles/agent/http-api.ts";
+import { RouterEventOutbound } from "../../src/roles/agent/outbound.ts";
+import { app, ndjsonWorker, routingState, workerRecord } from "../routing/fake-fleet.ts";
+
+const logger = createLogger({ level: "silent" });
+
+/** A store whose status a test sets (the methods that move records are never called here). */
+function statusStore(status: DiscoveryStatus): DiscoveryStore {
+  return { backend: status.backend, status: () => status } as unknown as DiscoveryStore;
+}
+const down: DiscoveryStatus = { backend: "etcd", connected: false, endpoint: "http://10.0.0.1:2379", lastError: "etcd unreachable at http://10.0.0.1:2379: refused", reconnects: 2, leaseRegrants: 1 };
+
+describe("discovery status on /health and /metrics", () => {
+  test("health view and metric families; stores without status() count as connected", () => {
+    expect(discoveryHealth(statusStore(down))).toEqual({ backend: "etcd", connected: false, endpoint: "http://10.0.0.1:2379", lastError: down.lastError });
+    expect(discoveryHealth(statusStore({ ...down, connected: true }))).toEqual({ backend: "etcd", connected: true, endpoint: "http://10.0.0.1:2379" });
+    expect(discoveryHealth({ backend: "file" } as unknown as DiscoveryStore)).toEqual({ backend: "file", connected: true });
+    const text = renderMetrics(discoveryMetricFamilies(statusStore(down)));
+    expect(text).toContain('kvcr_discovery_connected{backend="etcd"} 0\n');
+    expect(text).toContain('kvcr_discovery_reconnects_total{backend="etcd"} 2\n');
+    expect(text).toContain('kvcr_discovery_lease_regrants_total{backend="etcd"} 1\n');
+  });
+
+  test("agent: /health stays 200 with discovery down and says so; /metrics carries it", async () => {
+    await using outbound = new RouterEventOutbound("127.0.0.1", 0, logger);
+    const agent = new KvStateAgent({ maxSlots: 2, retentionMs: 1000, replayTimeoutMs: 1000, logger, hasher: createBlockHasher(), outbound });
+    try {
+      const a = createAgentApp(agent, () => true, statusStore(down));
+      const health = await a.fetch(new Request("http://agent/health"));
+      expect(health.status).toBe(200);
+      expect(((await health.json()) as { discovery: unknown }).discovery).toEqual(discoveryHealth(statusStore(down)));
+      expect(await (await a.fetch(new Request("http://agent/metrics"))).text()).toContain('kvcr_discovery_connected{backend="etcd"} 0\n');
+    } finally {
+      agent.close();
+    }
+  });
+
+  test("frontend: /health stays 200 with discovery down and says so", async () => {
+    const state = routingState("round-robin");
+    state.putWorker(workerRecord("a"));
+    const f = app(state, ndjsonWorker(), { discoveryHealth: () => discoveryHealth(statusStore(down)) });
+    const health = await f.fetch(new Request("http://frontend/health"));
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { discovery: unknown }).discovery).toMatchObject({ backend: "etcd", connected: false });
+  });
+});

@@ -1,0 +1,70 @@
+// Frontend + real mockers on loopback (direct mode): kv routing beats round-robin on prefix reuse,
+// a client that disconnects mid-stream cancels the request on the worker, and a worker that
+// vanishes fails its in-flight request with 502 instead of leaving it hanging.
+import { describe, expect, test } from "bun:test";
+import { waitFor } from "../harness.ts";
+import { indexedPrefix, startStack } from "./frontend-kit.ts";
+
+const MOCKER = ["--block-size", "4", "--model-name", "m"];
+
+async function completion(baseURL: string, prompt: number[], extra: Record<string, unknown> = {}): Promise<Response> {
+  return fetch(`${baseURL}/completions`, { method: "POST", body: JSON.stringify({ model: "m", prompt, max_tokens: 1, ...extra }) });
+}
+
+describe("kv routing against round-robin, same workload", () => {
+  test("kv reuses the shared prefixes round-robin scatters", async () => {
+    // 7 prefixes over 4 workers: round-robin shows every prefix to every worker (7 × 16 blocks > 64).
+    const prefixes = Array.from({ length: 7 }, (_, p) => Array.from({ length: 64 }, (_, i) => 10_000 * (p + 1) + i));
+    const cached: Record<string, number> = {};
+    for (const mode of ["kv", "round-robin"]) {
+      // 4 workers × 64 G1 blocks: room for 4 of the 7 prefixes (16 blocks each) per worker.
+      await using stack = await startStack({ mockers: [["--num-workers", "4", "--num-gpu-blocks-override", "64", ...MOCKER]], frontend: ["--router-mode", mode] });
+      let sum = 0;
+      for (let i = 0; i < 48; i++) {
+        const prompt = [...prefixes[i % 7]!, 900_000 + i, 900_001 + i];
+        const res = await completion(stack.baseURL, prompt);
+        expect(res.status).toBe(200);
+        sum += ((await res.json()) as { usage: { prompt_tokens_details: { cached_tokens: number } } }).usage.prompt_tokens_details.cached_tokens;
+        // The next decision sees this request's blocks (events are asynchronous).
+        await waitFor(() => indexedPrefix(stack.frontend, prompt) >= 16, { what: `request ${i}'s prefix in the index` });
+      }
+      cached[mode] = sum;
+    }
+    // kv: (nearly) every repeat of a prefix lands on its holder (41 repeats × 64 tokens).
+    expect(cached.kv!).toBeGreaterThanOrEqual(35 * 64);
+    expect(cached.kv!).toBeGreaterThan(cached["round-robin"]!);
+  });
+});
+
+describe("request lifecycle through the frontend", () => {
+  test("a client that disconnects mid-stream cancels the request on the worker", async () => {
+    // Real time: 20,000 tokens take far longer than the test.
+    await using stack = await startStack({ mockers: [["--num-workers", "1", "--speedup-ratio", "1", ...MOCKER]] });
+    const mocker = stack.mockers[0]!;
+    const ctrl = new AbortController();
+    const res = await fetch(`${stack.baseURL}/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", prompt: [1, 2, 3, 4, 5], max_tokens: 20_000, stream: true }),
+      signal: ctrl.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    expect(mocker.pool.inFlight).toBe(1);
+    ctrl.abort();
+    await waitFor(() => mocker.pool.inFlight === 0, { what: "the worker to cancel the request" });
+    await waitFor(() => stack.frontend.state.workerList()[0]!.inflight.size === 0, { what: "the frontend to release it" });
+  });
+
+  test("a worker that vanishes fails its in-flight request with 502", async () => {
+    await using stack = await startStack({ mockers: [["--num-workers", "1", "--speedup-ratio", "1", ...MOCKER]] });
+    const pending = completion(stack.baseURL, [1, 2, 3, 4, 5], { max_tokens: 20_000 });
+    await waitFor(() => stack.mockers[0]!.pool.inFlight === 1, { what: "the request on the worker" });
+    await stack.mockers[0]!.close();
+    const res = await pending;
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe("server_error");
+    await waitFor(() => stack.frontend.state.workerCount === 0, { what: "the worker to leave routing" });
+    expect((await completion(stack.baseURL, [1])).status).toBe(503);
+  });
+});

@@ -1,0 +1,183 @@
+// `kvcr-mock up` as a user runs it, from source: the real mocker plus fake agent/frontend commands
+// (test/fixtures/fake-role.ts) through --agent-cmd/--frontend-cmd. Readiness gates, `-- CMD`,
+// --state-file, prefixed output, --log-dir, every failure path and the no-orphan guarantee.
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";
+import { keys } from "../../src/discovery/keys.ts";
+import { CLI_ENTRY, FIXTURES_DIR, pidAlive, runCli, spawnProcess, tempDir, waitFor, type ChildProcess } from "../harness.ts";
+
+const FAKE = `${process.execPath} ${join(FIXTURES_DIR, "fake-role.ts")}`;
+const up = (args: string[]) => spawnProcess([process.execPath, CLI_ENTRY, "up", ...args]);
+
+let dir: ReturnType<typeof tempDir>;
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  dir?.[Symbol.dispose]();
+});
+
+/** A small stack on picked ports, in its own discovery dir; `extra` adds or overrides flags. */
+function stackArgs(extra: string[] = []): string[] {
+  dir = tempDir("kvcr-up-");
+  return [
+    "--discovery-dir", join(dir.path, "discovery"),
+    "--agent-port", "0",
+    "--http-port", "0",
+    "--workers-per-process", "2",
+    "--num-gpu-blocks-override", "256",
+    "--agent-cmd", `${FAKE} --port {port} --argv-file ${join(dir.path, "agent.json")}`,
+    "--frontend-cmd", `${FAKE} --port {port} --workers {workers} --model {model}`,
+    "--state-file", join(dir.path, "state.json"),
+    "--grace-period", "5",
+    ...extra,
+  ];
+}
+
+interface State {
+  frontend_url: string;
+  agent_url: string | null;
+  processes: { name: string; pid: number; url: string; raw_endpoints?: string[][] }[];
+}
+const readState = (): State => JSON.parse(readFileSync(join(dir.path, "state.json"), "utf8")) as State;
+
+async function started(args: string[]): Promise<{ child: ChildProcess; state: State }> {
+  const child = up(args);
+  cleanups.push(async () => void (await child[Symbol.asyncDispose]()));
+  await child.readLine((l) => l.startsWith("kvcr-mock stack ready"), 30_000);
+  const state = readState();
+  // Should `up` fail to stop a child, the test fails and still leaves no process behind.
+  cleanups.push(async () => {
+    for (const p of state.processes) if (pidAlive(p.pid)) process.kill(-p.pid, "SIGKILL");
+  });
+  return { child, state };
+}
+
+async function allGone(pids: number[]): Promise<void> {
+  await waitFor(() => pids.every((p) => !pidAlive(p)), { timeoutMs: 15_000, what: `pids ${pids.join(", ")} to be gone (alive: ${pids.filter(pidAlive).join(", ")})` });
+}
+
+describe("kvcr-mock up", () => {
+  test("state-agent stack: agent, mockers and frontend ready in order; summary, state file, prefixed output; SIGINT stops all, exit 0", async () => {
+    const args = stackArgs(["--mocker-processes", "2"]);
+    const { child, state } = await started([...args, "--log-dir", join(dir.path, "logs")]);
+    expect(state.processes.map((p) => p.name)).toEqual(["agent", "mocker-0", "mocker-1", "frontend"]);
+    // The agent command was templated with its port, and given the lifeline.
+    const agent = JSON.parse(readFileSync(join(dir.path, "agent.json"), "utf8")) as { argv: string[]; lifeline: string };
+    expect(agent.argv.slice(0, 2)).toEqual(["--port", new URL(state.agent_url!).port]);
+    expect(agent.lifeline).toBe("stdin");
+    // Each mocker: healthy, its two workers' raw endpoints from discovery, disjoint cache slots.
+    for (const m of state.processes.filter((p) => p.name.startsWith("mocker"))) {
+      expect((await fetch(`${m.url}/health`)).status).toBe(200);
+      expect(m.raw_endpoints?.flat()).toHaveLength(2);
+    }
+    await using store = await openFileDiscoveryStore({ dir: join(dir.path, "discovery") });
+    const intents = await store.list(keys.kindPrefix("dynamo", "intent"));
+    expect(intents.map((e) => (e.value as { cache_owner_id: string }).cache_owner_id.slice(-2)).sort()).toEqual(["00", "01", "02", "03"]);
+    const out = child.stdoutText();
+    expect(out).toContain(`frontend  ${state.frontend_url}`);
+    expect(out).toContain(`curl -s ${state.frontend_url}/v1/chat/completions`);
+    expect(child.stderrText()).toMatch(/^mocker-1 \| .*all 2 worker\(s\) registered$/m);
+    expect(readFileSync(join(dir.path, "logs", "mocker-0.log"), "utf8")).toContain("all 2 worker(s) registered");
+
+    child.proc.kill("SIGINT");
+    expect(await child.proc.exited).toBe(0);
+    await allGone(state.processes.map((p) => p.pid));
+    expect(existsSync(join(dir.path, "state.json"))).toBe(false); // removed with the stack
+    expect(await store.list(keys.namespacePrefix("dynamo"))).toEqual([]); // every record withdrawn
+  }, 60_000);
+
+  test("up -- CMD runs CMD against the ready stack with its URLs, then stops it and exits with CMD's code", async () => {
+    const args = stackArgs(["--no-kv-state-agent"]);
+    const script = join(dir.path, "cmd.sh");
+    writeFileSync(script, 'curl_ok=$(cat "$KVCR_STATE_FILE" | grep -c frontend_url); echo "F=$KVCR_FRONTEND_URL A=$KVCR_AGENT_URL S=$curl_ok L=${KVCR_LIFELINE:-none}"; exit 7\n');
+    const r = await runCli(["up", ...args, "--", "sh", script], { timeoutMs: 30_000 });
+    expect(r.exitCode).toBe(7);
+    expect(r.stdout).toMatch(/^F=http:\/\/127\.0\.0\.1:\d+ A= S=1 L=none$/m);
+    expect(r.stderr).toContain("kvcr-mock stack ready"); // the summary leaves stdout to CMD
+    expect(r.stderr).toContain("stack stopped");
+  }, 60_000);
+
+  test("an agent that never becomes live: up fails within --agent-ready-timeout naming it, its last probe and output; no mocker started", async () => {
+    const args = stackArgs(["--agent-ready-timeout", "1.5"]).map((a) => (a.startsWith(FAKE) && a.includes("argv-file") ? `${FAKE} --port {port} --never-ready` : a));
+    const r = await runCli(["up", ...args], { timeoutMs: 30_000 });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/agent did not become ready within 1\.5 s \(waiting for HTTP 200 from http:\/\/127\.0\.0\.1:\d+\/live\); last probe: GET .*\/live: HTTP 503 starting; its last output:\n\s+fake role serving on \d+/);
+    expect(r.stderr).not.toContain("mocker-0 |");
+  }, 30_000);
+
+  test("a mocker killed after readiness stops the whole stack; up exits 1 naming it", async () => {
+    const { child, state } = await started(stackArgs(["--no-kv-state-agent"]));
+    const mocker = state.processes.find((p) => p.name === "mocker-0")!;
+    process.kill(mocker.pid, "SIGKILL");
+    expect(await child.proc.exited).toBe(1);
+    expect(child.stderrText()).toContain(`mocker-0 (pid ${mocker.pid}) was killed by SIGKILL: stopping the stack`);
+    await allGone(state.processes.map((p) => p.pid));
+  }, 60_000);
+
+  test("up SIGKILLed: every child notices its lifeline is cut and exits (checked by pid)", async () => {
+    const { child, state } = await started(stackArgs(["--mocker-processes", "2"]));
+    const pids = state.processes.map((p) => p.pid);
+    expect(pids.every(pidAlive)).toBe(true);
+    process.kill(child.proc.pid, "SIGKILL"); // up alone: its children lead their own process groups
+    await child.proc.exited;
+    await allGone(pids);
+  }, 60_000);
+
+  test("a child that ignores SIGTERM is SIGKILLed after --grace-period", async () => {
+    const args = stackArgs(["--no-kv-state-agent", "--grace-period", "0.5"]).map((a) => (a.includes("--workers {workers}") ? `${a} --ignore-sigterm` : a));
+    const { child, state } = await started(args);
+    child.proc.kill("SIGTERM");
+    expect(await child.proc.exited).toBe(0);
+    expect(child.stderrText()).toContain("frontend | fake role: ignoring SIGTERM");
+    expect(child.stderrText()).toContain("frontend still running after 0.5 s: SIGKILL");
+    await allGone(state.processes.map((p) => p.pid));
+  }, 60_000);
+
+  test("--roles mockers waits for the agent's record in discovery, then starts its mockers", async () => {
+    const args = stackArgs(["--roles", "mockers", "--cache-slot-base", "16", "--agent-ready-timeout", "20"]);
+    const child = up(args);
+    cleanups.push(async () => void (await child[Symbol.asyncDispose]()));
+    await child.readErrLine((l) => l.includes("waiting for a state agent's record"), 10_000);
+    expect(child.stderrText()).not.toContain("mocker-0 |");
+    await using store = await openFileDiscoveryStore({ dir: join(dir.path, "discovery") });
+    await store.put(keys.agent("dynamo", "agent-1"), { agent_id: "agent-1", http_url: "http://127.0.0.1:1", router_events_endpoint: "tcp://127.0.0.1:2", max_slots: 64 });
+    await child.readLine((l) => l.startsWith("kvcr-mock stack ready"), 30_000);
+    expect(child.stderrText()).toContain("state agent agent-1 found in discovery");
+    expect(readState().processes.map((p) => p.name)).toEqual(["mocker-0"]);
+    const intents = await store.list(keys.kindPrefix("dynamo", "intent"));
+    expect(intents.map((e) => (e.value as { cache_owner_id: string }).cache_owner_id.slice(-2)).sort()).toEqual(["10", "11"]);
+  }, 60_000);
+
+  test("--roles mockers without an agent record fails after --agent-ready-timeout, naming the namespace", async () => {
+    const r = await runCli(["up", ...stackArgs(["--roles", "mockers", "--agent-ready-timeout", "0.5", "--namespace", "lonely"])], { timeoutMs: 30_000 });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("no state agent registered in namespace lonely within 0.5 s");
+  }, 30_000);
+});
+
+describe("kvcr-mock up refuses to start", () => {
+  test("a port in use fails fast, naming the port and the role", async () => {
+    await using busy = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") }) as unknown as AsyncDisposable & { port: number };
+    const r = await runCli(["up", ...stackArgs(), "--http-port", String(busy.port)], { timeoutMs: 30_000 });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`port ${busy.port} for frontend (--http-port) is already in use on 127.0.0.1`);
+    expect(r.stderr).not.toContain(" | "); // nothing was started
+  });
+
+  test("a bad stack config file: exit 2, one line per problem", async () => {
+    dir = tempDir("kvcr-up-");
+    const file = join(dir.path, "stack.yaml");
+    writeFileSync(file, "stack:\n  mocker_processes: 0\n  workers: 3\nmockers:\n  block_size: -1\n  http_port: 1\nrouter: {}\n");
+    const r = await runCli(["up", "--config", file], { timeoutMs: 30_000 });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split("\n").slice(1)).toEqual([
+      `  stack.workers (in ${file}): unknown key for the stack section`,
+      `  mockers.http_port (in ${file}): unknown key for the mockers section`,
+      `  router (in ${file}): unknown section, expected one of stack, agent, mockers, frontend`,
+      `  stack.mocker_processes (in ${file}): got 0, expected an integer from 1 to 1024`,
+      `  mockers.block_size (in ${file}): got -1, expected an integer from 1 to 65536`,
+    ]);
+  });
+});
