@@ -30,7 +30,7 @@ export function etcdAvailable(): boolean {
 }
 
 /** A port free right now on `host` (the OS picks it; etcd binds it a moment later). */
-function freePort(host = "127.0.0.1"): number {
+export function freePort(host = "127.0.0.1"): number {
   const l = Bun.listen({ hostname: host, port: 0, socket: { data() {} } });
   const port = l.port;
   l.stop(true);
