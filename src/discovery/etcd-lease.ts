@@ -26,6 +26,8 @@ export class EtcdLease {
   readonly records = new Set<EtcdRecord>();
   /** Records a re-put missed (etcd went away again mid-way): retried on the next tick. */
   private readonly unposted = new Set<EtcdRecord>();
+  /** Withdrawals etcd did not take (unreachable): retried on each tick, or gone with the revoke. */
+  private readonly unremoved = new Set<() => Promise<void>>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
   private tick: Promise<void> = Promise.resolve();
@@ -66,6 +68,7 @@ export class EtcdLease {
     if (ttl > 0) {
       this.expiresAtMs = Date.now() + ttl * 1000;
       if (this.unposted.size > 0) await this.repostAll([...this.unposted]);
+      for (const remove of [...this.unremoved]) await remove().then(() => this.unremoved.delete(remove), () => {});
       return;
     }
     // The lease lapsed while etcd was unreachable (or etcd lost it): grant anew and re-put.
@@ -93,6 +96,11 @@ export class EtcdLease {
         }
       }),
     );
+  }
+
+  /** A withdrawal to finish once etcd answers again (until then the record lives on this lease). */
+  removeLater(remove: () => Promise<void>): void {
+    this.unremoved.add(remove);
   }
 
   forget(record: EtcdRecord): void {
@@ -179,17 +187,31 @@ export class EtcdRecord implements LeasedRecord {
     return this.enqueue(async () => {
       try {
         if (this.modRevision === "0") return; // never written
-        // Mark, then delete that exact version: watchers read the mark in prev_kv ("removed"), and
-        // a record another process has put since (last writer wins) is left alone.
-        const marked = await this.txn([this.ours()], [this.putOp(true)]);
-        if (!marked.succeeded) return;
-        this.modRevision = marked.header?.revision ?? "0";
-        await this.txn([this.ours()], [{ request_delete_range: { key: this.etcdKey } }]);
+        await this.remove();
+      } catch (err) {
+        // etcd unreachable: the record would live on while this process keeps its lease alive, so
+        // the removal is retried on every keep-alive tick (a closing store's revoke also drops it).
+        this.deps.logger.warn(`discovery: withdrawing ${this.key} from etcd failed (${(err as Error).message}); retrying when etcd answers`);
+        this.lease.removeLater(() => this.remove());
       } finally {
         this.lease.forget(this);
         this.deps.onWithdrawn(this);
       }
     });
+  }
+
+  private marked = false;
+
+  /** Mark, then delete that exact version: watchers read the mark in prev_kv ("removed"), and a
+   *  record another process has put since (last writer wins) is left alone. Resumable. */
+  private async remove(): Promise<void> {
+    if (!this.marked) {
+      const marked = await this.txn([this.ours()], [this.putOp(true)]);
+      if (!marked.succeeded) return;
+      this.modRevision = marked.header?.revision ?? "0";
+      this.marked = true;
+    }
+    await this.txn([this.ours()], [{ request_delete_range: { key: this.etcdKey } }]);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

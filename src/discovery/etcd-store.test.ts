@@ -156,6 +156,23 @@ describe.skipIf(!hasEtcd)("etcd backend", () => {
     expect(log.summary()).toEqual(["put dynamo/workers/gone r1", "delete dynamo/workers/gone removed", "put dynamo/workers/new r1"]);
   }, 30_000);
 
+  test("a withdrawal made while etcd is unreachable is finished when it answers (removed, not kept alive)", async () => {
+    await using observer = await open();
+    const root = `x${ns}`;
+    using link = cutableProxy(etcd.endpoint);
+    await using a = await open({ root, endpoints: link.endpoint, requestTimeoutMs: 300 });
+    const log = eventLog();
+    await using _w = await observer.watch("dynamo/", log.listener);
+    const rec = await a.put(keys.worker("dynamo", "w"), 1);
+    await log.until(1);
+    link.cut();
+    await rec.withdraw(); // resolves: the removal waits for etcd
+    expect((await observer.list("dynamo/")).length).toBe(1);
+    link.restore();
+    await log.until(2, "the deferred removal");
+    expect(log.summary()).toEqual(["put dynamo/workers/w r1", "delete dynamo/workers/w removed"]);
+  }, 30_000);
+
   test("unreachable or malformed endpoints are refused at open, naming them", async () => {
     await expect(openEtcdDiscoveryStore({ endpoints: "http://127.0.0.1:1", requestTimeoutMs: 500, logger: quiet })).rejects.toThrow(/cannot reach etcd for discovery: etcd unreachable at http:\/\/127.0.0.1:1/);
     await expect(openEtcdDiscoveryStore({ endpoints: "nope" })).rejects.toThrow(/"nope" is not a URL/);
