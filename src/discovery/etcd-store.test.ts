@@ -30,6 +30,34 @@ describe("etcd client helpers", () => {
   });
 });
 
+describe("etcd answers that are not a lapse (a fake gateway)", () => {
+  test("a keepalive answered with a stream error (timeout, leader change) keeps the lease: no re-grant, no re-put", async () => {
+    let grants = 0;
+    let keepalives = 0;
+    const warnings: string[] = [];
+    using gateway = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        const path = new URL(req.url).pathname;
+        const header = { cluster_id: "1", revision: "5" };
+        if (path === "/v3/lease/grant") return Response.json({ header, ID: String(++grants), TTL: "1" });
+        if (path === "/v3/lease/keepalive") {
+          keepalives++;
+          return Response.json({ error: { grpc_code: 14, http_code: 503, message: "etcdserver: request timed out", http_status: "Service Unavailable" } });
+        }
+        return Response.json({ header });
+      },
+    });
+    await using store = await openEtcdDiscoveryStore({ endpoints: `http://127.0.0.1:${gateway.port}`, leaseTtlMs: 1_000, logger: { warn: (m) => void warnings.push(m), debug: () => {} } });
+    await store.put(keys.worker("dynamo", "w"), 1);
+    await waitFor(() => keepalives >= 4, { what: "four keep-alive attempts", timeoutMs: 10_000 });
+    expect(grants).toBe(1);
+    expect(warnings.filter((w) => w.includes("lapsed"))).toEqual([]);
+    await expect(new EtcdClient({ endpoints: [`http://127.0.0.1:${gateway.port}`] }).call("/v3/lease/keepalive", { ID: "1" })).rejects.toThrow(/etcd \/v3\/lease\/keepalive: etcdserver: request timed out/);
+  });
+});
+
 const hasEtcd = etcdAvailable();
 
 describe.skipIf(!hasEtcd)("etcd backend", () => {
