@@ -3,8 +3,8 @@
 // the lease gone (it lapsed), a new lease is granted and every record is put again on it — only
 // where the key is still free, so a record another process took over (last writer wins) stays theirs.
 import { KvcrError } from "../lib/errors.ts";
-import { b64, EtcdServerError, type EtcdClient, type EtcdHeader, type TxnCompare, type TxnOp } from "./etcd-client.ts";
-import { encodeEnvelope, etcdKey } from "./etcd-record.ts";
+import { b64, EtcdServerError, type EtcdClient, type EtcdHeader, type EtcdKv, type TxnCompare, type TxnOp } from "./etcd-client.ts";
+import { decodeKv, encodeEnvelope, etcdKey } from "./etcd-record.ts";
 import { requireJson } from "./file-record.ts";
 import type { DiscoveryLogger, LeasedRecord, RecordOwner } from "./store.ts";
 
@@ -26,6 +26,8 @@ export class EtcdLease {
   readonly records = new Set<EtcdRecord>();
   /** Records a re-put missed (etcd went away again mid-way): retried on the next tick. */
   private readonly unposted = new Set<EtcdRecord>();
+  /** Withdrawals etcd did not take (unreachable): retried on each tick, or gone with the revoke. */
+  private readonly unremoved = new Set<() => Promise<void>>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
   private tick: Promise<void> = Promise.resolve();
@@ -43,43 +45,55 @@ export class EtcdLease {
     this.schedule();
   }
 
-  private schedule(): void {
+  private schedule(renewed = true): void {
     if (this.closed) return;
     clearTimeout(this.timer);
-    // TTL/3 leaves two more chances before etcd drops the lease (as etcd's own clients do).
+    // TTL/3 leaves two more chances before etcd drops the lease (as etcd's own clients do); after
+    // a failed renewal the next try comes sooner, so a slow or blinking etcd does not cost the lease.
+    const periodMs = Math.max(100, Math.floor((this.ttlS * 1000) / 3));
     this.timer = setTimeout(() => {
-      this.tick = this.keepAlive().finally(() => this.schedule());
-    }, Math.max(100, Math.floor((this.ttlS * 1000) / 3)));
+      this.tick = this.keepAlive().then(
+        (ok) => this.schedule(ok),
+        () => this.schedule(false),
+      );
+    }, renewed ? periodMs : Math.min(periodMs, RETRY_MS));
   }
 
-  private async keepAlive(): Promise<void> {
-    if (this.closed) return;
+  /** One renewal; false when etcd gave no answer about the lease (retried soon). */
+  private async keepAlive(): Promise<boolean> {
+    if (this.closed) return true;
     let ttl: number;
     try {
       const reply = await this.deps.client.call<{ result?: { TTL?: string } }>("/v3/lease/keepalive", { ID: this.id });
-      ttl = Number(reply.result?.TTL ?? 0);
+      if (!reply.result) return false;
+      ttl = Number(reply.result.TTL ?? 0); // etcd leaves TTL out (0) for a lease it does not have
     } catch (err) {
-      if (!(err instanceof EtcdServerError)) return; // unreachable: marked on the client, retried next tick
+      // Only "lease not found" means the lease is gone; timeouts, leader changes and unreachable
+      // etcd are retried (re-granting then would orphan records still on the old lease).
+      if (!(err instanceof EtcdServerError && /lease not found/i.test(err.message))) return false;
       ttl = 0;
     }
-    if (this.closed) return;
+    if (this.closed) return true;
     if (ttl > 0) {
       this.expiresAtMs = Date.now() + ttl * 1000;
       if (this.unposted.size > 0) await this.repostAll([...this.unposted]);
-      return;
+      for (const remove of [...this.unremoved]) await remove().then(() => this.unremoved.delete(remove), () => {});
+      return true;
     }
     // The lease lapsed while etcd was unreachable (or etcd lost it): grant anew and re-put.
     this.deps.logger.warn(`discovery: etcd lease ${this.id} lapsed; granting a new one and putting ${this.records.size} record(s) again`);
     try {
       const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
-      if (!reply.ID) return;
+      if (!reply.ID) return false;
       this.id = reply.ID;
       this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
       this.deps.onRegrant();
       await this.repostAll([...this.records]);
     } catch (err) {
       this.deps.logger.warn(`discovery: etcd lease re-grant failed, retrying: ${(err as Error).message}`);
+      return false;
     }
+    return true;
   }
 
   private async repostAll(records: readonly EtcdRecord[]): Promise<void> {
@@ -93,6 +107,11 @@ export class EtcdLease {
         }
       }),
     );
+  }
+
+  /** A withdrawal to finish once etcd answers again (until then the record lives on this lease). */
+  removeLater(remove: () => Promise<void>): void {
+    this.unremoved.add(remove);
   }
 
   forget(record: EtcdRecord): void {
@@ -119,6 +138,10 @@ export interface RecordDeps {
 }
 
 /** One record this process owns; writes for it are serialised (a re-put never lands after a withdraw). */
+const WRITE_ATTEMPTS = 3;
+/** Wait before retrying a renewal that got no answer. */
+const RETRY_MS = 500;
+
 export class EtcdRecord implements LeasedRecord {
   private valueJson: string;
   private revision = 1;
@@ -163,13 +186,17 @@ export class EtcdRecord implements LeasedRecord {
     });
   }
 
-  /** After a lease re-grant: put the record again on the new lease if its key is still free. */
+  /**
+   * After a lease re-grant: put the record again on the new lease where it is still ours (moved
+   * over) or its key is free (it lapsed with the old lease); one another process put since stays theirs.
+   */
   repost(): Promise<void> {
     return this.enqueue(async () => {
       if (this.withdrawn) return;
-      const reply = await this.txn([{ key: this.etcdKey, target: "CREATE", create_revision: "0", result: "EQUAL" }], [this.putOp(false)]);
-      if (reply.succeeded) this.modRevision = reply.header?.revision ?? "0";
-      else this.deps.logger.warn(`discovery: ${this.key} was taken by another process while etcd was unreachable; not putting it again`);
+      let reply = this.modRevision === "0" ? { succeeded: false } : await this.txn([this.ours()], [this.putOp(false)]);
+      if (!reply.succeeded) reply = await this.txn([{ key: this.etcdKey, target: "CREATE", create_revision: "0", result: "EQUAL" }], [this.putOp(false)]);
+      if (reply.succeeded) this.modRevision = (reply as TxnReply).header?.revision ?? "0";
+      else this.deps.logger.warn(`discovery: ${this.key} was put by another process while etcd was unreachable; leaving it to them`);
     });
   }
 
@@ -179,12 +206,12 @@ export class EtcdRecord implements LeasedRecord {
     return this.enqueue(async () => {
       try {
         if (this.modRevision === "0") return; // never written
-        // Mark, then delete that exact version: watchers read the mark in prev_kv ("removed"), and
-        // a record another process has put since (last writer wins) is left alone.
-        const marked = await this.txn([this.ours()], [this.putOp(true)]);
-        if (!marked.succeeded) return;
-        this.modRevision = marked.header?.revision ?? "0";
-        await this.txn([this.ours()], [{ request_delete_range: { key: this.etcdKey } }]);
+        await this.remove();
+      } catch (err) {
+        // etcd unreachable: the record would live on while this process keeps its lease alive, so
+        // the removal is retried on every keep-alive tick (a closing store's revoke also drops it).
+        this.deps.logger.warn(`discovery: withdrawing ${this.key} from etcd failed (${(err as Error).message}); retrying when etcd answers`);
+        this.lease.removeLater(() => this.remove());
       } finally {
         this.lease.forget(this);
         this.deps.onWithdrawn(this);
@@ -192,13 +219,46 @@ export class EtcdRecord implements LeasedRecord {
     });
   }
 
+  private marked = false;
+
+  /** Mark, then delete that exact version: watchers read the mark in prev_kv ("removed"), and a
+   *  record another process has put since (last writer wins) is left alone. Resumable. */
+  private async remove(): Promise<void> {
+    if (!this.marked) {
+      const marked = await this.txn([this.ours()], [this.putOp(true)]);
+      if (marked.succeeded) this.modRevision = marked.header?.revision ?? "0";
+      else if (!(await this.findOwnMark())) return; // another process's record now: not ours to delete
+      this.marked = true;
+    }
+    await this.txn([this.ours()], [{ request_delete_range: { key: this.etcdKey } }]);
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await this.withdraw();
   }
 
+  /** A mark whose reply was lost (timeout) is found by reading the key: our owner, withdrawn. */
+  private async findOwnMark(): Promise<boolean> {
+    const reply = await this.deps.client.call<{ kvs?: EtcdKv[] }>("/v3/kv/range", { key: this.etcdKey });
+    const kv = reply.kvs?.[0];
+    const d = kv ? decodeKv(this.deps.root, kv) : undefined;
+    if (!kv || !d?.ok || !d.record.withdrawn || d.record.owner.instanceId !== this.deps.owner.instanceId) return false;
+    this.modRevision = kv.mod_revision ?? "0";
+    return true;
+  }
+
+  /** A put, retried after a transport failure (a lost reply re-puts the same version: watchers
+   *  see one change, as they dedupe by owner and revision). */
   private async write(): Promise<void> {
-    const reply = await this.deps.client.call<{ header?: EtcdHeader }>("/v3/kv/put", this.putOp(false).request_put);
-    this.modRevision = reply.header?.revision ?? "0";
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const reply = await this.deps.client.call<{ header?: EtcdHeader }>("/v3/kv/put", this.putOp(false).request_put);
+        this.modRevision = reply.header?.revision ?? "0";
+        return;
+      } catch (err) {
+        if (err instanceof EtcdServerError || attempt >= WRITE_ATTEMPTS) throw err;
+      }
+    }
   }
 
   private putOp(withdrawn: boolean): { request_put: { key: string; value: string; lease: string } } {

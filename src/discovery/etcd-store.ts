@@ -15,7 +15,8 @@ import type { DiscoveryEntry, DiscoveryListener, DiscoveryLogger, DiscoveryStatu
 
 export const ETCD_DISCOVERY_DEFAULTS = {
   leaseTtlMs: 10_000,
-  requestTimeoutMs: 3_000,
+  /** Per attempt; etcd on a busy machine (fsync behind other I/O) can take seconds to answer. */
+  requestTimeoutMs: 5_000,
   watchRetryMs: 250,
 } as const;
 

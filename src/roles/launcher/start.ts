@@ -136,7 +136,7 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
   const started = new Map<string, SupervisedChild>();
   for (const stage of Object.values(STAGES)) {
     if (stage === STAGES.mockers && stackPlan.awaitAgentRecord) {
-      logger.info(`waiting for a state agent's record in discovery (namespace ${config.namespace}, ${discoveryDir}) before starting mockers`);
+      logger.info(`waiting for a state agent's record in discovery (namespace ${config.namespace}, ${config.discoveryBackend === "etcd" ? `etcd ${config.etcdEndpoints}` : discoveryDir}) before starting mockers`);
       const agent = await waitForAgentRecord(store!, config, deps.cancel);
       logger.info(`state agent ${agent.agent_id} found in discovery (${agent.http_url})`);
     }

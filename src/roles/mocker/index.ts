@@ -192,7 +192,8 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
     };
     // A failed registration withdraws whatever was already registered before the error surfaces.
     const ready = register().catch(async (err: unknown) => {
-      logger.error(`registration failed: ${String(err)}`);
+      // The message, not String(err): class names are minified in the compiled binary ("R: …").
+      logger.error(`registration failed: ${err instanceof Error ? err.message : String(err)}`);
       await close();
       throw err;
     });
