@@ -80,20 +80,35 @@ export class EtcdLease {
       for (const remove of [...this.unremoved]) await remove().then(() => this.unremoved.delete(remove), () => {});
       return true;
     }
-    // The lease lapsed while etcd was unreachable (or etcd lost it): grant anew and re-put.
-    this.deps.logger.warn(`discovery: etcd lease ${this.id} lapsed; granting a new one and putting ${this.records.size} record(s) again`);
-    try {
-      const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
-      if (!reply.ID) return false;
-      this.id = reply.ID;
-      this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
-      this.deps.onRegrant();
-      await this.repostAll([...this.records]);
-    } catch (err) {
-      this.deps.logger.warn(`discovery: etcd lease re-grant failed, retrying: ${(err as Error).message}`);
-      return false;
-    }
-    return true;
+    return this.regrant(this.id);
+  }
+
+  private regranting: Promise<boolean> | undefined;
+
+  /**
+   * The lease `lapsedId` is gone (it lapsed while etcd was unreachable or too slow, or etcd lost
+   * it): grant a new one and put every record again on it. Concurrent callers share one grant; a
+   * caller holding an id already replaced just gets the new one. Re-puts run behind each record's
+   * pending writes (not awaited here, so a write that asked for the new lease is not waited on).
+   */
+  regrant(lapsedId: string): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (lapsedId !== this.id) return Promise.resolve(true);
+    return (this.regranting ??= (async () => {
+      this.deps.logger.warn(`discovery: etcd lease ${this.id} lapsed; granting a new one and putting ${this.records.size} record(s) again`);
+      try {
+        const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
+        if (!reply.ID) return false;
+        this.id = reply.ID;
+        this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
+        this.deps.onRegrant();
+        void this.repostAll([...this.records]);
+        return true;
+      } catch (err) {
+        this.deps.logger.warn(`discovery: etcd lease re-grant failed, retrying: ${(err as Error).message}`);
+        return false;
+      }
+    })().finally(() => (this.regranting = undefined)));
   }
 
   private async repostAll(records: readonly EtcdRecord[]): Promise<void> {
@@ -247,16 +262,23 @@ export class EtcdRecord implements LeasedRecord {
     return true;
   }
 
-  /** A put, retried after a transport failure (a lost reply re-puts the same version: watchers
-   *  see one change, as they dedupe by owner and revision). */
+  /**
+   * A put, retried after a transport failure (a lost reply re-puts the same version: watchers see
+   * one change, as they dedupe by owner and revision) and, once, on a new lease when etcd says the
+   * lease is gone.
+   */
   private async write(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      const op = this.putOp(false);
       try {
-        const reply = await this.deps.client.call<{ header?: EtcdHeader }>("/v3/kv/put", this.putOp(false).request_put);
+        const reply = await this.deps.client.call<{ header?: EtcdHeader }>("/v3/kv/put", op.request_put);
         this.modRevision = reply.header?.revision ?? "0";
         return;
       } catch (err) {
-        if (err instanceof EtcdServerError || attempt >= WRITE_ATTEMPTS) throw err;
+        if (attempt >= WRITE_ATTEMPTS) throw err;
+        if (err instanceof EtcdServerError) {
+          if (!/lease not found/i.test(err.message) || !(await this.lease.regrant(op.request_put.lease))) throw err;
+        }
       }
     }
   }
