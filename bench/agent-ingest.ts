@@ -8,8 +8,9 @@
 // evicts the rest, so the cycle repeats with consistent state. 64 slots, interleaved.
 // Run: `npx bun bench/agent-ingest.ts` (BLOCK_SIZE=64 default; BENCH_ROUND_MS, BENCH_ROUNDS).
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import { decodeBatch, encodeBatch, type KvEvent } from "../src/protocol/kv-events/index.ts";
+import { encodeBatch, type KvEvent } from "../src/protocol/kv-events/index.ts";
 import { encodeRouterEvents, type RouterEvent } from "../src/protocol/router-events.ts";
+import { decodeRaw } from "../src/roles/agent/slot.ts";
 import { batchFault, SlotResidency } from "../src/roles/agent/slot-residency.ts";
 import { envNumber } from "./lib/measure.ts";
 
@@ -70,7 +71,8 @@ function ingestCase(encodeOutbound: boolean) {
       const s = step;
       step = (step + 1) % (STEPS + 1);
       for (let i = 0; i < SLOTS; i++) {
-        const batch = decodeBatch(cycles[i]!.payloads[s]!);
+        const batch = decodeRaw(cycles[i]!.payloads[s]!);
+        if (typeof batch === "string") throw new Error(batch);
         if (batchFault(batch, 0) !== undefined) throw new Error("unexpected fault");
         slots[i]!.applyBatch(batch);
         if (++applied % TICK_BATCHES === 0) {

@@ -8,6 +8,7 @@
 // Load comes from a separate client process (bench/lib/http-load.ts); every figure is the median
 // of 3 rounds. The mocker, the frontend (or proxy) and the client share the machine's 2 cores.
 // Run: bun bench/frontend-throughput.ts
+import { readFile } from "node:fs/promises";
 import { runHttpLoad, type HttpLoadReport } from "./lib/http-load.ts";
 import { MockerChild } from "./lib/mocker-child.ts";
 
@@ -38,6 +39,18 @@ async function firstLine(stream: ReadableStream<Uint8Array>, match: RegExp, time
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** CPU seconds (user + system) a process has used: on a shared machine, CPU per request is the steadier figure. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface Round extends HttpLoadReport {
+  /** CPU µs the proxying process spent per completed request in the round (warm-up included in CPU, so an upper bound). */
+  cpuUsPerRequest: number;
+}
+
 await using mocker = await MockerChild.spawn(["--num-workers", String(WORKERS), "--speedup-ratio", "0", "--block-size", "16"]);
 await mocker.waitHealthy(30_000);
 
@@ -56,19 +69,27 @@ try {
   }
   console.log(`mocker ${WORKERS} workers (speedup 0, block 16) at ${mocker.httpUrl}; frontend ${feUrl} (kv); plain proxy ${proxyUrl}`);
 
-  const closed = (url: string): Promise<HttpLoadReport> =>
-    runHttpLoad({ url, body: "completion", model: MODEL, mode: { kind: "closed", concurrency: 64 }, durationMs: 3000, warmupMs: 500 });
-  const fe: HttpLoadReport[] = [];
-  const px: HttpLoadReport[] = [];
+  const closed = async (url: string, pid: number): Promise<Round> => {
+    const cpu0 = await cpuSeconds(pid);
+    const r = await runHttpLoad({ url, body: "completion", model: MODEL, mode: { kind: "closed", concurrency: 64 }, durationMs: 3000, warmupMs: 500 });
+    const cpu = (await cpuSeconds(pid)) - cpu0;
+    return { ...r, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, r.completed) };
+  };
+  const fe: Round[] = [];
+  const px: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    fe.push(await closed(`${feUrl}/v1/completions`));
-    px.push(await closed(`${proxyUrl}/v1/completions`));
+    fe.push(await closed(`${feUrl}/v1/completions`, frontend.pid));
+    px.push(await closed(`${proxyUrl}/v1/completions`, proxy.pid));
   }
   for (const [name, rs] of [["frontend (kv routing)", fe], ["plain Bun.serve proxy", px]] as const) {
     const failed = rs.reduce((n, r) => n + r.failed, 0);
-    console.log(`${name.padEnd(24)} ${median(rs.map((r) => r.requestsPerS)).toFixed(0)} req/s (rounds: ${rs.map((r) => r.requestsPerS.toFixed(0)).join(", ")}; failed ${failed}${failed ? `, first: ${rs.find((r) => r.firstError)?.firstError}` : ""})`);
+    const cpu = median(rs.map((r) => r.cpuUsPerRequest));
+    console.log(
+      `${name.padEnd(24)} ${median(rs.map((r) => r.requestsPerS)).toFixed(0)} req/s (rounds: ${rs.map((r) => r.requestsPerS.toFixed(0)).join(", ")}; failed ${failed}${failed ? `, first: ${rs.find((r) => r.firstError)?.firstError}` : ""}); ` +
+        `its own CPU ${cpu.toFixed(0)} µs per request → ≈ ${(1e6 / cpu).toFixed(0)} req/s per core it had alone`,
+    );
   }
-  console.log(`frontend / plain proxy: ${(median(fe.map((r) => r.requestsPerS)) / median(px.map((r) => r.requestsPerS))).toFixed(2)}`);
+  console.log(`frontend / plain proxy: ${(median(fe.map((r) => r.requestsPerS)) / median(px.map((r) => r.requestsPerS))).toFixed(2)} by req/s, ${(median(px.map((r) => r.cpuUsPerRequest)) / median(fe.map((r) => r.cpuUsPerRequest))).toFixed(2)} by CPU per request`);
 
   const open = (url: string, body: "completion" | "generate"): Promise<HttpLoadReport> =>
     runHttpLoad({ url, body, model: MODEL, workers: WORKERS, mode: { kind: "open", ratePerS: 1000 }, durationMs: 3000, warmupMs: 500 });

@@ -2,6 +2,7 @@
 // (issue 9 item 13: a tiny G2 cost 5× the memory of none). Each run is a cold child process
 // (`bun src/cli.ts replay …`); peak RSS is the child's getrusage maxrss. Median of N runs.
 // Run: npx bun bench/replay-memory.ts [runs=3] [hostBlocks=0,50,100000]
+import { loadavg } from "node:os";
 import { resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -11,7 +12,7 @@ const hostBlocks = (process.argv[3] ?? "0,50,100000").split(",").map(Number);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-console.log(`bun ${Bun.version}; ${runs} cold run(s) each; replay --trace mooncake_synthetic_trace.jsonl (1 worker, engine defaults)`);
+console.log(`bun ${Bun.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(" ")}; ${runs} cold run(s) each; replay --trace mooncake_synthetic_trace.jsonl (1 worker, engine defaults)`);
 for (const nh of hostBlocks) {
   const rss: number[] = [];
   const wall: number[] = [];

@@ -10,6 +10,7 @@
 //       the block granularity changes (8× fewer, larger blocks), not the cache size in tokens.
 // Run: npx bun bench/replay.ts [runs=3]
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { resolve } from "node:path";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
@@ -64,18 +65,20 @@ const scenarios: Scenario[] = [
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (xs: number[]) => xs.map((x) => x.toFixed(3)).join(", ");
 
-async function coldCli(flags: string[]): Promise<{ wallS: number; report: ReplayReport }> {
+async function coldCli(flags: string[]): Promise<{ wallS: number; cpuS: number; report: ReplayReport }> {
   const t0 = performance.now();
   const child = Bun.spawn([...cli, "replay", "--trace", TRACE, ...flags, "--output-json", "-", "--log-level", "warn"], { stdout: "pipe", stderr: "pipe" });
   const out = await new Response(child.stdout).text();
   const code = await child.exited;
   const wallS = (performance.now() - t0) / 1000;
   if (code !== 0) throw new Error(`replay exited ${code}: ${await new Response(child.stderr).text()}`);
-  return { wallS, report: JSON.parse(out) as ReplayReport };
+  const cpu = child.resourceUsage()!.cpuTime;
+  return { wallS, cpuS: Number(cpu.user + cpu.system) / 1e6, report: JSON.parse(out) as ReplayReport };
 }
 
-async function warm(opts: ReplayOptions): Promise<{ wallS: number; report: ReplayReport }> {
+async function warm(opts: ReplayOptions): Promise<{ wallS: number; cpuS: number; report: ReplayReport }> {
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const report = await runReplay(opts, {
     hasher: createBlockHasher(),
     readFile: (p) => readFileSync(p, "utf8"),
@@ -85,29 +88,39 @@ async function warm(opts: ReplayOptions): Promise<{ wallS: number; report: Repla
     logger: createLogger({ level: "warn" }),
     now: () => performance.now(),
   });
-  return { wallS: (performance.now() - t0) / 1000, report };
+  const cpu = process.cpuUsage(cpu0);
+  return { wallS: (performance.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6, report };
 }
 
-console.log(`bun ${Bun.version}; cold CLI = ${cli.length === 1 ? "dist/kvcr-mock (compiled binary)" : "bun src/cli.ts (no dist/: run npm run build for the binary)"}; ${runs} run(s) each, medians\n`);
+const load = () => loadavg().map((x) => x.toFixed(1)).join(" ");
+console.log(`bun ${Bun.version}, ${cpus().length} CPUs, load average ${load()}; cold CLI = ${cli.length === 1 ? "dist/kvcr-mock (compiled binary)" : "bun src/cli.ts (no dist/: run npm run build for the binary)"}; ${runs} run(s) each, medians\n`);
 const results: { name: string; coldS: number; warmS: number; completed: number }[] = [];
 for (const s of scenarios) {
   const cold: number[] = [];
+  const coldCpu: number[] = [];
   let report: ReplayReport | undefined;
   for (let i = 0; i < runs; i++) {
     const r = await coldCli(s.flags);
     cold.push(r.wallS);
+    coldCpu.push(r.cpuS);
     report = r.report;
   }
   await warm(s.opts); // warm-up: JIT and allocator
   const warmRuns: number[] = [];
-  for (let i = 0; i < runs; i++) warmRuns.push((await warm(s.opts)).wallS);
+  const warmCpu: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const w = await warm(s.opts);
+    warmRuns.push(w.wallS);
+    warmCpu.push(w.cpuS);
+  }
   const r = report!;
   console.log(s.name);
   console.log(`  requests ${r.completed} ok / ${r.failed} failed, simulated ${r.simulated_time_s.toFixed(1)} s, reuse ${r.prefix_cache_reuse_ratio.toFixed(4)}, host blocks stored ${r.host_blocks_stored}, spread [${r.requests_per_worker.join(" ")}]`);
-  console.log(`  cold CLI end to end   median ${median(cold).toFixed(3)} s  (runs: ${fmt(cold)})  → ${(r.completed / median(cold)).toFixed(0)} simulated req per wall s`);
-  console.log(`  warm in-process       median ${median(warmRuns).toFixed(3)} s  (runs: ${fmt(warmRuns)})  → ${(r.completed / median(warmRuns)).toFixed(0)} simulated req per wall s`);
+  console.log(`  cold CLI end to end   median ${median(cold).toFixed(3)} s  (runs: ${fmt(cold)})  → ${(r.completed / median(cold)).toFixed(0)} simulated req per wall s; CPU (user+sys) median ${median(coldCpu).toFixed(3)} s`);
+  console.log(`  warm in-process       median ${median(warmRuns).toFixed(3)} s  (runs: ${fmt(warmRuns)})  → ${(r.completed / median(warmRuns)).toFixed(0)} simulated req per wall s; CPU median ${median(warmCpu).toFixed(3)} s`);
   results.push({ name: s.name, coldS: median(cold), warmS: median(warmRuns), completed: r.completed });
 }
 const [a, b] = results;
 console.log(`\n(a) vs Dynamo's Rust mocker, published ≈ ${DYNAMO_PUBLISHED_S} s (an anchor from its docs, not measured here): cold CLI ${a!.coldS.toFixed(3)} s`);
 console.log(`(b) target ≥ 2,000 simulated req/s, cold CLI: ${b!.completed / b!.coldS >= 2000 ? "met" : "NOT met"} (${(b!.completed / b!.coldS).toFixed(0)})`);
+console.log(`load average at the end ${load()} (a shared machine slows every figure above)`);

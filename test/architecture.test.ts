@@ -49,6 +49,12 @@ function topFolder(absPath: string): string {
   return relative(SRC, absPath).split("/")[0]!;
 }
 
+/** The role folder of a path under src/roles/<role>/…; undefined for shared files at the top of roles/. */
+function roleFolder(absPath: string): string | undefined {
+  const parts = relative(SRC, absPath).split("/");
+  return parts[0] === "roles" && parts.length > 2 ? parts[1] : undefined;
+}
+
 const stripComments = (text: string) => text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
 
 /** Every rule a shipped source file (path relative to src/) breaks. */
@@ -71,6 +77,11 @@ function violationsOf(file: string, text: string): string[] {
     const typeOk = imp.typeOnly && (TYPE_ONLY_EXTRA[from] ?? []).includes(to);
     if (!(ALLOWED[from] ?? []).includes(to) && !typeOk && !IMPORT_EXCEPTIONS[`${file} -> ${to}`]) {
       violations.push(`${file}: ${from} must not import ${to} (${imp.spec})`);
+    }
+    // STYLE 5: roles/<a>/ may use the shared files at the top of roles/, never roles/<b>/.
+    const [fromRole, toRole] = [roleFolder(abs), roleFolder(target)];
+    if (fromRole !== undefined && toRole !== undefined && fromRole !== toRole) {
+      violations.push(`${file}: roles/${fromRole} must not import roles/${toRole} (${imp.spec}); move what they share down a layer or to the top of roles/`);
     }
   }
   const code = stripComments(text);
@@ -111,5 +122,9 @@ describe("architecture", () => {
     ]);
     expect(violationsOf("roles/x.ts", "Bun.serve({ fetch: () => new Response() });")).toEqual(["roles/x.ts: only src/transport opens sockets, found Bun.serve"]);
     expect(violationsOf("transport/x.ts", "Bun.listen({})")).toEqual([]);
+    expect(violationsOf("roles/frontend/x.ts", 'import { startMocker } from "../mocker/index.ts";')).toEqual([
+      "roles/frontend/x.ts: roles/frontend must not import roles/mocker (../mocker/index.ts); move what they share down a layer or to the top of roles/",
+    ]);
+    expect(violationsOf("roles/frontend/x.ts", 'import { engineConfigFrom } from "../engine-config.ts";')).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { createBlockHasher } from "../lib/xxh3.ts";
 import { benchOptionsFrom } from "../roles/bench/options-from-config.ts";
 import { progressBar } from "../roles/bench/progress-bar.ts";
 import { benchExitCode, runBench } from "../roles/bench/run-bench.ts";
+import { freshStackStarter } from "./bench-stack.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
 export const benchCommand = defineRoleCommand({
@@ -13,7 +14,7 @@ export const benchCommand = defineRoleCommand({
   description: "Drive load at any OpenAI-compatible endpoint (shared-prefix or Mooncake trace workloads) and report vLLM bench serve metrics",
   options: benchOptions,
   refine: (c) => benchProblems(c as BenchConfig),
-  async run(config, { logger }) {
+  async run(config, { logger, env }) {
     const stop = new AbortController();
     const onSignal = () => {
       if (stop.signal.aborted) return;
@@ -34,6 +35,7 @@ export const benchCommand = defineRoleCommand({
         sleep: (ms) => Bun.sleep(ms),
         progress: progressBar(process.stderr),
         stop: stop.signal,
+        startStack: freshStackStarter((config as BenchConfig).stackConfig, logger, env, config.logLevel),
       });
       return benchExitCode(outcome);
     } finally {

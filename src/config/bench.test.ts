@@ -21,7 +21,9 @@ describe("bench options", () => {
       '--compare-router-modes: got "kv,fastest", expected a comma-separated list of kv, round-robin, random',
       '--url-per-mode: got "fastest=x", expected MODE=URL with MODE one of kv, round-robin, random and an http(s) URL',
     ]);
-    expect(problems(["--compare-router-modes", "kv,random"])[0]).toContain("--compare-router-modes needs --url-per-mode");
+    expect(load(["--compare-router-modes", "kv,random", "--stack-config", "s.yaml"]).stackConfig).toBe("s.yaml");
+    expect(problems(["--compare-router-modes", "kv,random", "--url", "http://a:1"])[0]).toContain("one URL is one router mode");
+    expect(problems(["--url", "http://a:1", "--stack-config", "s.yaml"])).toEqual(["--stack-config: only for fresh stacks (drop --url / --url-per-mode)"]);
     expect(problems(["--url", "http://a:1", "--url-per-mode", "kv=http://a:1"])).toContain("--url-per-mode: only with --compare-router-modes");
   });
 

@@ -27,6 +27,7 @@ export const benchOptions = defineOptions({
   compareRouterModes: { kind: "string", nonEmpty: true, description: "Run the same workload against one stack per router mode (kv,round-robin[,random]) and print them side by side" },
   urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL" },
   sweepConcurrency: { kind: "intList", min: 1, description: "Run the workload at each concurrency (8,32,128) and print the points side by side" },
+  stackConfig: { kind: "string", nonEmpty: true, description: "Without --url / --url-per-mode: the `up` stack file each fresh stack is started from (default: up's defaults); bench sets its router mode and ports" },
   ...workloadOptions,
   ...replayRouterOptions,
   ...engineOptions,
@@ -85,17 +86,19 @@ export function benchProblems(c: BenchConfig): string[] {
     if (typeof m === "string") problems.push(m);
     else modes = m;
   }
+  const fresh = c.url === undefined && c.urlPerMode === undefined;
   if (c.urlPerMode !== undefined) {
     if (c.compareRouterModes === undefined) problems.push("--url-per-mode: only with --compare-router-modes");
     const parsed = parseUrlPerMode(c.urlPerMode);
     if (Array.isArray(parsed)) problems.push(...parsed);
     else for (const m of modes) if (!parsed.has(m)) problems.push(`--url-per-mode: no URL for mode ${m} (got ${[...parsed.keys()].join(", ") || "none"})`);
     if (c.url !== undefined) problems.push("--url and --url-per-mode: give one (a comparison runs against each mode's URL)");
-  } else if (c.compareRouterModes !== undefined) {
-    problems.push("--compare-router-modes needs --url-per-mode kv=URL,round-robin=URL (one running stack per mode; starting fresh stacks is not available in this build)");
-  } else if (c.url === undefined) {
-    problems.push("--url: required (the OpenAI-compatible server to drive, e.g. http://127.0.0.1:8000)");
+  } else if (c.url !== undefined && c.compareRouterModes !== undefined) {
+    problems.push("--compare-router-modes with --url: one URL is one router mode; give --url-per-mode kv=URL,round-robin=URL, or neither to start a fresh stack per mode");
+  } else if (fresh && c.compareRouterModes === undefined && c.sweepConcurrency === undefined) {
+    problems.push("--url: required (the OpenAI-compatible server to drive, e.g. http://127.0.0.1:8000), unless --compare-router-modes or --sweep-concurrency start fresh stacks");
   }
+  if (c.stackConfig !== undefined && !fresh) problems.push("--stack-config: only for fresh stacks (drop --url / --url-per-mode)");
   if (c.withReplay && c.duration !== undefined) problems.push("--with-replay: the simulation runs the whole workload; use --requests instead of --duration");
   if (c.withReplay && (c.compareRouterModes !== undefined || c.sweepConcurrency !== undefined)) problems.push("--with-replay: compares one live run with its simulation; drop --compare-router-modes / --sweep-concurrency");
   return problems;

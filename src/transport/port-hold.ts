@@ -2,7 +2,7 @@
 // endpoint — e.g. a router-hint source control endpoint (SPEC §3) — stays reserved for its owner.
 import type { TCPSocketListener } from "bun";
 import { bindFailed } from "./bind-error.ts";
-import type { PortPlan } from "./port-plan.ts";
+import { createPortPlan, ephemeralRange, type PortPlan } from "./port-plan.ts";
 
 export interface HeldPort {
   readonly port: number;
@@ -34,17 +34,26 @@ export function portFree(host: string, port: number): boolean {
 }
 
 /**
- * `count` distinct free ports on `host`, each picked by the OS and released before returning, for
- * children that must be told their port up front (a child binding 0 could not be probed). Ports
- * are held until all are picked, so the list has no duplicates; another process may still take
- * one in the moment before the child binds it, which the child then reports as a bind failure.
+ * `count` distinct free ports on `host`, released before returning, for children that must be told
+ * their port up front (a child binding 0 could not be probed). They are picked BELOW the kernel's
+ * ephemeral range: every port-0 socket of the stack (the kernel's pick, or a mocker's port plan,
+ * which walk that range) would otherwise be free to take one in the moment before its child binds
+ * it. Another launcher picking in the same range at the same moment is the remaining (random
+ * start, rare) race, which the child then reports as a bind failure naming the port.
  */
-export function pickFreePorts(host: string, count: number): number[] {
+export function pickFreePorts(host: string, count: number, range: readonly [number, number] = belowEphemeral()): number[] {
+  const plan = createPortPlan({ range });
   const held: HeldPort[] = [];
   try {
-    for (let i = 0; i < count; i++) held.push(holdPort(host));
+    for (let i = 0; i < count; i++) held.push(holdPort(host, 0, plan));
     return held.map((h) => h.port);
   } finally {
     for (const h of held) h.close();
   }
+}
+
+/** Up to 12,000 ports just below the ephemeral range (never under 1024). */
+function belowEphemeral(): [number, number] {
+  const [lo] = ephemeralRange();
+  return lo - 1 >= 2048 ? [Math.max(1024, lo - 12_000), lo - 1] : [1024, 65535];
 }

@@ -81,7 +81,7 @@ export class LateRouter implements AsyncDisposable {
 
   /** Waits until the stream caught up with `cursor`. */
   async caughtUp(cursor: number): Promise<void> {
-    await waitFor(() => this.lastCursor >= cursor, { timeoutMs: 10_000, what: `router stream at cursor ${cursor} (at ${this.lastCursor})` });
+    await waitFor(() => this.lastCursor >= cursor, { timeoutMs: 15_000, what: `router stream at cursor ${cursor} (at ${this.lastCursor})` });
   }
 
   /** Non-empty sources only (a cleared source and an absent one are the same state). */

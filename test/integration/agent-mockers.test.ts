@@ -82,7 +82,7 @@ async function converged(a: AgentHandle, m: MockerHandle): Promise<void> {
       expect(got).toEqual(want);
       return true;
     },
-    { timeoutMs: 10_000, what: "agent snapshot == engine residency" },
+    { timeoutMs: 15_000, what: "agent snapshot == engine residency" },
   );
 }
 
@@ -92,7 +92,7 @@ describe("agent with real mockers (state-agent mode, 2 workers × 2 ranks, G2 on
     const store = await d.store();
     const a = await agent(d.dir, store);
     const m = await mocker(d.dir, await d.store());
-    await waitFor(() => a.agent.health().slots.active === 4, { what: "4 active slots" });
+    await waitFor(() => a.agent.health().slots.active === 4, { timeoutMs: 15_000, what: "4 active slots" });
     await load(m, 6);
     await converged(a, m);
     const snap = await getSnapshot(a.httpUrl);
@@ -116,7 +116,7 @@ describe("agent with real mockers (state-agent mode, 2 workers × 2 ranks, G2 on
     // Agent restart: slots re-attached from intents, state rebuilt from the replay buffers.
     await a.close();
     const b = await agent(d.dir, await d.store());
-    await waitFor(() => b.agent.health().slots.active === 4, { what: "4 slots re-attached" });
+    await waitFor(() => b.agent.health().slots.active === 4, { timeoutMs: 15_000, what: "4 slots re-attached" });
     await converged(b, m);
     expect(b.agent.health().raw_dropped_batches_total).toBe(0);
     expect(b.agent.health().raw_batches_recovered_total).toBeGreaterThan(0);
@@ -126,13 +126,13 @@ describe("agent with real mockers (state-agent mode, 2 workers × 2 ranks, G2 on
     const d = await discovery();
     const a = await agent(d.dir, await d.store(), ["--max-slots", "2"]);
     const m = await mocker(d.dir, await d.store());
-    await waitFor(() => a.agent.health().capacity_rejected_total === 2 && a.agent.health().slots.active === 2, { what: "2 active, 2 rejected" });
+    await waitFor(() => a.agent.health().capacity_rejected_total === 2 && a.agent.health().slots.active === 2, { timeoutMs: 15_000, what: "2 active, 2 rejected" });
     const before = a.agent.slotViews().map((s) => s.cache_owner_id);
     await load(m, 2);
     await m.close();
-    await waitFor(() => a.agent.health().slots.detached === 2, { what: "slots detached after the mocker left" });
+    await waitFor(() => a.agent.health().slots.detached === 2, { timeoutMs: 15_000, what: "slots detached after the mocker left" });
     const m2 = await mocker(d.dir, await d.store());
-    await waitFor(() => a.agent.health().slots.active === 2, { what: "slots re-attached after the mocker restart" });
+    await waitFor(() => a.agent.health().slots.active === 2, { timeoutMs: 15_000, what: "slots re-attached after the mocker restart" });
     const h = a.agent.health();
     expect(h.slots.total).toBe(2);
     expect(h.capacity_rejected_total).toBe(2);
@@ -146,7 +146,25 @@ describe("agent with real mockers (state-agent mode, 2 workers × 2 ranks, G2 on
         expect(got).toEqual(want);
         return true;
       },
-      { timeoutMs: 10_000, what: "admitted owners' state after the restart" },
+      { timeoutMs: 15_000, what: "admitted owners' state after the restart" },
     );
+  }, 60_000);
+
+  test("two live intents for one owner (another instance claims a worker's cache owner) fail the slot until one goes", async () => {
+    const d = await discovery();
+    const a = await agent(d.dir, await d.store());
+    const m = await mocker(d.dir, await d.store(), 1);
+    await waitFor(() => a.agent.health().slots.active === 2, { timeoutMs: 15_000, what: "2 active slots" });
+    const owner = m.workers[0]!.cacheOwnerIds[0]!;
+    const mine = (await (await d.store()).list(keys.intentsFor("agt", owner)))[0]!.value as Record<string, unknown>;
+    const other = await (await d.store()).put(keys.intent("agt", owner, "impostor"), { ...mine, worker_id: "impostor" });
+    await waitFor(() => a.agent.health().slots.failed === 1, { timeoutMs: 15_000, what: "the claimed slot failed (ambiguous)" });
+    expect(a.agent.slotViews().find((s) => s.cache_owner_id === owner)!.fault).toContain("ambiguous: 2 live intents");
+    expect((await fetch(`${a.httpUrl}/health`)).status).toBe(503);
+    expect((await getSnapshot(a.httpUrl)).sources.map((s) => s.cache_owner_id)).not.toContain(owner);
+    await other.withdraw();
+    await waitFor(() => a.agent.health().slots.active === 2, { timeoutMs: 15_000, what: "slot active again with one intent left" });
+    await load(m, 1);
+    await converged(a, m);
   }, 60_000);
 });

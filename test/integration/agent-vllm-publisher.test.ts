@@ -80,7 +80,7 @@ describe("agent with an independent vLLM-style publisher (libzmq + @msgpack/msgp
       const { agent } = await setup([source(1, ep)]);
       await p.waitSub("a");
       await publishScript(p, "a");
-      await waitFor(() => slot(agent, 1)?.raw_cursor === 4, { what: "raw cursor 4" });
+      await waitFor(() => slot(agent, 1)?.raw_cursor === 4, { timeoutMs: 15_000, what: "raw cursor 4" });
       expect(slot(agent, 1)).toMatchObject({ state: "active", raw_gaps: 1, raw_dropped_batches: 0, orphan_stores: 0, malformed_events: 0 });
       expect(slot(agent, 1)!.raw_batches_recovered).toBeGreaterThanOrEqual(1);
       const snap = await getSnapshot(agent.httpUrl);
@@ -97,7 +97,7 @@ describe("agent with an independent vLLM-style publisher (libzmq + @msgpack/msgp
     await publishScript(p, "a");
     const fresh = tokens(1, 9);
     await p.publish("a", [stored([u(5n)], null, fresh)]);
-    await waitFor(() => slot(agent, 1)?.raw_cursor === 5, { what: "raw cursor 5" });
+    await waitFor(() => slot(agent, 1)?.raw_cursor === 5, { timeoutMs: 15_000, what: "raw cursor 5" });
     // Resync cleared the slot at the gap; b4's parent was lost with it (orphan), b3 removed an unknown block.
     expect(slot(agent, 1)).toMatchObject({ state: "active", raw_gaps: 1, raw_dropped_batches: 1, orphan_stores: 1 });
     const h = createBlockHasher().hashBlocks(fresh, BS);
@@ -105,6 +105,25 @@ describe("agent with an independent vLLM-style publisher (libzmq + @msgpack/msgp
     expect(snap.sources[0]!.tiers).toEqual({ device: [{ seq_hash: h.sequence[0]!.toString(), local_hash: h.local[0]!.toString() }], host: [], disk: [] });
     const health = agent.agent.health();
     expect(health).toMatchObject({ raw_gaps_total: 1, raw_dropped_batches_total: 1, healthy: true });
+  }, 30_000);
+
+  test("a publisher restart (seq back to 0) clears the slot before applying", async () => {
+    const p = await publisher();
+    const ep = await p.open("a", { replay: true });
+    const { agent } = await setup([source(1, ep)]);
+    await p.waitSub("a");
+    await publishScript(p, "a");
+    await waitFor(() => slot(agent, 1)?.raw_cursor === 4, { timeoutMs: 15_000, what: "raw cursor 4" });
+    await p.restart("a");
+    const fresh = tokens(2, 7);
+    await p.publish("a", [stored([u(1n), u(2n)], null, fresh)]);
+    await waitFor(() => slot(agent, 1)?.raw_cursor === 0, { timeoutMs: 15_000, what: "raw cursor back at 0" });
+    const h = createBlockHasher().hashBlocks(fresh, BS);
+    const snap = await getSnapshot(agent.httpUrl);
+    const want = [0, 1].map((i) => ({ seq_hash: h.sequence[i]!.toString(), local_hash: h.local[i]!.toString() })).sort(bySeq);
+    expect(snap.sources[0]!.tiers).toEqual({ device: want, host: [], disk: [] });
+    const metrics = await (await fetch(`${agent.httpUrl}/metrics`)).text();
+    expect(metrics).toContain("kvcr_agent_publisher_restarts_total 1");
   }, 30_000);
 
   test("fault paths: garbage, oversized payload, wrong dp rank, unknown ownership, kvcr on GPU; other slots unaffected", async () => {
@@ -131,7 +150,7 @@ describe("agent with an independent vLLM-style publisher (libzmq + @msgpack/msgp
     await p.publish("kvcrgpu", [stored([R1], null, tokens(1, 1), "GPU", "kvcr")]);
     await p.publish("good", [stored([R4], R3, T[1]!, "DISK")]);
 
-    await waitFor(() => agent.agent.health().slots.quarantined === 4 && slot(agent, 0)?.raw_cursor === 1 && slot(agent, 1)!.decode_errors >= 2, { what: "4 quarantined slots, 2 decode errors, good slot at seq 1" });
+    await waitFor(() => agent.agent.health().slots.quarantined === 4 && slot(agent, 0)?.raw_cursor === 1 && slot(agent, 1)!.decode_errors >= 2, { timeoutMs: 15_000, what: "4 quarantined slots, 2 decode errors, good slot at seq 1" });
     const faults = Object.fromEntries(agent.agent.slotViews().map((s) => [s.worker_id, s.fault ?? s.state]));
     expect(faults).toEqual({
       "vllm-0": "active",
@@ -155,6 +174,6 @@ describe("agent with an independent vLLM-style publisher (libzmq + @msgpack/msgp
     // A new incarnation of the quarantined runtime source recovers its slot.
     expect((await fetch(`${agent.httpUrl}/v1/sources/${encodeURIComponent(owner(5))}`, { method: "DELETE" })).status).toBe(200);
     expect((await post({ ...runtime, incarnation: 2 })).status).toBe(201);
-    await waitFor(() => slot(agent, 5)?.state === "active", { what: "runtime slot re-attached" });
+    await waitFor(() => slot(agent, 5)?.state === "active", { timeoutMs: 15_000, what: "runtime slot re-attached" });
   }, 30_000);
 });

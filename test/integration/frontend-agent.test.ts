@@ -146,6 +146,7 @@ describe("frontend in state-agent mode (fake agent, 2 real mockers)", () => {
     // Hints (round-robin, so both workers get requests): A (8 device + 8 host = 16) vs B (16 device):
     // equal, no hint. After B stores 4 more blocks, a request on A carries a hint to B's source endpoint.
     const rr = await start("round-robin");
+    await waitFor(() => agent.pub.subscriberCount("") === 3, { what: "all three frontends subscribed" });
     agent.publish(8, [{ source: { cacheOwnerId: ownerB }, tier: "device", kind: "stored", blocks: blocks(16, 20), parentHash: seq.sequence[15]! }]);
     await waitFor(() => indexedPrefix(rr, prompt) === 20 && indexedPrefix(fe, prompt) === 20, { what: "B's 20 blocks" });
     const res = await Promise.all([0, 1].map(() => fetch(`${rr.url}/v1/completions`, { method: "POST", body: JSON.stringify({ model: "m", prompt, max_tokens: 1 }) })));

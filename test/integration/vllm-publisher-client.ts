@@ -72,6 +72,10 @@ export class VllmPublisher implements AsyncDisposable {
   async raw(id: string, frames: Uint8Array[]): Promise<void> {
     await this.request("raw", { id, frames: frames.map((f) => Buffer.from(f).toString("base64")) });
   }
+  /** Seq back to 0 and an empty replay buffer, as a restarted vLLM worker on the same endpoint. */
+  async restart(id: string): Promise<void> {
+    await this.request("restart", { id });
+  }
   async oversized(id: string, size: number): Promise<void> {
     await this.request("oversized", { id, size });
   }

@@ -8,6 +8,7 @@
 //   waitSub {id}                                                 resolves once a subscription arrived
 //   publish {id, batch: {ts?, events, dp_rank?}, encoding: "map"|"array", skipLive?: bool}
 //   raw     {id, frames: [b64…]} / oversized {id, size}           garbage and a too-large payload
+//   restart {id}                                                 seq back to 0, replay buffer emptied (a restarted vLLM)
 // Hashes in events are {u: "decimal"} (unsigned), {i: "-decimal"} (signed) or {b: "hex"} (bytes).
 import { createInterface } from "node:readline";
 import { encode } from "@msgpack/msgpack";
@@ -105,6 +106,12 @@ async function handle(c) {
     case "raw": {
       const p = pubs.get(c.id);
       await p.pub.send(c.frames.map((f) => Buffer.from(f, "base64")));
+      return {};
+    }
+    case "restart": {
+      const p = pubs.get(c.id);
+      p.seq = 0;
+      p.buffer = [];
       return {};
     }
     case "oversized": {

@@ -2,7 +2,7 @@
 // socket: the app is called as `app.fetch(new Request(...))` and the "worker" is a function.
 import { createRng } from "../../src/core/random/rng.ts";
 import type { RouterMode } from "../../src/core/routing/router.ts";
-import { createLogger } from "../../src/lib/logger.ts";
+import { createLogger, type Logger } from "../../src/lib/logger.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import type { WorkerRecord } from "../../src/protocol/records.ts";
 import { createFrontendApp, type FrontendApp } from "../../src/roles/frontend/http-app.ts";
@@ -56,11 +56,11 @@ export function ndjsonWorker(onCall: (url: string, body: GenerateBody) => void =
   };
 }
 
-export function app(state: RoutingState, fetchWorker: FetchLike, over: { maxRequestBytes?: number; stallTimeoutMs?: number; discoveryHealth?: () => unknown } = {}): FrontendApp {
+export function app(state: RoutingState, fetchWorker: FetchLike, over: { maxRequestBytes?: number; stallTimeoutMs?: number; logger?: Logger; discoveryHealth?: () => unknown } = {}): FrontendApp {
   return createFrontendApp({
     state,
     metrics: new FrontendMetrics(),
-    logger,
+    logger: over.logger ?? logger,
     maxRequestBytes: over.maxRequestBytes ?? 4096,
     maxOutputTokens: 1000,
     stallTimeoutMs: over.stallTimeoutMs ?? 5000,

@@ -108,6 +108,30 @@ describe("G2 (SPEC §2)", () => {
     expect(residencyMismatch(e, run.events)).toBeUndefined();
   });
 
+  test("a waited-for copy whose store is dropped ends the load there: the request computes the rest, nothing leaks", () => {
+    // A released-block FIFO of 1: after the reset releases p's two G1 blocks, block 0's token ids
+    // are gone, so the copy in flight cannot be stored (SPEC §2: dropped whole).
+    const e = engine({ blockSize: 4, numGpuBlocks: 32, numHostBlocks: 16, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: slow, releasedFifoBlocks: 1, ...fixed });
+    e.addRequest({ id: "p", tokenIds: seq(0, 8), maxTokens: 1 });
+    const run = newRun(0);
+    stepOnce(e, run);
+    run.events.push(...e.resetPrefixCache()!.events);
+    e.addRequest({ id: "q", tokenIds: seq(0, 9), maxTokens: 1 });
+    expect(stepOnce(e, run).scheduledRequests).toBe(0);
+    expect(e.inspect()).toMatchObject({ loading: ["q"], hostPinnedBlocks: 2 });
+    run.nowMs = e.nextWakeMs()!;
+    const s = stepOnce(e, run);
+    expect(s.dropped?.length).toBe(1);
+    expect(s.finished[0]).toMatchObject({ promptTokens: 9, cachedTokens: 0, hostLoadedTokens: 0 });
+    expect(eventSummary(s.events)).toEqual(["stored:device:2"]); // computed, not loaded
+    expect(e.metrics().prefixHitTokens).toBe(0);
+    // The dropped entries' slots were freed at the unpin: only q's own two copies are in flight.
+    expect(e.inspect()).toMatchObject({ hostPinnedBlocks: 0, hostUsedBlocks: 2 });
+    const rest = runToIdle(e, run.nowMs);
+    expect(residencyMismatch(e, [...run.events, ...rest.events])).toBeUndefined();
+    expect(e.inspect().resident.host.length).toBe(2); // q's own copy of the two blocks landed
+  });
+
   test("a lookup touches its G2 hits: the looked-up prefix outlives a block stored after it", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 32, numHostBlocks: 2, kvBytesPerToken: 1, maxNumBatchedTokens: 10, enableChunkedPrefill: false, ...fixed });
     e.addRequest({ id: "a", tokenIds: [...seq(0, 4), 999], maxTokens: 1 });

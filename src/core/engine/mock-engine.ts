@@ -226,7 +226,8 @@ export class MockEngine {
   private landLoads(nowMs: number): void {
     for (const r of this.sched.running) {
       if (r.phase === RequestPhase.loading && r.loadUntilMs <= nowMs) {
-        this.kv.finishLoad(r);
+        const lost = this.kv.finishLoad(r);
+        if (lost > 0) this.sched.loadFellShort(r, lost);
         this.sched.loadingCount--;
       }
     }

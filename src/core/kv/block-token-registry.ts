@@ -150,7 +150,9 @@ export class BlockTokenRegistry {
   /** Copies the token ids of record `slot` into dst[at, at + blockSize). */
   copyTokens(slot: number, dst: Uint32Array, at: number): void {
     const bs = this.blockSize;
-    dst.set(this.tokens.subarray(slot * bs, (slot + 1) * bs), at);
+    const slab = this.tokens;
+    const from = slot * bs;
+    for (let i = 0; i < bs; i++) dst[at + i] = slab[from + i]!; // no view allocated per block
   }
 
   /** Tier bits of a block (0 = not resident, or unknown). */

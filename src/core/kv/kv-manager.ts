@@ -162,11 +162,13 @@ export class KvManager {
   /**
    * The G2 load of `req` landed: its loaded blocks join the G1 prefix cache. A waited-for copy
    * whose store was dropped (token ids unrecoverable) ends the load there: the rest is computed.
+   * Returns the tokens that were counted as loaded but must be computed after all.
    */
-  finishLoad(req: RequestState): void {
+  finishLoad(req: RequestState): number {
     const host = this.host!;
     const slots = req.loadHostSlots;
     const first = req.numCommitted; // the G1 hits; the loaded blocks follow them
+    const before = req.numComputed;
     for (let i = 0; i < slots.length; i++) {
       if (!host.isResident(slots[i]!)) {
         req.numComputed = Math.min(req.numComputed, (first + i) * this.blockSize);
@@ -178,6 +180,7 @@ export class KvManager {
     req.loadHostSlots = [];
     req.phase = RequestPhase.running;
     this.commit(req);
+    return before - req.numComputed;
   }
 
   /**

@@ -36,6 +36,8 @@ export class RequestState {
   /** First admission only (vLLM reports the prompt's cached tokens once). */
   cachedTokens = -1;
   hostLoadedTokens = 0;
+  /** The current admission set cachedTokens (its first), so a load falling short corrects them. */
+  loadReported = false;
   /** Tokens scheduled in the current step (0 = not scheduled). */
   scheduledTokens = 0;
   /** Output-token key derived from the prompt (see output-tokens.ts). */

@@ -81,6 +81,16 @@ export class Scheduler {
     return { prefillTokens: this.prefillTokens, decodingRequests: this.decodingRequests };
   }
 
+  /** A load ended short (a waited-for G2 copy was dropped): `lost` tokens are computed instead. */
+  loadFellShort(r: RequestState, lost: number): void {
+    this.prefixHitTokens -= lost;
+    this.prefixHostHitTokens -= lost;
+    if (r.loadReported) {
+      r.cachedTokens -= lost;
+      r.hostLoadedTokens -= lost;
+    }
+  }
+
   /** Removes a request from running (abort): releases its blocks. */
   dropRunning(r: RequestState): void {
     const i = this.running.indexOf(r);
@@ -106,7 +116,8 @@ export class Scheduler {
       if (!cfg.enableChunkedPrefill && n < remaining && !loadsLater) break;
       if (!kv.canAdmit(r, cachedLen + n)) break;
       this.waiting.popFront();
-      if (r.cachedTokens < 0) {
+      r.loadReported = r.cachedTokens < 0;
+      if (r.loadReported) {
         r.cachedTokens = cachedLen;
         r.hostLoadedTokens = cachedLen - k * bs;
       }

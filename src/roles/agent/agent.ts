@@ -61,6 +61,8 @@ const runtimeOrigin = (owner: string) => `runtime:${owner}`;
 export class KvStateAgent {
   readonly table: SlotTable;
   readonly lag = new LagHistogram();
+  /** Slot state changes by the state entered (attach included), for /metrics. */
+  readonly transitions: Record<SlotState, number> = { active: 0, detached: 0, failed: 0, quarantined: 0 };
   private readonly nowMs: () => number;
 
   constructor(private readonly opts: AgentOptions) {
@@ -92,6 +94,7 @@ export class KvStateAgent {
   }
 
   private slotChanged(slot: AgentSlot): void {
+    this.transitions[slot.state]++;
     const detail = slot.fault ? `: ${slot.fault}` : slot.state === "active" ? ` to ${slot.intent.raw_endpoint} (worker ${slot.intent.worker_id} rank ${slot.intent.dp_rank}, incarnation ${slot.intent.incarnation})` : "";
     this.opts.logger[slot.state === "active" ? "info" : "warn"](`slot ${slot.cacheOwnerId} ${slot.state === "active" ? "attached" : slot.state}${detail}`);
     this.opts.slotChanged?.(slot);
@@ -194,6 +197,7 @@ export class KvStateAgent {
     const out = this.opts.outbound;
     return [
       { name: "kvcr_agent_slots", help: "Slots by state", type: "gauge", samples: byState },
+      { name: "kvcr_agent_slot_transitions_total", help: "Slot state changes by the state entered (active = attach or re-attach)", type: "counter", samples: SLOT_STATES.map((state) => ({ labels: { state }, value: this.transitions[state] })) },
       { name: "kvcr_agent_max_slots", help: "Slot capacity (--max-slots)", type: "gauge", samples: [{ value: this.opts.maxSlots }] },
       counter("kvcr_agent_capacity_rejected_total", "Cache owners rejected because every slot was taken", this.table.capacityRejected),
       counter("kvcr_agent_raw_batches_total", "Raw KV-event batches received and applied or rejected", sum((s) => s.counters.rawBatches)),
@@ -210,6 +214,7 @@ export class KvStateAgent {
       counter("kvcr_agent_block_ops_total", "Block stores and removals applied", sum((s) => s.residency.counters.blockOps)),
       { name: "kvcr_agent_outbound_cursor", help: "Cursor of the last router-event batch published", type: "gauge", samples: [{ value: out.cursor }] },
       counter("kvcr_agent_router_events_total", "Router events published", out.eventsPublished),
+      counter("kvcr_agent_router_batches_dropped_total", "Router-event batch copies dropped for subscribers at their send high-water mark", out.droppedByHwm()),
       { name: "kvcr_agent_router_event_subscribers", help: "Subscribers of the router-event stream", type: "gauge", samples: [{ value: out.subscriberCount() }] },
       this.lag.family("kvcr_agent_ingest_lag_seconds", "Live raw batch ingest lag: agent wall clock minus the batch ts"),
     ];

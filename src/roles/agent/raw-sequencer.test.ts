@@ -29,9 +29,9 @@ describe("RawSequencer", () => {
     h.live(4);
     h.replay(1, 2, 3, 4);
     h.s.replayEnded();
-    h.live(4, 5);
+    h.live(5);
     expect(h.log.slice(2)).toEqual(["replayed 1", "replayed 2", "replayed 3", "replayed 4", "apply 5"]);
-    expect(h.s.counters).toMatchObject({ gaps: 1, recovered: 4, dropped: 0, duplicates: 3 });
+    expect(h.s.counters).toMatchObject({ gaps: 1, recovered: 4, dropped: 0, duplicates: 2 });
   });
 
   test("without replay a gap is counted as loss and the slot resynchronised", () => {
@@ -88,5 +88,25 @@ describe("RawSequencer", () => {
     h.s.replayEnded();
     h.replay(1);
     expect(h.log.filter((l) => l.startsWith("replayed"))).toEqual([]);
+  });
+
+  test("after a repair, a live seq at or below the previous live one is a restart, not a duplicate", () => {
+    const h = harness(true);
+    h.live(0, 2, 3); // gap at 1: 2 and 3 held
+    h.replay(1, 2, 3);
+    h.s.replayEnded();
+    h.live(0); // the publisher restarted: 0 ≤ the last live seq 3
+    expect(h.log.slice(-2)).toEqual(["resync: publisher restarted (seq 0 after 3)", "apply 0"]);
+    expect(h.s.counters).toMatchObject({ restarts: 1, duplicates: 2 });
+  });
+
+  test("a live duplicate of a replayed seq that arrives after the end marker is dropped", () => {
+    const h = harness(true);
+    h.live(0, 2);
+    h.replay(1, 2, 3); // the replay already holds 3, which is still on its way on the live stream
+    h.s.replayEnded();
+    h.live(3, 4);
+    expect(h.log.filter((l) => l.startsWith("apply"))).toEqual(["apply 0", "apply 4"]);
+    expect(h.s.counters.duplicates).toBe(2);
   });
 });

@@ -42,8 +42,10 @@ export class RawSequencer {
   /** Next seq the running repair expects from the replay stream. */
   private replayNext = 0;
   private held: { seq: number; payload: Uint8Array }[] = [];
-  /** After a repair: lower live seqs are duplicates until one reaches `expected`. */
+  /** After a repair: live seqs the replay covered are duplicates until one reaches `expected`. */
   private overlap = false;
+  /** The last live seq received (held ones included); -1 before any. */
+  private lastLive = -1;
   /** While draining held batches after a repair, a gap is final (no repair loop on a bad buffer). */
   private draining = false;
 
@@ -67,18 +69,28 @@ export class RawSequencer {
   }
 
   live(seq: number, payload: Uint8Array): void {
+    const previous = this.lastLive;
+    this.lastLive = seq;
     if (this.repairing) {
       if (this.held.length < MAX_HELD_BATCHES) this.held.push({ seq, payload });
       return;
     }
-    if (this.overlap) {
-      if (seq < this.expected!) {
-        this.counters.duplicates++;
-        return;
-      }
-      this.overlap = false;
-    }
+    if (this.duplicate(seq, previous)) return;
     this.next(seq, payload);
+  }
+
+  /**
+   * After a repair, a live seq the replay already covered is a duplicate; but live seqs of one
+   * publisher only grow, so one at or below the previous live seq means it restarted.
+   */
+  private duplicate(seq: number, previousLive: number): boolean {
+    if (!this.overlap) return false;
+    if (seq < this.expected! && seq > previousLive) {
+      this.counters.duplicates++;
+      return true;
+    }
+    this.overlap = false;
+    return false;
   }
 
   /** One replayed batch (topic already checked by the edge). */
@@ -106,8 +118,13 @@ export class RawSequencer {
     this.held = [];
     this.overlap = this.expected !== undefined;
     this.draining = true;
+    let previous = -1;
     try {
-      for (const h of held) this.live(h.seq, h.payload);
+      for (const h of held) {
+        const dup = this.duplicate(h.seq, previous);
+        previous = h.seq;
+        if (!dup) this.next(h.seq, h.payload);
+      }
     } finally {
       this.draining = false;
     }

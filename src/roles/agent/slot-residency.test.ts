@@ -1,16 +1,22 @@
 import { describe, expect, test } from "bun:test";
 import { createBlockHasher } from "../../lib/xxh3.ts";
+import { FlatBatch, flatFromBatch } from "../../protocol/kv-events/flat-decode.ts";
 import type { BlockStored, KvEvent, KvEventBatch } from "../../protocol/kv-events/index.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
 import { batchFault, PARENT_WINDOW, SlotResidency } from "./slot-residency.ts";
 
 const BS = 4;
+const flat = (batch: KvEventBatch) => {
+  const f = new FlatBatch();
+  flatFromBatch(batch, f);
+  return f;
+};
 const hasher = createBlockHasher();
 
 function setup() {
   const events: RouterEvent[] = [];
   const r = new SlotResidency({ cacheOwnerId: "owner" }, createBlockHasher(), (e) => events.push(e));
-  const apply = (...evs: KvEvent[]) => r.applyBatch({ ts: 0, events: evs, dataParallelRank: 0 });
+  const apply = (...evs: KvEvent[]) => r.applyBatch(flat({ ts: 0, events: evs, dataParallelRank: 0 }));
   return { r, events, apply };
 }
 
@@ -95,7 +101,7 @@ describe("SlotResidency normalization", () => {
 });
 
 describe("batchFault", () => {
-  const batch = (events: KvEvent[], rank: number | null = 0): KvEventBatch => ({ ts: 0, events, dataParallelRank: rank });
+  const batch = (events: KvEvent[], rank: number | null = 0) => flat({ ts: 0, events, dataParallelRank: rank });
   test("names dp rank, unknown ownership and kvcr on device", () => {
     expect(batchFault(batch([], 1), 0)).toContain("data_parallel_rank 1");
     expect(batchFault(batch([], null), 3)).toBeUndefined();

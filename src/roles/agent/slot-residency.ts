@@ -10,8 +10,9 @@
 // Entries that left every tier stay known as parents for the last PARENT_WINDOW departures.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { grown } from "../../core/kv/grown.ts";
-import { SPLIT, splitU64, U64Map } from "../../core/kv/u64-map.ts";
-import { OWNERSHIP_KVCR, type BlockRemoved, type BlockStored, type KvEventBatch } from "../../protocol/kv-events/index.ts";
+import { U64Map } from "../../core/kv/u64-map.ts";
+import { FLAT_REMOVED, FLAT_STORED, type FlatBatch } from "../../protocol/kv-events/flat-decode.ts";
+import { OWNERSHIP_KVCR } from "../../protocol/kv-events/index.ts";
 import type { RouterBlock, RouterEvent, RouterEventSource, RouterTier } from "../../protocol/router-events.ts";
 
 /** Router tiers by index: 0 device, 1 host, 2 disk. */
@@ -41,14 +42,15 @@ export function tierOfMedium(medium: string | null): number {
  * The fault of a batch (SPEC §5 "Faults"), checked before anything is applied so a faulty batch
  * changes nothing: dp rank different from the slot's, unknown ownership, `kvcr` on a device medium.
  */
-export function batchFault(batch: KvEventBatch, dpRank: number): string | undefined {
+export function batchFault(batch: FlatBatch, dpRank: number): string | undefined {
   if (batch.dataParallelRank !== null && batch.dataParallelRank !== dpRank) {
     return `batch data_parallel_rank ${batch.dataParallelRank} differs from the slot's dp rank ${dpRank}`;
   }
-  for (const e of batch.events) {
-    if (e.type === "AllBlocksCleared" || e.ownership === undefined) continue;
-    if (e.ownership !== OWNERSHIP_KVCR) return `unknown ownership ${JSON.stringify(e.ownership)} (expected absent or "kvcr")`;
-    if (tierOfMedium(e.medium) === 0) return `ownership "kvcr" on device medium ${JSON.stringify(e.medium ?? null)} (only host or disk media may be CacheOwner-owned)`;
+  for (let i = 0; i < batch.count; i++) {
+    const ownership = batch.ownership[i];
+    if (ownership === undefined) continue;
+    if (ownership !== OWNERSHIP_KVCR) return `unknown ownership ${JSON.stringify(ownership)} (expected absent or "kvcr")`;
+    if (tierOfMedium(batch.medium[i] ?? null) === 0) return `ownership "kvcr" on device medium ${JSON.stringify(batch.medium[i] ?? null)} (only host or disk media may be CacheOwner-owned)`;
   }
   return undefined;
 }
@@ -76,10 +78,12 @@ const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 export class SlotResidency {
   readonly counters: ResidencyCounters = { blockOps: 0, orphanStores: 0, malformedEvents: 0, unknownRemovals: 0 };
   private map = new U64Map();
-  /** Per entry: raw hash, router seq hash, local hash (3 words). Written through `hv`: JSC stores a
-   *  bigint into a BigUint64Array element ~2.5× slower than DataView.setBigUint64. */
-  private hashes = new BigUint64Array(INITIAL_ENTRIES * 3);
+  /** Per entry: router seq hash, local hash. Written through `hv`: JSC stores a bigint into a
+   *  BigUint64Array element ~2.5× slower than DataView.setBigUint64. */
+  private hashes = new BigUint64Array(INITIAL_ENTRIES * 2);
   private hv = new DataView(this.hashes.buffer);
+  /** Per entry: the raw hash's two words (the map key), to forget it. */
+  private rawWords = new Uint32Array(INITIAL_ENTRIES * 2);
   /** Framework refcount per entry and tier (3 per entry). */
   private fw = new Int32Array(INITIAL_ENTRIES * TIER_COUNT);
   /** CacheOwner bits per entry (1 << tier); 0x80 = entry in use. */
@@ -108,14 +112,15 @@ export class SlotResidency {
    * coalesced into one router `removed` event per tier (vLLM sends one BlockRemoved per evicted
    * block; one router event per block would dominate the outbound stream).
    */
-  applyBatch(batch: KvEventBatch): void {
-    for (const e of batch.events) {
-      if (e.type === "BlockRemoved") {
-        this.removed(e);
+  applyBatch(batch: FlatBatch): void {
+    for (let i = 0; i < batch.count; i++) {
+      const kind = batch.kind[i];
+      if (kind === FLAT_REMOVED) {
+        this.removed(batch, i);
         continue;
       }
       this.flushRemoved();
-      if (e.type === "BlockStored") this.stored(e);
+      if (kind === FLAT_STORED) this.stored(batch, i);
       else this.clearFramework();
     }
     this.flushRemoved();
@@ -136,8 +141,9 @@ export class SlotResidency {
   /** Drops everything (attach, detach, resync, quarantine) and emits the `cleared` barrier per tier. */
   reset(): void {
     this.map.clear();
-    this.hashes = new BigUint64Array(INITIAL_ENTRIES * 3);
+    this.hashes = new BigUint64Array(INITIAL_ENTRIES * 2);
     this.hv = new DataView(this.hashes.buffer);
+    this.rawWords = new Uint32Array(INITIAL_ENTRIES * 2);
     this.fw = new Int32Array(INITIAL_ENTRIES * TIER_COUNT);
     this.bits = new Uint8Array(INITIAL_ENTRIES);
     this.departed = new Int32Array(INITIAL_ENTRIES);
@@ -161,7 +167,7 @@ export class SlotResidency {
     const out = { device: [] as SnapshotBlock[], host: [] as SnapshotBlock[], disk: [] as SnapshotBlock[] };
     for (let t = 0; t < TIER_COUNT; t++) {
       const byHash = new Map<bigint, bigint>();
-      for (let e = 0; e < this.used; e++) if (this.present(e, t)) byHash.set(this.hashes[3 * e + 1]!, this.hashes[3 * e + 2]!);
+      for (let e = 0; e < this.used; e++) if (this.present(e, t)) byHash.set(this.hashes[2 * e]!, this.hashes[2 * e + 1]!);
       const sorted = [...byHash.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       out[TIERS[t]!] = sorted.map((h) => ({ seq_hash: h.toString(), local_hash: byHash.get(h)!.toString() }));
     }
@@ -179,41 +185,47 @@ export class SlotResidency {
     return (b & 7) !== 0 || this.fw[f]! > 0 || this.fw[f + 1]! > 0 || this.fw[f + 2]! > 0;
   }
 
-  private stored(e: BlockStored): void {
-    const tier = tierOfMedium(e.medium);
-    const n = e.blockHashes.length;
-    if (tier < 0 || n === 0 || e.tokenIds.length !== n * e.blockSize) {
+  private stored(b: FlatBatch, i: number): void {
+    const tier = tierOfMedium(b.medium[i] ?? null);
+    const n = b.hashCount[i]!;
+    const blockSize = b.blockSize[i]!;
+    const tokenCount = b.tokenCount[i]!;
+    if (tier < 0 || n === 0 || tokenCount !== n * blockSize) {
       this.counters.malformedEvents++;
       return;
     }
+    const words = b.words;
     let parentSeq: bigint | undefined;
-    if (e.parentBlockHash !== null) {
-      const p = this.map.getBig(e.parentBlockHash);
+    const pk = b.parent[i]!;
+    if (pk >= 0) {
+      const p = this.map.get(words[2 * pk]!, words[2 * pk + 1]!);
       if (p < 0) {
         this.counters.orphanStores++;
         return;
       }
-      parentSeq = this.hashes[3 * p + 1]!;
+      parentSeq = this.hashes[2 * p]!;
     }
-    const kvcr = e.ownership === OWNERSHIP_KVCR;
+    const kvcr = b.ownership[i] === OWNERSHIP_KVCR;
     const bit = 1 << tier;
-    const hashes = this.hasher.hashBlocks(e.tokenIds, e.blockSize, parentSeq);
+    const start = b.tokenStart[i]!;
+    const hashes = this.hasher.hashBlocks(b.tokens.subarray(start, start + tokenCount), blockSize, parentSeq);
+    const first = b.hashStart[i]!;
     let run: RouterBlock[] | undefined;
     let runParent: bigint | null = null;
-    for (let i = 0; i < n; i++) {
-      splitU64(e.blockHashes[i]!);
-      const w0 = SPLIT[0]!;
-      const w1 = SPLIT[1]!;
+    for (let j = 0; j < n; j++) {
+      const w0 = words[2 * (first + j)]!;
+      const w1 = words[2 * (first + j) + 1]!;
       let entry = this.map.get(w0, w1);
       if (entry < 0) {
         entry = this.allocate();
         this.map.setIfAbsent(w0, w1, entry);
-        this.hv.setBigUint64(entry * 24, e.blockHashes[i]!, LE);
+        this.rawWords[2 * entry] = w0;
+        this.rawWords[2 * entry + 1] = w1;
       }
-      const s = hashes.sequence[i]!;
-      const l = hashes.local[i]!;
-      this.hv.setBigUint64(entry * 24 + 8, s, LE);
-      this.hv.setBigUint64(entry * 24 + 16, l, LE);
+      const s = hashes.sequence[j]!;
+      const l = hashes.local[j]!;
+      this.hv.setBigUint64(entry * 16, s, LE);
+      this.hv.setBigUint64(entry * 16 + 8, l, LE);
       const was = this.present(entry, tier);
       this.departed[entry] = 0; // resident again: a pending departure of it is stale
       if (kvcr) this.bits[entry] = this.bits[entry]! | bit;
@@ -227,7 +239,7 @@ export class SlotResidency {
       this.presentBlocks[tier]!++;
       if (!run) {
         run = [];
-        runParent = i === 0 ? (parentSeq ?? null) : hashes.sequence[i - 1]!;
+        runParent = j === 0 ? (parentSeq ?? null) : hashes.sequence[j - 1]!;
       }
       run.push({ seqHash: s, localHash: l });
     }
@@ -238,16 +250,19 @@ export class SlotResidency {
     this.emit({ source: this.source, tier: TIERS[tier]!, kind: "stored", blocks, parentHash });
   }
 
-  private removed(e: BlockRemoved): void {
-    const tier = tierOfMedium(e.medium);
+  private removed(b: FlatBatch, i: number): void {
+    const tier = tierOfMedium(b.medium[i] ?? null);
     if (tier < 0) {
       this.counters.malformedEvents++;
       return;
     }
-    const kvcr = e.ownership === OWNERSHIP_KVCR;
+    const kvcr = b.ownership[i] === OWNERSHIP_KVCR;
     const bit = 1 << tier;
-    for (const h of e.blockHashes) {
-      const entry = this.map.getBig(h);
+    const words = b.words;
+    const first = b.hashStart[i]!;
+    const n = b.hashCount[i]!;
+    for (let j = first; j < first + n; j++) {
+      const entry = this.map.get(words[2 * j]!, words[2 * j + 1]!);
       if (entry < 0) {
         this.counters.unknownRemovals++;
         continue;
@@ -262,7 +277,7 @@ export class SlotResidency {
       this.counters.blockOps++;
       if (!this.present(entry, tier)) {
         this.presentBlocks[tier]!--;
-        (this.gone[tier] ??= []).push({ seqHash: this.hashes[3 * entry + 1]!, localHash: this.hashes[3 * entry + 2]! });
+        (this.gone[tier] ??= []).push({ seqHash: this.hashes[2 * entry]!, localHash: this.hashes[2 * entry + 1]! });
         if (!this.resident(entry)) this.depart(entry);
       }
     }
@@ -281,7 +296,7 @@ export class SlotResidency {
         this.fw[fi] = 0;
         if ((this.bits[entry]! & (1 << t)) === 0) {
           this.presentBlocks[t]!--;
-          (gone[t] ??= []).push({ seqHash: this.hashes[3 * entry + 1]!, localHash: this.hashes[3 * entry + 2]! });
+          (gone[t] ??= []).push({ seqHash: this.hashes[2 * entry]!, localHash: this.hashes[2 * entry + 1]! });
         }
       }
       if (had && !this.resident(entry)) this.depart(entry);
@@ -297,8 +312,9 @@ export class SlotResidency {
     const entry = reused ?? this.used++;
     if (entry >= this.bits.length) {
       const len = this.bits.length * 2;
-      this.hashes = grown(this.hashes, len * 3);
+      this.hashes = grown(this.hashes, len * 2);
       this.hv = new DataView(this.hashes.buffer);
+      this.rawWords = grown(this.rawWords, len * 2);
       this.fw = grown(this.fw, len * TIER_COUNT);
       this.bits = grown(this.bits, len);
       this.departed = grown(this.departed, len);
@@ -334,7 +350,7 @@ export class SlotResidency {
   }
 
   private forget(entry: number): void {
-    this.map.deleteBig(this.hashes[3 * entry]!);
+    this.map.delete(this.rawWords[2 * entry]!, this.rawWords[2 * entry + 1]!);
     this.bits[entry] = 0;
     this.departed[entry] = 0;
     this.freeList.push(entry);

@@ -4,7 +4,8 @@
 // decoding, faults and counters. A slot's failure never touches another slot.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { decodeBatch, encodeSeq, type KvEventBatch } from "../../protocol/kv-events/index.ts";
+import { decodeFlat, FlatBatch, flatFromBatch } from "../../protocol/kv-events/flat-decode.ts";
+import { decodeBatch, encodeSeq } from "../../protocol/kv-events/index.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
 import { DealerSocket, SubSocket } from "../../transport/zmtp/index.ts";
 import { RawSequencer } from "./raw-sequencer.ts";
@@ -50,6 +51,20 @@ function seqOf(frame: Uint8Array | undefined): number | undefined {
   const hi = view.getUint32(0);
   if (hi >= 0x20_0000) return hi === 0xffff_ffff && view.getUint32(4) === 0xffff_ffff ? Number.POSITIVE_INFINITY : undefined;
   return hi * TWO_32 + view.getUint32(4);
+}
+
+/** One flat batch for every slot: a payload is decoded and applied synchronously, never interleaved. */
+const flat = new FlatBatch();
+
+/** Decodes a raw payload (hot path first, decode.ts for other layouts); a string is the decode error. */
+export function decodeRaw(payload: Uint8Array): FlatBatch | string {
+  if (decodeFlat(payload, flat)) return flat;
+  try {
+    flatFromBatch(decodeBatch(payload), flat);
+    return flat;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 function startsWith(topic: Uint8Array, prefix: Uint8Array): boolean {
@@ -259,11 +274,9 @@ export class AgentSlot {
       this.quarantine(`payload of ${payload.length} bytes at seq ${seq} exceeds the ${MAX_RAW_PAYLOAD_BYTES}-byte limit`);
       return;
     }
-    let batch: KvEventBatch;
-    try {
-      batch = decodeBatch(payload);
-    } catch (err) {
-      this.decodeError(`seq ${seq}: ${(err as Error).message}`);
+    const batch = decodeRaw(payload);
+    if (typeof batch === "string") {
+      this.decodeError(`seq ${seq}: ${batch}`);
       this.sequencer?.lostBatch(`undecodable batch at seq ${seq}`);
       return;
     }

@@ -50,7 +50,7 @@ export type BenchResult = {
   per_worker: Record<string, number>;
   /** The first failures, "request N: message". */
   errors: string[];
-} & Record<MetricKey, number>;
+} & { [K in `${"mean" | "median" | "std"}_${Metric}_ms`]: number } & Record<MetricKey, number>;
 
 export function percentileKey(q: number, metric: Metric): MetricKey {
   return `p${String(q)}_${metric}_ms`;

@@ -2,12 +2,18 @@
 // benchProblems; the engine and router flags describe the stack for --with-replay).
 import { parsePercentiles, parseModes, parseUrlPerMode, type BenchConfig } from "../../config/bench.ts";
 import { engineConfigFrom } from "../engine-config.ts";
-import type { BenchOptions } from "./run-bench.ts";
+import type { BenchOptions, BenchTarget } from "./run-bench.ts";
 
 export function benchOptionsFrom(c: BenchConfig): BenchOptions {
   const modes = c.compareRouterModes !== undefined ? (parseModes(c.compareRouterModes) as string[]) : undefined;
   const perMode = c.urlPerMode !== undefined ? (parseUrlPerMode(c.urlPerMode) as Map<string, string>) : undefined;
-  const targets = modes && perMode ? modes.map((m) => ({ label: m, url: perMode.get(m)! })) : [{ url: c.url! }];
+  // Without a URL, each run gets a fresh stack (one per mode; --router-mode for a sweep alone).
+  const targets: BenchTarget[] =
+    c.url !== undefined
+      ? [{ url: c.url }]
+      : modes && perMode
+        ? modes.map((m) => ({ label: m, url: perMode.get(m)! }))
+        : (modes ?? [c.routerMode]).map((m) => ({ label: modes ? m : undefined, fresh: { routerMode: m } }));
   return {
     targets,
     model: c.model,

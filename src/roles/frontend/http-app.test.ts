@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { app, ndjsonWorker, post, routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
 import { waitFor } from "../../../test/harness.ts";
+import { createLogger } from "../../lib/logger.ts";
 import type { FetchLike } from "./worker-call.ts";
 
 function fleet(fetchWorker: FetchLike = ndjsonWorker(), over: Parameters<typeof app>[2] = {}) {
@@ -160,6 +161,19 @@ describe("worker failures", () => {
     await reader.cancel();
     expect(signal!.aborted).toBe(true);
     expect(f.state.workerList()[0]!.inflight.size).toBe(0);
+  });
+});
+
+describe("decision log", () => {
+  test("each decision is logged at debug: worker, rank, cost, overlaps, index size", async () => {
+    const lines: string[] = [];
+    const stream = { write: (t: string) => (lines.push(t), true) } as unknown as NodeJS.WritableStream;
+    const state = routingState("kv");
+    state.putWorker(workerRecord("a", { data_parallel_size: 2 }));
+    const a = app(state, ndjsonWorker(), { logger: createLogger({ level: "debug", stream, format: "json" }) });
+    expect((await a.fetch(post("/v1/completions", cmpl({ prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9] })))).status).toBe(200);
+    const line = lines.find((l) => l.includes("route m:"));
+    expect(line).toMatch(/worker a rank [01] cost 3 overlap device 0 host 0 disk 0 of 3 block\(s\); index 0 device \/ 0 host block\(s\)/);
   });
 });
 

@@ -4,7 +4,7 @@
 // (400 bad body naming the field, 404 unknown model, 413 too large, 503 no workers, 502 worker
 // failed or left, 504 worker stalled). Tests call `app.fetch(new Request(...))` without a port.
 import { applyChatTemplate, detokenizeOne, tokenize } from "../../core/text/tokenizer.ts";
-import type { Logger } from "../../lib/logger.ts";
+import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import {
   BadRequest,
   chatBody,
@@ -24,7 +24,7 @@ import {
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { WorkerGone, type RoutePlan, type RoutingState } from "./routing-state.ts";
-import { ClientGone, ndjsonLines, WorkerStalled, type FetchLike, type GenerateBody, type WorkerLine } from "./worker-call.ts";
+import { allLines, ClientGone, ndjsonLines, WorkerStalled, type FetchLike, type GenerateBody, type WorkerLine } from "./worker-call.ts";
 
 export interface FrontendAppDeps {
   state: RoutingState;
@@ -114,7 +114,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     metrics.decision.observe(plan.decisionMs / 1000);
     if (plan.kvHint) metrics.hintsAttached++;
     const d = plan.decision;
-    logger.debug(
+    // Built only when debug is on: this line is on every request's path.
+    if (logger.level >= LOG_LEVELS.debug) logger.debug(
       `route ${parsed.model}: worker ${plan.worker.id} rank ${plan.dpRank} cost ${d.cost} overlap device ${d.deviceOverlap} host ${d.hostOverlap} disk ${d.diskOverlap} of ${plan.promptBlocks} block(s); index ${state.index.size("device")} device / ${state.index.size("host")} host block(s)${plan.kvHint ? "; kv_hint attached" : ""}`,
     );
     return proxy(req, kind, parsed, tokens, plan, t0);
@@ -153,7 +154,6 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       if (res.status === 400) return openAiError(400, `worker ${worker.id} refused the request: ${workerMessage(text)}`, { code: "worker_refused" });
       return openAiError(502, `worker ${worker.id} answered ${res.status}: ${text.slice(0, 300)}`, { code: "worker_failed" });
     }
-    const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
     // Which (worker, rank) served it: `kvcr-mock bench` counts its per_worker spread from these.
     const servedBy = { "x-kvcr-worker": worker.id, "x-kvcr-dp-rank": String(plan.dpRank) };
     const firstToken = () => metrics.ttft.observe((deps.now() - t0) / 1000);
@@ -162,7 +162,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       const ids: number[] = [];
       let summary: WorkerLine | undefined;
       try {
-        for await (const line of lines) {
+        // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
+        for (const line of await allLines(res.body, ctrl, worker.id, deps.stallTimeoutMs)) {
           if ("token_id" in line) {
             if (ids.length === 0) firstToken();
             ids.push(line.token_id);
@@ -183,6 +184,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     }
 
     // Streaming: SSE chunks as tokens arrive; a client that goes away cancels the worker request.
+    const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
     let first = true;
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {

@@ -51,6 +51,8 @@ export interface RoutingStateOptions {
   rng: Rng;
   logger: Logger;
   now: () => number;
+  /** Makes hint message ids unique across frontends (default "hint"). */
+  idPrefix?: string;
 }
 
 const ROUTER_HINT = "router_hint";
@@ -226,13 +228,13 @@ export class RoutingState {
     const owner = src.worker.record.cache_owner_ids?.[src.rank];
     const endpoint = src.worker.record.router_hint_sources?.find((h) => h.cache_owner_id === owner)?.source_control_endpoint;
     if (!endpoint) return undefined;
-    const n = ++this.hintSeq;
+    const id = `${this.opts.idPrefix ?? "hint"}-${++this.hintSeq}`;
     return {
       protocol_version: "0.1",
-      message_id: `hint-${n}`,
+      message_id: id,
       actions: [
         {
-          action_id: `hint-${n}-0`,
+          action_id: `${id}-0`,
           action_type: "kv.fetch",
           action_version: "1.0",
           payload: { source_control_endpoint: endpoint, block_hashes: [...seq.subarray(0, best.blocks)].map(String) },

@@ -44,6 +44,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
   const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
   const t0 = performance.now();
   const now = () => performance.now() - t0;
+  const idPrefix = randomBytes(6).toString("hex");
   const state = new RoutingState({
     router: {
       mode: config.routerMode,
@@ -58,6 +59,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     rng: createRng(config.seed ?? randomBytes(4).readUInt32LE(0)),
     logger,
     now,
+    idPrefix: `${idPrefix}-hint`,
   });
   const direct = scope.use(new DirectFeed(state, logger, now));
   const agents = scope.use(new AgentFeed(state, logger, fetchFn));
@@ -118,10 +120,11 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     wallSeconds: () => Date.now() / 1000,
     feedMetrics: () => [...direct.metrics(), ...agents.metrics(), ...discoveryMetricFamilies(store)],
     discoveryHealth: () => discoveryHealth(store),
-    idPrefix: randomBytes(6).toString("hex"),
+    idPrefix,
   });
-  // Bun's own body limit sits above ours, so the app answers 413 in OpenAI's shape.
-  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: (req) => app.fetch(req), maxRequestBodySize: config.maxRequestBytes * 2 + 65536 });
+  // Bun's own body limit sits far above ours, so the app answers 413 in OpenAI's shape (it stops
+  // reading at --max-request-bytes; a declared Content-Length above it is refused unread).
+  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: (req) => app.fetch(req), maxRequestBodySize: Math.max(config.maxRequestBytes * 2, 1 << 30) });
   scope.defer(async () => {
     // In-flight requests first: their workers' streams are cancelled, then the listener closes.
     for (const w of state.workerList()) for (const c of w.inflight) c.abort(new Error("frontend shutting down"));

@@ -54,3 +54,48 @@ export async function* ndjsonLines(body: ReadableStream<Uint8Array>, ctrl: Abort
     reader.releaseLock();
   }
 }
+
+/**
+ * The whole NDJSON response as lines (the non-streaming path): chunks are collected and decoded
+ * once, with the same stall rule as ndjsonLines (no chunk for stallMs aborts with WorkerStalled).
+ */
+export async function allLines(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): Promise<WorkerLine[]> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      timer.refresh();
+      chunks.push(value);
+      size += value.length;
+    }
+  } finally {
+    clearTimeout(timer);
+    reader.releaseLock();
+  }
+  let bytes = chunks[0] ?? new Uint8Array(0);
+  if (chunks.length > 1) {
+    bytes = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.length;
+    }
+  }
+  const text = DECODER.decode(bytes);
+  const out: WorkerLine[] = [];
+  let start = 0;
+  for (;;) {
+    const nl = text.indexOf("\n", start);
+    const line = nl === -1 ? text.slice(start) : text.slice(start, nl);
+    if (line.trim().length > 0) out.push(JSON.parse(line) as WorkerLine);
+    if (nl === -1) break;
+    start = nl + 1;
+  }
+  return out;
+}
+
+const DECODER = new TextDecoder();

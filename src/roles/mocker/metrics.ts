@@ -18,6 +18,7 @@ const FAMILIES: [name: string, type: MetricType, help: string, pick: (m: EngineM
   ["kvcr_mocker_preemptions_total", "counter", "Requests preempted for lack of blocks", (m) => m.preemptions],
   ["kvcr_mocker_kv_events_emitted_total", "counter", "KV events produced by the engine", (m) => m.eventsEmitted],
   ["kvcr_mocker_kv_events_dropped_total", "counter", "Host stores dropped because their token ids were unrecoverable", (m) => m.eventsDropped],
+  ["kvcr_mocker_host_blocks_stored_total", "counter", "G2 blocks whose device-to-host copy landed (host stored blocks)", (m) => m.hostBlocksStored],
   ["kvcr_mocker_step_time_ms", "gauge", "Simulated duration of the last engine step", (m) => m.lastStepMs],
   ["kvcr_mocker_generated_tokens_total", "counter", "Output tokens generated", (m) => m.generatedTokens],
   ["kvcr_mocker_finished_requests_total", "counter", "Requests finished", (m) => m.finishedRequests],

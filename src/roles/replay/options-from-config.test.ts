@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { MAX_BLOCKS_PER_TIER } from "../../config/engine.ts";
+import { loadConfig } from "../../config/load.ts";
+import { replayOptions, replayProblems, type ReplayConfig } from "../../config/replay.ts";
 import { DEFAULT_ENGINE_CONFIG, engineConfigProblems, MAX_TIER_BLOCKS } from "../../core/engine/engine-config.ts";
+import { replayOptionsFrom } from "./options-from-config.ts";
 
 describe("engine option bounds", () => {
   test("the flags' block-count cap is the one the core enforces (config cannot import core)", () => {
@@ -10,5 +13,15 @@ describe("engine option bounds", () => {
       `numGpuBlocks: got ${MAX_TIER_BLOCKS + 1}, expected at most ${MAX_TIER_BLOCKS}`,
       `numHostBlocks: got 3000000000, expected at most ${MAX_TIER_BLOCKS}`,
     ]);
+  });
+});
+
+describe("replay flags of issue 8", () => {
+  test("--host-offload-decode-blocks reaches the engines; --host-kv-events-medium is accepted (one config file serves mocker and replay)", () => {
+    const load = (argv: string[]) => loadConfig(replayOptions, { argv, readFile: () => "" }, (c) => replayProblems(c as ReplayConfig)).config as ReplayConfig;
+    const d = replayOptionsFrom(load([]));
+    expect(d.engine.hostOffloadDecodeBlocks).toBe(false);
+    const o = replayOptionsFrom(load(["--num-host-blocks", "8", "--host-offload-decode-blocks", "--host-kv-events-medium", "CPU"]));
+    expect([o.engine.numHostBlocks, o.engine.hostOffloadDecodeBlocks]).toEqual([8, true]);
   });
 });

@@ -1,0 +1,69 @@
+// `kvcr-mock bench --compare-router-modes` against two small stacks of our own (mockers + frontend
+// in this process, one per router mode): the same seeded workload on each, one side-by-side table,
+// the JSON of both runs and the HTML report; kv routing keeps prefixes where they are cached.
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT, runCli, tempDir } from "../harness.ts";
+import { startStack } from "./frontend-kit.ts";
+
+// Block size 16, a G1 of 8 blocks per worker: a worker keeps one 4-block prefix cached, not two.
+const MOCKER = ["--num-workers", "2", "--block-size", "16", "--num-gpu-blocks-override", "8"];
+
+describe("bench --compare-router-modes on our stack", () => {
+  test("kv and round-robin side by side; kv reuses more of the prefixes", async () => {
+    await using kv = await startStack({ mockers: [MOCKER], frontend: ["--router-mode", "kv"], namespace: "bkv" });
+    await using rr = await startStack({ mockers: [MOCKER], frontend: ["--router-mode", "round-robin"], namespace: "brr" });
+    using dir = tempDir("kvcr-bench-stack-");
+    const json = join(dir.path, "modes.json");
+    const report = join(dir.path, "modes.html");
+    const r = await runCli([
+      "bench", "--compare-router-modes", "kv,round-robin", "--url-per-mode", `kv=${kv.frontend.url},round-robin=${rr.frontend.url}`,
+      "--requests", "40", "--concurrency", "1", "--num-prefixes", "2", "--prefix-tokens", "64", "--suffix-tokens", "16", "--output-tokens", "8", "--seed", "5",
+      "--output-json", json, "--report", report, "--log-level", "warn",
+    ]);
+    expect(r.stderr).toBe("");
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^ +kv +round-robin$/m);
+    expect(r.stdout).toMatch(/^prefix cache reuse ratio +[\d.]+ +[\d.]+$/m);
+    const doc = JSON.parse(readFileSync(json, "utf8")) as { runs: { label: string; completed: number; failed: number; prefix_cache_reuse_ratio: number; total_input_tokens: number; model_id: string }[] };
+    expect(doc.runs.map((x) => [x.label, x.completed, x.failed, x.total_input_tokens])).toEqual([
+      ["kv", 40, 0, 40 * 80],
+      ["round-robin", 40, 0, 40 * 80],
+    ]);
+    // Our frontend names the serving worker in x-kvcr-worker: every request is counted once.
+    for (const run of doc.runs as unknown as { per_worker: Record<string, number> }[]) expect(Object.values(run.per_worker).reduce((a, b) => a + b, 0)).toBe(40);
+    expect(Object.keys((doc.runs[1] as unknown as { per_worker: Record<string, number> }).per_worker).length).toBe(2);
+    const [k, rrRun] = doc.runs;
+    // kv: after the first request of each prefix, every prompt finds its prefix (4 of 5 blocks).
+    expect(k!.prefix_cache_reuse_ratio).toBeGreaterThan(0.7);
+    expect(k!.prefix_cache_reuse_ratio).toBeGreaterThan(rrRun!.prefix_cache_reuse_ratio + 0.1);
+    expect(readFileSync(report, "utf8")).toContain("kvcr-mock bench: kv vs round-robin");
+  }, 60_000);
+});
+
+describe("bench --compare-router-modes with fresh stacks (the launcher's code, as `up`)", () => {
+  test("one fresh stack per mode from a stack file; the same workload on each; the stacks are gone afterwards", async () => {
+    using dir = tempDir("kvcr-bench-fresh-");
+    const json = join(dir.path, "fresh.json");
+    const r = await runCli(
+      [
+        "bench", "--compare-router-modes", "kv,round-robin", "--stack-config", join(REPO_ROOT, "examples/bench-small-stack.yaml"),
+        "--requests", "30", "--concurrency", "1", "--num-prefixes", "2", "--prefix-tokens", "64", "--suffix-tokens", "16", "--output-tokens", "8", "--seed", "5",
+        "--output-json", json, "--log-level", "warn",
+      ],
+      { timeoutMs: 90_000 },
+    );
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^ +kv +round-robin$/m);
+    const doc = JSON.parse(readFileSync(json, "utf8")) as { runs: { label: string; completed: number; failed: number; model_id: string; prefix_cache_reuse_ratio: number; base_url: string }[] };
+    expect(doc.runs.map((x) => [x.label, x.completed, x.failed, x.model_id])).toEqual([
+      ["kv", 30, 0, "mock-model"],
+      ["round-robin", 30, 0, "mock-model"],
+    ]);
+    expect(doc.runs[0]!.base_url).not.toBe(doc.runs[1]!.base_url);
+    expect(doc.runs[0]!.prefix_cache_reuse_ratio).toBeGreaterThan(doc.runs[1]!.prefix_cache_reuse_ratio + 0.1);
+    // Both stacks were stopped: their frontends no longer answer.
+    for (const run of doc.runs) expect(await fetch(`${run.base_url}/health`).then(() => "answered", () => "gone")).toBe("gone");
+  }, 120_000);
+});
