@@ -103,6 +103,27 @@ describe.skipIf(!hasEtcd)("three nodes on one etcd (compiled binary)", () => {
     expect(overlap.stderr).toMatch(/CacheOwner slots 6–9 of this stack overlap ones already in discovery \(namespace multinode\): slot 6 is attached by worker kvcr-slot-6 rank 0 \(pid \d+\) and would be owned by this up's mocker-0/);
     expect(await instances()).toBe(12); // the refused node published nothing
 
+    // etcd restarted under the running stack: no worker leaves routing, no slot detaches, and every
+    // role reports the outage and its end on /health.
+    const seen: number[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        seen.push(await instances().catch(() => -1));
+        await Bun.sleep(50);
+      }
+    })();
+    await etcd.kill();
+    await waitFor(async () => ((await (await fetch(`${a.frontend_url}/health`)).json()) as { discovery: { connected: boolean } }).discovery.connected === false, { what: "the frontend to see etcd down", timeoutMs: 15_000 });
+    await etcd.restart();
+    await waitFor(async () => ((await (await fetch(`${a.frontend_url}/health`)).json()) as { discovery: { connected: boolean } }).discovery.connected, { what: "the frontend to see etcd back", timeoutMs: 15_000 });
+    await waitFor(async () => ((await (await fetch(`${a.agent_url}/health`)).json()) as { discovery: { connected: boolean } }).discovery.connected, { what: "the agent to see etcd back", timeoutMs: 15_000 });
+    sampling = false;
+    await sampler;
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.filter((n) => n !== 12)).toEqual([]);
+    expect((await slots()).filter((s) => s.state === "active").length).toBe(12);
+
     // Node B's `up` dies (SIGKILL): its mockers follow through the lifeline and withdraw.
     const bPids = states.get("B")!.processes.map((p) => p.pid);
     nodeB.proc.kill("SIGKILL");
