@@ -15,6 +15,7 @@ import { keys } from "../../discovery/keys.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";
 import { KvcrError, ReadinessError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
+import { processAlive } from "../../lib/process-alive.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { AgentHostRecordSchema, AttachmentIntentSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
@@ -246,7 +247,7 @@ async function refuseSlotOverlap(store: DiscoveryStore, config: UpConfig): Promi
     const slot = BigInt(`0x${r.value.cache_owner_id.slice(-32)}`);
     if (slot < first || slot >= end) continue;
     // File discovery is one host: a record whose writer is gone is a lease about to lapse, not an owner.
-    if (config.discoveryBackend === "file" && !processExists(entry.owner.pid)) continue;
+    if (config.discoveryBackend === "file" && !processAlive(entry.owner.pid)) continue;
     clashes.push(`slot ${slot} is attached by worker ${r.value.worker_id} rank ${r.value.dp_rank} (pid ${entry.owner.pid}) and would be owned by this up's mocker-${(slot - first) / BigInt(W)}`);
   }
   if (clashes.length > 0) {
@@ -254,15 +255,6 @@ async function refuseSlotOverlap(store: DiscoveryStore, config: UpConfig): Promi
       "SLOT_OVERLAP",
       `CacheOwner slots ${first}–${end - 1n} of this stack overlap ones already in discovery (namespace ${config.namespace}): ${clashes.slice(0, 3).join("; ")}${clashes.length > 3 ? ` (and ${clashes.length - 3} more)` : ""}. Choose another --cache-slot-base.`,
     );
-  }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === "EPERM"; // alive, someone else's
   }
 }
 
