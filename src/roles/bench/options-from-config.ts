@@ -1,7 +1,7 @@
 // Resolved `bench` config → the bench role's options (the parsing of list flags was validated by
 // benchProblems; the engine and router flags describe the stack for --with-replay).
 import { parsePercentiles, parseModes, parseUrlPerMode, type BenchConfig } from "../../config/bench.ts";
-import { engineConfigFrom } from "../engine-config.ts";
+import { simulatedStackFrom } from "../simulated-stack.ts";
 import type { BenchOptions, BenchTarget } from "./run-bench.ts";
 
 export function benchOptionsFrom(c: BenchConfig): BenchOptions {
@@ -41,19 +41,7 @@ export function benchOptionsFrom(c: BenchConfig): BenchOptions {
     workerHeader: c.workerHeader.toLowerCase(),
     outputJson: c.outputJson,
     report: c.report,
-    withReplay: c.withReplay
-      ? {
-          // Workers and ranks kept apart, as replay does.
-          numWorkers: c.numWorkers,
-          dataParallelSize: c.dataParallelSize,
-          routerMode: c.routerMode,
-          prefillLoadScale: c.routerKvOverlapScoreWeight,
-          hostWeight: c.routerHostCacheHitWeight,
-          diskWeight: c.routerDiskCacheHitWeight,
-          routerTemperature: c.routerTemperature,
-          busyThreshold: c.activeDecodeBlocksThreshold,
-          engine: engineConfigFrom(c),
-        }
-      : undefined,
+    // Workers and ranks kept apart, as replay does.
+    withReplay: c.withReplay ? simulatedStackFrom(c) : undefined,
   };
 }

@@ -10,6 +10,7 @@ import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { errorMessage } from "../../protocol/openai-stream.ts";
 import { get } from "../../transport/http/client.ts";
+import { simulateStack, type SimulatedStack } from "../simulated-stack.ts";
 import { arrivalSpecOf, describeArrival, loadWorkload, type WorkloadOptions } from "../workload.ts";
 import { driveLoad, type LoadResult } from "./drive-load.ts";
 import { formatPrediction, formatResult, formatSideBySide } from "./format-result.ts";
@@ -17,7 +18,7 @@ import { renderHtml, type ReportRun } from "./html-report.ts";
 import { buildResult, type BenchResult } from "./metrics.ts";
 import { buildBody, type BodyOptions } from "./request-body.ts";
 import { sendRequest } from "./send-request.ts";
-import { predict, predictionFigures, type ReplaySettings } from "./with-replay.ts";
+import { predictionFigures } from "./with-replay.ts";
 
 /** Synthetic requests generated for a --duration run without --requests (sending stops at the deadline). */
 export const DURATION_SYNTHETIC_REQUESTS = 100_000;
@@ -47,7 +48,7 @@ export interface BenchOptions {
   workerHeader: string;
   outputJson?: string;
   report?: string;
-  withReplay?: ReplaySettings;
+  withReplay?: SimulatedStack;
 }
 
 export type BenchTarget = { label?: string; url: string } | { label?: string; fresh: { routerMode: string } };
@@ -122,7 +123,7 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
   let replay: ReplayReport | undefined;
   if (opts.withReplay) {
     if (opts.warmupRequests > 0) deps.logger.warn("--with-replay: the simulation has no warm-up; its cache starts cold while the live stack was warmed by --warmup-requests");
-    replay = predict(workload, points[0]!.arrival, opts.workload.seed, opts.withReplay, deps);
+    replay = simulateStack(workload, opts.withReplay, { arrival: points[0]!.arrival, seed: opts.workload.seed, startedMs: deps.now() }, deps);
   }
 
   const jsonText = JSON.stringify(results.length === 1 && !replay ? results[0] : { runs: results, ...(replay ? { replay } : {}) }, null, 2) + "\n";

@@ -1,6 +1,6 @@
-// Resolved `replay` config → the replay role's options (engine option keys → EngineConfig).
+// Resolved `replay` config → the replay role's options (router and engine flags → the simulated stack).
 import type { ReplayConfig } from "../../config/replay.ts";
-import { engineConfigFrom } from "../engine-config.ts";
+import { simulatedStackFrom } from "../simulated-stack.ts";
 import type { ReplayOptions } from "./run-replay.ts";
 
 export function replayOptionsFrom(c: ReplayConfig): ReplayOptions {
@@ -13,16 +13,7 @@ export function replayOptionsFrom(c: ReplayConfig): ReplayOptions {
     concurrency: c.concurrency,
     requestRate: c.requestRate,
     arrivalSpeedupRatio: c.traceSpeedup ?? c.arrivalSpeedupRatio,
-    // Each data-parallel rank is its own engine and routing candidate; the report keeps them apart.
-    numWorkers: c.numWorkers,
-    dataParallelSize: c.dataParallelSize,
-    routerMode: c.routerMode,
-    prefillLoadScale: c.routerKvOverlapScoreWeight,
-    hostWeight: c.routerHostCacheHitWeight,
-    diskWeight: c.routerDiskCacheHitWeight,
-    routerTemperature: c.routerTemperature,
-    busyThreshold: c.activeDecodeBlocksThreshold,
-    engine: engineConfigFrom(c),
+    ...simulatedStackFrom(c),
     seed: c.seed,
     outputJson: c.outputJson,
   };

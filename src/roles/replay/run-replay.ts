@@ -1,32 +1,21 @@
 // `kvcr-mock replay` as a function: load the workload (Mooncake trace file or synthetic), run
 // the core simulator on a virtual clock, print the report table and write its JSON. File
 // reading, timing and printing live here; everything simulated lives in src/core.
-import type { EngineConfig } from "../../core/engine/engine-config.ts";
-import { buildReport, type ReplayReport } from "../../core/replay/report.ts";
-import { simulate } from "../../core/replay/simulator.ts";
-import type { RouterMode } from "../../core/routing/router.ts";
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
+import type { ReplayReport } from "../../core/replay/report.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
+import { simulateStack, type SimulatedStack } from "../simulated-stack.ts";
 import { arrivalSpecOf, describeArrival, loadWorkload, type WorkloadOptions } from "../workload.ts";
 import { formatReport } from "./format-report.ts";
 
-export interface ReplayOptions extends WorkloadOptions {
+export interface ReplayOptions extends WorkloadOptions, SimulatedStack {
   /** Closed loop with N in flight (wins over request rate and timestamps). */
   concurrency?: number;
   /** Poisson arrivals at this many requests per second. */
   requestRate?: number;
   /** Trace timestamps are divided by this. */
   arrivalSpeedupRatio: number;
-  numWorkers: number;
-  dataParallelSize?: number;
-  routerMode: RouterMode;
-  prefillLoadScale: number;
-  hostWeight?: number;
-  diskWeight?: number;
-  routerTemperature: number;
-  busyThreshold?: number;
-  engine: Partial<EngineConfig>;
   /** Write the JSON report here ("-" = stdout instead of the table). */
   outputJson?: string;
 }
@@ -63,26 +52,9 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
   const arrival = arrivalSpecOf(opts);
   deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s) × ${opts.dataParallelSize ?? 1} rank(s), router ${opts.routerMode}, arrivals ${describeArrival(arrival, opts.trace !== undefined)}`);
   const bar = deps.progress?.isTTY ? deps.progress : undefined;
-  const sim = simulate(
-    workload,
-    {
-      engine: opts.engine,
-      numWorkers: opts.numWorkers,
-      dataParallelSize: opts.dataParallelSize,
-      routerMode: opts.routerMode,
-      prefillLoadScale: opts.prefillLoadScale,
-      hostWeight: opts.hostWeight,
-      diskWeight: opts.diskWeight,
-      routerTemperature: opts.routerTemperature,
-      busyThreshold: opts.busyThreshold,
-      arrival,
-      seed: opts.seed,
-      onProgress: bar ? (done, total) => bar.write(`\r${progressLine(done, total)}`) : undefined,
-    },
-    { hasher: deps.hasher },
-  );
+  const onProgress = bar ? (done: number, total: number) => void bar.write(`\r${progressLine(done, total)}`) : undefined;
+  const report = simulateStack(workload, opts, { arrival, seed: opts.seed, startedMs: started, onProgress }, deps);
   if (bar) bar.write("\n");
-  const report = buildReport(sim, { routerMode: opts.routerMode, wallTimeMs: deps.now() - started });
   const json = JSON.stringify(report, null, 2) + "\n";
   if (opts.outputJson === "-") deps.stdout.write(json);
   else {

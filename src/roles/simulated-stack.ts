@@ -1,0 +1,77 @@
+// The stack a replay simulates (workers × data-parallel ranks, router and its tuning, engine
+// settings): read from the replay router and engine options, and run on the core simulator.
+// Shared by `replay` and bench's --with-replay so both simulate the same configuration alike.
+import type { engineOptions } from "../config/engine.ts";
+import type { ConfigOf } from "../config/options.ts";
+import type { replayRouterOptions } from "../config/replay.ts";
+import type { EngineConfig } from "../core/engine/engine-config.ts";
+import type { BlockHasher } from "../core/kv/block-hash.ts";
+import { buildReport, type ReplayReport } from "../core/replay/report.ts";
+import { simulate } from "../core/replay/simulator.ts";
+import type { RouterMode } from "../core/routing/router.ts";
+import type { ArrivalSpec } from "../core/workload/arrivals.ts";
+import type { WorkloadRequest } from "../core/workload/workload.ts";
+import { engineConfigFrom } from "./engine-config.ts";
+
+export interface SimulatedStack {
+  /** Workers, each with data-parallel ranks (routing targets are (worker, rank)). */
+  numWorkers: number;
+  dataParallelSize?: number;
+  routerMode: RouterMode;
+  prefillLoadScale: number;
+  hostWeight?: number;
+  diskWeight?: number;
+  routerTemperature: number;
+  busyThreshold?: number;
+  engine: Partial<EngineConfig>;
+}
+
+type StackConfig = ConfigOf<typeof replayRouterOptions> & ConfigOf<typeof engineOptions>;
+
+/** The replay router and engine flags as the simulated stack (Dynamo spellings → simulator names). */
+export function simulatedStackFrom(c: StackConfig): SimulatedStack {
+  return {
+    // Each data-parallel rank is its own engine and routing candidate; the report keeps them apart.
+    numWorkers: c.numWorkers,
+    dataParallelSize: c.dataParallelSize,
+    routerMode: c.routerMode,
+    prefillLoadScale: c.routerKvOverlapScoreWeight,
+    hostWeight: c.routerHostCacheHitWeight,
+    diskWeight: c.routerDiskCacheHitWeight,
+    routerTemperature: c.routerTemperature,
+    busyThreshold: c.activeDecodeBlocksThreshold,
+    engine: engineConfigFrom(c),
+  };
+}
+
+export interface SimulationRun {
+  arrival: ArrivalSpec;
+  /** Seeds random routing and Poisson arrivals (engines take engine.seed). */
+  seed: number;
+  /** Wall clock (deps.now) when the run started; the report's wall time counts from here. */
+  startedMs: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Simulates `workload` on the stack (virtual clock) and builds the replay report. */
+export function simulateStack(workload: readonly WorkloadRequest[], s: SimulatedStack, run: SimulationRun, deps: { hasher: BlockHasher; now(): number }): ReplayReport {
+  const sim = simulate(
+    workload,
+    {
+      engine: s.engine,
+      numWorkers: s.numWorkers,
+      dataParallelSize: s.dataParallelSize,
+      routerMode: s.routerMode,
+      prefillLoadScale: s.prefillLoadScale,
+      hostWeight: s.hostWeight,
+      diskWeight: s.diskWeight,
+      routerTemperature: s.routerTemperature,
+      busyThreshold: s.busyThreshold,
+      arrival: run.arrival,
+      seed: run.seed,
+      onProgress: run.onProgress,
+    },
+    { hasher: deps.hasher },
+  );
+  return buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs });
+}
