@@ -2,18 +2,10 @@
 // units): completed/failed, duration, throughputs, TTFT/TPOT/ITL/E2EL summaries, plus what only
 // a replay knows: prefix-cache reuse, per-worker spread, wall and simulated time.
 import type { SimulationResult } from "./simulator.ts";
-import { summarize, type Summary } from "./stats.ts";
+import { metricFields, servingTotals, type ServingTotals } from "./serving-figures.ts";
 
-export interface ReplayReport {
-  completed: number;
-  failed: number;
-  /** Seconds from the first arrival to the last token (virtual time). */
-  duration: number;
-  total_input_tokens: number;
-  total_output_tokens: number;
-  request_throughput: number;
-  output_throughput: number;
-  total_token_throughput: number;
+/** `duration`: seconds from the first arrival to the last token (virtual time). */
+export interface ReplayReport extends ServingTotals {
   mean_ttft_ms: number; median_ttft_ms: number; std_ttft_ms: number; p50_ttft_ms: number; p90_ttft_ms: number; p99_ttft_ms: number;
   mean_tpot_ms: number; median_tpot_ms: number; std_tpot_ms: number; p50_tpot_ms: number; p90_tpot_ms: number; p99_tpot_ms: number;
   mean_itl_ms: number; median_itl_ms: number; std_itl_ms: number; p50_itl_ms: number; p90_itl_ms: number; p99_itl_ms: number;
@@ -42,6 +34,8 @@ export interface ReplayReport {
 }
 
 export const REPORT_ERROR_LIMIT = 20;
+/** The percentiles a replay reports (the p50/p90/p99 keys of ReplayReport). */
+const REPORT_PERCENTILES = [50, 90, 99] as const;
 
 /** Builds the report; reorders sim.itlMs (percentiles select in place). */
 export function buildReport(sim: SimulationResult, meta: { routerMode: string; wallTimeMs: number }): ReplayReport {
@@ -69,22 +63,14 @@ export function buildReport(sim: SimulationResult, meta: { routerMode: string; w
     end = Math.max(end, last);
   }
   const durationS = ok.length > 0 ? (end - start) / 1000 : 0;
-  const per = (x: number) => (durationS > 0 ? x / durationS : 0);
   const wallS = meta.wallTimeMs / 1000;
   const errors = [...sim.errors].slice(0, REPORT_ERROR_LIMIT).map(([request, error]) => ({ request, error }));
   return {
-    completed: ok.length,
-    failed: sim.errors.size,
-    duration: durationS,
-    total_input_tokens: input,
-    total_output_tokens: output,
-    request_throughput: per(ok.length),
-    output_throughput: per(output),
-    total_token_throughput: per(input + output),
-    ...named("ttft", summarize(ttft)),
-    ...named("tpot", summarize(Float64Array.from(tpot))),
-    ...named("itl", summarize(sim.itlMs)), // in place: no copy of millions of gaps
-    ...named("e2el", summarize(e2el)),
+    ...servingTotals({ completed: ok.length, failed: sim.errors.size, durationS, inputTokens: input, outputTokens: output }),
+    ...metricFields("ttft", ttft, REPORT_PERCENTILES),
+    ...metricFields("tpot", Float64Array.from(tpot), REPORT_PERCENTILES),
+    ...metricFields("itl", sim.itlMs, REPORT_PERCENTILES), // in place: no copy of millions of gaps
+    ...metricFields("e2el", e2el, REPORT_PERCENTILES),
     prefix_cache_reuse_ratio: input > 0 ? cached / input : 0,
     cached_tokens: cached,
     host_loaded_tokens: hostLoaded,
@@ -101,15 +87,4 @@ export function buildReport(sim: SimulationResult, meta: { routerMode: string; w
     replay_speed_requests_per_s: wallS > 0 ? sim.numRequests / wallS : 0,
     errors,
   } as ReplayReport;
-}
-
-function named(metric: string, s: Summary): Record<string, number> {
-  return {
-    [`mean_${metric}_ms`]: s.mean,
-    [`median_${metric}_ms`]: s.median,
-    [`std_${metric}_ms`]: s.std,
-    [`p50_${metric}_ms`]: s.p50,
-    [`p90_${metric}_ms`]: s.p90,
-    [`p99_${metric}_ms`]: s.p99,
-  };
 }

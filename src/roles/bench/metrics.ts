@@ -1,8 +1,8 @@
 // Request records → the result of a benchmark run, with the key names of `vllm bench serve`'s
 // result file (SPEC §9): counts, duration, throughputs, mean/median/std and every requested
-// percentile of TTFT, TPOT, ITL and E2EL (numpy's linear percentiles, core/replay/stats.ts),
+// percentile of TTFT, TPOT, ITL and E2EL (computed and named as replay's, core/replay/serving-figures.ts),
 // plus prefix-cache reuse, error_breakdown and per_worker.
-import { percentile, summarize } from "../../core/replay/stats.ts";
+import { metricFields, percentileKey as keyOf, servingTotals, type ServingTotals } from "../../core/replay/serving-figures.ts";
 import type { LoadResult, TimedRecord } from "./drive-load.ts";
 
 export const METRICS = ["ttft", "tpot", "itl", "e2el"] as const;
@@ -33,14 +33,6 @@ export type BenchResult = {
   request_rate: number | "inf";
   max_concurrency: number | null;
   warmup_requests: number;
-  completed: number;
-  failed: number;
-  duration: number;
-  total_input_tokens: number;
-  total_output_tokens: number;
-  request_throughput: number;
-  output_throughput: number;
-  total_token_throughput: number;
   /** Cached prompt tokens / prompt tokens over completed requests; null when the server reports no cached_tokens. */
   prefix_cache_reuse_ratio: number | null;
   cached_tokens: number;
@@ -50,10 +42,10 @@ export type BenchResult = {
   per_worker: Record<string, number>;
   /** The first failures, "request N: message". */
   errors: string[];
-} & { [K in `${"mean" | "median" | "std"}_${Metric}_ms`]: number } & Record<MetricKey, number>;
+} & ServingTotals & { [K in `${"mean" | "median" | "std"}_${Metric}_ms`]: number } & Record<MetricKey, number>;
 
 export function percentileKey(q: number, metric: Metric): MetricKey {
-  return `p${String(q)}_${metric}_ms`;
+  return keyOf(q, metric) as MetricKey;
 }
 
 export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readonly number[], date = new Date()): BenchResult {
@@ -76,7 +68,6 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
     }
   }
   const duration = Math.max(0, (load.endMs - load.startMs) / 1000);
-  const per = (x: number) => (duration > 0 ? x / duration : 0);
   const errorBreakdown: Record<string, number> = {};
   for (const r of failed) errorBreakdown[r.errorKind ?? "unknown"] = (errorBreakdown[r.errorKind ?? "unknown"] ?? 0) + 1;
   const perWorker: Record<string, number> = {};
@@ -92,14 +83,7 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
     request_rate: meta.requestRate,
     max_concurrency: meta.maxConcurrency,
     warmup_requests: meta.warmupRequests,
-    completed: ok.length,
-    failed: failed.length,
-    duration,
-    total_input_tokens: input,
-    total_output_tokens: output,
-    request_throughput: per(ok.length),
-    output_throughput: per(output),
-    total_token_throughput: per(input + output),
+    ...servingTotals({ completed: ok.length, failed: failed.length, durationS: duration, inputTokens: input, outputTokens: output }),
     ...metricFields("ttft", ttft, percentiles),
     ...metricFields("tpot", tpot, percentiles),
     ...metricFields("itl", itl, percentiles),
@@ -111,14 +95,6 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
     errors: failed.slice(0, ERROR_SAMPLE_LIMIT).map((r) => `request ${r.index}: ${r.error ?? r.errorKind}`),
   };
   return result as BenchResult;
-}
-
-/** mean/median/std and pNN of `values` (reordered in place), keyed as vLLM names them. */
-export function metricFields(metric: Metric, values: Float64Array, percentiles: readonly number[]): Record<MetricKey, number> {
-  const s = summarize(values);
-  const out: Record<string, number> = { [`mean_${metric}_ms`]: s.mean, [`median_${metric}_ms`]: s.median, [`std_${metric}_ms`]: s.std };
-  for (const q of percentiles) out[percentileKey(q, metric)] = percentile(values, q);
-  return out as Record<MetricKey, number>;
 }
 
 function sortedByKey(o: Record<string, number>): Record<string, number> {
