@@ -1,9 +1,9 @@
 // Human tables of a bench run: one run laid out like `vllm bench serve`'s result block, several
 // runs (router modes, concurrency points) side by side, and replay's prediction beside the
 // measurement (--with-replay).
+import { resultBlock } from "../result-block.ts";
 import { METRICS, percentileKey, type BenchResult, type Metric } from "./metrics.ts";
 
-const WIDTH = 50;
 const NAMES: Record<Metric, [string, string]> = {
   ttft: ["Time to First Token", "TTFT"],
   tpot: ["Time per Output Token (excl. 1st token)", "TPOT"],
@@ -14,12 +14,7 @@ const NAMES: Record<Metric, [string, string]> = {
 const num = (r: BenchResult, key: string) => (r as unknown as Record<string, number>)[key]!;
 
 export function formatResult(r: BenchResult, percentiles: readonly number[]): string {
-  const lines: string[] = [];
-  const title = (t: string, fill = "=") => {
-    const pad = Math.max(0, WIDTH - t.length - 2);
-    lines.push(`${fill.repeat(Math.floor(pad / 2))} ${t} ${fill.repeat(Math.ceil(pad / 2))}`);
-  };
-  const row = (label: string, value: string | number) => lines.push(`${`${label}:`.padEnd(40)}${value}`);
+  const { title, row, end } = resultBlock();
   title(r.label ? `Serving Benchmark Result (${r.label})` : "Serving Benchmark Result");
   row("Successful requests", r.completed);
   row("Failed requests", r.failed);
@@ -46,10 +41,7 @@ export function formatResult(r: BenchResult, percentiles: readonly number[]): st
     title("Errors", "-");
     for (const [k, v] of Object.entries(r.error_breakdown)) row(k, v);
   }
-  lines.push("=".repeat(WIDTH));
-  for (const e of r.errors) lines.push(`failed ${e}`);
-  if (r.failed > r.errors.length) lines.push(`… and ${r.failed - r.errors.length} more failures`);
-  return lines.join("\n") + "\n";
+  return end(r.errors, r.failed);
 }
 
 /** Several runs as columns. */

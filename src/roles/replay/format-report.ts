@@ -1,15 +1,9 @@
 // The human table of a replay report, laid out like vLLM's benchmark_serving result block.
 import type { ReplayReport } from "../../core/replay/report.ts";
-
-const WIDTH = 50;
+import { resultBlock } from "../result-block.ts";
 
 export function formatReport(r: ReplayReport): string {
-  const lines: string[] = [];
-  const title = (t: string, fill = "=") => {
-    const pad = Math.max(0, WIDTH - t.length - 2);
-    lines.push(`${fill.repeat(Math.floor(pad / 2))} ${t} ${fill.repeat(Math.ceil(pad / 2))}`);
-  };
-  const row = (label: string, value: string | number) => lines.push(`${`${label}:`.padEnd(40)}${typeof value === "number" ? fmt(value) : value}`);
+  const { title, row, end } = resultBlock();
   title("Replay Result");
   row("Successful requests", r.completed);
   row("Failed requests", r.failed);
@@ -40,14 +34,7 @@ export function formatReport(r: ReplayReport): string {
   row("Simulated time (s)", r.simulated_time_s.toFixed(2));
   row("Wall time (s)", r.wall_time_s.toFixed(3));
   row("Simulated requests per wall second", r.replay_speed_requests_per_s.toFixed(0));
-  lines.push("=".repeat(WIDTH));
-  for (const e of r.errors) lines.push(`failed request ${e.request}: ${e.error}`);
-  if (r.failed > r.errors.length) lines.push(`… and ${r.failed - r.errors.length} more failures`);
-  return lines.join("\n") + "\n";
-}
-
-function fmt(n: number): string {
-  return Number.isInteger(n) ? String(n) : n.toFixed(2);
+  return end(r.errors.map((e) => `request ${e.request}: ${e.error}`), r.failed);
 }
 
 /** Few workers: every count; many: min / mean / max. */
