@@ -4,7 +4,8 @@ import fc from "fast-check";
 import { ProtocolError } from "../lib/errors.ts";
 import { thrownBy } from "../../test/harness.ts";
 import { pack } from "./msgpack.ts";
-import { decodeRouterEvents, encodeRouterEvents, RouterEventKind, RouterTier } from "./router-events.ts";
+import { decodeRouterEventMessage, decodeRouterEvents, encodeRouterEvents, RouterEventKind, RouterTier } from "./router-events.ts";
+import { encodeSeq } from "./seq-frame.ts";
 import type { RouterEvent } from "./router-events.ts";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
@@ -124,4 +125,17 @@ describe("router event decode errors", () => {
   test("parent hash of the wrong type", () => expectRejected(ev(["o", "host", "stored", [[1, 2]], "p"]), "parent_hash: expected unsigned int, got string", 22));
   test("trailing bytes", () => expectRejected(fromHex("920190c0"), "1 trailing bytes after the router payload", 3));
   test("truncation", () => expectRejected(encodeRouterEvents([stored]).subarray(0, 30), "truncated seq_hash: needs 8 more bytes, 4 left", 25));
+});
+
+describe("stream message [topic, cursor, payload]", () => {
+  const payload = encodeRouterEvents([{ source: { workerId: "w", dpRank: 0 }, tier: RouterTier.Device, kind: RouterEventKind.Cleared, blocks: [], parentHash: null }]);
+  test("decodes the cursor and the events", () => {
+    const m = decodeRouterEventMessage([new Uint8Array(0), encodeSeq(7n), payload]);
+    expect(m.cursor).toBe(7n);
+    expect(m.events).toEqual(decodeRouterEvents(payload));
+  });
+  test("rejects another frame count and a cursor frame that is not 8 bytes", () => {
+    expect(() => decodeRouterEventMessage([encodeSeq(1n), payload])).toThrow("expected 3 frames [topic, cursor, payload], got 2");
+    expect(() => decodeRouterEventMessage([new Uint8Array(0), new Uint8Array(4), payload])).toThrow(ProtocolError);
+  });
 });

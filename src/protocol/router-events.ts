@@ -14,6 +14,7 @@
 // Rules (both directions): `cleared` has no blocks; only `stored` has a parent; `stored` has at
 // least one block. Hashes must be unsigned ints (no signed/bytes forms: this format is ours).
 import { encodeError, KeyTable, MsgpackReader, MsgpackWriter, preEncodeStr, typeName } from "./msgpack.ts";
+import { decodeSeq } from "./seq-frame.ts";
 
 export const ROUTER_EVENTS_VERSION = 1;
 
@@ -121,6 +122,12 @@ export function decodeRouterEvents(bytes: Uint8Array): RouterEvent[] {
   for (let i = 0; i < count; i++) events[i] = readEvent(r);
   if (!r.atEnd()) r.fail(`${r.end - r.pos} trailing bytes after the router payload`);
   return events;
+}
+
+/** One stream message `[topic, cursor, payload]` as received by a SUB. Throws on any other frame count or bad frame. */
+export function decodeRouterEventMessage(frames: readonly Uint8Array[]): { cursor: bigint; events: RouterEvent[] } {
+  if (frames.length !== 3) throw new Error(`expected 3 frames [topic, cursor, payload], got ${frames.length}`);
+  return { cursor: decodeSeq(frames[1]!), events: decodeRouterEvents(frames[2]!) };
 }
 
 function readEvent(r: MsgpackReader): RouterEvent {

@@ -9,11 +9,11 @@ import type { Logger } from "../../lib/logger.ts";
 import { AgentSnapshotSchema, type AgentSnapshot } from "../../protocol/agent-snapshot.ts";
 import type { MetricFamily } from "../../protocol/prometheus.ts";
 import type { AgentHostRecord } from "../../protocol/records.ts";
-import { decodeRouterEvents, type RouterEvent } from "../../protocol/router-events.ts";
-import { decodeSeq } from "../../protocol/seq-frame.ts";
-import { SubSocket } from "../../transport/zmtp/index.ts";
-import type { FetchLike } from "./worker-call.ts";
+import type { RouterEvent } from "../../protocol/router-events.ts";
+import type { SubSocket } from "../../transport/zmtp/index.ts";
+import { subscribeRouterEvents } from "./router-event-sub.ts";
 import type { RoutingState } from "./routing-state.ts";
+import type { FetchLike } from "./worker-call.ts";
 
 const RETRY_MS = 500;
 
@@ -48,11 +48,12 @@ export class AgentFeed implements Disposable {
     const old = this.follows.get(record.agent_id);
     if (old && old.record.router_events_endpoint === record.router_events_endpoint && old.record.http_url === record.http_url) return;
     if (old) this.drop(record.agent_id);
-    const sub = new SubSocket({ logger: this.logger, receiveHighWaterMark: 0 });
+    const sub = subscribeRouterEvents(record.router_events_endpoint, this.logger, {
+      current: () => !f.closed,
+      batch: (cursor, events) => this.onBatch(f, cursor, events),
+      undecodable: (err) => this.onUndecodable(f, err),
+    });
     const f: Follow = { record, sub, live: false, next: 0n, held: [], loading: undefined, retry: undefined, sources: new Set(), closed: false };
-    sub.onMessage((frames) => this.onBatch(f, frames));
-    sub.subscribe("");
-    sub.connect(record.router_events_endpoint);
     this.follows.set(record.agent_id, f);
     this.logger.info(`agent ${record.agent_id}: following ${record.router_events_endpoint}, snapshot from ${record.http_url}`);
     // Subscribe first, then snapshot: what the snapshot misses arrives on the stream (or shows as a gap).
@@ -94,20 +95,13 @@ export class AgentFeed implements Disposable {
     for (const id of [...this.follows.keys()]) this.drop(id);
   }
 
-  private onBatch(f: Follow, frames: Uint8Array[]): void {
-    if (f.closed) return;
-    let cursor: bigint;
-    let events: RouterEvent[];
-    try {
-      if (frames.length !== 3) throw new Error(`expected 3 frames [topic, cursor, payload], got ${frames.length}`);
-      cursor = decodeSeq(frames[1]!);
-      events = decodeRouterEvents(frames[2]!);
-    } catch (err) {
-      this.decodeErrors++;
-      this.logger.warn(`agent ${f.record.agent_id}: undecodable router-event batch (${(err as Error).message}); re-syncing`);
-      this.resync(f, "undecodable batch");
-      return;
-    }
+  private onUndecodable(f: Follow, err: Error): void {
+    this.decodeErrors++;
+    this.logger.warn(`agent ${f.record.agent_id}: undecodable router-event batch (${err.message}); re-syncing`);
+    this.resync(f, "undecodable batch");
+  }
+
+  private onBatch(f: Follow, cursor: bigint, events: RouterEvent[]): void {
     if (!f.live) {
       f.held.push({ cursor, events });
       return;

@@ -4,9 +4,9 @@
 // restarted, and that worker's residency is cleared before applying.
 import type { Logger } from "../../lib/logger.ts";
 import type { MetricFamily } from "../../protocol/prometheus.ts";
-import { decodeRouterEvents } from "../../protocol/router-events.ts";
-import { decodeSeq } from "../../protocol/seq-frame.ts";
-import { SubSocket } from "../../transport/zmtp/index.ts";
+import type { RouterEvent } from "../../protocol/router-events.ts";
+import type { SubSocket } from "../../transport/zmtp/index.ts";
+import { subscribeRouterEvents } from "./router-event-sub.ts";
 import type { RoutingState } from "./routing-state.ts";
 
 interface Follow {
@@ -33,11 +33,12 @@ export class DirectFeed implements Disposable {
     const old = this.follows.get(workerId);
     if (old?.endpoint === endpoint) return;
     if (old) this.drop(workerId);
-    const sub = new SubSocket({ logger: this.logger, receiveHighWaterMark: 0 });
+    const sub = subscribeRouterEvents(endpoint, this.logger, {
+      current: () => this.follows.get(workerId) === f,
+      batch: (cursor, events) => this.onBatch(workerId, f, cursor, events),
+      undecodable: (err) => this.onUndecodable(workerId, err),
+    });
     const f: Follow = { endpoint, sub, lastCursor: 0n };
-    sub.onMessage((frames) => this.onBatch(workerId, f, frames));
-    sub.subscribe("");
-    sub.connect(endpoint);
     this.follows.set(workerId, f);
     this.logger.debug(`worker ${workerId}: following router events at ${endpoint}`);
   }
@@ -68,22 +69,15 @@ export class DirectFeed implements Disposable {
     for (const id of [...this.follows.keys()]) this.drop(id);
   }
 
-  private onBatch(workerId: string, f: Follow, frames: Uint8Array[]): void {
-    if (this.follows.get(workerId) !== f) return;
-    let cursor: bigint;
-    let events;
-    try {
-      if (frames.length !== 3) throw new Error(`expected 3 frames [topic, cursor, payload], got ${frames.length}`);
-      cursor = decodeSeq(frames[1]!);
-      events = decodeRouterEvents(frames[2]!);
-    } catch (err) {
-      this.decodeErrors++;
-      if (this.now() - this.lastDecodeLogMs > 60_000) {
-        this.lastDecodeLogMs = this.now();
-        this.logger.warn(`worker ${workerId}: undecodable router-event batch (${(err as Error).message}); dropped (logged at most once a minute)`);
-      }
-      return;
+  private onUndecodable(workerId: string, err: Error): void {
+    this.decodeErrors++;
+    if (this.now() - this.lastDecodeLogMs > 60_000) {
+      this.lastDecodeLogMs = this.now();
+      this.logger.warn(`worker ${workerId}: undecodable router-event batch (${err.message}); dropped (logged at most once a minute)`);
     }
+  }
+
+  private onBatch(workerId: string, f: Follow, cursor: bigint, events: RouterEvent[]): void {
     if (f.lastCursor > 0n && cursor <= f.lastCursor) {
       this.logger.warn(`worker ${workerId}: router-event cursor went back from ${f.lastCursor} to ${cursor} (relay restarted): clearing its residency`);
       const entry = this.state.workerList().find((w) => w.id === workerId);

@@ -1,0 +1,31 @@
+// The frontend's SUB on one router-event stream (a worker's relay in direct mode, an agent's
+// outbound stream in state-agent mode): every topic, no receive limit (a dropped batch would be a
+// cursor gap), each message decoded as [topic, cursor, payload] (protocol/router-events.ts).
+import type { Logger } from "../../lib/logger.ts";
+import { decodeRouterEventMessage, type RouterEvent } from "../../protocol/router-events.ts";
+import { SubSocket } from "../../transport/zmtp/index.ts";
+
+export interface RouterEventHandlers {
+  /** Whether the subscription is still wanted; messages arriving after it is not are ignored. */
+  current(): boolean;
+  batch(cursor: bigint, events: RouterEvent[]): void;
+  undecodable(err: Error): void;
+}
+
+export function subscribeRouterEvents(endpoint: string, logger: Logger, on: RouterEventHandlers): SubSocket {
+  const sub = new SubSocket({ logger, receiveHighWaterMark: 0 });
+  sub.onMessage((frames) => {
+    if (!on.current()) return;
+    let message: { cursor: bigint; events: RouterEvent[] };
+    try {
+      message = decodeRouterEventMessage(frames);
+    } catch (err) {
+      on.undecodable(err as Error);
+      return;
+    }
+    on.batch(message.cursor, message.events);
+  });
+  sub.subscribe("");
+  sub.connect(endpoint);
+  return sub;
+}
