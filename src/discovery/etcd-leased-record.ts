@@ -1,12 +1,11 @@
 // One record this process owns on its etcd lease: put, updated, withdrawn (mark, then delete that
 // exact version), and put again after a lease re-grant — where it is still ours or its key is
 // free, so a record another process took over since (last writer wins) stays theirs.
-import { KvcrError } from "../lib/errors.ts";
 import { b64, EtcdServerError, type EtcdClient, type EtcdHeader, type EtcdKv, type TxnCompare, type TxnOp } from "./etcd-client.ts";
 import type { EtcdLease } from "./etcd-lease.ts";
 import { decodeKv, encodeEnvelope, etcdKey } from "./etcd-record.ts";
-import { requireJson } from "./file-record.ts";
-import type { DiscoveryLogger, LeasedRecord, RecordOwner } from "./store.ts";
+import { OwnedRecord } from "./owned-record.ts";
+import type { DiscoveryLogger, RecordOwner } from "./store.ts";
 
 interface TxnReply {
   header?: EtcdHeader;
@@ -25,27 +24,19 @@ export interface RecordDeps {
 const WRITE_ATTEMPTS = 3;
 
 /** One record this process owns; writes for it are serialised (a re-put never lands after a withdraw). */
-export class EtcdRecord implements LeasedRecord {
-  private valueJson: string;
-  private revision = 1;
+export class EtcdRecord extends OwnedRecord {
   /** etcd mod_revision of our last write: a withdraw deletes only that version. */
   private modRevision = "0";
-  private withdrawn = false;
-  private chain: Promise<void> = Promise.resolve();
   private readonly etcdKey: string;
 
   constructor(
-    readonly key: string,
+    key: string,
     value: unknown,
     private readonly lease: EtcdLease,
     private readonly deps: RecordDeps,
   ) {
-    this.valueJson = requireJson(key, value);
+    super(key, value);
     this.etcdKey = b64(etcdKey(deps.root, key));
-  }
-
-  get isWithdrawn(): boolean {
-    return this.withdrawn;
   }
 
   async start(): Promise<void> {
@@ -56,17 +47,6 @@ export class EtcdRecord implements LeasedRecord {
       this.lease.forget(this);
       throw err;
     }
-  }
-
-  update(value: unknown): Promise<void> {
-    const valueJson = requireJson(this.key, value);
-    if (this.withdrawn) return Promise.reject(new KvcrError("DISCOVERY_WITHDRAWN", `discovery record ${this.key} was withdrawn; put it again`));
-    return this.enqueue(async () => {
-      if (this.withdrawn) return;
-      this.valueJson = valueJson;
-      this.revision += 1;
-      await this.write();
-    });
   }
 
   /**
@@ -84,7 +64,7 @@ export class EtcdRecord implements LeasedRecord {
   }
 
   withdraw(): Promise<void> {
-    if (this.withdrawn) return this.chain;
+    if (this.withdrawn) return this.settled();
     this.withdrawn = true;
     return this.enqueue(async () => {
       try {
@@ -116,10 +96,6 @@ export class EtcdRecord implements LeasedRecord {
     await this.txn([this.ours()], [{ request_delete_range: { key: this.etcdKey } }]);
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.withdraw();
-  }
-
   /** A mark whose reply was lost (timeout) is found by reading the key: our owner, withdrawn. */
   private async findOwnMark(): Promise<boolean> {
     const reply = await this.deps.client.call<{ kvs?: EtcdKv[] }>("/v3/kv/range", { key: this.etcdKey });
@@ -135,7 +111,7 @@ export class EtcdRecord implements LeasedRecord {
    * one change, as they dedupe by owner and revision) and, once, on a new lease when etcd says the
    * lease is gone.
    */
-  private async write(): Promise<void> {
+  protected async write(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const op = this.putOp(false);
       try {
@@ -162,11 +138,5 @@ export class EtcdRecord implements LeasedRecord {
 
   private txn(compare: TxnCompare[], success: TxnOp[]): Promise<TxnReply> {
     return this.deps.client.call<TxnReply>("/v3/kv/txn", { compare, success });
-  }
-
-  private enqueue(op: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(op);
-    this.chain = next.catch(() => {}); // one failed write must not block later ones
-    return next;
   }
 }

@@ -1,10 +1,10 @@
 // One leased record owned by this process in the file backend: written at put, rewritten (atomic)
 // every TTL/3 to push its lease expiry forward, deleted on withdraw. Writes for one record are
-// serialised so a renewal can never land after the withdraw and resurrect the record.
-import { KvcrError } from "../lib/errors.ts";
+// serialised (owned-record.ts) so a renewal can never land after the withdraw and resurrect it.
 import type { RecordFiles } from "./file-io.ts";
-import { encodeRecord, RECORD_FORMAT, requireJson } from "./file-record.ts";
-import type { DiscoveryLogger, LeasedRecord, RecordOwner } from "./store.ts";
+import { encodeRecord, RECORD_FORMAT } from "./file-record.ts";
+import { OwnedRecord } from "./owned-record.ts";
+import type { DiscoveryLogger, RecordOwner } from "./store.ts";
 
 export interface FileLeaseDeps {
   files: RecordFiles;
@@ -14,22 +14,18 @@ export interface FileLeaseDeps {
   onWithdrawn(lease: FileLease): void;
 }
 
-export class FileLease implements LeasedRecord {
-  private valueJson: string;
-  private revision = 1;
-  private chain: Promise<void> = Promise.resolve();
+export class FileLease extends OwnedRecord {
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private withdrawn = false;
   private expiresAtMs = 0;
 
   constructor(
-    readonly key: string,
+    key: string,
     private readonly fileName: string,
     value: unknown,
     readonly leaseTtlMs: number,
     private readonly deps: FileLeaseDeps,
   ) {
-    this.valueJson = requireJson(key, value);
+    super(key, value);
   }
 
   /** First write; a failure here surfaces to the caller of put(). */
@@ -38,24 +34,8 @@ export class FileLease implements LeasedRecord {
     this.scheduleRenewal();
   }
 
-  async update(value: unknown): Promise<void> {
-    const valueJson = requireJson(this.key, value);
-    if (this.withdrawn) return Promise.reject(new KvcrError("DISCOVERY_WITHDRAWN", `discovery record ${this.key} was withdrawn; put it again`));
-    return this.enqueue(async () => {
-      if (this.withdrawn) return;
-      this.valueJson = valueJson;
-      this.revision += 1;
-      await this.write();
-    });
-  }
-
-  /** True from the moment withdraw() is called (its file may still be being removed). */
-  get isWithdrawn(): boolean {
-    return this.withdrawn;
-  }
-
   withdraw(): Promise<void> {
-    if (this.withdrawn) return this.chain;
+    if (this.withdrawn) return this.settled();
     this.withdrawn = true;
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -66,10 +46,6 @@ export class FileLease implements LeasedRecord {
         this.deps.onWithdrawn(this);
       }
     });
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.withdraw();
   }
 
   private scheduleRenewal(): void {
@@ -95,7 +71,7 @@ export class FileLease implements LeasedRecord {
     }
   }
 
-  private async write(): Promise<void> {
+  protected async write(): Promise<void> {
     const expiresAtMs = Date.now() + this.leaseTtlMs;
     const text = encodeRecord(
       { format: RECORD_FORMAT, key: this.key, owner: this.deps.owner, revision: this.revision, leaseTtlMs: this.leaseTtlMs, leaseExpiresAtMs: expiresAtMs },
@@ -103,11 +79,5 @@ export class FileLease implements LeasedRecord {
     );
     await this.deps.files.writeAtomic(this.fileName, text, this.deps.owner.instanceId);
     this.expiresAtMs = expiresAtMs;
-  }
-
-  private enqueue(op: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(op);
-    this.chain = next.catch(() => {}); // one failed write must not block later ones
-    return next;
   }
 }
