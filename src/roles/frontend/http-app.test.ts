@@ -123,6 +123,15 @@ describe("worker failures", () => {
     await expectOpenAiError(await f.app.fetch(post("/v1/completions", cmpl())), 504, "sent nothing for 30 ms");
   });
 
+  test("the worker stalls mid-stream: an error event naming the stall ends the SSE stream (no [DONE])", async () => {
+    const f = fleet(hanging, { stallTimeoutMs: 30 });
+    const res = await f.app.fetch(post("/v1/chat/completions", chat({ stream: true })));
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    expect(body).toContain("sent nothing for 30 ms");
+    expect(body).not.toContain("[DONE]");
+  });
+
   test("the worker vanishes mid-request: 502, its load released", async () => {
     const f = fleet(hanging);
     const pending = f.app.fetch(post("/v1/completions", cmpl()));

@@ -29,30 +29,40 @@ export interface GenerateBody {
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
-/** Reads NDJSON lines, aborting `ctrl` with WorkerStalled when a read waits longer than stallMs. */
-export async function* ndjsonLines(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): AsyncGenerator<WorkerLine> {
+/**
+ * The body's chunks, aborting `ctrl` with WorkerStalled when a read waits longer than stallMs (the
+ * timer restarts at every chunk); the reader is released however the caller stops.
+ */
+async function* chunksUntilStall(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): AsyncGenerator<Uint8Array> {
   const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffered = "";
   const timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
       timer.refresh();
-      buffered += decoder.decode(value, { stream: true });
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line.length > 0) yield JSON.parse(line) as WorkerLine;
-      }
+      yield value;
     }
-    if (buffered.trim().length > 0) yield JSON.parse(buffered) as WorkerLine;
   } finally {
     clearTimeout(timer);
     reader.releaseLock();
   }
+}
+
+/** Reads NDJSON lines, aborting `ctrl` with WorkerStalled when a read waits longer than stallMs. */
+export async function* ndjsonLines(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): AsyncGenerator<WorkerLine> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const value of chunksUntilStall(body, ctrl, workerId, stallMs)) {
+    buffered += decoder.decode(value, { stream: true });
+    let nl: number;
+    while ((nl = buffered.indexOf("\n")) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (line.length > 0) yield JSON.parse(line) as WorkerLine;
+    }
+  }
+  if (buffered.trim().length > 0) yield JSON.parse(buffered) as WorkerLine;
 }
 
 /**
@@ -60,21 +70,11 @@ export async function* ndjsonLines(body: ReadableStream<Uint8Array>, ctrl: Abort
  * once, with the same stall rule as ndjsonLines (no chunk for stallMs aborts with WorkerStalled).
  */
 export async function allLines(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): Promise<WorkerLine[]> {
-  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      timer.refresh();
-      chunks.push(value);
-      size += value.length;
-    }
-  } finally {
-    clearTimeout(timer);
-    reader.releaseLock();
+  for await (const value of chunksUntilStall(body, ctrl, workerId, stallMs)) {
+    chunks.push(value);
+    size += value.length;
   }
   let bytes = chunks[0] ?? new Uint8Array(0);
   if (chunks.length > 1) {
