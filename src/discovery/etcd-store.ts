@@ -11,6 +11,7 @@ import { EtcdRecord } from "./etcd-leased-record.ts";
 import { ETCD_ROOT, toEntry } from "./etcd-record.ts";
 import { EtcdPrefixWatch, rangePrefix } from "./etcd-watch.ts";
 import { requireJson } from "./file-record.ts";
+import { HeldRecords } from "./held-records.ts";
 import { validateKey, validatePrefix } from "./keys.ts";
 import type { DiscoveryEntry, DiscoveryListener, DiscoveryLogger, DiscoveryStatus, DiscoveryStore, DiscoveryWatch, LeasedRecord, PutOptions, RecordOwner } from "./store.ts";
 
@@ -72,7 +73,7 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
   readonly client: EtcdClient;
   /** One lease per TTL (in practice one per process: every record uses the store's TTL). */
   private readonly leases = new Map<number, Promise<EtcdLease>>();
-  private readonly records = new Map<string, EtcdRecord>();
+  private readonly records = new HeldRecords<EtcdRecord>();
   private readonly watches = new Set<EtcdPrefixWatch>();
   private leaseRegrants = 0;
   private closed = false;
@@ -98,10 +99,7 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
     const ttlMs = options.leaseTtlMs ?? this.opts.leaseTtlS * 1000;
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new KvcrError("DISCOVERY_LEASE_INVALID", `discovery record ${key}: leaseTtlMs ${ttlMs} is invalid; use > 0 ms`);
     // A withdrawal of this key still under way finishes first, or it could delete the new record.
-    for (let held = this.records.get(key); held; held = this.records.get(key)) {
-      if (!held.isWithdrawn) throw new KvcrError("DISCOVERY_DUPLICATE_PUT", `discovery record ${key} is already held by this process; update() or withdraw() it first`);
-      await held.withdraw().catch(() => {});
-    }
+    await this.records.claim(key);
     this.assertOpen();
     const lease = await this.leaseFor(Math.max(1, Math.ceil(ttlMs / 1000)));
     const record = new EtcdRecord(key, value, lease, {
@@ -109,18 +107,9 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
       root: this.opts.root,
       owner: this.owner,
       logger: this.opts.logger,
-      onWithdrawn: (r) => {
-        if (this.records.get(r.key) === r) this.records.delete(r.key);
-      },
+      onWithdrawn: (r) => this.records.release(r),
     });
-    this.records.set(key, record);
-    try {
-      await record.start();
-    } catch (err) {
-      this.records.delete(key);
-      throw new KvcrError("DISCOVERY_WRITE_FAILED", `cannot put discovery record ${key} in etcd: ${(err as Error).message}`, { cause: err });
-    }
-    return record;
+    return this.records.start(record, `cannot put discovery record ${key} in etcd`);
   }
 
   async list(prefix: string): Promise<DiscoveryEntry[]> {
@@ -173,10 +162,7 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
     this.closed = true;
     // Watches first: a closing process has no use for events about its own withdrawals.
     await Promise.all([...this.watches].map((w) => w.close()));
-    const results = await Promise.allSettled([...this.records.values()].map((r) => r.withdraw()));
-    for (const f of results) {
-      if (f.status === "rejected") this.opts.logger.warn(`discovery: withdraw on close failed: ${(f.reason as Error)?.message ?? String(f.reason)}`);
-    }
+    await this.records.withdrawAll(this.opts.logger);
     const leases = await Promise.allSettled(this.leases.values());
     await Promise.all(leases.map((l) => (l.status === "fulfilled" ? l.value.close() : undefined)));
   }

@@ -13,6 +13,7 @@ import { RecordFiles } from "./file-io.ts";
 import { FileLease } from "./file-lease.ts";
 import { DirectoryMonitor, liveRecord, observe } from "./file-watch.ts";
 import { toEntry } from "./file-record.ts";
+import { HeldRecords } from "./held-records.ts";
 import { validateKey, validatePrefix } from "./keys.ts";
 import type { DiscoveryEntry, DiscoveryListener, DiscoveryLogger, DiscoveryStore, DiscoveryWatch, LeasedRecord, PutOptions, RecordOwner } from "./store.ts";
 
@@ -101,7 +102,7 @@ export class FileDiscoveryStore implements DiscoveryStore {
   readonly owner: RecordOwner = { pid: process.pid, instanceId: randomBytes(8).toString("hex") };
   private readonly files: RecordFiles;
   private readonly monitor: DirectoryMonitor;
-  private readonly leases = new Map<string, FileLease>();
+  private readonly leases = new HeldRecords<FileLease>();
   private closed = false;
 
   constructor(
@@ -121,29 +122,15 @@ export class FileDiscoveryStore implements DiscoveryStore {
     }
     // A withdrawal still deleting this key's file must finish first, or it would delete the new
     // record (same owner id). Loop: another put may have taken the key while we waited.
-    for (let held = this.leases.get(key); held; held = this.leases.get(key)) {
-      if (!held.isWithdrawn) {
-        throw new KvcrError("DISCOVERY_DUPLICATE_PUT", `discovery record ${key} is already held by this process; update() or withdraw() it first`);
-      }
-      await held.withdraw().catch(() => {});
-    }
+    await this.leases.claim(key);
     this.assertOpen();
     const lease = new FileLease(key, fileName, value, leaseTtlMs, {
       files: this.files,
       owner: this.owner,
       logger: this.opts.logger,
-      onWithdrawn: (l) => {
-        if (this.leases.get(l.key) === l) this.leases.delete(l.key);
-      },
+      onWithdrawn: (l) => this.leases.release(l),
     });
-    this.leases.set(key, lease);
-    try {
-      await lease.start();
-    } catch (err) {
-      this.leases.delete(key);
-      throw new KvcrError("DISCOVERY_WRITE_FAILED", `cannot write discovery record ${key} in ${this.dir}: ${(err as Error).message}`, { cause: err });
-    }
-    return lease;
+    return this.leases.start(lease, `cannot write discovery record ${key} in ${this.dir}`);
   }
 
   async list(prefix: string): Promise<DiscoveryEntry[]> {
@@ -173,9 +160,7 @@ export class FileDiscoveryStore implements DiscoveryStore {
     this.closed = true;
     // Watches first: a closing process has no use for events about its own withdrawals.
     await this.monitor.closeAll();
-    const results = await Promise.allSettled([...this.leases.values()].map((l) => l.withdraw()));
-    const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
-    for (const f of failed) this.opts.logger.warn(`discovery: withdraw on close failed: ${(f.reason as Error)?.message ?? String(f.reason)}`);
+    await this.leases.withdrawAll(this.opts.logger);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -35,6 +35,9 @@ export abstract class OwnedRecord implements LeasedRecord {
     });
   }
 
+  /** The first write; a failure here surfaces to the caller of put(). */
+  abstract start(): Promise<void>;
+
   abstract withdraw(): Promise<void>;
 
   async [Symbol.asyncDispose](): Promise<void> {
