@@ -1,5 +1,5 @@
 // Replay vs live agreement (issue 13 figure): one shared-prefix workload through a live stack
-// started by the launcher's code (state agent, 1 mocker process × 2 workers at speedup 1, no G2,
+// started by the launcher's code (direct mode, 1 mocker process × 2 workers at speedup 1, no G2,
 // kv frontend) and through `replay`'s simulation of the same engines and router
 // (`bench --with-replay`), median of `runs` fresh stacks. Prints the predicted-vs-measured table
 // last. The bench flags are parsed exactly as the CLI parses them.
@@ -26,7 +26,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const logger = createLogger({ level: "warn" });
 const stackDir = mkdtempSync(join(tmpdir(), "kvcr-bench-rvl-"));
 const stackFile = join(stackDir, "stack.json");
-writeFileSync(stackFile, JSON.stringify({ stack: { workers_per_process: WORKERS, log_level: "warn" }, mockers: { num_host_blocks: 0 } }));
+writeFileSync(stackFile, JSON.stringify({ stack: { workers_per_process: WORKERS, kv_state_agent: false }, mockers: { num_host_blocks: 0 } }));
 const startStack = freshStackStarter(stackFile, logger, process.env);
 const rounds: ComparedFigure[][] = [];
 for (let round = 0; round < runs; round++) {
@@ -50,5 +50,5 @@ for (let round = 0; round < runs; round++) {
 }
 rmSync(stackDir, { recursive: true, force: true });
 const merged = rounds[0]!.map((f, i) => ({ ...f, predicted: median(rounds.map((r) => r[i]!.predicted)), measured: median(rounds.map((r) => r[i]!.measured)) }));
-console.log(`kvcr-mock bench ${FLAGS.join(" ")} against 1 mocker × ${WORKERS} workers + kv frontend, speedup 1; median of ${runs} fresh stacks`);
+console.log(`kvcr-mock bench ${FLAGS.join(" ")} against 1 mocker × ${WORKERS} workers (direct mode, no G2) + kv frontend, speedup 1; median of ${runs} fresh stacks`);
 console.log(formatPrediction(merged));

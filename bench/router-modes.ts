@@ -1,7 +1,7 @@
 // kv vs round-robin routing on the same stack configuration (issue 13 figure): for a shared-prefix
 // workload and for the Mooncake conversation trace (time-compressed), each mode gets a fresh stack
-// started by the launcher's code as `bench --compare-router-modes` starts it (state agent, 1 mocker
-// process × 4 workers at speedup 1, one frontend) and the same seeded workload. Prints the median
+// started by the launcher's code as `bench --compare-router-modes` starts it (1 mocker process ×
+// 4 workers at speedup 1, one frontend) and the same seeded workload. Prints the median
 // of `runs` rounds per figure and writes the HTML report of the last round to
 // dist/bench-router-modes-<workload>.html.
 // Run: npm run bench:router-modes [-- runs=3 [scenario]]
@@ -25,7 +25,8 @@ const WORKERS = 4;
 interface Scenario {
   name: string;
   describe: string;
-  /** The `mockers` section of the stack file (snake_case keys). */
+  /** The `stack` and `mockers` sections of the stack file (snake_case keys). */
+  stack: Record<string, unknown>;
   mockers: Record<string, unknown>;
   bench: Partial<BenchOptions>;
 }
@@ -33,13 +34,15 @@ interface Scenario {
 const SCENARIOS: Scenario[] = [
   {
     name: "shared-prefix",
-    describe: "16 prefixes × 4,096 tokens + 128 unique, 32 output tokens, 200 requests at concurrency 2 and 8; G1 512 blocks (32,768 tokens) per worker and no G2, so one worker holds half the prefixes",
+    describe: "16 prefixes × 4,096 tokens + 128 unique, 32 output tokens, 200 requests at concurrency 2 and 8; G1 512 blocks (32,768 tokens) per worker and no G2 (so direct mode: no state agent), so one worker holds half the prefixes",
+    stack: { kv_state_agent: false },
     mockers: { num_gpu_blocks_override: 512, num_host_blocks: 0 },
     bench: { workload: { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 16, prefixTokens: 4096, suffixTokens: 128, outputTokens: 32 }, requests: 200, seed: 7 }, sweepConcurrency: [2, 8] },
   },
   {
     name: "mooncake-conversation",
-    describe: "Mooncake conversation trace, first 400 requests (~13.8k-token prompts, 357 output tokens), timestamps ÷ 4; up's default G1 16,384 and G2 4,096 blocks per worker",
+    describe: "Mooncake conversation trace, first 400 requests (~13.8k-token prompts, 357 output tokens), timestamps ÷ 4; up's defaults (state agent, G1 16,384 and G2 4,096 blocks per worker)",
+    stack: {},
     mockers: {},
     bench: { workload: { trace: TRACE, traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 1, prefixTokens: 1, suffixTokens: 1, outputTokens: 1 }, requests: 400, seed: 0 }, arrivalSpeedupRatio: 4 },
   },
@@ -57,7 +60,7 @@ for (const sc of SCENARIOS.filter((x) => only === undefined || x.name === only))
     // A fresh stack per mode and point (cold caches, same configuration), as bench starts them.
     const stackDir = mkdtempSync(join(tmpdir(), "kvcr-bench-modes-"));
     const stackFile = join(stackDir, "stack.json");
-    writeFileSync(stackFile, JSON.stringify({ stack: { workers_per_process: WORKERS, log_level: "warn" }, mockers: sc.mockers }));
+    writeFileSync(stackFile, JSON.stringify({ stack: { workers_per_process: WORKERS, ...sc.stack }, mockers: sc.mockers }));
     try {
       const opts: BenchOptions = {
         targets: MODES.map((m) => ({ label: m, fresh: { routerMode: m } })),

@@ -30,7 +30,7 @@ export function etcdAvailable(): boolean {
 }
 
 /** A port free right now on `host` (the OS picks it; etcd binds it a moment later). */
-function freePort(host = "127.0.0.1"): number {
+export function freePort(host = "127.0.0.1"): number {
   const l = Bun.listen({ hostname: host, port: 0, socket: { data() {} } });
   const port = l.port;
   l.stop(true);
@@ -55,11 +55,12 @@ export interface EtcdServer extends AsyncDisposable {
  * Starts a one-member etcd. `fast` (default) shortens heartbeat and election so leases as short as
  * 1 s work in tests; benchmarks pass false for etcd's stock timings.
  */
-export async function startEtcd(opts: { host?: string; fast?: boolean } = {}): Promise<EtcdServer> {
+export async function startEtcd(opts: { host?: string; fast?: boolean; dataDirBase?: string } = {}): Promise<EtcdServer> {
   if (!ETCD_BIN) throw new Error(`etcd not found: ${INSTALL_HINT}`);
   const bin = ETCD_BIN;
   const host = opts.host ?? "127.0.0.1";
-  const dataDir = await mkdtemp(join(tmpdir(), "kvcr-etcd-"));
+  // tmpfs when there is one: etcd fsyncs every write, which on a shared disk can take seconds.
+  const dataDir = await mkdtemp(join(opts.dataDirBase ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir()), "kvcr-etcd-"));
   const clientPort = freePort(host);
   const peerPort = freePort(host);
   const endpoint = `http://${host}:${clientPort}`;
@@ -71,7 +72,7 @@ export async function startEtcd(opts: { host?: string; fast?: boolean } = {}): P
       [bin, "--name", "kvcr-test", "--data-dir", dataDir, "--listen-client-urls", endpoint, "--advertise-client-urls", endpoint,
         "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", `kvcr-test=${peer}`,
         ...(opts.fast === false ? [] : ["--heartbeat-interval", "10", "--election-timeout", "100"]), "--log-level", "warn"],
-      { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? "" } },
+      { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
     );
     for (const s of [p.stdout, p.stderr]) {
       void (async () => {

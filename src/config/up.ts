@@ -6,9 +6,10 @@ import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
 import type { ConfigSections } from "./load.ts";
 import { kvcrOptions } from "./mocker.ts";
+import { commonOptions } from "./common.ts";
+import { loadConfig } from "./load.ts";
 import { defineOptions, type ConfigOf } from "./options.ts";
 import { ROUTER_MODES, routerTuningOptions } from "./router.ts";
-import type { commonOptions } from "./common.ts";
 
 export const ROLES = ["agent", "mockers", "frontend"] as const;
 export type StackRole = (typeof ROLES)[number];
@@ -106,4 +107,9 @@ export function upProblems(c: UpConfig): string[] {
     problems.push(`--max-slots: got ${c.maxSlots}, but this stack has ${ranks} CacheOwner slots (workers × dp); the agent would reject some`);
   }
   return problems;
+}
+
+/** `up`'s config from flags, validated as the command does (throws ConfigError); env defaults to none. */
+export function upConfigFrom(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): UpConfig {
+  return loadConfig({ ...upOptions, ...commonOptions }, { argv, env }, (c) => upProblems(c as UpConfig), { sections: STACK_SECTIONS }).config as UpConfig;
 }

@@ -116,7 +116,7 @@ export class EtcdClient {
 
   constructor(private readonly opts: EtcdClientOptions) {
     this.endpoints = [...opts.endpoints];
-    this.timeoutMs = opts.requestTimeoutMs ?? 3_000;
+    this.timeoutMs = opts.requestTimeoutMs ?? 5_000;
     this.status = { connected: true, endpoint: this.endpoints[0]!, failovers: 0, reconnects: 0 };
   }
 
@@ -150,8 +150,11 @@ export class EtcdClient {
       } catch {
         throw new KvcrError("ETCD_BAD_REPLY", `etcd ${endpoint}${path}: HTTP ${res.status}, reply is not JSON: ${text.slice(0, 200)}`);
       }
-      if (!res.ok || typeof doc.error === "string") {
-        throw new EtcdServerError(path, Number(doc.code ?? 0), String(doc.message ?? doc.error ?? `HTTP ${res.status}`));
+      // Unary errors come as {error: "…", code}; streaming ones (lease keepalive) as HTTP 200 with
+      // {error: {grpc_code, message}} — both are etcd's answer, never a reply to read fields from.
+      const streamError = typeof doc.error === "object" && doc.error !== null ? (doc.error as { grpc_code?: number; message?: string }) : undefined;
+      if (!res.ok || typeof doc.error === "string" || streamError) {
+        throw new EtcdServerError(path, Number(streamError?.grpc_code ?? doc.code ?? 0), String(streamError?.message ?? doc.message ?? doc.error ?? `HTTP ${res.status}`));
       }
       return doc as T;
     }

@@ -1,17 +1,13 @@
-// The etcd lease of one process (per TTL) and the records attached to it. The lease is kept alive
-// every TTL/3; while etcd is unreachable the process carries on, and when etcd answers again with
-// the lease gone (it lapsed), a new lease is granted and every record is put again on it — only
-// where the key is still free, so a record another process took over (last writer wins) stays theirs.
+// The etcd lease of one process (per TTL). It is kept alive every TTL/3; while etcd is unreachable
+// the process carries on, and when etcd answers again with the lease gone (it lapsed), a new lease
+// is granted and every record on it is put again (etcd-leased-record.ts says where).
 import { KvcrError } from "../lib/errors.ts";
-import { b64, EtcdServerError, type EtcdClient, type EtcdHeader, type TxnCompare, type TxnOp } from "./etcd-client.ts";
-import { encodeEnvelope, etcdKey } from "./etcd-record.ts";
-import { requireJson } from "./file-record.ts";
-import type { DiscoveryLogger, LeasedRecord, RecordOwner } from "./store.ts";
+import { EtcdServerError, type EtcdClient } from "./etcd-client.ts";
+import type { EtcdRecord } from "./etcd-leased-record.ts";
+import type { DiscoveryLogger } from "./store.ts";
 
-interface TxnReply {
-  header?: EtcdHeader;
-  succeeded?: boolean;
-}
+/** Wait before retrying a renewal that got no answer. */
+const RETRY_MS = 500;
 
 export interface LeaseDeps {
   client: EtcdClient;
@@ -26,6 +22,8 @@ export class EtcdLease {
   readonly records = new Set<EtcdRecord>();
   /** Records a re-put missed (etcd went away again mid-way): retried on the next tick. */
   private readonly unposted = new Set<EtcdRecord>();
+  /** Withdrawals etcd did not take (unreachable): retried on each tick, or gone with the revoke. */
+  private readonly unremoved = new Set<() => Promise<void>>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
   private tick: Promise<void> = Promise.resolve();
@@ -43,43 +41,70 @@ export class EtcdLease {
     this.schedule();
   }
 
-  private schedule(): void {
+  private schedule(renewed = true): void {
     if (this.closed) return;
     clearTimeout(this.timer);
-    // TTL/3 leaves two more chances before etcd drops the lease (as etcd's own clients do).
+    // TTL/3 leaves two more chances before etcd drops the lease (as etcd's own clients do); after
+    // a failed renewal the next try comes sooner, so a slow or blinking etcd does not cost the lease.
+    const periodMs = Math.max(100, Math.floor((this.ttlS * 1000) / 3));
     this.timer = setTimeout(() => {
-      this.tick = this.keepAlive().finally(() => this.schedule());
-    }, Math.max(100, Math.floor((this.ttlS * 1000) / 3)));
+      this.tick = this.keepAlive().then(
+        (ok) => this.schedule(ok),
+        () => this.schedule(false),
+      );
+    }, renewed ? periodMs : Math.min(periodMs, RETRY_MS));
   }
 
-  private async keepAlive(): Promise<void> {
-    if (this.closed) return;
+  /** One renewal; false when etcd gave no answer about the lease (retried soon). */
+  private async keepAlive(): Promise<boolean> {
+    if (this.closed) return true;
     let ttl: number;
     try {
       const reply = await this.deps.client.call<{ result?: { TTL?: string } }>("/v3/lease/keepalive", { ID: this.id });
-      ttl = Number(reply.result?.TTL ?? 0);
+      if (!reply.result) return false;
+      ttl = Number(reply.result.TTL ?? 0); // etcd leaves TTL out (0) for a lease it does not have
     } catch (err) {
-      if (!(err instanceof EtcdServerError)) return; // unreachable: marked on the client, retried next tick
+      // Only "lease not found" means the lease is gone; timeouts, leader changes and unreachable
+      // etcd are retried (re-granting then would orphan records still on the old lease).
+      if (!(err instanceof EtcdServerError && /lease not found/i.test(err.message))) return false;
       ttl = 0;
     }
-    if (this.closed) return;
+    if (this.closed) return true;
     if (ttl > 0) {
       this.expiresAtMs = Date.now() + ttl * 1000;
       if (this.unposted.size > 0) await this.repostAll([...this.unposted]);
-      return;
+      for (const remove of [...this.unremoved]) await remove().then(() => this.unremoved.delete(remove), () => {});
+      return true;
     }
-    // The lease lapsed while etcd was unreachable (or etcd lost it): grant anew and re-put.
-    this.deps.logger.warn(`discovery: etcd lease ${this.id} lapsed; granting a new one and putting ${this.records.size} record(s) again`);
-    try {
-      const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
-      if (!reply.ID) return;
-      this.id = reply.ID;
-      this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
-      this.deps.onRegrant();
-      await this.repostAll([...this.records]);
-    } catch (err) {
-      this.deps.logger.warn(`discovery: etcd lease re-grant failed, retrying: ${(err as Error).message}`);
-    }
+    return this.regrant(this.id);
+  }
+
+  private regranting: Promise<boolean> | undefined;
+
+  /**
+   * The lease `lapsedId` is gone (it lapsed while etcd was unreachable or too slow, or etcd lost
+   * it): grant a new one and put every record again on it. Concurrent callers share one grant; a
+   * caller holding an id already replaced just gets the new one. Re-puts run behind each record's
+   * pending writes (not awaited here, so a write that asked for the new lease is not waited on).
+   */
+  regrant(lapsedId: string): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (lapsedId !== this.id) return Promise.resolve(true);
+    return (this.regranting ??= (async () => {
+      this.deps.logger.warn(`discovery: etcd lease ${this.id} lapsed; granting a new one and putting ${this.records.size} record(s) again`);
+      try {
+        const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
+        if (!reply.ID) return false;
+        this.id = reply.ID;
+        this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
+        this.deps.onRegrant();
+        void this.repostAll([...this.records]);
+        return true;
+      } catch (err) {
+        this.deps.logger.warn(`discovery: etcd lease re-grant failed, retrying: ${(err as Error).message}`);
+        return false;
+      }
+    })().finally(() => (this.regranting = undefined)));
   }
 
   private async repostAll(records: readonly EtcdRecord[]): Promise<void> {
@@ -95,6 +120,11 @@ export class EtcdLease {
     );
   }
 
+  /** A withdrawal to finish once etcd answers again (until then the record lives on this lease). */
+  removeLater(remove: () => Promise<void>): void {
+    this.unremoved.add(remove);
+  }
+
   forget(record: EtcdRecord): void {
     this.records.delete(record);
     this.unposted.delete(record);
@@ -107,116 +137,5 @@ export class EtcdLease {
     clearTimeout(this.timer);
     await this.tick;
     if (this.id !== "0") await this.deps.client.call("/v3/lease/revoke", { ID: this.id }).catch(() => {});
-  }
-}
-
-export interface RecordDeps {
-  client: EtcdClient;
-  root: string;
-  owner: RecordOwner;
-  logger: DiscoveryLogger;
-  onWithdrawn(record: EtcdRecord): void;
-}
-
-/** One record this process owns; writes for it are serialised (a re-put never lands after a withdraw). */
-export class EtcdRecord implements LeasedRecord {
-  private valueJson: string;
-  private revision = 1;
-  /** etcd mod_revision of our last write: a withdraw deletes only that version. */
-  private modRevision = "0";
-  private withdrawn = false;
-  private chain: Promise<void> = Promise.resolve();
-  private readonly etcdKey: string;
-
-  constructor(
-    readonly key: string,
-    value: unknown,
-    private readonly lease: EtcdLease,
-    private readonly deps: RecordDeps,
-  ) {
-    this.valueJson = requireJson(key, value);
-    this.etcdKey = b64(etcdKey(deps.root, key));
-  }
-
-  get isWithdrawn(): boolean {
-    return this.withdrawn;
-  }
-
-  async start(): Promise<void> {
-    this.lease.records.add(this);
-    try {
-      await this.enqueue(() => this.write());
-    } catch (err) {
-      this.lease.forget(this);
-      throw err;
-    }
-  }
-
-  update(value: unknown): Promise<void> {
-    const valueJson = requireJson(this.key, value);
-    if (this.withdrawn) return Promise.reject(new KvcrError("DISCOVERY_WITHDRAWN", `discovery record ${this.key} was withdrawn; put it again`));
-    return this.enqueue(async () => {
-      if (this.withdrawn) return;
-      this.valueJson = valueJson;
-      this.revision += 1;
-      await this.write();
-    });
-  }
-
-  /** After a lease re-grant: put the record again on the new lease if its key is still free. */
-  repost(): Promise<void> {
-    return this.enqueue(async () => {
-      if (this.withdrawn) return;
-      const reply = await this.txn([{ key: this.etcdKey, target: "CREATE", create_revision: "0", result: "EQUAL" }], [this.putOp(false)]);
-      if (reply.succeeded) this.modRevision = reply.header?.revision ?? "0";
-      else this.deps.logger.warn(`discovery: ${this.key} was taken by another process while etcd was unreachable; not putting it again`);
-    });
-  }
-
-  withdraw(): Promise<void> {
-    if (this.withdrawn) return this.chain;
-    this.withdrawn = true;
-    return this.enqueue(async () => {
-      try {
-        if (this.modRevision === "0") return; // never written
-        // Mark, then delete that exact version: watchers read the mark in prev_kv ("removed"), and
-        // a record another process has put since (last writer wins) is left alone.
-        const marked = await this.txn([this.ours()], [this.putOp(true)]);
-        if (!marked.succeeded) return;
-        this.modRevision = marked.header?.revision ?? "0";
-        await this.txn([this.ours()], [{ request_delete_range: { key: this.etcdKey } }]);
-      } finally {
-        this.lease.forget(this);
-        this.deps.onWithdrawn(this);
-      }
-    });
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.withdraw();
-  }
-
-  private async write(): Promise<void> {
-    const reply = await this.deps.client.call<{ header?: EtcdHeader }>("/v3/kv/put", this.putOp(false).request_put);
-    this.modRevision = reply.header?.revision ?? "0";
-  }
-
-  private putOp(withdrawn: boolean): { request_put: { key: string; value: string; lease: string } } {
-    const value = encodeEnvelope({ owner: this.deps.owner, revision: this.revision, leaseTtlMs: this.lease.ttlS * 1000, withdrawn }, this.valueJson);
-    return { request_put: { key: this.etcdKey, value, lease: this.lease.id } };
-  }
-
-  private ours(): TxnCompare {
-    return { key: this.etcdKey, target: "MOD", mod_revision: this.modRevision, result: "EQUAL" };
-  }
-
-  private txn(compare: TxnCompare[], success: TxnOp[]): Promise<TxnReply> {
-    return this.deps.client.call<TxnReply>("/v3/kv/txn", { compare, success });
-  }
-
-  private enqueue(op: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(op);
-    this.chain = next.catch(() => {}); // one failed write must not block later ones
-    return next;
   }
 }

@@ -30,6 +30,34 @@ describe("etcd client helpers", () => {
   });
 });
 
+describe("etcd answers that are not a lapse (a fake gateway)", () => {
+  test("a keepalive answered with a stream error (timeout, leader change) keeps the lease: no re-grant, no re-put", async () => {
+    let grants = 0;
+    let keepalives = 0;
+    const warnings: string[] = [];
+    using gateway = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        const path = new URL(req.url).pathname;
+        const header = { cluster_id: "1", revision: "5" };
+        if (path === "/v3/lease/grant") return Response.json({ header, ID: String(++grants), TTL: "1" });
+        if (path === "/v3/lease/keepalive") {
+          keepalives++;
+          return Response.json({ error: { grpc_code: 14, http_code: 503, message: "etcdserver: request timed out", http_status: "Service Unavailable" } });
+        }
+        return Response.json({ header });
+      },
+    });
+    await using store = await openEtcdDiscoveryStore({ endpoints: `http://127.0.0.1:${gateway.port}`, leaseTtlMs: 1_000, logger: { warn: (m) => void warnings.push(m), debug: () => {} } });
+    await store.put(keys.worker("dynamo", "w"), 1);
+    await waitFor(() => keepalives >= 4, { what: "four keep-alive attempts", timeoutMs: 10_000 });
+    expect(grants).toBe(1);
+    expect(warnings.filter((w) => w.includes("lapsed"))).toEqual([]);
+    await expect(new EtcdClient({ endpoints: [`http://127.0.0.1:${gateway.port}`] }).call("/v3/lease/keepalive", { ID: "1" })).rejects.toThrow(/etcd \/v3\/lease\/keepalive: etcdserver: request timed out/);
+  });
+});
+
 const hasEtcd = etcdAvailable();
 
 describe.skipIf(!hasEtcd)("etcd backend", () => {
@@ -156,6 +184,23 @@ describe.skipIf(!hasEtcd)("etcd backend", () => {
     expect(log.summary()).toEqual(["put dynamo/workers/gone r1", "delete dynamo/workers/gone removed", "put dynamo/workers/new r1"]);
   }, 30_000);
 
+  test("a withdrawal made while etcd is unreachable is finished when it answers (removed, not kept alive)", async () => {
+    await using observer = await open();
+    const root = `x${ns}`;
+    using link = cutableProxy(etcd.endpoint);
+    await using a = await open({ root, endpoints: link.endpoint, requestTimeoutMs: 300 });
+    const log = eventLog();
+    await using _w = await observer.watch("dynamo/", log.listener);
+    const rec = await a.put(keys.worker("dynamo", "w"), 1);
+    await log.until(1);
+    link.cut();
+    await rec.withdraw(); // resolves: the removal waits for etcd
+    expect((await observer.list("dynamo/")).length).toBe(1);
+    link.restore();
+    await log.until(2, "the deferred removal");
+    expect(log.summary()).toEqual(["put dynamo/workers/w r1", "delete dynamo/workers/w removed"]);
+  }, 30_000);
+
   test("unreachable or malformed endpoints are refused at open, naming them", async () => {
     await expect(openEtcdDiscoveryStore({ endpoints: "http://127.0.0.1:1", requestTimeoutMs: 500, logger: quiet })).rejects.toThrow(/cannot reach etcd for discovery: etcd unreachable at http:\/\/127.0.0.1:1/);
     await expect(openEtcdDiscoveryStore({ endpoints: "nope" })).rejects.toThrow(/"nope" is not a URL/);
@@ -167,6 +212,18 @@ describe.skipIf(!hasEtcd)("etcd backend", () => {
     await a.put(keys.worker("dynamo", "w"), 1);
     expect((await a.list("dynamo/")).length).toBe(1);
     expect(a.status?.()).toMatchObject({ backend: "etcd", connected: true, endpoint: etcd.endpoint });
+  });
+
+  test("a put that finds its lease gone (lapsed under load) gets a new lease instead of failing; older records follow", async () => {
+    await using a = await open({ leaseTtlMs: 30_000 }); // no keep-alive tick during the test
+    const root = `x${ns}`;
+    await using b = await open({ root });
+    await a.put(keys.worker("dynamo", "w1"), 1);
+    const [entry] = await raw().call<{ kvs: { lease: string }[] }>("/v3/kv/range", { key: b64(`${root}/dynamo/workers/w1`) }).then((r) => r.kvs);
+    await raw().call("/v3/lease/revoke", { ID: entry?.lease });
+    await a.put(keys.worker("dynamo", "w2"), 2);
+    await waitFor(async () => (await b.list("dynamo/")).length === 2, { what: "w1 put back on the new lease", timeoutMs: 5_000 });
+    expect(a.status?.().leaseRegrants).toBe(1);
   });
 
   test("a lease lapsed during an outage is granted again and the records put back", async () => {

@@ -6,7 +6,8 @@ import { randomBytes } from "node:crypto";
 import { ConfigError, KvcrError } from "../lib/errors.ts";
 import { createLogger } from "../lib/logger.ts";
 import { EtcdClient, parseEndpoints } from "./etcd-client.ts";
-import { EtcdLease, EtcdRecord } from "./etcd-lease.ts";
+import { EtcdLease } from "./etcd-lease.ts";
+import { EtcdRecord } from "./etcd-leased-record.ts";
 import { ETCD_ROOT, toEntry } from "./etcd-record.ts";
 import { EtcdPrefixWatch, rangePrefix } from "./etcd-watch.ts";
 import { requireJson } from "./file-record.ts";
@@ -15,7 +16,8 @@ import type { DiscoveryEntry, DiscoveryListener, DiscoveryLogger, DiscoveryStatu
 
 export const ETCD_DISCOVERY_DEFAULTS = {
   leaseTtlMs: 10_000,
-  requestTimeoutMs: 3_000,
+  /** Per attempt; etcd on a busy machine (fsync behind other I/O) can take seconds to answer. */
+  requestTimeoutMs: 5_000,
   watchRetryMs: 250,
 } as const;
 

@@ -2,12 +2,12 @@
 // workers under kvcr/{namespace}/…, keeps serving through an etcd restart (/health and /metrics say
 // so), and withdraws everything on SIGTERM. Proves the fetch-based client works without node_modules.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { eventLog } from "../../src/discovery/discovery-store.suite.ts";
 import { openEtcdDiscoveryStore } from "../../src/discovery/etcd-store.ts";
 import { keys } from "../../src/discovery/keys.ts";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../etcd.ts";
-import { REPO_ROOT, runCli, tempDir, waitFor, withTimeout } from "../harness.ts";
+import { runCli, tempDir, waitFor, withTimeout } from "../harness.ts";
+import { compiledBinary } from "./compiled.ts";
 
 const hasEtcd = etcdAvailable();
 const quiet = { warn: () => {}, debug: () => {} };
@@ -19,9 +19,7 @@ describe.skipIf(!hasEtcd)("compiled binary with --discovery-backend etcd", () =>
 
   beforeAll(async () => {
     dir = tempDir("kvcr-bin-etcd-");
-    bin = join(dir.path, "kvcr-mock");
-    const build = Bun.spawnSync([process.execPath, join(REPO_ROOT, "scripts/build.ts"), bin], { stdout: "pipe", stderr: "pipe" });
-    if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+    bin = await compiledBinary();
     etcd = await startEtcd();
   }, 120_000);
   afterAll(async () => {

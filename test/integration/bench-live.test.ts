@@ -55,7 +55,8 @@ describe("bench against a server with known delays", () => {
     expect(r.median_ttft_ms!).toBeLessThan(trueTtft + 5);
     expect(Math.abs(r.median_itl_ms! - trueItl)).toBeLessThan(3);
     // TPOT = (E2E − TTFT) / (tokens − 1); E2E ends at [DONE], one more server gap after the 6th token.
-    expect(Math.abs(r.median_tpot_ms! - (6 * trueItl) / 5)).toBeLessThan(3);
+    // Looser than ITL: the model uses the median gap, and one late gap of a request moves its TPOT.
+    expect(Math.abs(r.median_tpot_ms! - (6 * trueItl) / 5)).toBeLessThan(10);
     expect(r.median_e2el_ms! - r.median_ttft_ms!).toBeGreaterThanOrEqual(5 * 25 - 1);
     expect(r.prefix_cache_reuse_ratio).toBeCloseTo(32 / 40, 6);
     for (const k of ["p50_ttft_ms", "p90_itl_ms", "p99_tpot_ms", "p99_e2el_ms", "std_ttft_ms", "mean_itl_ms"]) expect(typeof (r as Record<string, unknown>)[k]).toBe("number");

@@ -31,6 +31,9 @@ describe("bench --compare-router-modes on our stack", () => {
       ["kv", 40, 0, 40 * 80],
       ["round-robin", 40, 0, 40 * 80],
     ]);
+    // Our frontend names the serving worker in x-kvcr-worker: every request is counted once.
+    for (const run of doc.runs as unknown as { per_worker: Record<string, number> }[]) expect(Object.values(run.per_worker).reduce((a, b) => a + b, 0)).toBe(40);
+    expect(Object.keys((doc.runs[1] as unknown as { per_worker: Record<string, number> }).per_worker).length).toBe(2);
     const [k, rrRun] = doc.runs;
     // kv: after the first request of each prefix, every prompt finds its prefix (4 of 5 blocks).
     expect(k!.prefix_cache_reuse_ratio).toBeGreaterThan(0.7);

@@ -107,6 +107,18 @@ describe("kvcr-mock up", () => {
     expect(r.stderr).not.toContain("mocker-0 |");
   }, 30_000);
 
+  test("SIGINT during start-up abandons it: what started is stopped, exit 0", async () => {
+    const args = stackArgs(["--agent-ready-timeout", "60"]).map((a) => (a.startsWith(FAKE) && a.includes("argv-file") ? `${a} --never-ready` : a));
+    const child = up(args);
+    cleanups.push(async () => void (await child[Symbol.asyncDispose]()));
+    await child.readErrLine((l) => l.startsWith("agent    | fake role serving on"), 15_000);
+    const agent = JSON.parse(readFileSync(join(dir.path, "agent.json"), "utf8")) as { pid: number };
+    child.proc.kill("SIGINT");
+    expect(await child.proc.exited).toBe(0);
+    expect(child.stderrText()).toContain("SIGINT: start-up abandoned, stack stopped");
+    await allGone([agent.pid]);
+  }, 30_000);
+
   test("a mocker killed after readiness stops the whole stack; up exits 1 naming it", async () => {
     const { child, state } = await started(stackArgs(["--no-kv-state-agent"]));
     const mocker = state.processes.find((p) => p.name === "mocker-0")!;
@@ -149,6 +161,19 @@ describe("kvcr-mock up", () => {
     const intents = await store.list(keys.kindPrefix("dynamo", "intent"));
     expect(intents.map((e) => (e.value as { cache_owner_id: string }).cache_owner_id.slice(-2)).sort()).toEqual(["10", "11"]);
   }, 60_000);
+
+  test("--roles mockers refuses a cache-slot range that overlaps intents already in discovery, naming both owners", async () => {
+    const args = stackArgs(["--roles", "mockers", "--cache-slot-base", "4"]);
+    await using store = await openFileDiscoveryStore({ dir: join(dir.path, "discovery") });
+    await store.put(keys.agent("dynamo", "agent-1"), { agent_id: "agent-1", http_url: "http://127.0.0.1:1", router_events_endpoint: "tcp://127.0.0.1:2", max_slots: 64 });
+    const owner = `${"a".repeat(32)}:${"b".repeat(32)}/${"c".repeat(16)}/${"0".repeat(31)}5`;
+    const intent = { cache_owner_id: owner, worker_id: "other-host-worker", dp_rank: 0, block_size: 64, ingress_protocol: "vllm_residency_v1", raw_endpoint: "tcp://10.0.0.2:5557", raw_topic: "kvcr-0123456789abcdef", kv_state_endpoint: "dynamo/kv_state_agent/slot", incarnation: 1 };
+    await store.put(keys.intent("dynamo", owner, "other-host-worker"), intent);
+    const r = await runCli(["up", ...args], { timeoutMs: 30_000 });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`CacheOwner slots 4–5 of this stack overlap ones already in discovery (namespace dynamo): slot 5 is attached by worker other-host-worker rank 0 (pid ${process.pid}) and would be owned by this up's mocker-0. Choose another --cache-slot-base.`);
+    expect(r.stderr).not.toContain("mocker-0 |");
+  }, 30_000);
 
   test("--roles mockers without an agent record fails after --agent-ready-timeout, naming the namespace", async () => {
     const r = await runCli(["up", ...stackArgs(["--roles", "mockers", "--agent-ready-timeout", "0.5", "--namespace", "lonely"])], { timeoutMs: 30_000 });

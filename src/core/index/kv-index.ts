@@ -8,6 +8,11 @@
 //     candidates the per-candidate lookups were the whole cost of a decision, bench/router-decision.ts).
 import type { KvTier } from "../kv/kv-events.ts";
 import { SPLIT, splitU64, U64Map, wordsOf } from "../kv/u64-map.ts";
+import { mix32 } from "../random/rng.ts";
+
+/** Two independent 32-bit weights per source: a holder list's sums of them fingerprint its set. */
+const weightA = (s: number) => mix32(s * 2 + 1);
+const weightB = (s: number) => mix32(s * 2 + 2) ^ 0x5bd1e995;
 
 /** Index tiers: the engine's two plus disk, which other publishers (and agents) report (SPEC §5). */
 export type IndexTier = KvTier | "disk";
@@ -24,6 +29,9 @@ class TierIndex {
   readonly bySource = new Map<number, U64Map>();
   readonly holders = new U64Map();
   readonly lists: number[][] = [];
+  /** Per list: sums (mod 2^32) of its members' two weights, kept with the list (set fingerprints). */
+  readonly fpA: number[] = [];
+  readonly fpB: number[] = [];
   private readonly freeLists: number[] = [];
   total = 0;
   /** Blocks per source, dense by source id (footprints without a map lookup). */
@@ -42,9 +50,13 @@ class TierIndex {
     let id = this.holders.get(w0, w1);
     if (id === -1) {
       id = this.freeLists.pop() ?? this.lists.push([]) - 1;
+      this.fpA[id] = 0;
+      this.fpB[id] = 0;
       this.holders.set(w0, w1, id);
     }
     this.lists[id]!.push(source);
+    this.fpA[id] = (this.fpA[id]! + weightA(source)) >>> 0;
+    this.fpB[id] = (this.fpB[id]! + weightB(source)) >>> 0;
   }
 
   /** False when the source did not hold the block. */
@@ -74,6 +86,8 @@ class TierIndex {
     if (at === -1) return;
     list[at] = list[list.length - 1]!;
     list.pop();
+    this.fpA[id] = (this.fpA[id]! - weightA(source)) >>> 0;
+    this.fpB[id] = (this.fpB[id]! - weightB(source)) >>> 0;
     if (list.length === 0) {
       this.holders.delete(w0, w1);
       this.freeLists.push(id);
@@ -93,6 +107,12 @@ export class KvIndex {
   private hst = new Int32Array(64);
   private dsk = new Int32Array(64);
   private touched: number[] = [];
+  private walk = new Int32Array(64);
+  private mark = new Int32Array(64);
+  // Each source's two fingerprint weights, cached (weightA/weightB of its id).
+  private wA = Uint32Array.from({ length: 64 }, (_, s) => weightA(s));
+  private wB = Uint32Array.from({ length: 64 }, (_, s) => weightB(s));
+  private stamp = 0;
 
   apply(source: number, event: IndexEvent): void {
     if (event.kind === "cleared") {
@@ -155,24 +175,52 @@ export class KvIndex {
     const touched = this.touched;
     touched.length = 0;
     const dev = this.dev;
-    // Device: a holder of block i extends its prefix only if it held blocks 0..i-1.
+    // Device: the sources still matching (the holders of blocks 0..i-1) go on while they hold block
+    // i. When block i's holder set equals that active set (same size and fingerprint: the common
+    // case, a shared prefix held by the same sources) nobody drops out and no source is touched;
+    // otherwise the active set is intersected and the ones that drop out get their depth.
     const dt = this.tiers.device;
-    if (dt.total > 0) {
-      for (let i = 0; i < count; i++) {
+    const id0 = dt.total > 0 ? dt.holders.get(words[0]!, words[1]!) : -1;
+    if (id0 !== -1) {
+      const active = this.walk;
+      const first = dt.lists[id0]!;
+      let n0 = first.length;
+      for (let k = 0; k < n0; k++) {
+        active[k] = first[k]!;
+        touched.push(first[k]!);
+      }
+      let fpA = dt.fpA[id0]!;
+      let fpB = dt.fpB[id0]!;
+      let depth = 1;
+      const mark = this.mark;
+      const wA = this.wA;
+      const wB = this.wB;
+      for (let i = 1; i < count && n0 > 0; i++) {
         const id = dt.holders.get(words[2 * i]!, words[2 * i + 1]!);
         if (id === -1) break;
         const list = dt.lists[id]!;
-        let advanced = 0;
-        for (let k = 0; k < list.length; k++) {
-          const s = list[k]!;
-          if (dev[s] === i) {
-            if (i === 0) touched.push(s);
-            dev[s] = i + 1;
-            advanced++;
-          }
+        if (list.length === n0 && dt.fpA[id] === fpA && dt.fpB[id] === fpB) {
+          depth = i + 1;
+          continue;
         }
-        if (advanced === 0) break;
+        const stamp = (this.stamp = (this.stamp + 1) & 0x7fffffff || 1);
+        for (let k = 0; k < list.length; k++) mark[list[k]!] = stamp;
+        let kept = 0;
+        for (let a = 0; a < n0; a++) {
+          const s = active[a]!;
+          if (mark[s] === stamp) active[kept++] = s;
+          else dev[s] = depth;
+        }
+        n0 = kept;
+        fpA = 0;
+        fpB = 0;
+        for (let a = 0; a < kept; a++) {
+          fpA = (fpA + wA[active[a]!]!) >>> 0;
+          fpB = (fpB + wB[active[a]!]!) >>> 0;
+        }
+        if (kept > 0) depth = i + 1;
       }
+      for (let a = 0; a < n0; a++) dev[active[a]!] = depth;
     }
     const hst = this.hst;
     const dsk = this.dsk;
@@ -219,6 +267,19 @@ export class KvIndex {
     this.dev = grow(this.dev);
     this.hst = grow(this.hst);
     this.dsk = grow(this.dsk);
+    this.mark = grow(this.mark);
+    this.walk = grow(this.walk);
+    const from = this.wA.length;
+    const wA = new Uint32Array(size);
+    const wB = new Uint32Array(size);
+    wA.set(this.wA);
+    wB.set(this.wB);
+    for (let s = from; s < size; s++) {
+      wA[s] = weightA(s);
+      wB[s] = weightB(s);
+    }
+    this.wA = wA;
+    this.wB = wB;
   }
 
   /**

@@ -164,33 +164,34 @@ export class Router {
     const index = this.index!;
     const n = this.sources.length;
     const full = q.seqHashes.length;
-    const pick = this.pick;
-    const pickSources = this.pickSources;
-    pick.length = 0;
-    pickSources.length = 0;
+    // Candidates below the busy threshold; all of them when there is none or nobody is below it.
+    let pick: number[] | undefined;
+    let pickSources: readonly number[] = this.sources;
     const threshold = this.busyThreshold;
     if (threshold !== undefined) {
+      pick = this.pick;
+      const ps = this.pickSources;
+      pick.length = 0;
+      ps.length = 0;
       for (let s = 0; s < n; s++) {
         if (this.active[s]! <= threshold * this.capacity[s]!) {
           pick.push(s);
-          pickSources.push(this.sources[s]!);
+          ps.push(this.sources[s]!);
         }
       }
+      if (pick.length === 0) pick = undefined;
+      else pickSources = ps;
     }
-    if (pick.length === 0) {
-      for (let s = 0; s < n; s++) {
-        pick.push(s);
-        pickSources.push(this.sources[s]!);
-      }
-    }
-    const m = pick.length;
+    const m = pickSources.length;
     const device = this.device;
+    const weights = this.weights;
     index.overlaps(q.seqHashes, full, pickSources, device, this.host, this.disk);
     for (let i = 0; i < m; i++) {
-      this.costs[i] = kvCost(q.promptBlocks, device[i]!, this.host[i]!, this.active[pick[i]!]!, this.prefillLoadScale, this.disk[i]!, this.weights);
+      const slot = pick === undefined ? i : pick[i]!;
+      this.costs[i] = kvCost(q.promptBlocks, device[i]!, this.host[i]!, this.active[slot]!, this.prefillLoadScale, this.disk[i]!, weights);
       this.footprints[i] = index.footprint(pickSources[i]!);
     }
     const i = selectByCost(this.costs, this.footprints, m, this.rng, this.temperature);
-    return [pick[i]!, { source: pickSources[i]!, cost: this.costs[i]!, deviceOverlap: device[i]!, hostOverlap: this.host[i]!, diskOverlap: this.disk[i]! }];
+    return [pick === undefined ? i : pick[i]!, { source: pickSources[i]!, cost: this.costs[i]!, deviceOverlap: device[i]!, hostOverlap: this.host[i]!, diskOverlap: this.disk[i]! }];
   }
 }

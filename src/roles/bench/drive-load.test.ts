@@ -61,5 +61,15 @@ describe("driveLoad", () => {
     stop.abort();
     const s = await driveLoad({ workload: w, arrival: { kind: "rate", requestsPerSecond: 10 }, seed: 0, warmupRequests: 0 }, { ...fake(1).deps, stop: stop.signal });
     expect(s.records.length).toBe(0);
+    // A stop during a long wait for the next arrival ends the wait at once.
+    const later = new AbortController();
+    const slow = fake(1);
+    let slept = 0;
+    const w2 = [req(0), req(3_600_000)];
+    const t = await driveLoad(
+      { workload: w2, arrival: { kind: "trace", speedupRatio: 1 }, seed: 0, warmupRequests: 0 },
+      { ...slow.deps, sleep: () => new Promise<void>((resolve) => void (slept++, later.abort(), setTimeout(resolve, 60_000).unref())), stop: later.signal },
+    );
+    expect([t.records.length, slept, t.cutShort]).toEqual([1, 1, true]);
   });
 });

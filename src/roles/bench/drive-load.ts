@@ -78,9 +78,11 @@ export async function driveLoad(plan: LoadPlan, deps: LoadDeps): Promise<LoadRes
     const times = arrivalTimesMs(plan.workload, plan.arrival, createRng(plan.seed))!;
     const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => times[a]! - times[b]! || a - b);
     const running: Promise<void>[] = [];
+    // Ctrl-C ends a wait for the next arrival at once (trace gaps can be minutes long).
+    const stopped = new Promise<void>((resolve) => (deps.stop?.aborted ? resolve() : deps.stop?.addEventListener("abort", () => resolve(), { once: true })));
     for (const i of order) {
       const wait = startMs + times[i]! - deps.now();
-      if (wait > 0) await deps.sleep(wait);
+      if (wait > 0) await Promise.race([deps.sleep(wait), stopped]);
       if (expired() || (plan.durationMs !== undefined && times[i]! >= plan.durationMs)) {
         cutShort = true;
         break;

@@ -68,7 +68,7 @@ export function formatSideBySide(results: readonly BenchResult[], percentiles: r
     for (const q of percentiles) rows.push([`p${q} ${short} (ms)`, (r) => num(r, percentileKey(q, m)).toFixed(2)]);
   }
   rows.push(["errors", (r) => Object.entries(r.error_breakdown).map(([k, v]) => `${k}:${v}`).join(" ") || "-"]);
-  rows.push(["per worker", (r) => (Object.keys(r.per_worker).length > 0 ? spread(r.per_worker) : "-")]);
+  rows.push(["per worker", (r) => (Object.keys(r.per_worker).length > 0 ? spread(r.per_worker, 0) : "-")]);
   return table(["", ...results.map((r, i) => r.label ?? `run ${i + 1}`)], rows.map(([label, f]) => [label, ...results.map(f)]));
 }
 
@@ -93,10 +93,10 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n") + "\n";
 }
 
-/** Few workers: every count; many: min / mean / max. */
-function spread(perWorker: Record<string, number>): string {
+/** Up to `listed` workers: every count; more: min / mean / max (columns stay narrow side by side). */
+function spread(perWorker: Record<string, number>, listed = 8): string {
   const entries = Object.entries(perWorker);
-  if (entries.length <= 8) return entries.map(([w, n]) => `${w}:${n}`).join(" ");
+  if (entries.length <= listed) return entries.map(([w, n]) => `${w}:${n}`).join(" ");
   const counts = entries.map(([, n]) => n);
   const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
   return `${entries.length} workers, min ${Math.min(...counts)} / mean ${mean.toFixed(1)} / max ${Math.max(...counts)}`;

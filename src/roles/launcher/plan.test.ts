@@ -4,7 +4,7 @@ import { loadConfig } from "../../config/load.ts";
 import { agentOptions } from "../../config/agent.ts";
 import { frontendOptions } from "../../config/frontend.ts";
 import { mockerOptions } from "../../config/mocker.ts";
-import { upOptions, upProblems, type UpConfig } from "../../config/up.ts";
+import { upConfigFrom, upOptions, upProblems, type UpConfig } from "../../config/up.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { thrownBy } from "../../../test/harness.ts";
 import { plan, type PlanContext } from "./plan.ts";
@@ -59,14 +59,14 @@ describe("plan", () => {
     expect(p.agentUrl).toBeUndefined();
   });
 
-  test("--roles mockers waits for the agent's record instead of starting one; --roles agent,frontend gates on the model only", () => {
+  test("--roles mockers waits for the agent's record instead of starting one; --roles agent,frontend gates the frontend on /live", () => {
     const m = plan(up("--roles=mockers", "--cache-slot-base=8"), ctx());
     expect(m.processes.map((s) => s.name)).toEqual(["mocker-0"]);
     expect(m.awaitAgentRecord).toBe(true);
     expect(mockerConfigOf(m.processes[0]!.argv).kvStateAgentCacheSlot).toBe(8);
     const af = plan(up("--roles=agent,frontend"), ctx(0));
     expect(af.processes.map((s) => s.name)).toEqual(["agent", "frontend"]);
-    expect(af.processes[1]!.readiness).toMatchObject({ workers: 0 });
+    expect(af.processes[1]!.readiness).toEqual({ kind: "ok", url: "http://127.0.0.1:8000/live" });
   });
 
   test("external commands: placeholders filled and shell-quoted, run by exec under /bin/sh", () => {
@@ -93,4 +93,9 @@ describe("upProblems", () => {
     expect(problems("--num-host-blocks", "0")).toEqual(["--num-host-blocks: state-agent mode reports a host tier (G2), give a count > 0 (or --no-kv-state-agent)"]);
     expect(problems("--max-slots", "1")).toEqual(["--max-slots: got 1, but this stack has 2 CacheOwner slots (workers × dp); the agent would reject some"]);
   });
+});
+
+test("upConfigFrom: flags validated as `kvcr-mock up` does", () => {
+  expect(upConfigFrom(["--mocker-processes", "3"]).mockerProcesses).toBe(3);
+  expect(thrownBy(ConfigError, () => upConfigFrom(["--roles", "x"])).problems).toEqual(['--roles: got "x", expected a comma-separated list of agent, mockers, frontend']);
 });

@@ -158,8 +158,10 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
       external: config.frontendCmd !== undefined,
       url: frontendUrl,
       ports: { http: ctx.ports.frontend },
-      // Without local mockers the workers live on other hosts: only the model list is awaited.
-      readiness: { kind: "frontend", modelsUrl: `${frontendUrl}/v1/models`, healthUrl: `${frontendUrl}/health`, model: config.modelName, workers: roles.has("mockers") ? totalWorkers : 0 },
+      // Without local mockers the workers join from other hosts, maybe later: the frontend is ready when it serves.
+      readiness: roles.has("mockers")
+        ? { kind: "frontend", modelsUrl: `${frontendUrl}/v1/models`, healthUrl: `${frontendUrl}/health`, model: config.modelName, workers: totalWorkers }
+        : { kind: "ok", url: `${frontendUrl}/live` },
       readyTimeoutS: config.readyTimeout,
     });
   }

@@ -68,7 +68,7 @@ function summary(stack: StackHandle, config: UpConfig, stateFile: string | undef
       : `/v1/generate /health /metrics; raw KV events: ${rawText(p.rawEndpoints)}`;
     lines.push(`  ${p.name.padEnd(width)} ${p.url}  pid ${p.pid}${p.external ? " (external)" : ""}  ${what}`);
   }
-  lines.push(`  ${"discovery".padEnd(width)} ${config.discoveryBackend} ${stack.discoveryDir}`);
+  lines.push(`  ${"discovery".padEnd(width)} ${config.discoveryBackend} ${config.discoveryBackend === "etcd" ? config.etcdEndpoints : stack.discoveryDir}`);
   if (stateFile) lines.push(`  ${"state".padEnd(width)} ${stateFile}`);
   if (stack.frontendUrl) {
     const body = JSON.stringify({ model: config.modelName, messages: [{ role: "user", content: "Hello!" }], max_tokens: 16 });
