@@ -2,7 +2,7 @@
 // start-up (exit 1; a bad --static-sources file exits 2) or a crash (exit 1); every path withdraws
 // the agent's records first.
 import { agentOptions, agentProblems } from "../config/agent.ts";
-import { serveRole, untilCrash, untilSignal } from "../lib/role.ts";
+import { serveRole, untilCrash, untilStopSignal } from "../lib/role.ts";
 import { start } from "../roles/agent/start.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -12,10 +12,7 @@ export const agentCommand = defineRoleCommand({
   options: agentOptions,
   refine: agentProblems,
   async run(config, { logger }) {
-    const signal = untilSignal((sig) => logger.warn(`${sig} again: already shutting down`)).then((sig) => {
-      logger.info(`${sig}: shutting down`);
-      return 0;
-    });
+    const signal = untilStopSignal(logger);
     const role = await start(config, { logger });
     return serveRole(role, { name: "agent", logger, stops: [signal, untilCrash(logger)] });
   },

@@ -1,7 +1,7 @@
 // `kvcr-mock frontend`: the OpenAI-compatible HTTP frontend with its KV-aware router (SPEC §6).
 // Runs until SIGINT/SIGTERM (exit 0), a failed start-up (exit 1) or a crash (exit 1).
 import { frontendOptions, frontendProblems } from "../config/frontend.ts";
-import { serveRole, untilCrash, untilSignal } from "../lib/role.ts";
+import { serveRole, untilCrash, untilStopSignal } from "../lib/role.ts";
 import { startFrontend } from "../roles/frontend/start.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -11,10 +11,7 @@ export const frontendCommand = defineRoleCommand({
   options: frontendOptions,
   refine: frontendProblems,
   async run(config, { logger }) {
-    const signal = untilSignal((sig) => logger.warn(`${sig} again: already shutting down`)).then((sig) => {
-      logger.info(`${sig}: shutting down`);
-      return 0;
-    });
+    const signal = untilStopSignal(logger);
     const frontend = await startFrontend(config, { logger });
     return serveRole(frontend, { name: "frontend", logger, stops: [signal, untilCrash(logger)] });
   },

@@ -2,7 +2,7 @@
 // (exit 0), a failed start-up (exit 1) or a crash (exit 1); every path withdraws the process's
 // intents and records first.
 import { mockerOptions, extraEngineArgsOverlay, mockerProblems } from "../config/mocker.ts";
-import { serveRole, untilCrash, untilSignal } from "../lib/role.ts";
+import { serveRole, untilCrash, untilStopSignal } from "../lib/role.ts";
 import { startMocker } from "../roles/mocker/index.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -13,10 +13,7 @@ export const mockerCommand = defineRoleCommand({
   refine: mockerProblems,
   overlay: (config, problems) => extraEngineArgsOverlay(config, problems),
   async run(config, { logger, env }) {
-    const signal = untilSignal((sig) => logger.warn(`${sig} again: already shutting down (withdrawing records first)`)).then((sig) => {
-      logger.info(`${sig}: shutting down`);
-      return 0;
-    });
+    const signal = untilStopSignal(logger, " (withdrawing records first)");
     const mocker = await startMocker(config, { logger, env });
     return serveRole(mocker, { name: "mocker", logger, stops: [signal, untilCrash(logger)] });
   },

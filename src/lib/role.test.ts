@@ -16,6 +16,16 @@ test("untilSignal resolves on the first signal and keeps later ones from killing
   expect(child.proc.exitCode).toBeNull(); // still alive after three signals
 });
 
+test("untilStopSignal logs the first signal, resolves 0, and names a repeat with its note", async () => {
+  await using child = spawnBun(join(REPO_ROOT, "test/fixtures/stop-signal-child.ts"));
+  await child.readLine((l) => l === "ready");
+  child.proc.kill("SIGTERM");
+  await child.readLine((l) => l === "info: SIGTERM: shutting down");
+  await child.readLine((l) => l === "code 0");
+  child.proc.kill("SIGINT");
+  await child.readLine((l) => l === "warn: SIGINT again: already shutting down (note)");
+});
+
 function fakeRole(ready: Promise<void>) {
   let closes = 0;
   const close = async () => void closes++;

@@ -33,6 +33,17 @@ export function untilSignal(onRepeat: (sig: NodeJS.Signals) => void = () => {}, 
   });
 }
 
+/**
+ * A serving role's stop source: exit code 0 on the first SIGINT/SIGTERM (logged as
+ * "SIG…: shutting down"); a repeat is logged as "SIG… again: already shutting down" plus `note`.
+ */
+export function untilStopSignal(logger: Logger, note = ""): Promise<0> {
+  return untilSignal((sig) => logger.warn(`${sig} again: already shutting down${note}`)).then((sig) => {
+    logger.info(`${sig}: shutting down`);
+    return 0 as const;
+  });
+}
+
 /** How `kvcr-mock up` tells a child that its stdin is a lifeline (value `stdin`). */
 export const LIFELINE_ENV = "KVCR_LIFELINE";
 
