@@ -1,6 +1,6 @@
 // Direct mode (SPEC §3, §6.1): one router-event stream per worker, relaying its ranks' engine events
 // as {source (worker id, dp rank), tier, kind, blocks [{seq_hash, local_hash}], parent_hash} on a
-// PUB, frames [topic, cursor u64 BE, payload]; the cursor starts at 1 and grows by 1 per batch.
+// PUB (framing, cursor and per-tick batching: src/roles/router-event-pub.ts).
 //
 // Batching: ranks step independently on the live loop, so events are queued per call and sent as
 // ONE batch per worker at the end of the current tick (a microtask): every rank that stepped in
@@ -10,13 +10,13 @@
 // Removals: engine removed events carry only sequence hashes; each rank's LocalHashIndex (filled
 // by stored events, per tier) supplies the local hashes. A removal of a block never stored is
 // counted and left out (the router cannot have indexed it from this stream either).
-import { endOfTick } from "../../lib/end-of-tick.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
-import { encodeRouterEvents, type RouterBlock, type RouterEvent } from "../../protocol/router-events.ts";
+import type { RouterBlock } from "../../protocol/router-events.ts";
 import { PubSocket } from "../../transport/zmtp/index.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";
+import { RouterEventPub } from "../router-event-pub.ts";
 import { bindOrClose } from "./bind.ts";
 import { LocalHashIndex } from "./local-hash-index.ts";
 import { RAW_SEND_HWM } from "./rank-publisher.ts";
@@ -67,26 +67,17 @@ interface RankState {
   readonly outlet: RelayOutlet;
 }
 
-// One microtask flushes every relay that queued events during the current tick.
-const flushAtTickEnd = endOfTick((r: RouterEventRelay) => r.flush());
-
 export class RouterEventRelay {
   readonly endpoint: string;
   readonly port: number;
   readonly topic: string;
   readonly workerId: string;
-  private readonly pub: PubSocket;
+  private readonly out: RouterEventPub;
   private readonly ranks: RankState[];
   private readonly logger: Logger;
-  private readonly frames: Uint8Array[];
-  private readonly cursorView: DataView;
-  private pending: RouterEvent[] = [];
-  private isScheduled = false;
-  private cursor = 1;
-  private events = 0;
   private unknownRemovals = 0;
+  /** Engine events translate() could not relay (encode failures are counted by `out`). */
   private invalidEvents = 0;
-  private closed = false;
 
   constructor(opts: RouterEventRelayOptions) {
     if (opts.workerId === "") throw new KvcrError("RELAY_INVALID", "router event relay: workerId must not be empty");
@@ -101,11 +92,9 @@ export class RouterEventRelay {
       index: new LocalHashIndex(),
       outlet: new RelayOutlet(this, dpRank),
     }));
-    const cursorFrame = new Uint8Array(8);
-    this.cursorView = new DataView(cursorFrame.buffer);
-    this.frames = [new TextEncoder().encode(this.topic), cursorFrame, new Uint8Array(0)];
-    this.pub = new PubSocket({ logger: opts.logger, sendHighWaterMark: opts.sendHighWaterMark ?? RAW_SEND_HWM });
-    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.pub, opts.host, opts.port ?? 0, opts.ports));
+    const pub = new PubSocket({ logger: opts.logger, sendHighWaterMark: opts.sendHighWaterMark ?? RAW_SEND_HWM });
+    ({ endpoint: this.endpoint, port: this.port } = bindOrClose(pub, opts.host, opts.port ?? 0, opts.ports));
+    this.out = new RouterEventPub(pub, this.topic, opts.logger, `router events ${opts.workerId}`);
   }
 
   /** The outlet of rank `dpRank` (one object per rank, made once). */
@@ -117,66 +106,40 @@ export class RouterEventRelay {
 
   /** Queues one step's events of `dpRank`; they go out with this tick's batch (or on flush()). */
   publish(dpRank: number, events: readonly KvEvent[]): void {
-    if (events.length === 0 || this.closed) return;
+    if (events.length === 0 || this.out.isClosed) return;
     const rank = this.ranks[dpRank];
     if (!rank) throw new KvcrError("RELAY_INVALID", `router event relay ${this.workerId}: no rank ${dpRank} (ranks 0..${this.ranks.length - 1})`);
     for (let i = 0; i < events.length; i++) this.translate(rank, events[i]!);
-    if (this.pending.length > 0 && !this.isScheduled) {
-      this.isScheduled = true;
-      flushAtTickEnd(this);
-    }
   }
 
   /** Sends the queued events as one batch now (nothing when none are queued). */
   flush(): void {
-    this.isScheduled = false;
-    const events = this.pending;
-    if (events.length === 0 || this.closed) return;
-    this.pending = [];
-    let payload: Uint8Array;
-    try {
-      payload = encodeRouterEvents(events);
-    } catch (e) {
-      // Unreachable with events built by translate(); kept so a bug costs one batch, not the process.
-      this.invalidEvents += events.length;
-      this.logger.error(`router events ${this.workerId}: dropping a batch of ${events.length} event(s) that cannot be encoded: ${(e as Error).message}`);
-      return;
-    }
-    const cursor = this.cursor++;
-    this.cursorView.setUint32(0, Math.floor(cursor / 0x1_0000_0000));
-    this.cursorView.setUint32(4, cursor >>> 0);
-    this.frames[2] = payload;
-    this.pub.send(this.frames);
-    this.frames[2] = EMPTY;
-    this.events += events.length;
+    this.out.flush();
   }
 
   subscriberCount(): number {
-    return this.pub.subscriberCount(this.frames[0]!);
+    return this.out.subscriberCount();
   }
 
   /** Cursor the next batch will carry. */
   get nextCursor(): number {
-    return this.cursor;
+    return this.out.cursor + 1;
   }
 
   stats(): RouterEventRelayStats {
     return {
-      batchesPublished: this.cursor - 1,
-      eventsPublished: this.events,
-      batchesDroppedByHwm: this.pub.stats().messagesDropped,
+      batchesPublished: this.out.cursor,
+      eventsPublished: this.out.eventsPublished,
+      batchesDroppedByHwm: this.out.droppedByHwm(),
       unknownRemovals: this.unknownRemovals,
-      invalidEvents: this.invalidEvents,
+      invalidEvents: this.invalidEvents + this.out.encodeErrors,
       subscribers: this.subscriberCount(),
     };
   }
 
   /** Sends what is queued, then closes the PUB; later publish() calls do nothing. */
   close(): void {
-    if (this.closed) return;
-    this.flush();
-    this.closed = true;
-    this.pub.close();
+    this.out.close();
   }
 
   [Symbol.dispose](): void {
@@ -196,7 +159,7 @@ export class RouterEventRelay {
         const blocks = new Array<RouterBlock>(seq.length);
         for (let i = 0; i < seq.length; i++) blocks[i] = { seqHash: seq[i]!, localHash: local[i]! };
         rank.index.stored(e.tier, seq, local);
-        this.pending.push({ source: rank.source, tier: e.tier, kind: "stored", blocks, parentHash: e.parentHash });
+        this.out.push({ source: rank.source, tier: e.tier, kind: "stored", blocks, parentHash: e.parentHash });
         return;
       }
       case "removed": {
@@ -206,17 +169,16 @@ export class RouterEventRelay {
           if (localHash === undefined) this.unknownRemovals++;
           else blocks.push({ seqHash, localHash });
         }
-        if (blocks.length > 0) this.pending.push({ source: rank.source, tier: e.tier, kind: "removed", blocks, parentHash: null });
+        if (blocks.length > 0) this.out.push({ source: rank.source, tier: e.tier, kind: "removed", blocks, parentHash: null });
         return;
       }
       case "cleared":
         // A prefix-cache reset clears G1 only (SPEC §2); the router clears per tier.
         rank.index.cleared(e.tier);
-        this.pending.push({ source: rank.source, tier: e.tier, kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
+        this.out.push({ source: rank.source, tier: e.tier, kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
         return;
     }
   }
 }
 
-const EMPTY = new Uint8Array(0);
 const NO_BLOCKS: readonly RouterBlock[] = Object.freeze([]);
