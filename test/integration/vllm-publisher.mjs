@@ -10,12 +10,11 @@
 //   raw     {id, frames: [b64…]} / oversized {id, size}           garbage and a too-large payload
 //   restart {id}                                                 seq back to 0, replay buffer emptied (a restarted vLLM)
 // Hashes in events are {u: "decimal"} (unsigned), {i: "-decimal"} (signed) or {b: "hex"} (bytes).
-import { createInterface } from "node:readline";
 import { encode } from "@msgpack/msgpack";
 import * as zmq from "zeromq";
+import { out, serveCommands } from "./stdio-commands.mjs";
 
 const pubs = new Map();
-const out = (o) => process.stdout.write(JSON.stringify(o) + "\n");
 
 function hash(h) {
   if (h === null || h === undefined) return null;
@@ -125,19 +124,5 @@ async function handle(c) {
   }
 }
 
-let chain = Promise.resolve();
-createInterface({ input: process.stdin }).on("line", (line) => {
-  if (!line.trim()) return;
-  chain = chain.then(async () => {
-    let c;
-    try {
-      c = JSON.parse(line);
-      out({ req: c.req, ok: true, ...(await handle(c)) });
-    } catch (e) {
-      out({ req: c?.req, error: String(e?.message ?? e) });
-    }
-  });
-}).on("close", () => {
-  void chain.then(() => process.exit(0));
-});
+serveCommands(handle);
 out({ event: "ready" });

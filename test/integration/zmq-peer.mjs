@@ -7,12 +7,11 @@
 // Frame specs (send): {text} | {b64} | {pattern:{size, seed}} (byte i = (i*31 + seed) & 255).
 // Frame reports: {b64} up to 1 KiB, else {size, sha256} so 8 MiB messages stay small on stdout.
 import { createHash } from "node:crypto";
-import { createInterface } from "node:readline";
 import * as zmq from "zeromq";
+import { out, serveCommands } from "./stdio-commands.mjs";
 
 const sockets = new Map();
 const pumps = new Map();
-const out = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
 
 function frameFromSpec(spec) {
   if (typeof spec.text === "string") return Buffer.from(spec.text, "utf8");
@@ -118,22 +117,9 @@ async function handle(cmd) {
   }
 }
 
-// Commands run strictly in order (a send must not overtake the bind before it).
-let chain = Promise.resolve();
-createInterface({ input: process.stdin }).on("line", (line) => {
-  if (!line.trim()) return;
-  chain = chain.then(async () => {
-    let cmd;
-    try {
-      cmd = JSON.parse(line);
-      out({ req: cmd.req, ok: true, ...(await handle(cmd)) });
-    } catch (e) {
-      out({ req: cmd?.req, error: String(e?.message ?? e) });
-    }
-  });
-}).on("close", () => {
-  // stdin closed (the test runner went away): finish queued commands, then exit.
-  void chain.then(() => { for (const s of sockets.values()) s.close(); process.exit(0); });
+// stdin closed (the test runner went away): queued commands finish, then the sockets close.
+serveCommands(handle, () => {
+  for (const s of sockets.values()) s.close();
 });
 
 out({ event: "ready", zmq: zmq.version });
