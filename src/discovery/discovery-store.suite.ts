@@ -157,6 +157,18 @@ export function discoveryStoreSuite(backend: string, makeFixture: () => Promise<
       await waitFor(() => seen.length >= 2, { what: "two events despite throwing listener" });
     });
 
+    test("an async listener that rejects does not stop the watch either", async () => {
+      await using a = await fixture.open();
+      const seen: string[] = [];
+      await using _w = await a.watch("dynamo/", async (e) => {
+        seen.push(e.type);
+        throw new Error("async listener bug");
+      });
+      await a.put(keys.worker("dynamo", "1"), 1);
+      await a.put(keys.worker("dynamo", "2"), 2);
+      await waitFor(() => seen.length >= 2, { what: "two events despite a rejecting listener" });
+    });
+
     test("last writer wins when two clients put one key", async () => {
       await using a = await fixture.open();
       await using b = await fixture.open();

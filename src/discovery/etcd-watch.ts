@@ -4,6 +4,7 @@
 // against what was reported. Versions already reported (owner + revision) are never reported again.
 import { b64, prefixRangeEnd, type EtcdClient, type EtcdKv, type EtcdWatchResult } from "./etcd-client.ts";
 import { decodeKv, etcdKey, toEntry, versionOf, type EtcdEnvelope } from "./etcd-record.ts";
+import { notifyListener } from "./notify-listener.ts";
 import type { DeleteReason, DiscoveryEvent, DiscoveryListener, DiscoveryLogger, DiscoveryWatch } from "./store.ts";
 
 export interface WatchDeps {
@@ -148,12 +149,7 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
   }
 
   private deliver(event: DiscoveryEvent): void {
-    if (this.closed) return;
-    try {
-      this.listener(event);
-    } catch (err) {
-      this.deps.logger.warn(`discovery: watch listener for ${this.prefix} threw: ${(err as Error).message}`);
-    }
+    if (!this.closed) notifyListener(this.listener, event, this.prefix, this.deps.logger);
   }
 
   private pause(ms: number): Promise<void> {

@@ -9,6 +9,7 @@ import { KvcrError } from "../lib/errors.ts";
 import { isRecordFileName } from "./file-names.ts";
 import type { ReadResult, RecordFiles } from "./file-io.ts";
 import { toEntry, type RecordEnvelope } from "./file-record.ts";
+import { notifyListener } from "./notify-listener.ts";
 import type { DeleteReason, DiscoveryEvent, DiscoveryListener, DiscoveryLogger, DiscoveryWatch } from "./store.ts";
 
 /** Files read concurrently: bounds open descriptors with thousands of records. */
@@ -95,17 +96,7 @@ class PrefixWatch implements DiscoveryWatch {
   }
 
   private emit(event: DiscoveryEvent): void {
-    if (this.closed) return;
-    try {
-      const result: unknown = this.listener(event);
-      if (result instanceof Promise) result.catch((err) => this.listenerFailed(err));
-    } catch (err) {
-      this.listenerFailed(err);
-    }
-  }
-
-  private listenerFailed(err: unknown): void {
-    this.logger.warn(`discovery: watch listener for prefix ${JSON.stringify(this.prefix)} threw: ${(err as Error)?.message ?? String(err)}`);
+    if (!this.closed) notifyListener(this.listener, event, this.prefix, this.logger);
   }
 
   async close(): Promise<void> {
