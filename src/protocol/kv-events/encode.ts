@@ -4,20 +4,12 @@
 // Encoding "array" writes vLLM 0.9–0.23's positional events instead (msgspec `array_like=True,
 // omit_defaults=True`): `[tag, field, ...]` in field order, the trailing run of absent optional
 // fields left out.
+import { concatBytes } from "../../lib/bytes.ts";
 import { encodeError, MsgpackWriter, preEncodeStr } from "../msgpack.ts";
 import type { MsgpackValue } from "../msgpack.ts";
 import type { BlockRemoved, BlockStored, ExtraKeys, KvEvent, KvEventBatch } from "./types.ts";
 
-const raw = (...parts: string[]): Uint8Array => {
-  const encoded = parts.map(preEncodeStr);
-  const out = new Uint8Array(encoded.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of encoded) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
+const raw = (...parts: string[]): Uint8Array => concatBytes(parts.map(preEncodeStr));
 
 // Constant runs pre-encoded once: the type entry plus the key that always follows it.
 const STORED_HEAD = raw("type", "BlockStored", "block_hashes");

@@ -1,6 +1,7 @@
 // ZMTP 3.1 encoder: greeting, handshake/subscription commands and message frames. Messages are
 // written straight into a caller's buffer (`writeMessage`) so the transport can coalesce many
 // messages into one socket write without intermediate copies.
+import { concatBytes } from "../../lib/bytes.ts";
 import { AS_SERVER_OFFSET, CommandName, FrameFlag, MECHANISM_OFFSET, NULL_MECHANISM, GREETING_BYTES, sendsIdentity, type SocketType } from "./constants.ts";
 
 const textEncoder = new TextEncoder();
@@ -159,14 +160,7 @@ export function encodePong(context: Uint8Array): Uint8Array {
   return encodeCommand(CommandName.Pong, context);
 }
 
+/** The frames' bytes back to back (a greeting and READY in one write; tests build streams with it). */
 export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  let total = 0;
-  for (const p of parts) total += p.length;
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return concatBytes(parts);
 }

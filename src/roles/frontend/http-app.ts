@@ -3,6 +3,7 @@
 // /metrics, and maps every failure to OpenAI's error JSON with its status inside the app
 // (400 bad body naming the field, 404 unknown model, 413 too large, 503 no workers, 502 worker
 // failed or left, 504 worker stalled). Tests call `app.fetch(new Request(...))` without a port.
+import { concatBytes } from "../../lib/bytes.ts";
 import { applyChatTemplate, detokenizeOne, tokenize } from "../../core/text/tokenizer.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import {
@@ -290,15 +291,5 @@ async function readBody(req: Request, max: number): Promise<string | Response> {
     }
     parts.push(value);
   }
-  return new TextDecoder().decode(parts.length === 1 ? parts[0] : concat(parts, size));
-}
-
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return new TextDecoder().decode(parts.length === 1 ? parts[0] : concatBytes(parts, size));
 }

@@ -1,6 +1,7 @@
 // One request to a mocker worker's `POST /v1/generate` (SPEC §3) and its NDJSON lines: token
 // lines `{"token_id"}` then a summary line. A stall (no line for `stallMs`) aborts with
 // WorkerStalled (→ 504); a vanished worker aborts with WorkerGone (→ 502, routing-state.ts).
+import { concatBytes } from "../../lib/bytes.ts";
 import type { GenerateSummary } from "../../protocol/generate.ts";
 
 export class WorkerStalled extends Error {
@@ -76,16 +77,7 @@ export async function allLines(body: ReadableStream<Uint8Array>, ctrl: AbortCont
     chunks.push(value);
     size += value.length;
   }
-  let bytes = chunks[0] ?? new Uint8Array(0);
-  if (chunks.length > 1) {
-    bytes = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) {
-      bytes.set(c, at);
-      at += c.length;
-    }
-  }
-  const text = DECODER.decode(bytes);
+  const text = DECODER.decode(chunks.length === 1 ? chunks[0] : concatBytes(chunks, size));
   const out: WorkerLine[] = [];
   let start = 0;
   for (;;) {
