@@ -1,13 +1,11 @@
 // `kvcr-mock bench`: drive an OpenAI-compatible server and report vLLM `bench serve` metrics.
-import { readFileSync, writeFileSync } from "node:fs";
 import { benchOptions, benchProblems, type BenchConfig } from "../config/bench.ts";
-import { probeWritable } from "../lib/probe-writable.ts";
-import { createBlockHasher } from "../lib/xxh3.ts";
 import { benchOptionsFrom } from "../roles/bench/options-from-config.ts";
 import { progressBar } from "../roles/bench/progress-bar.ts";
 import { benchExitCode, runBench } from "../roles/bench/run-bench.ts";
 import { freshStackStarter } from "./bench-stack.ts";
 import { defineRoleCommand } from "./define-command.ts";
+import { reportIo } from "./report-io.ts";
 
 export const benchCommand = defineRoleCommand({
   name: "bench",
@@ -25,13 +23,7 @@ export const benchCommand = defineRoleCommand({
     process.on("SIGTERM", onSignal);
     try {
       const outcome = await runBench(benchOptionsFrom(config as BenchConfig), {
-        hasher: createBlockHasher(),
-        readFile: (p) => readFileSync(p, "utf8"),
-        writeFile: (p, t) => writeFileSync(p, t),
-        checkWritable: probeWritable,
-        stdout: process.stdout,
-        logger,
-        now: () => performance.now(),
+        ...reportIo(logger),
         sleep: (ms) => Bun.sleep(ms),
         progress: progressBar(process.stderr),
         stop: stop.signal,

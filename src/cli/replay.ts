@@ -1,11 +1,9 @@
 // `kvcr-mock replay`: simulate a workload offline on a virtual clock and print the report.
-import { readFileSync, writeFileSync } from "node:fs";
 import { replayOptions, replayProblems, type ReplayConfig } from "../config/replay.ts";
-import { probeWritable } from "../lib/probe-writable.ts";
-import { createBlockHasher } from "../lib/xxh3.ts";
 import { replayOptionsFrom } from "../roles/replay/options-from-config.ts";
 import { replayExitCode, runReplay } from "../roles/replay/run-replay.ts";
 import { defineRoleCommand } from "./define-command.ts";
+import { reportIo } from "./report-io.ts";
 
 export const replayCommand = defineRoleCommand({
   name: "replay",
@@ -15,16 +13,7 @@ export const replayCommand = defineRoleCommand({
   async run(config, { logger }) {
     const opts = replayOptionsFrom(config as ReplayConfig);
     if (config.speedupRatio !== 1) logger.info("--speedup-ratio has no effect offline: the virtual clock runs at model time");
-    const report = await runReplay(opts, {
-      hasher: createBlockHasher(),
-      readFile: (p) => readFileSync(p, "utf8"),
-      writeFile: (p, t) => writeFileSync(p, t),
-      checkWritable: probeWritable,
-      stdout: process.stdout,
-      progress: process.stderr,
-      logger,
-      now: () => performance.now(),
-    });
+    const report = await runReplay(opts, { ...reportIo(logger), progress: process.stderr });
     return replayExitCode(report);
   },
 });

@@ -1,0 +1,18 @@
+// What the load-driving commands (replay, bench) hand their role for files, output and time:
+// the real file system, stdout, the block hasher and the wall clock.
+import { readFileSync, writeFileSync } from "node:fs";
+import type { Logger } from "../lib/logger.ts";
+import { probeWritable } from "../lib/probe-writable.ts";
+import { createBlockHasher } from "../lib/xxh3.ts";
+
+export function reportIo(logger: Logger) {
+  return {
+    hasher: createBlockHasher(),
+    readFile: (p: string) => readFileSync(p, "utf8"),
+    writeFile: (p: string, t: string) => writeFileSync(p, t),
+    checkWritable: probeWritable,
+    stdout: process.stdout,
+    logger,
+    now: () => performance.now(),
+  };
+}
