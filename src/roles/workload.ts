@@ -5,6 +5,8 @@ import type { ArrivalSpec } from "../core/workload/arrivals.ts";
 import { parseMooncakeTrace } from "../core/workload/mooncake-trace.ts";
 import { sharedPrefixProblems, sharedPrefixWorkload, type SharedPrefixOptions } from "../core/workload/synthetic.ts";
 import type { WorkloadRequest } from "../core/workload/workload.ts";
+import type { ConfigOf } from "../config/options.ts";
+import type { workloadOptions } from "../config/replay.ts";
 import { ConfigError, KvcrError } from "../lib/errors.ts";
 import type { Logger } from "../lib/logger.ts";
 
@@ -20,6 +22,35 @@ export interface WorkloadOptions {
   /** Synthetic: number of requests. Trace: only its first N requests. */
   requests?: number;
   seed: number;
+}
+
+/** How requests arrive (arrivalSpecOf picks one). */
+export interface ArrivalOptions {
+  /** Closed loop with N in flight (wins over request rate and timestamps). */
+  concurrency?: number;
+  /** Poisson arrivals at this many requests per second. */
+  requestRate?: number;
+  /** Trace timestamps are divided by this. */
+  arrivalSpeedupRatio: number;
+}
+
+type WorkloadConfig = ConfigOf<typeof workloadOptions>;
+
+/** The workload flags (shared by replay and bench) as WorkloadOptions. */
+export function workloadOptionsFrom(c: WorkloadConfig): WorkloadOptions {
+  return {
+    trace: c.trace,
+    traceBlockSize: c.traceBlockSize,
+    skipBadLines: c.skipBadLines,
+    synthetic: { numPrefixes: c.numPrefixes, prefixTokens: c.prefixTokens, suffixTokens: c.suffixTokens, outputTokens: c.outputTokens },
+    requests: c.requests,
+    seed: c.seed,
+  };
+}
+
+/** The arrival flags; --trace-speedup (SPEC §9 spelling) wins over --arrival-speedup-ratio. */
+export function arrivalOptionsFrom(c: WorkloadConfig): ArrivalOptions {
+  return { concurrency: c.concurrency, requestRate: c.requestRate, arrivalSpeedupRatio: c.traceSpeedup ?? c.arrivalSpeedupRatio };
 }
 
 export interface WorkloadDeps {
@@ -59,7 +90,7 @@ export function loadWorkload(opts: WorkloadOptions, deps: WorkloadDeps, nothingD
 }
 
 /** --concurrency wins, then --request-rate, else trace timestamps (synthetic: all at once). */
-export function arrivalSpecOf(o: { concurrency?: number; requestRate?: number; arrivalSpeedupRatio: number }): ArrivalSpec {
+export function arrivalSpecOf(o: ArrivalOptions): ArrivalSpec {
   if (o.concurrency !== undefined) return { kind: "concurrency", concurrency: o.concurrency };
   if (o.requestRate !== undefined) return { kind: "rate", requestsPerSecond: o.requestRate };
   return { kind: "trace", speedupRatio: o.arrivalSpeedupRatio };

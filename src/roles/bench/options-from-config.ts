@@ -2,6 +2,7 @@
 // benchProblems; the engine and router flags describe the stack for --with-replay).
 import { parsePercentiles, parseModes, parseUrlPerMode, type BenchConfig } from "../../config/bench.ts";
 import { simulatedStackFrom } from "../simulated-stack.ts";
+import { arrivalOptionsFrom, workloadOptionsFrom } from "../workload.ts";
 import type { BenchOptions, BenchTarget } from "./run-bench.ts";
 
 export function benchOptionsFrom(c: BenchConfig): BenchOptions {
@@ -22,17 +23,8 @@ export function benchOptionsFrom(c: BenchConfig): BenchOptions {
     stream: c.stream,
     ignoreEos: c.ignoreEos,
     apiKey: c.apiKey,
-    workload: {
-      trace: c.trace,
-      traceBlockSize: c.traceBlockSize,
-      skipBadLines: c.skipBadLines,
-      synthetic: { numPrefixes: c.numPrefixes, prefixTokens: c.prefixTokens, suffixTokens: c.suffixTokens, outputTokens: c.outputTokens },
-      requests: c.requests,
-      seed: c.seed,
-    },
-    concurrency: c.concurrency,
-    requestRate: c.requestRate,
-    arrivalSpeedupRatio: c.traceSpeedup ?? c.arrivalSpeedupRatio,
+    workload: workloadOptionsFrom(c),
+    ...arrivalOptionsFrom(c),
     sweepConcurrency: c.sweepConcurrency,
     warmupRequests: c.warmupRequests,
     durationS: c.duration,

@@ -11,7 +11,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { errorMessage } from "../../protocol/openai-stream.ts";
 import { get } from "../../transport/http/client.ts";
 import { simulateStack, type SimulatedStack } from "../simulated-stack.ts";
-import { arrivalSpecOf, describeArrival, loadWorkload, type WorkloadOptions } from "../workload.ts";
+import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../workload.ts";
 import { driveLoad, type LoadResult } from "./drive-load.ts";
 import { formatPrediction, formatResult, formatSideBySide } from "./format-result.ts";
 import { renderHtml, type ReportRun } from "./html-report.ts";
@@ -23,7 +23,7 @@ import { predictionFigures } from "./with-replay.ts";
 /** Synthetic requests generated for a --duration run without --requests (sending stops at the deadline). */
 export const DURATION_SYNTHETIC_REQUESTS = 100_000;
 
-export interface BenchOptions {
+export interface BenchOptions extends ArrivalOptions {
   /**
    * One target, or one per compared router mode: a running server (url), or a fresh stack per
    * run started through deps.startStack with that router mode (fresh).
@@ -36,9 +36,6 @@ export interface BenchOptions {
   ignoreEos: boolean;
   apiKey?: string;
   workload: WorkloadOptions;
-  concurrency?: number;
-  requestRate?: number;
-  arrivalSpeedupRatio: number;
   /** Concurrency points; each target runs once per point. */
   sweepConcurrency?: number[];
   warmupRequests: number;

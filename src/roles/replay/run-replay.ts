@@ -6,16 +6,10 @@ import type { ReplayReport } from "../../core/replay/report.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { simulateStack, type SimulatedStack } from "../simulated-stack.ts";
-import { arrivalSpecOf, describeArrival, loadWorkload, type WorkloadOptions } from "../workload.ts";
+import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../workload.ts";
 import { formatReport } from "./format-report.ts";
 
-export interface ReplayOptions extends WorkloadOptions, SimulatedStack {
-  /** Closed loop with N in flight (wins over request rate and timestamps). */
-  concurrency?: number;
-  /** Poisson arrivals at this many requests per second. */
-  requestRate?: number;
-  /** Trace timestamps are divided by this. */
-  arrivalSpeedupRatio: number;
+export interface ReplayOptions extends WorkloadOptions, ArrivalOptions, SimulatedStack {
   /** Write the JSON report here ("-" = stdout instead of the table). */
   outputJson?: string;
 }
