@@ -3,6 +3,7 @@
 // logic is RawSequencer's and the normalization SlotResidency's; this file owns sockets, timers,
 // decoding, faults and counters. A slot's failure never touches another slot.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
+import { startsWithBytes } from "../../lib/bytes.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { decodeFlat, FlatBatch, flatFromBatch } from "../../protocol/kv-events/flat-decode.ts";
 import { decodeBatch, encodeSeq } from "../../protocol/kv-events/index.ts";
@@ -65,12 +66,6 @@ export function decodeRaw(payload: Uint8Array): FlatBatch | string {
   } catch (err) {
     return (err as Error).message;
   }
-}
-
-function startsWith(topic: Uint8Array, prefix: Uint8Array): boolean {
-  if (prefix.length > topic.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (topic[i] !== prefix[i]) return false;
-  return true;
 }
 
 export class AgentSlot {
@@ -263,7 +258,7 @@ export class AgentSlot {
       return;
     }
     this.armReplayTimer(gen);
-    if (n === 4 && !startsWith(frames[1]!, this.topic)) return;
+    if (n === 4 && !startsWithBytes(frames[1]!, this.topic)) return;
     sequencer.replayed(seq, payload);
   }
 

@@ -5,6 +5,7 @@
 //   SPEC §4.2 (our mocker):  ["", topic, seq, payload] … end ["", "", END, ""]
 //   real vLLM (ZmqEventPublisher._service_replay, vllm/distributed/kv_events.py): no topic frame,
 //                            ["", seq, payload] … end ["", END, ""]; printed with the --topic value.
+import { startsWithBytes } from "../../lib/bytes.ts";
 import { batchToJson, decodeBatch, decodeSeq, REPLAY_END_SEQ } from "../../protocol/kv-events/index.ts";
 import type { KvEventBatchJson } from "../../protocol/kv-events/index.ts";
 
@@ -82,7 +83,7 @@ export class EventTap {
       return this.emit({ error: `replay reply: ${(err as Error).message}` });
     }
     if (seq === REPLAY_END_SEQ && payload.length === 0 && (vllmForm || topic.length === 0)) return this.goLive();
-    if (!vllmForm && !startsWith(topic, this.topic)) return;
+    if (!vllmForm && !startsWithBytes(topic, this.topic)) return;
     this.batch(topic, seq, payload);
     if (this.replayedUpTo === undefined || seq > this.replayedUpTo) this.replayedUpTo = seq;
   }
@@ -137,8 +138,3 @@ export class EventTap {
   }
 }
 
-function startsWith(topic: Uint8Array, prefix: Uint8Array): boolean {
-  if (prefix.length > topic.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (topic[i] !== prefix[i]) return false;
-  return true;
-}

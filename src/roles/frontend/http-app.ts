@@ -3,8 +3,8 @@
 // /metrics, and maps every failure to OpenAI's error JSON with its status inside the app
 // (400 bad body naming the field, 404 unknown model, 413 too large, 503 no workers, 502 worker
 // failed or left, 504 worker stalled). Tests call `app.fetch(new Request(...))` without a port.
-import { concatBytes } from "../../lib/bytes.ts";
 import { applyChatTemplate, detokenizeOne, tokenize } from "../../core/text/tokenizer.ts";
+import { concatBytes } from "../../lib/bytes.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import {
   BadRequest,
