@@ -55,12 +55,12 @@ export interface EtcdServer extends AsyncDisposable {
  * Starts a one-member etcd. `fast` (default) shortens heartbeat and election so leases as short as
  * 1 s work in tests; benchmarks pass false for etcd's stock timings.
  */
-export async function startEtcd(opts: { host?: string; fast?: boolean } = {}): Promise<EtcdServer> {
+export async function startEtcd(opts: { host?: string; fast?: boolean; dataDirBase?: string } = {}): Promise<EtcdServer> {
   if (!ETCD_BIN) throw new Error(`etcd not found: ${INSTALL_HINT}`);
   const bin = ETCD_BIN;
   const host = opts.host ?? "127.0.0.1";
   // tmpfs when there is one: etcd fsyncs every write, which on a shared disk can take seconds.
-  const dataDir = await mkdtemp(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "kvcr-etcd-"));
+  const dataDir = await mkdtemp(join(opts.dataDirBase ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir()), "kvcr-etcd-"));
   const clientPort = freePort(host);
   const peerPort = freePort(host);
   const endpoint = `http://${host}:${clientPort}`;

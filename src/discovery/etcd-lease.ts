@@ -1,17 +1,13 @@
-// The etcd lease of one process (per TTL) and the records attached to it. The lease is kept alive
-// every TTL/3; while etcd is unreachable the process carries on, and when etcd answers again with
-// the lease gone (it lapsed), a new lease is granted and every record is put again on it — only
-// where the key is still free, so a record another process took over (last writer wins) stays theirs.
+// The etcd lease of one process (per TTL). It is kept alive every TTL/3; while etcd is unreachable
+// the process carries on, and when etcd answers again with the lease gone (it lapsed), a new lease
+// is granted and every record on it is put again (etcd-leased-record.ts says where).
 import { KvcrError } from "../lib/errors.ts";
-import { b64, EtcdServerError, type EtcdClient, type EtcdHeader, type EtcdKv, type TxnCompare, type TxnOp } from "./etcd-client.ts";
-import { decodeKv, encodeEnvelope, etcdKey } from "./etcd-record.ts";
-import { requireJson } from "./file-record.ts";
-import type { DiscoveryLogger, LeasedRecord, RecordOwner } from "./store.ts";
+import { EtcdServerError, type EtcdClient } from "./etcd-client.ts";
+import type { EtcdRecord } from "./etcd-leased-record.ts";
+import type { DiscoveryLogger } from "./store.ts";
 
-interface TxnReply {
-  header?: EtcdHeader;
-  succeeded?: boolean;
-}
+/** Wait before retrying a renewal that got no answer. */
+const RETRY_MS = 500;
 
 export interface LeaseDeps {
   client: EtcdClient;
@@ -80,20 +76,35 @@ export class EtcdLease {
       for (const remove of [...this.unremoved]) await remove().then(() => this.unremoved.delete(remove), () => {});
       return true;
     }
-    // The lease lapsed while etcd was unreachable (or etcd lost it): grant anew and re-put.
-    this.deps.logger.warn(`discovery: etcd lease ${this.id} lapsed; granting a new one and putting ${this.records.size} record(s) again`);
-    try {
-      const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
-      if (!reply.ID) return false;
-      this.id = reply.ID;
-      this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
-      this.deps.onRegrant();
-      await this.repostAll([...this.records]);
-    } catch (err) {
-      this.deps.logger.warn(`discovery: etcd lease re-grant failed, retrying: ${(err as Error).message}`);
-      return false;
-    }
-    return true;
+    return this.regrant(this.id);
+  }
+
+  private regranting: Promise<boolean> | undefined;
+
+  /**
+   * The lease `lapsedId` is gone (it lapsed while etcd was unreachable or too slow, or etcd lost
+   * it): grant a new one and put every record again on it. Concurrent callers share one grant; a
+   * caller holding an id already replaced just gets the new one. Re-puts run behind each record's
+   * pending writes (not awaited here, so a write that asked for the new lease is not waited on).
+   */
+  regrant(lapsedId: string): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (lapsedId !== this.id) return Promise.resolve(true);
+    return (this.regranting ??= (async () => {
+      this.deps.logger.warn(`discovery: etcd lease ${this.id} lapsed; granting a new one and putting ${this.records.size} record(s) again`);
+      try {
+        const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
+        if (!reply.ID) return false;
+        this.id = reply.ID;
+        this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
+        this.deps.onRegrant();
+        void this.repostAll([...this.records]);
+        return true;
+      } catch (err) {
+        this.deps.logger.warn(`discovery: etcd lease re-grant failed, retrying: ${(err as Error).message}`);
+        return false;
+      }
+    })().finally(() => (this.regranting = undefined)));
   }
 
   private async repostAll(records: readonly EtcdRecord[]): Promise<void> {
@@ -126,157 +137,5 @@ export class EtcdLease {
     clearTimeout(this.timer);
     await this.tick;
     if (this.id !== "0") await this.deps.client.call("/v3/lease/revoke", { ID: this.id }).catch(() => {});
-  }
-}
-
-export interface RecordDeps {
-  client: EtcdClient;
-  root: string;
-  owner: RecordOwner;
-  logger: DiscoveryLogger;
-  onWithdrawn(record: EtcdRecord): void;
-}
-
-/** One record this process owns; writes for it are serialised (a re-put never lands after a withdraw). */
-const WRITE_ATTEMPTS = 3;
-/** Wait before retrying a renewal that got no answer. */
-const RETRY_MS = 500;
-
-export class EtcdRecord implements LeasedRecord {
-  private valueJson: string;
-  private revision = 1;
-  /** etcd mod_revision of our last write: a withdraw deletes only that version. */
-  private modRevision = "0";
-  private withdrawn = false;
-  private chain: Promise<void> = Promise.resolve();
-  private readonly etcdKey: string;
-
-  constructor(
-    readonly key: string,
-    value: unknown,
-    private readonly lease: EtcdLease,
-    private readonly deps: RecordDeps,
-  ) {
-    this.valueJson = requireJson(key, value);
-    this.etcdKey = b64(etcdKey(deps.root, key));
-  }
-
-  get isWithdrawn(): boolean {
-    return this.withdrawn;
-  }
-
-  async start(): Promise<void> {
-    this.lease.records.add(this);
-    try {
-      await this.enqueue(() => this.write());
-    } catch (err) {
-      this.lease.forget(this);
-      throw err;
-    }
-  }
-
-  update(value: unknown): Promise<void> {
-    const valueJson = requireJson(this.key, value);
-    if (this.withdrawn) return Promise.reject(new KvcrError("DISCOVERY_WITHDRAWN", `discovery record ${this.key} was withdrawn; put it again`));
-    return this.enqueue(async () => {
-      if (this.withdrawn) return;
-      this.valueJson = valueJson;
-      this.revision += 1;
-      await this.write();
-    });
-  }
-
-  /**
-   * After a lease re-grant: put the record again on the new lease where it is still ours (moved
-   * over) or its key is free (it lapsed with the old lease); one another process put since stays theirs.
-   */
-  repost(): Promise<void> {
-    return this.enqueue(async () => {
-      if (this.withdrawn) return;
-      let reply = this.modRevision === "0" ? { succeeded: false } : await this.txn([this.ours()], [this.putOp(false)]);
-      if (!reply.succeeded) reply = await this.txn([{ key: this.etcdKey, target: "CREATE", create_revision: "0", result: "EQUAL" }], [this.putOp(false)]);
-      if (reply.succeeded) this.modRevision = (reply as TxnReply).header?.revision ?? "0";
-      else this.deps.logger.warn(`discovery: ${this.key} was put by another process while etcd was unreachable; leaving it to them`);
-    });
-  }
-
-  withdraw(): Promise<void> {
-    if (this.withdrawn) return this.chain;
-    this.withdrawn = true;
-    return this.enqueue(async () => {
-      try {
-        if (this.modRevision === "0") return; // never written
-        await this.remove();
-      } catch (err) {
-        // etcd unreachable: the record would live on while this process keeps its lease alive, so
-        // the removal is retried on every keep-alive tick (a closing store's revoke also drops it).
-        this.deps.logger.warn(`discovery: withdrawing ${this.key} from etcd failed (${(err as Error).message}); retrying when etcd answers`);
-        this.lease.removeLater(() => this.remove());
-      } finally {
-        this.lease.forget(this);
-        this.deps.onWithdrawn(this);
-      }
-    });
-  }
-
-  private marked = false;
-
-  /** Mark, then delete that exact version: watchers read the mark in prev_kv ("removed"), and a
-   *  record another process has put since (last writer wins) is left alone. Resumable. */
-  private async remove(): Promise<void> {
-    if (!this.marked) {
-      const marked = await this.txn([this.ours()], [this.putOp(true)]);
-      if (marked.succeeded) this.modRevision = marked.header?.revision ?? "0";
-      else if (!(await this.findOwnMark())) return; // another process's record now: not ours to delete
-      this.marked = true;
-    }
-    await this.txn([this.ours()], [{ request_delete_range: { key: this.etcdKey } }]);
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.withdraw();
-  }
-
-  /** A mark whose reply was lost (timeout) is found by reading the key: our owner, withdrawn. */
-  private async findOwnMark(): Promise<boolean> {
-    const reply = await this.deps.client.call<{ kvs?: EtcdKv[] }>("/v3/kv/range", { key: this.etcdKey });
-    const kv = reply.kvs?.[0];
-    const d = kv ? decodeKv(this.deps.root, kv) : undefined;
-    if (!kv || !d?.ok || !d.record.withdrawn || d.record.owner.instanceId !== this.deps.owner.instanceId) return false;
-    this.modRevision = kv.mod_revision ?? "0";
-    return true;
-  }
-
-  /** A put, retried after a transport failure (a lost reply re-puts the same version: watchers
-   *  see one change, as they dedupe by owner and revision). */
-  private async write(): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const reply = await this.deps.client.call<{ header?: EtcdHeader }>("/v3/kv/put", this.putOp(false).request_put);
-        this.modRevision = reply.header?.revision ?? "0";
-        return;
-      } catch (err) {
-        if (err instanceof EtcdServerError || attempt >= WRITE_ATTEMPTS) throw err;
-      }
-    }
-  }
-
-  private putOp(withdrawn: boolean): { request_put: { key: string; value: string; lease: string } } {
-    const value = encodeEnvelope({ owner: this.deps.owner, revision: this.revision, leaseTtlMs: this.lease.ttlS * 1000, withdrawn }, this.valueJson);
-    return { request_put: { key: this.etcdKey, value, lease: this.lease.id } };
-  }
-
-  private ours(): TxnCompare {
-    return { key: this.etcdKey, target: "MOD", mod_revision: this.modRevision, result: "EQUAL" };
-  }
-
-  private txn(compare: TxnCompare[], success: TxnOp[]): Promise<TxnReply> {
-    return this.deps.client.call<TxnReply>("/v3/kv/txn", { compare, success });
-  }
-
-  private enqueue(op: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(op);
-    this.chain = next.catch(() => {}); // one failed write must not block later ones
-    return next;
   }
 }

@@ -214,6 +214,18 @@ describe.skipIf(!hasEtcd)("etcd backend", () => {
     expect(a.status?.()).toMatchObject({ backend: "etcd", connected: true, endpoint: etcd.endpoint });
   });
 
+  test("a put that finds its lease gone (lapsed under load) gets a new lease instead of failing; older records follow", async () => {
+    await using a = await open({ leaseTtlMs: 30_000 }); // no keep-alive tick during the test
+    const root = `x${ns}`;
+    await using b = await open({ root });
+    await a.put(keys.worker("dynamo", "w1"), 1);
+    const [entry] = await raw().call<{ kvs: { lease: string }[] }>("/v3/kv/range", { key: b64(`${root}/dynamo/workers/w1`) }).then((r) => r.kvs);
+    await raw().call("/v3/lease/revoke", { ID: entry?.lease });
+    await a.put(keys.worker("dynamo", "w2"), 2);
+    await waitFor(async () => (await b.list("dynamo/")).length === 2, { what: "w1 put back on the new lease", timeoutMs: 5_000 });
+    expect(a.status?.().leaseRegrants).toBe(1);
+  });
+
   test("a lease lapsed during an outage is granted again and the records put back", async () => {
     await using a = await open();
     const root = `x${ns}`;

@@ -99,11 +99,30 @@ describe.skipIf(!hasEtcd)("three nodes on one etcd (compiled binary)", () => {
     // A fourth node whose range overlaps B's (6–7) and C's (8–9) is refused, naming both sides.
     const overlap = await runCli(["up", "--roles", "mockers", "--host", "127.0.0.5", "--kv-state-agent-raw-host", "127.0.0.5", "--cache-slot-base", "6", ...common()], { bin, cwd: dir.path, timeoutMs: 60_000 });
     expect(overlap.exitCode).toBe(1);
-    // Its two mockers start together; whichever is refused first stops that `up`.
-    expect(overlap.stderr).toMatch(
-      /registration failed: cache slot ranges overlap: cache slot (6 is already published by worker kvcr-slot-6 at tcp:\/\/127\.0\.0\.3:\d+ \(pid \d+\); this mocker \(pid \d+, slots 6–7|8 is already published by worker kvcr-slot-8 at tcp:\/\/127\.0\.0\.4:\d+ \(pid \d+\); this mocker \(pid \d+, slots 8–9), raw host 127\.0\.0\.5\)/,
-    );
+    // `up` refuses it before starting a mocker (the mocker's own start-up check is the backstop).
+    expect(overlap.stderr).toMatch(/CacheOwner slots 6–9 of this stack overlap ones already in discovery \(namespace multinode\): slot 6 is attached by worker kvcr-slot-6 rank 0 \(pid \d+\) and would be owned by this up's mocker-0/);
     expect(await instances()).toBe(12); // the refused node published nothing
+
+    // etcd restarted under the running stack: no worker leaves routing, no slot detaches, and every
+    // role reports the outage and its end on /health.
+    const seen: number[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        seen.push(await instances().catch(() => -1));
+        await Bun.sleep(50);
+      }
+    })();
+    await etcd.kill();
+    await waitFor(async () => ((await (await fetch(`${a.frontend_url}/health`)).json()) as { discovery: { connected: boolean } }).discovery.connected === false, { what: "the frontend to see etcd down", timeoutMs: 15_000 });
+    await etcd.restart();
+    await waitFor(async () => ((await (await fetch(`${a.frontend_url}/health`)).json()) as { discovery: { connected: boolean } }).discovery.connected, { what: "the frontend to see etcd back", timeoutMs: 15_000 });
+    await waitFor(async () => ((await (await fetch(`${a.agent_url}/health`)).json()) as { discovery: { connected: boolean } }).discovery.connected, { what: "the agent to see etcd back", timeoutMs: 15_000 });
+    sampling = false;
+    await sampler;
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.filter((n) => n !== 12)).toEqual([]);
+    expect((await slots()).filter((s) => s.state === "active").length).toBe(12);
 
     // Node B's `up` dies (SIGKILL): its mockers follow through the lifeline and withdraw.
     const bPids = states.get("B")!.processes.map((p) => p.pid);

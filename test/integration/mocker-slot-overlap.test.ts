@@ -42,6 +42,7 @@ describe("cache-slot overlap at mocker start-up", () => {
     const ours = { namespace: "ovl", owners: new Map([[owner, "tcp://127.0.0.3:5557"]]), describe: "me", selfInstanceId: "self" };
     expect(slotOverlaps(ours, [entry("tcp://127.0.0.3:5557")])).toEqual([]);
     expect(slotOverlaps(ours, [entry("tcp://127.0.0.2:5557", "self")])).toEqual([]);
+    expect(slotOverlaps({ ...ours, ownerAlive: () => false }, [entry("tcp://127.0.0.2:5557")])).toEqual([]); // file backend: writer gone
     expect(slotOverlaps(ours, [entry("tcp://127.0.0.2:5557")])).toEqual([
       "cache slot 7 is already published by worker kvcr-slot-7 at tcp://127.0.0.2:5557 (pid 1); this mocker (me) would publish it at tcp://127.0.0.3:5557",
     ]);

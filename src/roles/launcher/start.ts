@@ -15,8 +15,9 @@ import { keys } from "../../discovery/keys.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";
 import { KvcrError, ReadinessError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
+import { processAlive } from "../../lib/process-alive.ts";
 import type { RoleHandle } from "../../lib/role.ts";
-import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
+import { AgentHostRecordSchema, AttachmentIntentSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
 import { plan, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
 import { probeFor } from "./readiness.ts";
@@ -142,6 +143,7 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
     }
     const specs = stackPlan.processes.filter((p) => p.stage === stage);
     if (specs.length === 0) continue;
+    if (stage === STAGES.mockers && config.kvStateAgent && store) await refuseSlotOverlap(store, config);
     for (const spec of specs) {
       const child = supervisor.spawn(spec.name, spec.argv);
       started.set(spec.name, child);
@@ -226,6 +228,33 @@ async function waitForAgentRecord(store: DiscoveryStore, config: UpConfig, cance
       );
     }
     await Promise.race([Bun.sleep(Math.min(250, Math.max(0, deadline - performance.now()))), cancel]);
+  }
+}
+
+/**
+ * SPEC §8: with several `up`s on one namespace, CacheOwner slot ranges must not overlap. An
+ * attachment intent already in discovery for a slot this stack's mockers would own is refused
+ * before any mocker starts, naming both owners.
+ */
+async function refuseSlotOverlap(store: DiscoveryStore, config: UpConfig): Promise<void> {
+  const W = config.workersPerProcess * config.dataParallelSize;
+  const first = BigInt(config.cacheSlotBase);
+  const end = first + BigInt(globalWorkers(config) * config.dataParallelSize);
+  const clashes: string[] = [];
+  for (const entry of await store.list(keys.kindPrefix(config.namespace, "intent"))) {
+    const r = checkRecord(AttachmentIntentSchema, entry.value);
+    if (!r.ok) continue;
+    const slot = BigInt(`0x${r.value.cache_owner_id.slice(-32)}`);
+    if (slot < first || slot >= end) continue;
+    // File discovery is one host: a record whose writer is gone is a lease about to lapse, not an owner.
+    if (config.discoveryBackend === "file" && !processAlive(entry.owner.pid)) continue;
+    clashes.push(`slot ${slot} is attached by worker ${r.value.worker_id} rank ${r.value.dp_rank} (pid ${entry.owner.pid}) and would be owned by this up's mocker-${(slot - first) / BigInt(W)}`);
+  }
+  if (clashes.length > 0) {
+    throw new KvcrError(
+      "SLOT_OVERLAP",
+      `CacheOwner slots ${first}–${end - 1n} of this stack overlap ones already in discovery (namespace ${config.namespace}): ${clashes.slice(0, 3).join("; ")}${clashes.length > 3 ? ` (and ${clashes.length - 3} more)` : ""}. Choose another --cache-slot-base.`,
+    );
   }
 }
 

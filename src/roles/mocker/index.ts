@@ -14,6 +14,7 @@ import { openDiscoveryStore } from "../../discovery/open.ts";
 import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
+import { processAlive } from "../../lib/process-alive.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { createBlockHasher, xxh3 } from "../../lib/xxh3.ts";
 import { holdPort, type HeldPort } from "../../transport/port-hold.ts";
@@ -157,6 +158,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
         owners: new Map(slots),
         describe: `pid ${process.pid}, slots ${first}–${first + slots.length - 1}, raw host ${host}`,
         selfInstanceId: store!.owner?.instanceId,
+        ownerAlive: config.discoveryBackend === "file" ? processAlive : undefined,
       });
       await registerWorkers({
         store: store!,

@@ -16,6 +16,8 @@ export interface OurSlots {
   describe: string;
   /** The store's own owner id: records this process already holds are not overlaps. */
   selfInstanceId?: string;
+  /** File backend (one host): a record whose writer is gone is a lease about to lapse, not an owner. */
+  ownerAlive?: (pid: number) => boolean;
 }
 
 interface IntentLike {
@@ -32,6 +34,7 @@ export function slotOverlaps(ours: OurSlots, intents: readonly DiscoveryEntry[])
     const owner = typeof intent.cache_owner_id === "string" ? intent.cache_owner_id : undefined;
     if (!owner || !ours.owners.has(owner) || e.owner.instanceId === ours.selfInstanceId) continue;
     if (intent.raw_endpoint === ours.owners.get(owner)) continue; // our previous incarnation
+    if (ours.ownerAlive && !ours.ownerAlive(e.owner.pid)) continue;
     const slot = parseCacheOwner(owner)?.slot;
     lines.push(
       `cache slot ${slot ?? owner} is already published by worker ${String(intent.worker_id)} at ${String(intent.raw_endpoint)} (pid ${e.owner.pid}); ` +
