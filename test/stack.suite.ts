@@ -3,6 +3,9 @@
 // and against `kvcr-mock up` running them as child processes. Not picked up alone (*.suite.ts).
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { waitFor } from "./harness.ts";
+
+const indexedDeviceBlocks = (metrics: string) => Number(/^kvcr_frontend_index_blocks\{tier="device"\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
 
 /** What the suite needs from a running stack. */
 export interface RunningStack extends AsyncDisposable {
@@ -28,6 +31,9 @@ export function stackSuite(name: string, start: () => Promise<RunningStack>): vo
       const first = await client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content }], max_tokens: 6 });
       expect(first.usage!.completion_tokens).toBe(6);
       expect(first.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
+      // Its stored blocks reach the router (mocker → raw PUB → agent → router events) before the repeat.
+      const fullBlocks = Math.floor(first.usage!.prompt_tokens / 16);
+      await waitFor(async () => indexedDeviceBlocks(await (await fetch(`${stack.frontendUrl}/metrics`)).text()) >= fullBlocks, { timeoutMs: 10_000, what: "the first prompt's blocks in the router's index" });
       const second = await client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content }], max_tokens: 6 });
       // The KV router sends the repeat to the worker holding its blocks (full 16-token blocks only).
       expect(second.usage!.prompt_tokens_details!.cached_tokens).toBe(Math.floor(second.usage!.prompt_tokens / 16) * 16);
