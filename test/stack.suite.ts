@@ -5,8 +5,6 @@ import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { waitFor } from "./harness.ts";
 
-const indexedDeviceBlocks = (metrics: string) => Number(/^kvcr_frontend_index_blocks\{tier="device"\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
-
 /** What the suite needs from a running stack. */
 export interface RunningStack extends AsyncDisposable {
   frontendUrl: string;
@@ -31,12 +29,20 @@ export function stackSuite(name: string, start: () => Promise<RunningStack>): vo
       const first = await client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content }], max_tokens: 6 });
       expect(first.usage!.completion_tokens).toBe(6);
       expect(first.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
-      // Its stored blocks reach the router (mocker → raw PUB → agent → router events) before the repeat.
+      // The first request's blocks reach the router as KV events (mocker → agent → frontend in
+      // state-agent mode): wait until its index holds them before repeating the prompt.
       const fullBlocks = Math.floor(first.usage!.prompt_tokens / 16);
-      await waitFor(async () => indexedDeviceBlocks(await (await fetch(`${stack.frontendUrl}/metrics`)).text()) >= fullBlocks, { timeoutMs: 10_000, what: "the first prompt's blocks in the router's index" });
+      await waitFor(async () => (await deviceIndexBlocks(stack.frontendUrl)) >= fullBlocks, { timeoutMs: 10_000, what: `the frontend's index to hold the first prompt's ${fullBlocks} blocks` });
       const second = await client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content }], max_tokens: 6 });
       // The KV router sends the repeat to the worker holding its blocks (full 16-token blocks only).
       expect(second.usage!.prompt_tokens_details!.cached_tokens).toBe(Math.floor(second.usage!.prompt_tokens / 16) * 16);
     }, 60_000);
   });
+}
+
+/** Device-tier blocks in the frontend router's index (its /metrics). */
+async function deviceIndexBlocks(frontendUrl: string): Promise<number> {
+  const text = await (await fetch(`${frontendUrl}/metrics`)).text();
+  const m = /^kvcr_frontend_index_blocks\{tier="device"\} (\d+)/m.exec(text);
+  return m ? Number(m[1]) : 0;
 }
