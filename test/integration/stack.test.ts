@@ -15,7 +15,7 @@ import { start as startAgent } from "../../src/roles/agent/start.ts";
 import { startFrontend } from "../../src/roles/frontend/start.ts";
 import { choosePorts } from "../../src/roles/launcher/start.ts";
 import { plan } from "../../src/roles/launcher/plan.ts";
-import { probeFor } from "../../src/roles/launcher/readiness.ts";
+import { probeFor, probeRawSubscribed } from "../../src/roles/launcher/readiness.ts";
 import { parseRoles } from "../../src/config/up.ts";
 import { startMocker } from "../../src/roles/mocker/index.ts";
 import { CLI_ENTRY, spawnProcess, tempDir, waitFor } from "../harness.ts";
@@ -43,6 +43,11 @@ async function inProcess(): Promise<RunningStack> {
         : await startFrontend(configOf(frontendOptions, spec.argv) as FrontendConfig, { logger });
       roles.push(role);
       const { probe, what } = probeFor(spec.readiness);
+      await waitFor(async () => (await probe(), true), { timeoutMs: 20_000, intervalMs: 50, what: `${spec.name}: ${what}` });
+    }
+    // The gate `up` adds in state-agent mode: the agent follows every raw stream.
+    for (const spec of p.processes.filter((s) => s.role === "mocker")) {
+      const { probe, what } = probeRawSubscribed(spec.url, config.workersPerProcess * config.dataParallelSize);
       await waitFor(async () => (await probe(), true), { timeoutMs: 20_000, intervalMs: 50, what: `${spec.name}: ${what}` });
     }
     return { frontendUrl: p.frontendUrl!, agentUrl: p.agentUrl!, [Symbol.asyncDispose]: close };

@@ -58,3 +58,21 @@ export function probeFor(r: Readiness): { what: string; probe: () => Promise<voi
     },
   };
 }
+
+/**
+ * State-agent mode, after the frontend is ready: every raw PUB of a mocker has a subscriber whose
+ * subscription matches its topic (the agent), read from the mocker's /metrics. Until then a first
+ * request's KV events could be published to nobody (no replay by default) and miss the router.
+ */
+export function probeRawSubscribed(mockerUrl: string, ranks: number): { what: string; probe: () => Promise<void> } {
+  const url = `${mockerUrl}/metrics`;
+  return {
+    what: `the agent subscribed to all ${ranks} raw stream(s) (${url} kvcr_mocker_raw_subscribers)`,
+    probe: async () => {
+      const text = await (await get(url)).text();
+      const values = [...text.matchAll(/^kvcr_mocker_raw_subscribers\{[^}]*\} (\d+)$/gm)].map((m) => Number(m[1]));
+      const subscribed = values.filter((v) => v > 0).length;
+      if (subscribed < ranks) throw new Error(`${subscribed} of ${ranks} raw streams have a subscriber`);
+    },
+  };
+}

@@ -134,8 +134,22 @@ async function demo(stack: StackHandle, config: UpConfig, logger: Logger): Promi
       `  #${attempt}: HTTP 200, ${u.completion_tokens} tokens (${reply.choices[0]?.finish_reason}): ${JSON.stringify(reply.choices[0]?.message.content)}\n` +
         `      prompt ${u.prompt_tokens} tokens, ${u.prompt_tokens_details?.cached_tokens ?? 0} of them served from the KV cache\n`,
     );
+    // The first prompt's KV events travel mocker → agent → router asynchronously: let them land
+    // (a few ms; at most 5 s) so the repeat shows what KV-aware routing does with them.
+    if (attempt === 1) await untilIndexed(stack.frontendUrl, Math.floor(u.prompt_tokens / config.blockSize), 5_000);
   }
   return 0;
+}
+
+/** Polls the frontend's router index size (its /metrics) until it holds `blocks` device blocks, or gives up quietly. */
+async function untilIndexed(frontendUrl: string, blocks: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const text = await fetch(`${frontendUrl}/metrics`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.text(), () => "");
+    const indexed = Number(/^kvcr_frontend_index_blocks\{tier="device"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    if (indexed >= blocks) return;
+    await Bun.sleep(25);
+  }
 }
 
 const DEMO_SYSTEM =

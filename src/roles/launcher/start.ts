@@ -20,7 +20,7 @@ import type { RoleHandle } from "../../lib/role.ts";
 import { AgentHostRecordSchema, AttachmentIntentSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
 import { plan, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
-import { probeFor } from "./readiness.ts";
+import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
 import { describeExit, Supervisor, type ChildExit, type SupervisedChild } from "./supervisor.ts";
 
@@ -135,6 +135,17 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
   }
 
   const started = new Map<string, SupervisedChild>();
+  /** Every gate passes, or the first child of the stack to die (or a cancel) ends the wait. */
+  const allReady = async (gates: Promise<void>[]) => {
+    const cancelled = (deps.cancel ?? new Promise<never>(() => {})).then(() => "cancelled" as const);
+    const outcome = await Promise.race([Promise.all(gates).then(() => undefined), supervisor.failure, cancelled]);
+    if (outcome === "cancelled") throw new KvcrError("STACK_CANCELLED", "start-up cancelled");
+    if (outcome) {
+      const child = started.get(outcome.name)!;
+      await child.drained;
+      throw new ReadinessError(`${outcome.name} ${describeExit(outcome)} during start-up${supervisor.tailText(child)}`);
+    }
+  };
   for (const stage of Object.values(STAGES)) {
     if (stage === STAGES.mockers && stackPlan.awaitAgentRecord) {
       logger.info(`waiting for a state agent's record in discovery (namespace ${config.namespace}, ${config.discoveryBackend === "etcd" ? `etcd ${config.etcdEndpoints}` : discoveryDir}) before starting mockers`);
@@ -155,15 +166,17 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
       const intervalMs = spec.role === "agent" ? 1_000 : 250; // SPEC §8: the agent is probed once a second
       return supervisor.waitReady(started.get(spec.name)!, { what, probe, timeoutMs: spec.readyTimeoutS * 1000, intervalMs });
     });
-    const cancelled = (deps.cancel ?? new Promise<never>(() => {})).then(() => "cancelled" as const);
-    const outcome = await Promise.race([Promise.all(gates).then(() => undefined), supervisor.failure, cancelled]);
-    if (outcome === "cancelled") throw new KvcrError("STACK_CANCELLED", "start-up cancelled");
-    if (outcome) {
-      const child = started.get(outcome.name)!;
-      await child.drained;
-      throw new ReadinessError(`${outcome.name} ${describeExit(outcome)} during start-up${supervisor.tailText(child)}`);
-    }
+    await allReady(gates);
     logger.info(`${specs.map((s) => s.name).join(", ")} ready`);
+  }
+
+  // State-agent mode with our own agent and mockers: ready means wired, every raw stream followed.
+  if (config.kvStateAgent && roles.has("agent") && !config.agentCmd && !config.mockerCmd) {
+    const mockers = stackPlan.processes.filter((p) => p.role === "mocker");
+    const ranks = config.workersPerProcess * config.dataParallelSize;
+    const gates = mockers.map((spec) => supervisor.waitReady(started.get(spec.name)!, { ...probeRawSubscribed(spec.url, ranks), timeoutMs: config.readyTimeout * 1000, intervalMs: 250 }));
+    await allReady(gates);
+    if (mockers.length > 0) logger.info("every raw stream has its agent subscription");
   }
 
   const processes: StackProcess[] = stackPlan.processes.map((spec) => ({ name: spec.name, role: spec.role, pid: started.get(spec.name)!.pid, url: spec.url, external: spec.external, ports: spec.ports }));
