@@ -77,7 +77,7 @@ function lagQuantile(m: Map<string, number>, q: number): string {
 }
 
 try {
-  console.log(`agent scale: ${PROCS} mocker processes × ${WORKERS} workers (dp 1, state-agent mode, replay on) = ${SLOTS} slots, one agent; Bun ${Bun.version}, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)} (shared machine)`);
+  console.log(`agent scale: ${PROCS} mocker processes × ${WORKERS} workers (dp 1, state-agent mode, replay on) = ${SLOTS} slots, one agent; Bun ${Bun.version}, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}`);
   const agent = spawn(["agent", "--port", "0", "--max-slots", String(SLOTS), "--replay-timeout-ms", "20000", "--log-level", "error"]);
   const host = await until("the agent host record", 30_000, async () => (await store.list(keys.kindPrefix(NS, "agent")))[0]?.value as AgentHostRecord | undefined);
   const t0 = performance.now();

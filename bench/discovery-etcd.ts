@@ -13,6 +13,7 @@ import { defaultDiscoveryDir, openFileDiscoveryStore } from "../src/discovery/fi
 import { keys } from "../src/discovery/keys.ts";
 import type { DiscoveryEvent, DiscoveryStore } from "../src/discovery/store.ts";
 import { dirname } from "node:path";
+import { machineLine } from "./lib/machine.ts";
 
 const quiet = { warn: () => {}, debug: () => {} };
 const RUNS = Number(process.argv[2] ?? 3);
@@ -147,7 +148,7 @@ async function failover(): Promise<FailoverRun> {
 etcd = await startEtcd({ fast: false, dataDirBase: tmpdir() });
 const version = (await (await fetch(`${etcd.endpoint}/version`)).json()) as { etcdserver: string };
 console.log(`etcd ${version.etcdserver} (Debian etcd-server, one member, data dir ${etcd.dataDir}); file backend in ${dirname(defaultDiscoveryDir())}; ${RUNS} runs, median shown`);
-console.log("machine shared with 6 other engineers' builds and tests while measuring (2 cores)");
+console.log(machineLine());
 try {
   for (const backend of ["etcd", "file"] as const) {
     const seq: number[] = [];

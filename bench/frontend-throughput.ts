@@ -11,6 +11,7 @@
 import { readFile } from "node:fs/promises";
 import { runHttpLoad, type HttpLoadReport } from "./lib/http-load.ts";
 import { MockerChild } from "./lib/mocker-child.ts";
+import { machineLine } from "./lib/machine.ts";
 
 const CLI = new URL("../src/cli.ts", import.meta.url).pathname;
 const PROXY = new URL("./lib/plain-proxy.ts", import.meta.url).pathname;
@@ -104,7 +105,7 @@ try {
   console.log(`1,000 req/s through the frontend: p50 ${median(viaFe.map((r) => r.p50Ms)).toFixed(2)} ms, p99 ${p99Fe.toFixed(2)} ms (rounds ${viaFe.map((r) => r.p99Ms.toFixed(2)).join(", ")}; completed ${viaFe.map((r) => r.completed).join(", ")})`);
   console.log(`1,000 req/s direct to a worker:   p50 ${median(direct.map((r) => r.p50Ms)).toFixed(2)} ms, p99 ${p99Direct.toFixed(2)} ms (rounds ${direct.map((r) => r.p99Ms.toFixed(2)).join(", ")})`);
   console.log(`added p99: ${(p99Fe - p99Direct).toFixed(2)} ms`);
-  console.log("machine: 2 cores shared with 6 other engineers' builds and tests while measuring; mocker, frontend/proxy and client share them too");
+  console.log(machineLine("the mocker, the frontend/proxy and the client share them"));
 } finally {
   frontend.kill("SIGTERM");
   proxy.kill("SIGTERM");

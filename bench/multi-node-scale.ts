@@ -8,7 +8,7 @@
 //   BENCH_PROCESSES=2 BENCH_WORKERS=32 BENCH_LOAD_S=20 BENCH_RUNS=3 npx bun bench/multi-node-scale.ts
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadavg } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { startEtcd, type EtcdServer } from "../test/etcd.ts";
 import { CLI_ENTRY, spawnProcess, tempDir, waitFor, runCli, type ChildProcess } from "../test/harness.ts";
 import { envNumber } from "./lib/measure.ts";
@@ -76,7 +76,7 @@ async function run(backend: "etcd" | "file", etcd: EtcdServer, dir: string, ns: 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 using dir = tempDir("kvcr-mn-scale-");
 await using etcd = await startEtcd({ fast: false });
-console.log(`${TOTAL} workers (3 × ${PROCESSES} processes × ${WORKERS}), shared-prefix load ${LOAD_S} s at concurrency 64, ${RUNS} run(s); etcd data in ${etcd.dataDir}; load average at start ${loadavg()[0]!.toFixed(1)} on a 2-core machine shared by 7 engineers`);
+console.log(`${TOTAL} workers (3 × ${PROCESSES} processes × ${WORKERS}), shared-prefix load ${LOAD_S} s at concurrency 64, ${RUNS} run(s); etcd data in ${etcd.dataDir}; load average at start ${loadavg()[0]!.toFixed(1)} on a ${cpus().length}-CPU machine`);
 for (const backend of ["etcd", "file"] as const) {
   const runs: Figures[] = [];
   for (let r = 0; r < RUNS; r++) runs.push(await run(backend, etcd, dir.path, `scale-${backend}-${r}`));

@@ -15,6 +15,7 @@ import { parseMooncakeTrace } from "../src/core/workload/mooncake-trace.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
 import { RoutingState } from "../src/roles/frontend/routing-state.ts";
+import { machineLine } from "./lib/machine.ts";
 
 const WORKERS = 1000;
 const BLOCK_SIZE = 64;
@@ -81,4 +82,4 @@ for (const kind of ["decide", "hash + decide"] as const) {
     `${kind.padEnd(14)} p50 ${us(med(runs.map((r) => r.p50)))} µs, p99 ${us(med(runs.map((r) => r.p99)))} µs, CPU ${med(runs.map((r) => r.cpuUs)).toFixed(1)} µs per decision (median of ${RUNS} runs; p99 per run: ${runs.map((r) => us(r.p99)).join(", ")} µs)`,
   );
 }
-console.log("machine: 2 cores shared with 6 other engineers' builds and tests while measuring");
+console.log(machineLine());
