@@ -62,7 +62,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   let seq = 0;
 
   const fetch = async (req: Request): Promise<Response> => {
-    const path = new URL(req.url).pathname;
+    const path = pathOf(req.url);
     const t0 = deps.now();
     let res: Response;
     try {
@@ -71,7 +71,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       logger.error(`${req.method} ${path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       res = openAiError(500, `internal error: ${(err as Error).message}`);
     }
-    metrics.request(knownRoute(path), res.status);
+    metrics.request(KNOWN_ROUTES.has(path) ? path : "other", res.status);
     return res;
   };
 
@@ -265,8 +265,20 @@ function promptTokens(r: GenerationRequest): number[] {
   return p.kind === "tokens" ? p.ids : tokenize(p.text);
 }
 
-function knownRoute(path: string): string {
-  return ["/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/live", "/metrics"].includes(path) ? path : "other";
+const KNOWN_ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/live", "/metrics"]);
+
+/**
+ * The URL's pathname. A known route spelled plainly (no query, nothing to normalize) is taken as
+ * is, sparing a URL parse on every request; anything else goes through URL, which normalizes it.
+ */
+function pathOf(url: string): string {
+  const scheme = url.indexOf("//");
+  const slash = scheme < 0 ? -1 : url.indexOf("/", scheme + 2);
+  if (slash >= 0) {
+    const raw = url.slice(slash);
+    if (KNOWN_ROUTES.has(raw)) return raw;
+  }
+  return new URL(url).pathname;
 }
 
 /** The body as text, or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered). */

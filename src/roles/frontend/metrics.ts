@@ -49,20 +49,19 @@ export class FrontendMetrics {
   readonly ttft = new Histogram("kvcr_frontend_time_to_first_token_seconds", "Time from request arrival to the first generated token", LATENCY_S);
   readonly latency = new Histogram("kvcr_frontend_request_duration_seconds", "Time from request arrival to the last byte of the response", LATENCY_S);
   readonly decision = new Histogram("kvcr_frontend_routing_decision_seconds", "Time to hash the prompt and pick a (worker, rank)", DECISION_S);
-  private readonly requests = new Map<string, number>();
+  /** Count per route, then per status: no key string built on every request. */
+  private readonly requests = new Map<string, Map<number, number>>();
   hintsAttached = 0;
 
   request(route: string, status: number): void {
-    const key = `${route} ${status}`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    let byStatus = this.requests.get(route);
+    if (!byStatus) this.requests.set(route, (byStatus = new Map()));
+    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
   }
 
   families(state: RoutingState, feeds: () => MetricFamily[]): MetricFamily[] {
     const requests: MetricFamily = { name: "kvcr_frontend_requests_total", help: "HTTP requests by route and status", type: "counter", samples: [] };
-    for (const [key, value] of this.requests) {
-      const [route, status] = key.split(" ");
-      requests.samples.push({ labels: { route: route!, status: status! }, value });
-    }
+    for (const [route, byStatus] of this.requests) for (const [status, value] of byStatus) requests.samples.push({ labels: { route, status }, value });
     const active: MetricFamily = { name: "kvcr_frontend_worker_active_blocks", help: "Prompt blocks of requests routed to the (worker, rank) and not yet finished", type: "gauge", samples: [] };
     for (const w of state.workerList()) {
       const router = state.routerOf(w.record.model);

@@ -64,7 +64,8 @@ export class RoutingState {
   unmappedEvents = 0;
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly routers = new Map<string, Router>();
-  private readonly sourceIds = new Map<string, number>();
+  /** Source id per worker id, then per rank: looked up for every router event, so no key string is built. */
+  private readonly sourceIds = new Map<string, Map<number, number>>();
   private readonly bySource = new Map<number, { worker: WorkerEntry; rank: number }>();
   private readonly owners = new Map<string, { workerId: string; rank: number }>();
   private nextSource = 0;
@@ -94,9 +95,10 @@ export class RoutingState {
 
   /** The source id of (worker, rank), made on first sight (events may precede the record). */
   sourceOf(workerId: string, rank: number): number {
-    const key = `${workerId}\u0000${rank}`;
-    let id = this.sourceIds.get(key);
-    if (id === undefined) this.sourceIds.set(key, (id = this.nextSource++));
+    let ranks = this.sourceIds.get(workerId);
+    if (!ranks) this.sourceIds.set(workerId, (ranks = new Map()));
+    let id = ranks.get(rank);
+    if (id === undefined) ranks.set(rank, (id = this.nextSource++));
     return id;
   }
 
@@ -143,8 +145,9 @@ export class RoutingState {
       router?.remove(s);
       this.index.removeSource(s);
       this.bySource.delete(s);
-      this.sourceIds.delete(`${id}\u0000${r}`);
+      this.sourceIds.get(id)?.delete(r);
     });
+    if (this.sourceIds.get(id)?.size === 0) this.sourceIds.delete(id);
     for (const owner of entry.record.cache_owner_ids ?? []) if (this.owners.get(owner)?.workerId === id) this.owners.delete(owner);
     for (const c of entry.inflight) c.abort(new WorkerGone(id));
     this.opts.logger.info(`worker ${id} left routing${entry.inflight.size > 0 ? `; ${entry.inflight.size} in-flight request(s) fail` : ""}`);
@@ -184,7 +187,9 @@ export class RoutingState {
 
   /** Drops every source's residency (before a snapshot reload). Sources named by `filter` only, when given. */
   clearSources(filter?: (source: number) => boolean): void {
-    for (const s of new Set(this.sourceIds.values())) if (!filter || filter(s)) this.index.removeSource(s);
+    const all = new Set<number>();
+    for (const ranks of this.sourceIds.values()) for (const s of ranks.values()) all.add(s);
+    for (const s of all) if (!filter || filter(s)) this.index.removeSource(s);
   }
 
   /** Picks (worker, rank) for a prompt and counts its blocks as that candidate's active load. */

@@ -37,6 +37,7 @@ export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 async function* chunksUntilStall(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): AsyncGenerator<Uint8Array> {
   const reader = body.getReader();
   const timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
+  let ended = false;
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -44,9 +45,11 @@ async function* chunksUntilStall(body: ReadableStream<Uint8Array>, ctrl: AbortCo
       timer.refresh();
       yield value;
     }
+    ended = true;
   } finally {
     clearTimeout(timer);
-    reader.releaseLock();
+    // A closed stream needs no release; one the caller stopped reading does.
+    if (!ended) reader.releaseLock();
   }
 }
 
@@ -71,13 +74,31 @@ export async function* ndjsonLines(body: ReadableStream<Uint8Array>, ctrl: Abort
  * once, with the same stall rule as ndjsonLines (no chunk for stallMs aborts with WorkerStalled).
  */
 export async function allLines(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): Promise<WorkerLine[]> {
-  const chunks: Uint8Array[] = [];
+  // One reader loop, no async generator between it and the caller: this runs on every
+  // non-streaming request, where the generator's per-chunk promises and the lock release of an
+  // already closed stream were measurable (the stream is closed or errored by the time it ends).
+  const reader = body.getReader();
+  const timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
+  let first: Uint8Array | undefined;
+  let chunks: Uint8Array[] | undefined;
   let size = 0;
-  for await (const value of chunksUntilStall(body, ctrl, workerId, stallMs)) {
-    chunks.push(value);
-    size += value.length;
+  let ended = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      timer.refresh();
+      size += value.length;
+      if (first === undefined) first = value;
+      else (chunks ??= [first]).push(value);
+    }
+    ended = true;
+  } finally {
+    clearTimeout(timer);
+    if (!ended) reader.releaseLock();
   }
-  const text = DECODER.decode(chunks.length === 1 ? chunks[0] : concatBytes(chunks, size));
+  const bytes = chunks ? concatBytes(chunks, size) : (first ?? new Uint8Array(0));
+  const text = DECODER.decode(bytes);
   const out: WorkerLine[] = [];
   let start = 0;
   for (;;) {
