@@ -75,7 +75,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     return res;
   };
 
-  async function route(req: Request, path: string, t0: number): Promise<Response> {
+  // Not async: the generate path hands back its own promise (no extra promise per request here).
+  function route(req: Request, path: string, t0: number): Response | Promise<Response> {
     switch (path) {
       case "/v1/completions":
       case "/v1/chat/completions":
@@ -119,7 +120,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     if (logger.level >= LOG_LEVELS.debug) logger.debug(
       `route ${parsed.model}: worker ${plan.worker.id} rank ${plan.dpRank} cost ${d.cost} overlap device ${d.deviceOverlap} host ${d.hostOverlap} disk ${d.diskOverlap} of ${plan.promptBlocks} block(s); index ${state.index.size("device")} device / ${state.index.size("host")} host block(s)${plan.kvHint ? "; kv_hint attached" : ""}`,
     );
-    return proxy(req, kind, parsed, tokens, plan, t0);
+    return await proxy(req, kind, parsed, tokens, plan, t0);
   }
 
   async function proxy(req: Request, kind: Kind, r: GenerationRequest, tokens: number[], plan: RoutePlan, t0: number): Promise<Response> {
@@ -281,14 +282,22 @@ function pathOf(url: string): string {
   return new URL(url).pathname;
 }
 
-/** The body as text, or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered). */
-async function readBody(req: Request, max: number): Promise<string | Response> {
-  const tooLarge = (n: string) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
+const tooLarge = (n: string, max: number) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
+
+/**
+ * The body as text, or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered).
+ * Not async itself: the common case (a declared length within the limit) is Bun's own one read.
+ */
+function readBody(req: Request, max: number): string | Response | Promise<string | Response> {
   const length = req.headers.get("content-length");
   const declared = Number(length ?? NaN);
-  if (declared > max) return tooLarge(String(declared));
+  if (declared > max) return tooLarge(String(declared), max);
   // A declared length within the limit: one read (Bun holds no more than it declared).
   if (length !== null && declared >= 0) return req.text();
+  return readCapped(req, max);
+}
+
+async function readCapped(req: Request, max: number): Promise<string | Response> {
   if (!req.body) return "";
   const reader = req.body.getReader();
   const parts: Uint8Array[] = [];
@@ -299,7 +308,7 @@ async function readBody(req: Request, max: number): Promise<string | Response> {
     size += value.length;
     if (size > max) {
       void reader.cancel().catch(() => {});
-      return tooLarge(`more than ${max}`);
+      return tooLarge(`more than ${max}`, max);
     }
     parts.push(value);
   }
