@@ -7,7 +7,7 @@
 //     touches the prompt's ≤ N nodes and their holders, never one map per candidate; with 1,000
 //     candidates the per-candidate lookups were the whole cost of a decision, bench/router-decision.ts).
 import type { KvTier } from "../kv/kv-events.ts";
-import { SPLIT, splitU64, U64Map, wordsOf } from "../kv/u64-map.ts";
+import { SPLIT, splitU64, U64Map } from "../kv/u64-map.ts";
 import { mix32 } from "../random/rng.ts";
 
 /** Two independent 32-bit weights per source: a holder list's sums of them fingerprint its set. */
@@ -34,8 +34,13 @@ class TierIndex {
   readonly fpB: number[] = [];
   private readonly freeLists: number[] = [];
   total = 0;
-  /** Blocks per source, dense by source id (footprints without a map lookup). */
+  /** Blocks per source, dense by source id (footprints without a map lookup; no holes: see grow). */
   readonly counts: number[] = [];
+
+  /** Makes counts[0..source] present (a packed array: the router reads it once per candidate). */
+  grow(source: number): void {
+    for (let s = this.counts.length; s <= source; s++) this.counts.push(0);
+  }
 
   own(source: number): U64Map {
     let set = this.bySource.get(source);
@@ -46,7 +51,7 @@ class TierIndex {
   store(source: number, w0: number, w1: number): void {
     if (!this.own(source).setIfAbsent(w0, w1, 1)) return;
     this.total++;
-    this.counts[source] = (this.counts[source] ?? 0) + 1;
+    this.counts[source]!++;
     let id = this.holders.get(w0, w1);
     if (id === -1) {
       id = this.freeLists.pop() ?? this.lists.push([]) - 1;
@@ -101,12 +106,15 @@ export class KvIndex {
   unknownRemovals = 0;
   private active: number[] = [];
   private sets: (U64Map | undefined)[] = [];
-  private queryWords = new Uint32Array(64);
+  // The query's hashes copied into one reused buffer, read as u32 word pairs (no per-query view or bigint).
+  private queryHashes = new BigUint64Array(32);
+  private queryWords = new Uint32Array(this.queryHashes.buffer);
   // Per-source scratch of overlaps(): depth per tier, and which sources were touched.
   private dev = new Int32Array(64);
   private hst = new Int32Array(64);
   private dsk = new Int32Array(64);
-  private touched: number[] = [];
+  private touched = new Int32Array(64);
+  private touchedCount = 0;
   private walk = new Int32Array(64);
   private mark = new Int32Array(64);
   // Each source's two fingerprint weights, cached (weightA/weightB of its id).
@@ -126,6 +134,7 @@ export class KvIndex {
     if (hashes.length === 0) return;
     if (event.kind === "stored") {
       if (source >= this.dev.length) this.grow(source);
+      if (source >= tier.counts.length) tier.grow(source);
       for (const h of hashes) {
         splitU64(h);
         tier.store(source, SPLIT[0]!, SPLIT[1]!);
@@ -173,7 +182,7 @@ export class KvIndex {
     if (count === 0) return;
     const words = this.wordsOf(seqHashes, count);
     const touched = this.touched;
-    touched.length = 0;
+    let nt = 0;
     const dev = this.dev;
     // Device: the sources still matching (the holders of blocks 0..i-1) go on while they hold block
     // i. When block i's holder set equals that active set (same size and fingerprint: the common
@@ -185,10 +194,8 @@ export class KvIndex {
       const active = this.walk;
       const first = dt.lists[id0]!;
       let n0 = first.length;
-      for (let k = 0; k < n0; k++) {
-        active[k] = first[k]!;
-        touched.push(first[k]!);
-      }
+      for (let k = 0; k < n0; k++) active[k] = touched[k] = first[k]!;
+      nt = n0;
       let fpA = dt.fpA[id0]!;
       let fpB = dt.fpB[id0]!;
       let depth = 1;
@@ -222,10 +229,12 @@ export class KvIndex {
       }
       for (let a = 0; a < n0; a++) dev[active[a]!] = depth;
     }
+    this.touchedCount = nt;
     const hst = this.hst;
     const dsk = this.dsk;
     this.continuation(this.tiers.host, words, count, hst, dev, undefined);
     this.continuation(this.tiers.disk, words, count, dsk, dev, hst);
+    nt = this.touchedCount;
     for (let c = 0; c < n; c++) {
       const s = candidates[c]!;
       if (s < dev.length) {
@@ -234,7 +243,10 @@ export class KvIndex {
         disk[c] = dsk[s]!;
       }
     }
-    for (const s of touched) dev[s] = hst[s] = dsk[s] = 0;
+    for (let t = 0; t < nt; t++) {
+      const s = touched[t]!;
+      dev[s] = hst[s] = dsk[s] = 0;
+    }
   }
 
   /** Extends `out[s]` while s holds block base(s) + out[s] in this tier, walking blocks in order. */
@@ -249,7 +261,7 @@ export class KvIndex {
         const s = list[k]!;
         const base = a[s]! + (b === undefined ? 0 : b[s]!);
         if (base + out[s]! === i) {
-          if (this.dev[s] === 0 && this.hst[s] === 0 && this.dsk[s] === 0) touched.push(s);
+          if (this.dev[s] === 0 && this.hst[s] === 0 && this.dsk[s] === 0) touched[this.touchedCount++] = s;
           out[s]!++;
         }
       }
@@ -269,6 +281,8 @@ export class KvIndex {
     this.dsk = grow(this.dsk);
     this.mark = grow(this.mark);
     this.walk = grow(this.walk);
+    // A source is touched at most once per query (device walk, or the first continuation step).
+    this.touched = grow(this.touched);
     const from = this.wA.length;
     const wA = new Uint32Array(size);
     const wB = new Uint32Array(size);
@@ -329,6 +343,11 @@ export class KvIndex {
     return this.tiers[tier].counts[source] ?? 0;
   }
 
+  /** Device footprints by source id (read-only; ids past its end hold nothing): the router's tie-break read in its candidate loop. */
+  deviceFootprints(): readonly number[] {
+    return this.tiers.device.counts;
+  }
+
   /** Every hash a source holds in a tier, in no particular order (tests). */
   blocksOf(source: number, tier: IndexTier): bigint[] {
     return this.tiers[tier].bySource.get(source)?.keyList() ?? [];
@@ -336,9 +355,16 @@ export class KvIndex {
 
   /** The first `count` hashes as u32 word pairs: a view when they already sit in a BigUint64Array. */
   private wordsOf(seqHashes: ArrayLike<bigint>, count: number): Uint32Array {
-    if (seqHashes instanceof BigUint64Array) return wordsOf(seqHashes);
-    if (this.queryWords.length < 2 * count) this.queryWords = new Uint32Array(2 * count);
+    if (this.queryHashes.length < count) {
+      this.queryHashes = new BigUint64Array(Math.max(count, this.queryHashes.length * 2));
+      this.queryWords = new Uint32Array(this.queryHashes.buffer);
+    }
     const words = this.queryWords;
+    if (seqHashes instanceof BigUint64Array) {
+      // A typed copy (memcpy, no bigint read) into the reused buffer: no view of the caller's array.
+      this.queryHashes.set(seqHashes.length === count ? seqHashes : seqHashes.subarray(0, count));
+      return words;
+    }
     for (let i = 0; i < count; i++) {
       splitU64(seqHashes[i]!);
       words[2 * i] = SPLIT[0]!;

@@ -59,6 +59,8 @@ export class Router {
   private disk = new Int32Array(16);
   private readonly pick: number[] = [];
   private readonly pickSources: number[] = [];
+  /** routeKv's chosen slot (a field, not a returned tuple: no allocation per decision). */
+  private chosenSlot = 0;
 
   constructor(
     opts: RouterOptions,
@@ -141,7 +143,8 @@ export class Router {
         decision = { source: this.sources[slot]!, cost: 0, deviceOverlap: 0, hostOverlap: 0, diskOverlap: 0 };
         break;
       case RouterMode.kv:
-        [slot, decision] = this.routeKv(q);
+        decision = this.routeKv(q);
+        slot = this.chosenSlot;
         break;
     }
     this.active[slot] = this.active[slot]! + q.promptBlocks;
@@ -160,7 +163,7 @@ export class Router {
     return slot === undefined ? 0 : this.active[slot]!;
   }
 
-  private routeKv(q: RouteQuery): [number, RouteDecision] {
+  private routeKv(q: RouteQuery): RouteDecision {
     const index = this.index!;
     const n = this.sources.length;
     const full = q.seqHashes.length;
@@ -184,14 +187,51 @@ export class Router {
     }
     const m = pickSources.length;
     const device = this.device;
-    const weights = this.weights;
-    index.overlaps(q.seqHashes, full, pickSources, device, this.host, this.disk);
-    for (let i = 0; i < m; i++) {
-      const slot = pick === undefined ? i : pick[i]!;
-      this.costs[i] = kvCost(q.promptBlocks, device[i]!, this.host[i]!, this.active[slot]!, this.prefillLoadScale, this.disk[i]!, weights);
-      this.footprints[i] = index.footprint(pickSources[i]!);
+    const host = this.host;
+    const disk = this.disk;
+    const costs = this.costs;
+    const active = this.active;
+    const scale = this.prefillLoadScale;
+    const pb = q.promptBlocks;
+    const wHost = this.weights.host;
+    const wDisk = this.weights.disk;
+    const fp = index.deviceFootprints();
+    const fpLen = fp.length;
+    index.overlaps(q.seqHashes, full, pickSources, device, host, disk);
+    let i: number;
+    if (this.temperature > 0) {
+      for (let c = 0; c < m; c++) {
+        const slot = pick === undefined ? c : pick[c]!;
+        costs[c] = kvCost(pb, device[c]!, host[c]!, active[slot]!, scale, disk[c]!, this.weights);
+      }
+      i = selectByCost(costs, this.footprints, m, this.rng, this.temperature);
+    } else {
+      // selectByCost at temperature 0, fused with the cost and footprint reads (one pass, no
+      // footprint array): the same order, comparisons and RNG draws, so the same decisions.
+      let best = -1;
+      let bestCost = 0;
+      let bestFp = 0;
+      let ties = 0;
+      for (let c = 0; c < m; c++) {
+        const slot = pick === undefined ? c : pick[c]!;
+        const src = pickSources[c]!;
+        // kvCost (kv-cost.ts), inlined.
+        const cost = scale * Math.max(0, pb - device[c]! - wHost * host[c]! - wDisk * disk[c]!) + active[slot]!;
+        costs[c] = cost;
+        const f = src < fpLen ? fp[src]! : 0;
+        if (best === -1 || cost < bestCost || (cost === bestCost && f < bestFp)) {
+          best = c;
+          bestCost = cost;
+          bestFp = f;
+          ties = 1;
+        } else if (cost === bestCost && f === bestFp) {
+          ties++;
+          if (this.rng.int(ties) === 0) best = c;
+        }
+      }
+      i = best;
     }
-    const i = selectByCost(this.costs, this.footprints, m, this.rng, this.temperature);
-    return [pick === undefined ? i : pick[i]!, { source: pickSources[i]!, cost: this.costs[i]!, deviceOverlap: device[i]!, hostOverlap: this.host[i]!, diskOverlap: this.disk[i]! }];
+    this.chosenSlot = pick === undefined ? i : pick[i]!;
+    return { source: pickSources[i]!, cost: costs[i]!, deviceOverlap: device[i]!, hostOverlap: host[i]!, diskOverlap: disk[i]! };
   }
 }
