@@ -11,8 +11,10 @@ import { SPLIT, splitU64, U64Map } from "../kv/u64-map.ts";
 import { mix32 } from "../random/rng.ts";
 
 /** Two independent 32-bit weights per source: a holder list's sums of them fingerprint its set. */
-const weightA = (s: number) => mix32(s * 2 + 1);
-const weightB = (s: number) => mix32(s * 2 + 2) ^ 0x5bd1e995;
+// Kept as int32 (`| 0`) end to end: a uint32 past 2^31 is a double to the JIT, and a sum that
+// changes representation mid-loop deoptimises the walk (sums compare equal mod 2^32 either way).
+const weightA = (s: number) => mix32(s * 2 + 1) | 0;
+const weightB = (s: number) => (mix32(s * 2 + 2) ^ 0x5bd1e995) | 0;
 
 /** Index tiers: the engine's two plus disk, which other publishers (and agents) report (SPEC §5). */
 export type IndexTier = KvTier | "disk";
@@ -34,12 +36,14 @@ class TierIndex {
   readonly fpB: number[] = [];
   private readonly freeLists: number[] = [];
   total = 0;
-  /** Blocks per source, dense by source id (footprints without a map lookup; no holes: see grow). */
-  readonly counts: number[] = [];
+  /** Blocks per source, dense by source id (footprints without a map lookup; typed: the router reads it once per candidate). */
+  counts = new Int32Array(64);
 
-  /** Makes counts[0..source] present (a packed array: the router reads it once per candidate). */
+  /** Makes counts[0..source] present. */
   grow(source: number): void {
-    for (let s = this.counts.length; s <= source; s++) this.counts.push(0);
+    const next = new Int32Array(Math.max(source + 1, this.counts.length * 2));
+    next.set(this.counts);
+    this.counts = next;
   }
 
   own(source: number): U64Map {
@@ -60,8 +64,8 @@ class TierIndex {
       this.holders.set(w0, w1, id);
     }
     this.lists[id]!.push(source);
-    this.fpA[id] = (this.fpA[id]! + weightA(source)) >>> 0;
-    this.fpB[id] = (this.fpB[id]! + weightB(source)) >>> 0;
+    this.fpA[id] = (this.fpA[id]! + weightA(source)) | 0;
+    this.fpB[id] = (this.fpB[id]! + weightB(source)) | 0;
   }
 
   /** False when the source did not hold the block. */
@@ -91,8 +95,8 @@ class TierIndex {
     if (at === -1) return;
     list[at] = list[list.length - 1]!;
     list.pop();
-    this.fpA[id] = (this.fpA[id]! - weightA(source)) >>> 0;
-    this.fpB[id] = (this.fpB[id]! - weightB(source)) >>> 0;
+    this.fpA[id] = (this.fpA[id]! - weightA(source)) | 0;
+    this.fpB[id] = (this.fpB[id]! - weightB(source)) | 0;
     if (list.length === 0) {
       this.holders.delete(w0, w1);
       this.freeLists.push(id);
@@ -108,7 +112,7 @@ export class KvIndex {
   private sets: (U64Map | undefined)[] = [];
   // The query's hashes copied into one reused buffer, read as u32 word pairs (no per-query view or bigint).
   private queryHashes = new BigUint64Array(32);
-  private queryWords = new Uint32Array(this.queryHashes.buffer);
+  private queryWords = new Int32Array(this.queryHashes.buffer);
   // Per-source scratch of overlaps(): depth per tier, and which sources were touched.
   private dev = new Int32Array(64);
   private hst = new Int32Array(64);
@@ -118,8 +122,8 @@ export class KvIndex {
   private walk = new Int32Array(64);
   private mark = new Int32Array(64);
   // Each source's two fingerprint weights, cached (weightA/weightB of its id).
-  private wA = Uint32Array.from({ length: 64 }, (_, s) => weightA(s));
-  private wB = Uint32Array.from({ length: 64 }, (_, s) => weightB(s));
+  private wA = Int32Array.from({ length: 64 }, (_, s) => weightA(s));
+  private wB = Int32Array.from({ length: 64 }, (_, s) => weightB(s));
   private stamp = 0;
 
   apply(source: number, event: IndexEvent): void {
@@ -181,9 +185,34 @@ export class KvIndex {
     disk.fill(0, 0, n);
     if (count === 0) return;
     const words = this.wordsOf(seqHashes, count);
-    const touched = this.touched;
-    let nt = 0;
     const dev = this.dev;
+    const touched = this.touched;
+    let nt = this.deviceWalk(words, count);
+    this.touchedCount = nt;
+    const hst = this.hst;
+    const dsk = this.dsk;
+    this.continuation(this.tiers.host, words, count, hst, dev, undefined);
+    this.continuation(this.tiers.disk, words, count, dsk, dev, hst);
+    nt = this.touchedCount;
+    for (let c = 0; c < n; c++) {
+      const s = candidates[c]!;
+      if (s < dev.length) {
+        device[c] = dev[s]!;
+        host[c] = hst[s]!;
+        disk[c] = dsk[s]!;
+      }
+    }
+    for (let t = 0; t < nt; t++) {
+      const s = touched[t]!;
+      dev[s] = hst[s] = dsk[s] = 0;
+    }
+  }
+
+  /** The device walk of overlaps(): dev[s] = s's device prefix; returns how many sources it touched (in `touched`). */
+  private deviceWalk(words: Int32Array, count: number): number {
+    const touched = this.touched;
+    const dev = this.dev;
+    let nt = 0;
     // Device: the sources still matching (the holders of blocks 0..i-1) go on while they hold block
     // i. When block i's holder set equals that active set (same size and fingerprint: the common
     // case, a shared prefix held by the same sources) nobody drops out and no source is touched;
@@ -222,35 +251,18 @@ export class KvIndex {
         fpA = 0;
         fpB = 0;
         for (let a = 0; a < kept; a++) {
-          fpA = (fpA + wA[active[a]!]!) >>> 0;
-          fpB = (fpB + wB[active[a]!]!) >>> 0;
+          fpA = (fpA + wA[active[a]!]!) | 0;
+          fpB = (fpB + wB[active[a]!]!) | 0;
         }
         if (kept > 0) depth = i + 1;
       }
       for (let a = 0; a < n0; a++) dev[active[a]!] = depth;
     }
-    this.touchedCount = nt;
-    const hst = this.hst;
-    const dsk = this.dsk;
-    this.continuation(this.tiers.host, words, count, hst, dev, undefined);
-    this.continuation(this.tiers.disk, words, count, dsk, dev, hst);
-    nt = this.touchedCount;
-    for (let c = 0; c < n; c++) {
-      const s = candidates[c]!;
-      if (s < dev.length) {
-        device[c] = dev[s]!;
-        host[c] = hst[s]!;
-        disk[c] = dsk[s]!;
-      }
-    }
-    for (let t = 0; t < nt; t++) {
-      const s = touched[t]!;
-      dev[s] = hst[s] = dsk[s] = 0;
-    }
+    return nt;
   }
 
   /** Extends `out[s]` while s holds block base(s) + out[s] in this tier, walking blocks in order. */
-  private continuation(tier: TierIndex, words: Uint32Array, count: number, out: Int32Array, a: Int32Array, b: Int32Array | undefined): void {
+  private continuation(tier: TierIndex, words: Int32Array, count: number, out: Int32Array, a: Int32Array, b: Int32Array | undefined): void {
     if (tier.total === 0) return;
     const touched = this.touched;
     for (let i = 0; i < count; i++) {
@@ -284,8 +296,8 @@ export class KvIndex {
     // A source is touched at most once per query (device walk, or the first continuation step).
     this.touched = grow(this.touched);
     const from = this.wA.length;
-    const wA = new Uint32Array(size);
-    const wB = new Uint32Array(size);
+    const wA = new Int32Array(size);
+    const wB = new Int32Array(size);
     wA.set(this.wA);
     wB.set(this.wB);
     for (let s = from; s < size; s++) {
@@ -340,11 +352,12 @@ export class KvIndex {
 
   /** Blocks a source holds in a tier (the index footprint used to break ties). */
   footprint(source: number, tier: IndexTier = "device"): number {
-    return this.tiers[tier].counts[source] ?? 0;
+    const counts = this.tiers[tier].counts;
+    return source < counts.length ? counts[source]! : 0;
   }
 
   /** Device footprints by source id (read-only; ids past its end hold nothing): the router's tie-break read in its candidate loop. */
-  deviceFootprints(): readonly number[] {
+  deviceFootprints(): Int32Array {
     return this.tiers.device.counts;
   }
 
@@ -354,10 +367,10 @@ export class KvIndex {
   }
 
   /** The first `count` hashes as u32 word pairs: a view when they already sit in a BigUint64Array. */
-  private wordsOf(seqHashes: ArrayLike<bigint>, count: number): Uint32Array {
+  private wordsOf(seqHashes: ArrayLike<bigint>, count: number): Int32Array {
     if (this.queryHashes.length < count) {
       this.queryHashes = new BigUint64Array(Math.max(count, this.queryHashes.length * 2));
-      this.queryWords = new Uint32Array(this.queryHashes.buffer);
+      this.queryWords = new Int32Array(this.queryHashes.buffer);
     }
     const words = this.queryWords;
     if (seqHashes instanceof BigUint64Array) {

@@ -48,7 +48,8 @@ export class Router {
   // Dense candidate arrays (a removal moves the last candidate into the hole).
   private readonly sources: number[] = [];
   private readonly capacity: number[] = [];
-  private readonly active: number[] = [];
+  /** Active blocks per slot (typed: read once per candidate per decision). */
+  private active = new Float64Array(16);
   private readonly slotOf = new Map<number, number>();
   private next = 0;
   // Per-decision scratch, grown with the candidate count.
@@ -98,9 +99,11 @@ export class Router {
     this.slotOf.set(source, this.sources.length);
     this.sources.push(source);
     this.capacity.push(capacityBlocks);
-    this.active.push(0);
     if (this.device.length < this.sources.length) {
       const n = this.sources.length * 2;
+      const active = new Float64Array(n);
+      active.set(this.active);
+      this.active = active;
       this.device = new Int32Array(n);
       this.costs = new Float64Array(n);
       this.footprints = new Float64Array(n);
@@ -123,7 +126,7 @@ export class Router {
     }
     this.sources.pop();
     this.capacity.pop();
-    this.active.pop();
+    this.active[last] = 0;
   }
 
   /** Picks a candidate and counts the prompt's blocks as its active load; undefined with none. */
