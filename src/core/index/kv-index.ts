@@ -104,6 +104,13 @@ class TierIndex {
   }
 }
 
+/** Per-source overlaps of one query (KvIndex.beginOverlaps): index by source id, 0 past the end. */
+export interface OverlapsBySource {
+  device: Int32Array;
+  host: Int32Array;
+  disk: Int32Array;
+}
+
 export class KvIndex {
   private readonly tiers: Record<IndexTier, TierIndex> = { device: new TierIndex(), host: new TierIndex(), disk: new TierIndex() };
   /** Removals of blocks the index did not hold (events out of order or lost). */
@@ -119,6 +126,7 @@ export class KvIndex {
   private dsk = new Int32Array(64);
   private touched = new Int32Array(64);
   private touchedCount = 0;
+  private readonly query: OverlapsBySource = { device: this.dev, host: this.hst, disk: this.dsk };
   private walk = new Int32Array(64);
   private mark = new Int32Array(64);
   // Each source's two fingerprint weights, cached (weightA/weightB of its id).
@@ -180,32 +188,47 @@ export class KvIndex {
    */
   overlaps(seqHashes: ArrayLike<bigint>, count: number, candidates: readonly number[], device: Int32Array, host: Int32Array, disk: Int32Array): void {
     const n = candidates.length;
-    device.fill(0, 0, n);
-    host.fill(0, 0, n);
-    disk.fill(0, 0, n);
-    if (count === 0) return;
-    const words = this.wordsOf(seqHashes, count);
-    const dev = this.dev;
-    const touched = this.touched;
-    let nt = this.deviceWalk(words, count);
-    this.touchedCount = nt;
-    const hst = this.hst;
-    const dsk = this.dsk;
-    this.continuation(this.tiers.host, words, count, hst, dev, undefined);
-    this.continuation(this.tiers.disk, words, count, dsk, dev, hst);
-    nt = this.touchedCount;
+    const q = this.beginOverlaps(seqHashes, count);
+    const size = q.device.length;
     for (let c = 0; c < n; c++) {
       const s = candidates[c]!;
-      if (s < dev.length) {
-        device[c] = dev[s]!;
-        host[c] = hst[s]!;
-        disk[c] = dsk[s]!;
-      }
+      if (s < size) {
+        device[c] = q.device[s]!;
+        host[c] = q.host[s]!;
+        disk[c] = q.disk[s]!;
+      } else device[c] = host[c] = disk[c] = 0;
     }
+    this.endOverlaps();
+  }
+
+  /**
+   * overlaps() by source id, for a caller that reads every candidate once anyway (the router):
+   * the three overlaps of source s are at device/host/disk[s] (0 past their length) until
+   * endOverlaps(), which must come before the next query or event.
+   */
+  beginOverlaps(seqHashes: ArrayLike<bigint>, count: number): OverlapsBySource {
+    const q = this.query;
+    q.device = this.dev;
+    q.host = this.hst;
+    q.disk = this.dsk;
+    this.touchedCount = 0;
+    if (count === 0) return q;
+    const words = this.wordsOf(seqHashes, count);
+    this.touchedCount = this.deviceWalk(words, count);
+    this.continuation(this.tiers.host, words, count, this.hst, this.dev, undefined);
+    this.continuation(this.tiers.disk, words, count, this.dsk, this.dev, this.hst);
+    return q;
+  }
+
+  /** Clears the per-source scratch of beginOverlaps() (only the sources the query touched). */
+  endOverlaps(): void {
+    const { touched, dev, hst, dsk } = this;
+    const nt = this.touchedCount;
     for (let t = 0; t < nt; t++) {
       const s = touched[t]!;
       dev[s] = hst[s] = dsk[s] = 0;
     }
+    this.touchedCount = 0;
   }
 
   /** The device walk of overlaps(): dev[s] = s's device prefix; returns how many sources it touched (in `touched`). */

@@ -200,41 +200,58 @@ export class Router {
     const wDisk = this.weights.disk;
     const fp = index.deviceFootprints();
     const fpLen = fp.length;
-    index.overlaps(q.seqHashes, full, pickSources, device, host, disk);
-    let i: number;
     if (this.temperature > 0) {
+      index.overlaps(q.seqHashes, full, pickSources, device, host, disk);
       for (let c = 0; c < m; c++) {
         const slot = pick === undefined ? c : pick[c]!;
         costs[c] = kvCost(pb, device[c]!, host[c]!, active[slot]!, scale, disk[c]!, this.weights);
       }
-      i = selectByCost(costs, this.footprints, m, this.rng, this.temperature);
-    } else {
-      // selectByCost at temperature 0, fused with the cost and footprint reads (one pass, no
-      // footprint array): the same order, comparisons and RNG draws, so the same decisions.
-      let best = -1;
-      let bestCost = 0;
-      let bestFp = 0;
-      let ties = 0;
-      for (let c = 0; c < m; c++) {
-        const slot = pick === undefined ? c : pick[c]!;
-        const src = pickSources[c]!;
-        // kvCost (kv-cost.ts), inlined.
-        const cost = scale * Math.max(0, pb - device[c]! - wHost * host[c]! - wDisk * disk[c]!) + active[slot]!;
-        costs[c] = cost;
-        const f = src < fpLen ? fp[src]! : 0;
-        if (best === -1 || cost < bestCost || (cost === bestCost && f < bestFp)) {
-          best = c;
-          bestCost = cost;
-          bestFp = f;
-          ties = 1;
-        } else if (cost === bestCost && f === bestFp) {
-          ties++;
-          if (this.rng.int(ties) === 0) best = c;
-        }
-      }
-      i = best;
+      const i = selectByCost(costs, this.footprints, m, this.rng, this.temperature);
+      this.chosenSlot = pick === undefined ? i : pick[i]!;
+      return { source: pickSources[i]!, cost: costs[i]!, deviceOverlap: device[i]!, hostOverlap: host[i]!, diskOverlap: disk[i]! };
     }
-    this.chosenSlot = pick === undefined ? i : pick[i]!;
-    return { source: pickSources[i]!, cost: costs[i]!, deviceOverlap: device[i]!, hostOverlap: host[i]!, diskOverlap: disk[i]! };
+    // selectByCost at temperature 0, fused with the overlap, cost and footprint reads (one pass
+    // over the candidates, overlaps read by source id, no per-candidate arrays): the same order,
+    // comparisons and RNG draws, so the same decisions.
+    const ov = index.beginOverlaps(q.seqHashes, full);
+    const od = ov.device;
+    const oh = ov.host;
+    const ok = ov.disk;
+    const size = od.length;
+    let best = -1;
+    let bestCost = 0;
+    let bestFp = 0;
+    let ties = 0;
+    for (let c = 0; c < m; c++) {
+      const src = pickSources[c]!;
+      let d = 0;
+      let h = 0;
+      let k = 0;
+      if (src < size) {
+        d = od[src]!;
+        h = oh[src]!;
+        k = ok[src]!;
+      }
+      // kvCost (kv-cost.ts), inlined.
+      const cost = scale * Math.max(0, pb - d - wHost * h - wDisk * k) + active[pick === undefined ? c : pick[c]!]!;
+      const f = src < fpLen ? fp[src]! : 0;
+      if (best === -1 || cost < bestCost || (cost === bestCost && f < bestFp)) {
+        best = c;
+        bestCost = cost;
+        bestFp = f;
+        ties = 1;
+      } else if (cost === bestCost && f === bestFp) {
+        ties++;
+        if (this.rng.int(ties) === 0) best = c;
+      }
+    }
+    const src = pickSources[best]!;
+    const decision: RouteDecision =
+      src < size
+        ? { source: src, cost: bestCost, deviceOverlap: od[src]!, hostOverlap: oh[src]!, diskOverlap: ok[src]! }
+        : { source: src, cost: bestCost, deviceOverlap: 0, hostOverlap: 0, diskOverlap: 0 };
+    index.endOverlaps();
+    this.chosenSlot = pick === undefined ? best : pick[best]!;
+    return decision;
   }
 }
