@@ -7,12 +7,14 @@
 //     touches the prompt's ≤ N nodes and their holders, never one map per candidate; with 1,000
 //     candidates the per-candidate lookups were the whole cost of a decision, bench/router-decision.ts).
 import type { KvTier } from "../kv/kv-events.ts";
-import { SPLIT, splitU64, U64Map, wordsOf } from "../kv/u64-map.ts";
+import { SPLIT, splitU64, U64Map } from "../kv/u64-map.ts";
 import { mix32 } from "../random/rng.ts";
 
 /** Two independent 32-bit weights per source: a holder list's sums of them fingerprint its set. */
-const weightA = (s: number) => mix32(s * 2 + 1);
-const weightB = (s: number) => mix32(s * 2 + 2) ^ 0x5bd1e995;
+// Kept as int32 (`| 0`) end to end: a uint32 past 2^31 is a double to the JIT, and a sum that
+// changes representation mid-loop deoptimises the walk (sums compare equal mod 2^32 either way).
+const weightA = (s: number) => mix32(s * 2 + 1) | 0;
+const weightB = (s: number) => (mix32(s * 2 + 2) ^ 0x5bd1e995) | 0;
 
 /** Index tiers: the engine's two plus disk, which other publishers (and agents) report (SPEC §5). */
 export type IndexTier = KvTier | "disk";
@@ -34,8 +36,15 @@ class TierIndex {
   readonly fpB: number[] = [];
   private readonly freeLists: number[] = [];
   total = 0;
-  /** Blocks per source, dense by source id (footprints without a map lookup). */
-  readonly counts: number[] = [];
+  /** Blocks per source, dense by source id (footprints without a map lookup; typed: the router reads it once per candidate). */
+  counts = new Int32Array(64);
+
+  /** Makes counts[0..source] present. */
+  grow(source: number): void {
+    const next = new Int32Array(Math.max(source + 1, this.counts.length * 2));
+    next.set(this.counts);
+    this.counts = next;
+  }
 
   own(source: number): U64Map {
     let set = this.bySource.get(source);
@@ -46,7 +55,7 @@ class TierIndex {
   store(source: number, w0: number, w1: number): void {
     if (!this.own(source).setIfAbsent(w0, w1, 1)) return;
     this.total++;
-    this.counts[source] = (this.counts[source] ?? 0) + 1;
+    this.counts[source]!++;
     let id = this.holders.get(w0, w1);
     if (id === -1) {
       id = this.freeLists.pop() ?? this.lists.push([]) - 1;
@@ -55,8 +64,8 @@ class TierIndex {
       this.holders.set(w0, w1, id);
     }
     this.lists[id]!.push(source);
-    this.fpA[id] = (this.fpA[id]! + weightA(source)) >>> 0;
-    this.fpB[id] = (this.fpB[id]! + weightB(source)) >>> 0;
+    this.fpA[id] = (this.fpA[id]! + weightA(source)) | 0;
+    this.fpB[id] = (this.fpB[id]! + weightB(source)) | 0;
   }
 
   /** False when the source did not hold the block. */
@@ -86,13 +95,20 @@ class TierIndex {
     if (at === -1) return;
     list[at] = list[list.length - 1]!;
     list.pop();
-    this.fpA[id] = (this.fpA[id]! - weightA(source)) >>> 0;
-    this.fpB[id] = (this.fpB[id]! - weightB(source)) >>> 0;
+    this.fpA[id] = (this.fpA[id]! - weightA(source)) | 0;
+    this.fpB[id] = (this.fpB[id]! - weightB(source)) | 0;
     if (list.length === 0) {
       this.holders.delete(w0, w1);
       this.freeLists.push(id);
     }
   }
+}
+
+/** Per-source overlaps of one query (KvIndex.beginOverlaps): index by source id, 0 past the end. */
+export interface OverlapsBySource {
+  device: Int32Array;
+  host: Int32Array;
+  disk: Int32Array;
 }
 
 export class KvIndex {
@@ -101,17 +117,21 @@ export class KvIndex {
   unknownRemovals = 0;
   private active: number[] = [];
   private sets: (U64Map | undefined)[] = [];
-  private queryWords = new Uint32Array(64);
+  // The query's hashes copied into one reused buffer, read as u32 word pairs (no per-query view or bigint).
+  private queryHashes = new BigUint64Array(32);
+  private queryWords = new Int32Array(this.queryHashes.buffer);
   // Per-source scratch of overlaps(): depth per tier, and which sources were touched.
   private dev = new Int32Array(64);
   private hst = new Int32Array(64);
   private dsk = new Int32Array(64);
-  private touched: number[] = [];
+  private touched = new Int32Array(64);
+  private touchedCount = 0;
+  private readonly query: OverlapsBySource = { device: this.dev, host: this.hst, disk: this.dsk };
   private walk = new Int32Array(64);
   private mark = new Int32Array(64);
   // Each source's two fingerprint weights, cached (weightA/weightB of its id).
-  private wA = Uint32Array.from({ length: 64 }, (_, s) => weightA(s));
-  private wB = Uint32Array.from({ length: 64 }, (_, s) => weightB(s));
+  private wA = Int32Array.from({ length: 64 }, (_, s) => weightA(s));
+  private wB = Int32Array.from({ length: 64 }, (_, s) => weightB(s));
   private stamp = 0;
 
   apply(source: number, event: IndexEvent): void {
@@ -126,6 +146,7 @@ export class KvIndex {
     if (hashes.length === 0) return;
     if (event.kind === "stored") {
       if (source >= this.dev.length) this.grow(source);
+      if (source >= tier.counts.length) tier.grow(source);
       for (const h of hashes) {
         splitU64(h);
         tier.store(source, SPLIT[0]!, SPLIT[1]!);
@@ -167,14 +188,54 @@ export class KvIndex {
    */
   overlaps(seqHashes: ArrayLike<bigint>, count: number, candidates: readonly number[], device: Int32Array, host: Int32Array, disk: Int32Array): void {
     const n = candidates.length;
-    device.fill(0, 0, n);
-    host.fill(0, 0, n);
-    disk.fill(0, 0, n);
-    if (count === 0) return;
+    const q = this.beginOverlaps(seqHashes, count);
+    const size = q.device.length;
+    for (let c = 0; c < n; c++) {
+      const s = candidates[c]!;
+      if (s < size) {
+        device[c] = q.device[s]!;
+        host[c] = q.host[s]!;
+        disk[c] = q.disk[s]!;
+      } else device[c] = host[c] = disk[c] = 0;
+    }
+    this.endOverlaps();
+  }
+
+  /**
+   * overlaps() by source id, for a caller that reads every candidate once anyway (the router):
+   * the three overlaps of source s are at device/host/disk[s] (0 past their length) until
+   * endOverlaps(), which must come before the next query or event.
+   */
+  beginOverlaps(seqHashes: ArrayLike<bigint>, count: number): OverlapsBySource {
+    const q = this.query;
+    q.device = this.dev;
+    q.host = this.hst;
+    q.disk = this.dsk;
+    this.touchedCount = 0;
+    if (count === 0) return q;
     const words = this.wordsOf(seqHashes, count);
+    this.touchedCount = this.deviceWalk(words, count);
+    this.continuation(this.tiers.host, words, count, this.hst, this.dev, undefined);
+    this.continuation(this.tiers.disk, words, count, this.dsk, this.dev, this.hst);
+    return q;
+  }
+
+  /** Clears the per-source scratch of beginOverlaps() (only the sources the query touched). */
+  endOverlaps(): void {
+    const { touched, dev, hst, dsk } = this;
+    const nt = this.touchedCount;
+    for (let t = 0; t < nt; t++) {
+      const s = touched[t]!;
+      dev[s] = hst[s] = dsk[s] = 0;
+    }
+    this.touchedCount = 0;
+  }
+
+  /** The device walk of overlaps(): dev[s] = s's device prefix; returns how many sources it touched (in `touched`). */
+  private deviceWalk(words: Int32Array, count: number): number {
     const touched = this.touched;
-    touched.length = 0;
     const dev = this.dev;
+    let nt = 0;
     // Device: the sources still matching (the holders of blocks 0..i-1) go on while they hold block
     // i. When block i's holder set equals that active set (same size and fingerprint: the common
     // case, a shared prefix held by the same sources) nobody drops out and no source is touched;
@@ -185,10 +246,8 @@ export class KvIndex {
       const active = this.walk;
       const first = dt.lists[id0]!;
       let n0 = first.length;
-      for (let k = 0; k < n0; k++) {
-        active[k] = first[k]!;
-        touched.push(first[k]!);
-      }
+      for (let k = 0; k < n0; k++) active[k] = touched[k] = first[k]!;
+      nt = n0;
       let fpA = dt.fpA[id0]!;
       let fpB = dt.fpB[id0]!;
       let depth = 1;
@@ -215,30 +274,18 @@ export class KvIndex {
         fpA = 0;
         fpB = 0;
         for (let a = 0; a < kept; a++) {
-          fpA = (fpA + wA[active[a]!]!) >>> 0;
-          fpB = (fpB + wB[active[a]!]!) >>> 0;
+          fpA = (fpA + wA[active[a]!]!) | 0;
+          fpB = (fpB + wB[active[a]!]!) | 0;
         }
         if (kept > 0) depth = i + 1;
       }
       for (let a = 0; a < n0; a++) dev[active[a]!] = depth;
     }
-    const hst = this.hst;
-    const dsk = this.dsk;
-    this.continuation(this.tiers.host, words, count, hst, dev, undefined);
-    this.continuation(this.tiers.disk, words, count, dsk, dev, hst);
-    for (let c = 0; c < n; c++) {
-      const s = candidates[c]!;
-      if (s < dev.length) {
-        device[c] = dev[s]!;
-        host[c] = hst[s]!;
-        disk[c] = dsk[s]!;
-      }
-    }
-    for (const s of touched) dev[s] = hst[s] = dsk[s] = 0;
+    return nt;
   }
 
   /** Extends `out[s]` while s holds block base(s) + out[s] in this tier, walking blocks in order. */
-  private continuation(tier: TierIndex, words: Uint32Array, count: number, out: Int32Array, a: Int32Array, b: Int32Array | undefined): void {
+  private continuation(tier: TierIndex, words: Int32Array, count: number, out: Int32Array, a: Int32Array, b: Int32Array | undefined): void {
     if (tier.total === 0) return;
     const touched = this.touched;
     for (let i = 0; i < count; i++) {
@@ -249,7 +296,7 @@ export class KvIndex {
         const s = list[k]!;
         const base = a[s]! + (b === undefined ? 0 : b[s]!);
         if (base + out[s]! === i) {
-          if (this.dev[s] === 0 && this.hst[s] === 0 && this.dsk[s] === 0) touched.push(s);
+          if (this.dev[s] === 0 && this.hst[s] === 0 && this.dsk[s] === 0) touched[this.touchedCount++] = s;
           out[s]!++;
         }
       }
@@ -269,9 +316,11 @@ export class KvIndex {
     this.dsk = grow(this.dsk);
     this.mark = grow(this.mark);
     this.walk = grow(this.walk);
+    // A source is touched at most once per query (device walk, or the first continuation step).
+    this.touched = grow(this.touched);
     const from = this.wA.length;
-    const wA = new Uint32Array(size);
-    const wB = new Uint32Array(size);
+    const wA = new Int32Array(size);
+    const wB = new Int32Array(size);
     wA.set(this.wA);
     wB.set(this.wB);
     for (let s = from; s < size; s++) {
@@ -326,7 +375,13 @@ export class KvIndex {
 
   /** Blocks a source holds in a tier (the index footprint used to break ties). */
   footprint(source: number, tier: IndexTier = "device"): number {
-    return this.tiers[tier].counts[source] ?? 0;
+    const counts = this.tiers[tier].counts;
+    return source < counts.length ? counts[source]! : 0;
+  }
+
+  /** Device footprints by source id (read-only; ids past its end hold nothing): the router's tie-break read in its candidate loop. */
+  deviceFootprints(): Int32Array {
+    return this.tiers.device.counts;
   }
 
   /** Every hash a source holds in a tier, in no particular order (tests). */
@@ -335,10 +390,17 @@ export class KvIndex {
   }
 
   /** The first `count` hashes as u32 word pairs: a view when they already sit in a BigUint64Array. */
-  private wordsOf(seqHashes: ArrayLike<bigint>, count: number): Uint32Array {
-    if (seqHashes instanceof BigUint64Array) return wordsOf(seqHashes);
-    if (this.queryWords.length < 2 * count) this.queryWords = new Uint32Array(2 * count);
+  private wordsOf(seqHashes: ArrayLike<bigint>, count: number): Int32Array {
+    if (this.queryHashes.length < count) {
+      this.queryHashes = new BigUint64Array(Math.max(count, this.queryHashes.length * 2));
+      this.queryWords = new Int32Array(this.queryHashes.buffer);
+    }
     const words = this.queryWords;
+    if (seqHashes instanceof BigUint64Array) {
+      // A typed copy (memcpy, no bigint read) into the reused buffer: no view of the caller's array.
+      this.queryHashes.set(seqHashes.length === count ? seqHashes : seqHashes.subarray(0, count));
+      return words;
+    }
     for (let i = 0; i < count; i++) {
       splitU64(seqHashes[i]!);
       words[2 * i] = SPLIT[0]!;

@@ -48,7 +48,8 @@ export class Router {
   // Dense candidate arrays (a removal moves the last candidate into the hole).
   private readonly sources: number[] = [];
   private readonly capacity: number[] = [];
-  private readonly active: number[] = [];
+  /** Active blocks per slot (typed: read once per candidate per decision). */
+  private active = new Float64Array(16);
   private readonly slotOf = new Map<number, number>();
   private next = 0;
   // Per-decision scratch, grown with the candidate count.
@@ -59,6 +60,8 @@ export class Router {
   private disk = new Int32Array(16);
   private readonly pick: number[] = [];
   private readonly pickSources: number[] = [];
+  /** routeKv's chosen slot (a field, not a returned tuple: no allocation per decision). */
+  private chosenSlot = 0;
 
   constructor(
     opts: RouterOptions,
@@ -96,9 +99,11 @@ export class Router {
     this.slotOf.set(source, this.sources.length);
     this.sources.push(source);
     this.capacity.push(capacityBlocks);
-    this.active.push(0);
     if (this.device.length < this.sources.length) {
       const n = this.sources.length * 2;
+      const active = new Float64Array(n);
+      active.set(this.active);
+      this.active = active;
       this.device = new Int32Array(n);
       this.costs = new Float64Array(n);
       this.footprints = new Float64Array(n);
@@ -121,7 +126,7 @@ export class Router {
     }
     this.sources.pop();
     this.capacity.pop();
-    this.active.pop();
+    this.active[last] = 0;
   }
 
   /** Picks a candidate and counts the prompt's blocks as its active load; undefined with none. */
@@ -141,7 +146,8 @@ export class Router {
         decision = { source: this.sources[slot]!, cost: 0, deviceOverlap: 0, hostOverlap: 0, diskOverlap: 0 };
         break;
       case RouterMode.kv:
-        [slot, decision] = this.routeKv(q);
+        decision = this.routeKv(q);
+        slot = this.chosenSlot;
         break;
     }
     this.active[slot] = this.active[slot]! + q.promptBlocks;
@@ -160,7 +166,7 @@ export class Router {
     return slot === undefined ? 0 : this.active[slot]!;
   }
 
-  private routeKv(q: RouteQuery): [number, RouteDecision] {
+  private routeKv(q: RouteQuery): RouteDecision {
     const index = this.index!;
     const n = this.sources.length;
     const full = q.seqHashes.length;
@@ -184,14 +190,68 @@ export class Router {
     }
     const m = pickSources.length;
     const device = this.device;
-    const weights = this.weights;
-    index.overlaps(q.seqHashes, full, pickSources, device, this.host, this.disk);
-    for (let i = 0; i < m; i++) {
-      const slot = pick === undefined ? i : pick[i]!;
-      this.costs[i] = kvCost(q.promptBlocks, device[i]!, this.host[i]!, this.active[slot]!, this.prefillLoadScale, this.disk[i]!, weights);
-      this.footprints[i] = index.footprint(pickSources[i]!);
+    const host = this.host;
+    const disk = this.disk;
+    const costs = this.costs;
+    const active = this.active;
+    const scale = this.prefillLoadScale;
+    const pb = q.promptBlocks;
+    const wHost = this.weights.host;
+    const wDisk = this.weights.disk;
+    const fp = index.deviceFootprints();
+    const fpLen = fp.length;
+    if (this.temperature > 0) {
+      index.overlaps(q.seqHashes, full, pickSources, device, host, disk);
+      for (let c = 0; c < m; c++) {
+        const slot = pick === undefined ? c : pick[c]!;
+        costs[c] = kvCost(pb, device[c]!, host[c]!, active[slot]!, scale, disk[c]!, this.weights);
+      }
+      const i = selectByCost(costs, this.footprints, m, this.rng, this.temperature);
+      this.chosenSlot = pick === undefined ? i : pick[i]!;
+      return { source: pickSources[i]!, cost: costs[i]!, deviceOverlap: device[i]!, hostOverlap: host[i]!, diskOverlap: disk[i]! };
     }
-    const i = selectByCost(this.costs, this.footprints, m, this.rng, this.temperature);
-    return [pick === undefined ? i : pick[i]!, { source: pickSources[i]!, cost: this.costs[i]!, deviceOverlap: device[i]!, hostOverlap: this.host[i]!, diskOverlap: this.disk[i]! }];
+    // selectByCost at temperature 0, fused with the overlap, cost and footprint reads (one pass
+    // over the candidates, overlaps read by source id, no per-candidate arrays): the same order,
+    // comparisons and RNG draws, so the same decisions.
+    const ov = index.beginOverlaps(q.seqHashes, full);
+    const od = ov.device;
+    const oh = ov.host;
+    const ok = ov.disk;
+    const size = od.length;
+    let best = -1;
+    let bestCost = 0;
+    let bestFp = 0;
+    let ties = 0;
+    for (let c = 0; c < m; c++) {
+      const src = pickSources[c]!;
+      let d = 0;
+      let h = 0;
+      let k = 0;
+      if (src < size) {
+        d = od[src]!;
+        h = oh[src]!;
+        k = ok[src]!;
+      }
+      // kvCost (kv-cost.ts), inlined.
+      const cost = scale * Math.max(0, pb - d - wHost * h - wDisk * k) + active[pick === undefined ? c : pick[c]!]!;
+      const f = src < fpLen ? fp[src]! : 0;
+      if (best === -1 || cost < bestCost || (cost === bestCost && f < bestFp)) {
+        best = c;
+        bestCost = cost;
+        bestFp = f;
+        ties = 1;
+      } else if (cost === bestCost && f === bestFp) {
+        ties++;
+        if (this.rng.int(ties) === 0) best = c;
+      }
+    }
+    const src = pickSources[best]!;
+    const decision: RouteDecision =
+      src < size
+        ? { source: src, cost: bestCost, deviceOverlap: od[src]!, hostOverlap: oh[src]!, diskOverlap: ok[src]! }
+        : { source: src, cost: bestCost, deviceOverlap: 0, hostOverlap: 0, diskOverlap: 0 };
+    index.endOverlaps();
+    this.chosenSlot = pick === undefined ? best : pick[best]!;
+    return decision;
   }
 }
