@@ -3,7 +3,7 @@
 // watches both prefixes the way the frontend does (attachments, then workers) and we time each
 // watch() until its initial list is out, then how long a change takes to arrive while renewals run,
 // and the watcher's CPU share over a window. Run: npx bun bench/discovery-file-renewing.ts
-// (env BENCH_SIZES="1000,2000,4000", BENCH_TTL_MS=3000, BENCH_DIR_BASE=/tmp, BENCH_WATCH_TIMEOUT_MS=120000).
+// (env BENCH_SIZES="1000,2000", BENCH_TTL_MS=3000, BENCH_DIR_BASE=/tmp, BENCH_WATCH_TIMEOUT_MS=120000).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +13,9 @@ import type { DiscoveryEvent, DiscoveryWatch } from "../src/discovery/store.ts";
 import { machineLine } from "./lib/machine.ts";
 import { envNumber } from "./lib/measure.ts";
 
-const SIZES = (process.env.BENCH_SIZES ?? "1000,2000,4000").split(",").map(Number);
+// 4000 (8,000 records rewritten every second by this one process, on /tmp) saturates the process
+// itself; pass it explicitly with a longer TTL (BENCH_TTL_MS=10000) to go that far.
+const SIZES = (process.env.BENCH_SIZES ?? "1000,2000").split(",").map(Number);
 const TTL_MS = envNumber("BENCH_TTL_MS", 3_000);
 const BASE = process.env.BENCH_DIR_BASE ?? tmpdir(); // where `up` (and up-scale) put the dir
 const WATCH_TIMEOUT_MS = envNumber("BENCH_WATCH_TIMEOUT_MS", 120_000);
