@@ -28,11 +28,16 @@ export interface Observation {
 }
 
 /** Reads the records among `names` under `prefix` (bounded concurrency), collecting expired ones. */
-export async function observe(ctx: ScanContext, names: readonly string[], prefix: string): Promise<Observation[]> {
+export function observe(ctx: ScanContext, names: readonly string[], prefix: string): Promise<Observation[]> {
+  return observeMatching(ctx, names, (key) => key.startsWith(prefix));
+}
+
+/** Reads the records among `names` whose key passes `wanted`: one read per file however many watches want it. */
+async function observeMatching(ctx: ScanContext, names: readonly string[], wanted: (key: string) => boolean): Promise<Observation[]> {
   const targets: { name: string; key: string }[] = [];
   for (const name of names) {
     const key = ctx.files.keyOf(name);
-    if (key !== undefined && key.startsWith(prefix)) targets.push({ name, key });
+    if (key !== undefined && wanted(key)) targets.push({ name, key });
   }
   const out = new Array<Observation>(targets.length);
   let next = 0;
@@ -59,20 +64,36 @@ class PrefixWatch implements DiscoveryWatch {
   private readonly reported = new Map<string, string>();
   initialized = false;
   closed = false;
+  /** Settles once the initial list is out (or the watch closed): what watch() waits for. */
+  readonly ready: Promise<void>;
+  private settleReady!: (err?: unknown) => void;
 
   constructor(
     readonly prefix: string,
     private readonly listener: DiscoveryListener,
     private readonly monitor: DirectoryMonitor,
     private readonly logger: DiscoveryLogger,
-  ) {}
+  ) {
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.settleReady = (err) => (err === undefined ? resolve() : reject(err));
+    });
+  }
 
-  /** Applies observations; `complete` means they cover every file under the prefix. */
+  /** The initial list could not be taken: watch() fails with `err`. */
+  failInit(err: unknown): void {
+    if (!this.initialized) this.settleReady(err);
+  }
+
+  /**
+   * Applies observations (any prefix: this watch takes its own); `complete` means they cover every
+   * file in the directory. Only the initial list needs key order, so only it is sorted.
+   */
   apply(observations: readonly Observation[], complete: boolean): void {
     if (this.closed) return;
     const nowMs = Date.now();
     const seen = new Set<string>();
-    const sorted = complete ? [...observations].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)) : observations;
+    const mine = observations.filter((o) => o.key.startsWith(this.prefix));
+    const sorted = complete && !this.initialized ? mine.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)) : mine;
     for (const o of sorted) {
       seen.add(o.key);
       const record = liveRecord(o.read, nowMs);
@@ -86,8 +107,11 @@ class PrefixWatch implements DiscoveryWatch {
         this.drop(o.key, o.read.kind === "record" ? "expired" : "removed");
       }
     }
-    if (complete) for (const key of [...this.reported.keys()]) if (!seen.has(key)) this.drop(key, "removed");
-    this.initialized = true;
+    if (complete) {
+      for (const key of [...this.reported.keys()]) if (!seen.has(key)) this.drop(key, "removed");
+      this.initialized = true;
+      this.settleReady();
+    }
   }
 
   private drop(key: string, reason: DeleteReason): void {
@@ -102,6 +126,7 @@ class PrefixWatch implements DiscoveryWatch {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.settleReady();
     await this.monitor.remove(this);
   }
 
@@ -123,10 +148,12 @@ export class DirectoryMonitor {
   private fullScanDue = false;
   private readonly pendingNames = new Set<string>();
   private pump: Promise<void> | undefined;
-  private lastScanError: unknown;
   private lastScanWarning: string | undefined;
   /** Identity (inode + birth time: inodes get reused at once) of the dir fs.watch was started on. */
   private watchedDirId: string | undefined;
+  /** When the last full scan ended and how long it took (performance.now() ms): paces the poll. */
+  private lastFullScanEnd = 0;
+  private lastFullScanMs = 0;
 
   constructor(private readonly opts: MonitorOptions) {}
 
@@ -134,17 +161,17 @@ export class DirectoryMonitor {
     const w = new PrefixWatch(prefix, listener, this, this.opts.logger);
     this.watches.add(w);
     this.start();
-    // The initial list is delivered before watch() resolves; loop in case a pump already running
-    // had snapshotted the watch set before this one joined.
-    while (!w.initialized && !w.closed) {
-      this.fullScanDue = true;
-      this.lastScanError = undefined;
-      await this.kick();
-      if (!w.initialized && this.lastScanError !== undefined) {
-        const err = this.lastScanError;
-        await w.close();
-        throw new KvcrError("DISCOVERY_UNAVAILABLE", `cannot watch discovery dir ${this.opts.files.dir}: ${(err as Error).message}`, { cause: err });
-      }
+    // The initial list is delivered before watch() resolves. Wait for this watch's first complete
+    // scan, not for the scan loop to go idle: while many records renew, fs.watch keeps it busy
+    // indefinitely. A scan already running may have snapshotted the watch set before this one
+    // joined; the full scan flagged here then runs right after it.
+    this.fullScanDue = true;
+    void this.kick();
+    try {
+      await w.ready;
+    } catch (err) {
+      await w.close();
+      throw new KvcrError("DISCOVERY_UNAVAILABLE", `cannot watch discovery dir ${this.opts.files.dir}: ${(err as Error).message}`, { cause: err });
     }
     return w;
   }
@@ -166,6 +193,10 @@ export class DirectoryMonitor {
   private start(): void {
     if (this.pollTimer) return;
     this.pollTimer = setInterval(() => {
+      // A full scan costs a stat per record; when it takes longer than the interval (thousands of
+      // records), rest at least as long as it took, so polling stays under half the CPU and
+      // fs.watch events and new watches' initial lists are not starved behind back-to-back scans.
+      if (performance.now() - this.lastFullScanEnd < this.lastFullScanMs) return;
       this.fullScanDue = true; // each full scan also (re)starts fs.watch if it died or lost its dir
       void this.kick();
     }, this.opts.pollIntervalMs);
@@ -206,36 +237,48 @@ export class DirectoryMonitor {
 
   /** Starts the scan loop if idle; resolves when it has drained all pending work. */
   private kick(): Promise<void> {
-    this.pump ??= this.drain().finally(() => {
+    this.pump ??= this.drain().then((failed) => {
       this.pump = undefined;
+      // Work flagged after the loop's last check but before this ran (a watch() joining) would
+      // otherwise wait for the next poll tick; after a failure the poll tick is the retry.
+      if (!failed && this.watches.size > 0 && (this.fullScanDue || this.pendingNames.size > 0)) void this.kick();
     });
     return this.pump;
   }
 
-  private async drain(): Promise<void> {
+  /** Scans until nothing is pending; resolves true if a scan failed (the next poll tick retries). */
+  private async drain(): Promise<boolean> {
     while ((this.fullScanDue || this.pendingNames.size > 0) && this.watches.size > 0) {
+      const full = this.fullScanDue;
       try {
-        if (this.fullScanDue) await this.fullScan();
+        if (full) await this.fullScan();
         else await this.targetedScan();
       } catch (err) {
-        this.lastScanError = err;
+        // A watch() waiting for its initial list fails now rather than hang on a broken dir.
+        if (full) for (const w of this.watches) w.failInit(err);
         const message = `discovery: scanning ${this.opts.files.dir} failed: ${(err as Error).message}`;
         if (message !== this.lastScanWarning) this.opts.logger.warn(message); // once, not every tick
         this.lastScanWarning = message;
-        return; // the next poll tick retries
+        return true;
       }
     }
     this.lastScanWarning = undefined;
+    return false;
   }
 
   private async fullScan(): Promise<void> {
+    const t0 = performance.now();
     this.fullScanDue = false;
     this.pendingNames.clear(); // covered by this listing; names reported from now on are newer
     await this.checkFsWatchTarget();
     const names = await this.opts.files.listNames();
     this.opts.files.retainOnly(new Set(names));
     await this.opts.files.sweepStaleTemps(names, Date.now());
-    for (const w of [...this.watches]) w.apply(await observe(this.opts, names, w.prefix), true);
+    const watches = [...this.watches];
+    const observations = await observeMatching(this.opts, names, (key) => watches.some((w) => key.startsWith(w.prefix)));
+    for (const w of watches) w.apply(observations, true);
+    this.lastFullScanEnd = performance.now();
+    this.lastFullScanMs = this.lastFullScanEnd - t0;
   }
 
   /** inotify follows the inode, so a watch on a removed dir goes quiet; restart it on a new one. */
@@ -252,9 +295,10 @@ export class DirectoryMonitor {
   private async targetedScan(): Promise<void> {
     const names = [...this.pendingNames];
     this.pendingNames.clear();
-    for (const w of [...this.watches]) {
-      // Until its initial list is out, a watch only takes complete scans (keeps that list sorted).
-      if (w.initialized) w.apply(await observe(this.opts, names, w.prefix), false);
-    }
+    // Until its initial list is out, a watch only takes complete scans (keeps that list sorted).
+    const watches = [...this.watches].filter((w) => w.initialized);
+    if (watches.length === 0) return;
+    const observations = await observeMatching(this.opts, names, (key) => watches.some((w) => key.startsWith(w.prefix)));
+    for (const w of watches) if (w.initialized) w.apply(observations, false);
   }
 }
