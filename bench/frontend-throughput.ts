@@ -50,6 +50,8 @@ async function cpuSeconds(pid: number): Promise<number> {
 interface Round extends HttpLoadReport {
   /** CPU µs the proxying process spent per completed request in the round (warm-up included in CPU, so an upper bound). */
   cpuUsPerRequest: number;
+  /** The same for the mocker serving the workers. */
+  mockerCpuUsPerRequest: number;
 }
 
 await using mocker = await MockerChild.spawn(["--num-workers", String(WORKERS), "--speedup-ratio", "0", "--block-size", "16"]);
@@ -71,10 +73,11 @@ try {
   console.log(`mocker ${WORKERS} workers (speedup 0, block 16) at ${mocker.httpUrl}; frontend ${feUrl} (kv); plain proxy ${proxyUrl}`);
 
   const closed = async (url: string, pid: number): Promise<Round> => {
-    const cpu0 = await cpuSeconds(pid);
+    const [cpu0, mocker0] = [await cpuSeconds(pid), await cpuSeconds(mocker.pid)];
     const r = await runHttpLoad({ url, body: "completion", model: MODEL, mode: { kind: "closed", concurrency: 64 }, durationMs: 3000, warmupMs: 500 });
-    const cpu = (await cpuSeconds(pid)) - cpu0;
-    return { ...r, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, r.completed) };
+    const [cpu, mockerCpu] = [(await cpuSeconds(pid)) - cpu0, (await cpuSeconds(mocker.pid)) - mocker0];
+    const per = (s: number) => (s * 1e6) / Math.max(1, r.completed);
+    return { ...r, cpuUsPerRequest: per(cpu), mockerCpuUsPerRequest: per(mockerCpu) };
   };
   const fe: Round[] = [];
   const px: Round[] = [];
@@ -87,7 +90,8 @@ try {
     const cpu = median(rs.map((r) => r.cpuUsPerRequest));
     console.log(
       `${name.padEnd(24)} ${median(rs.map((r) => r.requestsPerS)).toFixed(0)} req/s (rounds: ${rs.map((r) => r.requestsPerS.toFixed(0)).join(", ")}; failed ${failed}${failed ? `, first: ${rs.find((r) => r.firstError)?.firstError}` : ""}); ` +
-        `its own CPU ${cpu.toFixed(0)} µs per request → ≈ ${(1e6 / cpu).toFixed(0)} req/s per core it had alone`,
+        `its own CPU ${cpu.toFixed(0)} µs per request → ≈ ${(1e6 / cpu).toFixed(0)} req/s per core it had alone ` +
+        `(mocker ${median(rs.map((r) => r.mockerCpuUsPerRequest)).toFixed(0)} µs, load client ${median(rs.map((r) => r.clientCpuUsPerRequest)).toFixed(0)} µs per request)`,
     );
   }
   console.log(`frontend / plain proxy: ${(median(fe.map((r) => r.requestsPerS)) / median(px.map((r) => r.requestsPerS))).toFixed(2)} by req/s, ${(median(px.map((r) => r.cpuUsPerRequest)) / median(fe.map((r) => r.cpuUsPerRequest))).toFixed(2)} by CPU per request`);

@@ -8,7 +8,7 @@ import type { WorkerRecord } from "../../src/protocol/records.ts";
 import { createFrontendApp, type FrontendApp } from "../../src/roles/frontend/http-app.ts";
 import { FrontendMetrics } from "../../src/roles/frontend/metrics.ts";
 import { RoutingState } from "../../src/roles/frontend/routing-state.ts";
-import type { FetchLike, GenerateBody } from "../../src/roles/frontend/worker-call.ts";
+import { fetchTransport, type FetchLike, type GenerateBody } from "../../src/roles/frontend/worker-call.ts";
 
 export const logger = createLogger({ level: "silent" });
 
@@ -64,7 +64,7 @@ export function app(state: RoutingState, fetchWorker: FetchLike, over: { maxRequ
     maxRequestBytes: over.maxRequestBytes ?? 4096,
     maxOutputTokens: 1000,
     stallTimeoutMs: over.stallTimeoutMs ?? 5000,
-    fetchWorker,
+    callWorker: fetchTransport(fetchWorker),
     now: () => performance.now(),
     wallSeconds: () => 1_700_000_000,
     idPrefix: "t",

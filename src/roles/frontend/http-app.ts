@@ -25,7 +25,7 @@ import {
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { WorkerGone, type RoutePlan, type RoutingState } from "./routing-state.ts";
-import { allLines, ClientGone, ndjsonLines, WorkerStalled, type FetchLike, type GenerateBody, type WorkerLine } from "./worker-call.ts";
+import { allLines, ClientGone, ndjsonLines, readAll, StallTimer, WorkerStalled, type GenerateBody, type WorkerLine, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
 
 export interface FrontendAppDeps {
   state: RoutingState;
@@ -35,7 +35,7 @@ export interface FrontendAppDeps {
   maxOutputTokens: number;
   /** A worker that sends nothing for this long fails the request with 504. */
   stallTimeoutMs: number;
-  fetchWorker: FetchLike;
+  callWorker: WorkerTransport;
   /** Monotonic ms. */
   now: () => number;
   /** Unix seconds for `created`. */
@@ -56,6 +56,7 @@ type Kind = "completion" | "chat";
 
 const ROUTES = "routes: GET /v1/models, POST /v1/completions, POST /v1/chat/completions, GET /health, /live, /metrics";
 const ENCODER = new TextEncoder();
+const DECODER = new TextDecoder();
 
 export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   const { state, metrics, logger } = deps;
@@ -127,10 +128,12 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     const ctrl = new AbortController();
     const worker = plan.worker;
     worker.inflight.add(ctrl);
+    const stall = new StallTimer(ctrl, worker.id, deps.stallTimeoutMs);
     let finished = false;
     const finish = () => {
       if (finished) return;
       finished = true;
+      stall.stop();
       worker.inflight.delete(ctrl);
       state.release(plan);
       metrics.latency.observe((deps.now() - t0) / 1000);
@@ -142,16 +145,16 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     if (plan.kvHint) body.kv_hint = plan.kvHint;
     const meta: ResponseMeta = { id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${requestId}`, created: Math.floor(deps.wallSeconds()), model: r.model };
 
-    let res: Response;
+    let res: WorkerReply;
     try {
-      res = await deps.fetchWorker(worker.record.request_url, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" }, signal: ctrl.signal });
+      res = await deps.callWorker(worker.record.request_url, JSON.stringify(body), ctrl.signal);
     } catch (err) {
       finish();
       return failure(ctrl, err, worker.id);
     }
-    if (res.status !== 200 || !res.body) {
+    if (res.status !== 200) {
+      const text = await readAll(res, stall).then((b) => DECODER.decode(b), () => "");
       finish();
-      const text = await res.text().catch(() => "");
       // The worker refused the request itself (e.g. it can never fit its KV cache): the client's to fix.
       if (res.status === 400) return openAiError(400, `worker ${worker.id} refused the request: ${workerMessage(text)}`, { code: "worker_refused" });
       return openAiError(502, `worker ${worker.id} answered ${res.status}: ${text.slice(0, 300)}`, { code: "worker_failed" });
@@ -165,7 +168,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       let summary: WorkerLine | undefined;
       try {
         // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
-        for (const line of await allLines(res.body, ctrl, worker.id, deps.stallTimeoutMs)) {
+        for (const line of await allLines(res, stall)) {
           if ("token_id" in line) {
             if (ids.length === 0) firstToken();
             ids.push(line.token_id);
@@ -186,7 +189,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     }
 
     // Streaming: SSE chunks as tokens arrive; a client that goes away cancels the worker request.
-    const lines = ndjsonLines(res.body, ctrl, worker.id, deps.stallTimeoutMs);
+    const lines = ndjsonLines(res, stall);
     let first = true;
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -229,6 +232,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       },
       cancel() {
         ctrl.abort(new ClientGone());
+        res.cancel();
         finish();
       },
     });

@@ -19,13 +19,14 @@ import { DirectFeed } from "./direct-feed.ts";
 import { createFrontendApp, type FrontendApp } from "./http-app.ts";
 import { FrontendMetrics } from "./metrics.ts";
 import { RoutingState } from "./routing-state.ts";
-import type { FetchLike } from "./worker-call.ts";
+import { KeepAliveClient } from "../../transport/http/keepalive-client.ts";
+import { fetchTransport, keepAliveTransport, type FetchLike, type WorkerTransport } from "./worker-call.ts";
 
 export interface FrontendDeps {
   logger: Logger;
   /** Injected in tests; otherwise the configured backend is opened (and closed with the role). */
   discovery?: DiscoveryStore;
-  /** Worker and agent HTTP calls (default: global fetch). */
+  /** Worker and agent HTTP calls over this fetch instead (tests); default: workers over the pooled keep-alive client, the agent over fetch. */
   fetch?: FetchLike;
 }
 
@@ -41,6 +42,12 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
   const { logger } = deps;
   const fetchFn: FetchLike = deps.fetch ?? ((url, init) => fetch(url, init));
   await using scope = new AsyncDisposableStack();
+  let callWorker: WorkerTransport = fetchTransport(fetchFn);
+  if (!deps.fetch) {
+    const client = new KeepAliveClient();
+    scope.defer(() => client.close());
+    callWorker = keepAliveTransport(client, callWorker);
+  }
   const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
   const t0 = performance.now();
   const now = () => performance.now() - t0;
@@ -115,7 +122,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     maxRequestBytes: config.maxRequestBytes,
     maxOutputTokens: config.maxTokensLimit,
     stallTimeoutMs: config.workerStallTimeout * 1000,
-    fetchWorker: fetchFn,
+    callWorker,
     now,
     wallSeconds: () => Date.now() / 1000,
     feedMetrics: () => [...direct.metrics(), ...agents.metrics(), ...discoveryMetricFamilies(store)],

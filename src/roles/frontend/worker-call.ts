@@ -1,8 +1,10 @@
-// One request to a mocker worker's `POST /v1/generate` (SPEC §3) and its NDJSON lines: token
-// lines `{"token_id"}` then a summary line. A stall (no line for `stallMs`) aborts with
-// WorkerStalled (→ 504); a vanished worker aborts with WorkerGone (→ 502, routing-state.ts).
+// One request to a worker's `POST /v1/generate` (SPEC §3) and its NDJSON lines: token lines
+// `{"token_id"}` then a summary line, over a WorkerTransport (the pooled keep-alive client, or
+// fetch). A stall (nothing for `stallMs`) aborts with WorkerStalled (→ 504); a vanished worker
+// aborts with WorkerGone (→ 502, routing-state.ts).
 import { concatBytes } from "../../lib/bytes.ts";
 import type { GenerateSummary } from "../../protocol/generate.ts";
+import { KeepAliveClient } from "../../transport/http/keepalive-client.ts";
 
 export class WorkerStalled extends Error {
   constructor(readonly workerId: string, stallMs: number) {
@@ -30,75 +32,76 @@ export interface GenerateBody {
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
-/**
- * The body's chunks, aborting `ctrl` with WorkerStalled when a read waits longer than stallMs (the
- * timer restarts at every chunk); the reader is released however the caller stops.
- */
-async function* chunksUntilStall(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): AsyncGenerator<Uint8Array> {
-  const reader = body.getReader();
-  const timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
-  let ended = false;
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      timer.refresh();
-      yield value;
-    }
-    ended = true;
-  } finally {
-    clearTimeout(timer);
-    // A closed stream needs no release; one the caller stopped reading does.
-    if (!ended) reader.releaseLock();
-  }
+/** A worker's answer whose head has arrived: its status, then the body chunk by chunk. */
+export interface WorkerReply {
+  readonly status: number;
+  /** The next body chunk; undefined at the end. */
+  read(): Promise<Uint8Array | undefined>;
+  /** Stops reading (an unfinished answer is cancelled on the worker). */
+  cancel(): void;
 }
 
-/** Reads NDJSON lines, aborting `ctrl` with WorkerStalled when a read waits longer than stallMs. */
-export async function* ndjsonLines(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): AsyncGenerator<WorkerLine> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for await (const value of chunksUntilStall(body, ctrl, workerId, stallMs)) {
-    buffered += decoder.decode(value, { stream: true });
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      if (line.length > 0) yield JSON.parse(line) as WorkerLine;
-    }
-  }
-  if (buffered.trim().length > 0) yield JSON.parse(buffered) as WorkerLine;
+/** POSTs a JSON body to a worker; `signal` aborts the request and its answer. */
+export type WorkerTransport = (url: string, body: string, signal: AbortSignal) => Promise<WorkerReply>;
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+/** Over fetch: any URL fetch takes (https too); tests pass a fake fetch here. */
+export function fetchTransport(fetchFn: FetchLike): WorkerTransport {
+  return async (url, body, signal) => {
+    const res = await fetchFn(url, { method: "POST", body, headers: JSON_HEADERS, signal });
+    const reader = res.body?.getReader();
+    return {
+      status: res.status,
+      read: async () => {
+        if (!reader) return undefined;
+        const { value, done } = await reader.read();
+        return done ? undefined : value;
+      },
+      cancel: () => void reader?.cancel().catch(() => {}),
+    };
+  };
+}
+
+/** Over the pooled keep-alive client for plain http: workers (the hot path); anything else over `fallback`. */
+export function keepAliveTransport(client: KeepAliveClient, fallback: WorkerTransport): WorkerTransport {
+  return (url, body, signal) => (KeepAliveClient.supports(url) ? client.request(url, { method: "POST", headers: JSON_HEADERS, body, signal }) : fallback(url, body, signal));
 }
 
 /**
- * The whole NDJSON response as lines (the non-streaming path): chunks are collected and decoded
- * once, with the same stall rule as ndjsonLines (no chunk for stallMs aborts with WorkerStalled).
+ * Fails a request with WorkerStalled when the worker sends nothing for stallMs: armed before the
+ * request goes out (a worker that never answers), re-armed at every chunk, stopped at the end.
  */
-export async function allLines(body: ReadableStream<Uint8Array>, ctrl: AbortController, workerId: string, stallMs: number): Promise<WorkerLine[]> {
-  // One reader loop, no async generator between it and the caller: this runs on every
-  // non-streaming request, where the generator's per-chunk promises and the lock release of an
-  // already closed stream were measurable (the stream is closed or errored by the time it ends).
-  const reader = body.getReader();
-  const timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
+export class StallTimer {
+  private readonly timer: ReturnType<typeof setTimeout>;
+  constructor(ctrl: AbortController, workerId: string, stallMs: number) {
+    this.timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
+  }
+  progress(): void {
+    this.timer.refresh();
+  }
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/** The whole body as bytes, re-arming the stall timer at every chunk. */
+export async function readAll(reply: WorkerReply, stall: StallTimer): Promise<Uint8Array> {
   let first: Uint8Array | undefined;
   let chunks: Uint8Array[] | undefined;
   let size = 0;
-  let ended = false;
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      timer.refresh();
-      size += value.length;
-      if (first === undefined) first = value;
-      else (chunks ??= [first]).push(value);
-    }
-    ended = true;
-  } finally {
-    clearTimeout(timer);
-    if (!ended) reader.releaseLock();
+  for (let c = await reply.read(); c !== undefined; c = await reply.read()) {
+    stall.progress();
+    size += c.length;
+    if (first === undefined) first = c;
+    else (chunks ??= [first]).push(c);
   }
-  const bytes = chunks ? concatBytes(chunks, size) : (first ?? new Uint8Array(0));
-  const text = DECODER.decode(bytes);
+  return chunks ? concatBytes(chunks, size) : (first ?? new Uint8Array(0));
+}
+
+/** The whole NDJSON answer as lines (the non-streaming path): collected, then decoded once. */
+export async function allLines(reply: WorkerReply, stall: StallTimer): Promise<WorkerLine[]> {
+  const text = DECODER.decode(await readAll(reply, stall));
   const out: WorkerLine[] = [];
   let start = 0;
   for (;;) {
@@ -109,6 +112,23 @@ export async function allLines(body: ReadableStream<Uint8Array>, ctrl: AbortCont
     start = nl + 1;
   }
   return out;
+}
+
+/** NDJSON lines as they arrive (the streaming path). */
+export async function* ndjsonLines(reply: WorkerReply, stall: StallTimer): AsyncGenerator<WorkerLine> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for (let c = await reply.read(); c !== undefined; c = await reply.read()) {
+    stall.progress();
+    buffered += decoder.decode(c, { stream: true });
+    let nl: number;
+    while ((nl = buffered.indexOf("\n")) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (line.length > 0) yield JSON.parse(line) as WorkerLine;
+    }
+  }
+  if (buffered.trim().length > 0) yield JSON.parse(buffered) as WorkerLine;
 }
 
 const DECODER = new TextDecoder();
