@@ -123,6 +123,12 @@ describe("worker failures", () => {
     await expectOpenAiError(await f.app.fetch(post("/v1/completions", cmpl())), 504, "sent nothing for 30 ms");
   });
 
+  test("the worker accepts the request and never answers (no head): 504 after the stall timeout", async () => {
+    const silent: FetchLike = (_url, init) => new Promise((_, reject) => init.signal!.addEventListener("abort", () => reject(init.signal!.reason)));
+    const f = fleet(silent, { stallTimeoutMs: 30 });
+    await expectOpenAiError(await f.app.fetch(post("/v1/completions", cmpl())), 504, "sent nothing for 30 ms");
+  });
+
   test("the worker stalls mid-stream: an error event naming the stall ends the SSE stream (no [DONE])", async () => {
     const f = fleet(hanging, { stallTimeoutMs: 30 });
     const res = await f.app.fetch(post("/v1/chat/completions", chat({ stream: true })));
