@@ -32,14 +32,24 @@ const enum State {
 
 const MAX_HEAD_BYTES = 64 * 1024;
 const MAX_LINE_BYTES = 8 * 1024;
-const CRLF_CRLF = [13, 10, 13, 10] as const;
+const CR = 13;
+const LF = 10;
+const SEMICOLON = 59;
+const SPACE = 32;
+const TAB = 9;
+const CRLF_CRLF = [CR, LF, CR, LF] as const;
+/** Head bytes are ASCII in practice; anything else decodes to U+FFFD rather than failing. */
+const HEAD_DECODER = new TextDecoder();
 
 export class Http1ResponseParser {
   private state = State.Done;
   private head: Uint8Array[] = [];
   private headBytes = 0;
   private headMatched = 0;
-  private line = "";
+  private lineLength = 0;
+  private sawCR = false;
+  private sizeDigits = 0;
+  private inExtension = false;
   private remaining = 0;
   private keepAlive = true;
   /** Bytes of the current response seen so far (0 = nothing arrived yet). */
@@ -53,7 +63,6 @@ export class Http1ResponseParser {
     this.head = [];
     this.headBytes = 0;
     this.headMatched = 0;
-    this.line = "";
     this.received = 0;
   }
 
@@ -124,7 +133,7 @@ export class Http1ResponseParser {
     // A copy while incomplete: the caller may reuse its buffer.
     this.head.push(end < 0 ? copy(b, pos, taken) : b.subarray(pos, taken));
     if (end < 0) return b.length;
-    const text = latin1(this.head);
+    const text = this.head.length === 1 ? HEAD_DECODER.decode(this.head[0]) : HEAD_DECODER.decode(Buffer.concat(this.head));
     this.head = [];
     this.headBytes = 0;
     this.headMatched = 0;
@@ -161,6 +170,7 @@ export class Http1ResponseParser {
     if (te !== undefined) {
       if (!/(?:^|,)\s*chunked\s*$/i.test(te)) throw new Http1ParseError(`unsupported transfer-encoding: ${te}`);
       this.state = State.ChunkSize;
+      this.startChunkSize();
       return;
     }
     const cl = headers.get("content-length");
@@ -175,27 +185,58 @@ export class Http1ResponseParser {
     this.state = State.UntilClose;
   }
 
-  /** Chunk-size lines, the CRLF after chunk data, and trailer lines. */
+  /**
+   * Chunk-size lines (hex size, optional `;extension`), the CRLF after chunk data, and trailer
+   * lines, read byte by byte: no string per line on the hot path.
+   */
   private readLine(b: Uint8Array, pos: number): number {
-    let i = pos;
-    while (i < b.length && b[i] !== 10) i++;
-    this.line += latin1([b.subarray(pos, i)]);
-    if (this.line.length > MAX_LINE_BYTES) throw new Http1ParseError("a chunk-size or trailer line exceeds 8 KiB");
-    if (i === b.length) return i;
-    let line = this.line;
-    this.line = "";
-    if (!line.endsWith("\r")) throw new Http1ParseError("a line in the chunked body does not end in CRLF");
-    line = line.slice(0, -1);
+    for (; pos < b.length; pos++) {
+      const c = b[pos]!;
+      if (this.sawCR) {
+        if (c !== LF) throw new Http1ParseError("a line in the chunked body does not end in CRLF");
+        this.sawCR = false;
+        this.endLine();
+        return pos + 1;
+      }
+      if (c === CR) {
+        this.sawCR = true;
+        continue;
+      }
+      if (c === LF) throw new Http1ParseError("a line in the chunked body does not end in CRLF");
+      if (++this.lineLength > MAX_LINE_BYTES) throw new Http1ParseError("a chunk-size or trailer line exceeds 8 KiB");
+      if (this.state === State.ChunkDataEnd) throw new Http1ParseError("chunk data is longer than its declared size");
+      if (this.state !== State.ChunkSize || this.inExtension) continue;
+      const digit = hexValue(c);
+      if (digit >= 0) {
+        if (++this.sizeDigits > 12) throw new Http1ParseError("bad chunk size: more than 12 hex digits");
+        this.remaining = this.remaining * 16 + digit;
+      } else if (c === SEMICOLON || c === SPACE || c === TAB) {
+        this.inExtension = true; // `;name=value` extensions (and whitespace before them) are ignored
+      } else {
+        throw new Http1ParseError(`bad chunk size: unexpected ${JSON.stringify(String.fromCharCode(c))}`);
+      }
+    }
+    return pos;
+  }
+
+  private endLine(): void {
+    const empty = this.lineLength === 0;
+    this.lineLength = 0;
     if (this.state === State.ChunkDataEnd) {
-      if (line !== "") throw new Http1ParseError("chunk data is longer than its declared size");
       this.state = State.ChunkSize;
+      this.startChunkSize();
     } else if (this.state === State.ChunkSize) {
-      const size = line.split(";", 1)[0]!.trim();
-      if (!/^[0-9a-fA-F]{1,12}$/.test(size)) throw new Http1ParseError(`bad chunk size: ${JSON.stringify(line.slice(0, 40))}`);
-      this.remaining = parseInt(size, 16);
+      if (this.sizeDigits === 0) throw new Http1ParseError("bad chunk size: an empty chunk-size line");
       this.state = this.remaining === 0 ? State.Trailers : State.ChunkData;
-    } else if (line === "") this.finish(); // the empty line after the (ignored) trailers
-    return i + 1;
+    } else if (empty) this.finish(); // the empty line after the (ignored) trailers
+  }
+
+  private startChunkSize(): void {
+    this.remaining = 0;
+    this.sizeDigits = 0;
+    this.inExtension = false;
+    this.lineLength = 0;
+    this.sawCR = false;
   }
 
   private finish(): void {
@@ -209,8 +250,8 @@ function copy(b: Uint8Array, start: number, end: number): Uint8Array {
   return Uint8Array.prototype.slice.call(b, start, end);
 }
 
-function latin1(parts: readonly Uint8Array[]): string {
-  let s = "";
-  for (const p of parts) s += Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString("latin1");
-  return s;
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  const lower = c | 0x20;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
 }

@@ -25,7 +25,7 @@ import {
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { WorkerGone, type RoutePlan, type RoutingState } from "./routing-state.ts";
-import { allLines, ClientGone, ndjsonLines, readAll, StallTimer, WorkerStalled, type GenerateBody, type WorkerLine, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
+import { allLines, ClientGone, ndjsonLines, readAll, StallTimer, WorkerCancel, WorkerStalled, type GenerateBody, type WorkerLine, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
 
 export interface FrontendAppDeps {
   state: RoutingState;
@@ -125,7 +125,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   }
 
   async function proxy(req: Request, kind: Kind, r: GenerationRequest, tokens: number[], plan: RoutePlan, t0: number): Promise<Response> {
-    const ctrl = new AbortController();
+    const ctrl = new WorkerCancel();
     const worker = plan.worker;
     worker.inflight.add(ctrl);
     const stall = new StallTimer(ctrl, worker.id, deps.stallTimeoutMs);
@@ -147,7 +147,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
 
     let res: WorkerReply;
     try {
-      res = await deps.callWorker(worker.record.request_url, JSON.stringify(body), ctrl.signal);
+      res = await deps.callWorker(worker.record.request_url, JSON.stringify(body), ctrl);
     } catch (err) {
       finish();
       return failure(ctrl, err, worker.id);
@@ -198,7 +198,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
           next = await lines.next();
         } catch (err) {
           finish();
-          if (!(ctrl.signal.reason instanceof ClientGone)) {
+          if (!(ctrl.reason instanceof ClientGone)) {
             const res = failure(ctrl, err, worker.id);
             controller.enqueue(ENCODER.encode(sseData(await res.json())));
           }
@@ -239,8 +239,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...servedBy } });
   }
 
-  function failure(ctrl: AbortController, err: unknown, workerId: string): Response {
-    const reason = ctrl.signal.aborted ? ctrl.signal.reason : err;
+  function failure(ctrl: WorkerCancel, err: unknown, workerId: string): Response {
+    const reason = ctrl.aborted ? ctrl.reason : err;
     if (reason instanceof WorkerStalled) return openAiError(504, reason.message, { code: "worker_timeout" });
     if (reason instanceof WorkerGone) return openAiError(502, reason.message, { code: "worker_gone" });
     if (reason instanceof ClientGone) return openAiError(499, reason.message);

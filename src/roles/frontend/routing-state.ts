@@ -17,7 +17,7 @@ export interface WorkerEntry {
   /** Source id per dp rank. */
   readonly sources: readonly number[];
   /** In-flight requests to this worker: aborted (502) when it vanishes. */
-  readonly inflight: Set<AbortController>;
+  readonly inflight: Set<{ abort(reason: unknown): void }>;
 }
 
 export interface RoutePlan {

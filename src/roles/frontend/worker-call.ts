@@ -41,15 +41,42 @@ export interface WorkerReply {
   cancel(): void;
 }
 
-/** POSTs a JSON body to a worker; `signal` aborts the request and its answer. */
-export type WorkerTransport = (url: string, body: string, signal: AbortSignal) => Promise<WorkerReply>;
+/**
+ * Why a worker request ends early (stall, worker gone, client gone) and the transport hook that
+ * stops it: one plain object per request where an AbortController and its listeners cost more.
+ */
+export class WorkerCancel {
+  reason: unknown = undefined;
+  private hook: ((reason: unknown) => void) | undefined;
+
+  get aborted(): boolean {
+    return this.reason !== undefined;
+  }
+
+  abort(reason: unknown): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason ?? new Error("aborted");
+    this.hook?.(this.reason);
+  }
+
+  /** The transport's way to stop its request (called at once when already aborted). */
+  onAbort(hook: (reason: unknown) => void): void {
+    this.hook = hook;
+    if (this.reason !== undefined) hook(this.reason);
+  }
+}
+
+/** POSTs a JSON body to a worker; `cancel` aborts the request and its answer. */
+export type WorkerTransport = (url: string, body: string, cancel: WorkerCancel) => Promise<WorkerReply>;
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
 /** Over fetch: any URL fetch takes (https too); tests pass a fake fetch here. */
 export function fetchTransport(fetchFn: FetchLike): WorkerTransport {
-  return async (url, body, signal) => {
-    const res = await fetchFn(url, { method: "POST", body, headers: JSON_HEADERS, signal });
+  return async (url, body, cancel) => {
+    const ctrl = new AbortController();
+    cancel.onAbort((reason) => ctrl.abort(reason));
+    const res = await fetchFn(url, { method: "POST", body, headers: JSON_HEADERS, signal: ctrl.signal });
     const reader = res.body?.getReader();
     return {
       status: res.status,
@@ -65,7 +92,12 @@ export function fetchTransport(fetchFn: FetchLike): WorkerTransport {
 
 /** Over the pooled keep-alive client for plain http: workers (the hot path); anything else over `fallback`. */
 export function keepAliveTransport(client: KeepAliveClient, fallback: WorkerTransport): WorkerTransport {
-  return (url, body, signal) => (KeepAliveClient.supports(url) ? client.request(url, { method: "POST", headers: JSON_HEADERS, body, signal }) : fallback(url, body, signal));
+  return (url, body, cancel) => {
+    if (!KeepAliveClient.supports(url)) return fallback(url, body, cancel);
+    const pending = client.start(url, { method: "POST", headers: JSON_HEADERS, body });
+    cancel.onAbort((reason) => pending.abort(reason));
+    return pending.response;
+  };
 }
 
 /**
@@ -74,7 +106,7 @@ export function keepAliveTransport(client: KeepAliveClient, fallback: WorkerTran
  */
 export class StallTimer {
   private readonly timer: ReturnType<typeof setTimeout>;
-  constructor(ctrl: AbortController, workerId: string, stallMs: number) {
+  constructor(ctrl: WorkerCancel, workerId: string, stallMs: number) {
     this.timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
   }
   progress(): void {

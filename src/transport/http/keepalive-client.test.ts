@@ -4,7 +4,8 @@
 // connections, malformed responses and cut-off bodies.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Socket, TCPSocketListener } from "bun";
-import { HttpConnectionError, KeepAliveClient, type ClientResponse } from "./keepalive-client.ts";
+import fc from "fast-check";
+import { HttpConnectionError, KeepAliveClient, utf8Length, type ClientResponse } from "./keepalive-client.ts";
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -204,6 +205,11 @@ describe("connection handling (scripted server)", () => {
     c.close();
     expect(inflight).rejects.toThrow("the HTTP client closed");
     expect(c.request(silent.url, { method: "POST", body: "{}" })).rejects.toThrow("the HTTP client is closed");
+  });
+
+  test("content-length counts UTF-8 bytes of any string (lone surrogates become 3-byte U+FFFD)", () => {
+    fc.assert(fc.property(fc.string({ unit: "binary" }), (s) => utf8Length(s) === Buffer.byteLength(s)), { numRuns: 2000 });
+    for (const s of ["", "ascii", "ü", "€", "😀", "\ud800", "\udc00x", "a\ud83d\ude00b"]) expect(utf8Length(s)).toBe(Buffer.byteLength(s));
   });
 
   test("only http: URLs", () => {

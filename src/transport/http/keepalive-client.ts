@@ -24,6 +24,13 @@ export interface KeepAliveRequest {
   signal?: AbortSignal;
 }
 
+/** A request on its way: its response once the head arrives, and a way to abort it. */
+export interface PendingRequest {
+  readonly response: Promise<ClientResponse>;
+  /** Fails the request with `reason`; an unfinished response closes its connection. */
+  abort(reason: unknown): void;
+}
+
 /** A response whose head has arrived; the body is read chunk by chunk. */
 export interface ClientResponse {
   readonly status: number;
@@ -63,24 +70,36 @@ export class KeepAliveClient {
     return url.startsWith("http://");
   }
 
+  /** Sends a request; `init.signal` aborts it. */
   request(url: string, init: KeepAliveRequest): Promise<ClientResponse> {
-    if (this.closed) return Promise.reject(new HttpConnectionError("the HTTP client is closed"));
-    const target = this.target(url);
-    const exchange = new Exchange(init.signal);
-    if (init.signal?.aborted) {
-      exchange.fail(init.signal.reason);
-      return exchange.headPromise;
+    const signal = init.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const pending = this.start(url, init) as Exchange;
+    if (!signal) return pending.response;
+    const onAbort = () => pending.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    pending.whenDone(() => signal.removeEventListener("abort", onAbort));
+    return pending.response;
+  }
+
+  /** Sends a request without an AbortSignal (the hot path: no listener per request); abort() stops it. */
+  start(url: string, init: Omit<KeepAliveRequest, "signal">): PendingRequest {
+    const exchange = new Exchange();
+    if (this.closed) {
+      exchange.fail(new HttpConnectionError("the HTTP client is closed"));
+      return exchange;
     }
+    const target = this.target(url);
     let head = init.method === "POST" ? target.postHead : `GET ${target.path} HTTP/1.1\r\nhost: ${target.host}:${target.port}\r\n`;
     for (const name in init.headers) head += `${name}: ${init.headers[name]}\r\n`;
     const body = init.body ?? "";
-    const bodyBytes = Buffer.byteLength(body);
+    const bodyBytes = utf8Length(body);
     head += `content-length: ${bodyBytes}\r\n\r\n`;
     exchange.bytes = head + body;
     // The head is ASCII (header values included, as callers pass them): its length is its byte count.
     exchange.byteLength = head.length + bodyBytes;
     this.dispatch(target, exchange, true);
-    return exchange.headPromise;
+    return exchange;
   }
 
   /** Closes every connection; requests in flight fail. */
@@ -151,13 +170,15 @@ export class KeepAliveClient {
 }
 
 /** One request and its response as the caller sees it. */
-class Exchange implements ClientResponse, ResponseSink {
+class Exchange implements ClientResponse, ResponseSink, PendingRequest {
   status = 0;
   headers: ReadonlyMap<string, string> = new Map();
   bytes = "";
   byteLength = 0;
   conn: Connection | undefined;
-  readonly headPromise: Promise<ClientResponse>;
+  readonly response: Promise<ClientResponse>;
+  private onDone: (() => void) | undefined;
+  private done = false;
   private resolveHead!: (r: ClientResponse) => void;
   private rejectHead!: (e: unknown) => void;
   private gotHead = false;
@@ -165,17 +186,12 @@ class Exchange implements ClientResponse, ResponseSink {
   private ended = false;
   private error: unknown;
   private waiter: { resolve: (c: Uint8Array | undefined) => void; reject: (e: unknown) => void } | undefined;
-  private readonly onAbort: (() => void) | undefined;
 
-  constructor(readonly signal: AbortSignal | undefined) {
-    this.headPromise = new Promise((resolve, reject) => {
+  constructor() {
+    this.response = new Promise((resolve, reject) => {
       this.resolveHead = resolve;
       this.rejectHead = reject;
     });
-    if (signal) {
-      this.onAbort = () => this.abort(signal.reason);
-      signal.addEventListener("abort", this.onAbort, { once: true });
-    }
   }
 
   head(h: ResponseHead): void {
@@ -228,16 +244,25 @@ class Exchange implements ClientResponse, ResponseSink {
     }
   }
 
-  private abort(reason: unknown): void {
+  abort(reason: unknown): void {
     const conn = this.conn;
     this.fail(reason);
     // The connection's state is unknown mid-response: close it (the server sees the request go away).
     conn?.destroy(undefined);
   }
 
+  /** Runs `fn` once when the exchange ends either way (request() unhooks its signal here). */
+  whenDone(fn: () => void): void {
+    if (this.done) fn();
+    else this.onDone = fn;
+  }
+
   private detach(): void {
     this.conn = undefined;
-    if (this.onAbort) this.signal!.removeEventListener("abort", this.onAbort);
+    this.done = true;
+    const fn = this.onDone;
+    this.onDone = undefined;
+    fn?.();
   }
 }
 
@@ -349,6 +374,25 @@ class Connection {
     if (n < 0) return this.destroy(new HttpConnectionError(`the connection to ${this.origin} is closed`));
     if (n < bytes.length) this.pendingOut = bytes.subarray(n);
   }
+}
+
+/** UTF-8 byte count of a string (Buffer.byteLength without its argument checks on the hot path). */
+export function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      // A surrogate pair: 4 bytes for its 2 UTF-16 units.
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 2;
+        i++;
+      } else n += 2;
+    } else n += 2;
+  }
+  return n;
 }
 
 const socketHandlers: SocketHandler<Connection, "uint8array"> = {
