@@ -1,8 +1,10 @@
 // Frontend throughput and added latency (issue 11), all on this machine:
 //   1. routed non-streaming requests/s through one `kvcr-mock frontend` process (kv router, index
 //      fed by the workers' relays) to fast mock workers (speedup 0, 1 output token), against the
-//      peer measured in the same run: a plain Bun.serve proxy doing the same proxying with no
-//      routing (bench/lib/plain-proxy.ts). Closed loop, 64 in flight, rounds interleaved.
+//      peers measured in the same run: a plain Bun.serve proxy doing the same proxying with no
+//      routing (bench/lib/plain-proxy.ts), once over fetch (what a plain Bun proxy does) and once
+//      over the frontend's own keep-alive client (the same transport, no routing: the floor).
+//      Closed loop, 64 in flight, rounds interleaved.
 //   2. added p99 at 1,000 req/s (open loop): through the frontend vs calling a worker's
 //      /v1/generate directly with the same prompts.
 // Load comes from a separate client process (bench/lib/http-load.ts); every figure is the median
@@ -61,16 +63,18 @@ const frontend = Bun.spawn(
   [process.execPath, CLI, "frontend", "--http-port", "0", "--namespace", "bench", "--discovery-dir", mocker.discoveryDir, "--router-mode", "kv", "--log-level", "info", "--log-format", "json"],
   { stdin: "ignore", stdout: "ignore", stderr: "pipe" },
 );
-const proxy = Bun.spawn([process.execPath, PROXY, mocker.httpUrl, String(WORKERS)], { stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+const proxy = Bun.spawn([process.execPath, PROXY, mocker.httpUrl, String(WORKERS), "fetch"], { stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+const kaProxy = Bun.spawn([process.execPath, PROXY, mocker.httpUrl, String(WORKERS), "keepalive"], { stdin: "ignore", stdout: "pipe", stderr: "inherit" });
 try {
   const feUrl = (await firstLine(frontend.stderr, /OpenAI-compatible API on (http:\/\/[0-9.:]+)/, 15_000))[1]!;
   const proxyUrl = (await firstLine(proxy.stdout, /(http:\/\/[0-9.:]+)/, 15_000))[1]!;
+  const kaProxyUrl = (await firstLine(kaProxy.stdout, /(http:\/\/[0-9.:]+)/, 15_000))[1]!;
   for (;;) {
     const h = (await (await fetch(`${feUrl}/health`)).json()) as { instances: number };
     if (h.instances === WORKERS) break;
     await Bun.sleep(20);
   }
-  console.log(`mocker ${WORKERS} workers (speedup 0, block 16) at ${mocker.httpUrl}; frontend ${feUrl} (kv); plain proxy ${proxyUrl}`);
+  console.log(`mocker ${WORKERS} workers (speedup 0, block 16) at ${mocker.httpUrl}; frontend ${feUrl} (kv); plain proxies ${proxyUrl} (fetch), ${kaProxyUrl} (keep-alive client)`);
 
   const closed = async (url: string, pid: number): Promise<Round> => {
     const [cpu0, mocker0] = [await cpuSeconds(pid), await cpuSeconds(mocker.pid)];
@@ -81,11 +85,13 @@ try {
   };
   const fe: Round[] = [];
   const px: Round[] = [];
+  const ka: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     fe.push(await closed(`${feUrl}/v1/completions`, frontend.pid));
     px.push(await closed(`${proxyUrl}/v1/completions`, proxy.pid));
+    ka.push(await closed(`${kaProxyUrl}/v1/completions`, kaProxy.pid));
   }
-  for (const [name, rs] of [["frontend (kv routing)", fe], ["plain Bun.serve proxy", px]] as const) {
+  for (const [name, rs] of [["frontend (kv routing)", fe], ["plain proxy over fetch", px], ["plain proxy, keep-alive", ka]] as const) {
     const failed = rs.reduce((n, r) => n + r.failed, 0);
     const cpu = median(rs.map((r) => r.cpuUsPerRequest));
     console.log(
@@ -94,7 +100,11 @@ try {
         `(mocker ${median(rs.map((r) => r.mockerCpuUsPerRequest)).toFixed(0)} µs, load client ${median(rs.map((r) => r.clientCpuUsPerRequest)).toFixed(0)} µs per request)`,
     );
   }
-  console.log(`frontend / plain proxy: ${(median(fe.map((r) => r.requestsPerS)) / median(px.map((r) => r.requestsPerS))).toFixed(2)} by req/s, ${(median(px.map((r) => r.cpuUsPerRequest)) / median(fe.map((r) => r.cpuUsPerRequest))).toFixed(2)} by CPU per request`);
+  for (const [name, peer] of [["plain proxy over fetch", px], ["plain proxy, keep-alive", ka]] as const) {
+    const byRate = median(fe.map((r) => r.requestsPerS)) / median(peer.map((r) => r.requestsPerS));
+    const byCpu = median(peer.map((r) => r.cpuUsPerRequest)) / median(fe.map((r) => r.cpuUsPerRequest));
+    console.log(`frontend / ${name}: ${byRate.toFixed(2)} by req/s, ${byCpu.toFixed(2)} by CPU per request`);
+  }
 
   const open = (url: string, body: "completion" | "generate"): Promise<HttpLoadReport> =>
     runHttpLoad({ url, body, model: MODEL, workers: WORKERS, mode: { kind: "open", ratePerS: 1000 }, durationMs: 3000, warmupMs: 500 });
@@ -111,7 +121,6 @@ try {
   console.log(`added p99: ${(p99Fe - p99Direct).toFixed(2)} ms`);
   console.log(machineLine("the mocker, the frontend/proxy and the client share them"));
 } finally {
-  frontend.kill("SIGTERM");
-  proxy.kill("SIGTERM");
-  await Promise.all([frontend.exited, proxy.exited]);
+  for (const p of [frontend, proxy, kaProxy]) p.kill("SIGTERM");
+  await Promise.all([frontend.exited, proxy.exited, kaProxy.exited]);
 }

@@ -135,6 +135,9 @@ describe("malformed input: a clear error naming the problem", () => {
   const cases: [string, string[], RegExp, boolean?][] = [
     ["not HTTP", ["SSH-2.0-OpenSSH\r\n\r\n"], /not an HTTP\/1\.x status line: "SSH-2\.0-OpenSSH"/],
     ["HTTP/2 preface", ["HTTP/2 200\r\n\r\n"], /not an HTTP\/1\.x status line/],
+    ["a 2-digit status", ["HTTP/1.1 20\r\n\r\n"], /not an HTTP\/1\.x status line: "HTTP\/1\.1 20"/],
+    ["a 4-digit status", ["HTTP/1.1 2000 OK\r\n\r\n"], /not an HTTP\/1\.x status line/],
+    ["HTTP/1.2", ["HTTP/1.2 200 OK\r\n\r\n"], /not an HTTP\/1\.x status line/],
     ["a header without a colon", ["HTTP/1.1 200 OK\r\nbroken header\r\n\r\n"], /malformed header line: "broken header"/],
     ["a bad content-length", ["HTTP/1.1 200 OK\r\ncontent-length: -3\r\n\r\n"], /bad content-length: "-3"/],
     ["a bad chunk size", ["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"], /bad chunk size: unexpected "z"/],

@@ -142,19 +142,25 @@ export class Http1ResponseParser {
   }
 
   private onHead(text: string): void {
-    const lines = text.split("\r\n");
-    const m = /^HTTP\/1\.([01]) (\d{3})(?: |$)/.exec(lines[0]!);
-    if (!m) throw new Http1ParseError(`not an HTTP/1.x status line: ${JSON.stringify(lines[0]!.slice(0, 80))}`);
-    const status = Number(m[2]);
+    // Walked with indexOf (no split array, no regex on the status line): this runs per response.
+    let eol = text.indexOf("\r\n");
+    if (eol < 0) eol = text.length;
+    const minor = text.charCodeAt(7);
+    const status = statusOf(text, eol);
+    if (!text.startsWith("HTTP/1.") || (minor !== 48 && minor !== 49) || status < 0) {
+      throw new Http1ParseError(`not an HTTP/1.x status line: ${JSON.stringify(text.slice(0, Math.min(eol, 80)))}`);
+    }
     const headers = new Map<string, string>();
-    for (let i = 1; i < lines.length; i++) {
-      const l = lines[i]!;
-      const colon = l.indexOf(":");
-      if (colon <= 0) throw new Http1ParseError(`malformed header line: ${JSON.stringify(l.slice(0, 80))}`);
-      const name = l.slice(0, colon).trim().toLowerCase();
-      const value = l.slice(colon + 1).trim();
+    for (let at = eol + 2; at < text.length; ) {
+      let end = text.indexOf("\r\n", at);
+      if (end < 0) end = text.length;
+      const colon = text.indexOf(":", at);
+      if (colon <= at || colon > end) throw new Http1ParseError(`malformed header line: ${JSON.stringify(text.slice(at, Math.min(end, at + 80)))}`);
+      const name = text.slice(at, colon).trim().toLowerCase();
+      const value = text.slice(colon + 1, end).trim();
       const prev = headers.get(name);
       headers.set(name, prev === undefined ? value : `${prev}, ${value}`);
+      at = end + 2;
     }
     if (status >= 100 && status < 200) {
       // Interim (100 Continue, 103 Early Hints): the real response follows on the same connection.
@@ -163,7 +169,7 @@ export class Http1ResponseParser {
       return;
     }
     const connection = headers.get("connection")?.toLowerCase() ?? "";
-    this.keepAlive = m[1] === "1" ? !connection.includes("close") : connection.includes("keep-alive");
+    this.keepAlive = minor === 49 ? !connection.includes("close") : connection.includes("keep-alive");
     this.sink.head({ status, headers });
     if (status === 204 || status === 304) return this.finish();
     const te = headers.get("transfer-encoding");
@@ -248,6 +254,18 @@ export class Http1ResponseParser {
 /** A copy (Uint8Array's slice: a Buffer's slice would be a view). */
 function copy(b: Uint8Array, start: number, end: number): Uint8Array {
   return Uint8Array.prototype.slice.call(b, start, end);
+}
+
+/** The 3-digit status after "HTTP/1.x " (followed by a space or the line's end), or -1. */
+function statusOf(text: string, eol: number): number {
+  if (text.charCodeAt(8) !== 32 || (eol !== 12 && text.charCodeAt(12) !== 32)) return -1;
+  let status = 0;
+  for (let i = 9; i < 12; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (!(d >= 0 && d <= 9)) return -1;
+    status = status * 10 + d;
+  }
+  return status;
 }
 
 function hexValue(c: number): number {

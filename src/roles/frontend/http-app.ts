@@ -25,7 +25,7 @@ import {
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { WorkerGone, type RoutePlan, type RoutingState } from "./routing-state.ts";
-import { allLines, ClientGone, ndjsonLines, readAll, StallTimer, WorkerCancel, WorkerStalled, type GenerateBody, type WorkerLine, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
+import { allLines, ClientGone, ndjsonLines, readAll, StallWatch, WorkerCancel, WorkerStalled, type GenerateBody, type WorkerLine, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
 
 export interface FrontendAppDeps {
   state: RoutingState;
@@ -60,6 +60,7 @@ const DECODER = new TextDecoder();
 
 export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   const { state, metrics, logger } = deps;
+  const stalls = new StallWatch(deps.stallTimeoutMs, deps.now);
   let seq = 0;
 
   const fetch = async (req: Request): Promise<Response> => {
@@ -128,7 +129,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     const ctrl = new WorkerCancel();
     const worker = plan.worker;
     worker.inflight.add(ctrl);
-    const stall = new StallTimer(ctrl, worker.id, deps.stallTimeoutMs);
+    const stall = stalls.watch(ctrl, worker.id);
     let finished = false;
     const finish = () => {
       if (finished) return;

@@ -101,24 +101,66 @@ export function keepAliveTransport(client: KeepAliveClient, fallback: WorkerTran
 }
 
 /**
- * Fails a request with WorkerStalled when the worker sends nothing for stallMs: armed before the
+ * Fails requests with WorkerStalled when their worker sends nothing for stallMs: armed before the
  * request goes out (a worker that never answers), re-armed at every chunk, stopped at the end.
+ * One sweep timer for all requests in flight (every stallMs / 4, so a stall is caught between
+ * stallMs and 1.25 × stallMs) instead of a timer created and cleared per request.
  */
-export class StallTimer {
-  private readonly timer: ReturnType<typeof setTimeout>;
-  constructor(ctrl: WorkerCancel, workerId: string, stallMs: number) {
-    this.timer = setTimeout(() => ctrl.abort(new WorkerStalled(workerId, stallMs)), stallMs);
+export class StallWatch {
+  private readonly watched = new Set<Stall>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    readonly stallMs: number,
+    readonly now: () => number,
+  ) {}
+
+  watch(cancel: WorkerCancel, workerId: string): Stall {
+    const stall = new Stall(this, cancel, workerId);
+    this.watched.add(stall);
+    this.timer ??= setInterval(this.sweep, Math.max(1, this.stallMs / 4));
+    return stall;
+  }
+
+  unwatch(stall: Stall): void {
+    this.watched.delete(stall);
+  }
+
+  private readonly sweep = (): void => {
+    const now = this.now();
+    for (const s of this.watched) {
+      if (now - s.last < this.stallMs) continue;
+      this.watched.delete(s);
+      s.cancel.abort(new WorkerStalled(s.workerId, this.stallMs));
+    }
+    // Idle: no timer until the next request (it would keep an idle process awake).
+    if (this.watched.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  };
+}
+
+/** One request's entry in the StallWatch. */
+export class Stall {
+  last: number;
+  constructor(
+    private readonly owner: StallWatch,
+    readonly cancel: WorkerCancel,
+    readonly workerId: string,
+  ) {
+    this.last = owner.now();
   }
   progress(): void {
-    this.timer.refresh();
+    this.last = this.owner.now();
   }
   stop(): void {
-    clearTimeout(this.timer);
+    this.owner.unwatch(this);
   }
 }
 
 /** The whole body as bytes, re-arming the stall timer at every chunk. */
-export async function readAll(reply: WorkerReply, stall: StallTimer): Promise<Uint8Array> {
+export async function readAll(reply: WorkerReply, stall: Stall): Promise<Uint8Array> {
   let first: Uint8Array | undefined;
   let chunks: Uint8Array[] | undefined;
   let size = 0;
@@ -132,7 +174,7 @@ export async function readAll(reply: WorkerReply, stall: StallTimer): Promise<Ui
 }
 
 /** The whole NDJSON answer as lines (the non-streaming path): collected, then decoded once. */
-export async function allLines(reply: WorkerReply, stall: StallTimer): Promise<WorkerLine[]> {
+export async function allLines(reply: WorkerReply, stall: Stall): Promise<WorkerLine[]> {
   const text = DECODER.decode(await readAll(reply, stall));
   const out: WorkerLine[] = [];
   let start = 0;
@@ -147,7 +189,7 @@ export async function allLines(reply: WorkerReply, stall: StallTimer): Promise<W
 }
 
 /** NDJSON lines as they arrive (the streaming path). */
-export async function* ndjsonLines(reply: WorkerReply, stall: StallTimer): AsyncGenerator<WorkerLine> {
+export async function* ndjsonLines(reply: WorkerReply, stall: Stall): AsyncGenerator<WorkerLine> {
   const decoder = new TextDecoder();
   let buffered = "";
   for (let c = await reply.read(); c !== undefined; c = await reply.read()) {
