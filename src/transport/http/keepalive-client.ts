@@ -47,9 +47,9 @@ interface Target {
   origin: string;
   host: string;
   port: number;
-  /** "METHOD path HTTP/1.1\r\nhost: ...\r\n" for POST (the common case), built once per URL. */
+  /** "POST path HTTP/1.1\r\nhost: ...\r\n" and the same for GET, built once per URL. */
   postHead: string;
-  path: string;
+  getHead: string;
 }
 
 export class KeepAliveClient {
@@ -90,7 +90,7 @@ export class KeepAliveClient {
       return exchange;
     }
     const target = this.target(url);
-    let head = init.method === "POST" ? target.postHead : `GET ${target.path} HTTP/1.1\r\nhost: ${target.host}:${target.port}\r\n`;
+    let head = init.method === "POST" ? target.postHead : target.getHead;
     for (const name in init.headers) head += `${name}: ${init.headers[name]}\r\n`;
     const body = init.body ?? "";
     const bodyBytes = utf8Length(body);
@@ -122,13 +122,14 @@ export class KeepAliveClient {
     const port = u.port === "" ? 80 : Number(u.port);
     const host = u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname;
     const path = `${u.pathname}${u.search}`;
-    t = { origin: `${host}:${port}`, host: u.hostname, port, path, postHead: `POST ${path} HTTP/1.1\r\nhost: ${u.host}\r\n` };
+    const line = ` ${path} HTTP/1.1\r\nhost: ${u.host}\r\n`;
+    t = { origin: `${host}:${port}`, host, port, postHead: `POST${line}`, getHead: `GET${line}` };
     if (this.targets.size > 10_000) this.targets.clear(); // worker URLs come and go: no unbounded cache
     this.targets.set(url, t);
     return t;
   }
 
-  /** Sends the exchange on an idle connection to its origin, or a new one. */
+  /** Sends the exchange on an idle connection to its origin, or a new one (also Connection's retry). */
   dispatch(target: Target, exchange: Exchange, mayReuse: boolean): void {
     const now = performance.now();
     const list = this.idle.get(target.origin);
@@ -144,13 +145,13 @@ export class KeepAliveClient {
     const conn = new Connection(this, target.origin);
     this.open.add(conn);
     conn.send(exchange, target);
-    Bun.connect<Connection>({ hostname: target.host.replace(/^\[|\]$/g, ""), port: target.port, data: conn, socket: handlers }).catch((err: Error & { code?: string }) => {
+    Bun.connect<Connection>({ hostname: target.host, port: target.port, data: conn, socket: handlers }).catch((err: Error & { code?: string }) => {
       const code = err.code && !err.message.includes(err.code) ? ` (${err.code})` : "";
       conn.destroy(new HttpConnectionError(`cannot connect to ${target.origin}: ${err.message}${code}`));
     });
   }
 
-  /** A connection finished its response and may carry another. */
+  /** Called by a Connection that finished its response and may carry another. */
   release(conn: Connection): void {
     if (this.closed) return conn.destroy(undefined);
     let list = this.idle.get(conn.origin);
@@ -160,6 +161,7 @@ export class KeepAliveClient {
     list.push(conn);
   }
 
+  /** Called by a Connection that closed. */
   forget(conn: Connection): void {
     this.open.delete(conn);
     const list = this.idle.get(conn.origin);
