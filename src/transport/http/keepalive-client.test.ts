@@ -108,6 +108,33 @@ describe("against Bun.serve", () => {
     expect(c.connections).toBe(4);
   });
 
+  test("idle connections are capped in all and per origin; the rest close when their answer ends", async () => {
+    const base = serve(() => new Response("ok"));
+    const c = client({ maxIdle: 2 });
+    const burst = await Promise.all(Array.from({ length: 5 }, async () => text(await c.request(`${base}/x`, { method: "POST", body: "{}" }))));
+    expect(burst).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+    expect(c.idleConnections).toBe(2);
+    expect(c.connections).toBe(2);
+    const perOrigin = client({ maxIdlePerOrigin: 1 });
+    await Promise.all(Array.from({ length: 3 }, async () => text(await perOrigin.request(`${base}/x`, { method: "POST", body: "{}" }))));
+    expect(perOrigin.connections).toBe(1);
+  });
+
+  test("connections idle past idleTimeoutMs are closed by the sweep, and not reused before it", async () => {
+    const server = rawServer((conn) => conn.socket.write(ok("fine")));
+    const c = client({ idleTimeoutMs: 1 });
+    expect(await text(await c.request(server.url, { method: "POST", body: "{}" }))).toBe("fine");
+    expect(c.idleConnections).toBe(1);
+    await Bun.sleep(5); // past the 1 ms idle timeout
+    expect(await text(await c.request(server.url, { method: "POST", body: "{}" }))).toBe("fine");
+    expect(server.conns.length).toBe(2); // the expired one was not reused
+    await server.conns[0]!.closed;
+    await Bun.sleep(5);
+    c.closeExpired();
+    expect(c.idleConnections).toBe(0);
+    await server.conns[1]!.closed;
+  });
+
   test("a body of 8 MiB (past the kernel's socket buffer) arrives whole", async () => {
     const base = serve(async (req) => new Response(String((await req.text()).length)));
     const big = JSON.stringify({ token_ids: Array.from({ length: 1_000_000 }, (_, i) => i % 50_000) });

@@ -3,8 +3,9 @@
 // connection, with none of fetch's Request/Response/ReadableStream objects per call (fetch was a
 // third of the frontend's CPU per request). Plain http: only; callers keep fetch for the rest.
 //
-// Decisions: idle connections are kept per origin (LIFO, at most maxIdlePerOrigin, closed after
-// idleTimeoutMs, below Bun.serve's 10 s default so a server rarely closes one under us); a request
+// Decisions: idle connections are kept per origin (LIFO, at most maxIdlePerOrigin and maxIdle in
+// all, so a frontend over thousands of workers does not hoard sockets), closed after idleTimeoutMs
+// (below common servers' keep-alive timeouts, so a server rarely closes one under us); a request
 // whose *reused* connection closes before a single response byte is sent once more on a new
 // connection (the server dropped an idle connection as we wrote; it never saw the request);
 // aborting a request mid-response closes its connection, which is how the worker learns of it.
@@ -13,6 +14,7 @@ import { Http1ParseError, Http1ResponseParser, type ResponseHead, type ResponseS
 
 export interface KeepAliveClientOptions {
   maxIdlePerOrigin?: number;
+  maxIdle?: number;
   idleTimeoutMs?: number;
 }
 
@@ -56,12 +58,16 @@ export class KeepAliveClient {
   private readonly idle = new Map<string, Connection[]>();
   private readonly targets = new Map<string, Target>();
   private readonly open = new Set<Connection>();
+  private readonly maxIdlePerOrigin: number;
   private readonly maxIdle: number;
+  private idleCount = 0;
+  private sweeper: ReturnType<typeof setInterval> | undefined;
   readonly idleTimeoutMs: number;
   private closed = false;
 
   constructor(opts: KeepAliveClientOptions = {}) {
-    this.maxIdle = opts.maxIdlePerOrigin ?? 256;
+    this.maxIdlePerOrigin = opts.maxIdlePerOrigin ?? 256;
+    this.maxIdle = opts.maxIdle ?? 1024;
     this.idleTimeoutMs = opts.idleTimeoutMs ?? 4000;
   }
 
@@ -105,6 +111,7 @@ export class KeepAliveClient {
   /** Closes every connection; requests in flight fail. */
   close(): void {
     this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
     for (const c of [...this.open]) c.destroy(new HttpConnectionError("the HTTP client closed"));
     this.idle.clear();
   }
@@ -112,6 +119,11 @@ export class KeepAliveClient {
   /** Connections open now (idle or busy); for tests and /metrics. */
   get connections(): number {
     return this.open.size;
+  }
+
+  /** Connections open and waiting for a request. */
+  get idleConnections(): number {
+    return this.idleCount;
   }
 
   private target(url: string): Target {
@@ -135,6 +147,7 @@ export class KeepAliveClient {
     const list = this.idle.get(target.origin);
     while (mayReuse && list && list.length > 0) {
       const conn = list.pop()!;
+      this.idleCount--;
       if (now - conn.idleSince > this.idleTimeoutMs) {
         conn.destroy(undefined);
         continue;
@@ -153,12 +166,18 @@ export class KeepAliveClient {
 
   /** Called by a Connection that finished its response and may carry another. */
   release(conn: Connection): void {
-    if (this.closed) return conn.destroy(undefined);
+    if (this.closed || this.idleCount >= this.maxIdle) return conn.destroy(undefined);
     let list = this.idle.get(conn.origin);
     if (!list) this.idle.set(conn.origin, (list = []));
-    if (list.length >= this.maxIdle) return conn.destroy(undefined);
+    if (list.length >= this.maxIdlePerOrigin) return conn.destroy(undefined);
     conn.idleSince = performance.now();
     list.push(conn);
+    this.idleCount++;
+    // Idle connections nobody reuses are closed by a sweep (unref'd: it never keeps a process alive).
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => this.closeExpired(), this.idleTimeoutMs);
+      this.sweeper.unref();
+    }
   }
 
   /** Called by a Connection that closed. */
@@ -166,8 +185,23 @@ export class KeepAliveClient {
     this.open.delete(conn);
     const list = this.idle.get(conn.origin);
     const i = list ? list.indexOf(conn) : -1;
-    if (i >= 0) list!.splice(i, 1);
+    if (i >= 0) {
+      list!.splice(i, 1);
+      this.idleCount--;
+    }
     if (list && list.length === 0) this.idle.delete(conn.origin);
+  }
+
+  /** Closes the connections idle for longer than idleTimeoutMs (oldest first in each list). */
+  closeExpired(): void {
+    const cutoff = performance.now() - this.idleTimeoutMs;
+    for (const list of [...this.idle.values()]) {
+      while (list.length > 0 && list[0]!.idleSince <= cutoff) list[0]!.destroy(undefined);
+    }
+    if (this.idleCount === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
   }
 }
 
