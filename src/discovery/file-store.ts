@@ -135,6 +135,7 @@ export class FileDiscoveryStore implements DiscoveryStore {
     } catch (err) {
       throw new KvcrError("DISCOVERY_WRITE_FAILED", `cannot write discovery record ${key} in ${this.dir}: ${(err as Error).message}`, { cause: err });
     }
+    this.assertOpen(); // closed while the lease was written: close() has withdrawn everything already
     const record = new FileRecord(key, fileName, value, lease, {
       files: this.files,
       owner: this.owner,
