@@ -1,10 +1,11 @@
-// Filesystem side of the file backend: atomic record writes (temp file + rename in the same dir),
-// cached reads keyed by stat signature, lease-expiry garbage collection and stale temp sweeping.
-// Unreadable or malformed files are reported once per version with the file's path, never thrown.
+// Filesystem side of the file backend: atomic writes (temp file + rename in the same dir), cached
+// reads of records and process lease files keyed by stat signature, lease-expiry garbage collection
+// and stale temp sweeping. Unreadable or malformed files are reported once per version with the
+// file's path, never thrown.
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileNameToKey, isRecordFileName, TEMP_PREFIX } from "./file-names.ts";
-import { parseRecord, type RecordEnvelope } from "./file-record.ts";
+import { parseLease, parseRecord, type LeaseEnvelope, type RecordEnvelope } from "./file-record.ts";
 import type { DiscoveryLogger } from "./store.ts";
 
 /** Records are small JSON documents; anything larger is not ours (or is broken). */
@@ -23,15 +24,23 @@ export type ReadResult =
   | { kind: "record"; record: RecordEnvelope; sig: string }
   | { kind: "invalid"; sig: string };
 
-interface CacheEntry {
+export type LeaseRead =
+  | { kind: "missing" }
+  | { kind: "lease"; lease: LeaseEnvelope; sig: string }
+  | { kind: "invalid"; sig: string };
+
+interface CacheEntry<R> {
   sig: string;
   mtimeMs: number;
   readAtMs: number;
-  result: ReadResult;
+  result: R;
 }
 
+type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+
 export class RecordFiles {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache = new Map<string, CacheEntry<ReadResult>>();
+  private readonly leaseCache = new Map<string, CacheEntry<LeaseRead>>();
   /** Decoded filename → key (undefined: not a record name); decoding is most of a cached scan. */
   private readonly names = new Map<string, string | undefined>();
   private tempSeq = 0;
@@ -58,6 +67,7 @@ export class RecordFiles {
   /** Drops cached reads of files no longer in the directory (call with a full listing). */
   retainOnly(names: ReadonlySet<string>): void {
     for (const name of this.cache.keys()) if (!names.has(name)) this.cache.delete(name);
+    for (const name of this.leaseCache.keys()) if (!names.has(name)) this.leaseCache.delete(name);
     for (const name of this.names.keys()) if (!names.has(name)) this.names.delete(name);
   }
 
@@ -70,7 +80,41 @@ export class RecordFiles {
   }
 
   /** Reads and validates one record file; re-reads only when its stat signature changed. */
-  async read(name: string, key: string): Promise<ReadResult> {
+  read(name: string, key: string): Promise<ReadResult> {
+    return this.readCached<RecordEnvelope, ReadResult>(
+      name,
+      this.cache,
+      (text) => {
+        const p = parseRecord(text, key);
+        return p.ok ? { ok: true, value: p.record } : p;
+      },
+      (record, sig) => ({ kind: "record", record, sig }),
+      "record",
+    );
+  }
+
+  /** Reads and validates one process lease file, cached the same way. */
+  readLease(name: string): Promise<LeaseRead> {
+    return this.readCached<LeaseEnvelope, LeaseRead>(
+      name,
+      this.leaseCache,
+      (text) => {
+        const p = parseLease(text);
+        return p.ok ? { ok: true, value: p.lease } : p;
+      },
+      (lease, sig) => ({ kind: "lease", lease, sig }),
+      "lease",
+    );
+  }
+
+  private async readCached<T, R extends { kind: string }>(
+    name: string,
+    cache: Map<string, CacheEntry<R | { kind: "missing" } | { kind: "invalid"; sig: string }>>,
+    parse: (text: string) => Parsed<T>,
+    found: (value: T, sig: string) => R,
+    what: string,
+  ): Promise<R | { kind: "missing" } | { kind: "invalid"; sig: string }> {
+    type Result = R | { kind: "missing" } | { kind: "invalid"; sig: string };
     const path = this.pathOf(name);
     let sig: string;
     let mtimeMs: number;
@@ -81,48 +125,48 @@ export class RecordFiles {
       mtimeMs = Number(st.mtimeNs / 1_000_000n);
       size = st.size;
     } catch (err) {
-      return this.readFailed(name, path, err);
+      return this.readFailed(name, path, err, cache, what);
     }
-    const cached = this.cache.get(name);
+    const cached = cache.get(name);
     if (cached && cached.sig === sig && cached.readAtMs - cached.mtimeMs > RACY_WINDOW_MS) return cached.result;
 
     const readAtMs = Date.now();
-    let result: ReadResult;
+    let result: Result;
     if (size > BigInt(MAX_RECORD_BYTES)) {
       result = { kind: "invalid", sig };
-      if (cached?.sig !== sig) this.logger.warn(`discovery: skipping record file ${path}: ${size} bytes is larger than ${MAX_RECORD_BYTES}`);
+      if (cached?.sig !== sig) this.logger.warn(`discovery: skipping ${what} file ${path}: ${size} bytes is larger than ${MAX_RECORD_BYTES}`);
     } else {
       let text: string;
       try {
         text = await readFile(path, "utf8");
       } catch (err) {
-        return this.readFailed(name, path, err);
+        return this.readFailed(name, path, err, cache, what);
       }
-      const parsed = parseRecord(text, key);
+      const parsed = parse(text);
       if (parsed.ok) {
-        result = { kind: "record", record: parsed.record, sig };
+        result = found(parsed.value, sig);
       } else {
         result = { kind: "invalid", sig };
         // Warn once per version of the file, not on every poll.
-        if (cached?.sig !== sig) this.logger.warn(`discovery: skipping malformed record file ${path}: ${parsed.problem}`);
+        if (cached?.sig !== sig) this.logger.warn(`discovery: skipping malformed ${what} file ${path}: ${parsed.problem}`);
       }
     }
-    this.cache.set(name, { sig, mtimeMs, readAtMs, result });
+    cache.set(name, { sig, mtimeMs, readAtMs, result });
     return result;
   }
 
-  private readFailed(name: string, path: string, err: unknown): ReadResult {
+  private readFailed<R>(name: string, path: string, err: unknown, cache: Map<string, CacheEntry<R | { kind: "invalid"; sig: string }>>, what: string): { kind: "missing" } | { kind: "invalid"; sig: string } {
     const code = errCode(err);
     if (code === "ENOENT") {
-      this.cache.delete(name); // vanished between readdir and read: withdrawn or collected
+      cache.delete(name); // vanished between readdir and read: withdrawn or collected
       return { kind: "missing" };
     }
     const sig = `error:${code ?? String(err)}`;
-    if (this.cache.get(name)?.sig !== sig) {
-      this.logger.warn(`discovery: skipping unreadable record file ${path}: ${(err as Error).message ?? String(err)}`);
+    if ((cache.get(name)?.sig ?? "") !== sig) {
+      this.logger.warn(`discovery: skipping unreadable ${what} file ${path}: ${(err as Error).message ?? String(err)}`);
     }
-    const result: ReadResult = { kind: "invalid", sig };
-    this.cache.set(name, { sig, mtimeMs: 0, readAtMs: 0, result });
+    const result = { kind: "invalid" as const, sig };
+    cache.set(name, { sig, mtimeMs: 0, readAtMs: 0, result });
     return result;
   }
 
@@ -132,19 +176,54 @@ export class RecordFiles {
    */
   async collectIfExpired(name: string, read: ReadResult, nowMs: number, graceMs: number): Promise<boolean> {
     if (read.kind !== "record" || nowMs <= read.record.leaseExpiresAtMs + graceMs) return false;
+    const collected = await this.removeIfUnchanged(name, read.sig, "record");
+    if (collected) this.logger.debug(`discovery: collected expired record ${read.record.key} (owner pid ${read.record.owner.pid})`);
+    return collected;
+  }
+
+  /** Deletes a process lease file that lapsed more than `graceMs` ago (its owner is gone or stalled). */
+  async collectLeaseIfExpired(name: string, read: LeaseRead, nowMs: number, graceMs: number): Promise<boolean> {
+    if (read.kind !== "lease" || nowMs <= read.lease.leaseExpiresAtMs + graceMs) return false;
+    const collected = await this.removeIfUnchanged(name, read.sig, "lease");
+    if (collected) this.logger.debug(`discovery: collected expired lease ${name} (owner pid ${read.lease.owner.pid})`);
+    return collected;
+  }
+
+  /** Unlinks `name` unless it changed since it was read as `sig` (its owner renewed it meanwhile). */
+  private async removeIfUnchanged(name: string, sig: string, what: string): Promise<boolean> {
     const path = this.pathOf(name);
     try {
       const st = await stat(path, { bigint: true });
-      if (`${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` !== read.sig) return false;
+      if (`${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` !== sig) return false;
       await unlink(path);
     } catch (err) {
       if (errCode(err) === "ENOENT") return false; // someone else collected it first
-      this.logger.warn(`discovery: could not remove expired record file ${path}: ${(err as Error).message}`);
+      this.logger.warn(`discovery: could not remove expired ${what} file ${path}: ${(err as Error).message}`);
       return false;
     }
     this.cache.delete(name);
-    this.logger.debug(`discovery: collected expired record ${read.record.key} (owner pid ${read.record.owner.pid})`);
+    this.leaseCache.delete(name);
     return true;
+  }
+
+  /** Whether `name` exists (a stat; any error but ENOENT counts as present, so nothing is rewritten blindly). */
+  async exists(name: string): Promise<boolean> {
+    try {
+      await stat(this.pathOf(name));
+      return true;
+    } catch (err) {
+      return errCode(err) !== "ENOENT";
+    }
+  }
+
+  /** Deletes one of our own files (a lease file at close); a missing file is fine. */
+  async remove(name: string): Promise<void> {
+    try {
+      await unlink(this.pathOf(name));
+    } catch (err) {
+      if (errCode(err) !== "ENOENT") throw err;
+    }
+    this.leaseCache.delete(name);
   }
 
   /** Writes `text` as `name` atomically: readers see the old or the new file, never a mix. */

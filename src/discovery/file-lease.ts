@@ -1,83 +1,116 @@
-// One leased record owned by this process in the file backend: written at put, rewritten (atomic)
-// every TTL/3 to push its lease expiry forward, deleted on withdraw. Writes for one record are
-// serialised (owned-record.ts) so a renewal can never land after the withdraw and resurrect it.
+// The process lease of the file backend (one per store and TTL, like the etcd backend's one lease
+// per process): one small file, `.lease-<owner>-<ttl>.json`, rewritten every TTL/3; every record
+// this store puts with that TTL names it and lives exactly as long as it does. Renewing costs one
+// write however many records there are: with one lease per record, 4 mockers × 2,048 records plus
+// an agent's 4,096 meant ~3,700 rewrites a second, each waking every watcher, and on a busy host
+// renewals fell behind, records lapsed and the agent kept detaching and re-attaching slots.
+// When a renewal finds it came late (readers may have dropped and deleted records) or the lease
+// file gone (collected, or the directory wiped), it re-creates the missing records, and checks
+// again on the next renewals, since a reader that saw the lapse may still be deleting.
 import type { RecordFiles } from "./file-io.ts";
-import { encodeRecord, RECORD_FORMAT } from "./file-record.ts";
-import { OwnedRecord } from "./owned-record.ts";
+import { leaseFileName } from "./file-names.ts";
+import { encodeLease } from "./file-record.ts";
 import type { DiscoveryLogger, RecordOwner } from "./store.ts";
+
+/** Renewals that re-check the records after a lapse (a reader mid-collection may delete one more). */
+const REPAIR_RENEWALS = 2;
+
+/** What the lease needs from each record on it. */
+export interface LeasedFile {
+  readonly fileName: string;
+  readonly isWithdrawn: boolean;
+  /** Writes the record again if its file is missing (never over another owner's record). */
+  restore(): Promise<void>;
+}
 
 export interface FileLeaseDeps {
   files: RecordFiles;
   owner: RecordOwner;
   logger: DiscoveryLogger;
-  /** Called once the withdrawn record's file is gone, so the store stops tracking it. */
-  onWithdrawn(lease: FileLease): void;
 }
 
-export class FileLease extends OwnedRecord {
+export class FileProcessLease {
+  readonly fileName: string;
+  readonly records = new Set<LeasedFile>();
+  /** Expiry written in the lease file by the last successful write (0 before the first). */
+  expiresAtMs = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private expiresAtMs = 0;
+  private tick: Promise<void> = Promise.resolve();
+  private repairsLeft = 0;
+  private closed = false;
 
   constructor(
-    key: string,
-    private readonly fileName: string,
-    value: unknown,
     readonly leaseTtlMs: number,
     private readonly deps: FileLeaseDeps,
   ) {
-    super(key, value);
+    this.fileName = leaseFileName(deps.owner.instanceId, leaseTtlMs);
   }
 
-  /** First write; a failure here surfaces to the caller of put(). */
+  /** First write; a failure surfaces to the put that asked for the lease. */
   async start(): Promise<void> {
-    await this.enqueue(() => this.write());
-    this.scheduleRenewal();
+    await this.write();
+    this.schedule();
   }
 
-  withdraw(): Promise<void> {
-    if (this.withdrawn) return this.settled();
-    this.withdrawn = true;
+  /** Stops renewing and deletes the lease file (after the records on it are withdrawn). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     clearTimeout(this.timer);
-    this.timer = undefined;
-    return this.enqueue(async () => {
-      try {
-        await this.deps.files.removeIfOwned(this.fileName, this.key, this.deps.owner.instanceId);
-      } finally {
-        this.deps.onWithdrawn(this);
-      }
-    });
+    await this.tick;
+    await this.deps.files.remove(this.fileName).catch((err: unknown) => this.deps.logger.warn(`discovery: could not remove lease file ${this.fileName}: ${(err as Error).message}`));
   }
 
-  private scheduleRenewal(): void {
-    if (this.withdrawn) return;
-    // TTL/3 leaves two more chances to renew before readers drop the record.
+  private schedule(): void {
+    if (this.closed) return;
+    // TTL/3 leaves two more chances to renew before readers drop the records.
     this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.enqueue(() => this.renew()).finally(() => this.scheduleRenewal());
+      this.tick = this.renew().finally(() => this.schedule());
     }, Math.max(1, Math.floor(this.leaseTtlMs / 3)));
   }
 
   private async renew(): Promise<void> {
-    if (this.withdrawn) return;
+    if (this.closed) return;
     const lateMs = Date.now() - this.expiresAtMs;
-    if (lateMs > 0) {
-      this.deps.logger.warn(`discovery: lease of ${this.key} lapsed ${lateMs} ms before renewal (event loop stalled?); readers may have dropped it, re-publishing`);
+    const present = await this.deps.files.exists(this.fileName);
+    if (lateMs > 0 || !present) {
+      const why = lateMs > 0 ? `lapsed ${lateMs} ms before renewal (event loop stalled?)` : "file was removed";
+      this.deps.logger.warn(`discovery: lease ${this.fileName} of ${this.records.size} record(s) ${why}; readers may have dropped them, re-publishing`);
+      this.repairsLeft = REPAIR_RENEWALS + 1;
     }
     try {
       await this.write();
     } catch (err) {
-      // Keep trying on the next tick; readers drop the record if this persists past the TTL.
-      this.deps.logger.warn(`discovery: could not renew ${this.key} in ${this.deps.files.dir}: ${(err as Error).message}`);
+      // Keep trying on the next tick; readers drop the records if this persists past the TTL.
+      this.deps.logger.warn(`discovery: could not renew lease ${this.fileName} in ${this.deps.files.dir}: ${(err as Error).message}`);
+      return;
+    }
+    if (this.repairsLeft > 0) {
+      this.repairsLeft--;
+      await this.restoreRecords();
     }
   }
 
-  protected async write(): Promise<void> {
+  private async write(): Promise<void> {
     const expiresAtMs = Date.now() + this.leaseTtlMs;
-    const text = encodeRecord(
-      { format: RECORD_FORMAT, key: this.key, owner: this.deps.owner, revision: this.revision, leaseTtlMs: this.leaseTtlMs, leaseExpiresAtMs: expiresAtMs },
-      this.valueJson,
-    );
-    await this.deps.files.writeAtomic(this.fileName, text, this.deps.owner.instanceId);
+    await this.deps.files.writeAtomic(this.fileName, encodeLease({ owner: this.deps.owner, leaseTtlMs: this.leaseTtlMs, leaseExpiresAtMs: expiresAtMs }), this.deps.owner.instanceId);
     this.expiresAtMs = expiresAtMs;
   }
+
+  /** Re-creates the records whose files are gone, a few at a time. */
+  private async restoreRecords(): Promise<void> {
+    const records = [...this.records];
+    let next = 0;
+    const lane = async () => {
+      for (let i = next++; i < records.length; i = next++) {
+        const r = records[i]!;
+        if (this.closed) return;
+        if (!r.isWithdrawn) await r.restore().catch((err: unknown) => this.deps.logger.warn(`discovery: could not re-publish ${r.fileName}: ${(err as Error).message}`));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(RESTORE_CONCURRENCY, records.length) }, lane));
+  }
 }
+
+/** Records checked (and re-written) at once after a lapse. */
+const RESTORE_CONCURRENCY = 32;

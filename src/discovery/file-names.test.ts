@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { fileNameToKey, keyToFileName, MAX_FILE_NAME_BYTES } from "./file-names.ts";
+import { fileNameToKey, isLeaseFileName, isRecordFileName, keyToFileName, leaseFileName, MAX_FILE_NAME_BYTES } from "./file-names.ts";
 import { keys } from "./keys.ts";
 
 // Keys as the builders make them, from arbitrary (including non-ASCII and '/'-bearing) ids.
@@ -64,5 +64,16 @@ describe("key ↔ filename", () => {
     const owner = `${"a".repeat(32)}:${"b".repeat(32)}/${"c".repeat(16)}/${"d".repeat(32)}`;
     const key = keys.intent("n".repeat(64), owner, "0123456789abcdef-r7");
     expect(fileNameToKey(keyToFileName(key))).toBe(key);
+  });
+
+  test("a lease file name is per owner and TTL, never a record name, never a path", () => {
+    const name = leaseFileName("0123abcd", 10_000);
+    expect(name).toBe(".lease-0123abcd-10000.json");
+    expect(leaseFileName("0123abcd", 1500.5)).toBe(".lease-0123abcd-1500_5.json");
+    expect(isLeaseFileName(name)).toBe(true);
+    expect(isRecordFileName(name)).toBe(false);
+    expect(fileNameToKey(name)).toBeUndefined();
+    for (const bad of [".lease-../x.json", "lease-a-1.json", ".lease-.json", ".lease-a/b-1.json", ".tmp-a-1"]) expect(isLeaseFileName(bad)).toBe(false);
+    expect(() => leaseFileName("a/b", 1)).toThrow(/lease name/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { encodeRecord, parseRecord, RECORD_FORMAT, serialiseValue } from "./file-record.ts";
+import { encodeLease, encodeRecord, LEASE_FORMAT, LEASED_RECORD_FORMAT, parseLease, parseRecord, RECORD_FORMAT, serialiseValue } from "./file-record.ts";
 
 const KEY = "dynamo/workers/w";
 const META = { format: RECORD_FORMAT, key: KEY, owner: { pid: 42, instanceId: "abcd" }, revision: 3, leaseTtlMs: 1000, leaseExpiresAtMs: 1_700_000_000_000 } as const;
@@ -43,4 +43,41 @@ describe("record envelope", () => {
       if (!parsed.ok) expect(parsed.problem).toMatch(problem);
     });
   }
+});
+
+describe("record on a process lease (v2) and the lease file", () => {
+  const lease = ".lease-abcd-1000.json";
+  const V2 = { format: LEASED_RECORD_FORMAT, key: KEY, owner: { pid: 42, instanceId: "abcd" }, revision: 2, leaseTtlMs: 1000, leaseExpiresAtMs: 0, lease } as const;
+
+  test("encode → parse round-trips; the expiry is not in the record (0 until read from the lease)", () => {
+    const text = encodeRecord(V2, '{"a":1}');
+    expect(JSON.parse(text)).not.toHaveProperty("leaseExpiresAtMs");
+    expect(parseRecord(text, KEY)).toEqual({ ok: true, record: { ...V2, value: { a: 1 } } });
+  });
+
+  const good = JSON.parse(encodeRecord(V2, '"v"')) as Record<string, unknown>;
+  for (const [name, value] of [["missing", undefined], ["a path", "../../etc/passwd"], ["a record name", "dynamo%2Fworkers%2Fw.json"], ["not a string", 7]] as const) {
+    test(`a lease that is ${name} is reported, not followed`, () => {
+      const parsed = parseRecord(JSON.stringify({ ...good, lease: value }), KEY);
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) expect(parsed.problem).toMatch(/lease .* is not a lease file name/);
+    });
+  }
+
+  test("lease file: encode → parse round-trips; malformed ones are reported", () => {
+    const meta = { owner: { pid: 42, instanceId: "abcd" }, leaseTtlMs: 1000, leaseExpiresAtMs: 1_700_000_000_000 };
+    expect(parseLease(encodeLease(meta))).toEqual({ ok: true, lease: { format: LEASE_FORMAT, ...meta } });
+    const cases: [string, string, RegExp][] = [
+      ["truncated", encodeLease(meta).slice(0, 20), /not valid JSON/],
+      ["array", "[]", /not a JSON object/],
+      ["format", JSON.stringify({ format: RECORD_FORMAT, ...meta }), /format is/],
+      ["owner", JSON.stringify({ format: LEASE_FORMAT, ...meta, owner: { pid: 1 } }), /owner.instanceId/],
+      ["expiry", JSON.stringify({ format: LEASE_FORMAT, ...meta, leaseExpiresAtMs: "soon" }), /leaseExpiresAtMs/],
+    ];
+    for (const [name, text, problem] of cases) {
+      const parsed = parseLease(text);
+      expect(parsed.ok, name).toBe(false);
+      if (!parsed.ok) expect(parsed.problem, name).toMatch(problem);
+    }
+  });
 });

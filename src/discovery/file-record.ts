@@ -1,27 +1,51 @@
-// On-disk envelope of one file-backend record: payload + owner + lease expiry, as one JSON
-// document. Parsing is strict and returns a problem string (the caller logs it with the filename).
+// On-disk envelopes of the file backend, one JSON document each: a record (payload + owner +
+// either its own lease expiry, v1, or the name of its owner's lease file, v2) and a process lease
+// file (owner + expiry). Parsing is strict and returns a problem string (the caller logs it with
+// the filename).
 import { KvcrError } from "../lib/errors.ts";
+import { isLeaseFileName } from "./file-names.ts";
 import type { DiscoveryEntry, RecordOwner } from "./store.ts";
 
-/** Format tag, so a future layout change is detected instead of misread. */
+/** Format tag of a record carrying its own lease (renewed by rewriting it): read, no longer written. */
 export const RECORD_FORMAT = "kvcr-discovery-record/v1";
+/** Format tag of a record on its owner's process lease file (written once, rewritten on update). */
+export const LEASED_RECORD_FORMAT = "kvcr-discovery-record/v2";
+/** Format tag of a process lease file. */
+export const LEASE_FORMAT = "kvcr-discovery-lease/v1";
 
 export interface RecordEnvelope extends DiscoveryEntry {
-  format: typeof RECORD_FORMAT;
+  format: typeof RECORD_FORMAT | typeof LEASED_RECORD_FORMAT;
   leaseTtlMs: number;
+  /**
+   * v2: the owner's lease file, whose expiry is the record's. `leaseExpiresAtMs` is then 0 as
+   * parsed, and filled in from the lease file by the reader (file-watch.ts).
+   */
+  lease?: string;
+}
+
+/** A process lease file: every v2 record naming it lives until `leaseExpiresAtMs`. */
+export interface LeaseEnvelope {
+  format: typeof LEASE_FORMAT;
+  owner: RecordOwner;
+  leaseTtlMs: number;
+  leaseExpiresAtMs: number;
 }
 
 export type ParsedRecord = { ok: true; record: RecordEnvelope } | { ok: false; problem: string };
 
 /**
  * Serialises an envelope around a payload already serialised once by its owner (`valueJson`), so
- * every renewal republishes exactly the snapshot taken at put/update, even if the caller's object
- * was mutated since.
+ * every write republishes exactly the snapshot taken at put/update, even if the caller's object
+ * was mutated since. v1 carries `leaseExpiresAtMs`, v2 the `lease` file name instead.
  */
 export function encodeRecord(meta: Omit<RecordEnvelope, "value">, valueJson: string): string {
-  const { format, key, owner, revision, leaseTtlMs, leaseExpiresAtMs } = meta;
-  const head = JSON.stringify({ format, key, owner, revision, leaseTtlMs, leaseExpiresAtMs });
+  const { format, key, owner, revision, leaseTtlMs, leaseExpiresAtMs, lease } = meta;
+  const head = format === LEASED_RECORD_FORMAT ? JSON.stringify({ format, key, owner, revision, leaseTtlMs, lease }) : JSON.stringify({ format, key, owner, revision, leaseTtlMs, leaseExpiresAtMs });
   return `${head.slice(0, -1)},"value":${valueJson}}`;
+}
+
+export function encodeLease(lease: Omit<LeaseEnvelope, "format">): string {
+  return JSON.stringify({ format: LEASE_FORMAT, owner: lease.owner, leaseTtlMs: lease.leaseTtlMs, leaseExpiresAtMs: lease.leaseExpiresAtMs });
 }
 
 /** JSON text of a payload, or undefined if it has no JSON form (bigint, function, cycle, undefined). */
@@ -53,28 +77,53 @@ export function parseRecord(text: string, expectedKey: string): ParsedRecord {
   }
   if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return { ok: false, problem: "not a JSON object" };
   const r = doc as Record<string, unknown>;
-  if (r.format !== RECORD_FORMAT) return { ok: false, problem: `format is ${JSON.stringify(r.format)}, expected ${JSON.stringify(RECORD_FORMAT)}` };
+  const leased = r.format === LEASED_RECORD_FORMAT;
+  if (r.format !== RECORD_FORMAT && !leased) {
+    return { ok: false, problem: `format is ${JSON.stringify(r.format)}, expected ${JSON.stringify(LEASED_RECORD_FORMAT)} or ${JSON.stringify(RECORD_FORMAT)}` };
+  }
   if (r.key !== expectedKey) return { ok: false, problem: `key ${JSON.stringify(r.key)} does not match its filename (${JSON.stringify(expectedKey)})` };
   if (!("value" in r)) return { ok: false, problem: "value is missing" };
-  const owner = r.owner as Partial<RecordOwner> | undefined;
-  if (typeof owner !== "object" || owner === null) return { ok: false, problem: "owner is missing" };
-  if (!Number.isSafeInteger(owner.pid) || (owner.pid as number) < 0) return { ok: false, problem: "owner.pid is not a non-negative integer" };
-  if (typeof owner.instanceId !== "string" || owner.instanceId.length === 0) return { ok: false, problem: "owner.instanceId is not a non-empty string" };
+  const owner = checkOwner(r.owner);
+  if (typeof owner === "string") return { ok: false, problem: owner };
   if (!Number.isSafeInteger(r.revision) || (r.revision as number) < 1) return { ok: false, problem: "revision is not a positive integer" };
   if (!isPositiveFinite(r.leaseTtlMs)) return { ok: false, problem: "leaseTtlMs is not a positive number" };
+  const base = { key: expectedKey, value: r.value, owner, revision: r.revision as number, leaseTtlMs: r.leaseTtlMs as number };
+  if (leased) {
+    // Only a lease file name (no path): a record cannot make a reader open anything else.
+    if (typeof r.lease !== "string" || !isLeaseFileName(r.lease)) return { ok: false, problem: `lease ${JSON.stringify(r.lease)} is not a lease file name` };
+    return { ok: true, record: { format: LEASED_RECORD_FORMAT, ...base, lease: r.lease, leaseExpiresAtMs: 0 } };
+  }
   if (!isPositiveFinite(r.leaseExpiresAtMs)) return { ok: false, problem: "leaseExpiresAtMs is not a positive number" };
-  return {
-    ok: true,
-    record: {
-      format: RECORD_FORMAT,
-      key: expectedKey,
-      value: r.value,
-      owner: { pid: owner.pid as number, instanceId: owner.instanceId },
-      revision: r.revision as number,
-      leaseTtlMs: r.leaseTtlMs as number,
-      leaseExpiresAtMs: r.leaseExpiresAtMs as number,
-    },
-  };
+  return { ok: true, record: { format: RECORD_FORMAT, ...base, leaseExpiresAtMs: r.leaseExpiresAtMs as number } };
+}
+
+export type ParsedLease = { ok: true; lease: LeaseEnvelope } | { ok: false; problem: string };
+
+/** Parses and checks a process lease file's text. */
+export function parseLease(text: string): ParsedLease {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problem: `not valid JSON (${(err as Error).message})` };
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return { ok: false, problem: "not a JSON object" };
+  const r = doc as Record<string, unknown>;
+  if (r.format !== LEASE_FORMAT) return { ok: false, problem: `format is ${JSON.stringify(r.format)}, expected ${JSON.stringify(LEASE_FORMAT)}` };
+  const owner = checkOwner(r.owner);
+  if (typeof owner === "string") return { ok: false, problem: owner };
+  if (!isPositiveFinite(r.leaseTtlMs)) return { ok: false, problem: "leaseTtlMs is not a positive number" };
+  if (!isPositiveFinite(r.leaseExpiresAtMs)) return { ok: false, problem: "leaseExpiresAtMs is not a positive number" };
+  return { ok: true, lease: { format: LEASE_FORMAT, owner, leaseTtlMs: r.leaseTtlMs as number, leaseExpiresAtMs: r.leaseExpiresAtMs as number } };
+}
+
+/** The owner, or the problem with it. */
+function checkOwner(value: unknown): RecordOwner | string {
+  const owner = value as Partial<RecordOwner> | undefined;
+  if (typeof owner !== "object" || owner === null) return "owner is missing";
+  if (!Number.isSafeInteger(owner.pid) || (owner.pid as number) < 0) return "owner.pid is not a non-negative integer";
+  if (typeof owner.instanceId !== "string" || owner.instanceId.length === 0) return "owner.instanceId is not a non-empty string";
+  return { pid: owner.pid as number, instanceId: owner.instanceId };
 }
 
 function isPositiveFinite(x: unknown): x is number {

@@ -1,13 +1,13 @@
 // File backend: the shared contract suite (with and without fs.watch), plus what only files have:
 // on-disk layout, lapsed leases ignored and collected, malformed files skipped with a warning.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdir, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDir, waitFor, type TempDir } from "../../test/harness.ts";
 import { discoveryStoreSuite, eventLog } from "./discovery-store.suite.ts";
 import { keyToFileName } from "./file-names.ts";
-import { RECORD_FORMAT } from "./file-record.ts";
+import { LEASE_FORMAT, LEASED_RECORD_FORMAT, RECORD_FORMAT } from "./file-record.ts";
 import { defaultDiscoveryDir, openFileDiscoveryStore, type FileDiscoveryOptions } from "./file-store.ts";
 import { keys } from "./keys.ts";
 import type { DiscoveryLogger } from "./store.ts";
@@ -57,15 +57,45 @@ describe("file discovery backend", () => {
     await tmp[Symbol.asyncDispose]();
   });
 
-  test("one JSON file per record, named by the escaped key, holding value, owner and lease", async () => {
+  test("one JSON file per record, named by the escaped key, holding value, owner and the name of its process's lease file", async () => {
     await using store = await open();
     const key = keys.intent("dynamo", "a:b/c/d", "w0");
     await store.put(key, { endpoint: "tcp://127.0.0.1:5557" });
+    await store.put(keys.worker("dynamo", "w0"), 1);
     const names = (await readdir(tmp.path)).filter((n) => !n.startsWith("."));
-    expect(names).toEqual(["dynamo%2Fintents%2Fa%3Ab%252Fc%252Fd%2Fw0.json"]);
+    expect(names.sort()).toEqual(["dynamo%2Fintents%2Fa%3Ab%252Fc%252Fd%2Fw0.json", "dynamo%2Fworkers%2Fw0.json"]);
+    const lease = `.lease-${store.owner.instanceId}-${LEASE_TTL_MS}.json`;
     const doc = JSON.parse(await readFile(join(tmp.path, names[0] as string), "utf8"));
-    expect(doc).toMatchObject({ format: RECORD_FORMAT, key, value: { endpoint: "tcp://127.0.0.1:5557" }, owner: { pid: process.pid, instanceId: store.owner.instanceId }, revision: 1, leaseTtlMs: LEASE_TTL_MS });
-    expect(doc.leaseExpiresAtMs).toBeGreaterThan(Date.now());
+    expect(doc).toEqual({ format: LEASED_RECORD_FORMAT, key, value: { endpoint: "tcp://127.0.0.1:5557" }, owner: { pid: process.pid, instanceId: store.owner.instanceId }, revision: 1, leaseTtlMs: LEASE_TTL_MS, lease });
+    // One lease file for both records: the expiry lives there.
+    expect((await readdir(tmp.path)).filter((n) => n.startsWith(".lease-"))).toEqual([lease]);
+    const leaseDoc = JSON.parse(await readFile(join(tmp.path, lease), "utf8"));
+    expect(leaseDoc).toMatchObject({ format: LEASE_FORMAT, owner: { pid: process.pid, instanceId: store.owner.instanceId }, leaseTtlMs: LEASE_TTL_MS });
+    expect(leaseDoc.leaseExpiresAtMs).toBeGreaterThan(Date.now());
+    await store.close();
+    expect(await readdir(tmp.path)).toEqual([]); // records withdrawn, then the lease file removed
+  });
+
+  test("renewals rewrite the one lease file, never the records: record files keep their inode over several TTLs", async () => {
+    // With one lease per record, every renewal rewrote every record (temp file + rename: a new
+    // inode each time), ~3,700 rewrites a second for `up` at 4 × 1,024 workers, each waking every
+    // watcher; on a busy host renewals fell behind and records lapsed.
+    await using store = await open();
+    await using reader = await open();
+    const events = eventLog();
+    await using _w = await reader.watch("dynamo/", events.listener);
+    const recordKeys = Array.from({ length: 40 }, (_, i) => keys.worker("dynamo", `w${i}`));
+    for (const key of recordKeys) await store.put(key, { i: key });
+    await events.until(recordKeys.length);
+    const inodes = () => Promise.all(recordKeys.map(async (key) => (await stat(recordPath(key))).ino));
+    const before = await inodes();
+    const first = (await reader.list("dynamo/"))[0]?.leaseExpiresAtMs ?? 0;
+    await waitFor(async () => ((await reader.list("dynamo/"))[0]?.leaseExpiresAtMs ?? 0) > first + 3 * LEASE_TTL_MS, { what: "three TTLs of renewals" });
+    expect(await inodes()).toEqual(before);
+    expect(events.events.length).toBe(recordKeys.length); // and no churn for the watcher
+    const entries = await reader.list("dynamo/");
+    expect(entries.length).toBe(recordKeys.length);
+    expect(new Set(entries.map((e) => e.leaseExpiresAtMs)).size).toBe(1); // one lease for all
   });
 
   test("a lapsed record is ignored at once and deleted after the grace period", async () => {

@@ -1,6 +1,8 @@
 // The `file` discovery backend (SPEC §7, default): a directory shared by the processes of one host,
-// one JSON file per record, leases renewed by rewriting. Readers ignore lapsed records and delete
-// them. Options come from the config layer (--discovery-dir); defaults are safe per-user.
+// one JSON file per record, written once; each process renews one lease file (per TTL) that all
+// its records name, as the etcd backend keeps one lease per process. Readers ignore records whose
+// lease lapsed and delete them. Options come from the config layer (--discovery-dir); defaults are
+// safe per-user.
 import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -10,8 +12,9 @@ import { ConfigError, KvcrError } from "../lib/errors.ts";
 import { createLogger } from "../lib/logger.ts";
 import { keyToFileName } from "./file-names.ts";
 import { RecordFiles } from "./file-io.ts";
-import { FileLease } from "./file-lease.ts";
-import { DirectoryMonitor, liveRecord, observe } from "./file-watch.ts";
+import { FileProcessLease } from "./file-lease.ts";
+import { FileRecord } from "./file-leased-record.ts";
+import { collectExpiredLeases, DirectoryMonitor, LeaseReads, liveRecord, observe } from "./file-watch.ts";
 import { toEntry } from "./file-record.ts";
 import { HeldRecords } from "./held-records.ts";
 import { validateKey, validatePrefix } from "./keys.ts";
@@ -102,7 +105,9 @@ export class FileDiscoveryStore implements DiscoveryStore {
   readonly owner: RecordOwner = { pid: process.pid, instanceId: randomBytes(8).toString("hex") };
   private readonly files: RecordFiles;
   private readonly monitor: DirectoryMonitor;
-  private readonly leases = new HeldRecords<FileLease>();
+  private readonly records = new HeldRecords<FileRecord>();
+  /** One lease per TTL (in practice one per process: every record uses the store's TTL). */
+  private readonly leases = new Map<number, Promise<FileProcessLease>>();
   private closed = false;
 
   constructor(
@@ -122,15 +127,21 @@ export class FileDiscoveryStore implements DiscoveryStore {
     }
     // A withdrawal still deleting this key's file must finish first, or it would delete the new
     // record (same owner id). Loop: another put may have taken the key while we waited.
-    await this.leases.claim(key);
+    await this.records.claim(key);
     this.assertOpen();
-    const lease = new FileLease(key, fileName, value, leaseTtlMs, {
+    let lease: FileProcessLease;
+    try {
+      lease = await this.leaseFor(leaseTtlMs);
+    } catch (err) {
+      throw new KvcrError("DISCOVERY_WRITE_FAILED", `cannot write discovery record ${key} in ${this.dir}: ${(err as Error).message}`, { cause: err });
+    }
+    this.assertOpen(); // closed while the lease was written: close() has withdrawn everything already
+    const record = new FileRecord(key, fileName, value, lease, {
       files: this.files,
       owner: this.owner,
-      logger: this.opts.logger,
-      onWithdrawn: (l) => this.leases.release(l),
+      onWithdrawn: (r) => this.records.release(r),
     });
-    return this.leases.start(lease, `cannot write discovery record ${key} in ${this.dir}`);
+    return this.records.start(record, `cannot write discovery record ${key} in ${this.dir}`);
   }
 
   async list(prefix: string): Promise<DiscoveryEntry[]> {
@@ -138,7 +149,10 @@ export class FileDiscoveryStore implements DiscoveryStore {
     validatePrefix(prefix);
     const names = await this.files.listNames();
     this.files.retainOnly(new Set(names));
-    const observations = await observe({ files: this.files, logger: this.opts.logger, gcGraceMs: this.opts.gcGraceMs }, names, prefix);
+    const ctx = { files: this.files, logger: this.opts.logger, gcGraceMs: this.opts.gcGraceMs };
+    const leases = new LeaseReads(this.files);
+    const observations = await observe(ctx, names, prefix, leases);
+    await collectExpiredLeases(ctx, names, leases);
     const nowMs = Date.now();
     const entries: DiscoveryEntry[] = [];
     for (const o of observations) {
@@ -160,11 +174,27 @@ export class FileDiscoveryStore implements DiscoveryStore {
     this.closed = true;
     // Watches first: a closing process has no use for events about its own withdrawals.
     await this.monitor.closeAll();
-    await this.leases.withdrawAll(this.opts.logger);
+    await this.records.withdrawAll(this.opts.logger);
+    // Lease files last: a record outliving its lease file would read as lapsed meanwhile.
+    const leases = await Promise.allSettled(this.leases.values());
+    await Promise.all(leases.map((l) => (l.status === "fulfilled" ? l.value.close() : undefined)));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  /** The lease file for `leaseTtlMs`, written before the first record that names it. */
+  private leaseFor(leaseTtlMs: number): Promise<FileProcessLease> {
+    let lease = this.leases.get(leaseTtlMs);
+    if (!lease) {
+      const l = new FileProcessLease(leaseTtlMs, { files: this.files, owner: this.owner, logger: this.opts.logger });
+      lease = l.start().then(() => l);
+      this.leases.set(leaseTtlMs, lease);
+      // A failed first write is forgotten, so the next put tries again.
+      lease.catch(() => this.leases.delete(leaseTtlMs));
+    }
+    return lease;
   }
 
   private assertOpen(): void {

@@ -1,13 +1,15 @@
 // List-and-watch for the file backend. One DirectoryMonitor per store drives every watch: fs.watch
-// reports changed filenames (cheap, targeted re-reads) and a bounded poll re-lists the directory,
-// because fs.watch can miss events and lease expiry changes no file. Each watch diffs what it last
-// reported against what is live now, so renewals are silent and every change is delivered once.
+// reports changed record filenames (cheap, targeted re-reads) and a bounded poll re-lists the
+// directory, because fs.watch can miss events and lease expiry changes no file. A v2 record lives
+// as long as its owner's lease file (read once per scan per lease); lease renewals wake nobody.
+// Each watch diffs what it last reported against what is live now, so renewals are silent and
+// every change is delivered once.
 import { watch as fsWatch, type FSWatcher } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { KvcrError } from "../lib/errors.ts";
-import { isRecordFileName } from "./file-names.ts";
-import type { ReadResult, RecordFiles } from "./file-io.ts";
+import { isLeaseFileName, isRecordFileName } from "./file-names.ts";
+import type { LeaseRead, ReadResult, RecordFiles } from "./file-io.ts";
 import { toEntry, type RecordEnvelope } from "./file-record.ts";
 import { notifyListener } from "./notify-listener.ts";
 import type { DeleteReason, DiscoveryEvent, DiscoveryListener, DiscoveryLogger, DiscoveryWatch } from "./store.ts";
@@ -27,13 +29,50 @@ export interface Observation {
   read: ReadResult;
 }
 
+/** Lease file reads of one scan: each lease is read once however many records name it. */
+export class LeaseReads {
+  private readonly reads = new Map<string, Promise<LeaseRead>>();
+  constructor(private readonly files: RecordFiles) {}
+
+  get(name: string): Promise<LeaseRead> {
+    let read = this.reads.get(name);
+    if (!read) {
+      read = this.files.readLease(name);
+      this.reads.set(name, read);
+    }
+    return read;
+  }
+}
+
+/**
+ * A v2 record's read with its lease's expiry filled in. A lease file that is gone (or belongs to
+ * another owner) means the lease lapsed and was collected: expiry 0, so the record is collected
+ * too. An unreadable lease file makes the record not live but never collected (it may be a passing
+ * error).
+ */
+export async function withLease(read: ReadResult, leases: LeaseReads): Promise<ReadResult> {
+  if (read.kind !== "record" || read.record.lease === undefined) return read;
+  const lease = await leases.get(read.record.lease);
+  if (lease.kind === "invalid") return { kind: "invalid", sig: read.sig };
+  const expiresAtMs = lease.kind === "lease" && lease.lease.owner.instanceId === read.record.owner.instanceId ? lease.lease.leaseExpiresAtMs : 0;
+  return { kind: "record", sig: read.sig, record: { ...read.record, leaseExpiresAtMs: expiresAtMs } };
+}
+
+/** Deletes the lease files among `names` that lapsed more than the grace period ago (records first: they are observed before). */
+export async function collectExpiredLeases(ctx: ScanContext, names: readonly string[], leases: LeaseReads): Promise<void> {
+  for (const name of names) {
+    if (!isLeaseFileName(name)) continue;
+    await ctx.files.collectLeaseIfExpired(name, await leases.get(name), Date.now(), ctx.gcGraceMs);
+  }
+}
+
 /** Reads the records among `names` under `prefix` (bounded concurrency), collecting expired ones. */
-export function observe(ctx: ScanContext, names: readonly string[], prefix: string): Promise<Observation[]> {
-  return observeMatching(ctx, names, (key) => key.startsWith(prefix));
+export function observe(ctx: ScanContext, names: readonly string[], prefix: string, leases = new LeaseReads(ctx.files)): Promise<Observation[]> {
+  return observeMatching(ctx, names, (key) => key.startsWith(prefix), leases);
 }
 
 /** Reads the records among `names` whose key passes `wanted`: one read per file however many watches want it. */
-async function observeMatching(ctx: ScanContext, names: readonly string[], wanted: (key: string) => boolean): Promise<Observation[]> {
+async function observeMatching(ctx: ScanContext, names: readonly string[], wanted: (key: string) => boolean, leases: LeaseReads): Promise<Observation[]> {
   const targets: { name: string; key: string }[] = [];
   for (const name of names) {
     const key = ctx.files.keyOf(name);
@@ -45,7 +84,7 @@ async function observeMatching(ctx: ScanContext, names: readonly string[], wante
   const lane = async () => {
     for (let i = next++; i < targets.length; i = next++) {
       const t = targets[i] as { name: string; key: string };
-      const read = await ctx.files.read(t.name, t.key);
+      const read = await withLease(await ctx.files.read(t.name, t.key), leases);
       const collected = await ctx.files.collectIfExpired(t.name, read, Date.now(), ctx.gcGraceMs);
       out[i] = { ...t, read: collected ? { kind: "missing" } : read };
     }
@@ -275,8 +314,10 @@ export class DirectoryMonitor {
     this.opts.files.retainOnly(new Set(names));
     await this.opts.files.sweepStaleTemps(names, Date.now());
     const watches = [...this.watches];
-    const observations = await observeMatching(this.opts, names, (key) => watches.some((w) => key.startsWith(w.prefix)));
+    const leases = new LeaseReads(this.opts.files);
+    const observations = await observeMatching(this.opts, names, (key) => watches.some((w) => key.startsWith(w.prefix)), leases);
     for (const w of watches) w.apply(observations, true);
+    await collectExpiredLeases(this.opts, names, leases);
     this.lastFullScanEnd = performance.now();
     this.lastFullScanMs = this.lastFullScanEnd - t0;
   }
@@ -298,7 +339,7 @@ export class DirectoryMonitor {
     // Until its initial list is out, a watch only takes complete scans (keeps that list sorted).
     const watches = [...this.watches].filter((w) => w.initialized);
     if (watches.length === 0) return;
-    const observations = await observeMatching(this.opts, names, (key) => watches.some((w) => key.startsWith(w.prefix)));
+    const observations = await observeMatching(this.opts, names, (key) => watches.some((w) => key.startsWith(w.prefix)), new LeaseReads(this.opts.files));
     for (const w of watches) if (w.initialized) w.apply(observations, false);
   }
 }

@@ -1,5 +1,6 @@
 // File discovery across real processes: a SIGKILLed owner's record lapses and is collected, a
-// reader never sees a torn record while another process rewrites it, close() leaves nothing alive.
+// stalled owner's records lapse and come back when it resumes, a reader never sees a torn record
+// while another process rewrites it, close() leaves nothing alive.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -41,6 +42,34 @@ describe("file discovery across processes", () => {
     expect(log.summary()).toEqual([`put ${key} r1`, `delete ${key} expired`]);
     expect(await observer.list("dynamo/")).toEqual([]);
     await waitFor(async () => !(await readdir(tmp.path)).includes(keyToFileName(key)), { what: "the lapsed file to be collected" });
+  });
+
+  test("an owner stalled past its lease loses its records to readers, and its next renewal puts every one back", async () => {
+    const n = 20;
+    const base = keys.worker("dynamo", "stalled");
+    await using observer = await openFileDiscoveryStore({ dir: tmp.path, pollIntervalMs: 10, gcGraceMs: 50, logger: quiet });
+    const log = eventLog();
+    await using _w = await observer.watch(keys.namespacePrefix("dynamo"), log.listener);
+    await using child = spawnBun(CHILD, [JSON.stringify({ mode: "hold", dir: tmp.path, key: base, count: n, leaseTtlMs: 300 })]);
+    await child.readLine((l) => l.includes('"ready"'));
+    await log.until(n, "the child's records");
+    const recordFiles = async () => (await readdir(tmp.path)).filter((f) => !f.startsWith("."));
+    try {
+      // SIGSTOP stands in for a starved or stalled process: its one lease lapses, so all its
+      // records do; the observer reports them expired and collects the files and the lease file.
+      child.proc.kill("SIGSTOP");
+      await log.until(2 * n, "every record to lapse");
+      expect(log.summary().slice(n).every((e) => e.endsWith(" expired"))).toBe(true);
+      await waitFor(async () => (await readdir(tmp.path)).filter((f) => !f.startsWith(".tmp-")).length === 0, { what: "records and lease file collected" });
+    } finally {
+      child.proc.kill("SIGCONT");
+    }
+    // Its renewal finds the lease lapsed and its files gone: lease and records are written again.
+    await log.until(3 * n, "every record back");
+    expect(log.summary().slice(2 * n).every((e) => e.startsWith("put "))).toBe(true);
+    await waitFor(async () => (await recordFiles()).length === n, { what: `${n} record files back` });
+    expect((await observer.list("dynamo/")).length).toBe(n);
+    await child.readErrLine((l) => l.includes("lapsed") && l.includes(`${n} record(s)`)); // one warning for the lease, not one per record
   });
 
   test("a reader never sees a partial record while another process keeps rewriting it", async () => {

@@ -57,7 +57,11 @@ export class AgentFeed implements Disposable {
     this.follows.set(record.agent_id, f);
     this.logger.info(`agent ${record.agent_id}: following ${record.router_events_endpoint}, snapshot from ${record.http_url}`);
     // Subscribe first, then snapshot: what the snapshot misses arrives on the stream (or shows as a gap).
-    void sub.connected().then(() => this.resync(f, "start"));
+    // Rejects when the follow is dropped before the agent answered (its record lapsed): nothing to do.
+    sub.connected().then(
+      () => this.resync(f, "start"),
+      () => {},
+    );
   }
 
   drop(agentId: string): void {
