@@ -23,6 +23,7 @@ import {
   type ResponseMeta,
 } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
+import { pathOf } from "../../transport/http/path-of.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { WorkerGone, type RoutePlan, type RoutingState } from "./routing-state.ts";
 import { allLines, ClientGone, ndjsonLines, readAll, StallWatch, WorkerCancel, WorkerStalled, type GenerateBody, type WorkerLine, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
@@ -64,7 +65,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   let seq = 0;
 
   const fetch = async (req: Request): Promise<Response> => {
-    const path = pathOf(req.url);
+    const path = pathOf(req.url, KNOWN_ROUTES);
     const t0 = deps.now();
     let res: Response;
     try {
@@ -272,20 +273,6 @@ function promptTokens(r: GenerationRequest): number[] {
 }
 
 const KNOWN_ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/live", "/metrics"]);
-
-/**
- * The URL's pathname. A known route spelled plainly (no query, nothing to normalize) is taken as
- * is, sparing a URL parse on every request; anything else goes through URL, which normalizes it.
- */
-function pathOf(url: string): string {
-  const scheme = url.indexOf("//");
-  const slash = scheme < 0 ? -1 : url.indexOf("/", scheme + 2);
-  if (slash >= 0) {
-    const raw = url.slice(slash);
-    if (KNOWN_ROUTES.has(raw)) return raw;
-  }
-  return new URL(url).pathname;
-}
 
 const tooLarge = (n: string, max: number) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
 

@@ -37,6 +37,29 @@ const post = (url: string, body: unknown, signal?: AbortSignal) => fetch(`${url}
 /** Bun sends a streamed response's headers with its first bytes, so the test waits for the sink. */
 const sinkOf = (pool: FakePool, id: string) => waitFor(() => pool.sinks.get(id), { timeoutMs: 5000, what: `request ${id} to reach the pool` });
 
+test("a request finished before its first output is sent is one plain body with a content-length; a running one is chunked", async () => {
+  const pool = new FakePool();
+  const url = serve(pool);
+  const quick = post(url, { worker: 0, token_ids: [1], max_tokens: 1, request_id: "quick" });
+  const sink = await sinkOf(pool, "quick");
+  sink.tokens([7]);
+  sink.finish({ finish_reason: "length", prompt_tokens: 1, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: 1 });
+  const whole = await quick;
+  const body = '{"token_id":7}\n{"finish_reason":"length","prompt_tokens":1,"cached_tokens":0,"host_loaded_tokens":0,"completion_tokens":1}\n';
+  expect(whole.headers.get("content-type")).toBe("application/x-ndjson");
+  expect(whole.headers.get("content-length")).toBe(String(body.length));
+  expect(await whole.text()).toBe(body);
+
+  const running = post(url, { worker: 0, token_ids: [1], max_tokens: 2, request_id: "running" });
+  const runningSink = await sinkOf(pool, "running");
+  runningSink.tokens([8]);
+  const res = await running;
+  expect(res.headers.get("content-length")).toBeNull();
+  expect(res.headers.get("transfer-encoding")).toBe("chunked");
+  runningSink.finish({ finish_reason: "length", prompt_tokens: 1, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: 2 });
+  expect((await res.text()).split("\n")[0]).toBe('{"token_id":8}');
+});
+
 test("a stream carries one NDJSON line per token, then the summary line", async () => {
   const pool = new FakePool();
   const url = serve(pool);

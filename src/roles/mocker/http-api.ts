@@ -2,6 +2,7 @@
 // summary line; /live, /health (200 once every worker registered), /metrics (Prometheus text).
 import { parseGenerateRequest, type GenerateRequest } from "../../protocol/generate.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
+import { pathOf } from "../../transport/http/path-of.ts";
 import { jsonError } from "../../transport/http/server.ts";
 import { TokenStream, type TokenSink } from "./token-stream.ts";
 
@@ -25,9 +26,12 @@ export interface HttpApiLimits {
   maxOutputTokens: number;
 }
 
+const NDJSON_HEADERS = { "content-type": "application/x-ndjson" };
+const ROUTES: ReadonlySet<string> = new Set(["/v1/generate", "/live", "/health", "/metrics"]);
+
 export function createMockerFetch(pool: WorkerPool, limits: HttpApiLimits): (req: Request) => Promise<Response> {
   return async (req) => {
-    const { pathname } = new URL(req.url);
+    const pathname = pathOf(req.url, ROUTES);
     if (pathname === "/v1/generate") {
       if (req.method !== "POST") return jsonError(405, "use POST for /v1/generate");
       return generate(req, pool, limits);
@@ -69,5 +73,8 @@ async function generate(req: Request, pool: WorkerPool, limits: HttpApiLimits): 
   if (!outcome.ok) return jsonError(outcome.status, outcome.message);
   requestId = outcome.requestId;
   req.signal.addEventListener("abort", () => stream.cancel());
-  return new Response(stream.body, { headers: { "content-type": "application/x-ndjson" } });
+  // The head goes out with the first output: a request already finished by then is one plain body.
+  await stream.firstOutput;
+  const whole = stream.takeWholeBody();
+  return new Response(whole ?? stream.body, { headers: NDJSON_HEADERS });
 }

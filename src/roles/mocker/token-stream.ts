@@ -27,6 +27,10 @@ export class TokenStream implements TokenSink {
   private done = false;
   private ended!: () => void;
   private readonly endedPromise = new Promise<void>((resolve) => (this.ended = resolve));
+  private finished = false;
+  private outputStarted!: () => void;
+  /** Resolves at the first token, the summary or a cancel, whichever comes first. */
+  readonly firstOutput = new Promise<void>((resolve) => (this.outputStarted = resolve));
 
   /** `onCancel` runs once if the client goes away before the summary line. */
   constructor(private readonly onCancel: () => void) {
@@ -45,6 +49,7 @@ export class TokenStream implements TokenSink {
 
   tokens(ids: readonly number[]): void {
     if (this.done) return;
+    this.outputStarted();
     for (let i = 0; i < ids.length; i++) this.appendTokenLine(ids[i]!);
     if (!this.flushQueued) {
       this.flushQueued = true;
@@ -55,6 +60,8 @@ export class TokenStream implements TokenSink {
   finish(summary: GenerateSummary): void {
     if (this.done) return;
     this.done = true;
+    this.finished = true;
+    this.outputStarted();
     this.appendText(summaryLine(summary));
     if (this.controller) {
       this.flush();
@@ -68,7 +75,21 @@ export class TokenStream implements TokenSink {
     this.done = true;
     this.len = 0;
     this.ended();
+    this.outputStarted();
     this.onCancel();
+  }
+
+  /**
+   * The whole body when the request finished before the response was handed to the server (a
+   * short request at high speedup): sent with a Content-Length in one write, with none of the
+   * chunked stream's per-response work. Undefined while the request is still running.
+   */
+  takeWholeBody(): Uint8Array | undefined {
+    if (!this.finished || this.controller) return undefined;
+    const bytes = this.buf.slice(0, this.len);
+    this.len = 0;
+    this.ended();
+    return bytes;
   }
 
   private readonly flush = (): void => {
