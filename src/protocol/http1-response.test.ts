@@ -1,6 +1,7 @@
 // The HTTP/1.1 response parser: every framing (content-length, chunked with extensions and
 // trailers, until close), interim and bodiless statuses, keep-alive rules, the same result however
-// the bytes are split, and a clear error for each kind of malformed input.
+// the bytes are split, and a clear error for each kind of malformed input (obs-fold and bare CR/LF
+// included: they could change the framing).
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { Http1ParseError, Http1ResponseParser } from "./http1-response.ts";
@@ -84,6 +85,11 @@ describe("framing", () => {
     expect(parse(["HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ncontent-length: 0\r\n\r\n"]).keepAlive).toBe(true);
   });
 
+  test("transfer-encoding with a content-length: framed as chunked, the connection not kept (RFC 9112 §6.3)", () => {
+    const r = parse(["HTTP/1.1 200 OK\r\ncontent-length: 100\r\ntransfer-encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"]);
+    expect(r).toMatchObject({ status: 200, body: "hi", ended: true, keepAlive: false });
+  });
+
   test("a status line without a reason phrase", () => {
     expect(parse(["HTTP/1.1 200\r\ncontent-length: 1\r\n\r\nx"])).toMatchObject({ status: 200, body: "x" });
   });
@@ -151,6 +157,11 @@ describe("malformed input: a clear error naming the problem", () => {
     ["a head over 64 KiB", [`HTTP/1.1 200 OK\r\nx: ${"a".repeat(70_000)}\r\n\r\n`], /response head exceeds 65536 bytes/],
     ["a cut-off body", ["HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc"], /closed in the middle of the response/, true],
     ["nothing before the close", [], /closed before any response/, true],
+    ["a status below 100", ["HTTP/1.1 099 Odd\r\n\r\n"], /not an HTTP\/1\.x status line: "HTTP\/1\.1 099 Odd"/],
+    ["an obs-fold line (it could carry framing)", ["HTTP/1.1 200 OK\r\nx-a: a\r\n transfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n"], /obsolete line folding in the response head: " transfer-encoding: chunked"/],
+    ["a bare LF inside the head", ["HTTP/1.1 200 OK\r\nx-a: 1\ncontent-length: 2\r\n\r\nhi"], /a bare CR or LF in a header line/],
+    ["a bare CR inside the head", ["HTTP/1.1 200 OK\r\nx-a: 1\rcontent-length: 2\r\n\r\nhi"], /a bare CR or LF in a header line/],
+    ["HTTP/1.0 with transfer-encoding", ["HTTP/1.0 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"], /transfer-encoding in an HTTP\/1\.0 response/],
   ];
   for (const [name, chunks, message, eof] of cases) {
     test(name, () => {

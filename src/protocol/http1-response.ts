@@ -147,13 +147,18 @@ export class Http1ResponseParser {
     if (eol < 0) eol = text.length;
     const minor = text.charCodeAt(7);
     const status = statusOf(text, eol);
-    if (!text.startsWith("HTTP/1.") || (minor !== 48 && minor !== 49) || status < 0) {
+    if (!text.startsWith("HTTP/1.") || (minor !== 48 && minor !== 49) || status < 100 || hasBareCrOrLf(text, 0, eol)) {
       throw new Http1ParseError(`not an HTTP/1.x status line: ${JSON.stringify(text.slice(0, Math.min(eol, 80)))}`);
     }
     const headers = new Map<string, string>();
     for (let at = eol + 2; at < text.length; ) {
       let end = text.indexOf("\r\n", at);
       if (end < 0) end = text.length;
+      // Refused, not repaired: either could change how the body is framed (RFC 9112 §2.2, §5.2),
+      // and a proxy answers such a response with 502.
+      const first = text.charCodeAt(at);
+      if (first === 32 || first === 9) throw new Http1ParseError(`obsolete line folding in the response head: ${JSON.stringify(text.slice(at, Math.min(end, at + 80)))}`);
+      if (hasBareCrOrLf(text, at, end)) throw new Http1ParseError(`a bare CR or LF in a header line: ${JSON.stringify(text.slice(at, Math.min(end, at + 80)))}`);
       const colon = text.indexOf(":", at);
       if (colon <= at || colon > end) throw new Http1ParseError(`malformed header line: ${JSON.stringify(text.slice(at, Math.min(end, at + 80)))}`);
       const name = text.slice(at, colon).trim().toLowerCase();
@@ -174,7 +179,10 @@ export class Http1ResponseParser {
     if (status === 204 || status === 304) return this.finish();
     const te = headers.get("transfer-encoding");
     if (te !== undefined) {
+      if (minor === 48) throw new Http1ParseError("transfer-encoding in an HTTP/1.0 response (faulty framing)");
       if (!/(?:^|,)\s*chunked\s*$/i.test(te)) throw new Http1ParseError(`unsupported transfer-encoding: ${te}`);
+      // With a content-length as well, chunked wins, and the connection is not trusted again (RFC 9112 §6.3).
+      if (headers.has("content-length")) this.keepAlive = false;
       this.state = State.ChunkSize;
       this.startChunkSize();
       return;
@@ -272,4 +280,12 @@ function hexValue(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;
   const lower = c | 0x20;
   return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+}
+
+/** True when text[from, to) holds a CR or LF (a line ends only at CRLF here). */
+function hasBareCrOrLf(text: string, from: number, to: number): boolean {
+  const lf = text.indexOf("\n", from);
+  if (lf !== -1 && lf < to) return true;
+  const cr = text.indexOf("\r", from);
+  return cr !== -1 && cr < to;
 }

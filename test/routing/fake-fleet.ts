@@ -8,7 +8,7 @@ import type { WorkerRecord } from "../../src/protocol/records.ts";
 import { createFrontendApp, type FrontendApp } from "../../src/roles/frontend/http-app.ts";
 import { FrontendMetrics } from "../../src/roles/frontend/metrics.ts";
 import { RoutingState } from "../../src/roles/frontend/routing-state.ts";
-import { fetchTransport, type FetchLike, type GenerateBody } from "../../src/roles/frontend/worker-call.ts";
+import { fetchTransport, type FetchLike, type GenerateBody, type WorkerTransport } from "../../src/roles/frontend/worker-call.ts";
 
 export const logger = createLogger({ level: "silent" });
 
@@ -56,7 +56,11 @@ export function ndjsonWorker(onCall: (url: string, body: GenerateBody) => void =
   };
 }
 
-export function app(state: RoutingState, fetchWorker: FetchLike, over: { maxRequestBytes?: number; stallTimeoutMs?: number; logger?: Logger; discoveryHealth?: () => unknown } = {}): FrontendApp {
+export function app(
+  state: RoutingState,
+  fetchWorker: FetchLike,
+  over: { maxRequestBytes?: number; stallTimeoutMs?: number; logger?: Logger; discoveryHealth?: () => unknown; callWorker?: WorkerTransport } = {},
+): FrontendApp {
   return createFrontendApp({
     state,
     metrics: new FrontendMetrics(),
@@ -64,7 +68,7 @@ export function app(state: RoutingState, fetchWorker: FetchLike, over: { maxRequ
     maxRequestBytes: over.maxRequestBytes ?? 4096,
     maxOutputTokens: 1000,
     stallTimeoutMs: over.stallTimeoutMs ?? 5000,
-    callWorker: fetchTransport(fetchWorker),
+    callWorker: over.callWorker ?? fetchTransport(fetchWorker),
     now: () => performance.now(),
     wallSeconds: () => 1_700_000_000,
     idPrefix: "t",

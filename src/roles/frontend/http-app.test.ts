@@ -4,7 +4,8 @@ import { describe, expect, test } from "bun:test";
 import { app, ndjsonWorker, post, routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
 import { waitFor } from "../../../test/harness.ts";
 import { createLogger } from "../../lib/logger.ts";
-import type { FetchLike } from "./worker-call.ts";
+import { KeepAliveClient } from "../../transport/http/keepalive-client.ts";
+import { fetchTransport, keepAliveTransport, type FetchLike, type GenerateBody } from "./worker-call.ts";
 
 function fleet(fetchWorker: FetchLike = ndjsonWorker(), over: Parameters<typeof app>[2] = {}) {
   const state = routingState("round-robin");
@@ -136,6 +137,47 @@ describe("worker failures", () => {
     const body = await res.text();
     expect(body).toContain("sent nothing for 30 ms");
     expect(body).not.toContain("[DONE]");
+  });
+
+  test("a client slow to read a stream is not taken for a stalled worker (keep-alive transport)", async () => {
+    // A real worker streams 8 token lines 5 ms apart; the client reads nothing for 4 stall timeouts.
+    const lines = (body: GenerateBody) => [
+      ...Array.from({ length: 8 }, (_, i) => JSON.stringify({ token_id: 100 + i })),
+      JSON.stringify({ finish_reason: "length", prompt_tokens: body.token_ids.length, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: 8 }),
+    ];
+    const worker = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (req) => {
+        const out = lines((await req.json()) as GenerateBody);
+        return new Response(
+          new ReadableStream({
+            async pull(c) {
+              await Bun.sleep(5);
+              const line = out.shift();
+              if (line === undefined) return c.close();
+              c.enqueue(new TextEncoder().encode(line + "\n"));
+            },
+          }),
+        );
+      },
+    });
+    const client = new KeepAliveClient();
+    try {
+      const state = routingState("round-robin");
+      state.putWorker(workerRecord("a", { request_url: `http://127.0.0.1:${worker.port}/v1/generate` }));
+      const f = app(state, ndjsonWorker(), { stallTimeoutMs: 100, callWorker: keepAliveTransport(client, fetchTransport(fetch)) });
+      const res = await f.fetch(post("/v1/completions", cmpl({ stream: true, max_tokens: 8 })));
+      expect(res.status).toBe(200);
+      await Bun.sleep(400);
+      const body = await res.text();
+      expect(body).not.toContain("sent nothing");
+      expect(body.match(/"text"/g)?.length).toBe(9); // 8 tokens and the finish chunk
+      expect(body).toEndWith("data: [DONE]\n\n");
+    } finally {
+      client.close();
+      await worker.stop(true);
+    }
   });
 
   test("the worker vanishes mid-request: 502, its load released", async () => {

@@ -149,7 +149,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
 
     let res: WorkerReply;
     try {
-      res = await deps.callWorker(worker.record.request_url, JSON.stringify(body), ctrl);
+      res = await deps.callWorker(worker.record.request_url, JSON.stringify(body), ctrl, stall);
     } catch (err) {
       finish();
       return failure(ctrl, err, worker.id);

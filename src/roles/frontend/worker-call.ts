@@ -4,7 +4,7 @@
 // aborts with WorkerGone (→ 502, routing-state.ts).
 import { concatBytes } from "../../lib/bytes.ts";
 import type { GenerateSummary } from "../../protocol/generate.ts";
-import { KeepAliveClient } from "../../transport/http/keepalive-client.ts";
+import { KeepAliveClient, type ResponseWatch } from "../../transport/http/keepalive-client.ts";
 
 export class WorkerStalled extends Error {
   constructor(readonly workerId: string, stallMs: number) {
@@ -66,8 +66,12 @@ export class WorkerCancel {
   }
 }
 
-/** POSTs a JSON body to a worker; `cancel` aborts the request and its answer. */
-export type WorkerTransport = (url: string, body: string, cancel: WorkerCancel) => Promise<WorkerReply>;
+/**
+ * POSTs a JSON body to a worker; `cancel` aborts the request and its answer. `watch` hears the
+ * answer arrive, read or not, so a client slow to read is not taken for a stalled worker (over
+ * fetch, only what is read is seen).
+ */
+export type WorkerTransport = (url: string, body: string, cancel: WorkerCancel, watch?: ResponseWatch) => Promise<WorkerReply>;
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -92,9 +96,9 @@ export function fetchTransport(fetchFn: FetchLike): WorkerTransport {
 
 /** Over the pooled keep-alive client for plain http: workers (the hot path); anything else over `fallback`. */
 export function keepAliveTransport(client: KeepAliveClient, fallback: WorkerTransport): WorkerTransport {
-  return (url, body, cancel) => {
-    if (!KeepAliveClient.supports(url)) return fallback(url, body, cancel);
-    const pending = client.start(url, { method: "POST", headers: JSON_HEADERS, body });
+  return (url, body, cancel, watch) => {
+    if (!KeepAliveClient.supports(url)) return fallback(url, body, cancel, watch);
+    const pending = client.start(url, { method: "POST", headers: JSON_HEADERS, body, watch });
     cancel.onAbort((reason) => pending.abort(reason));
     return pending.response;
   };
@@ -141,8 +145,8 @@ export class StallWatch {
   };
 }
 
-/** One request's entry in the StallWatch. */
-export class Stall {
+/** One request's entry in the StallWatch (a ResponseWatch: a transport re-arms it per chunk and stops it at the answer's end). */
+export class Stall implements ResponseWatch {
   last: number;
   constructor(
     private readonly owner: StallWatch,

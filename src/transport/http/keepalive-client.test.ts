@@ -1,5 +1,5 @@
 // The keep-alive client against Bun.serve and against a scripted raw TCP server: both framings,
-// connection reuse, a stale idle connection retried once, aborts that close the connection (the
+// connection reuse, a dead pooled connection retried only when that cannot run a request twice, aborts that close the connection (the
 // server sees it), large bodies past the kernel's buffer, and clear errors for refused
 // connections, malformed responses and cut-off bodies.
 import { afterEach, describe, expect, test } from "bun:test";
@@ -145,17 +145,42 @@ describe("against Bun.serve", () => {
 });
 
 describe("connection handling (scripted server)", () => {
-  test("a reused connection the server closed is retried once on a new one: the request succeeds", async () => {
-    // Answers, then closes every connection right after its first answer (as an idle timeout would).
+  test("a pooled connection the server already dropped (the write sends nothing) is retried on a new one", async () => {
+    let last: Socket<RawConn> | undefined;
     const server = rawServer((conn, _req, n) => {
+      last = conn.socket;
       conn.socket.write(ok(`answer ${n}`));
-      conn.socket.end();
     });
     const c = client();
     expect(await text(await c.request(server.url, { method: "POST", body: "{}" }))).toBe("answer 0");
-    await server.conns[0]!.closed;
+    last!.terminate(); // reset at once: the client reuses the connection before it hears of it
     expect(await text(await c.request(server.url, { method: "POST", body: "{}" }))).toBe("answer 1");
     expect(server.conns.length).toBe(2);
+  });
+
+  test("a POST the server received is not sent again when it closes without answering: the error says so", async () => {
+    const server = rawServer((conn, _req, n) => {
+      if (n === 1) conn.socket.end();
+      else conn.socket.write(ok(`answer ${n}`));
+    });
+    const c = client();
+    expect(await text(await c.request(server.url, { method: "POST", body: '{"id":"a"}' }))).toBe("answer 0");
+    const err = await c.request(server.url, { method: "POST", body: '{"id":"b"}' }).then(() => undefined, (e: Error) => e);
+    expect(err).toBeInstanceOf(HttpConnectionError);
+    expect(err!.message).toContain("closed before any answer");
+    expect(err!.message).toContain("not sent again");
+    expect(server.requests()).toBe(2);
+  });
+
+  test("a GET on a reused connection closed before any answer byte is sent once more (idempotent)", async () => {
+    const server = rawServer((conn, _req, n) => {
+      if (n === 1) conn.socket.end();
+      else conn.socket.write(ok(`answer ${n}`));
+    });
+    const c = client();
+    expect(await text(await c.request(server.url, { method: "GET" }))).toBe("answer 0");
+    expect(await text(await c.request(server.url, { method: "GET" }))).toBe("answer 2");
+    expect(server.requests()).toBe(3);
   });
 
   test("a chunked answer arrives chunk by chunk, before it ends", async () => {

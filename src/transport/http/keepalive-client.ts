@@ -5,10 +5,12 @@
 //
 // Decisions: idle connections are kept per origin (LIFO, at most maxIdlePerOrigin and maxIdle in
 // all, so a frontend over thousands of workers does not hoard sockets), closed after idleTimeoutMs
-// (below common servers' keep-alive timeouts, so a server rarely closes one under us); a request
-// whose *reused* connection closes before a single response byte is sent once more on a new
-// connection (the server dropped an idle connection as we wrote; it never saw the request);
-// aborting a request mid-response closes its connection, which is how the worker learns of it.
+// (below common servers' keep-alive timeouts, so a server rarely closes one under us). A request
+// whose *reused* connection turns out dead is sent once more on a new connection only when that
+// cannot run it twice (Go's net/http rule): nothing of it reached the socket, or it is a GET and
+// not a byte of the answer came back. A POST that was written may have reached the worker (which
+// may be generating for it): it fails rather than risk a second generation. Aborting a request
+// mid-response closes its connection, which is how the worker learns of it.
 import type { Socket, SocketHandler } from "bun";
 import { Http1ParseError, Http1ResponseParser, type ResponseHead, type ResponseSink } from "../../protocol/http1-response.ts";
 
@@ -24,6 +26,14 @@ export interface KeepAliveRequest {
   headers?: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
+  /** Hears the response arrive, whether or not the caller is reading yet. */
+  watch?: ResponseWatch;
+}
+
+/** Told as a response's body arrives: progress() at each chunk, stop() once the whole response is in. */
+export interface ResponseWatch {
+  progress(): void;
+  stop(): void;
 }
 
 /** A request on its way: its response once the head arrives, and a way to abort it. */
@@ -104,6 +114,8 @@ export class KeepAliveClient {
     exchange.bytes = head + body;
     // The head is ASCII (header values included, as callers pass them): its length is its byte count.
     exchange.byteLength = head.length + bodyBytes;
+    exchange.idempotent = init.method === "GET";
+    exchange.watch = init.watch;
     this.dispatch(target, exchange, true);
     return exchange;
   }
@@ -211,6 +223,11 @@ class Exchange implements ClientResponse, ResponseSink, PendingRequest {
   headers: ReadonlyMap<string, string> = new Map();
   bytes = "";
   byteLength = 0;
+  /** GET: safe to send again when the server closed before answering. */
+  idempotent = false;
+  /** Some of the request reached a socket (a POST past this point is never sent again). */
+  written = false;
+  watch: ResponseWatch | undefined;
   conn: Connection | undefined;
   readonly response: Promise<ClientResponse>;
   private onDone: (() => void) | undefined;
@@ -238,6 +255,7 @@ class Exchange implements ClientResponse, ResponseSink, PendingRequest {
   }
 
   body(chunk: Uint8Array): void {
+    this.watch?.progress();
     if (this.waiter) {
       const w = this.waiter;
       this.waiter = undefined;
@@ -247,6 +265,7 @@ class Exchange implements ClientResponse, ResponseSink, PendingRequest {
 
   end(): void {
     this.ended = true;
+    this.watch?.stop();
     this.detach();
     if (this.waiter && this.chunks.length === 0) {
       const w = this.waiter;
@@ -359,14 +378,10 @@ class Connection {
 
   /** The socket closed (either side). */
   onClosed(why: string | undefined): void {
-    if (this.dead) return;
+    if (this.dead || this.retried()) return;
     const ex = this.current;
-    if (ex && this.parser.received === 0 && this.reused && this.target) {
-      // A reused connection the server closed as we wrote: the request never reached it; send it again on a new one.
-      this.current = undefined;
-      this.finishDestroy();
-      this.client.dispatch(this.target, ex, false);
-      return;
+    if (ex && !ex.idempotent && ex.written && this.parser.received === 0) {
+      return this.destroy(new HttpConnectionError(`the connection to ${this.origin} closed before any answer${why ? ` (${why})` : ""}; the request may have reached it, so it is not sent again`));
     }
     try {
       if (ex) this.parser.eof();
@@ -374,6 +389,26 @@ class Connection {
       return this.destroy(new HttpConnectionError(`${this.origin}: ${(err as Error).message}${why ? ` (${why})` : ""}`));
     }
     this.destroy(undefined);
+  }
+
+  /** A socket error; retried like a close when that is safe. */
+  onError(err: Error): void {
+    if (this.dead || this.retried()) return;
+    this.destroy(new HttpConnectionError(`socket error talking to ${this.origin}: ${err.message}`));
+  }
+
+  /**
+   * A dead reused connection's request goes out again on a new one when that cannot run it twice:
+   * none of it was written, or it is idempotent and no answer byte came back (Go's net/http rule).
+   */
+  private retried(): boolean {
+    const ex = this.current;
+    if (!ex || !this.reused || !this.target || this.parser.received !== 0 || (ex.written && !ex.idempotent)) return false;
+    this.current = undefined;
+    this.finishDestroy();
+    ex.written = false;
+    this.client.dispatch(this.target, ex, false);
+    return true;
   }
 
   destroy(err: unknown): void {
@@ -400,7 +435,12 @@ class Connection {
 
   private write(ex: Exchange): void {
     const n = this.socket!.write(ex.bytes);
-    if (n < 0) return this.destroy(new HttpConnectionError(`the connection to ${this.origin} is closed`));
+    if (n < 0) {
+      // Nothing was sent: a pooled connection the server already dropped is safe to retry.
+      if (!this.retried()) this.destroy(new HttpConnectionError(`the connection to ${this.origin} is closed`));
+      return;
+    }
+    if (n > 0) ex.written = true;
     // Rare: the kernel took part of it (a long prompt). The rest waits for drain, as bytes.
     if (n < ex.byteLength) this.pendingOut = Buffer.from(ex.bytes).subarray(n);
   }
@@ -449,7 +489,7 @@ const socketHandlers: SocketHandler<Connection, "uint8array"> = {
     socket.data.onClosed(err?.message);
   },
   error(socket, err) {
-    socket.data.destroy(new HttpConnectionError(`socket error talking to ${socket.data.origin}: ${err.message}`));
+    socket.data.onError(err);
   },
 };
 
