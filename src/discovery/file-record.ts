@@ -67,16 +67,22 @@ export function requireJson(key: string, value: unknown): string {
   return json;
 }
 
-/** Parses and checks a record file's text; `expectedKey` is the key its filename stands for. */
-export function parseRecord(text: string, expectedKey: string): ParsedRecord {
+/** A file's text as a JSON object, or the problem with it. */
+function jsonObject(text: string): Record<string, unknown> | string {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    return { ok: false, problem: `not valid JSON (${(err as Error).message})` };
+    return `not valid JSON (${(err as Error).message})`;
   }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return { ok: false, problem: "not a JSON object" };
-  const r = doc as Record<string, unknown>;
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return "not a JSON object";
+  return doc as Record<string, unknown>;
+}
+
+/** Parses and checks a record file's text; `expectedKey` is the key its filename stands for. */
+export function parseRecord(text: string, expectedKey: string): ParsedRecord {
+  const r = jsonObject(text);
+  if (typeof r === "string") return { ok: false, problem: r };
   const leased = r.format === LEASED_RECORD_FORMAT;
   if (r.format !== RECORD_FORMAT && !leased) {
     return { ok: false, problem: `format is ${JSON.stringify(r.format)}, expected ${JSON.stringify(LEASED_RECORD_FORMAT)} or ${JSON.stringify(RECORD_FORMAT)}` };
@@ -101,14 +107,8 @@ export type ParsedLease = { ok: true; lease: LeaseEnvelope } | { ok: false; prob
 
 /** Parses and checks a process lease file's text. */
 export function parseLease(text: string): ParsedLease {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    return { ok: false, problem: `not valid JSON (${(err as Error).message})` };
-  }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return { ok: false, problem: "not a JSON object" };
-  const r = doc as Record<string, unknown>;
+  const r = jsonObject(text);
+  if (typeof r === "string") return { ok: false, problem: r };
   if (r.format !== LEASE_FORMAT) return { ok: false, problem: `format is ${JSON.stringify(r.format)}, expected ${JSON.stringify(LEASE_FORMAT)}` };
   const owner = checkOwner(r.owner);
   if (typeof owner === "string") return { ok: false, problem: owner };
