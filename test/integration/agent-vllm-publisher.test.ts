@@ -79,6 +79,9 @@ describe("agent with an independent vLLM-style publisher (libzmq + @msgpack/msgp
       const ep = await p.open("a", { replay: true, layout });
       const { agent } = await setup([source(1, ep)]);
       await p.waitSub("a");
+      // The attach back-fill (a replay from 0) must be over first: batches it caught would never be a live gap.
+      await p.waitReplay("a", 1);
+      await waitFor(() => slot(agent, 1)?.raw_replaying === false, { what: "the attach back-fill to end" });
       await publishScript(p, "a");
       await waitFor(() => slot(agent, 1)?.raw_cursor === 4, { timeoutMs: 15_000, what: "raw cursor 4" });
       expect(slot(agent, 1)).toMatchObject({ state: "active", raw_gaps: 1, raw_dropped_batches: 0, orphan_stores: 0, malformed_events: 0 });

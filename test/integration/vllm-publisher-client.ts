@@ -64,6 +64,10 @@ export class VllmPublisher implements AsyncDisposable {
   async waitSub(id: string): Promise<void> {
     await this.request("waitSub", { id });
   }
+  /** Resolves once the replay ROUTER has answered `count` requests (end marker sent). */
+  async waitReplay(id: string, count: number): Promise<void> {
+    await this.request("waitReplay", { id, count });
+  }
   async publish(id: string, events: WireEvent[], opts: { encoding?: "map" | "array"; skipLive?: boolean; dpRank?: number | null } = {}): Promise<number> {
     const batch: Record<string, unknown> = { events };
     if (opts.dpRank !== null) batch.dp_rank = opts.dpRank ?? 0;

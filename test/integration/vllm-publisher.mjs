@@ -6,6 +6,7 @@
 // Runs under Node only. stdin: one JSON command per line {req, op, ...}; stdout: {req, ok, ...}.
 //   open    {id, topic, replay: bool, layout: "current"|"old"}   → {pub, replay?}
 //   waitSub {id}                                                 resolves once a subscription arrived
+//   waitReplay {id, count}                                       resolves once `count` replay requests were answered
 //   publish {id, batch: {ts?, events, dp_rank?}, encoding: "map"|"array", skipLive?: bool}
 //   raw     {id, frames: [b64…]} / oversized {id, size}           garbage and a too-large payload
 //   restart {id}                                                 seq back to 0, replay buffer emptied (a restarted vLLM)
@@ -62,6 +63,8 @@ async function serveReplay(p) {
     }
     const end = Buffer.alloc(8, 0xff);
     await p.router.send(p.layout === "old" ? [identity, "", end, ""] : [identity, "", "", end, ""]);
+    p.replays++;
+    for (const w of p.replayWaiters.splice(0)) w();
   }
 }
 
@@ -74,7 +77,7 @@ async function handle(c) {
     case "open": {
       const pub = new zmq.XPublisher({ linger: 0 });
       await pub.bind("tcp://127.0.0.1:*");
-      const p = { pub, topic: Buffer.from(c.topic ?? "", "utf8"), seq: 0, buffer: [], layout: c.layout ?? "current", subscribed: false, waiters: [] };
+      const p = { pub, topic: Buffer.from(c.topic ?? "", "utf8"), seq: 0, buffer: [], layout: c.layout ?? "current", subscribed: false, waiters: [], replays: 0, replayWaiters: [] };
       void watchSubs(p).catch(() => {});
       const r = { pub: pub.lastEndpoint };
       if (c.replay) {
@@ -89,6 +92,11 @@ async function handle(c) {
     case "waitSub": {
       const p = pubs.get(c.id);
       if (!p.subscribed) await new Promise((r) => p.waiters.push(r));
+      return {};
+    }
+    case "waitReplay": {
+      const p = pubs.get(c.id);
+      while (p.replays < c.count) await new Promise((r) => p.replayWaiters.push(r));
       return {};
     }
     case "publish": {

@@ -43,6 +43,8 @@ export interface SlotView {
   raw_topic: string;
   replay_endpoint?: string;
   raw_cursor: number;
+  /** True while the slot back-fills from its replay endpoint (on attach, or repairing a gap). */
+  raw_replaying: boolean;
   incarnation: number;
   fault?: string;
   blocks: { device: number; host: number; disk: number };
@@ -163,6 +165,7 @@ export class KvStateAgent {
           raw_endpoint: s.intent.raw_endpoint,
           raw_topic: s.intent.raw_topic,
           raw_cursor: s.rawCursor,
+          raw_replaying: s.replaying,
           incarnation: s.intent.incarnation,
           blocks: { device: r.presentBlocks[0]!, host: r.presentBlocks[1]!, disk: r.presentBlocks[2]! },
           raw_gaps: c.gaps,

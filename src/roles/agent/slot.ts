@@ -101,6 +101,11 @@ export class AgentSlot {
     return this.sequencer?.cursor ?? -1;
   }
 
+  /** Back-filling from the replay endpoint now (on attach, or repairing a gap). */
+  get replaying(): boolean {
+    return this.sequencer?.isRepairing ?? false;
+  }
+
   get sequencerCounters(): { gaps: number; recovered: number; dropped: number; duplicates: number; restarts: number } {
     const c = this.sequencer?.counters;
     const p = this.pastSeq;
