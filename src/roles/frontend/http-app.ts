@@ -155,7 +155,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       return failure(ctrl, err, worker.id);
     }
     if (res.status !== 200) {
-      const text = await readAll(res, stall).then((b) => DECODER.decode(b), () => "");
+      const text = await readAll(res).then((b) => DECODER.decode(b), () => "");
       finish();
       // The worker refused the request itself (e.g. it can never fit its KV cache): the client's to fix.
       if (res.status === 400) return openAiError(400, `worker ${worker.id} refused the request: ${workerMessage(text)}`, { code: "worker_refused" });
@@ -170,7 +170,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       let summary: WorkerLine | undefined;
       try {
         // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
-        for (const line of await allLines(res, stall)) {
+        for (const line of await allLines(res)) {
           if ("token_id" in line) {
             if (ids.length === 0) firstToken();
             ids.push(line.token_id);
@@ -191,7 +191,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     }
 
     // Streaming: SSE chunks as tokens arrive; a client that goes away cancels the worker request.
-    const lines = ndjsonLines(res, stall);
+    const lines = ndjsonLines(res);
     let first = true;
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {

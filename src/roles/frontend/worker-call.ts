@@ -68,8 +68,8 @@ export class WorkerCancel {
 
 /**
  * POSTs a JSON body to a worker; `cancel` aborts the request and its answer. `watch` hears the
- * answer arrive, read or not, so a client slow to read is not taken for a stalled worker (over
- * fetch, only what is read is seen).
+ * answer arrive: each chunk, then its end (the keep-alive client as bytes arrive, read or not, so
+ * a client slow to read is not taken for a stalled worker; over fetch, as chunks are read).
  */
 export type WorkerTransport = (url: string, body: string, cancel: WorkerCancel, watch?: ResponseWatch) => Promise<WorkerReply>;
 
@@ -77,7 +77,7 @@ const JSON_HEADERS = { "content-type": "application/json" };
 
 /** Over fetch: any URL fetch takes (https too); tests pass a fake fetch here. */
 export function fetchTransport(fetchFn: FetchLike): WorkerTransport {
-  return async (url, body, cancel) => {
+  return async (url, body, cancel, watch) => {
     const ctrl = new AbortController();
     cancel.onAbort((reason) => ctrl.abort(reason));
     const res = await fetchFn(url, { method: "POST", body, headers: JSON_HEADERS, signal: ctrl.signal });
@@ -87,6 +87,8 @@ export function fetchTransport(fetchFn: FetchLike): WorkerTransport {
       read: async () => {
         if (!reader) return undefined;
         const { value, done } = await reader.read();
+        if (done) watch?.stop();
+        else watch?.progress();
         return done ? undefined : value;
       },
       cancel: () => void reader?.cancel().catch(() => {}),
@@ -163,13 +165,12 @@ export class Stall implements ResponseWatch {
   }
 }
 
-/** The whole body as bytes, re-arming the stall timer at every chunk. */
-export async function readAll(reply: WorkerReply, stall: Stall): Promise<Uint8Array> {
+/** The whole body as bytes. */
+export async function readAll(reply: WorkerReply): Promise<Uint8Array> {
   let first: Uint8Array | undefined;
   let chunks: Uint8Array[] | undefined;
   let size = 0;
   for (let c = await reply.read(); c !== undefined; c = await reply.read()) {
-    stall.progress();
     size += c.length;
     if (first === undefined) first = c;
     else (chunks ??= [first]).push(c);
@@ -178,8 +179,8 @@ export async function readAll(reply: WorkerReply, stall: Stall): Promise<Uint8Ar
 }
 
 /** The whole NDJSON answer as lines (the non-streaming path): collected, then decoded once. */
-export async function allLines(reply: WorkerReply, stall: Stall): Promise<WorkerLine[]> {
-  const text = DECODER.decode(await readAll(reply, stall));
+export async function allLines(reply: WorkerReply): Promise<WorkerLine[]> {
+  const text = DECODER.decode(await readAll(reply));
   const out: WorkerLine[] = [];
   let start = 0;
   for (;;) {
@@ -193,11 +194,10 @@ export async function allLines(reply: WorkerReply, stall: Stall): Promise<Worker
 }
 
 /** NDJSON lines as they arrive (the streaming path). */
-export async function* ndjsonLines(reply: WorkerReply, stall: Stall): AsyncGenerator<WorkerLine> {
+export async function* ndjsonLines(reply: WorkerReply): AsyncGenerator<WorkerLine> {
   const decoder = new TextDecoder();
   let buffered = "";
   for (let c = await reply.read(); c !== undefined; c = await reply.read()) {
-    stall.progress();
     buffered += decoder.decode(c, { stream: true });
     let nl: number;
     while ((nl = buffered.indexOf("\n")) >= 0) {
