@@ -38,8 +38,6 @@ const base: ReplayOptions = {
   arrivalSpeedupRatio: 1,
   numWorkers: 1,
   routerMode: "round-robin",
-  prefillLoadScale: 1,
-  routerTemperature: 0,
   engine: { blockSize: 512 },
   seed: 0,
 };

@@ -4,6 +4,7 @@ import { thrownBy } from "../../test/harness.ts";
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
 import { extraEngineArgsOverlay, mockerOptions, mockerProblems, type MockerConfig } from "./mocker.ts";
+import { upConfigFrom } from "./up.ts";
 
 const table = { ...mockerOptions, ...commonOptions };
 
@@ -100,6 +101,31 @@ describe("mocker config", () => {
     expect(problems(["--namespace", "bad ns"])).toEqual([
       '--namespace (or KVCR_NAMESPACE, DYN_NAMESPACE): got "bad ns", use 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit',
     ]);
+  });
+});
+
+describe("--kv-events-encoding array with --kv-state-agent", () => {
+  const refusal = "--kv-events-encoding array: cannot be used with --kv-state-agent (vLLM's positional events have no ownership field, which state-agent mode needs to mark KVCR-owned G2 blocks)";
+  const agentFile = JSON.stringify({ engine: { num_host_blocks: 64 }, dynamo: { kv_state_agent: true, zmq_kv_events_port: 5557, kv_state_agent_raw_host: "127.0.0.1", kv_state_agent_cache_slot: 0 } });
+
+  test("refused as flags, in one line naming both options", () => {
+    expect(problems([...agentFlags, "--kv-events-encoding", "array"])).toEqual([refusal]);
+    expect(load([...agentFlags, "--kv-events-encoding", "map"]).kvEventsEncoding).toBe("map");
+  });
+
+  test("the resolved configuration decides: an --extra-engine-args file can make or unmake the combination", () => {
+    // The file turns on state-agent mode, the flag asks for arrays.
+    expect(problems(["--kv-events-encoding", "array", "--extra-engine-args", "a.json"], { "a.json": agentFile })).toEqual([refusal]);
+    // The file asks for arrays, the flags turn on state-agent mode.
+    expect(problems([...agentFlags, "--extra-engine-args", "b.json"], { "b.json": JSON.stringify({ dynamo: { kv_events_encoding: "array" } }) })).toEqual([refusal]);
+    // The file overrides the flag back to maps: accepted.
+    const c = load([...agentFlags, "--kv-events-encoding", "array", "--extra-engine-args", "c.json"], { "c.json": JSON.stringify({ dynamo: { kv_events_encoding: "map" } }) });
+    expect([c.kvStateAgent, c.kvEventsEncoding]).toEqual([true, "map"]);
+  });
+
+  test("`up` refuses it too (state-agent mode is its default), and takes arrays in direct mode", () => {
+    expect([...thrownBy(ConfigError, () => upConfigFrom(["--kv-events-encoding", "array"])).problems]).toEqual([refusal]);
+    expect(upConfigFrom(["--no-kv-state-agent", "--kv-events-encoding", "array"]).kvEventsEncoding).toBe("array");
   });
 });
 

@@ -17,7 +17,7 @@ export const kvcrOptions = defineOptions({
   kvStateEndpoint: { kind: "string", nonEmpty: true, description: "Where the agent serves a slot's state (default {namespace}/kv_state_agent/slot)" },
   kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a source endpoint per CacheOwner" },
   kvEventsTopic: { kind: "string", default: "", description: "Raw topic in direct mode (vLLM's default is empty)" },
-  kvEventsEncoding: { kind: "enum", choices: ["map", "array"], default: "map", description: "Raw events as maps (vLLM's current form) or positional arrays (vLLM 0.9–0.23, array_like structs)" },
+  kvEventsEncoding: { kind: "enum", choices: ["map", "array"], default: "map", description: "Raw events as maps (vLLM's current form) or positional arrays (vLLM 0.9–0.23, array_like structs; not with --kv-state-agent)" },
   kvTransferIslandSize: { kind: "int", min: 1, description: "Workers per KV-transfer island: worker i joins domain {DYN_KV_TRANSFER_DOMAIN}-{floor(i/N)}" },
 });
 
@@ -137,6 +137,10 @@ function portClashes(c: MockerConfig): string[] {
 
 const HEX = (n: number) => new RegExp(`^[0-9a-f]{${n}}$`);
 
+/** State-agent mode marks KVCR-owned G2 events with `ownership`, which the positional form lacks. */
+export const ARRAY_ENCODING_WITH_STATE_AGENT =
+  "--kv-events-encoding array: cannot be used with --kv-state-agent (vLLM's positional events have no ownership field, which state-agent mode needs to mark KVCR-owned G2 blocks)";
+
 /** Cross-field rules of SPEC §3, run on the resolved config (extra-engine-args applied). */
 export function mockerProblems(c: MockerConfig): string[] {
   const problems = [...engineProblems(c), ...discoveryProblems(c)];
@@ -178,6 +182,7 @@ export function mockerProblems(c: MockerConfig): string[] {
   } else if (c.kvEventsTopic !== "") {
     problems.push("--kv-events-topic: not used with --kv-state-agent (each worker's raw topic is derived from its CacheOwner ids)");
   }
+  if (c.kvStateAgent && c.kvEventsEncoding === "array") problems.push(ARRAY_ENCODING_WITH_STATE_AGENT);
   for (const [value, flag, width] of [
     [c.kvStateAgentCacheSemantics, "--kv-state-agent-cache-semantics", 32],
     [c.kvStateAgentRoutingScope, "--kv-state-agent-routing-scope", 32],

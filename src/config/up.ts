@@ -5,7 +5,7 @@ import { rawHostProblem } from "../protocol/cache-owner.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
 import type { ConfigSections } from "./load.ts";
-import { kvcrOptions } from "./mocker.ts";
+import { ARRAY_ENCODING_WITH_STATE_AGENT, kvcrOptions } from "./mocker.ts";
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
 import { defineOptions, type ConfigOf } from "./options.ts";
@@ -102,6 +102,8 @@ export function upProblems(c: UpConfig): string[] {
     if (reason) problems.push(`--kv-state-agent-raw-host: got ${JSON.stringify(c.kvStateAgentRawHost)}, ${reason}`);
     if (c.kvEventsTopic !== "") problems.push("--kv-events-topic: not used with --kv-state-agent (each worker's raw topic is derived from its CacheOwner ids)");
     if (c.numHostBlocks === 0) problems.push("--num-host-blocks: state-agent mode reports a host tier (G2), give a count > 0 (or --no-kv-state-agent)");
+    // Checked here too, so `up` fails at once rather than through its mockers.
+    if (c.kvEventsEncoding === "array") problems.push(ARRAY_ENCODING_WITH_STATE_AGENT);
   }
   if (c.maxSlots !== undefined && c.kvStateAgent && parseRoles(c.roles).roles.has("agent") && parseRoles(c.roles).roles.has("mockers") && c.maxSlots < ranks) {
     problems.push(`--max-slots: got ${c.maxSlots}, but this stack has ${ranks} CacheOwner slots (workers × dp); the agent would reject some`);

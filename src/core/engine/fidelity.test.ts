@@ -67,9 +67,9 @@ describe("G2 (SPEC §2)", () => {
     expect(e.nextWakeMs()).toBe(p.nowMs + 8); // both blocks (2 × 4 bytes at 1 byte/ms)
     run.nowMs = e.nextWakeMs()!;
     const s = stepOnce(e, run);
-    // One prefill token, not the last block's four.
+    // One prefill token, not the last block's four, plus its first token's decode at 2 of 32 blocks.
     const timing = { ...DEFAULT_ENGINE_CONFIG, ...cfg };
-    expect(s.durationMs).toBeCloseTo(stepDurationMs(timing, 1, 0, 0), 9);
+    expect(s.durationMs).toBeCloseTo(stepDurationMs(timing, 1, 1, 2 / 32), 9);
     expect(s.finished[0]).toMatchObject({ promptTokens: 8, cachedTokens: 7, hostLoadedTokens: 7 });
     // The loaded first block joins G1 when the load lands, the last once its token is computed.
     expect(eventSummary(s.events)).toEqual(["stored:device:1", "stored:device:1"]);
@@ -92,14 +92,14 @@ describe("G2 (SPEC §2)", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 32, numHostBlocks: 16, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: slow, ...fixed });
     e.addRequest({ id: "p", tokenIds: seq(0, 8), maxTokens: 1 });
     const run = newRun(0);
-    stepOnce(e, run); // t 0 → 1; p's 2 blocks: d2h copy 1 → 9
+    stepOnce(e, run); // t 0 → 2 (prefill + first token); p's 2 blocks: d2h copy 2 → 10
     run.events.push(...e.resetPrefixCache()!.events); // G1 gone, the copy still in flight
     e.addRequest({ id: "q", tokenIds: seq(0, 9), maxTokens: 1 });
     const parked = stepOnce(e, run);
     expect(parked.scheduledRequests).toBe(0);
     expect(e.inspect().loading).toEqual(["q"]);
-    expect(e.nextWakeMs()).toBe(9);
-    run.nowMs = 9;
+    expect(e.nextWakeMs()).toBe(10);
+    run.nowMs = 10;
     const s = stepOnce(e, run);
     // The copy lands (host stored), q's load completes from it (device stored), 1 token computed.
     expect(eventSummary(s.events)).toEqual(["stored:host:2", "stored:device:2"]);

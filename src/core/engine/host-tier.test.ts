@@ -37,8 +37,8 @@ describe("G2 host tier (SPEC §2)", () => {
     const loaded = stored(c.events, "device")[0]!;
     expect(loaded.blockHashes).toEqual([...hasher.hashBlocks(seq(0, 12), 4).sequence]);
     expect([...loaded.tokenIds]).toEqual(seq(0, 12));
-    // Only the last token was computed: one prefill step of 1 token.
-    expect(c.steps[0]!.durationMs).toBe(1);
+    // Only the last token was computed: one step of 1 prefill token plus the first token's decode.
+    expect(c.steps[0]!.durationMs).toBe(2);
     expect(e.metrics().prefixHostHitTokens).toBe(12);
     expect(residencyMismatch(e, [...a.events, ...b.events, ...c.events])).toBeUndefined();
   });
@@ -67,13 +67,13 @@ describe("G2 host tier (SPEC §2)", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 3, numHostBlocks: 8, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: slow, ...fixed });
     e.addRequest({ id: "a", tokenIds: seq(0, 8), maxTokens: 1 });
     const run: Run = { steps: [], events: [], tokens: new Map(), nowMs: 0 };
-    const s1 = stepOnce(e, run); // t 0→1: a's 2 blocks stored on G1; d2h copy 1 → 9
+    const s1 = stepOnce(e, run); // t 0→2 (prefill + first token): a's 2 blocks stored on G1; d2h copy 2 → 10
     expect(eventSummary(s1.events)).toEqual(["stored:device:2"]);
     e.addRequest({ id: "b", tokenIds: seq(100, 12), maxTokens: 1 });
     const s2 = stepOnce(e, run);
     // b needs all 3 slots: a's two are evicted (G1 removed) but still fenced by the copy, so the
-    // step waits until 9 before computing (1 ms): it ends at 10, and a's copy lands in it.
-    expect(s2.durationMs).toBe(9);
+    // step waits until 10 before computing (2 ms): it ends at 12, and a's copy lands in it.
+    expect(s2.durationMs).toBe(10);
     // One G1 removed per evicted block, as vLLM's BlockPool emits them (tail first).
     expect(eventSummary(s2.events)).toEqual(["removed:device:1", "removed:device:1", "stored:device:3", "stored:host:2"]);
     const h = hasher.hashBlocks(seq(0, 8), 4);

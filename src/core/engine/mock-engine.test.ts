@@ -146,12 +146,42 @@ describe("mock engine: scheduler (SPEC §2)", () => {
     expect(durations).toEqual([
       [polynomialPrefillMs(8), 0],
       [polynomialPrefillMs(8), 0],
-      [polynomialPrefillMs(4), 1],
+      [polynomialPrefillMs(4) + polynomialDecodeMs(5 / 64), 1], // the first token pays decode too
     ]);
     const decode = stepOnce(e, run);
     // Decode at p = active blocks / total: 20 prompt + 1 generated → 6 blocks of 64.
     expect(decode.durationMs).toBeCloseTo(polynomialDecodeMs(6 / 64), 12);
     expect(decode.finished.length).toBe(1);
+  });
+
+  test("a step that ends a prefill pays decode for its first token; a chunk short of the end pays prefill only", () => {
+    // Hand-computed from prefill(n) = 4.209989e-7·n² + 0.01518344·n + 16.50142 and
+    // decode(p) = max(1, −25.74·p² + 54.01·p + 5.74), p = active blocks / G1 blocks.
+    const whole = engine({ blockSize: 4, numGpuBlocks: 64 });
+    whole.addRequest({ id: "a", tokenIds: seq(0, 100), maxTokens: 1 });
+    const s = whole.step(0);
+    expect(s.tokens.length).toBe(1);
+    // prefill(100) = 0.004209989 + 1.518344 + 16.50142 = 18.023973989
+    // decode(25/64 = 0.390625) = −3.9276123046875 + 21.09765625 + 5.74 = 22.9100439453125
+    expect(s.durationMs).toBeCloseTo(18.023973989 + 22.9100439453125, 9);
+
+    const chunked = engine({ blockSize: 4, numGpuBlocks: 64, maxNumBatchedTokens: 8 });
+    chunked.addRequest({ id: "a", tokenIds: seq(0, 20), maxTokens: 1 });
+    const run: Run = { steps: [], events: [], tokens: new Map(), nowMs: 0 };
+    const [c1, c2, c3] = [stepOnce(chunked, run), stepOnce(chunked, run), stepOnce(chunked, run)];
+    // prefill(8) = 0.0000269439296 + 0.12146752 + 16.50142, no token, no decode
+    expect(c1!.durationMs).toBeCloseTo(16.6229144639296, 9);
+    expect(c2!.durationMs).toBeCloseTo(16.6229144639296, 9);
+    // prefill(4) = 0.0000067359824 + 0.06073376 + 16.50142 = 16.5621604959824
+    // decode(5/64 = 0.078125) = −0.1571044921875 + 4.21953125 + 5.74 = 9.8024267578125
+    expect(c3!.durationMs).toBeCloseTo(16.5621604959824 + 9.8024267578125, 9);
+    expect(c3!.finished.length).toBe(1);
+
+    // The fixed model follows the same rule: prefill 20 ms, plus decode 10 ms with the first token.
+    const fx = engine({ blockSize: 4, numGpuBlocks: 64, maxNumBatchedTokens: 8, timingModel: "fixed", prefillMs: 20, decodeMs: 10 });
+    fx.addRequest({ id: "a", tokenIds: seq(0, 12), maxTokens: 2 });
+    const fxRun: Run = { steps: [], events: [], tokens: new Map(), nowMs: 0 };
+    expect([stepOnce(fx, fxRun), stepOnce(fx, fxRun), stepOnce(fx, fxRun)].map((x) => x.durationMs)).toEqual([20, 30, 10]);
   });
 
   test("one token budget per step, and admission stops at max_num_seqs", () => {

@@ -114,7 +114,6 @@ export class MockEngine {
     if (scheduled.length > 0) {
       const fenceWaitMs = kv.fenceMaxMs > nowMs ? kv.fenceMaxMs - nowMs : 0;
       const load = kv.g1.activeBlocks / kv.g1.capacity;
-      durationMs = fenceWaitMs + stepDurationMs(this.timing, plan.prefillTokens, plan.decodingRequests, load);
       const vocab = this.config.vocabSize;
       let anyFinished = false;
       for (let i = 0; i < scheduled.length; i++) {
@@ -133,6 +132,8 @@ export class MockEngine {
           anyFinished = true;
         }
       }
+      // Any sampled token, a prefill's first one included, makes the step pay decode (as Dynamo's mocker).
+      durationMs = fenceWaitMs + stepDurationMs(this.timing, plan.prefillTokens, tokens.length, load);
       this.generatedTokens += tokens.length;
       if (kv.host !== null) for (let i = 0; i < scheduled.length; i++) kv.queueOffload(scheduled[i]!);
       if (anyFinished) finished = this.retireFinished();

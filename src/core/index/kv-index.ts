@@ -24,6 +24,8 @@ export interface IndexEvent {
   readonly kind: "stored" | "removed" | "cleared";
   readonly tier?: IndexTier;
   readonly blockHashes?: readonly bigint[];
+  /** A store's parent block; a store whose parent the source does not hold is an orphan (dropped). */
+  readonly parentHash?: bigint | null;
 }
 
 /** One tier: per source, the set of hashes it holds; per hash, the sources holding it. */
@@ -66,6 +68,20 @@ class TierIndex {
     this.lists[id]!.push(source);
     this.fpA[id] = (this.fpA[id]! + weightA(source)) | 0;
     this.fpB[id] = (this.fpB[id]! + weightB(source)) | 0;
+  }
+
+  /** Reference-counted store into the source's set `own`: the block joins it on its first reference. */
+  acquire(own: U64Map, source: number, w0: number, w1: number): void {
+    const refs = own.get(w0, w1);
+    if (refs === -1) this.store(source, w0, w1);
+    else own.set(w0, w1, refs + 1);
+  }
+
+  /** Drops one reference; the block leaves the source's set with its last one. */
+  release(own: U64Map, source: number, w0: number, w1: number): void {
+    const refs = own.get(w0, w1);
+    if (refs > 1) own.set(w0, w1, refs - 1);
+    else if (refs === 1) this.remove(source, w0, w1);
   }
 
   /** False when the source did not hold the block. */
@@ -115,6 +131,8 @@ export class KvIndex {
   private readonly tiers: Record<IndexTier, TierIndex> = { device: new TierIndex(), host: new TierIndex(), disk: new TierIndex() };
   /** Removals of blocks the index did not hold (events out of order or lost). */
   unknownRemovals = 0;
+  /** Stores dropped because the source held no block they chain from (events lost or joined late). */
+  orphanStores = 0;
   private active: number[] = [];
   private sets: (U64Map | undefined)[] = [];
   // The query's hashes copied into one reused buffer, read as u32 word pairs (no per-query view or bigint).
@@ -145,6 +163,12 @@ export class KvIndex {
     const hashes = event.blockHashes ?? [];
     if (hashes.length === 0) return;
     if (event.kind === "stored") {
+      // As Dynamo's radix tree: a chain that starts at an unknown parent can never be matched from
+      // block 0, so it is dropped and counted rather than kept as an unreachable orphan.
+      if (event.parentHash != null && !this.holds(source, event.parentHash)) {
+        this.orphanStores++;
+        return;
+      }
       if (source >= this.dev.length) this.grow(source);
       if (source >= tier.counts.length) tier.grow(source);
       for (const h of hashes) {
@@ -161,6 +185,45 @@ export class KvIndex {
 
   applyAll(source: number, events: readonly IndexEvent[]): void {
     for (const e of events) this.apply(source, e);
+  }
+
+  /** Whether the source holds the block in any tier. */
+  holds(source: number, hash: bigint): boolean {
+    splitU64(hash);
+    const w0 = SPLIT[0]!;
+    const w1 = SPLIT[1]!;
+    const { device, host, disk } = this.tiers;
+    return device.bySource.get(source)?.has(w0, w1) === true || host.bySource.get(source)?.has(w0, w1) === true || disk.bySource.get(source)?.has(w0, w1) === true;
+  }
+
+  /**
+   * Reference-counted device stores, for an index of blocks in use rather than cached (the
+   * router's active-block tracker): a block shared by several holders counts once, and leaves
+   * with its last reference (release). Not to be mixed with apply() on the same index.
+   */
+  acquire(source: number, hashes: ArrayLike<bigint>): void {
+    const count = hashes.length;
+    if (count === 0) return;
+    this.reserve(source);
+    const tier = this.tiers.device;
+    const own = tier.own(source);
+    const words = this.wordsOf(hashes, count);
+    for (let i = 0; i < count; i++) tier.acquire(own, source, words[2 * i]!, words[2 * i + 1]!);
+  }
+
+  release(source: number, hashes: ArrayLike<bigint>): void {
+    const count = hashes.length;
+    const tier = this.tiers.device;
+    const own = tier.bySource.get(source);
+    if (count === 0 || own === undefined) return;
+    const words = this.wordsOf(hashes, count);
+    for (let i = 0; i < count; i++) tier.release(own, source, words[2 * i]!, words[2 * i + 1]!);
+  }
+
+  /** Sizes the per-source arrays for ids up to `source`, so reads by a candidate's id stay in range. */
+  reserve(source: number): void {
+    if (source >= this.dev.length) this.grow(source);
+    for (const tier of [this.tiers.device, this.tiers.host, this.tiers.disk]) if (source >= tier.counts.length) tier.grow(source);
   }
 
   /** Forgets everything a source held (it left, or its stream was cleared). */

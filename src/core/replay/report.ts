@@ -29,6 +29,8 @@ export interface ReplayReport extends ServingTotals {
   wall_time_s: number;
   /** Simulated requests per wall-clock second. */
   replay_speed_requests_per_s: number;
+  /** Requests shed because every worker was over the router's busy thresholds (part of `failed`). */
+  rejected: number;
   /** First failures (request index in the workload, reason). */
   errors: { request: number; error: string }[];
 }
@@ -85,6 +87,7 @@ export function buildReport(sim: SimulationResult, meta: { routerMode: string; w
     simulated_time_s: sim.simulatedMs / 1000,
     wall_time_s: wallS,
     replay_speed_requests_per_s: wallS > 0 ? sim.numRequests / wallS : 0,
+    rejected: sim.rejected,
     errors,
   } as ReplayReport;
 }

@@ -168,16 +168,18 @@ describe("replay simulator: metrics and arrivals", () => {
   test("TTFT, ITL, TPOT and E2E on a hand-checked run", () => {
     const sim = simulate([one(4, 3)], { ...base, engine: fixed }, { hasher });
     const r = buildReport(sim, { routerMode: "round-robin", wallTimeMs: 2 });
-    expect(r).toMatchObject({ completed: 1, failed: 0, mean_ttft_ms: 10, mean_itl_ms: 5, mean_tpot_ms: 5, mean_e2el_ms: 20, duration: 0.02, total_output_tokens: 3, wall_time_s: 0.002 });
-    expect(r.request_throughput).toBeCloseTo(50, 9);
-    expect(r.output_throughput).toBeCloseTo(150, 9);
-    expect(r.simulated_time_s).toBe(0.02);
+    // Prefill 10 + decode 5 (the step emits the first token), then two decode steps of 5.
+    expect(r).toMatchObject({ completed: 1, failed: 0, mean_ttft_ms: 15, mean_itl_ms: 5, mean_tpot_ms: 5, mean_e2el_ms: 25, duration: 0.025, total_output_tokens: 3, wall_time_s: 0.002 });
+    expect(r.request_throughput).toBeCloseTo(40, 9);
+    expect(r.output_throughput).toBeCloseTo(120, 9);
+    expect(r.simulated_time_s).toBe(0.025);
   });
 
   test("trace timestamps set arrivals; a request arriving mid-step waits for the next step", () => {
     const sim = simulate([one(4, 2, 0), one(4, 1, 12, 100)], { ...base, engine: fixed }, { hasher });
-    // r0: prefill 0→10 (token 1), decode 10→15 (token 2). r1 arrives at 12, starts at 15: 15→25.
-    expect([...sim.firstTokenMs]).toEqual([10, 25]);
+    // r0: prefill + decode 0→15 (token 1). r1 arrives at 12, starts at 15 beside r0's decode:
+    // prefill + decode 15→30 (r1's token 1, r0's token 2).
+    expect([...sim.firstTokenMs]).toEqual([15, 30]);
     expect([...sim.arrivalMs]).toEqual([0, 12]);
   });
 

@@ -8,7 +8,8 @@ import type { EngineConfig } from "../engine/engine-config.ts";
 import type { EngineMetrics, StepResult } from "../engine/engine-types.ts";
 import { MockEngine } from "../engine/mock-engine.ts";
 import { createRng } from "../random/rng.ts";
-import { Router, RouterMode } from "../routing/router.ts";
+import type { ActiveRequest } from "../routing/active-load.ts";
+import { OVERLOADED, Router, RouterMode, type RouterOptions } from "../routing/router.ts";
 import { arrivalTimesMs, type ArrivalSpec } from "../workload/arrivals.ts";
 import type { WorkloadRequest } from "../workload/workload.ts";
 import { EventHeap } from "./event-heap.ts";
@@ -19,14 +20,8 @@ export interface SimulationOptions {
   /** Data-parallel ranks per worker (default 1): each (worker, rank) is its own engine and routing candidate. */
   dataParallelSize?: number;
   routerMode: RouterMode;
-  /** kv mode: weight of prefill blocks against decode blocks (SPEC §6.3). */
-  prefillLoadScale?: number;
-  /** kv mode: a host / disk block's share of a device block (defaults 0.75 / 0.25). */
-  hostWeight?: number;
-  diskWeight?: number;
-  routerTemperature?: number;
-  /** kv mode: skip workers whose routed active blocks exceed this share of their G1. */
-  busyThreshold?: number;
+  /** The router's tuning, as the frontend takes it (defaults when absent). */
+  router?: Omit<RouterOptions, "mode">;
   arrival: ArrivalSpec;
   /** Seeds random routing and Poisson arrivals (engines take engine.seed). */
   seed: number;
@@ -48,6 +43,8 @@ export interface SimulationResult {
   readonly hostLoadedTokens: Int32Array;
   /** Failure reason per request index (absent = ok). */
   readonly errors: Map<number, string>;
+  /** Requests shed because every worker was busy (counted in errors too). */
+  readonly rejected: number;
   /** Every inter-token gap of every request (ms); buildReport reorders it in place. */
   readonly itlMs: Float64Array;
   /** Virtual time when the last event happened. */
@@ -74,19 +71,13 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const rng = createRng(opts.seed);
   const kvMode = opts.routerMode === RouterMode.kv;
   const index = kvMode ? new KvIndex() : undefined;
-  const router = new Router(
-    {
-      mode: opts.routerMode,
-      prefillLoadScale: opts.prefillLoadScale ?? 1,
-      hostWeight: opts.hostWeight,
-      diskWeight: opts.diskWeight,
-      temperature: opts.routerTemperature ?? 0,
-      busyThreshold: opts.busyThreshold,
-    },
-    rng,
-    index,
-  );
-  for (let s = 0; s < W; s++) router.add(s, engines[s]!.config.numGpuBlocks);
+  const router = new Router({ ...opts.router, mode: opts.routerMode }, rng, index);
+  // Without KV events the router predicts the index from its own decisions: engine events are not fed.
+  const eventIndex = opts.router?.approximateTtlMs === undefined ? index : undefined;
+  for (let s = 0; s < W; s++) {
+    const c = engines[s]!.config;
+    router.add(s, { capacityBlocks: c.numGpuBlocks, worker: s - (s % dp), maxNumBatchedTokens: c.maxNumBatchedTokens });
+  }
 
   const worker = new Int32Array(n).fill(-1);
   const arrivalMs = new Float64Array(n);
@@ -96,8 +87,9 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const promptTokens = new Int32Array(n);
   const cachedTokens = new Int32Array(n);
   const hostLoadedTokens = new Int32Array(n);
-  const promptBlocks = new Int32Array(n);
+  const active: (ActiveRequest | undefined)[] = new Array(n);
   const errors = new Map<number, string>();
+  let rejected = 0;
   const requestsPerRank = Array.from({ length: workers }, () => new Array<number>(dp).fill(0));
   const buffers = new TokenBufferPool();
   const bufferOf: (Uint32Array | undefined)[] = new Array(n);
@@ -136,9 +128,11 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
 
   const complete = (i: number, t: number) => {
     // The engine is done with the request's tokens and its events were consumed: reuse them.
-    buffers.release(bufferOf[i]!);
+    if (bufferOf[i] !== undefined) buffers.release(bufferOf[i]!);
     bufferOf[i] = undefined;
-    router.release(worker[i]!, promptBlocks[i]!);
+    const req = active[i];
+    if (req !== undefined) router.finish(req);
+    active[i] = undefined;
     done++;
     if (opts.onProgress && (done % progressEvery === 0 || done === n)) opts.onProgress(done, n);
     if (times === undefined && nextClosed < n) {
@@ -156,7 +150,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
       return;
     }
     busy[w] = 0;
-    if (index !== undefined && res.events.length > 0) index.applyAll(w, res.events);
+    if (eventIndex !== undefined && res.events.length > 0) eventIndex.applyAll(w, res.events);
     const wake = engines[w]!.nextWakeMs();
     if (wake !== undefined) heap.push(Math.max(wake, t), w * 2 + WAKE);
   };
@@ -164,13 +158,16 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const stepDone = (w: number, t: number) => {
     const res = pending[w]!;
     pending[w] = undefined;
-    if (index !== undefined && res.events.length > 0) index.applyAll(w, res.events);
+    if (eventIndex !== undefined && res.events.length > 0) eventIndex.applyAll(w, res.events);
     const tokens = res.tokens;
     for (let k = 0; k < tokens.length; k++) {
       const i = Number(tokens[k]!.requestId);
       const last = lastTokenMs[i]!;
-      if (last !== last) firstTokenMs[i] = t; // NaN: first token
-      else {
+      if (last !== last) {
+        // NaN: the first token, which ends the request's outstanding prefill in the router's view.
+        firstTokenMs[i] = t;
+        router.firstToken(active[i]!);
+      } else {
         if (itlLen === itl.length) {
           const grown = new Float64Array(itl.length * 2);
           grown.set(itl);
@@ -192,18 +189,24 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
 
   const arrive = (i: number, t: number) => {
     const req = workload[i]!;
+    arrivalMs[i] = t;
     // One buffer for prompt and output, adopted by the engine (no copy of ~12k-token prompts).
     const buffer = buffers.acquire(req.inputLength + req.outputLength);
     bufferOf[i] = buffer;
     req.writeTokens(buffer);
     const tokens = buffer.subarray(0, req.inputLength);
     const hashes = deps.hasher.hashBlocks(tokens, blockSize);
-    arrivalMs[i] = t;
     promptTokens[i] = tokens.length;
-    const blocks = Math.ceil(tokens.length / blockSize);
-    const w = router.route({ seqHashes: hashes.sequence, promptBlocks: blocks })!.source;
+    const decision = router.route({ seqHashes: hashes.sequence, promptTokens: tokens.length, blockSize, nowMs: t })!;
+    if (decision === OVERLOADED) {
+      rejected++;
+      errors.set(i, "rejected: every worker is busy (over the router's busy thresholds)");
+      complete(i, t);
+      return;
+    }
+    const w = decision.source;
+    active[i] = decision.request;
     worker[i] = w;
-    promptBlocks[i] = blocks;
     requestsPerRank[Math.floor(w / dp)]![w % dp]!++;
     const added = engines[w]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: req.outputLength, promptHashes: hashes });
     if (!added.ok) {
@@ -247,6 +250,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     cachedTokens,
     hostLoadedTokens,
     errors,
+    rejected,
     itlMs: itl.subarray(0, itlLen),
     simulatedMs: now,
     requestsPerWorker: requestsPerRank.map((ranks) => ranks.reduce((a, b) => a + b, 0)),

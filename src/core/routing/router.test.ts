@@ -4,106 +4,241 @@ import { ROUTING_CASES, TABLE_BLOCK_SIZE } from "../../../test/routing/decision-
 import { KvIndex } from "../index/kv-index.ts";
 import { createRng } from "../random/rng.ts";
 import { longerPrefixSource } from "./hints.ts";
-import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, kvCost } from "./kv-cost.ts";
-import { Router } from "./router.ts";
+import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, kvCost, uncachedPromptTokens } from "./kv-cost.ts";
+import { OVERLOADED, Router, type RouteDecision, type RouteQuery, type RouterOptions } from "./router.ts";
 import { selectByCost } from "./worker-selection.ts";
 
-const kvOpts = { mode: "kv" as const, prefillLoadScale: 1, temperature: 0 };
+const BS = 64;
+const kvOpts: RouterOptions = { mode: "kv" };
 
-function routerWith(n: number, ix: KvIndex, opts: ConstructorParameters<typeof Router>[0] = kvOpts, capacity = 100): Router {
+function routerWith(n: number, ix: KvIndex, opts: RouterOptions = kvOpts, capacity = 1000, ranks = 1): Router {
   const r = new Router(opts, createRng(0), ix);
-  for (let s = 0; s < n; s++) r.add(s, capacity);
+  for (let s = 0; s < n; s++) r.add(s, { capacityBlocks: capacity, worker: s - (s % ranks), maxNumBatchedTokens: 100 });
   return r;
 }
 
-describe("kv cost (SPEC §6.3)", () => {
-  test("prefill blocks after device, 0.75 × host and 0.25 × disk overlap, plus decode blocks", () => {
+/** A prompt of `blocks` full blocks: the shared prefix `prefix` (hashes 1000·p + i) then its own blocks. */
+function prompt(prefix: number, prefixBlocks: number, own: number, ownBlocks: number, extraTokens = 0): RouteQuery {
+  const seqHashes: bigint[] = [];
+  for (let i = 0; i < prefixBlocks; i++) seqHashes.push(BigInt(1000 * prefix + i));
+  for (let i = 0; i < ownBlocks; i++) seqHashes.push(BigInt(1_000_000 + 1000 * own + i));
+  return { seqHashes, promptTokens: (prefixBlocks + ownBlocks) * BS + extraTokens, blockSize: BS };
+}
+
+function decided(d: ReturnType<Router["route"]>): RouteDecision {
+  if (d === undefined || d === OVERLOADED) throw new Error(`no decision: ${d}`);
+  return d;
+}
+
+const deviceHolds = (ix: KvIndex, source: number, q: RouteQuery, blocks: number) =>
+  ix.apply(source, { kind: "stored", tier: "device", blockHashes: Array.from(q.seqHashes).slice(0, blocks) });
+
+describe("kv cost", () => {
+  const c = { promptTokens: 640, blockSize: 64, device: 4, host: 4, disk: 0, activeBlocks: 7, activePrefillTokens: 0, newBlocks: 10 };
+  test("prefill (fractional blocks) after the overlap credit, plus active and new blocks", () => {
     expect(HOST_OVERLAP_WEIGHT).toBe(0.75);
     expect(DISK_OVERLAP_WEIGHT).toBe(0.25);
-    expect(kvCost(10, 4, 4, 7, 1)).toBe(10 - 4 - 3 + 7);
-    expect(kvCost(10, 4, 4, 7, 2)).toBe(2 * 3 + 7);
-    expect(kvCost(10, 4, 0, 0, 1, 4)).toBe(5);
-    expect(kvCost(10, 4, 4, 0, 1, 0, { host: 0.5, disk: 0 })).toBe(4);
-    expect(kvCost(4, 4, 4, 1, 1)).toBe(1); // never negative prefill
+    expect(kvCost(c)).toBe(10 - 4 - 3 + 7 + 10);
+    expect(kvCost({ ...c, promptTokens: 650 })).toBe(650 / 64 - 4 - 3 + 7 + 10);
+    expect(kvCost({ ...c, activePrefillTokens: 128 })).toBe(12 - 7 + 17);
+    expect(kvCost({ ...c, host: 0, disk: 4 })).toBe(10 - 4 - 1 + 17);
+    expect(kvCost(c, { prefillLoadScale: 2, overlapCredit: 1, host: 0.75, disk: 0.25 })).toBe(2 * 3 + 17);
+    expect(kvCost(c, { prefillLoadScale: 1, overlapCredit: 0.5, host: 0.75, disk: 0.25 })).toBe(10 - 2 - 3 + 17);
+    expect(kvCost({ ...c, device: 10, host: 10 })).toBe(17); // never negative prefill
+  });
+
+  test("a request's outstanding prefill is its prompt less the weighted overlap, credit aside", () => {
+    expect(uncachedPromptTokens(640, 64, 4, 2, 1)).toBe(640 - Math.round((4 + 1.5 + 0.25) * 64));
+    expect(uncachedPromptTokens(100, 64, 2, 0, 0)).toBe(0);
   });
 });
 
 describe("worker selection", () => {
-  test("lowest cost wins; ties go to the smaller footprint, then at random", () => {
+  test("lowest cost wins; exact ties go uniformly at random", () => {
     const rng = createRng(1);
-    expect(selectByCost([5, 3, 4], [0, 0, 0], 3, rng)).toBe(1);
-    expect(selectByCost([3, 3, 4], [9, 2, 0], 3, rng)).toBe(1);
-    const picks = new Set<number>();
-    for (let i = 0; i < 200; i++) picks.add(selectByCost([3, 3, 3], [1, 1, 1], 3, rng));
-    expect(picks).toEqual(new Set([0, 1, 2]));
+    expect(selectByCost([5, 3, 4], 3, rng)).toBe(1);
+    const counts = [0, 0, 0, 0];
+    for (let i = 0; i < 3000; i++) counts[selectByCost([3, 3, 4, 3], 4, rng)]!++;
+    expect(counts[2]).toBe(0);
+    for (const k of [0, 1, 3]) expect(Math.abs(counts[k]! - 1000)).toBeLessThan(120);
   });
 
-  test("temperature samples every candidate, favouring low cost", () => {
+  test("temperature T samples p ∝ exp(−(c − min) / ((max − min) × T)); uniform when all equal", () => {
     const rng = createRng(2);
-    const counts = [0, 0];
-    for (let i = 0; i < 2000; i++) counts[selectByCost([0, 10], [0, 0], 2, rng, 0.5)]!++;
-    expect(counts[0]!).toBeGreaterThan(counts[1]!);
-    expect(counts[1]!).toBeGreaterThan(0);
+    const costs = [0, 5, 10];
+    const n = 30_000;
+    const counts = [0, 0, 0];
+    for (let i = 0; i < n; i++) counts[selectByCost(costs, 3, rng, 0.5)]!++;
+    const w = costs.map((c) => Math.exp(-(c - 0) / (10 * 0.5)));
+    const total = w[0]! + w[1]! + w[2]!;
+    costs.forEach((_, k) => expect(Math.abs(counts[k]! / n - w[k]! / total)).toBeLessThan(0.01));
+    const flat = [0, 0];
+    for (let i = 0; i < 2000; i++) flat[selectByCost([7, 7], 2, rng, 0.5)]!++;
+    expect(Math.abs(flat[0]! - 1000)).toBeLessThan(100);
   });
 });
 
 describe("router", () => {
-  const q = { seqHashes: [], promptBlocks: 1 };
+  const q = prompt(1, 1, 1, 0);
 
   test("round-robin cycles; random stays in range; no candidates → undefined", () => {
     const rr = routerWith(3, new KvIndex(), { mode: "round-robin" });
-    expect([0, 1, 2, 3].map(() => rr.route(q)!.source)).toEqual([0, 1, 2, 0]);
+    expect([0, 1, 2, 3].map(() => decided(rr.route(q)).source)).toEqual([0, 1, 2, 0]);
     const rnd = routerWith(3, new KvIndex(), { mode: "random" });
-    expect(new Set(Array.from({ length: 100 }, () => rnd.route(q)!.source))).toEqual(new Set([0, 1, 2]));
+    expect(new Set(Array.from({ length: 100 }, () => decided(rnd.route(q)).source))).toEqual(new Set([0, 1, 2]));
     expect(new Router({ mode: "kv" }, createRng(0), new KvIndex()).route(q)).toBeUndefined();
   });
 
-  test("candidates come and go: a removed one is never picked, its load forgotten", () => {
+  test("candidates come and go: a removed one is never picked, its load forgotten, a late finish ignored", () => {
     const r = routerWith(3, new KvIndex(), { mode: "round-robin" });
+    const held = Array.from({ length: 3 }, () => decided(r.route(prompt(1, 4, 1, 0))));
     r.remove(1);
     expect(r.has(1)).toBe(false);
-    expect(new Set(Array.from({ length: 10 }, () => r.route(q)!.source))).toEqual(new Set([0, 2]));
-    r.add(7, 10);
-    expect(new Set(Array.from({ length: 9 }, () => r.route(q)!.source))).toEqual(new Set([0, 2, 7]));
-    r.remove(7);
-    expect(r.activeBlocksOf(7)).toBe(0);
-    r.release(7, 5); // a late release for a removed candidate does nothing
-  });
-
-  test("kv: prefers the worker holding the prefix, until its decode load outweighs it", () => {
-    const ix = new KvIndex();
-    ix.apply(1, { kind: "stored", tier: "device", blockHashes: [1n, 2n, 3n] });
-    const r = routerWith(2, ix);
-    const kq = { seqHashes: [1n, 2n, 3n, 4n], promptBlocks: 5 };
-    expect(r.route(kq)).toEqual({ source: 1, cost: 2, deviceOverlap: 3, hostOverlap: 0, diskOverlap: 0 });
-    // Source 1 now carries 5 active blocks: cost 2 + 5 = 7 > source 0's 5.
-    expect(r.route(kq)!.source).toBe(0);
-    r.release(1, 5);
+    expect(new Set(Array.from({ length: 10 }, () => decided(r.route(q)).source))).toEqual(new Set([0, 2]));
+    r.add(1, { capacityBlocks: 10, worker: 1 });
     expect(r.activeBlocksOf(1)).toBe(0);
-    expect(r.route(kq)!.source).toBe(1);
+    const fresh = decided(r.route(prompt(1, 4, 1, 0)));
+    for (const d of held) r.finish(d.request); // the old request of source 1 releases nothing of the new one
+    expect(r.activeBlocksOf(fresh.source)).toBe(4);
   });
 
-  test("kv: busy candidates are skipped while others are below the threshold", () => {
+  test("active blocks count once per distinct block; prefill tokens leave at the first token; finish releases all", () => {
+    const r = routerWith(1, new KvIndex());
+    const a = decided(r.route(prompt(1, 64, 1, 2)));
+    const b = decided(r.route(prompt(1, 64, 2, 2)));
+    expect(r.activeBlocksOf(0)).toBe(64 + 2 + 2);
+    expect(b.newBlocks).toBe(2); // 64 of its 66 blocks were already active
+    expect(r.activePrefillTokensOf(0)).toBe(2 * 66 * BS);
+    r.firstToken(a.request);
+    r.firstToken(a.request); // idempotent
+    expect(r.activePrefillTokensOf(0)).toBe(66 * BS);
+    r.finish(b.request); // a cancelled request: prefill and blocks both go
+    expect([r.activePrefillTokensOf(0), r.activeBlocksOf(0)]).toEqual([0, 66]);
+    r.finish(a.request);
+    r.finish(a.request);
+    expect(r.activeBlocksOf(0)).toBe(0);
+  });
+
+  test("the warm worker wins against a cold one with less in flight (74 against 264 blocks)", () => {
+    // 4,096-token prefixes + 128 own tokens = 66 blocks. Worker 0 holds prefix P and gets 3
+    // requests for P; worker 1 holds prefixes Q and R and gets one request for each (first tokens out).
     const ix = new KvIndex();
-    ix.apply(0, { kind: "stored", tier: "device", blockHashes: [1n, 2n] });
-    const r = routerWith(2, ix, { ...kvOpts, prefillLoadScale: 10, busyThreshold: 0.5 }, 10);
-    const kq = { seqHashes: [1n, 2n], promptBlocks: 6 };
-    expect(r.route(kq)!.source).toBe(0); // 6 active blocks > 0.5 × 10 now
-    expect(r.route(kq)!.source).toBe(1); // despite source 0's much lower prefill cost
-    expect(r.route(kq)!.source).toBe(0); // both busy: all candidates again, source 0 cheapest
+    const r = routerWith(2, ix);
+    const p = prompt(7, 64, 0, 2);
+    deviceHolds(ix, 0, p, 64);
+    deviceHolds(ix, 1, prompt(8, 64, 0, 0), 64);
+    deviceHolds(ix, 1, prompt(9, 64, 0, 0), 64);
+    const load = (src: number, q: RouteQuery) => {
+      const d = decided(r.route(q));
+      expect(d.source).toBe(src);
+      r.firstToken(d.request);
+    };
+    for (let k = 1; k <= 3; k++) load(0, prompt(7, 64, k, 2));
+    load(1, prompt(8, 64, 4, 2));
+    load(1, prompt(9, 64, 5, 2));
+    expect([r.activeBlocksOf(0), r.activeBlocksOf(1)]).toEqual([70, 132]);
+    const d = decided(r.route(p));
+    // Warm: prefill 66 − 64 = 2, decode 70 active + 2 new. Cold: 66 + 132 + 66 (the old model
+    // charged the warm worker 2 + 3 × 66 = 200 and the cold one 66 + 2 × 66 = 198).
+    expect(d).toMatchObject({ source: 0, cost: 74, prefillBlocks: 2, deviceOverlap: 64, activeBlocks: 70, newBlocks: 2 });
+    expect(kvCost({ promptTokens: 66 * BS, blockSize: BS, device: 0, host: 0, disk: 0, activeBlocks: 132, activePrefillTokens: 0, newBlocks: 66 })).toBe(264);
   });
 
-  test("kv: equal costs spread over the candidates", () => {
+  test("the cold worker wins exactly where the formula crosses over", () => {
+    // Warm worker 0 holds 64 blocks of P, cold worker 1 holds its first block. Each P request
+    // (130 own tokens: 2 full blocks + 2) adds 2 active blocks to worker 0; with first tokens out,
+    // worker 0 costs 2.03 + (64 + 2k) + 2 and worker 1 costs 65.03 + 66: worker 1 wins at k = 32.
+    const ix = new KvIndex();
+    const r = routerWith(2, ix);
+    deviceHolds(ix, 0, prompt(7, 64, 0, 0), 64);
+    deviceHolds(ix, 1, prompt(7, 64, 0, 0), 1);
+    const warm = (k: number) => (66 * 64 + 2) / 64 - 64 + (k === 0 ? 66 : 64 + 2 * k + 2);
+    const cold = (66 * 64 + 2) / 64 - 1 + 66;
+    const expectedFlip = Array.from({ length: 100 }, (_, k) => k).find((k) => warm(k) > cold)!;
+    expect(expectedFlip).toBe(32);
+    let k = 0;
+    for (;;) {
+      const d = decided(r.route(prompt(7, 64, k + 1, 2, 2)));
+      r.firstToken(d.request);
+      if (d.source === 1) break;
+      expect(d.cost).toBeCloseTo(warm(k), 9);
+      k++;
+    }
+    expect(k).toBe(expectedFlip);
+  });
+
+  test("a burst of siblings with no KV events spreads; in approximate mode they co-locate", () => {
+    const p = (k: number) => prompt(7, 64, k, 2);
+    // First tokens out between requests, so only the decode term differs.
+    const siblings = (r: Router) =>
+      Array.from({ length: 4 }, (_, k) => {
+        const d = decided(r.route({ ...p(k), nowMs: k }));
+        r.firstToken(d.request);
+        return d.source;
+      });
+    expect(new Set(siblings(routerWith(4, new KvIndex())))).toEqual(new Set([0, 1, 2, 3]));
+    const approx = siblings(routerWith(4, new KvIndex(), { mode: "kv", approximateTtlMs: 1000 }));
+    expect(new Set(approx).size).toBe(1);
+    // A true burst (no first token yet) spreads even in approximate mode: its prefill is outstanding.
+    const burst = routerWith(4, new KvIndex(), { mode: "kv", approximateTtlMs: 1000 });
+    expect(new Set(Array.from({ length: 4 }, (_, k) => decided(burst.route({ ...p(k), nowMs: 0 })).source))).toEqual(new Set([0, 1, 2, 3]));
+  });
+
+  test("approximate mode: a decision's blocks expire after the TTL unless written again", () => {
+    const ix = new KvIndex();
+    const r = routerWith(2, ix, { mode: "kv", approximateTtlMs: 100 });
+    const d = decided(r.route({ ...prompt(1, 4, 1, 0), nowMs: 0 }));
+    r.finish(d.request);
+    expect(ix.footprint(d.source)).toBe(4);
+    const again = decided(r.route({ ...prompt(1, 2, 2, 0), nowMs: 60 })); // blocks 0, 1 written again
+    r.finish(again.request);
+    expect(again.source).toBe(d.source);
+    r.route({ ...prompt(9, 1, 9, 0), nowMs: 100 }); // expiry runs before each decision
+    expect(ix.blocksOf(d.source, "device").sort()).toEqual([1000n, 1001n]);
+    r.route({ ...prompt(9, 1, 9, 0), nowMs: 160 });
+    expect(ix.footprint(d.source)).toBe(ix.blocksOf(d.source, "device").filter((h) => h === 9000n).length);
+  });
+
+  test("busy thresholds: a worker is skipped only when all its ranks are busy; all busy → overloaded", () => {
+    // 2 workers × 2 ranks, 100 G1 blocks each, busy above 10 % of G1.
+    const r = routerWith(4, new KvIndex(), { mode: "kv", busy: { activeDecodeBlocks: 0.1 } }, 100, 2);
+    const big = (k: number) => prompt(k, 11, k, 0);
+    const first = decided(r.route(big(1)));
+    expect(r.isBusy(first.source)).toBe(true);
+    // Its sibling rank is idle: the worker stays, so all four sources can still be chosen.
+    const seen = new Set<number>([first.source]);
+    for (let k = 2; k <= 4; k++) seen.add(decided(r.route(big(k))).source);
+    expect(seen).toEqual(new Set([0, 1, 2, 3]));
+    expect(r.route(big(5))).toBe(OVERLOADED);
+    expect(r.rejected).toBe(1);
+  });
+
+  test("busy on outstanding prefill tokens, absolute or as a share of max_num_batched_tokens, strict >", () => {
+    const abs = routerWith(1, new KvIndex(), { mode: "round-robin", busy: { activePrefillTokens: 128 } });
+    const d = decided(abs.route(prompt(1, 2, 1, 0)));
+    expect(abs.isBusy(0)).toBe(false); // 128 is not > 128
+    decided(abs.route(prompt(2, 1, 2, 0)));
+    expect(abs.route(prompt(3, 1, 3, 0))).toBe(OVERLOADED);
+    abs.firstToken(d.request);
+    expect(abs.isBusy(0)).toBe(false);
+    const frac = routerWith(1, new KvIndex(), { mode: "random", busy: { activePrefillTokensFrac: 1 } });
+    decided(frac.route({ seqHashes: [], promptTokens: 101, blockSize: BS })); // max_num_batched_tokens 100
+    expect(frac.route(q)).toBe(OVERLOADED);
+  });
+
+  test("equal costs spread over the candidates", () => {
     const r = routerWith(4, new KvIndex());
     const seen = new Set<number>();
     for (let i = 0; i < 40; i++) {
-      const d = r.route({ seqHashes: [9n], promptBlocks: 1 })!;
+      const d = decided(r.route(prompt(9, 1, 0, 0)));
       seen.add(d.source);
-      r.release(d.source, 1);
+      r.finish(d.request);
     }
     expect(seen).toEqual(new Set([0, 1, 2, 3]));
   });
+});
 
+describe("index", () => {
   test("a cleared router event clears one tier; an engine cleared clears all", () => {
     const ix = new KvIndex();
     ix.apply(0, { kind: "stored", tier: "device", blockHashes: [1n] });
@@ -112,6 +247,16 @@ describe("router", () => {
     expect([ix.footprint(0, "device"), ix.footprint(0, "host")]).toEqual([1, 0]);
     ix.apply(0, { kind: "cleared" });
     expect(ix.footprint(0, "device")).toBe(0);
+  });
+
+  test("a store whose parent the source does not hold (in any tier) is dropped and counted", () => {
+    const ix = new KvIndex();
+    ix.apply(0, { kind: "stored", tier: "device", blockHashes: [1n], parentHash: null });
+    ix.apply(0, { kind: "stored", tier: "host", blockHashes: [2n], parentHash: 1n });
+    ix.apply(0, { kind: "stored", tier: "device", blockHashes: [3n], parentHash: 2n });
+    ix.apply(1, { kind: "stored", tier: "device", blockHashes: [4n], parentHash: 3n }); // source 1 holds no 3
+    expect([ix.footprint(0, "device"), ix.footprint(0, "host"), ix.footprint(1, "device")]).toEqual([2, 1, 0]);
+    expect(ix.orphanStores).toBe(1);
   });
 });
 
@@ -124,13 +269,13 @@ describe("the shared decision table (same cases run through the frontend)", () =
       const ix = new KvIndex();
       for (const h of c.holdings) ix.apply(h.worker * c.ranks + h.rank, { kind: "stored", tier: h.tier, blockHashes: [...seq.subarray(h.from, h.to)] });
       const r = routerWith(c.workers * c.ranks, ix);
-      const d = r.route({ seqHashes: seq.subarray(0, c.promptBlocks), promptBlocks: c.promptBlocks })!;
+      const d = decided(r.route({ seqHashes: seq.subarray(0, c.promptBlocks), promptTokens: c.promptBlocks * TABLE_BLOCK_SIZE, blockSize: TABLE_BLOCK_SIZE }));
       expect({ worker: Math.floor(d.source / c.ranks), rank: d.source % c.ranks }).toEqual(c.expect);
     });
   }
 });
 
-describe("router hints (SPEC §6.4)", () => {
+describe("router hints", () => {
   test("a source with a strictly longer local prefix (device + host), the longest first", () => {
     const ix = new KvIndex();
     ix.apply(1, { kind: "stored", tier: "device", blockHashes: [1n, 2n] });

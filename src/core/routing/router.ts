@@ -1,20 +1,25 @@
-// The one worker router (SPEC §6.3), used by the frontend and by `replay`: round-robin, random,
-// and kv (index overlap per tier + the router's own active-block count). Candidates are
-// (worker, dp rank) pairs named by a numeric source id the caller assigns (the same id its
-// KvIndex is fed under); they come and go at run time (workers register and vanish).
+// The one worker router, used by the frontend and by `replay`: round-robin, random, and kv
+// (Dynamo's KV router: index overlap per tier against the router's own load model, see
+// kv-cost.ts and active-load.ts). Candidates are (worker, dp rank) pairs named by a numeric
+// source id the caller assigns (the same id its KvIndex is fed under); they come and go at run
+// time. Every mode keeps the same load tracker and busy thresholds, so figures compare.
 import type { KvIndex } from "../index/kv-index.ts";
 import type { Rng } from "../random/rng.ts";
-import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, kvCost, type TierWeights } from "./kv-cost.ts";
+import { ActiveLoad, type ActiveRequest } from "./active-load.ts";
+import { ApproximateIndex } from "./approximate-index.ts";
+import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, uncachedPromptTokens, type CostWeights } from "./kv-cost.ts";
 import { selectByCost } from "./worker-selection.ts";
 
 export const RouterMode = { roundRobin: "round-robin", random: "random", kv: "kv" } as const;
 export type RouterMode = (typeof RouterMode)[keyof typeof RouterMode];
 
 export interface RouteQuery {
-  /** Full-block sequence hashes of the prompt at the workers' block size. */
+  /** Full-block sequence hashes of the prompt at the workers' block size (kept until the request finishes). */
   seqHashes: ArrayLike<bigint>;
-  /** ceil(prompt tokens / block size). */
-  promptBlocks: number;
+  promptTokens: number;
+  blockSize: number;
+  /** Monotonic ms: approximate mode expires its predicted blocks by it. */
+  nowMs?: number;
 }
 
 export interface RouteDecision {
@@ -24,44 +29,76 @@ export interface RouteDecision {
   deviceOverlap: number;
   hostOverlap: number;
   diskOverlap: number;
+  /** The chosen candidate's cost terms before this request was added (decision logs). */
+  prefillBlocks: number;
+  activeBlocks: number;
+  newBlocks: number;
+  activePrefillTokens: number;
+  /** This request's load on the candidate: pass to firstToken() and finish(). */
+  request: ActiveRequest;
+}
+
+/** Every worker is busy (all of its ranks over a threshold): the request is shed. */
+export const OVERLOADED = "overloaded";
+
+/** Strict `>` per (worker, rank); a worker is busy when all of its ranks are. Unset = never busy. */
+export interface BusyThresholds {
+  /** Share of the rank's G1 blocks held by in-flight prompts (distinct blocks). */
+  activeDecodeBlocks?: number;
+  activePrefillTokens?: number;
+  /** Share of the rank's max_num_batched_tokens (ranks that do not advertise it are not judged by it). */
+  activePrefillTokensFrac?: number;
 }
 
 export interface RouterOptions {
   mode: RouterMode;
-  /** kv: weight of prefill blocks against decode blocks (prefill_load_scale; default 1). */
+  /** kv: weight of prefill blocks against decode blocks (default 1). */
   prefillLoadScale?: number;
+  /** kv: a device-cached block's credit against prefill (default 1). */
+  overlapScoreCredit?: number;
   /** kv: a host / disk block's share of a device block (defaults 0.75 / 0.25, as Dynamo). */
   hostWeight?: number;
   diskWeight?: number;
-  /** kv: 0 = lowest cost; > 0 samples a softmax over normalised costs. */
+  /** kv: 0 = lowest cost; > 0 samples p ∝ exp(−(c − min) / ((max − min) × T)). */
   temperature?: number;
-  /** kv: skip candidates whose active blocks exceed this share of their capacity while others are below. */
-  busyThreshold?: number;
+  busy?: BusyThresholds;
+  /** kv without KV events: each decision is written into the index, expiring after this many ms. */
+  approximateTtlMs?: number;
+}
+
+export interface CandidateInfo {
+  /** G1 blocks of the rank (the decode-blocks threshold's denominator). */
+  capacityBlocks: number;
+  /** Ranks of one worker share this key (a small non-negative integer, e.g. the worker's first source id). */
+  worker: number;
+  maxNumBatchedTokens?: number;
 }
 
 export class Router {
   readonly mode: RouterMode;
-  private readonly prefillLoadScale: number;
-  private readonly weights: TierWeights;
+  /** Requests shed because every worker was busy. */
+  rejected = 0;
+  private readonly weights: CostWeights;
   private readonly temperature: number;
-  private readonly busyThreshold: number | undefined;
+  private readonly busy: Required<{ [K in keyof BusyThresholds]: number }>;
+  private readonly busyOn: boolean;
+  private readonly load = new ActiveLoad();
+  private readonly approx: ApproximateIndex | undefined;
   // Dense candidate arrays (a removal moves the last candidate into the hole).
   private readonly sources: number[] = [];
   private readonly capacity: number[] = [];
-  /** Active blocks per slot (typed: read once per candidate per decision). */
-  private active = new Float64Array(16);
+  private readonly workerOf: number[] = [];
+  private readonly batchedTokens: number[] = [];
   private readonly slotOf = new Map<number, number>();
   private next = 0;
-  // Per-decision scratch, grown with the candidate count.
-  private device = new Int32Array(16);
+  // Per-decision scratch.
   private costs = new Float64Array(16);
-  private footprints = new Float64Array(16);
-  private host = new Int32Array(16);
-  private disk = new Int32Array(16);
   private readonly pick: number[] = [];
-  private readonly pickSources: number[] = [];
-  /** routeKv's chosen slot (a field, not a returned tuple: no allocation per decision). */
-  private chosenSlot = 0;
+  private freeRanks = new Int32Array(16);
+  private seenStamp = new Int32Array(16);
+  private stamp = 0;
+  /** The chosen candidate's overlaps (selectKv → commit, no allocation). */
+  private readonly chosen = { device: 0, host: 0, disk: 0, activePrefix: 0 };
 
   constructor(
     opts: RouterOptions,
@@ -70,10 +107,17 @@ export class Router {
   ) {
     if (opts.mode === RouterMode.kv && !index) throw new RangeError("kv routing needs an index");
     this.mode = opts.mode;
-    this.prefillLoadScale = opts.prefillLoadScale ?? 1;
-    this.weights = { host: opts.hostWeight ?? HOST_OVERLAP_WEIGHT, disk: opts.diskWeight ?? DISK_OVERLAP_WEIGHT };
+    this.weights = {
+      prefillLoadScale: opts.prefillLoadScale ?? 1,
+      overlapCredit: opts.overlapScoreCredit ?? 1,
+      host: opts.hostWeight ?? HOST_OVERLAP_WEIGHT,
+      disk: opts.diskWeight ?? DISK_OVERLAP_WEIGHT,
+    };
     this.temperature = opts.temperature ?? 0;
-    this.busyThreshold = opts.busyThreshold;
+    const b = opts.busy ?? {};
+    this.busy = { activeDecodeBlocks: b.activeDecodeBlocks ?? Infinity, activePrefillTokens: b.activePrefillTokens ?? Infinity, activePrefillTokensFrac: b.activePrefillTokensFrac ?? Infinity };
+    this.busyOn = b.activeDecodeBlocks !== undefined || b.activePrefillTokens !== undefined || b.activePrefillTokensFrac !== undefined;
+    this.approx = opts.mode === RouterMode.kv && opts.approximateTtlMs !== undefined && index ? new ApproximateIndex(index, opts.approximateTtlMs) : undefined;
   }
 
   /** Candidates, in no particular order. */
@@ -89,30 +133,28 @@ export class Router {
     return this.slotOf.has(source);
   }
 
-  /** Adds a candidate with its G1 capacity in blocks (for the busy threshold). Idempotent. */
-  add(source: number, capacityBlocks: number): void {
-    const slot = this.slotOf.get(source);
-    if (slot !== undefined) {
-      this.capacity[slot] = capacityBlocks;
-      return;
+  /** Adds a candidate (or updates its figures). */
+  add(source: number, c: CandidateInfo): void {
+    if (c.worker >= this.freeRanks.length) {
+      const size = Math.max(c.worker + 1, this.freeRanks.length * 2);
+      this.freeRanks = new Int32Array(size);
+      this.seenStamp = new Int32Array(size);
     }
-    this.slotOf.set(source, this.sources.length);
-    this.sources.push(source);
-    this.capacity.push(capacityBlocks);
-    if (this.device.length < this.sources.length) {
-      const n = this.sources.length * 2;
-      const active = new Float64Array(n);
-      active.set(this.active);
-      this.active = active;
-      this.device = new Int32Array(n);
-      this.costs = new Float64Array(n);
-      this.footprints = new Float64Array(n);
-      this.host = new Int32Array(n);
-      this.disk = new Int32Array(n);
+    this.index?.reserve(source);
+    this.load.reserve(source);
+    let slot = this.slotOf.get(source);
+    if (slot === undefined) {
+      slot = this.sources.length;
+      this.slotOf.set(source, slot);
+      this.sources.push(source);
+      if (this.costs.length < this.sources.length) this.costs = new Float64Array(this.sources.length * 2);
     }
+    this.capacity[slot] = c.capacityBlocks;
+    this.workerOf[slot] = c.worker;
+    this.batchedTokens[slot] = c.maxNumBatchedTokens ?? 0;
   }
 
-  /** Takes a candidate out of routing at once; its active-block count is forgotten. */
+  /** Takes a candidate out of routing at once; its load is forgotten. */
   remove(source: number): void {
     const slot = this.slotOf.get(source);
     if (slot === undefined) return;
@@ -121,137 +163,193 @@ export class Router {
     if (slot !== last) {
       this.sources[slot] = this.sources[last]!;
       this.capacity[slot] = this.capacity[last]!;
-      this.active[slot] = this.active[last]!;
+      this.workerOf[slot] = this.workerOf[last]!;
+      this.batchedTokens[slot] = this.batchedTokens[last]!;
       this.slotOf.set(this.sources[slot]!, slot);
     }
     this.sources.pop();
     this.capacity.pop();
-    this.active[last] = 0;
+    this.workerOf.pop();
+    this.batchedTokens.pop();
+    this.load.dropSource(source);
+    this.approx?.dropSource(source);
   }
 
-  /** Picks a candidate and counts the prompt's blocks as its active load; undefined with none. */
-  route(q: RouteQuery): RouteDecision | undefined {
+  /**
+   * Picks a candidate and counts the request as its load; undefined with no candidates,
+   * OVERLOADED when every worker is busy.
+   */
+  route(q: RouteQuery): RouteDecision | typeof OVERLOADED | undefined {
     const n = this.sources.length;
     if (n === 0) return undefined;
-    let slot: number;
-    let decision: RouteDecision;
+    this.approx?.expire(q.nowMs ?? 0);
+    let pick: number[] | undefined;
+    if (this.busyOn) {
+      pick = this.idleCandidates();
+      if (pick.length === 0) {
+        this.rejected++;
+        return OVERLOADED;
+      }
+    }
+    const m = pick === undefined ? n : pick.length;
+    let c: number;
     switch (this.mode) {
       case RouterMode.roundRobin:
-        slot = this.next++ % n;
+        c = this.next++ % m;
         if (this.next >= n) this.next = 0;
-        decision = { source: this.sources[slot]!, cost: 0, deviceOverlap: 0, hostOverlap: 0, diskOverlap: 0 };
         break;
       case RouterMode.random:
-        slot = this.rng.int(n);
-        decision = { source: this.sources[slot]!, cost: 0, deviceOverlap: 0, hostOverlap: 0, diskOverlap: 0 };
+        c = this.rng.int(m);
         break;
       case RouterMode.kv:
-        decision = this.routeKv(q);
-        slot = this.chosenSlot;
+        c = this.selectKv(q, pick, m);
         break;
     }
-    this.active[slot] = this.active[slot]! + q.promptBlocks;
-    return decision;
+    return this.commit(q, pick === undefined ? c : pick[c]!);
   }
 
-  /** A routed request finished (or failed): its blocks leave the candidate's decode load. */
-  release(source: number, promptBlocks: number): void {
-    const slot = this.slotOf.get(source);
-    if (slot !== undefined) this.active[slot] = Math.max(0, this.active[slot]! - promptBlocks);
+  /** The request's first token arrived: its prefill leaves the candidate's outstanding prefill. */
+  firstToken(req: ActiveRequest): void {
+    this.load.firstToken(req);
   }
 
-  /** The router's decode-load view of a candidate (metrics, tests). */
+  /** The request ended any way (finished, failed, cancelled): all of its load is released. */
+  finish(req: ActiveRequest): void {
+    this.load.finish(req);
+  }
+
+  /** Distinct blocks of the candidate's in-flight prompts. */
   activeBlocksOf(source: number): number {
-    const slot = this.slotOf.get(source);
-    return slot === undefined ? 0 : this.active[slot]!;
+    return this.load.activeBlocks(source);
   }
 
-  private routeKv(q: RouteQuery): RouteDecision {
-    const index = this.index!;
+  activePrefillTokensOf(source: number): number {
+    return this.load.activePrefillTokens(source);
+  }
+
+  /** Whether the candidate's rank is over a busy threshold now. */
+  isBusy(source: number): boolean {
+    const slot = this.slotOf.get(source);
+    return slot !== undefined && this.busySlot(slot);
+  }
+
+  private busySlot(slot: number): boolean {
+    const s = this.sources[slot]!;
+    const b = this.busy;
+    const prefill = this.load.activePrefillTokens(s);
+    return (
+      this.load.activeBlocks(s) / this.capacity[slot]! > b.activeDecodeBlocks ||
+      prefill > b.activePrefillTokens ||
+      (this.batchedTokens[slot]! > 0 && prefill > b.activePrefillTokensFrac * this.batchedTokens[slot]!)
+    );
+  }
+
+  /** Slots of workers with at least one rank under every threshold. */
+  private idleCandidates(): number[] {
     const n = this.sources.length;
+    const pick = this.pick;
+    pick.length = 0;
+    const stamp = (this.stamp = (this.stamp + 1) & 0x7fffffff || 1);
+    const free = this.freeRanks;
+    const seen = this.seenStamp;
+    for (let slot = 0; slot < n; slot++) {
+      const w = this.workerOf[slot]!;
+      if (seen[w] !== stamp) {
+        seen[w] = stamp;
+        free[w] = 0;
+      }
+      if (!this.busySlot(slot)) free[w]!++;
+    }
+    for (let slot = 0; slot < n; slot++) if (free[this.workerOf[slot]!]! > 0) pick.push(slot);
+    return pick;
+  }
+
+  /**
+   * The lowest-cost candidate (index into pick, or the slot when all are candidates): one walk of
+   * the prompt's blocks in the index and in the active-block tracker serves every candidate.
+   * Exact ties go uniformly at random, as Dynamo.
+   */
+  private selectKv(q: RouteQuery, pick: number[] | undefined, m: number): number {
     const full = q.seqHashes.length;
-    // Candidates below the busy threshold; all of them when there is none or nobody is below it.
-    let pick: number[] | undefined;
-    let pickSources: readonly number[] = this.sources;
-    const threshold = this.busyThreshold;
-    if (threshold !== undefined) {
-      pick = this.pick;
-      const ps = this.pickSources;
-      pick.length = 0;
-      ps.length = 0;
-      for (let s = 0; s < n; s++) {
-        if (this.active[s]! <= threshold * this.capacity[s]!) {
-          pick.push(s);
-          ps.push(this.sources[s]!);
-        }
-      }
-      if (pick.length === 0) pick = undefined;
-      else pickSources = ps;
-    }
-    const m = pickSources.length;
-    const device = this.device;
-    const host = this.host;
-    const disk = this.disk;
-    const costs = this.costs;
-    const active = this.active;
-    const scale = this.prefillLoadScale;
-    const pb = q.promptBlocks;
-    const wHost = this.weights.host;
-    const wDisk = this.weights.disk;
-    const fp = index.deviceFootprints();
-    const fpLen = fp.length;
-    if (this.temperature > 0) {
-      index.overlaps(q.seqHashes, full, pickSources, device, host, disk);
-      for (let c = 0; c < m; c++) {
-        const slot = pick === undefined ? c : pick[c]!;
-        costs[c] = kvCost(pb, device[c]!, host[c]!, active[slot]!, scale, disk[c]!, this.weights);
-      }
-      const i = selectByCost(costs, this.footprints, m, this.rng, this.temperature);
-      this.chosenSlot = pick === undefined ? i : pick[i]!;
-      return { source: pickSources[i]!, cost: costs[i]!, deviceOverlap: device[i]!, hostOverlap: host[i]!, diskOverlap: disk[i]! };
-    }
-    // selectByCost at temperature 0, fused with the overlap, cost and footprint reads (one pass
-    // over the candidates, overlaps read by source id, no per-candidate arrays): the same order,
-    // comparisons and RNG draws, so the same decisions.
-    const ov = index.beginOverlaps(q.seqHashes, full);
+    // Every candidate's id is within these arrays (add() reserved it): no range checks below.
+    const ov = this.index!.beginOverlaps(q.seqHashes, full);
     const od = ov.device;
     const oh = ov.host;
     const ok = ov.disk;
-    const size = od.length;
+    const act = this.load.beginPrefixes(q.seqHashes, full);
+    const ab = this.load.activeBlocksBySource();
+    const pf = this.load.prefillBySource();
+    const { prefillLoadScale: scale, overlapCredit: cw, host: wHost, disk: wDisk } = this.weights;
+    const isl = q.promptTokens;
+    const bs = q.blockSize;
+    const sampled = this.temperature > 0;
+    const costs = this.costs;
+    const sources = this.sources;
     let best = -1;
     let bestCost = 0;
-    let bestFp = 0;
     let ties = 0;
     for (let c = 0; c < m; c++) {
-      const src = pickSources[c]!;
-      let d = 0;
-      let h = 0;
-      let k = 0;
-      if (src < size) {
-        d = od[src]!;
-        h = oh[src]!;
-        k = ok[src]!;
-      }
-      // kvCost (kv-cost.ts), inlined.
-      const cost = scale * Math.max(0, pb - d - wHost * h - wDisk * k) + active[pick === undefined ? c : pick[c]!]!;
-      const f = src < fpLen ? fp[src]! : 0;
-      if (best === -1 || cost < bestCost || (cost === bestCost && f < bestFp)) {
+      const src = sources[pick === undefined ? c : pick[c]!]!;
+      // kvCost (kv-cost.ts), inlined: this loop runs once per candidate per request.
+      const prefill = (pf[src]! + isl) / bs - (cw * od[src]! + wHost * oh[src]! + wDisk * ok[src]!);
+      const cost = scale * (prefill > 0 ? prefill : 0) + ab[src]! + (full - act[src]!);
+      if (sampled) costs[c] = cost;
+      else if (best === -1 || cost < bestCost) {
         best = c;
         bestCost = cost;
-        bestFp = f;
         ties = 1;
-      } else if (cost === bestCost && f === bestFp) {
+      } else if (cost === bestCost) {
+        // Reservoir sampling keeps a uniform choice among equal candidates in one pass.
         ties++;
         if (this.rng.int(ties) === 0) best = c;
       }
     }
-    const src = pickSources[best]!;
-    const decision: RouteDecision =
-      src < size
-        ? { source: src, cost: bestCost, deviceOverlap: od[src]!, hostOverlap: oh[src]!, diskOverlap: ok[src]! }
-        : { source: src, cost: bestCost, deviceOverlap: 0, hostOverlap: 0, diskOverlap: 0 };
-    index.endOverlaps();
-    this.chosenSlot = pick === undefined ? best : pick[best]!;
-    return decision;
+    if (sampled) best = selectByCost(costs, m, this.rng, this.temperature);
+    // The chosen candidate's overlaps, read before the walks end (commit() counts the request).
+    const src = sources[pick === undefined ? best : pick[best]!]!;
+    const chosen = this.chosen;
+    chosen.device = od[src]!;
+    chosen.host = oh[src]!;
+    chosen.disk = ok[src]!;
+    chosen.activePrefix = act[src]!;
+    this.load.endPrefixes();
+    this.index!.endOverlaps();
+    return best;
+  }
+
+  /** Counts the request on the chosen slot and describes the decision. */
+  private commit(q: RouteQuery, slot: number): RouteDecision {
+    const src = this.sources[slot]!;
+    const full = q.seqHashes.length;
+    const chosen = this.chosen;
+    if (this.mode !== RouterMode.kv) {
+      // No index is consulted: the whole prompt counts as prefill; the active prefix still
+      // gives the decode term (decision logs and metrics compare across modes).
+      chosen.device = chosen.host = chosen.disk = 0;
+      const act = this.load.beginPrefixes(q.seqHashes, full);
+      chosen.activePrefix = src < act.length ? act[src]! : 0;
+      this.load.endPrefixes();
+    }
+    const { device, host, disk, activePrefix } = chosen;
+    const w = this.weights;
+    const activeBlocks = this.load.activeBlocks(src);
+    const activePrefillTokens = this.load.activePrefillTokens(src);
+    const credit = w.overlapCredit * device + w.host * host + w.disk * disk;
+    const prefillBlocks = w.prefillLoadScale * Math.max(0, (activePrefillTokens + q.promptTokens) / q.blockSize - credit);
+    const newBlocks = full - activePrefix;
+    const request = this.load.add(src, q.seqHashes, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w));
+    this.approx?.record(src, q.seqHashes, q.nowMs ?? 0);
+    return {
+      source: src,
+      cost: prefillBlocks + activeBlocks + newBlocks,
+      deviceOverlap: device,
+      hostOverlap: host,
+      diskOverlap: disk,
+      prefillBlocks,
+      activeBlocks,
+      newBlocks,
+      activePrefillTokens,
+      request,
+    };
   }
 }

@@ -1,18 +1,18 @@
-// Picks a worker from per-candidate costs (SPEC §6.3): lowest cost, ties broken by the smaller
-// index footprint, then at random; with temperature > 0, a softmax over min-max-normalised
-// costs (as Dynamo's KV router samples). Pure: the RNG is passed in.
+// Picks a worker from per-candidate costs: lowest cost, exact ties broken uniformly at random;
+// with temperature T > 0, samples p ∝ exp(−(c − min) / ((max − min) × T)), uniform when all
+// costs are equal (as Dynamo's KV router). Pure: the RNG is passed in.
 import type { Rng } from "../random/rng.ts";
 
-export function selectByCost(costs: ArrayLike<number>, footprints: ArrayLike<number>, n: number, rng: Rng, temperature = 0): number {
+export function selectByCost(costs: ArrayLike<number>, n: number, rng: Rng, temperature = 0): number {
   if (n <= 0) return -1;
   if (temperature > 0) return softmaxSample(costs, n, rng, temperature);
   let best = -1;
   let ties = 0;
   for (let i = 0; i < n; i++) {
-    if (best === -1 || costs[i]! < costs[best]! || (costs[i] === costs[best] && footprints[i]! < footprints[best]!)) {
+    if (best === -1 || costs[i]! < costs[best]!) {
       best = i;
       ties = 1;
-    } else if (costs[i] === costs[best] && footprints[i] === footprints[best]) {
+    } else if (costs[i] === costs[best]) {
       // Reservoir sampling keeps a uniform choice among equal candidates in one pass.
       ties++;
       if (rng.int(ties) === 0) best = i;

@@ -8,7 +8,7 @@ export interface TimingConfig {
   timingModel: TimingModelKind;
   /** Fixed model: time of a step that prefills anything. */
   prefillMs: number;
-  /** Fixed model: time of a step that decodes anything. */
+  /** Fixed model: time of a step that emits any token (decodes, or ends a prefill). */
   decodeMs: number;
   /** Divides all times; 0 = as fast as possible (every step takes 0 ms). */
   speedupRatio: number;
@@ -29,18 +29,21 @@ export function polynomialDecodeMs(p: number): number {
 
 /**
  * Duration of one engine step: prefill part (if `prefillTokens` > 0) plus decode part (if
- * `decodingRequests` > 0), decode divided by the decode speedup, everything by the speedup.
+ * `emittingRequests` > 0), decode divided by the decode speedup, everything by the speedup.
+ * `emittingRequests` counts the requests that sample a token in the step: the decoding ones and
+ * those whose prefill ends in it (their first token), as Dynamo's mocker charges decode in any
+ * pass that emits a token. A prefill chunk short of the prompt's end pays prefill only.
  */
-export function stepDurationMs(cfg: TimingConfig, prefillTokens: number, decodingRequests: number, kvLoad: number): number {
+export function stepDurationMs(cfg: TimingConfig, prefillTokens: number, emittingRequests: number, kvLoad: number): number {
   if (cfg.speedupRatio === 0) return 0;
   let prefill = 0;
   let decode = 0;
   if (cfg.timingModel === TimingModelKind.fixed) {
     if (prefillTokens > 0) prefill = cfg.prefillMs;
-    if (decodingRequests > 0) decode = cfg.decodeMs;
+    if (emittingRequests > 0) decode = cfg.decodeMs;
   } else {
     prefill = polynomialPrefillMs(prefillTokens);
-    if (decodingRequests > 0) decode = polynomialDecodeMs(kvLoad);
+    if (emittingRequests > 0) decode = polynomialDecodeMs(kvLoad);
   }
   return (prefill + decode / cfg.decodeSpeedupRatio) / cfg.speedupRatio;
 }

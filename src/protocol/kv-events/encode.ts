@@ -1,9 +1,11 @@
 // Encodes KV-event batches exactly as vLLM's msgspec does (SPEC §4.2): `[ts f64, [events], dp_rank]`,
 // events as maps whose first key is "type", keys in vLLM's field order, optional keys omitted when
 // absent, every int (hashes included) in its smallest form. Golden bytes: fixtures/vectors.json.
-// Encoding "array" writes vLLM 0.9–0.23's positional events instead (msgspec `array_like=True,
-// omit_defaults=True`): `[tag, field, ...]` in field order, the trailing run of absent optional
-// fields left out.
+// Encoding "array" writes vLLM 0.9.1–0.23's positional events instead: `[tag, field, ...]` in field
+// order. Those were msgspec `array_like=True` structs, and msgspec writes every field of an
+// array-like struct whatever omit_defaults says, so each event has all its slots, nil when unset:
+// BlockStored 12 elements, BlockRemoved 4, AllBlocksCleared 1. That era had no locality,
+// ownership or session_id, so an event carrying one has no positional form and is refused.
 import { concatBytes } from "../../lib/bytes.ts";
 import { encodeError, MsgpackWriter, preEncodeStr } from "../msgpack.ts";
 import type { MsgpackValue } from "../msgpack.ts";
@@ -38,6 +40,9 @@ export type KvEventsEncoding = (typeof KvEventsEncoding)[keyof typeof KvEventsEn
 const TAG_STORED = raw("BlockStored");
 const TAG_REMOVED = raw("BlockRemoved");
 const TAG_CLEARED = raw("AllBlocksCleared");
+/** Elements of a positional event, tag included. */
+const STORED_SLOTS = 12;
+const REMOVED_SLOTS = 4;
 
 /** Owns one reused buffer; `encode` returns a fresh copy of the bytes. Not reentrant. */
 export class KvEventEncoder {
@@ -99,6 +104,7 @@ export class KvEventEncoder {
   /** parent_block_hash through lora_name, then the optional fields up to the sliding window. */
   private writeStoredBody(e: BlockStored): void {
     const w = this.w;
+    // Positional: every slot is written, nil for an absent optional field.
     const positional = this.encoding === KvEventsEncoding.array;
     if (e.parentBlockHash === null) w.writeNil();
     else w.writeU64Smallest(e.parentBlockHash);
@@ -120,26 +126,22 @@ export class KvEventEncoder {
     this.writeStrOrNil(e.medium);
     this.key(K.loraName);
     this.writeStrOrNil(e.loraName);
-    // Positional: an absent field before a present one is written as nil (its slot must exist).
-    const last = positional ? lastPresent([e.extraKeys, e.groupIdx, e.kvCacheSpecKind, e.kvCacheSpecSlidingWindow, e.locality, e.ownership, e.sessionId]) : -1;
     if (e.extraKeys != null) {
       this.key(K.extraKeys);
       this.writeExtraKeys(e.extraKeys);
-    } else if (last > 0) w.writeNil();
+    } else if (positional) w.writeNil();
     if (e.groupIdx != null) {
       this.key(K.groupIdx);
       w.writeUint(e.groupIdx);
-    } else if (last > 1) w.writeNil();
+    } else if (positional) w.writeNil();
     if (e.kvCacheSpecKind != null) {
       this.key(K.kvCacheSpecKind);
       w.writeStr(e.kvCacheSpecKind);
-    } else if (last > 2) w.writeNil();
+    } else if (positional) w.writeNil();
     if (e.kvCacheSpecSlidingWindow != null) {
       this.key(K.kvCacheSpecSlidingWindow);
       w.writeUint(e.kvCacheSpecSlidingWindow);
-    } else if (last > 3) w.writeNil();
-    if (!positional) return;
-    this.writePositionalTail([e.locality, e.ownership, e.sessionId], last - 4);
+    } else if (positional) w.writeNil();
   }
 
   /** A map key; nothing in positional form. */
@@ -147,46 +149,32 @@ export class KvEventEncoder {
     if (this.encoding === KvEventsEncoding.map) this.w.writeRaw(k);
   }
 
-  /** Positional events: `[tag, ...fields]`, trailing absent optional fields left out. */
+  /** Positional events: `[tag, ...fields]`, every field written (nil when unset). */
   private writePositional(event: KvEvent): void {
     const w = this.w;
     switch (event.type) {
-      case "BlockStored": {
-        const e = event;
-        const last = lastPresent([e.extraKeys, e.groupIdx, e.kvCacheSpecKind, e.kvCacheSpecSlidingWindow, e.locality, e.ownership, e.sessionId]);
-        w.writeArrayHeader(8 + last + 1);
+      case "BlockStored":
+        refuseUnpositional(event);
+        w.writeArrayHeader(STORED_SLOTS);
         w.writeRaw(TAG_STORED);
-        this.writeHashes(e.blockHashes);
-        this.writeStoredBody(e);
+        this.writeHashes(event.blockHashes);
+        this.writeStoredBody(event);
         return;
-      }
-      case "BlockRemoved": {
-        const e = event;
-        const last = lastPresent([e.groupIdx, e.locality, e.ownership]);
-        w.writeArrayHeader(3 + last + 1);
+      case "BlockRemoved":
+        refuseUnpositional(event);
+        w.writeArrayHeader(REMOVED_SLOTS);
         w.writeRaw(TAG_REMOVED);
-        this.writeHashes(e.blockHashes);
-        this.writeStrOrNil(e.medium);
-        if (e.groupIdx != null) w.writeUint(e.groupIdx);
-        else if (last > 0) w.writeNil();
-        this.writePositionalTail([e.locality, e.ownership], last - 1);
+        this.writeHashes(event.blockHashes);
+        this.writeStrOrNil(event.medium);
+        if (event.groupIdx != null) w.writeUint(event.groupIdx);
+        else w.writeNil();
         return;
-      }
       case "AllBlocksCleared":
         w.writeArrayHeader(1);
         w.writeRaw(TAG_CLEARED);
         return;
       default:
         throw encodeError(`unknown event type ${(event as { type: unknown }).type}`);
-    }
-  }
-
-  /** Optional string fields in order, up to index `last` (absent ones before it as nil). */
-  private writePositionalTail(values: readonly (string | undefined)[], last: number): void {
-    for (let i = 0; i <= last && i < values.length; i++) {
-      const v = values[i];
-      if (v == null) this.w.writeNil();
-      else this.w.writeStr(v);
     }
   }
 
@@ -265,10 +253,11 @@ function present(v: unknown): number {
   return v == null ? 0 : 1;
 }
 
-/** Index of the last present value, or -1 when all are absent. */
-function lastPresent(values: readonly unknown[]): number {
-  for (let i = values.length - 1; i >= 0; i--) if (values[i] != null) return i;
-  return -1;
+/** Dropping these would misstate whose blocks they are: refuse instead (no positional slot). */
+function refuseUnpositional(e: BlockStored | BlockRemoved): void {
+  const name =
+    e.locality != null ? "locality" : e.ownership != null ? "ownership" : e.type === "BlockStored" && e.sessionId != null ? "session_id" : undefined;
+  if (name) throw encodeError(`${e.type}: ${name} has no slot in the array encoding (vLLM's positional events predate it)`);
 }
 
 const shared = { map: new KvEventEncoder(KvEventsEncoding.map), array: new KvEventEncoder(KvEventsEncoding.array) };

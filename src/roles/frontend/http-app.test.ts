@@ -221,6 +221,59 @@ describe("worker failures", () => {
   });
 });
 
+describe("the router's view of load", () => {
+  /** A worker that answers once `go` resolves: one token, then it hangs until aborted. */
+  const gated = (go: Promise<void>): FetchLike => async (_url, init) => {
+    await go;
+    return new Response(
+      new ReadableStream({
+        start(c) {
+          c.enqueue(new TextEncoder().encode('{"token_id":1}\n'));
+          init.signal!.addEventListener("abort", () => c.error(init.signal!.reason));
+        },
+      }),
+    );
+  };
+  const prompt = cmpl({ prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9], stream: true });
+
+  test("prefill tokens count until the first token; a client that goes away releases everything", async () => {
+    let open!: () => void;
+    const f = fleet(gated(new Promise<void>((r) => (open = r))));
+    const router = f.state.routerOf("m")!;
+    const source = f.state.workerList()[0]!.sources[0]!;
+    const pending = f.app.fetch(post("/v1/completions", prompt));
+    await waitFor(() => router.activePrefillTokensOf(source) === 9, { what: "the routed prompt's prefill counted" });
+    expect(router.activeBlocksOf(source)).toBe(2); // 9 tokens: 2 full blocks of 4
+    open();
+    const reader = (await pending).body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('"text"');
+    expect([router.activePrefillTokensOf(source), router.activeBlocksOf(source)]).toEqual([0, 2]);
+    await reader.cancel();
+    expect(router.activeBlocksOf(source)).toBe(0);
+  });
+
+  test("every worker busy → 529 in OpenAI's shape naming the thresholds (status configurable); served again once load drops", async () => {
+    for (const status of [529, 503]) {
+      let open!: () => void;
+      const state = routingState("kv", { router: { busy: { activePrefillTokens: 4 } }, overloadStatus: status });
+      state.putWorker(workerRecord("a", { data_parallel_size: 2 }));
+      const a = app(state, gated(new Promise<void>((r) => (open = r))));
+      const inflight = [a.fetch(post("/v1/completions", prompt)), a.fetch(post("/v1/completions", prompt))];
+      const router = state.routerOf("m")!;
+      await waitFor(() => state.workerList()[0]!.sources.every((s) => router.isBusy(s)), { what: "both ranks busy" });
+      const res = await a.fetch(post("/v1/completions", prompt));
+      await expectOpenAiError(res, status, "Service temporarily overloaded");
+      expect(router.rejected).toBe(1);
+      open();
+      for (const r of await Promise.all(inflight)) await r.body!.getReader().read(); // first tokens out: not busy
+      const again = await a.fetch(post("/v1/completions", prompt));
+      expect(again.status).toBe(200);
+      await again.body!.cancel();
+      for (const r of await Promise.all(inflight)) await r.body!.cancel().catch(() => {});
+    }
+  });
+});
+
 describe("decision log", () => {
   test("each decision is logged at debug: worker, rank, cost, overlaps, index size", async () => {
     const lines: string[] = [];
@@ -230,7 +283,8 @@ describe("decision log", () => {
     const a = app(state, ndjsonWorker(), { logger: createLogger({ level: "debug", stream, format: "json" }) });
     expect((await a.fetch(post("/v1/completions", cmpl({ prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9] })))).status).toBe(200);
     const line = lines.find((l) => l.includes("route m:"));
-    expect(line).toMatch(/worker a rank [01] cost 3 overlap device 0 host 0 disk 0 of 3 block\(s\); index 0 device \/ 0 host block\(s\)/);
+    // 9 tokens at block size 4: prefill 9 / 4 = 2.25 blocks, nothing active, 2 new full blocks.
+    expect(line).toMatch(/worker a rank [01] cost 4\.250 = prefill 2\.250 \+ active 0 \+ new 2 block\(s\) \(isl 9, outstanding prefill 0 tokens; overlap device 0 host 0 disk 0\); index 0 device \/ 0 host block\(s\)/);
   });
 });
 

@@ -121,7 +121,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     const d = plan.decision;
     // Built only when debug is on: this line is on every request's path.
     if (logger.level >= LOG_LEVELS.debug) logger.debug(
-      `route ${parsed.model}: worker ${plan.worker.id} rank ${plan.dpRank} cost ${d.cost} overlap device ${d.deviceOverlap} host ${d.hostOverlap} disk ${d.diskOverlap} of ${plan.promptBlocks} block(s); index ${state.index.size("device")} device / ${state.index.size("host")} host block(s)${plan.kvHint ? "; kv_hint attached" : ""}`,
+      `route ${parsed.model}: worker ${plan.worker.id} rank ${plan.dpRank} cost ${d.cost.toFixed(3)} = prefill ${d.prefillBlocks.toFixed(3)} + active ${d.activeBlocks} + new ${d.newBlocks} block(s) (isl ${plan.promptTokens}, outstanding prefill ${d.activePrefillTokens} tokens; overlap device ${d.deviceOverlap} host ${d.hostOverlap} disk ${d.diskOverlap}); index ${state.index.size("device")} device / ${state.index.size("host")} host block(s)${plan.kvHint ? "; kv_hint attached" : ""}`,
     );
     return await proxy(req, kind, parsed, tokens, plan, t0);
   }
@@ -137,7 +137,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       finished = true;
       stall.stop();
       worker.inflight.delete(ctrl);
-      state.release(plan);
+      state.finish(plan);
       metrics.latency.observe((deps.now() - t0) / 1000);
     };
     const onClientAbort = () => ctrl.abort(new ClientGone());
@@ -163,14 +163,18 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     }
     // Which (worker, rank) served it: `kvcr-mock bench` counts its per_worker spread from these.
     const servedBy = { "x-kvcr-worker": worker.id, "x-kvcr-dp-rank": String(plan.dpRank) };
-    const firstToken = () => metrics.ttft.observe((deps.now() - t0) / 1000);
+    const firstToken = () => {
+      state.firstToken(plan);
+      metrics.ttft.observe((deps.now() - t0) / 1000);
+    };
 
     if (!r.stream) {
       const ids: number[] = [];
       let summary: WorkerLine | undefined;
       try {
         // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
-        for (const line of await allLines(res)) {
+        // The router's view of the worker's prefill ends with the first body chunk (it carries the first token).
+        for (const line of await allLines(res, () => state.firstToken(plan))) {
           if ("token_id" in line) {
             if (ids.length === 0) firstToken();
             ids.push(line.token_id);

@@ -1,6 +1,7 @@
-// The frontend's /metrics (SPEC §6.2): requests by route and status, TTFT / end-to-end latency /
-// routing decision time as Prometheus histograms, per-(worker, rank) active blocks as the router
-// counts them, index size per tier, and the event feeds' counters.
+// The frontend's /metrics: requests by route and status, TTFT / end-to-end latency / routing
+// decision time as Prometheus histograms, per-(worker, rank) load as the router counts it (active
+// blocks, outstanding prefill tokens, busy), requests shed, index size per tier, and the event
+// feeds' counters.
 import type { MetricFamily } from "../../protocol/prometheus.ts";
 import type { RoutingState } from "./routing-state.ts";
 
@@ -62,11 +63,21 @@ export class FrontendMetrics {
   families(state: RoutingState, feeds: () => MetricFamily[]): MetricFamily[] {
     const requests: MetricFamily = { name: "kvcr_frontend_requests_total", help: "HTTP requests by route and status", type: "counter", samples: [] };
     for (const [route, byStatus] of this.requests) for (const [status, value] of byStatus) requests.samples.push({ labels: { route, status }, value });
-    const active: MetricFamily = { name: "kvcr_frontend_worker_active_blocks", help: "Prompt blocks of requests routed to the (worker, rank) and not yet finished", type: "gauge", samples: [] };
+    const gauge = (name: string, help: string): MetricFamily => ({ name, help, type: "gauge", samples: [] });
+    const active = gauge("kvcr_frontend_worker_active_blocks", "Distinct prompt blocks of the requests routed to the (worker, rank) and not yet finished");
+    const prefill = gauge("kvcr_frontend_worker_active_prefill_tokens", "Prompt tokens routed to the (worker, rank) that await their first token (less the cached overlap seen at routing)");
+    const busy = gauge("kvcr_frontend_worker_busy", "1 while the (worker, rank) is over a busy threshold");
+    const rejected: MetricFamily = { name: "kvcr_frontend_rejected_requests_total", help: "Requests shed because every worker was busy", type: "counter", samples: [] };
     for (const w of state.workerList()) {
       const router = state.routerOf(w.record.model);
-      w.sources.forEach((s, r) => active.samples.push({ labels: { worker: w.id, dp_rank: r }, value: router?.activeBlocksOf(s) ?? 0 }));
+      w.sources.forEach((s, r) => {
+        const labels = { worker: w.id, dp_rank: r };
+        active.samples.push({ labels, value: router?.activeBlocksOf(s) ?? 0 });
+        prefill.samples.push({ labels, value: router?.activePrefillTokensOf(s) ?? 0 });
+        busy.samples.push({ labels, value: router?.isBusy(s) ? 1 : 0 });
+      });
     }
+    for (const model of state.modelNames()) rejected.samples.push({ labels: { model }, value: state.routerOf(model)!.rejected });
     return [
       requests,
       this.ttft.family(),
@@ -74,6 +85,9 @@ export class FrontendMetrics {
       this.decision.family(),
       { name: "kvcr_frontend_workers", help: "Workers in routing", type: "gauge", samples: [{ value: state.workerCount }] },
       active,
+      prefill,
+      busy,
+      rejected,
       {
         name: "kvcr_frontend_index_blocks",
         help: "Blocks in the router's index per tier, summed over (worker, rank)s",
@@ -82,6 +96,7 @@ export class FrontendMetrics {
       },
       { name: "kvcr_frontend_router_hints_total", help: "Requests sent with a kv_hint (SPEC §6.4)", type: "counter", samples: [{ value: this.hintsAttached }] },
       { name: "kvcr_frontend_unmapped_events_total", help: "Router events whose source maps to no known (worker, rank): dropped", type: "counter", samples: [{ value: state.unmappedEvents }] },
+      { name: "kvcr_frontend_orphan_stores_total", help: "Stored events dropped by the index: the (worker, rank) holds no block they chain from", type: "counter", samples: [{ value: state.index.orphanStores }] },
       ...feeds(),
     ];
   }

@@ -6,7 +6,7 @@ import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { KvIndex } from "../../core/index/kv-index.ts";
 import type { Rng } from "../../core/random/rng.ts";
 import { longerPrefixSource } from "../../core/routing/hints.ts";
-import { Router, type RouteDecision, type RouterOptions } from "../../core/routing/router.ts";
+import { OVERLOADED, Router, type RouteDecision, type RouterOptions } from "../../core/routing/router.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RouterEvent, RouterEventSource } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
@@ -25,7 +25,7 @@ export interface RoutePlan {
   dpRank: number;
   source: number;
   decision: RouteDecision;
-  promptBlocks: number;
+  promptTokens: number;
   kvHint?: KvHint;
   decisionMs: number;
 }
@@ -41,7 +41,7 @@ export interface KvHint {
   }[];
 }
 
-export type RouteFailure = { status: 404 | 503; message: string; code: string };
+export type RouteFailure = { status: number; message: string; code: string };
 
 export interface RoutingStateOptions {
   router: Omit<RouterOptions, "mode"> & { mode: RouterOptions["mode"] };
@@ -53,6 +53,8 @@ export interface RoutingStateOptions {
   now: () => number;
   /** Makes hint message ids unique across frontends (default "hint"). */
   idPrefix?: string;
+  /** Status of a request shed because every worker is busy (default 529, as Dynamo). */
+  overloadStatus?: number;
 }
 
 const ROUTER_HINT = "router_hint";
@@ -87,6 +89,11 @@ export class RoutingState {
 
   models(): string[] {
     return [...this.routers.entries()].filter(([, r]) => r.size > 0).map(([m]) => m);
+  }
+
+  /** Every model that has had a router (kept after its workers leave: its counters stay). */
+  modelNames(): string[] {
+    return [...this.routers.keys()];
   }
 
   routerOf(model: string): Router | undefined {
@@ -127,7 +134,7 @@ export class RoutingState {
     if (!router) this.routers.set(record.model, (router = new Router(this.opts.router, this.opts.rng, this.index)));
     sources.forEach((s, r) => {
       this.bySource.set(s, { worker: entry, rank: r });
-      router.add(s, record.total_gpu_blocks);
+      router.add(s, { capacityBlocks: record.total_gpu_blocks, worker: sources[0]!, maxNumBatchedTokens: record.max_num_batched_tokens });
     });
     (record.cache_owner_ids ?? []).forEach((owner, r) => this.owners.set(owner, { workerId: id, rank: r }));
     if (!prev) this.opts.logger.info(`worker ${id} (${record.model}, ${record.data_parallel_size} rank(s), ${record.kv_event_source_mode}) joined routing`);
@@ -192,7 +199,7 @@ export class RoutingState {
     for (const s of all) if (!filter || filter(s)) this.index.removeSource(s);
   }
 
-  /** Picks (worker, rank) for a prompt and counts its blocks as that candidate's active load. */
+  /** Picks (worker, rank) for a prompt and counts it as that candidate's load until finish(). */
   route(model: string, tokens: ArrayLike<number>): RoutePlan | RouteFailure {
     if (this.workers.size === 0) return { status: 503, message: "no workers are registered; start a mocker (or wait for its discovery record)", code: "no_workers" };
     const router = this.routers.get(model);
@@ -202,18 +209,29 @@ export class RoutingState {
     const t0 = this.opts.now();
     const bs = this.blockSize!;
     const seq = this.opts.hasher.hashBlocks(tokens, bs).sequence;
-    const promptBlocks = Math.ceil(tokens.length / bs);
-    const decision = router.route({ seqHashes: seq, promptBlocks })!;
+    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0 })!;
+    if (decision === OVERLOADED) {
+      return {
+        status: this.opts.overloadStatus ?? 529,
+        message: "Service temporarily overloaded: every worker is over its busy thresholds (--active-decode-blocks-threshold, --active-prefill-tokens-threshold, --active-prefill-tokens-threshold-frac); retry later",
+        code: "overloaded",
+      };
+    }
     const at = this.bySource.get(decision.source)!;
-    const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, source: decision.source, decision, promptBlocks, decisionMs: 0 };
+    const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, source: decision.source, decision, promptTokens: tokens.length, decisionMs: 0 };
     if (this.hintWorkers > 0) plan.kvHint = this.hintFor(router, plan, seq);
     plan.decisionMs = this.opts.now() - t0;
     return plan;
   }
 
-  /** The request ended (any way): its blocks leave the candidate's load. */
-  release(plan: RoutePlan): void {
-    this.routers.get(plan.worker.record.model)?.release(plan.source, plan.promptBlocks);
+  /** The request's first token arrived: its prefill no longer loads the candidate. */
+  firstToken(plan: RoutePlan): void {
+    this.routers.get(plan.worker.record.model)?.firstToken(plan.decision.request);
+  }
+
+  /** The request ended (any way): all of its load leaves the candidate. Idempotent. */
+  finish(plan: RoutePlan): void {
+    this.routers.get(plan.worker.record.model)?.finish(plan.decision.request);
   }
 
   private hintFor(router: Router, plan: RoutePlan, seq: BigUint64Array): KvHint | undefined {

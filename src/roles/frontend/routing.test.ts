@@ -55,16 +55,16 @@ describe("routing state", () => {
     expect(seen).toEqual(new Set(["a/0", "a/1", "b/0"]));
   });
 
-  test("kv: requests sharing a prefix follow its holder; release frees the load", () => {
+  test("kv: requests sharing a prefix follow its holder; finish frees the load", () => {
     const state = routingState("kv");
     state.putWorker(workerRecord("a"));
     state.putWorker(workerRecord("b"));
     state.apply([stored("b", 0, "device", 0, 8)]);
     const p = plan(state.route("m", tokens.slice(0, 32)));
     expect(p.worker.id).toBe("b");
-    expect(p.decision).toMatchObject({ deviceOverlap: 8, cost: 0 });
+    expect(p.decision).toMatchObject({ deviceOverlap: 8, prefillBlocks: 0, activeBlocks: 0, newBlocks: 8, cost: 8 });
     expect(state.routerOf("m")!.activeBlocksOf(p.source)).toBe(8);
-    state.release(p);
+    state.finish(p);
     expect(state.routerOf("m")!.activeBlocksOf(p.source)).toBe(0);
   });
 

@@ -19,6 +19,7 @@ import { DirectFeed } from "./direct-feed.ts";
 import { createFrontendApp, type FrontendApp } from "./http-app.ts";
 import { FrontendMetrics } from "./metrics.ts";
 import { RoutingState } from "./routing-state.ts";
+import { routerOptionsFrom, routerWarnings } from "../router-settings.ts";
 import { KeepAliveClient } from "../../transport/http/keepalive-client.ts";
 import { fetchTransport, keepAliveTransport, type FetchLike, type WorkerTransport } from "./worker-call.ts";
 
@@ -52,15 +53,13 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
   const t0 = performance.now();
   const now = () => performance.now() - t0;
   const idPrefix = randomBytes(6).toString("hex");
+  for (const w of routerWarnings(config)) logger.warn(w);
+  const router = routerOptionsFrom(config);
+  // Without KV events the router predicts the index from its own decisions: no feed is followed.
+  const followEvents = router.approximateTtlMs === undefined;
   const state = new RoutingState({
-    router: {
-      mode: config.routerMode,
-      prefillLoadScale: config.routerKvOverlapScoreWeight,
-      hostWeight: config.routerHostCacheHitWeight,
-      diskWeight: config.routerDiskCacheHitWeight,
-      temperature: config.routerTemperature,
-      busyThreshold: config.activeDecodeBlocksThreshold,
-    },
+    router,
+    overloadStatus: config.httpOverloadStatusCode,
     blockSize: config.kvCacheBlockSize,
     hasher: createBlockHasher(),
     rng: createRng(config.seed ?? randomBytes(4).readUInt32LE(0)),
@@ -91,7 +90,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
       direct.drop(record.worker_id);
       return;
     }
-    if (record.kv_event_source_mode === EVENT_MODES.direct && record.router_events_endpoint) direct.follow(record.worker_id, record.router_events_endpoint);
+    if (followEvents && record.kv_event_source_mode === EVENT_MODES.direct && record.router_events_endpoint) direct.follow(record.worker_id, record.router_events_endpoint);
     else direct.drop(record.worker_id);
   };
   const onAgent = (e: DiscoveryEvent) => {
@@ -102,7 +101,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     }
     const checked = checkRecord(AgentHostRecordSchema, e.entry.value);
     if (!checked.ok) logger.warn(`ignoring agent record ${e.entry.key}: ${checked.problem}`);
-    else agents.follow(checked.value);
+    else if (followEvents) agents.follow(checked.value);
   };
   const onAttachment = (e: DiscoveryEvent) => {
     if (e.type === "delete") return; // the worker record still maps its owners; a re-attach overwrites
@@ -137,7 +136,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     for (const w of state.workerList()) for (const c of w.inflight) c.abort(new Error("frontend shutting down"));
     await http.stop(true);
   });
-  logger.info(`OpenAI-compatible API on ${http.url} (router ${config.routerMode}, namespace ${ns}); ${state.workerCount} worker(s) known`);
+  logger.info(`OpenAI-compatible API on ${http.url} (router ${config.routerMode}${followEvents ? "" : " without KV events"}, namespace ${ns}); ${state.workerCount} worker(s) known`);
 
   const owned = scope.move();
   const close = () => owned.disposeAsync();

@@ -165,22 +165,24 @@ export class Stall implements ResponseWatch {
   }
 }
 
-/** The whole body as bytes. */
-export async function readAll(reply: WorkerReply): Promise<Uint8Array> {
+/** The whole body as bytes; `onFirstChunk` hears the first one as it arrives. */
+export async function readAll(reply: WorkerReply, onFirstChunk?: () => void): Promise<Uint8Array> {
   let first: Uint8Array | undefined;
   let chunks: Uint8Array[] | undefined;
   let size = 0;
   for (let c = await reply.read(); c !== undefined; c = await reply.read()) {
     size += c.length;
-    if (first === undefined) first = c;
-    else (chunks ??= [first]).push(c);
+    if (first === undefined) {
+      first = c;
+      onFirstChunk?.();
+    } else (chunks ??= [first]).push(c);
   }
   return chunks ? concatBytes(chunks, size) : (first ?? new Uint8Array(0));
 }
 
 /** The whole NDJSON answer as lines (the non-streaming path): collected, then decoded once. */
-export async function allLines(reply: WorkerReply): Promise<WorkerLine[]> {
-  const text = DECODER.decode(await readAll(reply));
+export async function allLines(reply: WorkerReply, onFirstChunk?: () => void): Promise<WorkerLine[]> {
+  const text = DECODER.decode(await readAll(reply, onFirstChunk));
   const out: WorkerLine[] = [];
   let start = 0;
   for (;;) {

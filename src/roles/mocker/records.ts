@@ -41,6 +41,7 @@ export function workerRecord(
     block_size: config.blockSize,
     total_gpu_blocks: config.numGpuBlocksOverride,
     total_host_blocks: config.numHostBlocks,
+    max_num_batched_tokens: config.maxNumBatchedTokens,
     kv_event_source_mode: config.kvStateAgent ? EVENT_MODES.stateAgent : EVENT_MODES.direct,
     raw_endpoints: ep.rawPorts.map((p) => tcpEndpoint(host, p)),
     raw_topic: id.rawTopic,

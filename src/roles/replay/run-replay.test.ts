@@ -37,8 +37,6 @@ const opts: ReplayOptions = {
   arrivalSpeedupRatio: 1,
   numWorkers: 2,
   routerMode: "kv",
-  prefillLoadScale: 1,
-  routerTemperature: 0,
   engine: { blockSize: 4 },
   seed: 0,
 };
