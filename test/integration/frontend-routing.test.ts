@@ -36,6 +36,49 @@ describe("kv routing against round-robin, same workload", () => {
   });
 });
 
+describe("prefix affinity under concurrent load", () => {
+  test("requests of one prefix keep going to its holder while their siblings are in flight", async () => {
+    // 3 prefixes × 16 blocks + 2 own tokens, 4 workers; 32 requests, 8 in flight at a time, each
+    // decoding 32 tokens in real time, so siblings of a prefix overlap. Counting in-flight load per
+    // distinct block, a sibling on the holder costs its 16 shared blocks once; counted per request
+    // (the old load term) it cost more than a cold worker, and siblings scattered.
+    const prefixes = Array.from({ length: 3 }, (_, p) => Array.from({ length: 64 }, (_, i) => 10_000 * (p + 1) + i));
+    const affinity: Record<string, number> = {};
+    for (const mode of ["kv", "round-robin"]) {
+      await using stack = await startStack({ mockers: [["--num-workers", "4", "--num-gpu-blocks-override", "64", "--speedup-ratio", "1", ...MOCKER]], frontend: ["--router-mode", mode, "--seed", "5"] });
+      // Each prefix cached first, one request at a time. Equal costs go to a random worker; the
+      // frontend's seed makes that one worker per prefix (two prefixes on one worker would rightly
+      // spill siblings to the idle one once its load outweighs the cached prefix).
+      const holders = new Set<string>();
+      for (let p = 0; p < 3; p++) {
+        const prompt = [...prefixes[p]!, 800_000 + p, 800_100 + p];
+        const res = await completion(stack.baseURL, prompt);
+        expect(res.status).toBe(200);
+        holders.add(res.headers.get("x-kvcr-worker")!);
+        await waitFor(() => indexedPrefix(stack.frontend, prompt) >= 16, { what: `prefix ${p} in the index` });
+      }
+      if (mode === "kv") expect(holders.size).toBe(3);
+      const served = prefixes.map(() => new Map<string, number>());
+      for (let wave = 0; wave < 4; wave++) {
+        await Promise.all(
+          Array.from({ length: 8 }, async (_, k) => {
+            const p = (8 * wave + k) % 3;
+            const res = await completion(stack.baseURL, [...prefixes[p]!, 900_000 + 8 * wave + k, 900_100 + k], { max_tokens: 32 });
+            expect(res.status).toBe(200);
+            await res.arrayBuffer();
+            const w = res.headers.get("x-kvcr-worker")!;
+            served[p]!.set(w, (served[p]!.get(w) ?? 0) + 1);
+          }),
+        );
+      }
+      // Affinity: the share of each prefix's requests served by its most-used worker.
+      affinity[mode] = served.reduce((sum, m) => sum + Math.max(...m.values()), 0) / 32;
+    }
+    expect(affinity.kv!).toBeGreaterThanOrEqual(0.75);
+    expect(affinity.kv!).toBeGreaterThan(affinity["round-robin"]! + 0.2);
+  }, 30_000);
+});
+
 describe("request lifecycle through the frontend", () => {
   test("a client that disconnects mid-stream cancels the request on the worker", async () => {
     // Real time: 20,000 tokens take far longer than the test.

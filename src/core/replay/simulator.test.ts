@@ -214,6 +214,41 @@ describe("replay simulator: metrics and arrivals", () => {
     expect(kv.requests_per_worker.reduce((a, b) => a + b)).toBe(200);
   });
 
+  test("Dynamo's load model: kv beats round-robin on TTFT and reuse at every concurrency", () => {
+    // 16 shared 4,096-token prefixes + 128 own tokens; 4 workers whose G1 holds 8 prefixes each.
+    const w = sharedPrefixWorkload({ numPrefixes: 16, prefixTokens: 4096, suffixTokens: 128, outputTokens: 128, requests: 400, seed: 0 });
+    const run = (routerMode: "kv" | "round-robin", concurrency: number) =>
+      buildReport(simulate(w, { ...base, engine: { blockSize: 64, numGpuBlocks: 512 }, numWorkers: 4, routerMode, arrival: { kind: "concurrency", concurrency } }, { hasher }), { routerMode, wallTimeMs: 1 });
+    for (const c of [2, 4, 16, 32]) {
+      const kv = run("kv", c), rr = run("round-robin", c);
+      expect([c, kv.failed, rr.failed]).toEqual([c, 0, 0]);
+      expect([c, kv.prefix_cache_reuse_ratio > rr.prefix_cache_reuse_ratio + 0.1]).toEqual([c, true]);
+      expect([c, kv.mean_ttft_ms < 0.9 * rr.mean_ttft_ms]).toEqual([c, true]);
+    }
+  });
+
+  test("busy thresholds shed load: rejected requests are counted and reported as failed", () => {
+    const w = sharedPrefixWorkload({ numPrefixes: 4, prefixTokens: 256, suffixTokens: 64, outputTokens: 16, requests: 40, seed: 2 });
+    const opts: SimulationOptions = { ...base, engine: { blockSize: 64, numGpuBlocks: 64 }, numWorkers: 2, routerMode: "kv", arrival: { kind: "rate", requestsPerSecond: 1000 } };
+    const open = simulate(w, opts, { hasher });
+    expect([open.rejected, open.errors.size]).toEqual([0, 0]);
+    const shed = simulate(w, { ...opts, router: { busy: { activePrefillTokens: 320 } } }, { hasher });
+    const r = buildReport(shed, { routerMode: "kv", wallTimeMs: 1 });
+    expect(r.rejected).toBeGreaterThan(0);
+    expect(r.failed).toBe(r.rejected);
+    expect(r.completed + r.rejected).toBe(40);
+    expect(r.errors[0]!.error).toContain("rejected: every worker is busy");
+  });
+
+  test("without KV events the router predicts residency from its decisions and still follows prefixes", () => {
+    const w = sharedPrefixWorkload({ numPrefixes: 8, prefixTokens: 512, suffixTokens: 64, outputTokens: 8, requests: 200, seed: 3 });
+    const run = (routerMode: "kv" | "round-robin", router?: SimulationOptions["router"]) =>
+      buildReport(simulate(w, { ...base, engine: { blockSize: 64, numGpuBlocks: 64 }, numWorkers: 4, routerMode, router, arrival: { kind: "rate", requestsPerSecond: 20 } }, { hasher }), { routerMode, wallTimeMs: 1 });
+    const approx = run("kv", { approximateTtlMs: 120_000 });
+    expect(approx.failed).toBe(0);
+    expect(approx.prefix_cache_reuse_ratio).toBeGreaterThan(run("round-robin").prefix_cache_reuse_ratio + 0.1);
+  });
+
   test("workers and ranks stay apart: 2 workers × 3 ranks are 6 candidates, reported per worker and per rank", () => {
     const w = sharedPrefixWorkload({ numPrefixes: 4, prefixTokens: 64, suffixTokens: 16, outputTokens: 4, requests: 60, seed: 1 });
     const opts: SimulationOptions = { ...base, engine: { blockSize: 16, numGpuBlocks: 64 }, numWorkers: 2, dataParallelSize: 3, arrival: { kind: "rate", requestsPerSecond: 50 } };

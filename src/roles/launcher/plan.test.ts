@@ -43,9 +43,13 @@ describe("plan", () => {
       [[20006, 20008, 20010], [30006, 30008, 30010], 106, 3, 2, 16, 0],
     ]);
     expect(p.processes.find((s) => s.name === "agent")!.argv).toContain("--max-slots=12");
-    const frontendArgv = plan(up("--router-mode=round-robin", "--router-temperature=0.5", "--router-host-cache-hit-weight=0.5", "--etcd-endpoints=http://e:2379", "--discovery-backend=etcd"), ctx()).processes.at(-1)!.argv;
+    const frontendArgv = plan(
+      up("--router-mode=round-robin", "--router-temperature=0.5", "--router-host-cache-hit-weight=0.5", "--no-router-kv-events", "--router-prefill-load-scale=2", "--active-prefill-tokens-threshold=100", "--etcd-endpoints=http://e:2379", "--discovery-backend=etcd"),
+      ctx(),
+    ).processes.at(-1)!.argv;
     expect(loadConfig({ ...frontendOptions, ...commonOptions }, { argv: frontendArgv.slice(2), env: {} }).config).toMatchObject({
-      routerMode: "round-robin", routerTemperature: 0.5, routerHostCacheHitWeight: 0.5, discoveryBackend: "etcd", etcdEndpoints: "http://e:2379", discoveryDir: undefined,
+      routerMode: "round-robin", routerTemperature: 0.5, routerHostCacheHitWeight: 0.5, routerKvEvents: false, routerPrefillLoadScale: 2, activePrefillTokensThreshold: 100,
+      discoveryBackend: "etcd", etcdEndpoints: "http://e:2379", discoveryDir: undefined,
     });
     expect(p.processes.every((s) => s.argv.includes("--log-level=debug"))).toBe(true);
     expect(p.processes.find((s) => s.name === "frontend")!.readiness).toMatchObject({ workers: 6 });
