@@ -54,43 +54,86 @@ class TierIndex {
     return set;
   }
 
+  /** Whether the last acquire() found the block held by no source. */
+  opened = false;
+  /** Per list, its block's hash words (to close it by id). */
+  private readonly keyW0: number[] = [];
+  private readonly keyW1: number[] = [];
+
+  /** Adds the block to the source's set (valued with the block's list id, so removal needs no holder lookup). */
   store(source: number, w0: number, w1: number): void {
-    if (!this.own(source).setIfAbsent(w0, w1, 1)) return;
+    let id = this.holders.get(w0, w1);
+    const fresh = id === -1;
+    if (fresh) id = this.nextListId();
+    if (!this.own(source).setIfAbsent(w0, w1, id)) return;
+    if (fresh) {
+      this.openList(id, w0, w1);
+      this.holders.setIfAbsent(w0, w1, id);
+    }
+    this.list(id, source);
+  }
+
+  /** The id openList() will take next. */
+  private nextListId(): number {
+    const free = this.freeLists;
+    return free.length > 0 ? free[free.length - 1]! : this.lists.length;
+  }
+
+  /** Takes list `id` (= nextListId()) for the block (w0, w1); the caller maps the block to it. */
+  private openList(id: number, w0: number, w1: number): void {
+    if (id === this.lists.length) this.lists.push([]);
+    else this.freeLists.pop();
+    this.keyW0[id] = w0;
+    this.keyW1[id] = w1;
+    this.fpA[id] = 0;
+    this.fpB[id] = 0;
+  }
+
+  /** Adds a holder to the block's list (its fingerprint and the source's count with it). */
+  private list(id: number, source: number): void {
     this.total++;
     this.counts[source]!++;
-    let id = this.holders.get(w0, w1);
-    if (id === -1) {
-      id = this.freeLists.pop() ?? this.lists.push([]) - 1;
-      this.fpA[id] = 0;
-      this.fpB[id] = 0;
-      this.holders.set(w0, w1, id);
-    }
     this.lists[id]!.push(source);
     this.fpA[id] = (this.fpA[id]! + weightA(source)) | 0;
     this.fpB[id] = (this.fpB[id]! + weightB(source)) | 0;
   }
 
-  /** Reference-counted store into the source's set `own`: the block joins it on its first reference. */
-  acquire(own: U64Map, source: number, w0: number, w1: number): void {
-    const refs = own.get(w0, w1);
-    if (refs === -1) this.store(source, w0, w1);
-    else own.set(w0, w1, refs + 1);
+  /**
+   * Reference-counted store (an index of blocks in use, see KvIndex.acquire) into the source's
+   * set `own`, which holds each block's count: the source joins the block's holder list with its
+   * first reference. Returns the block's list id, which stays its own while any reference is held
+   * (release by id needs no hashing).
+   */
+  acquire(own: U64Map, source: number, w0: number, w1: number): number {
+    let id = this.holders.getOrInsert(w0, w1, this.nextListId());
+    this.opened = id === -1;
+    if (id === -1) {
+      id = this.nextListId();
+      this.openList(id, w0, w1);
+    }
+    if (own.increment(w0, w1) === 1) this.list(id, source);
+    return id;
   }
 
-  /** Drops one reference; the block leaves the source's set with its last one. */
-  release(own: U64Map, source: number, w0: number, w1: number): void {
-    const refs = own.get(w0, w1);
-    if (refs > 1) own.set(w0, w1, refs - 1);
-    else if (refs === 1) this.remove(source, w0, w1);
+  /** Drops one reference of `source` to the block of list `id`; the source leaves its list with the last. */
+  release(own: U64Map, source: number, id: number): void {
+    const w0 = this.keyW0[id]!;
+    const w1 = this.keyW1[id]!;
+    if (own.decrement(w0, w1) !== 0) return;
+    this.total--;
+    this.counts[source]!--;
+    this.unlist(id, source, w0, w1);
   }
 
   /** False when the source did not hold the block. */
   remove(source: number, w0: number, w1: number): boolean {
     const set = this.bySource.get(source);
-    if (set === undefined || set.delete(w0, w1) === -1) return false;
+    if (set === undefined) return false;
+    const id = set.delete(w0, w1);
+    if (id === -1) return false;
     this.total--;
     this.counts[source]!--;
-    this.unlist(source, w0, w1);
+    this.unlist(id, source, w0, w1);
     return true;
   }
 
@@ -100,15 +143,20 @@ class TierIndex {
     this.bySource.delete(source);
     this.total -= set.size;
     this.counts[source] = 0;
-    set.forEachWords((w0, w1) => this.unlist(source, w0, w1));
+    set.forEachWords((w0, w1, id) => this.unlist(id, source, w0, w1));
   }
 
-  private unlist(source: number, w0: number, w1: number): void {
-    const id = this.holders.get(w0, w1);
-    if (id === -1) return;
+  /** Takes `source` out of list `id` (the block (w0, w1)'s). */
+  private unlist(id: number, source: number, w0: number, w1: number): void {
     const list = this.lists[id]!;
-    const at = list.lastIndexOf(source);
-    if (at === -1) return;
+    // A plain loop: holder lists are short, where a native lastIndexOf call costs more than the scan.
+    let at = list.length - 1;
+    while (at >= 0 && list[at] !== source) at--;
+    if (at !== -1) this.unlistAt(id, at, source, w0, w1);
+  }
+
+  private unlistAt(id: number, at: number, source: number, w0: number, w1: number): void {
+    const list = this.lists[id]!;
     list[at] = list[list.length - 1]!;
     list.pop();
     this.fpA[id] = (this.fpA[id]! - weightA(source)) | 0;
@@ -128,7 +176,7 @@ export interface OverlapsBySource {
 }
 
 export class KvIndex {
-  private readonly tiers: Record<IndexTier, TierIndex> = { device: new TierIndex(), host: new TierIndex(), disk: new TierIndex() };
+  private readonly tiers: Record<IndexTier, TierIndex>;
   /** Removals of blocks the index did not hold (events out of order or lost). */
   unknownRemovals = 0;
   /** Stores dropped because the source held no block they chain from (events lost or joined late). */
@@ -151,6 +199,12 @@ export class KvIndex {
   private wA = Int32Array.from({ length: 64 }, (_, s) => weightA(s));
   private wB = Int32Array.from({ length: 64 }, (_, s) => weightB(s));
   private stamp = 0;
+  /** The longest device prefix any source holds, of the last beginOverlaps() query. */
+  deepest = 0;
+
+  constructor() {
+    this.tiers = { device: new TierIndex(), host: new TierIndex(), disk: new TierIndex() };
+  }
 
   apply(source: number, event: IndexEvent): void {
     if (event.kind === "cleared") {
@@ -197,27 +251,46 @@ export class KvIndex {
   }
 
   /**
-   * Reference-counted device stores, for an index of blocks in use rather than cached (the
-   * router's active-block tracker): a block shared by several holders counts once, and leaves
-   * with its last reference (release). Not to be mixed with apply() on the same index.
+   * One more reference of `source` to blocks [from, to) of the device tier: an index of blocks in
+   * use rather than cached (the router's active-block tracker), fed by acquire()/release() only, in
+   * which a block held several times by a source counts once and leaves with its last reference
+   * (the source's set keeps the count). Each block's list id
+   * goes to ids[i], for release(). With `untilNew`, stops after the first block no source held
+   * before; returns the index after the last block acquired.
    */
-  acquire(source: number, hashes: ArrayLike<bigint>): void {
-    const count = hashes.length;
-    if (count === 0) return;
+  acquire(source: number, hashes: ArrayLike<bigint>, ids: Int32Array, from = 0, to = hashes.length, untilNew = false): number {
+    if (to <= from) return from;
     this.reserve(source);
     const tier = this.tiers.device;
     const own = tier.own(source);
-    const words = this.wordsOf(hashes, count);
-    for (let i = 0; i < count; i++) tier.acquire(own, source, words[2 * i]!, words[2 * i + 1]!);
+    const words = this.wordsOf(hashes instanceof BigUint64Array ? hashes.subarray(from, to) : Array.from({ length: to - from }, (_, i) => hashes[from + i]!), to - from);
+    for (let i = from; i < to; i++) {
+      const k = 2 * (i - from);
+      ids[i] = tier.acquire(own, source, words[k]!, words[k + 1]!);
+      if (untilNew && tier.opened) return i + 1;
+    }
+    return to;
   }
 
-  release(source: number, hashes: ArrayLike<bigint>): void {
-    const count = hashes.length;
+  /** One reference less of `source` to each block whose id acquire() gave (ids[0, count)). */
+  release(source: number, ids: Int32Array, count: number): void {
     const tier = this.tiers.device;
     const own = tier.bySource.get(source);
-    if (count === 0 || own === undefined) return;
-    const words = this.wordsOf(hashes, count);
-    for (let i = 0; i < count; i++) tier.release(own, source, words[2 * i]!, words[2 * i + 1]!);
+    if (own === undefined) return;
+    for (let i = 0; i < count; i++) tier.release(own, source, ids[i]!);
+  }
+
+  /** The list id of a device block (an acquired block's name while any reference is held); -1 when absent. */
+  deviceListId(hash: bigint): number {
+    splitU64(hash);
+    return this.tiers.device.holders.get(SPLIT[0]!, SPLIT[1]!);
+  }
+
+  /** Counts `n` more (or fewer) blocks in the source's device footprint that are not indexed. */
+  addUnindexed(source: number, n: number): void {
+    this.reserve(source);
+    this.tiers.device.counts[source]! += n;
+    this.tiers.device.total += n;
   }
 
   /** Sizes the per-source arrays for ids up to `source`, so reads by a candidate's id stay in range. */
@@ -275,6 +348,7 @@ export class KvIndex {
     q.host = this.hst;
     q.disk = this.dsk;
     this.touchedCount = 0;
+    this.deepest = 0;
     if (count === 0) return q;
     const words = this.wordsOf(seqHashes, count);
     this.touchedCount = this.deviceWalk(words, count);
@@ -343,6 +417,7 @@ export class KvIndex {
         if (kept > 0) depth = i + 1;
       }
       for (let a = 0; a < n0; a++) dev[active[a]!] = depth;
+      this.deepest = depth;
     }
     return nt;
   }

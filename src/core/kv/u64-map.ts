@@ -43,6 +43,8 @@ export class U64Map {
   private mask = 0;
   private shift = 0;
   size = 0;
+  /** Bucket of the key getOrInsert() found present. */
+  private found = 0;
 
   constructor(expected = 0) {
     this.alloc(capacityFor(expected));
@@ -80,20 +82,83 @@ export class U64Map {
     }
   }
 
-  /** Stores `value` (as setIfAbsent) for the key, replacing any previous value. */
+  /** The key's value when present; otherwise inserts `value` and returns -1. One probe run. */
+  getOrInsert(w0: number, w1: number, value: number): number {
+    w0 |= 0;
+    w1 |= 0;
+    if ((this.size + 1) * 2 > this.mask + 1) this.rehash((this.mask + 1) * 2);
+    const t = this.table;
+    const mask = this.mask;
+    let i = this.home(w0, w1);
+    for (;;) {
+      const b = 3 * i;
+      if (t[b + 2] === EMPTY) {
+        t[b] = w0;
+        t[b + 1] = w1;
+        t[b + 2] = value + 1;
+        this.size++;
+        return -1;
+      }
+      if (t[b] === w0 && t[b + 1] === w1) {
+        this.found = i;
+        return t[b + 2]! - 1;
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  /** Stores `value` (as setIfAbsent) for the key, replacing any previous value. One probe run. */
   set(w0: number, w1: number, value: number): void {
-    const i = this.find(w0 | 0, w1 | 0);
-    if (i === -1) this.setIfAbsent(w0, w1, value);
-    else this.table[3 * i + 2] = value + 1;
+    w0 |= 0;
+    w1 |= 0;
+    if ((this.size + 1) * 2 > this.mask + 1) this.rehash((this.mask + 1) * 2);
+    const t = this.table;
+    const mask = this.mask;
+    let i = this.home(w0, w1);
+    for (;;) {
+      const b = 3 * i;
+      if (t[b + 2] === EMPTY) {
+        t[b] = w0;
+        t[b + 1] = w1;
+        this.size++;
+        break;
+      }
+      if (t[b] === w0 && t[b + 1] === w1) break;
+      i = (i + 1) & mask;
+    }
+    t[3 * i + 2] = value + 1;
   }
 
   /** Removes the key; returns its value, or -1 when absent. */
   delete(w0: number, w1: number): number {
-    let i = this.find(w0 | 0, w1 | 0);
+    const i = this.find(w0 | 0, w1 | 0);
     if (i === -1) return -1;
+    const removed = this.table[3 * i + 2]! - 1;
+    this.deleteAt(i);
+    return removed;
+  }
+
+  /** Adds 1 to the key's value (inserting 1 when absent); returns the new value. One probe run. */
+  increment(w0: number, w1: number): number {
+    const v = this.getOrInsert(w0, w1, 1);
+    if (v === -1) return 1;
+    this.table[3 * this.found + 2]!++;
+    return v + 1;
+  }
+
+  /** Takes 1 from the key's value, removing the key at 0; returns the new value (-1 when absent). */
+  decrement(w0: number, w1: number): number {
+    const i = this.find(w0 | 0, w1 | 0);
+    if (i === -1) return -1;
+    const v = this.table[3 * i + 2]! - 2;
+    if (v > 0) this.table[3 * i + 2] = v + 1;
+    else this.deleteAt(i);
+    return Math.max(v, 0);
+  }
+
+  private deleteAt(i: number): void {
     const t = this.table;
     const mask = this.mask;
-    const removed = t[3 * i + 2]! - 1;
     // Backward shift: pull later entries of the probe run into the hole when their home bucket
     // does not lie cyclically in (hole, their position], so every lookup still finds them.
     let j = i;
@@ -111,7 +176,6 @@ export class U64Map {
     }
     t[3 * i + 2] = EMPTY;
     this.size--;
-    return removed;
   }
 
   getBig(hash: bigint): number {

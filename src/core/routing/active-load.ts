@@ -3,14 +3,24 @@
 // reference-counted in one index keyed by block hash, so a block shared by several in-flight
 // requests counts once and a decision walks the prompt's blocks once for every candidate; and
 // the prefill tokens still outstanding (added at routing, dropped at the request's first token).
+// A request's load stays until it finishes, even when its candidate left routing meanwhile (the
+// frontend fails a vanished worker's requests at once, which finishes them).
+//
+// Deferred tails: a prompt's blocks after the first one no in-flight prompt holds are private to
+// it (a sequence hash names its whole prefix), so they are only counted, not indexed, until a
+// later prompt's walk reaches that first new block with the same next block; then the tail is
+// indexed before the walk is read. Counts stay exact and most blocks never touch the index.
 import { KvIndex } from "../index/kv-index.ts";
 
 /** One routed request's share of its candidate's load, until finish(). */
 export interface ActiveRequest {
   readonly source: number;
-  /** The source's incarnation when routed: a request outliving a removed source releases nothing. */
-  readonly generation: number;
+  /** Full-block sequence hashes of the prompt. */
   readonly hashes: ArrayLike<bigint>;
+  /** The tracker's ids of blocks [0, indexed) (released by id, without hashing again). */
+  readonly blockIds: Int32Array;
+  /** Blocks [0, indexed) are in the index; the rest are counted only (a deferred tail). */
+  indexed: number;
   /** Prefill tokens still counted against the source (0 once the first token arrived). */
   prefillTokens: number;
   done: boolean;
@@ -19,7 +29,8 @@ export interface ActiveRequest {
 export class ActiveLoad {
   private readonly blocks = new KvIndex();
   private prefill = new Float64Array(64);
-  private generation = new Int32Array(64);
+  /** Requests with a deferred tail, by the list id of their last indexed block. */
+  private readonly deferred = new Map<number, ActiveRequest[]>();
 
   /** Sizes the per-source arrays for ids up to `source` (reads by id stay in range). */
   reserve(source: number): void {
@@ -30,15 +41,24 @@ export class ActiveLoad {
   /** Counts a routed request: its prompt blocks as active, its uncached prompt tokens as prefill. */
   add(source: number, hashes: ArrayLike<bigint>, prefillTokens: number): ActiveRequest {
     this.reserve(source);
-    this.blocks.acquire(source, hashes);
+    const blockIds = new Int32Array(hashes.length);
+    const indexed = this.blocks.acquire(source, hashes, blockIds, 0, hashes.length, true);
+    const req: ActiveRequest = { source, hashes, blockIds, indexed, prefillTokens, done: false };
+    if (indexed < hashes.length) {
+      this.blocks.addUnindexed(source, hashes.length - indexed);
+      const marker = blockIds[indexed - 1]!;
+      const list = this.deferred.get(marker);
+      if (list === undefined) this.deferred.set(marker, [req]);
+      else list.push(req);
+    }
     this.prefill[source] = this.prefill[source]! + prefillTokens;
-    return { source, generation: this.generation[source]!, hashes, prefillTokens, done: false };
+    return req;
   }
 
   /** The request produced its first token: its prefill is no longer outstanding. */
   firstToken(req: ActiveRequest): void {
     if (req.done || req.prefillTokens === 0) return;
-    if (this.current(req)) this.prefill[req.source] = Math.max(0, this.prefill[req.source]! - req.prefillTokens);
+    this.prefill[req.source] = Math.max(0, this.prefill[req.source]! - req.prefillTokens);
     req.prefillTokens = 0;
   }
 
@@ -47,15 +67,12 @@ export class ActiveLoad {
     if (req.done) return;
     this.firstToken(req);
     req.done = true;
-    if (this.current(req)) this.blocks.release(req.source, req.hashes);
-  }
-
-  /** The source left routing: its load is forgotten, and late finishes of its requests do nothing. */
-  dropSource(source: number): void {
-    if (source >= this.prefill.length) return;
-    this.blocks.removeSource(source);
-    this.prefill[source] = 0;
-    this.generation[source] = (this.generation[source]! + 1) | 0;
+    const total = req.hashes.length;
+    if (req.indexed < total) {
+      this.unmark(req);
+      this.blocks.addUnindexed(req.source, req.indexed - total);
+    }
+    this.blocks.release(req.source, req.blockIds, req.indexed);
   }
 
   /** Distinct blocks of the source's in-flight prompts. */
@@ -82,15 +99,45 @@ export class ActiveLoad {
    * returned array (reserve() the ids read) until endPrefixes(), which must come before the next change.
    */
   beginPrefixes(hashes: ArrayLike<bigint>, count: number): Int32Array {
-    return this.blocks.beginOverlaps(hashes, count).device;
+    for (;;) {
+      const depth = this.blocks.beginOverlaps(hashes, count).device;
+      // The walk stops at the deepest indexed block; a deferred tail continuing there with this
+      // prompt's next block is indexed first, and the walk runs again.
+      const d = this.blocks.deepest;
+      if (this.deferred.size === 0 || d === 0 || d >= count || !this.indexTailAfter(hashes[d - 1]!, hashes[d]!)) return depth;
+    }
   }
 
   endPrefixes(): void {
     this.blocks.endOverlaps();
   }
 
-  private current(req: ActiveRequest): boolean {
-    return this.generation[req.source] === req.generation;
+  /** Indexes the deferred tails that continue block `at` with block `next`; false when there is none. */
+  private indexTailAfter(at: bigint, next: bigint): boolean {
+    const waiting = this.deferred.get(this.blocks.deviceListId(at));
+    if (waiting === undefined) return false;
+    let found = false;
+    for (let k = waiting.length - 1; k >= 0; k--) {
+      const req = waiting[k]!;
+      if (req.hashes[req.indexed] !== next) continue;
+      if (!found) this.blocks.endOverlaps();
+      found = true;
+      this.unmark(req);
+      const total = req.hashes.length;
+      this.blocks.addUnindexed(req.source, req.indexed - total);
+      req.indexed = this.blocks.acquire(req.source, req.hashes, req.blockIds, req.indexed, total);
+    }
+    return found;
+  }
+
+  /** Takes a request off the deferred list of its last indexed block. */
+  private unmark(req: ActiveRequest): void {
+    const marker = req.blockIds[req.indexed - 1]!;
+    const list = this.deferred.get(marker)!;
+    const at = list.indexOf(req);
+    list[at] = list[list.length - 1]!;
+    list.pop();
+    if (list.length === 0) this.deferred.delete(marker);
   }
 
   private grow(source: number): void {
@@ -98,8 +145,5 @@ export class ActiveLoad {
     const prefill = new Float64Array(size);
     prefill.set(this.prefill);
     this.prefill = prefill;
-    const generation = new Int32Array(size);
-    generation.set(this.generation);
-    this.generation = generation;
   }
 }

@@ -154,7 +154,7 @@ export class Router {
     this.batchedTokens[slot] = c.maxNumBatchedTokens ?? 0;
   }
 
-  /** Takes a candidate out of routing at once; its load is forgotten. */
+  /** Takes a candidate out of routing at once (its requests' load leaves as they finish). */
   remove(source: number): void {
     const slot = this.slotOf.get(source);
     if (slot === undefined) return;
@@ -171,7 +171,6 @@ export class Router {
     this.capacity.pop();
     this.workerOf.pop();
     this.batchedTokens.pop();
-    this.load.dropSource(source);
     this.approx?.dropSource(source);
   }
 

@@ -1,0 +1,85 @@
+// The active-load tracker against a naive model (per source, a multiset of every in-flight
+// prompt's blocks): distinct active blocks and the longest active prefix of any prompt agree after
+// every step, whatever the order of routing and finishing. Prompts are drawn from a small tree of
+// shared prefixes so that deferred tails are reached, indexed and released in every order.
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { ActiveLoad, type ActiveRequest } from "./active-load.ts";
+
+/** A prompt: a path in a tree of blocks; block i's hash names its whole prefix (as sequence hashes). */
+function hashesOf(path: readonly number[]): bigint[] {
+  const out: bigint[] = [];
+  let h = 0n;
+  for (const step of path) {
+    h = (h * 31n + BigInt(step) + 1n) & 0xffff_ffff_ffff_ffffn;
+    out.push(h);
+  }
+  return out;
+}
+
+type Op = { kind: "add"; source: number; path: number[] } | { kind: "finish"; pick: number } | { kind: "query"; path: number[] };
+
+const path = fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 0, maxLength: 8 });
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ kind: fc.constant("add" as const), source: fc.integer({ min: 0, max: 2 }), path }),
+  fc.record({ kind: fc.constant("finish" as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant("query" as const), path }),
+);
+
+function naivePrefix(inflight: { source: number; hashes: bigint[] }[], source: number, q: bigint[]): number {
+  const held = new Set(inflight.filter((r) => r.source === source).flatMap((r) => r.hashes));
+  let k = 0;
+  while (k < q.length && held.has(q[k]!)) k++;
+  return k;
+}
+
+describe("active load", () => {
+  test("matches a naive multiset model under any order of adds, finishes and queries", () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+        const load = new ActiveLoad();
+        for (let s = 0; s < 3; s++) load.reserve(s);
+        const inflight: { source: number; hashes: bigint[]; req: ActiveRequest }[] = [];
+        const check = (q: bigint[]) => {
+          const depth = load.beginPrefixes(q, q.length);
+          const got = [0, 1, 2].map((s) => depth[s]!);
+          load.endPrefixes();
+          expect(got).toEqual([0, 1, 2].map((s) => naivePrefix(inflight, s, q)));
+          for (let s = 0; s < 3; s++) expect(load.activeBlocks(s)).toBe(new Set(inflight.filter((r) => r.source === s).flatMap((r) => r.hashes)).size);
+        };
+        for (const o of ops) {
+          if (o.kind === "add") {
+            const hashes = hashesOf(o.path);
+            check(hashes); // the router always walks a prompt before counting it
+            inflight.push({ source: o.source, hashes, req: load.add(o.source, hashes, 10) });
+          } else if (o.kind === "finish" && inflight.length > 0) {
+            const [r] = inflight.splice(o.pick % inflight.length, 1);
+            load.finish(r!.req);
+            load.finish(r!.req); // idempotent
+          } else if (o.kind === "query") check(hashesOf(o.path));
+        }
+        for (const r of inflight.splice(0)) load.finish(r.req);
+        check([]);
+        expect([0, 1, 2].map((s) => load.activeBlocks(s))).toEqual([0, 0, 0]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  test("a private tail is counted without being indexed until a sibling reaches it", () => {
+    const load = new ActiveLoad();
+    const a = hashesOf([0, 0, 0, 0, 0, 0]);
+    load.beginPrefixes(a, a.length);
+    load.endPrefixes();
+    const r = load.add(0, a, 0);
+    expect([r.indexed, load.activeBlocks(0)]).toEqual([1, 6]); // block 0 indexed, 5 counted
+    const b = hashesOf([0, 0, 0, 1]); // shares a's first 3 blocks
+    expect(load.beginPrefixes(b, b.length)[0]).toBe(3);
+    load.endPrefixes();
+    expect(r.indexed).toBe(6);
+    load.add(1, b, 0);
+    expect([load.activeBlocks(0), load.activeBlocks(1)]).toEqual([6, 4]);
+    load.finish(r);
+    expect(load.activeBlocks(0)).toBe(0);
+  });
+});
