@@ -361,11 +361,21 @@ export class KvIndex {
   endOverlaps(): void {
     const { touched, dev, hst, dsk } = this;
     const nt = this.touchedCount;
-    for (let t = 0; t < nt; t++) {
-      const s = touched[t]!;
-      dev[s] = hst[s] = dsk[s] = 0;
+    if (this.tiers.host.total === 0 && this.tiers.disk.total === 0) {
+      // No continuation could have been written (nothing is indexed below device).
+      for (let t = 0; t < nt; t++) dev[touched[t]!] = 0;
+    } else {
+      for (let t = 0; t < nt; t++) {
+        const s = touched[t]!;
+        dev[s] = hst[s] = dsk[s] = 0;
+      }
     }
     this.touchedCount = 0;
+  }
+
+  /** Whether any block is indexed below device (host or disk): overlaps there can be non-zero. */
+  hasLowerTiers(): boolean {
+    return this.tiers.host.total > 0 || this.tiers.disk.total > 0;
   }
 
   /** The device walk of overlaps(): dev[s] = s's device prefix; returns how many sources it touched (in `touched`). */

@@ -287,10 +287,13 @@ export class Router {
     let best = -1;
     let bestCost = 0;
     let ties = 0;
+    // Host and disk overlaps are read only when something is indexed there (the common device-only case reads less).
+    const lower = this.index!.hasLowerTiers();
     for (let c = 0; c < m; c++) {
       const src = sources[pick === undefined ? c : pick[c]!]!;
       // kvCost (kv-cost.ts), inlined: this loop runs once per candidate per request.
-      const prefill = (pf[src]! + isl) / bs - (cw * od[src]! + wHost * oh[src]! + wDisk * ok[src]!);
+      const credit = lower ? cw * od[src]! + wHost * oh[src]! + wDisk * ok[src]! : cw * od[src]!;
+      const prefill = (pf[src]! + isl) / bs - credit;
       const cost = scale * (prefill > 0 ? prefill : 0) + ab[src]! + (full - act[src]!);
       if (sampled) costs[c] = cost;
       else if (best === -1 || cost < bestCost) {
