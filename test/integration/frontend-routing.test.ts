@@ -79,6 +79,28 @@ describe("prefix affinity under concurrent load", () => {
   }, 30_000);
 });
 
+describe("approximate mode (--no-router-kv-events)", () => {
+  test("no event feed is followed; the decisions themselves make the prefix sticky", async () => {
+    const prefix = Array.from({ length: 64 }, (_, i) => 50_000 + i);
+    await using stack = await startStack({
+      mockers: [["--num-workers", "3", "--num-gpu-blocks-override", "64", ...MOCKER]],
+      frontend: ["--router-mode", "kv", "--no-router-kv-events"],
+      expectRelays: false,
+    });
+    const served = new Set<string>();
+    for (let i = 0; i < 6; i++) {
+      const res = await completion(stack.baseURL, [...prefix, 900_000 + i]);
+      expect(res.status).toBe(200);
+      served.add(res.headers.get("x-kvcr-worker")!);
+      await res.arrayBuffer();
+    }
+    expect(served.size).toBe(1);
+    expect(stack.frontend.direct.connectedCount()).toBe(0);
+    // What the index holds is the router's prediction: the 16 prefix blocks on the one worker.
+    expect(indexedPrefix(stack.frontend, [...prefix, 1])).toBe(16);
+  });
+});
+
 describe("request lifecycle through the frontend", () => {
   test("a client that disconnects mid-stream cancels the request on the worker", async () => {
     // Real time: 20,000 tokens take far longer than the test.

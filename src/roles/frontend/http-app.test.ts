@@ -88,6 +88,9 @@ describe("bad HTTP input → OpenAI error JSON, and the app keeps serving", () =
     expect(text).toContain('kvcr_frontend_worker_active_blocks{worker="a",dp_rank="0"} 0');
     expect(text).toContain("kvcr_frontend_routing_decision_seconds_count 1");
     expect(text).toContain('kvcr_frontend_index_blocks{tier="device"} 0');
+    for (const family of ["kvcr_frontend_worker_active_prefill_tokens", "kvcr_frontend_worker_busy", "kvcr_frontend_rejected_requests_total", "kvcr_frontend_orphan_stores_total"]) {
+      expect(text).toContain(`# TYPE ${family} `);
+    }
   });
 });
 
@@ -264,6 +267,11 @@ describe("the router's view of load", () => {
       const res = await a.fetch(post("/v1/completions", prompt));
       await expectOpenAiError(res, status, "Service temporarily overloaded");
       expect(router.rejected).toBe(1);
+      const metrics = await (await a.fetch(new Request("http://frontend/metrics"))).text();
+      expect(metrics).toContain('kvcr_frontend_worker_busy{worker="a",dp_rank="1"} 1');
+      expect(metrics).toContain('kvcr_frontend_worker_active_prefill_tokens{worker="a",dp_rank="0"} 9');
+      expect(metrics).toContain('kvcr_frontend_rejected_requests_total{model="m"} 1');
+      expect(metrics).toContain(`kvcr_frontend_requests_total{route="/v1/completions",status="${status}"} 1`);
       open();
       for (const r of await Promise.all(inflight)) await r.body!.getReader().read(); // first tokens out: not busy
       const again = await a.fetch(post("/v1/completions", prompt));
