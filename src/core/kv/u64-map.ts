@@ -43,8 +43,6 @@ export class U64Map {
   private mask = 0;
   private shift = 0;
   size = 0;
-  /** Bucket of the key getOrInsert() found present. */
-  private found = 0;
 
   constructor(expected = 0) {
     this.alloc(capacityFor(expected));
@@ -62,71 +60,56 @@ export class U64Map {
 
   /** Stores `value` (0 ≤ value < 2^31 − 1) unless the key is present; true when it was inserted. */
   setIfAbsent(w0: number, w1: number, value: number): boolean {
-    w0 |= 0;
-    w1 |= 0;
-    if ((this.size + 1) * 2 > this.mask + 1) this.rehash((this.mask + 1) * 2);
-    const t = this.table;
-    const mask = this.mask;
-    let i = this.home(w0, w1);
-    for (;;) {
-      const b = 3 * i;
-      if (t[b + 2] === EMPTY) {
-        t[b] = w0;
-        t[b + 1] = w1;
-        t[b + 2] = value + 1;
-        this.size++;
-        return true;
-      }
-      if (t[b] === w0 && t[b + 1] === w1) return false;
-      i = (i + 1) & mask;
-    }
+    return this.getOrInsert(w0, w1, value) === -1;
   }
 
   /** The key's value when present; otherwise inserts `value` and returns -1. One probe run. */
   getOrInsert(w0: number, w1: number, value: number): number {
-    w0 |= 0;
-    w1 |= 0;
-    if ((this.size + 1) * 2 > this.mask + 1) this.rehash((this.mask + 1) * 2);
-    const t = this.table;
-    const mask = this.mask;
-    let i = this.home(w0, w1);
-    for (;;) {
-      const b = 3 * i;
-      if (t[b + 2] === EMPTY) {
-        t[b] = w0;
-        t[b + 1] = w1;
-        t[b + 2] = value + 1;
-        this.size++;
-        return -1;
-      }
-      if (t[b] === w0 && t[b + 1] === w1) {
-        this.found = i;
-        return t[b + 2]! - 1;
-      }
-      i = (i + 1) & mask;
-    }
+    const i = this.slot(w0 | 0, w1 | 0);
+    const b = 3 * i;
+    if (this.table[b + 2] !== EMPTY) return this.table[b + 2]! - 1;
+    this.table[b + 2] = value + 1;
+    return -1;
   }
 
   /** Stores `value` (as setIfAbsent) for the key, replacing any previous value. One probe run. */
   set(w0: number, w1: number, value: number): void {
-    w0 |= 0;
-    w1 |= 0;
-    if ((this.size + 1) * 2 > this.mask + 1) this.rehash((this.mask + 1) * 2);
+    const i = this.slot(w0 | 0, w1 | 0); // first: a claim may replace the table
+    this.table[3 * i + 2] = value + 1;
+  }
+
+  /** Adds 1 to the key's value (inserting 1 when absent); returns the new value. One probe run. */
+  increment(w0: number, w1: number): number {
+    const b = 3 * this.slot(w0 | 0, w1 | 0);
     const t = this.table;
-    const mask = this.mask;
-    let i = this.home(w0, w1);
+    t[b + 2] = t[b + 2] === EMPTY ? 2 : t[b + 2]! + 1;
+    return t[b + 2]! - 1;
+  }
+
+  /**
+   * The bucket of the key, claimed (key written, value EMPTY, counted) when it was absent: the
+   * caller writes the value. The table grows only for a claim (a present key never moves).
+   */
+  private slot(w0: number, w1: number): number {
     for (;;) {
-      const b = 3 * i;
-      if (t[b + 2] === EMPTY) {
-        t[b] = w0;
-        t[b + 1] = w1;
-        this.size++;
-        break;
+      const t = this.table;
+      const mask = this.mask;
+      let i = this.home(w0, w1);
+      for (;;) {
+        const b = 3 * i;
+        if (t[b + 2] === EMPTY) break;
+        if (t[b] === w0 && t[b + 1] === w1) return i;
+        i = (i + 1) & mask;
       }
-      if (t[b] === w0 && t[b + 1] === w1) break;
-      i = (i + 1) & mask;
+      if ((this.size + 1) * 2 > mask + 1) {
+        this.rehash((mask + 1) * 2);
+        continue;
+      }
+      t[3 * i] = w0;
+      t[3 * i + 1] = w1;
+      this.size++;
+      return i;
     }
-    t[3 * i + 2] = value + 1;
   }
 
   /** Removes the key; returns its value, or -1 when absent. */
@@ -136,14 +119,6 @@ export class U64Map {
     const removed = this.table[3 * i + 2]! - 1;
     this.deleteAt(i);
     return removed;
-  }
-
-  /** Adds 1 to the key's value (inserting 1 when absent); returns the new value. One probe run. */
-  increment(w0: number, w1: number): number {
-    const v = this.getOrInsert(w0, w1, 1);
-    if (v === -1) return 1;
-    this.table[3 * this.found + 2]!++;
-    return v + 1;
   }
 
   /** Takes 1 from the key's value, removing the key at 0; returns the new value (-1 when absent). */
