@@ -1,114 +1,106 @@
-// kv vs round-robin routing on the same stack configuration (issue 13 figure): for a shared-prefix
-// workload and for the Mooncake conversation trace (time-compressed), each mode gets a fresh stack
-// started by the launcher's code as `bench --compare-router-modes` starts it (1 mocker process ×
-// 4 workers at speedup 1, one frontend) and the same seeded workload. Prints the median
-// of `runs` rounds per figure and writes the HTML report of the last round to
-// dist/bench-router-modes-<workload>.html.
-// Run: npm run bench:router-modes [-- runs=3 [scenario]]
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// kv vs round-robin routing on live stacks, swept over concurrency 2, 8 and 32 on two workloads
+// (bench/lib/router-scenarios.ts): a shared-prefix workload and the head of the Mooncake
+// conversation trace run closed loop. Each mode and point gets a fresh stack started by the
+// launcher's code as `bench --compare-router-modes` starts it (1 mocker process × 4 workers at
+// speedup 1, one frontend; cold caches) and the same seeded workload; kv and round-robin run back
+// to back at each point, so machine load hits both alike and the ratio between them holds.
+//
+// Request counts keep a default run (3 rounds) near 13 minutes on a 2-core machine (the mockers
+// run in real time, so wall time is the simulated serving time):
+//   - shared-prefix: 160 requests (10 per prefix) at every point, ~55 s per mode and round;
+//     enough for the 16 prefixes' cold misses to be a small share of the run.
+//   - Mooncake: max(16, 4 × concurrency) requests (16, 32, 128), ~70 s per mode and round;
+//     a request takes ~1.4 s of wall time at concurrency 2 against ~0.3 s at 32, so one count for
+//     all points would either dwarf the budget at 2 or leave 32 a single burst.
+// Each figure is the median of `runs` rounds; the rr/kv column is the ratio of those medians,
+// with the spread of the per-round ratios beside it. bench/replay-router-sweep.ts simulates the
+// same runs with replay. The HTML report of the last round of each point is written to
+// dist/bench-router-modes-<workload>-c<concurrency>.html.
+// Run: npm run bench:router-modes [-- [runs=]3 [workload]]
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { resolve } from "node:path";
+import { freshStackStarter } from "../src/cli/bench-stack.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import { runBench, type BenchOptions } from "../src/roles/bench/run-bench.ts";
 import type { BenchResult } from "../src/roles/bench/metrics.ts";
-import { freshStackStarter } from "../src/cli/bench-stack.ts";
+import { runBench, type BenchOptions } from "../src/roles/bench/run-bench.ts";
+import { machineLine } from "./lib/machine.ts";
+import { median, MODES, SCENARIOS, stackFileOf, SWEEP, WORKERS } from "./lib/router-scenarios.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const TRACE = resolve(ROOT, "test/fixtures/traces/mooncake_conversation_trace.jsonl");
-const runs = Number(process.argv[2] ?? 3);
+const runsArg = process.argv[2] ?? "3";
+const runs = Number(runsArg.replace(/^runs=/, ""));
 const only = process.argv[3];
-const MODES = ["kv", "round-robin"] as const;
-const WORKERS = 4;
-
-interface Scenario {
-  name: string;
-  describe: string;
-  /** The `stack` and `mockers` sections of the stack file (snake_case keys). */
-  stack: Record<string, unknown>;
-  mockers: Record<string, unknown>;
-  bench: Partial<BenchOptions>;
-}
-
-const SCENARIOS: Scenario[] = [
-  {
-    name: "shared-prefix",
-    describe: "16 prefixes × 4,096 tokens + 128 unique, 32 output tokens, 200 requests at concurrency 2 and 8; G1 512 blocks (32,768 tokens) per worker and no G2 (so direct mode: no state agent), so one worker holds half the prefixes",
-    stack: { kv_state_agent: false },
-    mockers: { num_gpu_blocks_override: 512, num_host_blocks: 0 },
-    bench: { workload: { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 16, prefixTokens: 4096, suffixTokens: 128, outputTokens: 32 }, requests: 200, seed: 7 }, sweepConcurrency: [2, 8] },
-  },
-  {
-    name: "mooncake-conversation",
-    describe: "Mooncake conversation trace, first 400 requests (~13.8k-token prompts, 357 output tokens), timestamps ÷ 4; up's defaults (state agent, G1 16,384 and G2 4,096 blocks per worker)",
-    stack: {},
-    mockers: {},
-    bench: { workload: { trace: TRACE, traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 1, prefixTokens: 1, suffixTokens: 1, outputTokens: 1 }, requests: 400, seed: 0 }, arrivalSpeedupRatio: 4 },
-  },
-];
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`runs: got ${JSON.stringify(runsArg)}, expected a positive integer (e.g. 3 or runs=3)`);
+const scenarios = SCENARIOS.filter((x) => only === undefined || x.name === only);
+if (scenarios.length === 0) throw new Error(`unknown workload ${JSON.stringify(only)}; one of ${SCENARIOS.map((s) => s.name).join(", ")}`);
 
 const logger = createLogger({ level: "warn" });
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 mkdirSync(resolve(ROOT, "dist"), { recursive: true });
+const started = performance.now();
+const loadAtStart = loadavg()[0]!;
+let highestLoad = loadAtStart;
 
+const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "-");
 const lines: string[] = [];
-for (const sc of SCENARIOS.filter((x) => only === undefined || x.name === only)) {
-  const byLabel = new Map<string, BenchResult[]>();
-  for (let round = 0; round < runs; round++) {
-    const report = resolve(ROOT, `dist/bench-router-modes-${sc.name}.html`);
-    // A fresh stack per mode and point (cold caches, same configuration), as bench starts them.
-    const stackDir = mkdtempSync(join(tmpdir(), "kvcr-bench-modes-"));
-    const stackFile = join(stackDir, "stack.json");
-    writeFileSync(stackFile, JSON.stringify({ stack: { workers_per_process: WORKERS, ...sc.stack }, mockers: sc.mockers }));
-    try {
-      const opts: BenchOptions = {
-        targets: MODES.map((m) => ({ label: m, fresh: { routerMode: m } })),
-        endpoint: "/v1/completions",
-        promptFormat: "tokens",
-        stream: true,
-        ignoreEos: true,
-        workload: sc.bench.workload!,
-        concurrency: sc.bench.concurrency,
-        sweepConcurrency: sc.bench.sweepConcurrency,
-        arrivalSpeedupRatio: sc.bench.arrivalSpeedupRatio ?? 1,
-        warmupRequests: 0,
-        percentiles: [50, 90, 99],
-        requestTimeoutS: 120,
-        workerHeader: "x-kvcr-worker",
-        report: round === runs - 1 ? report : undefined,
-      };
-      const { results } = await runBench(opts, {
-        hasher: createBlockHasher(),
-        readFile: (p) => readFileSync(p, "utf8"),
-        writeFile: (p, t) => writeFileSync(p, t),
-        checkWritable: () => {},
-        stdout: { write: () => {} },
-        logger,
-        now: () => performance.now(),
-        sleep: (ms) => Bun.sleep(ms),
-        startStack: freshStackStarter(stackFile, logger, process.env),
-      });
-      for (const r of results) byLabel.set(r.label!, [...(byLabel.get(r.label!) ?? []), r]);
-      console.error(`${sc.name} round ${round + 1}/${runs}: ${results.map((r) => `${r.label} mean TTFT ${r.mean_ttft_ms.toFixed(1)} ms, reuse ${r.prefix_cache_reuse_ratio?.toFixed(3)}`).join("; ")}`);
-    } finally {
-      rmSync(stackDir, { recursive: true, force: true });
+for (const sc of scenarios) {
+  const file = stackFileOf(sc);
+  // byPoint.get(c).get(mode) = that point's results, one per round.
+  const byPoint = new Map<number, Map<string, BenchResult[]>>(SWEEP.map((c) => [c, new Map(MODES.map((m) => [m, [] as BenchResult[]]))]));
+  try {
+    const startStack = freshStackStarter(file.path, logger, process.env);
+    // Rounds outermost: a drift in machine load spreads over every point instead of one.
+    for (let round = 0; round < runs; round++) {
+      for (const c of SWEEP) {
+        const opts: BenchOptions = {
+          targets: MODES.map((m) => ({ label: m, fresh: { routerMode: m } })),
+          endpoint: "/v1/completions",
+          promptFormat: "tokens",
+          stream: true,
+          ignoreEos: true,
+          workload: { ...sc.workload, requests: sc.requestsAt(c) },
+          concurrency: c,
+          arrivalSpeedupRatio: 1,
+          warmupRequests: 0,
+          percentiles: [50, 90, 99],
+          requestTimeoutS: 120,
+          workerHeader: "x-kvcr-worker",
+          report: round === runs - 1 ? resolve(ROOT, `dist/bench-router-modes-${sc.name}-c${c}.html`) : undefined,
+        };
+        const { results } = await runBench(opts, {
+          hasher: createBlockHasher(),
+          readFile: (p) => readFileSync(p, "utf8"),
+          writeFile: (p, t) => writeFileSync(p, t),
+          checkWritable: () => {},
+          stdout: { write: () => {} },
+          logger,
+          now: () => performance.now(),
+          sleep: (ms) => Bun.sleep(ms),
+          startStack,
+        });
+        for (const r of results) byPoint.get(c)!.get(r.label!)!.push(r);
+        highestLoad = Math.max(highestLoad, loadavg()[0]!);
+        const elapsed = ((performance.now() - started) / 1000).toFixed(0);
+        console.error(`[${elapsed} s] ${sc.name} c=${c} round ${round + 1}/${runs}: ${results.map((r) => `${r.label} mean TTFT ${fmt(r.mean_ttft_ms)} ms, reuse ${fmt(r.prefix_cache_reuse_ratio ?? NaN, 3)}, ${r.duration.toFixed(1)} s`).join("; ")}; load ${loadavg()[0]!.toFixed(2)}`);
+      }
     }
+  } finally {
+    file.remove();
   }
-  const m = (label: string, f: (r: BenchResult) => number) => median(byLabel.get(label)!.map(f));
-  const labels = [...byLabel.keys()];
-  lines.push(`\n${sc.name}: ${sc.describe}; ${WORKERS} workers, speedup 1, median of ${runs} rounds`);
-  lines.push(`| router | mean TTFT (ms) | p99 TTFT (ms) | mean ITL (ms) | output tok/s | prefix reuse | failed |`);
-  lines.push(`|---|---|---|---|---|---|---|`);
-  for (const label of labels) {
-    lines.push(`| ${label} | ${m(label, (r) => r.mean_ttft_ms).toFixed(1)} | ${m(label, (r) => r.p99_ttft_ms!).toFixed(1)} | ${m(label, (r) => r.mean_itl_ms).toFixed(2)} | ${m(label, (r) => r.output_throughput).toFixed(0)} | ${m(label, (r) => r.prefix_cache_reuse_ratio ?? NaN).toFixed(3)} | ${m(label, (r) => r.failed)} |`);
+  lines.push(`\n${sc.name}: ${sc.describe}; ${WORKERS} workers, speedup 1, median of ${runs} round(s)`);
+  lines.push("| concurrency | requests | kv mean TTFT (ms) | rr mean TTFT (ms) | rr/kv | rr/kv per round (min–max) | kv reuse | rr reuse | kv p99 TTFT (ms) | rr p99 TTFT (ms) | failed kv/rr |");
+  lines.push("|---|---|---|---|---|---|---|---|---|---|---|");
+  for (const c of SWEEP) {
+    const [kv, rr] = MODES.map((m) => byPoint.get(c)!.get(m)!);
+    const m = (rs: BenchResult[], f: (r: BenchResult) => number) => median(rs.map(f));
+    const ttft = (r: BenchResult) => r.mean_ttft_ms;
+    const reuse = (r: BenchResult) => r.prefix_cache_reuse_ratio ?? NaN;
+    const perRound = kv!.map((k, i) => rr![i]!.mean_ttft_ms / k.mean_ttft_ms);
+    lines.push(
+      `| ${c} | ${sc.requestsAt(c)} | ${fmt(m(kv!, ttft))} | ${fmt(m(rr!, ttft))} | ${fmt(m(rr!, ttft) / m(kv!, ttft), 2)}× | ${fmt(Math.min(...perRound), 2)}–${fmt(Math.max(...perRound), 2)} | ${fmt(m(kv!, reuse), 3)} | ${fmt(m(rr!, reuse), 3)} | ${fmt(m(kv!, (r) => r.p99_ttft_ms ?? NaN))} | ${fmt(m(rr!, (r) => r.p99_ttft_ms ?? NaN))} | ${m(kv!, (r) => r.failed)}/${m(rr!, (r) => r.failed)} |`,
+    );
   }
-  for (const kvLabel of labels.filter((l) => l.startsWith("kv"))) {
-    const rrLabel = kvLabel.replace(/^kv/, "round-robin");
-    const ratio = m(rrLabel, (r) => r.mean_ttft_ms) / m(kvLabel, (r) => r.mean_ttft_ms);
-    const points = (m(kvLabel, (r) => r.prefix_cache_reuse_ratio ?? NaN) - m(rrLabel, (r) => r.prefix_cache_reuse_ratio ?? NaN)) * 100;
-    lines.push(`${kvLabel} vs ${rrLabel}: round-robin's mean TTFT is ${ratio.toFixed(2)}× kv's; prefix reuse ${points >= 0 ? "+" : ""}${points.toFixed(1)} points for kv`);
-  }
-  lines.push(`report: dist/bench-router-modes-${sc.name}.html`);
 }
+lines.push(`\n${machineLine(`load average ${loadAtStart.toFixed(2)} at the start, at most ${highestLoad.toFixed(2)} after any point; wall time ${((performance.now() - started) / 60_000).toFixed(1)} min`)}`);
 console.log(lines.join("\n"));

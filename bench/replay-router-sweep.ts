@@ -1,0 +1,58 @@
+// kv vs round-robin through replay's simulation (the core simulator on a virtual clock, as
+// `kvcr-mock replay` runs it): the two workloads of bench/router-modes.ts with the same requests
+// and stack settings (bench/lib/router-scenarios.ts), at concurrency 2, 8 and 32, so each row
+// sits beside its live figure. Then the shared-prefix workload at 400 requests and concurrency
+// 2, 4, 8, 16 and 32 beside reference figures from a prototype of the same router cost model,
+// and the Mooncake head at 400 requests. Replay is deterministic (seeded workload, seeded tie
+// breaks, virtual clock): one run per figure, and machine load does not change them.
+// Run: npx bun bench/replay-router-sweep.ts
+import { readFileSync } from "node:fs";
+import type { ReplayReport } from "../src/core/replay/report.ts";
+import { createLogger } from "../src/lib/logger.ts";
+import { createBlockHasher } from "../src/lib/xxh3.ts";
+import { simulateStack } from "../src/roles/simulated-stack.ts";
+import { loadWorkload } from "../src/roles/workload.ts";
+import { machineLine } from "./lib/machine.ts";
+import { MODES, SCENARIOS, simulatedStackOf, SWEEP, type RouterScenario } from "./lib/router-scenarios.ts";
+
+const hasher = createBlockHasher();
+const logger = createLogger({ level: "warn" });
+const started = performance.now();
+
+function replay(sc: RouterScenario, requests: number, concurrency: number, mode: (typeof MODES)[number]): ReplayReport {
+  const workload = loadWorkload({ ...sc.workload, requests }, { readFile: (p) => readFileSync(p, "utf8"), logger });
+  return simulateStack(workload, simulatedStackOf(sc, mode), { arrival: { kind: "concurrency", concurrency }, seed: sc.workload.seed, startedMs: performance.now() }, { hasher, now: () => performance.now() });
+}
+
+/** Prototype figures for the shared-prefix workload at 400 requests: reuse kv, rr; mean TTFT kv/rr. */
+const REFERENCE = new Map<number, { kvReuse: number; rrReuse: number; kvOverRr: number }>([
+  [2, { kvReuse: 0.87, rrReuse: 0.45, kvOverRr: 0.47 }],
+  [4, { kvReuse: 0.58, rrReuse: 0.45, kvOverRr: 0.85 }],
+  [16, { kvReuse: 0.75, rrReuse: 0.45, kvOverRr: 0.8 }],
+  [32, { kvReuse: 0.82, rrReuse: 0.44, kvOverRr: 0.62 }],
+]);
+
+const f = (x: number, d = 1) => x.toFixed(d);
+const rows: string[] = [
+  "| workload | requests | concurrency | kv mean TTFT (ms) | rr mean TTFT (ms) | rr/kv | kv reuse | rr reuse | reference kv/rr TTFT | reference reuse kv / rr |",
+  "|---|---|---|---|---|---|---|---|---|---|",
+];
+function row(sc: RouterScenario, requests: number, c: number, withReference = false): void {
+  const [kv, rr] = MODES.map((m) => replay(sc, requests, c, m));
+  const ref = withReference ? REFERENCE.get(c) : undefined;
+  const refCells = withReference ? (ref ? [`${f(ref.kvOverRr, 2)} (here ${f(kv!.mean_ttft_ms / rr!.mean_ttft_ms, 2)})`, `${f(ref.kvReuse, 2)} / ${f(ref.rrReuse, 2)}`] : ["- (none given)", "-"]) : ["", ""];
+  const failed = kv!.failed + rr!.failed > 0 ? ` (failed kv ${kv!.failed}, rr ${rr!.failed})` : "";
+  rows.push(`| ${sc.name} | ${requests} | ${c} | ${f(kv!.mean_ttft_ms)} | ${f(rr!.mean_ttft_ms)} | ${f(rr!.mean_ttft_ms / kv!.mean_ttft_ms, 2)}×${failed} | ${f(kv!.prefix_cache_reuse_ratio, 3)} | ${f(rr!.prefix_cache_reuse_ratio, 3)} | ${refCells.join(" | ")} |`);
+}
+
+// Beside the live sweep: same requests per point as bench/router-modes.ts.
+for (const sc of SCENARIOS) for (const c of SWEEP) row(sc, sc.requestsAt(c), c);
+// Longer runs: the shared-prefix sweep of the reference figures, and the Mooncake head at 400.
+const [sharedPrefix, mooncake] = SCENARIOS as [RouterScenario, RouterScenario];
+for (const c of [2, 4, 8, 16, 32]) row(sharedPrefix, 400, c, true);
+for (const c of SWEEP) row(mooncake, 400, c);
+
+console.log(`kv vs round-robin, replay (virtual clock, deterministic: one run per figure); ${MODES.length} modes × 4 workers`);
+for (const sc of SCENARIOS) console.log(`${sc.name}: ${sc.describe}\n  = kvcr-mock replay ${sc.replayFlags} --concurrency <c> --router-mode kv|round-robin`);
+console.log(rows.join("\n"));
+console.log(machineLine(`wall time ${((performance.now() - started) / 1000).toFixed(1)} s`));
