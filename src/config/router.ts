@@ -41,6 +41,11 @@ export const routerTuningOptions = defineOptions({
     min: 0,
     description: "A (worker, rank) is busy while more than this many routed prompt tokens await their first token (unset: never)",
   },
+  routerQueueThreshold: {
+    kind: "number",
+    min: 0,
+    description: "Hold requests in a queue (instead of routing them) while every (worker, rank)'s outstanding prefill exceeds this share of its max_num_batched_tokens (unset: never)",
+  },
   activePrefillTokensThresholdFrac: {
     kind: "number",
     min: 0,

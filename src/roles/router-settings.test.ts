@@ -16,7 +16,7 @@ describe("router flags", () => {
     const o = routerOptionsFrom(frontend(["--router-mode", "kv"]));
     expect(o).toEqual({
       mode: "kv", prefillLoadScale: 1, overlapScoreCredit: 1, hostWeight: 0.75, diskWeight: 0.25, temperature: 0,
-      busy: { activeDecodeBlocks: undefined, activePrefillTokens: undefined, activePrefillTokensFrac: undefined }, approximateTtlMs: undefined,
+      busy: { activeDecodeBlocks: undefined, activePrefillTokens: undefined, activePrefillTokensFrac: undefined }, approximateTtlMs: undefined, queueThreshold: undefined,
     });
     expect(routerWarnings(frontend([]))).toEqual([]);
   });
@@ -30,8 +30,8 @@ describe("router flags", () => {
   });
 
   test("thresholds and approximate mode; the overload status from DYN_HTTP_OVERLOAD_STATUS_CODE", () => {
-    const c = frontend(["--router-mode", "kv", "--active-decode-blocks-threshold", "0.8", "--active-prefill-tokens-threshold", "10000", "--active-prefill-tokens-threshold-frac", "1.5", "--no-router-kv-events", "--router-ttl-secs", "30"], { DYN_HTTP_OVERLOAD_STATUS_CODE: "503" });
-    expect(routerOptionsFrom(c)).toMatchObject({ busy: { activeDecodeBlocks: 0.8, activePrefillTokens: 10000, activePrefillTokensFrac: 1.5 }, approximateTtlMs: 30_000 });
+    const c = frontend(["--router-mode", "kv", "--active-decode-blocks-threshold", "0.8", "--active-prefill-tokens-threshold", "10000", "--active-prefill-tokens-threshold-frac", "1.5", "--no-router-kv-events", "--router-ttl-secs", "30", "--router-queue-threshold", "2"], { DYN_HTTP_OVERLOAD_STATUS_CODE: "503" });
+    expect(routerOptionsFrom(c)).toMatchObject({ busy: { activeDecodeBlocks: 0.8, activePrefillTokens: 10000, activePrefillTokensFrac: 1.5 }, approximateTtlMs: 30_000, queueThreshold: 2 });
     expect(c.httpOverloadStatusCode).toBe(503);
     expect(frontend([]).httpOverloadStatusCode).toBe(529);
     expect(routerWarnings(frontend(["--router-mode", "round-robin", "--no-router-kv-events"]))).toEqual(["--no-router-kv-events has no effect with --router-mode round-robin"]);

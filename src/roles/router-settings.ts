@@ -23,6 +23,7 @@ export function routerOptionsFrom(c: RouterConfig): RouterOptions {
       activePrefillTokensFrac: c.activePrefillTokensThresholdFrac,
     },
     approximateTtlMs: c.routerKvEvents ? undefined : c.routerTtlSecs * 1000,
+    queueThreshold: c.routerQueueThreshold,
   };
 }
 

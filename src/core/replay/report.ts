@@ -31,6 +31,8 @@ export interface ReplayReport extends ServingTotals {
   replay_speed_requests_per_s: number;
   /** Requests shed because every worker was over the router's busy thresholds (part of `failed`). */
   rejected: number;
+  /** Requests the router held back while every worker was saturated (its queue threshold). */
+  queued: number;
   /** First failures (request index in the workload, reason). */
   errors: { request: number; error: string }[];
 }
@@ -88,6 +90,7 @@ export function buildReport(sim: SimulationResult, meta: { routerMode: string; w
     wall_time_s: wallS,
     replay_speed_requests_per_s: wallS > 0 ? sim.numRequests / wallS : 0,
     rejected: sim.rejected,
+    queued: sim.queued,
     errors,
   } as ReplayReport;
 }

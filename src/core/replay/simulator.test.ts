@@ -240,6 +240,19 @@ describe("replay simulator: metrics and arrivals", () => {
     expect(r.errors[0]!.error).toContain("rejected: every worker is busy");
   });
 
+  test("a queue threshold holds requests while every worker is saturated, then routes them in order", () => {
+    const w = sharedPrefixWorkload({ numPrefixes: 4, prefixTokens: 256, suffixTokens: 64, outputTokens: 16, requests: 40, seed: 2 });
+    // All 40 arrive within 40 ms; a worker's budget is 512 tokens, so 2 × 320-token prompts fill it.
+    const opts: SimulationOptions = { ...base, engine: { blockSize: 64, numGpuBlocks: 64, maxNumBatchedTokens: 512 }, numWorkers: 2, routerMode: "kv", arrival: { kind: "rate", requestsPerSecond: 1000 } };
+    const open = simulate(w, opts, { hasher });
+    const held = simulate(w, { ...opts, router: { queueThreshold: 0.5 } }, { hasher });
+    expect(open.queued).toBe(0);
+    expect(held.queued).toBeGreaterThan(0);
+    expect(held.errors.size).toBe(0); // held, not shed: every request completes
+    const r = buildReport(held, { routerMode: "kv", wallTimeMs: 1 });
+    expect([r.completed, r.queued]).toEqual([40, held.queued]);
+  });
+
   test("without KV events the router predicts residency from its decisions and still follows prefixes", () => {
     const w = sharedPrefixWorkload({ numPrefixes: 8, prefixTokens: 512, suffixTokens: 64, outputTokens: 8, requests: 200, seed: 3 });
     const run = (routerMode: "kv" | "round-robin", router?: SimulationOptions["router"]) =>

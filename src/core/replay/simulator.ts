@@ -3,7 +3,7 @@
 // steps back to back while it has work; its step's tokens, finishes and events take effect at
 // the step's end. No sockets, no wall clock: the same inputs give the same run.
 import { KvIndex } from "../index/kv-index.ts";
-import type { BlockHasher } from "../kv/block-hash.ts";
+import type { BlockHashes, BlockHasher } from "../kv/block-hash.ts";
 import type { EngineConfig } from "../engine/engine-config.ts";
 import type { EngineMetrics, StepResult } from "../engine/engine-types.ts";
 import { MockEngine } from "../engine/mock-engine.ts";
@@ -45,6 +45,8 @@ export interface SimulationResult {
   readonly errors: Map<number, string>;
   /** Requests shed because every worker was busy (counted in errors too). */
   readonly rejected: number;
+  /** Requests the router held back while every worker was saturated (a queue threshold). */
+  readonly queued: number;
   /** Every inter-token gap of every request (ms); buildReport reorders it in place. */
   readonly itlMs: Float64Array;
   /** Virtual time when the last event happened. */
@@ -184,8 +186,15 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
       hostLoadedTokens[i] = f.hostLoadedTokens;
       complete(i, t);
     }
+    if (heldHead < held.length) release(t);
     startStep(w, t);
   };
+
+  // Requests the router holds while every worker is saturated (a queue threshold), in arrival order.
+  const held: number[] = [];
+  let heldHead = 0;
+  const hashesOf: (BlockHashes | undefined)[] = new Array(n);
+  let queued = 0;
 
   const arrive = (i: number, t: number) => {
     const req = workload[i]!;
@@ -195,8 +204,21 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     bufferOf[i] = buffer;
     req.writeTokens(buffer);
     const tokens = buffer.subarray(0, req.inputLength);
-    const hashes = deps.hasher.hashBlocks(tokens, blockSize);
     promptTokens[i] = tokens.length;
+    hashesOf[i] = deps.hasher.hashBlocks(tokens, blockSize);
+    if (heldHead < held.length || router.saturated()) {
+      queued++;
+      held.push(i);
+      return;
+    }
+    dispatch(i, t);
+  };
+
+  /** Routes a request that arrived (now or while held) and hands it to its engine. */
+  const dispatch = (i: number, t: number) => {
+    const hashes = hashesOf[i]!;
+    hashesOf[i] = undefined;
+    const tokens = bufferOf[i]!.subarray(0, promptTokens[i]!);
     const decision = router.route({ seqHashes: hashes.sequence, promptTokens: tokens.length, blockSize, nowMs: t })!;
     if (decision === OVERLOADED) {
       rejected++;
@@ -208,13 +230,18 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     active[i] = decision.request;
     worker[i] = w;
     requestsPerRank[Math.floor(w / dp)]![w % dp]!++;
-    const added = engines[w]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: req.outputLength, promptHashes: hashes });
+    const added = engines[w]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: workload[i]!.outputLength, promptHashes: hashes });
     if (!added.ok) {
       errors.set(i, added.reason);
       complete(i, t);
       return;
     }
     if (busy[w] === 0) startStep(w, t);
+  };
+
+  /** Routes held requests, oldest first, while the router has room (load dropped: first tokens, finishes). */
+  const release = (t: number) => {
+    while (heldHead < held.length && !router.saturated()) dispatch(held[heldHead++]!, t);
   };
 
   for (;;) {
@@ -251,6 +278,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     hostLoadedTokens,
     errors,
     rejected,
+    queued,
     itlMs: itl.subarray(0, itlLen),
     simulatedMs: now,
     requestsPerWorker: requestsPerRank.map((ranks) => ranks.reduce((a, b) => a + b, 0)),

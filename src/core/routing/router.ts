@@ -64,6 +64,11 @@ export interface RouterOptions {
   busy?: BusyThresholds;
   /** kv without KV events: each decision is written into the index, expiring after this many ms. */
   approximateTtlMs?: number;
+  /**
+   * Hold requests (the caller queues them) while every candidate's outstanding prefill exceeds
+   * this share of its max_num_batched_tokens (Dynamo's --router-queue-threshold).
+   */
+  queueThreshold?: number;
 }
 
 export interface CandidateInfo {
@@ -84,6 +89,7 @@ export class Router {
   private readonly busyOn: boolean;
   private readonly load = new ActiveLoad();
   private readonly approx: ApproximateIndex | undefined;
+  private readonly queueThreshold: number | undefined;
   // Dense candidate arrays (a removal moves the last candidate into the hole).
   private readonly sources: number[] = [];
   private readonly capacity: number[] = [];
@@ -117,6 +123,7 @@ export class Router {
     const b = opts.busy ?? {};
     this.busy = { activeDecodeBlocks: b.activeDecodeBlocks ?? Infinity, activePrefillTokens: b.activePrefillTokens ?? Infinity, activePrefillTokensFrac: b.activePrefillTokensFrac ?? Infinity };
     this.busyOn = b.activeDecodeBlocks !== undefined || b.activePrefillTokens !== undefined || b.activePrefillTokensFrac !== undefined;
+    this.queueThreshold = opts.queueThreshold;
     this.approx = opts.mode === RouterMode.kv && opts.approximateTtlMs !== undefined && index ? new ApproximateIndex(index, opts.approximateTtlMs) : undefined;
   }
 
@@ -224,6 +231,22 @@ export class Router {
 
   activePrefillTokensOf(source: number): number {
     return this.load.activePrefillTokens(source);
+  }
+
+  /**
+   * Whether a request should wait instead of being routed now: a queue threshold is set and every
+   * candidate's outstanding prefill is above it (a candidate that advertises no
+   * max_num_batched_tokens is never full). False without candidates (routing then fails instead).
+   */
+  saturated(): boolean {
+    const f = this.queueThreshold;
+    const n = this.sources.length;
+    if (f === undefined || n === 0) return false;
+    for (let slot = 0; slot < n; slot++) {
+      const budget = this.batchedTokens[slot]!;
+      if (budget === 0 || this.load.activePrefillTokens(this.sources[slot]!) <= f * budget) return false;
+    }
+    return true;
   }
 
   /** Whether the candidate's rank is over a busy threshold now. */

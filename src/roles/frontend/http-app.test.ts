@@ -282,6 +282,36 @@ describe("the router's view of load", () => {
   });
 });
 
+describe("the router's queue (--router-queue-threshold)", () => {
+  test("while every worker is saturated requests wait, oldest first, and go out as first tokens arrive; a client that leaves while held gets 499", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const worker: FetchLike = async (url, init) => {
+      await gate;
+      return ndjsonWorker()(url, init);
+    };
+    // One rank with a 16-token budget, held above half of it: one 9-token prompt saturates it.
+    const state = routingState("kv", { router: { queueThreshold: 0.5 } });
+    state.putWorker(workerRecord("a", { max_num_batched_tokens: 16 }));
+    const a = app(state, worker);
+    const body = cmpl({ prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9], max_tokens: 1 });
+    const first = a.fetch(post("/v1/completions", body));
+    await waitFor(() => state.routerOf("m")!.saturated(), { what: "the worker saturated" });
+    const second = a.fetch(post("/v1/completions", body));
+    const leaving = new AbortController();
+    const third = a.fetch(post("/v1/completions", body, { signal: leaving.signal }));
+    await waitFor(() => state.heldCount === 2, { what: "two requests held" });
+    expect(await (await a.fetch(new Request("http://frontend/metrics"))).text()).toContain("kvcr_frontend_queued_requests 2");
+    leaving.abort();
+    await expectOpenAiError(await third, 499, "went away while its request was held");
+    expect(state.heldCount).toBe(1);
+    open();
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    expect(state.heldCount).toBe(0);
+  });
+});
+
 describe("decision log", () => {
   test("each decision is logged at debug: worker, rank, cost, overlaps, index size", async () => {
     const lines: string[] = [];

@@ -114,7 +114,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     if (parsed instanceof BadRequest) return openAiError(400, parsed.message, { param: parsed.param });
     const tokens = promptTokens(parsed);
     if (tokens.length === 0) return openAiError(400, "prompt: tokenizes to no tokens", { param: kind === "chat" ? "messages" : "prompt" });
-    const plan = state.route(parsed.model, tokens);
+    const routed = state.routeOrHold(parsed.model, tokens, req.signal);
+    const plan = routed instanceof Promise ? await routed : routed;
     if ("status" in plan) return openAiError(plan.status, plan.message, { code: plan.code, param: plan.status === 404 ? "model" : undefined });
     metrics.decision.observe(plan.decisionMs / 1000);
     if (plan.kvHint) metrics.hintsAttached++;

@@ -84,6 +84,7 @@ export class FrontendMetrics {
       this.latency.family(),
       this.decision.family(),
       { name: "kvcr_frontend_workers", help: "Workers in routing", type: "gauge", samples: [{ value: state.workerCount }] },
+      { name: "kvcr_frontend_queued_requests", help: "Requests held while every worker is saturated (--router-queue-threshold)", type: "gauge", samples: [{ value: state.heldCount }] },
       active,
       prefill,
       busy,

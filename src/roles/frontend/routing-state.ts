@@ -74,6 +74,8 @@ export class RoutingState {
   private hintWorkers = 0;
   private hintSeq = 0;
   private readonly refusedLogged = new Set<string>();
+  /** Requests held while every worker of their model is saturated (the router's queue threshold), oldest first. */
+  private readonly held = new Map<string, HeldRequest[]>();
 
   constructor(private readonly opts: RoutingStateOptions) {
     this.blockSize = opts.blockSize;
@@ -138,6 +140,7 @@ export class RoutingState {
     });
     (record.cache_owner_ids ?? []).forEach((owner, r) => this.owners.set(owner, { workerId: id, rank: r }));
     if (!prev) this.opts.logger.info(`worker ${id} (${record.model}, ${record.data_parallel_size} rank(s), ${record.kv_event_source_mode}) joined routing`);
+    this.release(record.model);
     return undefined;
   }
 
@@ -224,14 +227,61 @@ export class RoutingState {
     return plan;
   }
 
+  /**
+   * route(), or, while every worker of the model is saturated (the router's queue threshold), a
+   * promise of it: the request waits, oldest first, until load drops (a first token, a finish, a
+   * new worker). A request whose client goes away while held leaves the queue (499).
+   */
+  routeOrHold(model: string, tokens: ArrayLike<number>, signal?: AbortSignal): RoutePlan | RouteFailure | Promise<RoutePlan | RouteFailure> {
+    const router = this.routers.get(model);
+    const queue = this.held.get(model);
+    if (router === undefined || (queue === undefined && !router.saturated())) return this.route(model, tokens);
+    return new Promise((resolve) => {
+      const h: HeldRequest = { tokens, resolve, signal };
+      const list = this.held.get(model) ?? [];
+      list.push(h);
+      this.held.set(model, list);
+      signal?.addEventListener("abort", () => {
+        const at = list.indexOf(h);
+        if (at === -1) return;
+        list.splice(at, 1);
+        if (list.length === 0 && this.held.get(model) === list) this.held.delete(model);
+        resolve({ status: 499, message: "the client went away while its request was held", code: "client_closed" });
+      }, { once: true });
+    });
+  }
+
+  /** Requests held now, over every model. */
+  get heldCount(): number {
+    let n = 0;
+    for (const list of this.held.values()) n += list.length;
+    return n;
+  }
+
   /** The request's first token arrived: its prefill no longer loads the candidate. */
   firstToken(plan: RoutePlan): void {
-    this.routers.get(plan.worker.record.model)?.firstToken(plan.decision.request);
+    const model = plan.worker.record.model;
+    this.routers.get(model)?.firstToken(plan.decision.request);
+    this.release(model);
   }
 
   /** The request ended (any way): all of its load leaves the candidate. Idempotent. */
   finish(plan: RoutePlan): void {
-    this.routers.get(plan.worker.record.model)?.finish(plan.decision.request);
+    const model = plan.worker.record.model;
+    this.routers.get(model)?.finish(plan.decision.request);
+    this.release(model);
+  }
+
+  /** Routes held requests of the model, oldest first, while its router has room. */
+  private release(model: string): void {
+    const list = this.held.get(model);
+    if (list === undefined) return;
+    const router = this.routers.get(model);
+    while (list.length > 0 && !(router !== undefined && router.size > 0 && router.saturated())) {
+      const h = list.shift()!;
+      h.resolve(this.route(model, h.tokens));
+    }
+    if (list.length === 0) this.held.delete(model);
   }
 
   private hintFor(router: Router, plan: RoutePlan, seq: BigUint64Array): KvHint | undefined {
@@ -265,6 +315,12 @@ export class RoutingState {
       ],
     };
   }
+}
+
+interface HeldRequest {
+  tokens: ArrayLike<number>;
+  resolve(outcome: RoutePlan | RouteFailure): void;
+  signal?: AbortSignal;
 }
 
 /** Abort reason of a request whose worker left discovery (→ 502). */

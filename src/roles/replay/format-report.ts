@@ -8,6 +8,7 @@ export function formatReport(r: ReplayReport): string {
   row("Successful requests", r.completed);
   row("Failed requests", r.failed);
   if (r.rejected > 0) row("Rejected (every worker busy)", r.rejected);
+  if (r.queued > 0) row("Queued by the router (every worker saturated)", r.queued);
   row("Benchmark duration (s)", r.duration.toFixed(2));
   row("Total input tokens", r.total_input_tokens);
   row("Total generated tokens", r.total_output_tokens);
