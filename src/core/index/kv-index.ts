@@ -199,6 +199,10 @@ export class KvIndex {
   private wA = Int32Array.from({ length: 64 }, (_, s) => weightA(s));
   private wB = Int32Array.from({ length: 64 }, (_, s) => weightB(s));
   private stamp = 0;
+  /** Whether the open query wrote any host or disk continuation. */
+  private lowerWritten = false;
+  /** Block 0's holder list of the open query (the sources its device walk wrote). */
+  private firstList: readonly number[] | undefined;
   /** The longest device prefix any source holds, of the last beginOverlaps() query. */
   deepest = 0;
 
@@ -349,9 +353,10 @@ export class KvIndex {
     q.disk = this.dsk;
     this.touchedCount = 0;
     this.deepest = 0;
+    this.firstList = undefined;
     if (count === 0) return q;
     const words = this.wordsOf(seqHashes, count);
-    this.touchedCount = this.deviceWalk(words, count);
+    this.deviceWalk(words, count);
     this.continuation(this.tiers.host, words, count, this.hst, this.dev, undefined);
     this.continuation(this.tiers.disk, words, count, this.dsk, this.dev, this.hst);
     return q;
@@ -360,17 +365,19 @@ export class KvIndex {
   /** Clears the per-source scratch of beginOverlaps() (only the sources the query touched). */
   endOverlaps(): void {
     const { touched, dev, hst, dsk } = this;
+    // The device walk wrote only block 0's holders (its list is unchanged until now); the
+    // continuations wrote the sources in `touched`.
+    const first = this.firstList;
+    if (first !== undefined) for (let k = 0; k < first.length; k++) dev[first[k]!] = 0;
     const nt = this.touchedCount;
-    if (this.tiers.host.total === 0 && this.tiers.disk.total === 0) {
-      // No continuation could have been written (nothing is indexed below device).
-      for (let t = 0; t < nt; t++) dev[touched[t]!] = 0;
-    } else {
-      for (let t = 0; t < nt; t++) {
-        const s = touched[t]!;
-        dev[s] = hst[s] = dsk[s] = 0;
-      }
+    for (let t = 0; t < nt; t++) {
+      const s = touched[t]!;
+      dev[s] = hst[s] = dsk[s] = 0;
     }
+    if (first !== undefined && this.lowerWritten) for (let k = 0; k < first.length; k++) hst[first[k]!] = dsk[first[k]!] = 0;
     this.touchedCount = 0;
+    this.firstList = undefined;
+    this.lowerWritten = false;
   }
 
   /** Whether any block is indexed below device (host or disk): overlaps there can be non-zero. */
@@ -378,58 +385,58 @@ export class KvIndex {
     return this.tiers.host.total > 0 || this.tiers.disk.total > 0;
   }
 
-  /** The device walk of overlaps(): dev[s] = s's device prefix; returns how many sources it touched (in `touched`). */
-  private deviceWalk(words: Int32Array, count: number): number {
-    const touched = this.touched;
+  /**
+   * The device walk of overlaps(): dev[s] = s's device prefix. Every source it gives a depth is in
+   * block 0's holder list (firstList, which endOverlaps() clears from: no copy of it is kept).
+   */
+  private deviceWalk(words: Int32Array, count: number): void {
     const dev = this.dev;
-    let nt = 0;
-    // Device: the sources still matching (the holders of blocks 0..i-1) go on while they hold block
-    // i. When block i's holder set equals that active set (same size and fingerprint: the common
-    // case, a shared prefix held by the same sources) nobody drops out and no source is touched;
-    // otherwise the active set is intersected and the ones that drop out get their depth.
+    // The sources still matching (the holders of blocks 0..i-1) go on while they hold block i.
+    // When block i's holder set equals that set (same size and fingerprint: the common case, a
+    // shared prefix held by the same sources) nobody drops out and nothing is written; otherwise
+    // the set is intersected and the ones that drop out get their depth. The set is block 0's
+    // list itself until the first intersection copies the survivors out.
     const dt = this.tiers.device;
     const id0 = dt.total > 0 ? dt.holders.get(words[0]!, words[1]!) : -1;
-    if (id0 !== -1) {
-      const active = this.walk;
-      const first = dt.lists[id0]!;
-      let n0 = first.length;
-      for (let k = 0; k < n0; k++) active[k] = touched[k] = first[k]!;
-      nt = n0;
-      let fpA = dt.fpA[id0]!;
-      let fpB = dt.fpB[id0]!;
-      let depth = 1;
-      const mark = this.mark;
-      const wA = this.wA;
-      const wB = this.wB;
-      for (let i = 1; i < count && n0 > 0; i++) {
-        const id = dt.holders.get(words[2 * i]!, words[2 * i + 1]!);
-        if (id === -1) break;
-        const list = dt.lists[id]!;
-        if (list.length === n0 && dt.fpA[id] === fpA && dt.fpB[id] === fpB) {
-          depth = i + 1;
-          continue;
-        }
-        const stamp = (this.stamp = (this.stamp + 1) & 0x7fffffff || 1);
-        for (let k = 0; k < list.length; k++) mark[list[k]!] = stamp;
-        let kept = 0;
-        for (let a = 0; a < n0; a++) {
-          const s = active[a]!;
-          if (mark[s] === stamp) active[kept++] = s;
-          else dev[s] = depth;
-        }
-        n0 = kept;
-        fpA = 0;
-        fpB = 0;
-        for (let a = 0; a < kept; a++) {
-          fpA = (fpA + wA[active[a]!]!) | 0;
-          fpB = (fpB + wB[active[a]!]!) | 0;
-        }
-        if (kept > 0) depth = i + 1;
+    this.firstList = id0 === -1 ? undefined : dt.lists[id0];
+    if (id0 === -1) return;
+    let active: ArrayLike<number> = dt.lists[id0]!;
+    let n0 = active.length;
+    let fpA = dt.fpA[id0]!;
+    let fpB = dt.fpB[id0]!;
+    let depth = 1;
+    const mark = this.mark;
+    const wA = this.wA;
+    const wB = this.wB;
+    const kept = this.walk;
+    for (let i = 1; i < count && n0 > 0; i++) {
+      const id = dt.holders.get(words[2 * i]!, words[2 * i + 1]!);
+      if (id === -1) break;
+      const list = dt.lists[id]!;
+      if (list.length === n0 && dt.fpA[id] === fpA && dt.fpB[id] === fpB) {
+        depth = i + 1;
+        continue;
       }
-      for (let a = 0; a < n0; a++) dev[active[a]!] = depth;
-      this.deepest = depth;
+      const stamp = (this.stamp = (this.stamp + 1) & 0x7fffffff || 1);
+      for (let k = 0; k < list.length; k++) mark[list[k]!] = stamp;
+      let n = 0;
+      for (let a = 0; a < n0; a++) {
+        const s = active[a]!;
+        if (mark[s] === stamp) kept[n++] = s;
+        else dev[s] = depth;
+      }
+      active = kept;
+      n0 = n;
+      fpA = 0;
+      fpB = 0;
+      for (let a = 0; a < n; a++) {
+        fpA = (fpA + wA[kept[a]!]!) | 0;
+        fpB = (fpB + wB[kept[a]!]!) | 0;
+      }
+      if (n > 0) depth = i + 1;
     }
-    return nt;
+    for (let a = 0; a < n0; a++) dev[active[a]!] = depth;
+    this.deepest = depth;
   }
 
   /** Extends `out[s]` while s holds block base(s) + out[s] in this tier, walking blocks in order. */
@@ -444,8 +451,10 @@ export class KvIndex {
         const s = list[k]!;
         const base = a[s]! + (b === undefined ? 0 : b[s]!);
         if (base + out[s]! === i) {
+          // Recorded once: block 0's holders (a device depth) are cleared from the first list.
           if (this.dev[s] === 0 && this.hst[s] === 0 && this.dsk[s] === 0) touched[this.touchedCount++] = s;
           out[s]!++;
+          this.lowerWritten = true;
         }
       }
     }
