@@ -1,4 +1,4 @@
-// `kvcr-mock agent`: the KV state agent (SPEC §5). Runs until SIGINT/SIGTERM (exit 0), a failed
+// `kvcr-mock agent`: the KV state agent. Runs until SIGINT/SIGTERM (exit 0), a failed
 // start-up (exit 1; a bad --static-sources file exits 2) or a crash (exit 1); every path withdraws
 // the agent's records first.
 import { agentOptions, agentProblems } from "../config/agent.ts";

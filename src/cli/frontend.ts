@@ -1,4 +1,4 @@
-// `kvcr-mock frontend`: the OpenAI-compatible HTTP frontend with its KV-aware router (SPEC §6).
+// `kvcr-mock frontend`: the OpenAI-compatible HTTP frontend with its KV-aware router.
 // Runs until SIGINT/SIGTERM (exit 0), a failed start-up (exit 1) or a crash (exit 1).
 import { frontendOptions, frontendProblems } from "../config/frontend.ts";
 import { serveRole, untilCrash, untilStopSignal } from "../lib/role.ts";

@@ -1,4 +1,4 @@
-// `kvcr-mock mocker`: N mock workers × D ranks in one process (SPEC §3). Runs until SIGINT/SIGTERM
+// `kvcr-mock mocker`: N mock workers × D ranks in one process. Runs until SIGINT/SIGTERM
 // (exit 0), a failed start-up (exit 1) or a crash (exit 1); every path withdraws the process's
 // intents and records first.
 import { mockerOptions, extraEngineArgsOverlay, mockerProblems } from "../config/mocker.ts";

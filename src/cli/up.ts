@@ -1,4 +1,4 @@
-// `kvcr-mock up`: the whole stack from one command (SPEC §8). Config → runUp; nothing else.
+// `kvcr-mock up`: the whole stack from one command. Config → runUp; nothing else.
 import { STACK_SECTIONS, upOptions, upProblems, type UpConfig } from "../config/up.ts";
 import { runUp } from "../roles/launcher/run-up.ts";
 import { defineRoleCommand } from "./define-command.ts";

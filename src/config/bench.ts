@@ -1,4 +1,4 @@
-// `kvcr-mock bench` options (SPEC §9): the endpoint and how to talk to it (vLLM's `bench serve`
+// `kvcr-mock bench` options: the endpoint and how to talk to it (vLLM's `bench serve`
 // spellings where one exists), the workload and arrivals shared with `replay`, router-mode
 // comparisons and sweeps, the HTML report, and — for --with-replay — the engine and router
 // settings of the stack under test, so its simulation runs the same configuration.

@@ -1,4 +1,4 @@
-// Discovery and listening options of SPEC §7, shared by every process role.
+// Discovery and listening options, shared by every process role.
 import { parseEtcdEndpoints } from "../protocol/etcd-endpoints.ts";
 import { namespaceProblem } from "../protocol/namespace.ts";
 import { defineOptions } from "./options.ts";

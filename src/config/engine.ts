@@ -1,4 +1,4 @@
-// Engine options of SPEC §2/§3 (dynamo.mocker / vLLM spellings), shared by `mocker` and `replay`.
+// Engine options (dynamo.mocker / vLLM spellings), shared by `mocker` and `replay`.
 // Defaults are per (worker, rank) and mirror vLLM's and Dynamo's mocker's.
 import { defineOptions } from "./options.ts";
 
@@ -43,7 +43,7 @@ export const engineOptions = defineOptions({
   seed: { kind: "int", min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, description: "Seed for output tokens (same seed, same run)" },
 });
 
-/** The cross-field rules of the engine options (SPEC §2: the host tier needs prefix caching). */
+/** The cross-field rules of the engine options (the host tier needs prefix caching). */
 export function engineProblems(c: { numHostBlocks: number; enablePrefixCaching: boolean }): string[] {
   const problems: string[] = [];
   if (c.numHostBlocks > 0 && !c.enablePrefixCaching) problems.push("--num-host-blocks: a host tier requires prefix caching (drop --no-enable-prefix-caching)");

@@ -1,4 +1,4 @@
-// `kvcr-mock events` options (SPEC §1, §4.2): the raw KV-event stream to tap, an optional replay
+// `kvcr-mock events` options: the raw KV-event stream to tap, an optional replay
 // ROUTER to read history from first, and the cross-field rules.
 import { ConfigError } from "../lib/errors.ts";
 import { parseEndpoint } from "../protocol/zmtp/endpoint.ts";

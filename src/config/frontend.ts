@@ -1,4 +1,4 @@
-// `kvcr-mock frontend` options (SPEC §6, Dynamo frontend spellings): HTTP, router mode and the
+// `kvcr-mock frontend` options (Dynamo frontend spellings): HTTP, router mode and the
 // shared router tuning options, block size, limits, and discovery (§7).
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { defineOptions, type ConfigOf } from "./options.ts";

@@ -1,4 +1,4 @@
-// `kvcr-mock mocker` options (SPEC §3, dynamo.mocker spellings), the --extra-engine-args layer
+// `kvcr-mock mocker` options (dynamo.mocker spellings), the --extra-engine-args layer
 // that overrides them, and the cross-field rules. The resolved config drives every behaviour.
 import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
@@ -141,7 +141,7 @@ const HEX = (n: number) => new RegExp(`^[0-9a-f]{${n}}$`);
 export const ARRAY_ENCODING_WITH_STATE_AGENT =
   "--kv-events-encoding array: cannot be used with --kv-state-agent (vLLM's positional events have no ownership field, which state-agent mode needs to mark KVCR-owned G2 blocks)";
 
-/** Cross-field rules of SPEC §3, run on the resolved config (extra-engine-args applied). */
+/** Cross-field rules of the mocker options, run on the resolved config (extra-engine-args applied). */
 export function mockerProblems(c: MockerConfig): string[] {
   const problems = [...engineProblems(c), ...discoveryProblems(c)];
   for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {

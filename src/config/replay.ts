@@ -1,4 +1,4 @@
-// `kvcr-mock replay` options (SPEC §9): the workload (a Mooncake trace or the synthetic
+// `kvcr-mock replay` options: the workload (a Mooncake trace or the synthetic
 // shared-prefix generator), arrivals, workers and router, plus the engine options of §3.
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, type ConfigOf } from "./options.ts";
@@ -16,7 +16,7 @@ export const workloadOptions = defineOptions({
   concurrency: { kind: "int", min: 1, description: "Closed loop: keep N requests in flight (ignores timestamps)" },
   requestRate: { kind: "number", min: 0.000001, description: "Poisson arrivals at R requests per second (ignores timestamps)" },
   arrivalSpeedupRatio: { kind: "number", min: 0.000001, default: 1, description: "Divides trace timestamps (2 = arrivals twice as dense)" },
-  traceSpeedup: { kind: "number", min: 0.000001, description: "Same as --arrival-speedup-ratio (SPEC §9 spelling); wins when both are given" },
+  traceSpeedup: { kind: "number", min: 0.000001, description: "Same as --arrival-speedup-ratio; wins when both are given" },
   seed: { kind: "int", min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, description: "Seed of output tokens, synthetic prompts, random routing and Poisson arrivals" },
   outputJson: { kind: "string", nonEmpty: true, description: "Also write the report as JSON to FILE (- prints JSON instead of the table)" },
 });

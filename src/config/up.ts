@@ -1,4 +1,4 @@
-// `kvcr-mock up` options (SPEC §8): the stack's shape, supervision and external commands, plus
+// `kvcr-mock up` options: the stack's shape, supervision and external commands, plus
 // the role flags it hands on (engine and KVCR flags to every mocker, router flags to the
 // frontend, --max-slots to the agent). The stack config file is sectioned (STACK_SECTIONS).
 import { rawHostProblem } from "../protocol/cache-owner.ts";
@@ -27,12 +27,12 @@ export const stackOptions = defineOptions({
   agentReadyTimeout: { kind: "number", min: 0.001, default: 60, description: "Seconds to wait for the agent's /live (or, mockers-only, its discovery record)" },
   readyTimeout: { kind: "number", min: 0.001, default: 60, description: "Seconds to wait for each mocker's /health and the frontend's /v1/models and /health" },
   gracePeriod: { kind: "number", min: 0, default: 10, description: "Seconds between SIGTERM and SIGKILL when stopping children" },
-  agentCmd: { kind: "string", nonEmpty: true, description: "Run this command as the agent (placeholders: see README)" },
-  mockerCmd: { kind: "string", nonEmpty: true, description: "Run this command as each mocker process (placeholders: see README)" },
-  frontendCmd: { kind: "string", nonEmpty: true, description: "Run this command as the frontend (placeholders: see README)" },
+  agentCmd: { kind: "string", nonEmpty: true, description: "Run this command as the agent (placeholders: docs/cli.md)" },
+  mockerCmd: { kind: "string", nonEmpty: true, description: "Run this command as each mocker process (placeholders: docs/cli.md)" },
+  frontendCmd: { kind: "string", nonEmpty: true, description: "Run this command as the frontend (placeholders: docs/cli.md)" },
   stateFile: { kind: "string", nonEmpty: true, description: "Write the ready stack's pids, ports and URLs here as JSON" },
   logDir: { kind: "string", nonEmpty: true, description: "Also write each child's output to DIR/<name>.log" },
-  demo: { kind: "bool", default: false, description: "Once ready, send one chat request through the frontend, print it, stop" },
+  demo: { kind: "bool", default: false, description: "Once ready, send the same chat request twice through the frontend (the second hits the KV cache), print both, stop" },
 });
 
 export const agentPassOn = defineOptions({
@@ -42,7 +42,7 @@ export const agentPassOn = defineOptions({
 
 export const frontendPassOn = defineOptions({
   httpPort: { kind: "int", min: 0, max: 65535, default: 8000, description: "Frontend OpenAI HTTP port; 0 = pick" },
-  routerMode: { kind: "enum", choices: ROUTER_MODES, default: "kv", description: "How the frontend picks each request's (worker, rank) (SPEC §8: kv in up)" },
+  routerMode: { kind: "enum", choices: ROUTER_MODES, default: "kv", description: "How the frontend picks each request's (worker, rank) (kv by default in up)" },
   ...routerTuningOptions,
 });
 
@@ -86,7 +86,7 @@ export function globalWorkers(c: Pick<UpConfig, "mockerProcesses" | "workersPerP
   return c.mockerProcesses * c.workersPerProcess;
 }
 
-/** Cross-field rules of SPEC §8, on the resolved config. */
+/** Cross-field rules of the up options, on the resolved config. */
 export function upProblems(c: UpConfig): string[] {
   const problems = [...engineProblems(c), ...discoveryProblems(c), ...parseRoles(c.roles).problems];
   const ranks = globalWorkers(c) * c.dataParallelSize;
