@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseGenerateRequest, summaryLine, tokenLine } from "./generate.ts";
+import { GenerateLineReader, parseGenerateBody, parseGenerateRequest, summaryLine, tokenLine } from "./generate.ts";
 
 const limits = { maxPromptTokens: 1000, maxOutputTokens: 100 };
 
@@ -43,5 +43,17 @@ describe("POST /v1/generate bodies", () => {
       host_loaded_tokens: 0,
       completion_tokens: 4,
     });
+  });
+
+  test("response lines are read back whole or as chunks arrive: a line may span chunks, blank lines are skipped", () => {
+    const summary = { finish_reason: "length" as const, prompt_tokens: 1, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: 2 };
+    const text = `${tokenLine(7)}\n${tokenLine(8)}${summaryLine(summary).trimEnd()}`;
+    const bytes = new TextEncoder().encode(text);
+    expect(parseGenerateBody(bytes)).toEqual([{ token_id: 7 }, { token_id: 8 }, summary]);
+    const reader = new GenerateLineReader();
+    const got = [];
+    for (let i = 0; i < bytes.length; i += 5) got.push(...reader.push(bytes.subarray(i, i + 5)));
+    got.push(...reader.end());
+    expect(got).toEqual([{ token_id: 7 }, { token_id: 8 }, summary]);
   });
 });

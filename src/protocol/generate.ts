@@ -1,13 +1,37 @@
-// The mocker's worker API (SPEC §3): POST /v1/generate request bodies and the NDJSON lines of
-// its streamed response. Parsing returns a problem string instead of throwing (HTTP 400).
+// The mocker's worker API, POST /v1/generate: the request body (as sent, and as validated with a
+// problem string instead of a throw → HTTP 400), its router hint, and the NDJSON lines of the
+// streamed response (token lines, then one summary line), written and read.
 
+/** The body as the frontend sends it. */
+export interface GenerateBody {
+  worker: number;
+  dp_rank: number;
+  token_ids: readonly number[];
+  max_tokens: number;
+  request_id: string;
+  kv_hint?: KvHint;
+}
+
+/** A router hint: which peer holds a longer prefix of the prompt. The mocker logs it, never acts on it. */
+export interface KvHint {
+  protocol_version: "0.1";
+  message_id: string;
+  actions: {
+    action_id: string;
+    action_type: "kv.fetch";
+    action_version: "1.0";
+    payload: { source_control_endpoint: string; block_hashes: string[] };
+  }[];
+}
+
+/** The body as the mocker validated it. */
 export interface GenerateRequest {
   worker: number;
   dpRank: number;
   tokenIds: number[];
   maxTokens: number;
   requestId?: string;
-  /** Router hint (SPEC §6.4): logged by the mocker, never acted on. */
+  /** Logged by the mocker, never acted on. */
   kvHint?: Record<string, unknown>;
 }
 
@@ -18,6 +42,8 @@ export interface GenerateSummary {
   host_loaded_tokens: number;
   completion_tokens: number;
 }
+
+export type GenerateLine = { token_id: number } | GenerateSummary;
 
 const KNOWN_KEYS = new Set(["worker", "dp_rank", "token_ids", "max_tokens", "request_id", "kv_hint"]);
 const MAX_TOKEN_ID = 0xffff_ffff;
@@ -64,12 +90,51 @@ export function parseGenerateRequest(body: unknown, limits: { maxPromptTokens: n
   };
 }
 
+/** How every token line starts; a writer that formats lines as bytes starts from it too. */
+export const TOKEN_LINE_PREFIX = '{"token_id":';
+
 export function tokenLine(tokenId: number): string {
-  return `{"token_id":${tokenId}}\n`;
+  return `${TOKEN_LINE_PREFIX}${tokenId}}\n`;
 }
 
 export function summaryLine(s: GenerateSummary): string {
   return `${JSON.stringify(s)}\n`;
+}
+
+/** Reads a response body's lines as its chunks arrive (a line may span chunks); blank lines are skipped. */
+export class GenerateLineReader {
+  private readonly decoder = new TextDecoder();
+  private rest = "";
+
+  /** The lines `chunk` completes, each parsed as it is taken. */
+  *push(chunk: Uint8Array): Generator<GenerateLine> {
+    const text = this.rest + this.decoder.decode(chunk, { stream: true });
+    this.rest = "";
+    let start = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+      const line = text.slice(start, nl);
+      start = nl + 1;
+      if (line.trim().length > 0) yield parseLine(line);
+    }
+    this.rest = text.slice(start);
+  }
+
+  /** At the end of the body: its last line when no newline closed it. */
+  *end(): Generator<GenerateLine> {
+    const line = this.rest + this.decoder.decode();
+    this.rest = "";
+    if (line.trim().length > 0) yield parseLine(line);
+  }
+}
+
+/** Every line of a whole response body. */
+export function parseGenerateBody(body: Uint8Array): GenerateLine[] {
+  const reader = new GenerateLineReader();
+  return [...reader.push(body), ...reader.end()];
+}
+
+function parseLine(line: string): GenerateLine {
+  return JSON.parse(line) as GenerateLine;
 }
 
 function isNonNegInt(v: unknown): v is number {

@@ -1,7 +1,7 @@
 // u64 big-endian seq frames and the replay end marker (SPEC §4.2).
 import { describe, expect, test } from "bun:test";
 import { ProtocolError } from "../lib/errors.ts";
-import { decodeSeq, encodeSeq, REPLAY_END_SEQ } from "./seq-frame.ts";
+import { decodeSeq, decodeSeqNumber, encodeSeq, REPLAY_END_SEQ, SeqFrame } from "./seq-frame.ts";
 
 describe("u64 big-endian seq frames (SPEC §4.2)", () => {
   test("encodes big-endian, 8 bytes", () => {
@@ -27,5 +27,19 @@ describe("u64 big-endian seq frames (SPEC §4.2)", () => {
   test("values outside u64 cannot be encoded", () => {
     expect(() => encodeSeq(-1n)).toThrow("outside u64 range");
     expect(() => encodeSeq(2n ** 64n)).toThrow("outside u64 range");
+  });
+  test("as a number: exact below 2^53, Infinity for the end marker, undefined for anything else", () => {
+    for (const n of [0, 1, 0xffff_ffff, 0x1_0000_0000, Number.MAX_SAFE_INTEGER]) expect(decodeSeqNumber(encodeSeq(BigInt(n)))).toBe(n);
+    expect(decodeSeqNumber(encodeSeq(REPLAY_END_SEQ))).toBe(Number.POSITIVE_INFINITY);
+    expect(decodeSeqNumber(encodeSeq(2n ** 53n))).toBeUndefined();
+    expect(decodeSeqNumber(new Uint8Array(7))).toBeUndefined();
+    expect(decodeSeqNumber(undefined)).toBeUndefined();
+  });
+  test("a reused frame rewritten per batch encodes as encodeSeq does", () => {
+    const f = new SeqFrame();
+    for (const n of [0, 7, 0xffff_ffff, 0x1_0000_0001, Number.MAX_SAFE_INTEGER]) {
+      f.set(n);
+      expect([...f.bytes]).toEqual([...encodeSeq(BigInt(n))]);
+    }
   });
 });

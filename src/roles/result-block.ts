@@ -1,5 +1,7 @@
-// The human result block of `vllm bench serve` / benchmark_serving (50 wide, "label:" padded to
-// 40, "= title =" rules), as `replay` and `bench` both print it; each fills in its own rows.
+// The human result block of `vllm bench serve` (50 wide, "label:" padded to 40, "= title ="
+// rules) and its one row list, in vLLM's order and spelling, that `replay` and `bench` both print;
+// each adds its own rows where vLLM's list leaves room.
+import { percentileKey, type ServingTotals } from "../core/replay/serving-figures.ts";
 
 const WIDTH = 50;
 const LABEL_WIDTH = 40;
@@ -30,4 +32,49 @@ export function resultBlock(): ResultBlock {
       return lines.join("\n") + "\n";
     },
   };
+}
+
+/** Each latency metric's section title and short name, as vLLM prints them. */
+export const METRIC_NAMES = {
+  ttft: { title: "Time to First Token", short: "TTFT" },
+  tpot: { title: "Time per Output Token (excl. 1st token)", short: "TPOT" },
+  itl: { title: "Inter-token Latency", short: "ITL" },
+  e2el: { title: "End-to-end Latency", short: "E2EL" },
+} as const;
+
+/** What the serving rows read: the run's totals, prefix-cache reuse (null: not reported) and `{stat}_{metric}_ms`. */
+export type ServingFigures = ServingTotals & { prefix_cache_reuse_ratio: number | null };
+
+export type Row = readonly [label: string, value: string | number];
+
+export interface ServingRowsOptions {
+  /** Rows after the request counts (vLLM's place for "Maximum request concurrency"). */
+  afterCounts?: readonly Row[];
+  /** Rows after the prefix-cache reuse ratio. */
+  afterCache?: readonly Row[];
+  /** The percentiles each metric section lists (P99, P99.9, ...). */
+  percentiles: readonly number[];
+}
+
+/** vLLM's result rows, with the prefix-cache reuse ratio after its throughputs, then one section per latency metric. */
+export function servingRows(block: ResultBlock, f: ServingFigures, opts: ServingRowsOptions): void {
+  const { title, row } = block;
+  row("Successful requests", f.completed);
+  row("Failed requests", f.failed);
+  for (const [label, value] of opts.afterCounts ?? []) row(label, value);
+  row("Benchmark duration (s)", f.duration.toFixed(2));
+  row("Total input tokens", f.total_input_tokens);
+  row("Total generated tokens", f.total_output_tokens);
+  row("Request throughput (req/s)", f.request_throughput.toFixed(2));
+  row("Output token throughput (tok/s)", f.output_throughput.toFixed(2));
+  row("Total Token throughput (tok/s)", f.total_token_throughput.toFixed(2));
+  row("Prefix cache reuse ratio", f.prefix_cache_reuse_ratio === null ? "n/a (server reports no cached_tokens)" : f.prefix_cache_reuse_ratio.toFixed(4));
+  for (const [label, value] of opts.afterCache ?? []) row(label, value);
+  const ms = (key: string) => (f as unknown as Record<string, number>)[key]!.toFixed(2);
+  for (const [metric, { title: name, short }] of Object.entries(METRIC_NAMES)) {
+    title(name, "-");
+    row(`Mean ${short} (ms)`, ms(`mean_${metric}_ms`));
+    row(`Median ${short} (ms)`, ms(`median_${metric}_ms`));
+    for (const q of opts.percentiles) row(`P${q} ${short} (ms)`, ms(percentileKey(q, metric)));
+  }
 }

@@ -1,10 +1,10 @@
-// A router-event stream's sending side (SPEC §6.1), shared by the mocker's relay (direct mode) and
-// the state agent's outbound stream: frames [topic, cursor u64 BE, payload] on a bound PUB; the
-// cursor starts at 1 and grows by 1 per batch. Events queued during a tick go out as ONE batch at
-// the end of it (a microtask), so a burst costs one encode and one send; flush() sends now.
+// A router-event stream's sending side, shared by the mocker's relay (direct mode) and the agent's
+// outbound stream: [topic, cursor u64 BE, payload] on a bound PUB, cursor from 1, +1 per batch;
+// events queued during a tick go out as ONE batch at its end (a microtask); flush() sends now.
 import { endOfTick } from "../lib/end-of-tick.ts";
 import type { Logger } from "../lib/logger.ts";
 import { encodeRouterEvents, type RouterEvent } from "../protocol/router-events.ts";
+import { SeqFrame } from "../protocol/seq-frame.ts";
 import type { PubSocket } from "../transport/zmtp/index.ts";
 
 const EMPTY = new Uint8Array(0);
@@ -14,7 +14,7 @@ const flushAtTickEnd = endOfTick((p: RouterEventPub) => p.flush());
 
 export class RouterEventPub {
   private readonly frames: Uint8Array[];
-  private readonly cursorView: DataView;
+  private readonly cursorFrame = new SeqFrame();
   private pending: RouterEvent[] = [];
   private scheduled = false;
   /** Cursor of the last batch sent (0 = none yet). */
@@ -31,9 +31,7 @@ export class RouterEventPub {
     private readonly logger: Logger,
     private readonly label: string,
   ) {
-    const cursorFrame = new Uint8Array(8);
-    this.cursorView = new DataView(cursorFrame.buffer);
-    this.frames = [topic === "" ? EMPTY : new TextEncoder().encode(topic), cursorFrame, EMPTY];
+    this.frames = [topic === "" ? EMPTY : new TextEncoder().encode(topic), this.cursorFrame.bytes, EMPTY];
   }
 
   /** Queues one event for this tick's batch; nothing once closed. */
@@ -62,8 +60,7 @@ export class RouterEventPub {
       return this.sent;
     }
     const cursor = ++this.sent;
-    this.cursorView.setUint32(0, Math.floor(cursor / 0x1_0000_0000));
-    this.cursorView.setUint32(4, cursor >>> 0);
+    this.cursorFrame.set(cursor);
     this.frames[2] = payload;
     this.pub.send(this.frames);
     this.frames[2] = EMPTY;

@@ -1,11 +1,10 @@
-// The agent's HTTP API (SPEC §5) as a pure app: `fetch(req)` over a route table, 404/405 and
-// error mapping inside, so tests call it without a port. Routes: GET /live, /health, /metrics,
-// /v1/slots, /v1/snapshot; POST /v1/sources (201, 400 naming the field, 409 live duplicate,
-// 413 body too large); DELETE /v1/sources/{cache_owner_id} (URL-encoded; 404 when unknown).
+// The agent's HTTP API as a pure app (route table, 404/405 and errors inside; no port in tests):
+// GET /live, /health, /metrics, /v1/slots, /v1/snapshot; POST /v1/sources (201, 400, 409, 413);
+// DELETE /v1/sources/{cache_owner_id} (URL-encoded; 404 when unknown).
 import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";
+import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../../protocol/prometheus.ts";
-import { jsonError } from "../../transport/http/server.ts";
 import type { KvStateAgent } from "./agent.ts";
 
 /** Largest POST /v1/sources body (an intent is a few hundred bytes). */
@@ -46,10 +45,10 @@ export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, disco
           try {
             owner = decodeURIComponent(param);
           } catch {
-            return jsonError(400, `bad cache owner id in the path: ${JSON.stringify(param)} is not valid URL encoding`);
+            return openAiError(400, `bad cache owner id in the path: ${JSON.stringify(param)} is not valid URL encoding`);
           }
           const r = agent.deleteRuntimeSource(owner);
-          return r.status === 201 ? Response.json({ status: "removed", cache_owner_id: owner }) : jsonError(r.status, r.message);
+          return r.status === 201 ? Response.json({ status: "removed", cache_owner_id: owner }) : openAiError(r.status, r.message);
         },
       },
     },
@@ -62,13 +61,13 @@ export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, disco
       // The raw path: a CacheOwner id contains "/", so clients encode it as %2F.
       const path = url.pathname;
       const route = routes.find((r) => (r.prefix ? path.startsWith(r.path) && path.length > r.path.length : path === r.path));
-      if (!route) return jsonError(404, `no route ${path}; routes: ${list}`);
+      if (!route) return openAiError(404, `no route ${path}; routes: ${list}`);
       const handler = route.methods[req.method];
-      if (!handler) return jsonError(405, `use ${Object.keys(route.methods).join(" or ")} for ${route.prefix ? `${route.path}{id}` : route.path}`);
+      if (!handler) return openAiError(405, `use ${Object.keys(route.methods).join(" or ")} for ${route.prefix ? `${route.path}{id}` : route.path}`);
       try {
         return await handler(req, route.prefix ? path.slice(route.path.length) : "");
       } catch (err) {
-        return jsonError(500, `internal error: ${(err as Error).message}`);
+        return openAiError(500, `internal error: ${(err as Error).message}`);
       }
     },
   };
@@ -76,16 +75,16 @@ export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, disco
 
 async function addSource(agent: KvStateAgent, req: Request): Promise<Response> {
   const length = Number(req.headers.get("content-length") ?? "0");
-  if (length > MAX_SOURCE_BODY_BYTES) return jsonError(413, `body of ${length} bytes exceeds ${MAX_SOURCE_BODY_BYTES}`);
+  if (length > MAX_SOURCE_BODY_BYTES) return openAiError(413, `body of ${length} bytes exceeds ${MAX_SOURCE_BODY_BYTES}`);
   const text = await req.text();
-  if (text.length > MAX_SOURCE_BODY_BYTES) return jsonError(413, `body of ${text.length} bytes exceeds ${MAX_SOURCE_BODY_BYTES}`);
+  if (text.length > MAX_SOURCE_BODY_BYTES) return openAiError(413, `body of ${text.length} bytes exceeds ${MAX_SOURCE_BODY_BYTES}`);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch (err) {
-    return jsonError(400, `body is not valid JSON: ${(err as Error).message}`);
+    return openAiError(400, `body is not valid JSON: ${(err as Error).message}`);
   }
   const r = agent.addRuntimeSource(body);
-  if (r.status !== 201) return jsonError(r.status, r.message);
+  if (r.status !== 201) return openAiError(r.status, r.message);
   return Response.json({ status: "added", cache_owner_id: (body as { cache_owner_id: string }).cache_owner_id }, { status: 201 });
 }

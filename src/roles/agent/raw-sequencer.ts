@@ -1,13 +1,7 @@
-// The raw cursor of one agent slot (SPEC §5 "Ingest"), pure: puts live and replayed batches in seq
-// order and decides what a gap, a late join or a restart means. Sockets and timers stay at the
-// edge (slot.ts), which feeds frames in and carries out `requestReplay`.
-//   - seq = expected → apply.  seq > expected → gap: repair from the replay endpoint (live batches
-//     are held meanwhile and applied after it), or without one count the loss and resynchronise.
-//   - first seq > 0 (late join) → back-fill from 0 the same way.  seq < expected → the publisher
-//     restarted: resynchronise (clear) before applying.  While the replayed range and the held
-//     live batches overlap, lower seqs are duplicates and dropped.
-//   - a repair whose replay starts after the requested seq (the buffer no longer holds it) counts
-//     the hole as lost and rebuilds from what the buffer still holds.
+// The raw cursor of one agent slot, pure: seq order, gaps, late joins, restarts and repairs.
+// Sockets and timers stay at the edge (slot.ts); holding live batches during a repair and
+// dropping the overlap after it is ReplayThenLive's (roles/replay-then-live.ts).
+import { ReplayThenLive } from "../replay-then-live.ts";
 
 export interface SequencerSink {
   /** Apply one batch; calls come in strictly increasing seq order between resyncs. */
@@ -34,18 +28,22 @@ export interface SequencerCounters {
 /** Live batches held during one repair, at most (beyond: dropped, and recovered by the next repair). */
 export const MAX_HELD_BATCHES = 100_000;
 
+/**
+ * - seq = expected → apply.  seq > expected → gap: repair from the replay endpoint (live batches
+ *   are held meanwhile and applied after it), or without one count the loss and resynchronise.
+ * - first seq > 0 (late join) → back-fill from 0 the same way.  seq < expected → the publisher
+ *   restarted: resynchronise (clear) before applying.  While the replayed range and the held
+ *   live batches overlap, lower seqs are duplicates and dropped.
+ * - a repair whose replay starts after the requested seq (the buffer no longer holds it) counts
+ *   the hole as lost and rebuilds from what the buffer still holds.
+ */
 export class RawSequencer {
   readonly counters: SequencerCounters = { gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0 };
   /** Next seq expected; undefined before the first batch. */
   private expected: number | undefined;
-  private repairing = false;
+  private readonly order = new ReplayThenLive<number, Uint8Array>(MAX_HELD_BATCHES);
   /** Next seq the running repair expects from the replay stream. */
   private replayNext = 0;
-  private held: { seq: number; payload: Uint8Array }[] = [];
-  /** After a repair: live seqs the replay covered are duplicates until one reaches `expected`. */
-  private overlap = false;
-  /** The last live seq received (held ones included); -1 before any. */
-  private lastLive = -1;
   /** While draining held batches after a repair, a gap is final (no repair loop on a bad buffer). */
   private draining = false;
 
@@ -60,7 +58,7 @@ export class RawSequencer {
   }
 
   get isRepairing(): boolean {
-    return this.repairing;
+    return this.order.isReplaying;
   }
 
   /** On attach: with a replay endpoint, back-fill from 0 at once (the stream may be idle). */
@@ -69,33 +67,14 @@ export class RawSequencer {
   }
 
   live(seq: number, payload: Uint8Array): void {
-    const previous = this.lastLive;
-    this.lastLive = seq;
-    if (this.repairing) {
-      if (this.held.length < MAX_HELD_BATCHES) this.held.push({ seq, payload });
-      return;
-    }
-    if (this.duplicate(seq, previous)) return;
-    this.next(seq, payload);
-  }
-
-  /**
-   * After a repair, a live seq the replay already covered is a duplicate; but live seqs of one
-   * publisher only grow, so one at or below the previous live seq means it restarted.
-   */
-  private duplicate(seq: number, previousLive: number): boolean {
-    if (!this.overlap) return false;
-    if (seq < this.expected! && seq > previousLive) {
-      this.counters.duplicates++;
-      return true;
-    }
-    this.overlap = false;
-    return false;
+    const verdict = this.order.live(seq, payload);
+    if (verdict === "duplicate") this.counters.duplicates++;
+    else if (verdict === "next") this.next(seq, payload);
   }
 
   /** One replayed batch (topic already checked by the edge). */
   replayed(seq: number, payload: Uint8Array): void {
-    if (!this.repairing) return; // a late reply after a deadline: live covers it
+    if (!this.order.isReplaying) return; // a late reply after a deadline: live covers it
     if (seq < this.replayNext) {
       this.counters.duplicates++;
       return;
@@ -107,24 +86,18 @@ export class RawSequencer {
     this.replayNext = seq + 1;
     this.expected = seq + 1;
     this.counters.recovered++;
+    this.order.replayed(seq);
     this.sink.apply(seq, payload, true);
   }
 
   /** The end marker, or the edge's deadline (`failed`): carry on with the held live batches. */
   replayEnded(): void {
-    if (!this.repairing) return;
-    this.repairing = false;
-    const held = this.held;
-    this.held = [];
-    this.overlap = this.expected !== undefined;
+    if (!this.order.isReplaying) return;
+    const { next, duplicates } = this.order.end();
+    this.counters.duplicates += duplicates;
     this.draining = true;
-    let previous = -1;
     try {
-      for (const h of held) {
-        const dup = this.duplicate(h.seq, previous);
-        previous = h.seq;
-        if (!dup) this.next(h.seq, h.payload);
-      }
+      for (const h of next) this.next(h.seq, h.item);
     } finally {
       this.draining = false;
     }
@@ -145,25 +118,21 @@ export class RawSequencer {
     if (this.expected === undefined) {
       if (seq > 0) {
         // Late join: back-fill 0..seq-1.
-        if (this.hasReplay && !this.draining) return this.repairFrom(0, seq, payload);
+        if (this.hasReplay && !this.draining) return this.beginRepair(0, { seq, item: payload });
         this.lose(seq, `joined at seq ${seq} with no replay of 0..${seq - 1}`);
       }
     } else if (seq > this.expected) {
       if (!this.draining) this.counters.gaps++; // a held batch past a repair is the same gap
-      if (this.hasReplay && !this.draining) return this.repairFrom(this.expected, seq, payload);
+      if (this.hasReplay && !this.draining) return this.beginRepair(this.expected, { seq, item: payload });
       this.lose(seq - this.expected, `gap: expected seq ${this.expected}, got ${seq}`);
     }
     this.expected = seq + 1;
     this.sink.apply(seq, payload, false);
   }
 
-  private repairFrom(from: number, seq: number, payload: Uint8Array): void {
-    this.held.push({ seq, payload });
-    this.beginRepair(from);
-  }
-
-  private beginRepair(from: number): void {
-    this.repairing = true;
+  /** `first`: the live batch that revealed the hole, applied after the repair. */
+  private beginRepair(from: number, first?: { seq: number; item: Uint8Array }): void {
+    this.order.begin(first);
     this.replayNext = from;
     this.sink.requestReplay(from);
   }

@@ -1,12 +1,11 @@
-// One agent slot (SPEC §5): a CacheOwner's residency, its raw ingest (SUB on the raw endpoint with
-// the raw topic as filter, DEALER on the replay endpoint for repairs) and its state. The ordering
-// logic is RawSequencer's and the normalization SlotResidency's; this file owns sockets, timers,
-// decoding, faults and counters. A slot's failure never touches another slot.
+// One agent slot: a CacheOwner's residency, its raw ingest (SUB on the raw endpoint filtered on
+// the raw topic, DEALER on the replay endpoint for repairs), sockets, timers, faults and counters;
+// ordering is RawSequencer's, normalization SlotResidency's. A slot's failure touches no other.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
-import { startsWithBytes } from "../../lib/bytes.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { decodeFlat, FlatBatch, flatFromBatch } from "../../protocol/kv-events/flat-decode.ts";
-import { decodeBatch, encodeSeq } from "../../protocol/kv-events/index.ts";
+import { decodeBatch, parseReplayReply, replayRequest } from "../../protocol/kv-events/index.ts";
+import { decodeSeqNumber } from "../../protocol/seq-frame.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
 import { DealerSocket, SubSocket } from "../../transport/zmtp/index.ts";
 import { RawSequencer } from "./raw-sequencer.ts";
@@ -16,11 +15,10 @@ import type { SourceIntent } from "./sources.ts";
 export const SLOT_STATES = ["active", "detached", "failed", "quarantined"] as const;
 export type SlotState = (typeof SLOT_STATES)[number];
 
-/** Payloads above this quarantine the slot (SPEC §5 "Faults"). */
+/** Payloads above this quarantine the slot (a fault, not a decode error). */
 export const MAX_RAW_PAYLOAD_BYTES = 8 * 1024 * 1024;
 /** Decode errors are logged at most this often per slot (the rest are counted). */
 const DECODE_LOG_INTERVAL_MS = 60_000;
-const TWO_32 = 0x1_0000_0000;
 
 export interface SlotDeps {
   logger: Logger;
@@ -43,15 +41,6 @@ export interface SlotCounters {
   rawBatches: number;
   decodeErrors: number;
   faults: number;
-}
-
-/** u64 BE seq frame as a number (exact below 2^53); undefined for a bad frame. */
-function seqOf(frame: Uint8Array | undefined): number | undefined {
-  if (!frame || frame.length !== 8) return undefined;
-  const view = new DataView(frame.buffer, frame.byteOffset, 8);
-  const hi = view.getUint32(0);
-  if (hi >= 0x20_0000) return hi === 0xffff_ffff && view.getUint32(4) === 0xffff_ffff ? Number.POSITIVE_INFINITY : undefined;
-  return hi * TWO_32 + view.getUint32(4);
 }
 
 /** One flat batch for every slot: a payload is decoded and applied synchronously, never interleaved. */
@@ -198,7 +187,7 @@ export class AgentSlot {
     this.sub = sub;
     sub.onMessage((frames) => {
       if (gen !== this.generation) return;
-      const seq = frames.length === 3 ? seqOf(frames[1]) : undefined;
+      const seq = frames.length === 3 ? decodeSeqNumber(frames[1]) : undefined;
       if (seq === undefined || seq === Number.POSITIVE_INFINITY) {
         this.decodeError(`live message: expected [topic, seq (8 bytes), payload], got ${frames.length} frame(s)`);
         return;
@@ -227,7 +216,7 @@ export class AgentSlot {
       dealer.connect(endpoint);
       this.dealer = dealer;
     }
-    this.dealer.send([new Uint8Array(0), encodeSeq(BigInt(from))]);
+    this.dealer.send(replayRequest(BigInt(from)));
     this.armReplayTimer(gen);
   }
 
@@ -240,31 +229,21 @@ export class AgentSlot {
     }, this.deps.replayTimeoutMs);
   }
 
-  /** `["", topic, seq, payload]` / end `["", "", END, ""]` (SPEC §4.2), or vLLM's older `["", seq, payload]` / `["", END, ""]`. */
+  /** One reply on the replay DEALER (either layout, see protocol/kv-events/replay.ts). */
   private replayReply(gen: number, frames: Uint8Array[]): void {
     const sequencer = this.sequencer;
     if (gen !== this.generation || !sequencer?.isRepairing) return;
-    const n = frames.length;
-    if ((n !== 3 && n !== 4) || frames[0]!.length !== 0) {
-      this.decodeError(`replay reply: expected ["", topic, seq, payload] or ["", seq, payload], got ${n} frame(s)`);
-      return;
-    }
-    const seq = seqOf(frames[n - 2]);
-    const payload = frames[n - 1]!;
-    if (seq === undefined) {
-      this.decodeError("replay reply: seq frame is not 8 bytes");
-      return;
-    }
-    if (seq === Number.POSITIVE_INFINITY) {
-      if (payload.length === 0) {
-        clearTimeout(this.timer);
-        sequencer.replayEnded();
-      }
+    const reply = parseReplayReply(frames, this.topic);
+    if (reply.kind === "bad") return this.decodeError(reply.problem);
+    if (reply.kind === "end") {
+      clearTimeout(this.timer);
+      sequencer.replayEnded();
       return;
     }
     this.armReplayTimer(gen);
-    if (n === 4 && !startsWithBytes(frames[1]!, this.topic)) return;
-    sequencer.replayed(seq, payload);
+    if (reply.kind === "other-topic") return;
+    if (reply.seq > BigInt(Number.MAX_SAFE_INTEGER)) return this.decodeError(`replay reply: seq ${reply.seq} is beyond 2^53`);
+    sequencer.replayed(Number(reply.seq), reply.payload);
   }
 
   private applyPayload(gen: number, seq: number, payload: Uint8Array, replayed: boolean): void {

@@ -1,38 +1,16 @@
 // Human tables of a bench run: one run laid out like `vllm bench serve`'s result block, several
 // runs (router modes, concurrency points) side by side, and replay's prediction beside the
 // measurement (--with-replay).
-import { resultBlock } from "../result-block.ts";
-import { METRICS, percentileKey, type BenchResult, type Metric } from "./metrics.ts";
-
-const NAMES: Record<Metric, [string, string]> = {
-  ttft: ["Time to First Token", "TTFT"],
-  tpot: ["Time per Output Token (excl. 1st token)", "TPOT"],
-  itl: ["Inter-token Latency", "ITL"],
-  e2el: ["End-to-end Latency", "E2EL"],
-};
+import { METRIC_NAMES, resultBlock, servingRows } from "../result-block.ts";
+import { METRICS, percentileKey, type BenchResult } from "./metrics.ts";
 
 const num = (r: BenchResult, key: string) => (r as unknown as Record<string, number>)[key]!;
 
 export function formatResult(r: BenchResult, percentiles: readonly number[]): string {
-  const { title, row, end } = resultBlock();
+  const block = resultBlock();
+  const { title, row, end } = block;
   title(r.label ? `Serving Benchmark Result (${r.label})` : "Serving Benchmark Result");
-  row("Successful requests", r.completed);
-  row("Failed requests", r.failed);
-  if (r.max_concurrency !== null) row("Maximum request concurrency", r.max_concurrency);
-  row("Benchmark duration (s)", r.duration.toFixed(2));
-  row("Total input tokens", r.total_input_tokens);
-  row("Total generated tokens", r.total_output_tokens);
-  row("Request throughput (req/s)", r.request_throughput.toFixed(2));
-  row("Output token throughput (tok/s)", r.output_throughput.toFixed(2));
-  row("Total Token throughput (tok/s)", r.total_token_throughput.toFixed(2));
-  row("Prefix cache reuse ratio", r.prefix_cache_reuse_ratio === null ? "n/a (server reports no cached_tokens)" : r.prefix_cache_reuse_ratio.toFixed(4));
-  for (const m of METRICS) {
-    const [name, short] = NAMES[m];
-    title(name, "-");
-    row(`Mean ${short} (ms)`, num(r, `mean_${m}_ms`).toFixed(2));
-    row(`Median ${short} (ms)`, num(r, `median_${m}_ms`).toFixed(2));
-    for (const q of percentiles) row(`P${q} ${short} (ms)`, num(r, percentileKey(q, m)).toFixed(2));
-  }
+  servingRows(block, r, { afterCounts: r.max_concurrency !== null ? [["Maximum request concurrency", r.max_concurrency]] : [], percentiles });
   if (Object.keys(r.per_worker).length > 0) {
     title("Per worker", "-");
     row("Requests per worker", spread(r.per_worker));
@@ -55,7 +33,7 @@ export function formatSideBySide(results: readonly BenchResult[], percentiles: r
     ["prefix cache reuse ratio", (r) => (r.prefix_cache_reuse_ratio === null ? "n/a" : r.prefix_cache_reuse_ratio.toFixed(4))],
   ];
   for (const m of METRICS) {
-    const short = NAMES[m][1];
+    const short = METRIC_NAMES[m].short;
     rows.push([`mean ${short} (ms)`, (r) => num(r, `mean_${m}_ms`).toFixed(2)], [`median ${short} (ms)`, (r) => num(r, `median_${m}_ms`).toFixed(2)]);
     for (const q of percentiles) rows.push([`p${q} ${short} (ms)`, (r) => num(r, percentileKey(q, m)).toFixed(2)]);
   }

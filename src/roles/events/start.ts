@@ -1,6 +1,6 @@
 // The `events` role: a SUB on the worker's raw KV-event PUB and, with --replay, a DEALER on its
 // replay ROUTER. Live is subscribed before replay is requested, so nothing falls between the two.
-import { encodeSeq } from "../../protocol/kv-events/index.ts";
+import { replayRequest } from "../../protocol/kv-events/index.ts";
 import { replayStartSeq, type EventsConfig } from "../../config/events.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
@@ -65,7 +65,7 @@ export async function start(config: EventsConfig, deps: EventsDeps): Promise<Rol
       }
     });
     dealer.connect(config.replay);
-    dealer.send([new Uint8Array(0), encodeSeq(replayFrom)]);
+    dealer.send(replayRequest(replayFrom));
     armReplayTimer();
   })();
   // Callers observe `ready` (the CLI through serveRole); this only keeps a rejection that happens

@@ -1,8 +1,6 @@
-// The frontend's HTTP surface as a pure app (SPEC §6.2; STYLE "every HTTP surface is a pure
-// app"): `fetch(req)` routes /v1/models, /v1/completions, /v1/chat/completions, /health, /live,
-// /metrics, and maps every failure to OpenAI's error JSON with its status inside the app
-// (400 bad body naming the field, 404 unknown model, 413 too large, 503 no workers, 502 worker
-// failed or left, 504 worker stalled). Tests call `app.fetch(new Request(...))` without a port.
+// The frontend's HTTP surface as a pure app (tests call `app.fetch(new Request(...))`, no port):
+// routes /v1/models, /v1/completions, /v1/chat/completions, /health, /live, /metrics, and maps
+// every failure to OpenAI's error JSON and status (400, 404, 413, 503, 502, 504) inside the app.
 import { applyChatTemplate, detokenizeOne, tokenize } from "../../core/text/tokenizer.ts";
 import { concatBytes } from "../../lib/bytes.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
@@ -13,6 +11,7 @@ import {
   completionBody,
   completionChunk,
   openAiError,
+  openAiErrorBody,
   parseChatRequest,
   parseCompletionRequest,
   SSE_DONE,
@@ -22,11 +21,12 @@ import {
   type GenerationRequest,
   type ResponseMeta,
 } from "../../protocol/openai.ts";
+import type { GenerateBody, GenerateLine } from "../../protocol/generate.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { WorkerGone, type RoutePlan, type RoutingState } from "./routing-state.ts";
-import { allLines, ClientGone, ndjsonLines, readAll, StallWatch, WorkerCancel, WorkerStalled, type GenerateBody, type WorkerLine, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
+import { allLines, ClientGone, ndjsonLines, readAll, StallWatch, WorkerCancel, WorkerStalled, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
 
 export interface FrontendAppDeps {
   state: RoutingState;
@@ -171,7 +171,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
 
     if (!r.stream) {
       const ids: number[] = [];
-      let summary: WorkerLine | undefined;
+      let summary: GenerateLine | undefined;
       try {
         // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
         // The router's view of the worker's prefill ends with the first body chunk (it carries the first token).
@@ -200,7 +200,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     let first = true;
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
-        let next: IteratorResult<WorkerLine>;
+        let next: IteratorResult<GenerateLine>;
         try {
           next = await lines.next();
         } catch (err) {
@@ -228,7 +228,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
         }
         finish();
         if (line.finish_reason !== "length") {
-          controller.enqueue(ENCODER.encode(sseData(openAiError502Body(`worker ${worker.id} cancelled the request`))));
+          controller.enqueue(ENCODER.encode(sseData(openAiErrorBody(502, `worker ${worker.id} cancelled the request`, { code: "worker_failed" }))));
           controller.close();
           return;
         }
@@ -265,10 +265,6 @@ function workerMessage(text: string): string {
     // not JSON: the raw text below
   }
   return text.slice(0, 300);
-}
-
-function openAiError502Body(message: string) {
-  return { error: { message, type: "server_error", param: null, code: "worker_failed" } };
 }
 
 function promptTokens(r: GenerationRequest): number[] {

@@ -1,13 +1,13 @@
-// The frontend's view of the fleet (SPEC §6.3, §6.4, §7): worker records → routing candidates
-// per (worker, dp rank), one Router per model over the shared core router, the KvIndex fed by
-// router events (direct relays and the agent alike), CacheOwner → (worker, rank) mapping, and the
-// per-request plan (candidate, decision, router hint). No sockets here: feeds and HTTP call in.
+// The frontend's view of the fleet: worker records → candidates per (worker, dp rank), one Router
+// per model, the KvIndex fed by router events, CacheOwner → (worker, rank), and each request's
+// plan (candidate, decision, router hint). No sockets here: feeds and HTTP call in.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { KvIndex } from "../../core/index/kv-index.ts";
 import type { Rng } from "../../core/random/rng.ts";
 import { longerPrefixSource } from "../../core/routing/hints.ts";
 import { OVERLOADED, Router, type RouteDecision, type RouterOptions } from "../../core/routing/router.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { KvHint } from "../../protocol/generate.ts";
 import type { RouterEvent, RouterEventSource } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
 
@@ -28,17 +28,6 @@ export interface RoutePlan {
   promptTokens: number;
   kvHint?: KvHint;
   decisionMs: number;
-}
-
-export interface KvHint {
-  protocol_version: "0.1";
-  message_id: string;
-  actions: {
-    action_id: string;
-    action_type: "kv.fetch";
-    action_version: "1.0";
-    payload: { source_control_endpoint: string; block_hashes: string[] };
-  }[];
 }
 
 export type RouteFailure = { status: number; message: string; code: string };

@@ -1,10 +1,12 @@
-// One request to a worker's `POST /v1/generate` (SPEC §3) and its NDJSON lines: token lines
-// `{"token_id"}` then a summary line, over a WorkerTransport (the pooled keep-alive client, or
-// fetch). A stall (nothing for `stallMs`) aborts with WorkerStalled (→ 504); a vanished worker
-// aborts with WorkerGone (→ 502, routing-state.ts).
+// One request to a worker's POST /v1/generate over a WorkerTransport (the pooled keep-alive client,
+// or fetch), its answer read as protocol/generate.ts's lines, and the stall watch: nothing for
+// `stallMs` aborts with WorkerStalled (→ 504); a vanished worker with WorkerGone (→ 502).
 import { concatBytes } from "../../lib/bytes.ts";
-import type { GenerateSummary } from "../../protocol/generate.ts";
+import { GenerateLineReader, parseGenerateBody, type GenerateLine } from "../../protocol/generate.ts";
 import { KeepAliveClient, type ResponseWatch } from "../../transport/http/keepalive-client.ts";
+
+/** The request body's type, defined in protocol/generate.ts; re-exported for the test fleets that build worker answers. */
+export type { GenerateBody } from "../../protocol/generate.ts";
 
 export class WorkerStalled extends Error {
   constructor(readonly workerId: string, stallMs: number) {
@@ -17,17 +19,6 @@ export class ClientGone extends Error {
   constructor() {
     super("client disconnected");
   }
-}
-
-export type WorkerLine = { token_id: number } | GenerateSummary;
-
-export interface GenerateBody {
-  worker: number;
-  dp_rank: number;
-  token_ids: readonly number[];
-  max_tokens: number;
-  request_id: string;
-  kv_hint?: unknown;
 }
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -180,35 +171,14 @@ export async function readAll(reply: WorkerReply, onFirstChunk?: () => void): Pr
   return chunks ? concatBytes(chunks, size) : (first ?? new Uint8Array(0));
 }
 
-/** The whole NDJSON answer as lines (the non-streaming path): collected, then decoded once. */
-export async function allLines(reply: WorkerReply, onFirstChunk?: () => void): Promise<WorkerLine[]> {
-  const text = DECODER.decode(await readAll(reply, onFirstChunk));
-  const out: WorkerLine[] = [];
-  let start = 0;
-  for (;;) {
-    const nl = text.indexOf("\n", start);
-    const line = nl === -1 ? text.slice(start) : text.slice(start, nl);
-    if (line.trim().length > 0) out.push(JSON.parse(line) as WorkerLine);
-    if (nl === -1) break;
-    start = nl + 1;
-  }
-  return out;
+/** The whole answer's lines (the non-streaming path): collected, then decoded once. */
+export async function allLines(reply: WorkerReply, onFirstChunk?: () => void): Promise<GenerateLine[]> {
+  return parseGenerateBody(await readAll(reply, onFirstChunk));
 }
 
-/** NDJSON lines as they arrive (the streaming path). */
-export async function* ndjsonLines(reply: WorkerReply): AsyncGenerator<WorkerLine> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for (let c = await reply.read(); c !== undefined; c = await reply.read()) {
-    buffered += decoder.decode(c, { stream: true });
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      if (line.length > 0) yield JSON.parse(line) as WorkerLine;
-    }
-  }
-  if (buffered.trim().length > 0) yield JSON.parse(buffered) as WorkerLine;
+/** The answer's lines as they arrive (the streaming path). */
+export async function* ndjsonLines(reply: WorkerReply): AsyncGenerator<GenerateLine> {
+  const reader = new GenerateLineReader();
+  for (let c = await reply.read(); c !== undefined; c = await reply.read()) yield* reader.push(c);
+  yield* reader.end();
 }
-
-const DECODER = new TextDecoder();

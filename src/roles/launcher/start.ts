@@ -1,8 +1,6 @@
-// startStack (SPEC §8): check the ports it was given, pick the rest, plan, then start the stack
-// stage by stage — agent (gated on /live) or, mockers-only, the agent's discovery record; mockers
-// (/health); frontend (/v1/models + /health) — under one Supervisor. Resolves when everything is
-// ready, with the URLs, pids and ports; a failed start stops whatever it started before throwing.
-// Exported for `bench --compare-router-modes`: start a stack with a config, get its URLs, close it.
+// startStack: check the given ports, pick the rest, plan, then start agent (or await its record),
+// mockers and frontend stage by stage under one Supervisor, each gated on readiness; a failed start
+// stops what it started. Also used by `bench --compare-router-modes`.
 import { rename, rm, writeFile } from "node:fs/promises";
 import { globalWorkers, parseRoles, upOptions, type UpConfig } from "../../config/up.ts";
 import { agentOptions } from "../../config/agent.ts";
@@ -17,8 +15,9 @@ import { KvcrError, ReadinessError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { processAlive } from "../../lib/process-alive.ts";
 import type { RoleHandle } from "../../lib/role.ts";
-import { AgentHostRecordSchema, AttachmentIntentSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
+import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
+import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
 import { plan, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
@@ -245,30 +244,26 @@ async function waitForAgentRecord(store: DiscoveryStore, config: UpConfig, cance
 }
 
 /**
- * SPEC §8: with several `up`s on one namespace, CacheOwner slot ranges must not overlap. An
- * attachment intent already in discovery for a slot this stack's mockers would own is refused
- * before any mocker starts, naming both owners.
+ * With several `up`s on one namespace, CacheOwner slot ranges must not overlap: an attachment
+ * intent already in discovery for a slot this stack's mockers would own is refused before any
+ * mocker starts, naming both owners.
  */
 async function refuseSlotOverlap(store: DiscoveryStore, config: UpConfig): Promise<void> {
   const W = config.workersPerProcess * config.dataParallelSize;
   const first = BigInt(config.cacheSlotBase);
   const end = first + BigInt(globalWorkers(config) * config.dataParallelSize);
-  const clashes: string[] = [];
-  for (const entry of await store.list(keys.kindPrefix(config.namespace, "intent"))) {
-    const r = checkRecord(AttachmentIntentSchema, entry.value);
-    if (!r.ok) continue;
-    const slot = BigInt(`0x${r.value.cache_owner_id.slice(-32)}`);
-    if (slot < first || slot >= end) continue;
-    // File discovery is one host: a record whose writer is gone is a lease about to lapse, not an owner.
-    if (config.discoveryBackend === "file" && !processAlive(entry.owner.pid)) continue;
-    clashes.push(`slot ${slot} is attached by worker ${r.value.worker_id} rank ${r.value.dp_rank} (pid ${entry.owner.pid}) and would be owned by this up's mocker-${(slot - first) / BigInt(W)}`);
-  }
-  if (clashes.length > 0) {
-    throw new KvcrError(
-      "SLOT_OVERLAP",
-      `CacheOwner slots ${first}–${end - 1n} of this stack overlap ones already in discovery (namespace ${config.namespace}): ${clashes.slice(0, 3).join("; ")}${clashes.length > 3 ? ` (and ${clashes.length - 3} more)` : ""}. Choose another --cache-slot-base.`,
-    );
-  }
+  await refuseSlotClashes(
+    store,
+    {
+      namespace: config.namespace,
+      ownerAlive: config.discoveryBackend === "file" ? processAlive : undefined,
+      clash: ({ slot, workerId, dpRank, pid }) =>
+        slot === undefined || slot < first || slot >= end
+          ? undefined
+          : `slot ${slot} is attached by worker ${String(workerId)} rank ${String(dpRank)} (pid ${pid}) and would be owned by this up's mocker-${(slot - first) / BigInt(W)}`,
+    },
+    (clashes) => `CacheOwner slots ${first}–${end - 1n} of this stack overlap ones already in discovery (namespace ${config.namespace}): ${clashes}. Choose another --cache-slot-base.`,
+  );
 }
 
 /** Each mocker's raw (and replay) endpoints, from its workers' records (ports it picked itself when given 0). */

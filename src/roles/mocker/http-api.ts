@@ -1,9 +1,9 @@
-// The mocker process's HTTP API (SPEC §3): POST /v1/generate streams NDJSON token lines then a
-// summary line; /live, /health (200 once every worker registered), /metrics (Prometheus text).
+// The mocker process's HTTP API: POST /v1/generate streams NDJSON token lines then a summary
+// line; /live, /health (200 once every worker registered), /metrics (Prometheus text).
 import { parseGenerateRequest, type GenerateRequest } from "../../protocol/generate.ts";
+import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
-import { jsonError } from "../../transport/http/server.ts";
 import { TokenStream, type TokenSink } from "./token-stream.ts";
 
 export type { TokenSink };
@@ -33,10 +33,10 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpApiLimits): (req
   return async (req) => {
     const pathname = pathOf(req.url, ROUTES);
     if (pathname === "/v1/generate") {
-      if (req.method !== "POST") return jsonError(405, "use POST for /v1/generate");
+      if (req.method !== "POST") return openAiError(405, "use POST for /v1/generate");
       return generate(req, pool, limits);
     }
-    if (req.method !== "GET") return jsonError(405, `use GET for ${pathname}`);
+    if (req.method !== "GET") return openAiError(405, `use GET for ${pathname}`);
     switch (pathname) {
       case "/live":
         return Response.json({ status: "live" });
@@ -49,7 +49,7 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpApiLimits): (req
       case "/metrics":
         return new Response(renderMetrics(pool.metrics()), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
       default:
-        return jsonError(404, `no route ${pathname}; routes: POST /v1/generate, GET /live, /health, /metrics`);
+        return openAiError(404, `no route ${pathname}; routes: POST /v1/generate, GET /live, /health, /metrics`);
     }
   };
 }
@@ -59,10 +59,10 @@ async function generate(req: Request, pool: WorkerPool, limits: HttpApiLimits): 
   try {
     body = await req.json();
   } catch (err) {
-    return jsonError(400, `body is not valid JSON: ${(err as Error).message}`);
+    return openAiError(400, `body is not valid JSON: ${(err as Error).message}`);
   }
   const parsed = parseGenerateRequest(body, limits);
-  if (!parsed.ok) return jsonError(400, parsed.problem);
+  if (!parsed.ok) return openAiError(400, parsed.problem);
 
   let requestId: string | undefined;
   const stream = new TokenStream(() => {
@@ -70,7 +70,7 @@ async function generate(req: Request, pool: WorkerPool, limits: HttpApiLimits): 
     if (requestId !== undefined) pool.cancel(requestId);
   });
   const outcome = pool.submit(parsed.value, stream);
-  if (!outcome.ok) return jsonError(outcome.status, outcome.message);
+  if (!outcome.ok) return openAiError(outcome.status, outcome.message);
   requestId = outcome.requestId;
   req.signal.addEventListener("abort", () => stream.cancel());
   // The head goes out with the first output: a request already finished by then is one plain body.

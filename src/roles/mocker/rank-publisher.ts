@@ -1,9 +1,10 @@
-// The raw KV-event stream of one (worker, rank) (SPEC §3, §4.2), as vLLM's ZmqEventPublisher: a
-// PUB (send HWM 100,000) sending [topic, seq u64 BE, payload] once per engine step that produced
-// events, seq from 0 and +1 per batch, and optionally the replay ROUTER over the last batches.
+// The raw KV-event stream of one (worker, rank), as vLLM's ZmqEventPublisher: a PUB (send HWM
+// 100,000) sending [topic, seq u64 BE, payload] once per engine step that produced events, seq
+// from 0 and +1 per batch, and optionally the replay ROUTER over the last batches.
 import type { Logger } from "../../lib/logger.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
 import { encodeBatch, KvEventsEncoding, Medium, type HostMedium } from "../../protocol/kv-events/index.ts";
+import { SeqFrame } from "../../protocol/seq-frame.ts";
 import { PubSocket } from "../../transport/zmtp/index.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";
 import { bindOrClose } from "./bind.ts";
@@ -69,8 +70,7 @@ export class RankPublisher {
   private readonly buffer: ReplayBuffer | undefined;
   private readonly topicFrame: Uint8Array;
   /** Reused for every live batch: PubSocket.send copies frames into its queues synchronously. */
-  private readonly seqFrame = new Uint8Array(8);
-  private readonly seqView = new DataView(this.seqFrame.buffer);
+  private readonly seqFrame = new SeqFrame();
   /** [topic, seq, payload]: one array reused per batch, the payload slot filled per send. */
   private readonly frames: Uint8Array[];
   private readonly kvcrOwnsHost: boolean;
@@ -93,7 +93,7 @@ export class RankPublisher {
     this.logger = opts.logger;
     this.label = opts.label ?? `rank ${opts.dataParallelRank}`;
     this.topicFrame = new TextEncoder().encode(opts.topic);
-    this.frames = [this.topicFrame, this.seqFrame, EMPTY];
+    this.frames = [this.topicFrame, this.seqFrame.bytes, EMPTY];
     this.pub = new PubSocket({ logger: opts.logger, sendHighWaterMark: opts.sendHighWaterMark ?? RAW_SEND_HWM });
     ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.pub, opts.host, opts.port, opts.ports));
     if (opts.replayPort !== undefined) {
@@ -125,8 +125,7 @@ export class RankPublisher {
       return;
     }
     const seq = this.seq++;
-    this.seqView.setUint32(0, Math.floor(seq / 0x1_0000_0000));
-    this.seqView.setUint32(4, seq >>> 0);
+    this.seqFrame.set(seq);
     this.frames[2] = payload;
     this.pub.send(this.frames);
     this.frames[2] = EMPTY; // the PUB has copied it; do not pin the last payload

@@ -1,15 +1,13 @@
-// The replay ROUTER of one raw publisher (SPEC §4.2, as vLLM's ZmqEventPublisher._service_replay):
-// request [identity, "", start_seq u64 BE] → every buffered batch with seq ≥ start as
-// [identity, "", topic, seq, payload], then the end marker [identity, "", "", 0xFF×8, ""].
+// The replay ROUTER of one raw publisher, as vLLM's ZmqEventPublisher._service_replay: each
+// request gets every buffered batch from its start seq, then the end marker (the frames are
+// protocol/kv-events/replay.ts's).
 import type { Logger } from "../../lib/logger.ts";
-import { encodeSeq, REPLAY_END_SEQ } from "../../protocol/kv-events/index.ts";
+import { parseReplayRequest, REPLAY_END_SEQ, replayBatchFrames, replayEndFrames } from "../../protocol/kv-events/index.ts";
 import { RouterSocket, type Frames } from "../../transport/zmtp/index.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";
 import { bindOrClose } from "./bind.ts";
 import type { ReplayBuffer } from "./replay-buffer.ts";
 
-const EMPTY = new Uint8Array(0);
-const END_SEQ_FRAME = encodeSeq(REPLAY_END_SEQ);
 /** A bad request is logged at most this often per server; the rest are only counted. */
 const BAD_REQUEST_LOG_INTERVAL_MS = 60_000;
 
@@ -62,16 +60,15 @@ export class ReplayServer {
   }
 
   private readonly onRequest = (frames: Frames): void => {
-    const problem = requestProblem(frames);
-    if (problem !== undefined) return this.badRequest(problem);
+    const request = parseReplayRequest(frames);
+    if ("problem" in request) return this.badRequest(request.problem);
     const identity = frames[0]!;
-    const start = new DataView(frames[2]!.buffer, frames[2]!.byteOffset, 8).getBigUint64(0);
     const socket = this.socket;
     const topic = this.topic;
-    for (const [seq, payload] of this.buffer.from(start)) {
-      if (!socket.send([identity, EMPTY, topic, encodeSeq(seq), payload])) return this.truncated(seq);
+    for (const [seq, payload] of this.buffer.from(request.start)) {
+      if (!socket.send(replayBatchFrames(identity, topic, seq, payload))) return this.truncated(seq);
     }
-    if (!socket.send([identity, EMPTY, EMPTY, END_SEQ_FRAME, EMPTY])) return this.truncated(REPLAY_END_SEQ);
+    if (!socket.send(replayEndFrames(identity))) return this.truncated(REPLAY_END_SEQ);
     this.requestsServed++;
   };
 
@@ -92,10 +89,3 @@ export class ReplayServer {
   }
 }
 
-/** Why a ROUTER message is not a replay request, or undefined if it is one. */
-export function requestProblem(frames: Frames): string | undefined {
-  if (frames.length !== 3) return `${frames.length - 1} frames after the identity, expected 2`;
-  if (frames[1]!.length !== 0) return `delimiter frame has ${frames[1]!.length} bytes, expected empty`;
-  if (frames[2]!.length !== 8) return `start_seq frame has ${frames[2]!.length} bytes, expected 8`;
-  return undefined;
-}

@@ -1,12 +1,8 @@
-// SPEC §8: cache-slot ranges of mockers must not overlap; an overlap visible in discovery is refused
-// at start-up, naming both owners. Checked before this mocker publishes anything: a live intent of
-// another process for one of our CacheOwners is an overlap. One exception: an intent at the raw
-// endpoint we now hold is our own previous incarnation (we bound its port, so it is gone) and
-// lapses with its lease.
+// A mocker's claim on its CacheOwner slots, checked before it publishes anything (the scan and the
+// refusal are roles/slot-overlap-refusal.ts's). An intent at the raw endpoint we now hold is our own
+// previous incarnation (we bound its port, so it is gone) and lapses with its lease.
 import type { DiscoveryEntry, DiscoveryStore } from "../../discovery/store.ts";
-import { keys } from "../../discovery/keys.ts";
-import { KvcrError } from "../../lib/errors.ts";
-import { parseCacheOwner } from "../../protocol/cache-owner.ts";
+import { refuseSlotClashes, slotClashes, type SlotClaim } from "../slot-overlap-refusal.ts";
 
 export interface OurSlots {
   namespace: string;
@@ -20,38 +16,33 @@ export interface OurSlots {
   ownerAlive?: (pid: number) => boolean;
 }
 
-interface IntentLike {
-  cache_owner_id?: unknown;
-  worker_id?: unknown;
-  raw_endpoint?: unknown;
+function claimOf(ours: OurSlots): SlotClaim {
+  return {
+    namespace: ours.namespace,
+    selfInstanceId: ours.selfInstanceId,
+    ownerAlive: ours.ownerAlive,
+    clash: (intent) => {
+      const ourEndpoint = ours.owners.get(intent.cacheOwnerId);
+      if (ourEndpoint === undefined || intent.rawEndpoint === ourEndpoint) return undefined; // not ours, or our previous incarnation
+      return (
+        `cache slot ${intent.slot ?? intent.cacheOwnerId} is already published by worker ${String(intent.workerId)} at ${String(intent.rawEndpoint)} (pid ${intent.pid}); ` +
+        `this mocker (${ours.describe}) would publish it at ${ourEndpoint}`
+      );
+    },
+  };
 }
 
 /** The overlaps found (one line each); empty when none. */
 export function slotOverlaps(ours: OurSlots, intents: readonly DiscoveryEntry[]): string[] {
-  const lines: string[] = [];
-  for (const e of intents) {
-    const intent = (e.value ?? {}) as IntentLike;
-    const owner = typeof intent.cache_owner_id === "string" ? intent.cache_owner_id : undefined;
-    if (!owner || !ours.owners.has(owner) || e.owner.instanceId === ours.selfInstanceId) continue;
-    if (intent.raw_endpoint === ours.owners.get(owner)) continue; // our previous incarnation
-    if (ours.ownerAlive && !ours.ownerAlive(e.owner.pid)) continue;
-    const slot = parseCacheOwner(owner)?.slot;
-    lines.push(
-      `cache slot ${slot ?? owner} is already published by worker ${String(intent.worker_id)} at ${String(intent.raw_endpoint)} (pid ${e.owner.pid}); ` +
-        `this mocker (${ours.describe}) would publish it at ${ours.owners.get(owner)}`,
-    );
-  }
-  return lines;
+  return slotClashes(claimOf(ours), intents);
 }
 
 /** Throws naming both owners when another live process already publishes one of our slots. */
 export async function refuseSlotOverlap(store: DiscoveryStore, ours: OurSlots): Promise<void> {
   if (ours.owners.size === 0) return;
-  const lines = slotOverlaps(ours, await store.list(keys.kindPrefix(ours.namespace, "intent")));
-  if (lines.length === 0) return;
-  const shown = lines.slice(0, 3).join("; ") + (lines.length > 3 ? `; and ${lines.length - 3} more` : "");
-  throw new KvcrError(
-    "CACHE_SLOT_OVERLAP",
-    `cache slot ranges overlap: ${shown}. Give each mocker a disjoint --kv-state-agent-cache-slot range (up: --cache-slot-base) or stop the other one`,
+  await refuseSlotClashes(
+    store,
+    claimOf(ours),
+    (clashes) => `cache slot ranges overlap: ${clashes}. Give each mocker a disjoint --kv-state-agent-cache-slot range (up: --cache-slot-base) or stop the other one`,
   );
 }

@@ -1,8 +1,7 @@
-// The NDJSON body of one /v1/generate response (SPEC §3): `{"token_id":t}` per token, then the
-// summary line. Token lines are formatted straight into a byte buffer and written once per
-// event-loop turn (a microtask after the live loop's turn), through Bun's direct ReadableStream:
-// one socket write per request per turn instead of a string, an encode and a write per token.
-import { summaryLine, tokenLine, type GenerateSummary } from "../../protocol/generate.ts";
+// The NDJSON body of one /v1/generate response, written fast: token lines formatted straight into
+// a byte buffer and written once per event-loop turn through Bun's direct ReadableStream (one
+// socket write per request per turn, not a string, an encode and a write per token).
+import { summaryLine, TOKEN_LINE_PREFIX, tokenLine, type GenerateSummary } from "../../protocol/generate.ts";
 
 /** Where a request's output goes; calls arrive from the live loop as steps complete. */
 export interface TokenSink {
@@ -11,7 +10,7 @@ export interface TokenSink {
   finish(summary: GenerateSummary): void;
 }
 
-const PREFIX = new TextEncoder().encode('{"token_id":');
+const PREFIX = new TextEncoder().encode(TOKEN_LINE_PREFIX);
 /** Longest token line: prefix, 10 digits (u32), `}` and `\n`. */
 const MAX_LINE_BYTES = PREFIX.length + 10 + 2;
 const INITIAL_BYTES = 512;

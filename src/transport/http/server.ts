@@ -1,6 +1,7 @@
 // The one place HTTP servers are opened (Bun.serve). Roles hand in a fetch handler; this binds,
 // reports the real port (port 0 = pick) and stops cleanly.
 import type { Server } from "bun";
+import { openAiError } from "../../protocol/openai.ts";
 import { bindFailed } from "../bind-error.ts";
 
 export interface HttpServer {
@@ -27,7 +28,7 @@ export function serveHttp(opts: HttpServerOptions): HttpServer {
       idleTimeout: opts.idleTimeoutS ?? 120,
       maxRequestBodySize: opts.maxRequestBodySize ?? 64 * 1024 * 1024,
       fetch: opts.fetch,
-      error: (err) => jsonError(500, `internal error: ${err.message}`),
+      error: (err) => openAiError(500, `internal error: ${err.message}`),
     });
   } catch (err) {
     throw bindFailed("BIND_FAILED", "serve HTTP", opts.host, opts.port, err);
@@ -43,7 +44,3 @@ export function serveHttp(opts: HttpServerOptions): HttpServer {
   };
 }
 
-/** A JSON error body `{"error": {"message", "type", "code"}}` (OpenAI's shape, used everywhere). */
-export function jsonError(status: number, message: string, type = status >= 500 ? "server_error" : "invalid_request_error"): Response {
-  return Response.json({ error: { message, type, code: status } }, { status });
-}
