@@ -1,8 +1,9 @@
-// State-agent ingest throughput (issue 10 item 5): block store/remove operations applied per
-// second on one core from pre-encoded raw vLLM batches (SPEC §4.2, map encoding as vLLM sends),
-// through the agent's real path: decode, fault check, normalization (local hash from token ids,
-// router hash chained from the parent; random raw hashes, not §4.1's) and slot state; once with
-// router events only collected, once also encoded as outbound batches (one per 64 raw batches).
+// State-agent ingest throughput (target ≥ 1 M ops/s, docs/PERFORMANCE.md): block store/remove
+// operations applied per second on one core from pre-encoded raw vLLM batches (map encoding, as
+// vLLM sends them), through the agent's real path: decode, fault check, normalization (local hash
+// from token ids, router hash chained from the parent; random raw hashes, not block-hash.ts's) and
+// slot state; once with router events only collected, once also encoded as outbound batches (one
+// per 64 raw batches).
 // Workload per slot: 256 steps, each storing 16 new chained blocks (one BlockStored) and evicting
 // the blocks stored 8 steps earlier (one BlockRemoved per block, as vLLM emits them); a last batch
 // evicts the rest, so the cycle repeats with consistent state. 64 slots, interleaved.

@@ -1,4 +1,4 @@
-// One state agent carrying 4,096 (worker, rank) slots (issue 10 figures): BENCH_PROCS mocker
+// One state agent carrying 4,096 (worker, rank) slots: BENCH_PROCS mocker
 // processes × BENCH_WORKERS workers (dp 1) in state-agent mode with replay, one agent child with
 // --max-slots = all of them, discovery through one shared file dir; a shared-prefix /v1/generate
 // load (one client process per mocker) for BENCH_LOAD_MS. Prints attach time, the agent's CPU, the

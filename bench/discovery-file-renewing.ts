@@ -1,8 +1,9 @@
-// File discovery under renewal load (issue 12's slow frontend start-up): one store puts N worker +
-// N attachment records with a short TTL so they keep renewing (every TTL/3), then a second store
-// watches both prefixes the way the frontend does (attachments, then workers) and we time each
-// watch() until its initial list is out, then how long a change takes to arrive while renewals run,
-// and the watcher's CPU share over a window. Run: npx bun bench/discovery-file-renewing.ts
+// File discovery under renewal load, as a frontend starting beside many renewing workers meets it:
+// one store puts N worker + N attachment records with a short TTL so they keep renewing (every
+// TTL/3), then a second store watches both prefixes the way the frontend does (attachments, then
+// workers) and we time each watch() until its initial list is out, then how long a change takes to
+// arrive while renewals run, and the watcher's CPU share over a window.
+// Run: npx bun bench/discovery-file-renewing.ts
 // (env BENCH_SIZES="1000,2000", BENCH_TTL_MS=3000, BENCH_DIR_BASE=/tmp, BENCH_WATCH_TIMEOUT_MS=120000).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-// Frontend throughput and added latency (issue 11), all on this machine:
+// Frontend throughput and added latency (targets ≥ 20,000 req/s and ≤ 1 ms added p99), all on this machine:
 //   1. routed non-streaming requests/s through one `kvcr-mock frontend` process (kv router, index
 //      fed by the workers' relays) to fast mock workers (speedup 0, 1 output token), against the
 //      peers measured in the same run: a plain Bun.serve proxy doing the same proxying with no

@@ -1,4 +1,4 @@
-// Block hashing throughput (SPEC §4.1, issue 2 item 5): 64-token blocks of 8k-token prompts through
+// Block hashing throughput (src/core/kv/block-hash.ts): 64-token blocks of 8k-token prompts through
 // BlockHasher.hashBlocks (number[] and Uint32Array input) and through the per-block API, against a
 // peer measured in the same run: the naive loop (a subarray and two bare Bun.hash.xxHash3 calls
 // per block, no BlockHasher).

@@ -1,4 +1,4 @@
-// Streamed tokens/s out of one mocker process at --speedup-ratio 0 (issue 5: ≥ 300,000/s): a
+// Streamed tokens/s out of one mocker process at --speedup-ratio 0 (target ≥ 300,000/s): a
 // `kvcr-mock mocker` child and client child process(es) keeping many /v1/generate streams in
 // flight; prints tokens/s received by the clients, against the peer measured in the same run: the
 // same engines and pool driven in-process with no HTTP (what the engines alone can generate).

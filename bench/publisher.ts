@@ -1,4 +1,4 @@
-// Raw KV-event publishing at mocker scale (issue 5 item 3): 1,024 RankPublishers (and 1,024
+// Raw KV-event publishing at mocker scale: 1,024 RankPublishers (and 1,024
 // direct-mode relays) in one process. Prints memory per publisher, the hot-path cost of publish()
 // against the bare codec on the same events (the peer), and events/s delivered over loopback to a
 // SUB connected to every publisher, with HWM drops. Run: `npx bun bench/publisher.ts` (~10 s;

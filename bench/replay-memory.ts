@@ -1,5 +1,5 @@
 // Peak RSS of `kvcr-mock replay` on the synthetic Mooncake trace with and without a host tier
-// (issue 9 item 13: a tiny G2 cost 5× the memory of none). Each run is a cold child process
+// (a tiny G2 once cost 5× the memory of none). Each run is a cold child process
 // (`bun src/cli.ts replay …`); peak RSS is the child's getrusage maxrss. Median of N runs.
 // Run: npx bun bench/replay-memory.ts [runs=3] [hostBlocks=0,50,100000]
 import { loadavg } from "node:os";

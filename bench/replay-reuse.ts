@@ -1,5 +1,5 @@
-// Prefix-cache reuse of `replay` on both Mooncake traces, beside independent references
-// (issue 8): with one worker, one request at a time and a G1 that never evicts, the reuse must
+// Prefix-cache reuse of `replay` on both Mooncake traces, beside independent references:
+// with one worker, one request at a time and a G1 that never evicts, the reuse must
 // equal the share of prompt blocks seen before in the trace (leading blocks whose whole prefix
 // appeared earlier, below the prompt_len − 1 cap); with a finite G1 it must equal a plain LRU of
 // the same size (src/core/replay/simulator.test.ts pins that). Also prints the reuse of the

@@ -1,8 +1,8 @@
-// Replay vs live agreement (issue 13 figure): one shared-prefix workload through a live stack
-// started by the launcher's code (direct mode, 1 mocker process × 2 workers at speedup 1, no G2,
-// kv frontend) and through `replay`'s simulation of the same engines and router
-// (`bench --with-replay`), median of `runs` fresh stacks. Prints the predicted-vs-measured table
-// last. The bench flags are parsed exactly as the CLI parses them.
+// Replay vs live agreement (the table of docs/PERFORMANCE.md, Replay vs live): one shared-prefix
+// workload through a live stack started by the launcher's code (direct mode, 1 mocker process × 2
+// workers at speedup 1, no G2, kv frontend) and through `replay`'s simulation of the same engines
+// and router (`bench --with-replay`), median of `runs` fresh stacks. Prints the
+// predicted-vs-measured table last. The bench flags are parsed exactly as the CLI parses them.
 // Run: npm run bench:replay-vs-live [-- runs=3]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -4,7 +4,7 @@
 // by the router itself and never finished, so the load tracker holds ~8,000 prompts). Two
 // figures per run, from per-call timings:
 //   decide        core Router.route on precomputed hashes (index lookup per tier, costs, selection)
-//   hash + decide the frontend's RoutingState.route: hash the 2,048 prompt tokens (§4.1), then decide
+//   hash + decide the frontend's RoutingState.route: hash the 2,048 prompt tokens into block hashes, then decide
 // p50 / p99 of wall time over 20,000 decisions, and CPU time per decision (steadier when the machine
 // is shared); median of 3 runs. Anchor, not a peer run here: Dynamo publishes
 // < 10 µs p99 for its positional indexer lookup alone.

@@ -1,4 +1,4 @@
-// `kvcr-mock up` at scale (issue 12): time from starting `up` to its "stack ready" line, and RSS
+// `kvcr-mock up` at scale: time from starting `up` to its "stack ready" line, and RSS
 // per process once ready, for 1 agent + 4 mocker processes × 256 workers (1,024 CacheOwner slots)
 // + frontend, and the same at 4 × 1,024 workers. Each shape runs BENCH_RUNS times (default 3) and
 // the median is printed, with the slowest readiness gate of each run from up's own log. Run:

@@ -56,7 +56,7 @@ const COMMANDS: Record<string, CommandDocs> = {
 };
 
 /** The help text is rendered at this width when the usage line is taken from it. */
-const HELP_STYLE = { width: 200, color: false };
+const HELP_LAYOUT = { width: 200, color: false };
 
 export async function renderCliDocs(): Promise<string> {
   const rootMeta = (await resolveValue(rootCommand.meta)) ?? ({} as CommandMeta);
@@ -116,7 +116,7 @@ export async function renderCliDocs(): Promise<string> {
     const table = { ...c.docs.options, ...commonOptions } as OptionTable;
     const args = ((await resolveValue(c.def.args)) ?? {}) as ArgsDef;
     checkAgainstHelp(c.name, table, args);
-    const help = await renderHelp(c.def, rootCommand, HELP_STYLE);
+    const help = await renderHelp(c.def, rootCommand, HELP_LAYOUT);
     const usage = help.split("\n").find((l) => l.startsWith("USAGE "))?.slice("USAGE ".length) ?? `kvcr-mock ${c.name} [OPTIONS]`;
     const own = Object.fromEntries(Object.entries(c.docs.options).filter(([key]) => !(key in commonOptions)));
     out.push(

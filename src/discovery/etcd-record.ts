@@ -6,7 +6,7 @@ import { b64, unb64, type EtcdKv } from "./etcd-client.ts";
 import type { DiscoveryEntry, RecordOwner } from "./store.ts";
 
 export const ETCD_RECORD_FORMAT = "kvcr-discovery-etcd/v1";
-/** Root segment in etcd (SPEC §7: `{root}/{namespace}/{kind}/{id…}`). */
+/** Root segment in etcd (keys are `{root}/{namespace}/{kind}/{id…}`). */
 export const ETCD_ROOT = "kvcr";
 
 export interface EtcdEnvelope {

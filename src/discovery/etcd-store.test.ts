@@ -117,7 +117,7 @@ describe.skipIf(!hasEtcd)("etcd backend", () => {
     await log.until(2, "the child's lease to lapse");
     expect(log.summary()).toEqual([`put ${key} r1`, `delete ${key} expired`]);
     expect(await b.list("dynamo/")).toEqual([]);
-  });
+  }, 30_000);
 
   test("etcd restarted: records and watches carry on, status reports the outage, nothing is dropped", async () => {
     await using a = await open({ requestTimeoutMs: 500 });
@@ -236,5 +236,5 @@ describe.skipIf(!hasEtcd)("etcd backend", () => {
     await raw().call("/v3/lease/revoke", { ID: entry?.lease });
     await waitFor(async () => (await b.list("dynamo/")).length === 1 && (a as DiscoveryStore).status?.().leaseRegrants === 1, { what: "the re-put", timeoutMs: 5_000 });
     expect((await b.list("dynamo/"))[0]?.value).toBe(1);
-  });
+  }, 30_000);
 });

@@ -1,4 +1,4 @@
-// The `etcd` discovery backend (SPEC §7): records live under `kvcr/{namespace}/{kind}/{id…}` on
+// The `etcd` discovery backend: records live under `kvcr/{namespace}/{kind}/{id…}` on
 // one etcd lease per process (per TTL), kept alive every TTL/3; list is a prefix range read; watch
 // is list-then-stream resumed from the last revision. Speaks etcd's JSON gateway over fetch
 // (etcd-client.ts says why), so it works unchanged inside the compiled binary.

@@ -1,4 +1,4 @@
-// The `file` discovery backend (SPEC §7, default): a directory shared by the processes of one host,
+// The `file` discovery backend (the default): a directory shared by the processes of one host,
 // one JSON file per record, written once; each process renews one lease file (per TTL) that all
 // its records name, as the etcd backend keeps one lease per process. Readers ignore records whose
 // lease lapsed and delete them. Options come from the config layer (--discovery-dir); defaults are

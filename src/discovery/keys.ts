@@ -76,7 +76,7 @@ export const keys = {
   agent: (ns: string, agentId: string) => build(ns, "agent", [agentId]),
   /**
    * An attachment intent. Keyed by CacheOwner and then the publishing instance, so two live
-   * intents for one owner are two records (the agent marks that slot ambiguous, SPEC §5).
+   * intents for one owner are two records (the agent fails that slot as ambiguous until one goes).
    */
   intent: (ns: string, cacheOwner: string, publisherId: string) => build(ns, "intent", [cacheOwner, publisherId]),
   /** All intents for one CacheOwner. */

@@ -1,4 +1,4 @@
-// Opens the discovery store a role's config names (SPEC §7): every role calls this one function,
+// Opens the discovery store a role's config names: every role calls this one function,
 // so adding a backend changes one place. The config shape is structural (discovery may not import
 // config): the resolved discovery options of any role fit it.
 import type { Logger } from "../lib/logger.ts";

@@ -1,6 +1,7 @@
-// The state agent's `GET /v1/snapshot` body (SPEC §5): its whole router state stamped with the
-// outbound cursor it reflects, so a late router loads it and follows the stream from cursor + 1.
-// Hashes are decimal strings (u64 does not fit a JSON number); blocks sorted by seq hash.
+// The state agent's `GET /v1/snapshot` body (docs/http-api.md): its whole router state stamped with
+// the outbound cursor it reflects, so a late router loads it and follows the stream from
+// cursor + 1. Hashes are decimal strings (u64 does not fit a JSON number); blocks sorted by seq
+// hash.
 import * as v from "valibot";
 
 const u64String = v.pipe(v.string(), v.regex(/^(0|[1-9][0-9]{0,19})$/, "expected a u64 as a decimal string"));

@@ -33,7 +33,7 @@ describe("CacheOwner ids", () => {
   });
 });
 
-describe("raw host (SPEC §3)", () => {
+describe("raw host", () => {
   test.each(["127.0.0.1", "10.1.2.3", "worker-7.cluster.local", "node1", "[::1]", "[fd00::1]"])("accepts %s", (host) => {
     expect(rawHostProblem(host)).toBeUndefined();
   });

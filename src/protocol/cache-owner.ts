@@ -1,6 +1,7 @@
-// KVCR identities of SPEC §3: CacheOwner ids `<32 hex>:<32 hex>/<16 hex>/<32 hex>` (cache
-// semantics : routing scope / datacenter / stable slot), the per-worker raw topic derived from
-// them, and the raw-host rule for endpoints the state agent dials.
+// KVCR identities (docs/ARCHITECTURE.md, Glossary): CacheOwner ids
+// `<32 hex>:<32 hex>/<16 hex>/<32 hex>` (cache semantics : routing scope / datacenter / stable
+// slot), the per-worker raw topic derived from them, and the raw-host rule for endpoints the state
+// agent dials.
 
 export type Hash64 = (data: Uint8Array, seed: bigint) => bigint;
 

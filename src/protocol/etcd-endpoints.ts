@@ -1,4 +1,4 @@
-// The spelling of `--etcd-endpoints` / ETCD_ENDPOINTS (SPEC §7): comma-separated http(s) URLs, as
+// The spelling of `--etcd-endpoints` / ETCD_ENDPOINTS: comma-separated http(s) URLs, as
 // Dynamo reads it. Shared by config validation (exit 2 before anything starts) and the etcd client.
 
 export type ParsedEndpoints = { ok: true; endpoints: string[] } | { ok: false; problem: string };

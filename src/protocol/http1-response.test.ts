@@ -85,7 +85,7 @@ describe("framing", () => {
     expect(parse(["HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ncontent-length: 0\r\n\r\n"]).keepAlive).toBe(true);
   });
 
-  test("transfer-encoding with a content-length: framed as chunked, the connection not kept (RFC 9112 §6.3)", () => {
+  test("transfer-encoding with a content-length: framed as chunked, the connection not kept (RFC 9112, section 6.3)", () => {
     const r = parse(["HTTP/1.1 200 OK\r\ncontent-length: 100\r\ntransfer-encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"]);
     expect(r).toMatchObject({ status: 200, body: "hi", ended: true, keepAlive: false });
   });

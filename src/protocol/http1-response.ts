@@ -154,7 +154,7 @@ export class Http1ResponseParser {
     for (let at = eol + 2; at < text.length; ) {
       let end = text.indexOf("\r\n", at);
       if (end < 0) end = text.length;
-      // Refused, not repaired: either could change how the body is framed (RFC 9112 §2.2, §5.2),
+      // Refused, not repaired: either could change how the body is framed (RFC 9112, sections 2.2 and 5.2),
       // and a proxy answers such a response with 502.
       const first = text.charCodeAt(at);
       if (first === 32 || first === 9) throw new Http1ParseError(`obsolete line folding in the response head: ${JSON.stringify(text.slice(at, Math.min(end, at + 80)))}`);
@@ -181,7 +181,7 @@ export class Http1ResponseParser {
     if (te !== undefined) {
       if (minor === 48) throw new Http1ParseError("transfer-encoding in an HTTP/1.0 response (faulty framing)");
       if (!/(?:^|,)\s*chunked\s*$/i.test(te)) throw new Http1ParseError(`unsupported transfer-encoding: ${te}`);
-      // With a content-length as well, chunked wins, and the connection is not trusted again (RFC 9112 §6.3).
+      // With a content-length as well, chunked wins, and the connection is not trusted again (RFC 9112, section 6.3).
       if (headers.has("content-length")) this.keepAlive = false;
       this.state = State.ChunkSize;
       this.startChunkSize();

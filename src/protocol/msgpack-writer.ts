@@ -8,7 +8,7 @@ const MIN_I64 = -0x8000_0000_0000_0000n;
 const TWO_32 = 0x1_0000_0000;
 
 /** Code of the KvcrError thrown for a value with no wire form: a caller bug, not bad input bytes
- * (no subclass: nobody branches on it, STYLE). */
+ * (no subclass: nobody branches on it). */
 export const ENCODE_INVALID = "ENCODE_INVALID";
 
 export function encodeError(message: string): KvcrError {

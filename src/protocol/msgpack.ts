@@ -1,4 +1,4 @@
-// The project's one msgpack entry point (STYLE: nothing else imports msgpackr). Wire codecs use the
+// The project's one msgpack entry point: nothing else in src/ imports msgpackr. Wire codecs use the
 // purpose-built writer/reader (exact bytes, precise error offsets, faster: see bench/codec.ts);
 // the configured msgpackr instance is the independent reference the tests and bench/codec.ts use.
 import { Packr } from "msgpackr";

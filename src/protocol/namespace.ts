@@ -1,4 +1,4 @@
-// The discovery namespace rule (SPEC §7), shared by config validation (exit 2 before anything
+// The discovery namespace rule, shared by config validation (exit 2 before anything
 // starts) and the discovery key builders (a last guard).
 
 export const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

@@ -1,4 +1,4 @@
-// OpenAI API shapes the frontend speaks (SPEC §6.2): request bodies of /v1/completions and
+// OpenAI API shapes the frontend speaks (docs/http-api.md): request bodies of /v1/completions and
 // /v1/chat/completions (validated, every problem naming its field), response and SSE chunk
 // bodies, and the error JSON `{"error": {"message", "type", "param", "code"}}` every route uses.
 // Fields a client may send that a mock has no use for (temperature, top_p, stop, ...) are accepted

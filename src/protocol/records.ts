@@ -1,5 +1,6 @@
-// Discovery record payloads (SPEC §3, §5, §7): worker instances and attachment intents. Readers
-// validate with these schemas; a bad record is ignored with a warning naming the field.
+// Discovery record payloads (docs/ARCHITECTURE.md, Discovery): worker instances and attachment
+// intents. Readers validate with these schemas; a bad record is ignored with a warning naming the
+// field.
 import * as v from "valibot";
 
 export const EVENT_MODES = { direct: "direct", stateAgent: "state_agent_v2" } as const;
@@ -24,7 +25,7 @@ export const WorkerRecordSchema = v.object({
   /** Per rank (as Dynamo's runtime config): the router's prefill-tokens busy fraction is of this. */
   max_num_batched_tokens: v.optional(v.pipe(count, v.minValue(1))),
   kv_event_source_mode: v.picklist([EVENT_MODES.direct, EVENT_MODES.stateAgent]),
-  /** Direct mode: the worker's router-event stream (§6.1); absent in state-agent mode. */
+  /** Direct mode: the worker's router-event stream (router-events.ts); absent in state-agent mode. */
   router_events_endpoint: v.optional(endpoint),
   raw_endpoints: v.array(endpoint),
   replay_endpoints: v.optional(v.array(endpoint)),
@@ -53,14 +54,14 @@ export const AttachmentIntentSchema = v.object({
 export type AttachmentIntent = v.InferOutput<typeof AttachmentIntentSchema>;
 
 /**
- * The state agent's host record (SPEC §5, §7), key `keys.agent(ns, agent_id)`: how a frontend
+ * The state agent's host record, key `keys.agent(ns, agent_id)`: how a frontend
  * finds the agent's router-event stream and snapshot, and how `up --roles mockers` knows one runs.
  */
 export const AgentHostRecordSchema = v.object({
   agent_id: v.pipe(v.string(), v.nonEmpty()),
   /** Base URL of the agent's HTTP API (`/live`, `/health`, `/v1/snapshot`, `/v1/slots`). */
   http_url: v.pipe(v.string(), v.url()),
-  /** The normalized router-event PUB (§6.1), cursor from 1. */
+  /** The normalized router-event PUB (router-events.ts), cursor from 1. */
   router_events_endpoint: endpoint,
   max_slots: v.pipe(count, v.minValue(1)),
 });

@@ -1,4 +1,4 @@
-// Router event stream codec (SPEC §6.1): pinned layout, round trip and fuzz, one test per rejection kind.
+// Router event stream codec: pinned layout, round trip and fuzz, one test per rejection kind.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { ProtocolError } from "../lib/errors.ts";
@@ -25,7 +25,7 @@ const rejection = (bytes: Uint8Array): ProtocolError => thrownBy(ProtocolError, 
 const expectRejected = (bytes: Uint8Array, message: string, offset: number) =>
   expect(rejection(bytes).message).toStartWith(`${message} at byte ${offset} (`);
 
-describe("router events (SPEC §6.1)", () => {
+describe("router events", () => {
   test("pinned layout: [1, [[source, tier, kind, blocks, parent]]], hashes as cf", () => {
     expect(hex(encodeRouterEvents([cleared]))).toBe("9201" + "91" + "95" + "92a2773000" + "a46469736b" + "a7636c6561726564" + "90" + "c0");
     expect(hex(encodeRouterEvents([owned]))).toBe(

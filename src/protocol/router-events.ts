@@ -1,4 +1,4 @@
-// Router event stream codec (SPEC §6.1): what the mocker relay (direct mode) and the state agent
+// Router event stream codec: what the mocker relay (direct mode) and the state agent
 // publish and the frontend router indexes. Frames: [topic, cursor u64 BE (seq-frame.ts), payload].
 //
 // Payload (msgpack), designed here; positional for compactness, strings for the enums so a tap

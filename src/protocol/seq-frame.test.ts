@@ -1,9 +1,9 @@
-// u64 big-endian seq frames and the replay end marker (SPEC §4.2).
+// u64 big-endian seq frames and the replay end marker.
 import { describe, expect, test } from "bun:test";
 import { ProtocolError } from "../lib/errors.ts";
 import { decodeSeq, decodeSeqNumber, encodeSeq, REPLAY_END_SEQ, SeqFrame } from "./seq-frame.ts";
 
-describe("u64 big-endian seq frames (SPEC §4.2)", () => {
+describe("u64 big-endian seq frames", () => {
   test("encodes big-endian, 8 bytes", () => {
     expect([...encodeSeq(0n)]).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
     expect([...encodeSeq(0x0102030405060708n)]).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);

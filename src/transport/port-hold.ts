@@ -1,5 +1,5 @@
 // Holds a TCP port open (accepting and closing connections at once) so an advertised placeholder
-// endpoint — e.g. a router-hint source control endpoint (SPEC §3) — stays reserved for its owner.
+// endpoint — e.g. a router-hint source control endpoint — stays reserved for its owner.
 import type { TCPSocketListener } from "bun";
 import { bindFailed } from "./bind-error.ts";
 import { createPortPlan, ephemeralRange, type PortPlan } from "./port-plan.ts";

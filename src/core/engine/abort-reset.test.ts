@@ -1,4 +1,4 @@
-// Property tests of the engine's invariants (SPEC §2) when clients abort requests and the prefix
+// Property tests of the engine's invariants when clients abort requests and the prefix
 // cache is reset in the middle of random workloads: the event log still reproduces residency per
 // tier after every step and every reset, refcounts stay ≥ 0, and once every request has finished
 // or been aborted no G1 block is held and no G2 entry is pinned. Bounded (numRuns).

@@ -1,4 +1,4 @@
-// Configuration of one engine (one worker rank), SPEC §2 defaults. Key names match the engine
+// Configuration of one engine (one worker rank) and its defaults. Key names match the engine
 // option table of src/config/engine.ts so a resolved config maps straight onto this.
 import type { PreemptionMode } from "../scheduler/scheduler.ts";
 import type { TimingModelKind } from "../timing/timing-model.ts";
@@ -31,7 +31,7 @@ export interface EngineConfig {
   seed: number;
   /** Output token ids are drawn from [0, vocabSize). */
   vocabSize: number;
-  /** Released blocks whose token ids stay recoverable for host stores (SPEC §2: 16,384). */
+  /** Released blocks whose token ids stay recoverable for host stores (default 16,384). */
   releasedFifoBlocks: number;
 }
 

@@ -1,7 +1,7 @@
-// One hand-built case per engine behaviour of issue 8 (SPEC §2 as rewritten): vLLM V1's single
-// token budget, one G1 removal per block, prompt-only G2 offload, waiting for an in-flight copy,
-// one recomputed token after a full G2 load, G2 LRU touched by a lookup. The reset clearing G1
-// only is pinned in host-tier.test.ts.
+// One hand-built case per engine behaviour docs/DECISIONS.md notes (Engine): vLLM V1's single token
+// budget, one G1 removal per block, prompt-only G2 offload, waiting for an in-flight copy, one
+// recomputed token after a full G2 load, G2 LRU touched by a lookup. The reset clearing G1 only is
+// pinned in host-tier.test.ts.
 import { describe, expect, test } from "bun:test";
 import { engine, eventSummary, hasher, residencyMismatch, runToIdle, seq, stepOnce, type Run } from "../../../test/engine-kit.ts";
 import type { KvEvent, KvStoredEvent } from "../kv/kv-events.ts";
@@ -36,7 +36,7 @@ describe("scheduler: one token budget over the running list, then waiting (vLLM 
   });
 });
 
-describe("G1 (SPEC §2)", () => {
+describe("G1", () => {
   test("an eviction of several cached blocks emits one removed event per block, tail first", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 3, ...fixed });
     e.addRequest({ id: "a", tokenIds: seq(0, 12), maxTokens: 1 });
@@ -53,7 +53,7 @@ describe("G1 (SPEC §2)", () => {
   });
 });
 
-describe("G2 (SPEC §2)", () => {
+describe("G2", () => {
   test("a block-aligned prompt fully in G2 loads every block and computes one token", () => {
     const cfg = { blockSize: 4, numGpuBlocks: 32, numHostBlocks: 16, kvBytesPerToken: 1, hostOffloadH2dBandwidthGbps: slow } as const;
     const e = engine(cfg);
@@ -110,7 +110,7 @@ describe("G2 (SPEC §2)", () => {
 
   test("a waited-for copy whose store is dropped ends the load there: the request computes the rest, nothing leaks", () => {
     // A released-block FIFO of 1: after the reset releases p's two G1 blocks, block 0's token ids
-    // are gone, so the copy in flight cannot be stored (SPEC §2: dropped whole).
+    // are gone, so the copy in flight cannot be stored (a store that cannot be resolved is dropped whole).
     const e = engine({ blockSize: 4, numGpuBlocks: 32, numHostBlocks: 16, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: slow, releasedFifoBlocks: 1, ...fixed });
     e.addRequest({ id: "p", tokenIds: seq(0, 8), maxTokens: 1 });
     const run = newRun(0);

@@ -8,7 +8,7 @@ const slow = 1e-6;
 const stored = (events: readonly KvEvent[], tier: "device" | "host") =>
   events.filter((e): e is KvStoredEvent => e.kind === "stored" && e.tier === tier);
 
-describe("G2 host tier (SPEC §2)", () => {
+describe("G2 host tier", () => {
   test("completed G1 blocks are copied to G2 with their token ids (instant lane)", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 16, numHostBlocks: 8, kvBytesPerToken: 1 });
     e.addRequest({ id: "a", tokenIds: seq(0, 14), maxTokens: 1 });

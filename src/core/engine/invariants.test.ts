@@ -1,4 +1,4 @@
-// Property tests of the engine's invariants (SPEC §2) over random small configs and workloads.
+// Property tests of the engine's invariants over random small configs and workloads.
 // Bounded (numRuns) so the whole file runs in a few seconds.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";

@@ -54,7 +54,7 @@ describe("mock engine: requests and output", () => {
   });
 });
 
-describe("mock engine: G1 prefix cache (SPEC §2)", () => {
+describe("mock engine: G1 prefix cache", () => {
   test("a repeated prompt hits its cached full blocks", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 64 });
     e.addRequest({ id: "a", tokenIds: seq(0, 14), maxTokens: 1 });
@@ -137,7 +137,7 @@ describe("mock engine: G1 prefix cache (SPEC §2)", () => {
   });
 });
 
-describe("mock engine: scheduler (SPEC §2)", () => {
+describe("mock engine: scheduler", () => {
   test("chunked prefill spans steps within the token budget; the first token comes with the last chunk", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 64, maxNumBatchedTokens: 8 });
     e.addRequest({ id: "a", tokenIds: seq(0, 20), maxTokens: 2 });

@@ -1,4 +1,4 @@
-// The mock engine of one (worker, DP rank), SPEC §2: pure and synchronous. The caller owns
+// The mock engine of one (worker, DP rank): pure and synchronous. The caller owns
 // time: the live mocker calls step(now) on real time and sleeps durationMs; replay advances a
 // virtual clock by durationMs. Requests can be added between any two steps.
 import type { BlockHasher } from "../kv/block-hash.ts";
@@ -264,7 +264,7 @@ function adoptOrCopy(req: EngineRequest, promptLen: number): Uint32Array {
   return tokens;
 }
 
-/** Creates an engine; `config` overrides SPEC §2 defaults. */
+/** Creates an engine; `config` overrides DEFAULT_ENGINE_CONFIG (engine-config.ts). */
 export function createEngine(config: Partial<EngineConfig>, deps: EngineDeps): MockEngine {
   return new MockEngine(config, deps);
 }

@@ -1,4 +1,4 @@
-// Deterministic output tokens (SPEC §2: same seed, same run). Token i of a request is a pure
+// Deterministic output tokens (same seed, same run). Token i of a request is a pure
 // function of (seed, prompt, i), like greedy decoding: identical prompts generate identical
 // continuations whatever the batching or arrival timing, so a run replays exactly and
 // generated blocks are shared the way a real greedy model's would be.

@@ -1,6 +1,7 @@
-// Which source (a (worker, rank) candidate) holds which blocks, one map per tier, fed by KV
-// events. A sequence hash names a whole prefix (SPEC §4.1), so a set keyed by it is a radix tree
-// flattened: node = sequence hash, children implied by the parent chain. Per tier two views:
+// Which source (a (worker, rank) candidate) holds which blocks, one map per tier, fed by KV events.
+// A sequence hash names a whole prefix (it chains every block before it), so a set keyed by it is a
+// radix tree flattened: node = sequence hash, children implied by the parent chain. Per tier, two
+// views:
 //   - per source, the set of hashes it holds (a U64Map used as a set): removals, footprints,
 //     clears;
 //   - per hash, the list of sources holding it (the inverted view a router walks: a decision
@@ -16,7 +17,7 @@ import { mix32 } from "../random/rng.ts";
 const weightA = (s: number) => mix32(s * 2 + 1) | 0;
 const weightB = (s: number) => (mix32(s * 2 + 2) ^ 0x5bd1e995) | 0;
 
-/** Index tiers: the engine's two plus disk, which other publishers (and agents) report (SPEC §5). */
+/** Index tiers: the engine's two plus disk, which other publishers (and agents) report. */
 export type IndexTier = KvTier | "disk";
 
 /** The part of a KV event (engine or router event) the index needs. */
@@ -212,7 +213,7 @@ export class KvIndex {
 
   apply(source: number, event: IndexEvent): void {
     if (event.kind === "cleared") {
-      // Engine events clear every tier; router events (SPEC §6.1) clear one.
+      // Engine events clear every tier; router events (protocol/router-events.ts) clear one.
       if (event.tier === undefined) this.removeSource(source);
       else this.clearTier(source, event.tier);
       return;
@@ -322,7 +323,7 @@ export class KvIndex {
 
   /**
    * Per candidate: the longest device prefix of `seqHashes[0, count)`, then the contiguous host
-   * continuation after it, then the contiguous disk continuation after that (SPEC §6.3), written
+   * continuation after it, then the contiguous disk continuation after that, written
    * to device/host/disk[candidate index]. Walks the prompt's blocks and their holder lists once per
    * tier: cost grows with the holders of the prompt's blocks, not with the candidate count.
    */

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import vectors from "../../../test/fixtures/vectors.json";
 import { createBlockHasher } from "../../lib/xxh3.ts";
 
-describe("block hashes (SPEC §4.1) match the independent vectors", () => {
+describe("block hashes match the independent vectors", () => {
   const hasher = createBlockHasher();
   for (const v of vectors.block_hashes) {
     test(v.name, () => {

@@ -1,6 +1,6 @@
-// Block hashes of SPEC §4.1: local hash = XXH3-64(seed 1337) of a block's token ids as u32 LE;
-// sequence hash chains the previous sequence hash and the local hash (16 bytes, both u64 LE).
-// The XXH3 function is injected (src/lib/xxh3.ts binds Bun's) so this file stays pure.
+// Block hashes as Dynamo's router computes them: local hash = XXH3-64(seed 1337) of a block's token
+// ids as u32 LE; sequence hash chains the previous sequence hash and the local hash (16 bytes, both
+// u64 LE). The XXH3 function is injected (src/lib/xxh3.ts binds Bun's) so this file stays pure.
 
 export const BLOCK_HASH_SEED = 1337n;
 

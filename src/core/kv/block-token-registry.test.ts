@@ -3,7 +3,7 @@ import { BlockTokenRegistry, RELEASED_FIFO_BLOCKS } from "./block-token-registry
 
 const toks = (x: number) => Uint32Array.from([x, x + 1, x + 2, x + 3]);
 
-describe("token-id recovery for host stores (SPEC §2)", () => {
+describe("token-id recovery for host stores", () => {
   test("G1 store → G1 remove → G2 store still resolves the right token ids", () => {
     const reg = new BlockTokenRegistry();
     reg.stored("device", 11n, null, 101n, toks(10));
@@ -94,7 +94,7 @@ describe("token-id recovery for host stores (SPEC §2)", () => {
     expect(reg.size).toBe(RELEASED_FIFO_BLOCKS);
   });
 
-  test("a record costs its token ids plus a few typed-array words, not an object per block (issue 9 item 13)", () => {
+  test("a record costs its token ids plus a few typed-array words, not an object per block", () => {
     const bs = 64;
     const reg = new BlockTokenRegistry(RELEASED_FIFO_BLOCKS);
     const tokens = new Uint32Array(bs);

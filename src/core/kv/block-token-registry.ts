@@ -1,12 +1,13 @@
-// Token-id recovery for host stores (SPEC §2). A G2 `stored` must carry token ids but the G2
+// Token-id recovery for host stores. A G2 `stored` must carry token ids but the G2
 // copy has none, and the G1 `removed` of a block can precede its G2 `stored` (the slot was
 // reused while the copy was in flight). So each block's record (parent, local hash, token ids)
 // is kept while it is resident in any tier, plus a bounded FIFO of recently released blocks.
 // A store is resolved whole before any tier bit changes; if one block is unknown the whole
 // store is refused and nothing changes.
-// Memory (issue 9 item 13): records live in parallel typed arrays and one token slab, indexed by
-// a record slot found through a U64Map, so a record costs its token ids (4 × block size bytes)
-// plus ~40 bytes, not a JS object, a Map entry, three bigints and a Uint32Array per block.
+// Memory (a tiny G2 once cost 5× the memory of none, bench/replay-memory.ts): records live in
+// parallel typed arrays and one token slab, indexed by a record slot found through a U64Map, so a
+// record costs its token ids (4 × block size bytes) plus ~40 bytes, not a JS object, a Map entry,
+// three bigints and a Uint32Array per block.
 import type { KvTier } from "./kv-events.ts";
 import { grown } from "./grown.ts";
 import { SPLIT, splitU64, U64Map } from "./u64-map.ts";

@@ -1,6 +1,6 @@
 // G1 (device) block pool of one rank, after vLLM v1's BlockPool: physical slots with refcounts,
 // a prefix cache keyed by sequence hash, and an LRU free pool in which blocks with refcount 0
-// stay cached until their slot is taken. Also holds each slot's d2h fence (SPEC §2: a slot
+// stay cached until their slot is taken. Also holds each slot's d2h fence (a slot
 // whose device-to-host copy is in flight cannot be overwritten before the copy lands).
 // Memory grows with use, not capacity: never-used slots are a counter, not list nodes, since
 // a process may hold thousands of ranks of 16,384 blocks each. Hashes go in as their two u32

@@ -1,4 +1,4 @@
-// The G2 side of one rank (SPEC §2): which completed G1 blocks get copied to the host tier, the
+// The G2 side of one rank: which completed G1 blocks get copied to the host tier, the
 // FIFO device-to-host and host-to-device lanes, landing copies as host `stored` events with
 // token ids recovered from the registry (a store that cannot be resolved is dropped whole), and
 // host LRU evictions as host `removed` events.
@@ -132,7 +132,7 @@ export class HostOffload {
         const to = r + 1 < runStarts.length ? runStarts[r + 1]! : hostSlots.length;
         const hashes: bigint[] = [];
         for (let i = from; i < to; i++) hashes.push(tier.hashOf(hostSlots[i]!));
-        // All blocks resolve before any residency changes (SPEC §2).
+        // All blocks resolve before any residency changes: a store is dropped whole or kept whole.
         const recs = this.registry.storeResolvedSlots("host", hashes);
         if (recs === undefined) {
           for (let i = from; i < to; i++) tier.dropPending(hostSlots[i]!);

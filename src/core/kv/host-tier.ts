@@ -1,7 +1,7 @@
 // G2 (host) tier of one rank: a fixed number of host blocks keyed by sequence hash, LRU
 // eviction. An entry is pending while its device-to-host copy is in flight (it holds a slot but
 // is not resident and cannot be evicted) and pinned while a host-to-device load reads it (a load
-// may pin a pending entry: it waits for the copy to land, SPEC §2).
+// may pin a pending entry: it waits for the copy to land).
 // Storage grows with the slots used, not the capacity (as G1's does): a capacity of billions
 // costs nothing until blocks land, and a process may run 1,024 ranks.
 import { LruList } from "./lru-list.ts";

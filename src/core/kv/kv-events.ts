@@ -1,4 +1,4 @@
-// The engine's own KV events (SPEC §2), returned by every step in order. The mocker maps them to
+// The engine's own KV events, returned by every step in order. The mocker maps them to
 // vLLM's wire types (BlockStored / BlockRemoved / AllBlocksCleared, medium GPU | CPU_PINNED or CPU)
 // and the router-event relay to {seq_hash, local_hash} blocks, hence the local hashes here.
 
@@ -13,7 +13,7 @@ export interface KvStoredEvent {
   readonly tier: KvTier;
   /** Sequence hash of the block before the first stored one; null at the start of a sequence. */
   readonly parentHash: bigint | null;
-  /** Sequence hashes (SPEC §4.1), one per block, a parent chain in order. */
+  /** Sequence hashes (block-hash.ts), one per block, a parent chain in order. */
   readonly blockHashes: readonly bigint[];
   /** Local hashes, aligned with blockHashes (router events carry both). */
   readonly localHashes: readonly bigint[];

@@ -28,7 +28,7 @@ export function seedHigh(seed: number): number {
 
 /**
  * xoshiro128** seeded through splitmix32 so nearby seeds give unrelated streams. Both halves of
- * the seed count (issue 9: `--seed 4294967296` is not `--seed 0`): the low 32 bits seed the
+ * the seed count (`--seed 4294967296` is not `--seed 0`): the low 32 bits seed the
  * state as they always did, the high bits are mixed into its second half, so seeds below 2^32
  * keep their streams and distinct seeds give distinct states.
  */

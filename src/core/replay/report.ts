@@ -1,4 +1,4 @@
-// The replay report of SPEC §9 with the metric names of vLLM's benchmark_serving (and aiperf's
+// The `kvcr-mock replay` report, with the metric names of vLLM's benchmark_serving (and aiperf's
 // units): completed/failed, duration, throughputs, TTFT/TPOT/ITL/E2EL summaries, plus what only
 // a replay knows: prefix-cache reuse, per-worker spread, wall and simulated time.
 import type { SimulationResult } from "./simulator.ts";
@@ -23,7 +23,7 @@ export interface ReplayReport extends ServingTotals {
   preemptions: number;
   /** G2 blocks stored over the run (host `stored` blocks, all engines): G2 traffic. */
   host_blocks_stored: number;
-  /** Host `stored` events the engines refused: a block's token ids were unrecoverable (SPEC §2). */
+  /** Host `stored` events the engines refused: a block's token ids were unrecoverable. */
   host_stores_dropped: number;
   simulated_time_s: number;
   wall_time_s: number;

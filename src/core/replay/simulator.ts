@@ -1,7 +1,7 @@
-// Offline replay (SPEC §9): N engines on one discrete-event virtual clock, requests routed by an
-// in-process router (the kv router reads an index fed by the engines' own events). A worker
-// steps back to back while it has work; its step's tokens, finishes and events take effect at
-// the step's end. No sockets, no wall clock: the same inputs give the same run.
+// Offline replay (`kvcr-mock replay`): N engines on one discrete-event virtual clock, requests
+// routed by an in-process router (the kv router reads an index fed by the engines' own events). A
+// worker steps back to back while it has work; its step's tokens, finishes and events take effect
+// at the step's end. No sockets, no wall clock: the same inputs give the same run.
 import { KvIndex } from "../index/kv-index.ts";
 import type { BlockHashes, BlockHasher } from "../kv/block-hash.ts";
 import type { EngineConfig } from "../engine/engine-config.ts";

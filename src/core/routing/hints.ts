@@ -1,4 +1,4 @@
-// Router hints (SPEC §6.4): after a decision, is there a source in the chosen worker's
+// Router hints (`kv_hint`): after a decision, is there a source in the chosen worker's
 // KV-transfer domain, advertising router_hint, whose local prefix (device + contiguous host) is
 // strictly longer than the chosen one's? The caller passes only such sources; this finds the
 // longest. Ties go to the first listed, so the same index state gives the same hint.

@@ -1,4 +1,4 @@
-// vLLM-like continuous batching (SPEC §2): one token budget of max_num_batched_tokens per step,
+// vLLM-like continuous batching: one token budget of max_num_batched_tokens per step,
 // spent on the running requests in running order (one token per decoding request, prefill
 // chunks for the rest, preempting when a block cannot be allocated), then on new admissions while
 // #running < max_num_seqs. Mirrors vLLM V1's Scheduler.schedule() and Dynamo's current mocker

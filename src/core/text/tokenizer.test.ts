@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { applyChatTemplate, detokenize, detokenizeOne, tokenize, VOCAB_SIZE } from "./tokenizer.ts";
 
-describe("built-in tokenizer (SPEC §6.2)", () => {
+describe("built-in tokenizer", () => {
   test("deterministic; equal text gives equal ids and a shared prefix gives shared leading ids", () => {
     const a = tokenize("The quick brown fox, 42 times.");
     expect(tokenize("The quick brown fox, 42 times.")).toEqual(a);

@@ -1,4 +1,4 @@
-// The frontend's deterministic built-in tokenizer (SPEC §6.2) and chat template. Not a real
+// The frontend's deterministic built-in tokenizer and chat template. Not a real
 // vocabulary: text splits into words, digits and single punctuation marks (each with its leading
 // whitespace), and each piece hashes (FNV-1a 32) into a 50,000-id space, so equal text gives equal
 // token ids and shared prefixes give shared blocks. Generated ids render back as pronounceable

@@ -3,7 +3,7 @@ import { polynomialDecodeMs, polynomialPrefillMs, stepDurationMs, type TimingCon
 
 const poly: TimingConfig = { timingModel: "polynomial", prefillMs: 20, decodeMs: 10, speedupRatio: 1, decodeSpeedupRatio: 1 };
 
-describe("timing models (SPEC §2)", () => {
+describe("timing models", () => {
   test("polynomial prefill: exact formula, 0 for no tokens", () => {
     expect(polynomialPrefillMs(0)).toBe(0);
     expect(polynomialPrefillMs(1000)).toBeCloseTo(4.209989e-7 * 1e6 + 15.18344 + 16.50142, 9);

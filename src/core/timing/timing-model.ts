@@ -1,4 +1,4 @@
-// Step-time models of SPEC §2: the polynomial fit (default, the one Dynamo's mocker ships) and a
+// Step-time models: the polynomial fit (default, the one Dynamo's mocker ships) and a
 // fixed model. Times are in milliseconds of model time; speedup ratios divide them.
 
 export const TimingModelKind = { polynomial: "polynomial", fixed: "fixed" } as const;

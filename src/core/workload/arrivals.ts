@@ -1,4 +1,4 @@
-// When each workload request arrives (SPEC §9): trace timestamps (divided by an arrival speedup
+// When each workload request arrives: trace timestamps (divided by an arrival speedup
 // ratio), a Poisson process at a request rate, or a closed loop of N in flight (no schedule).
 import type { Rng } from "../random/rng.ts";
 import type { WorkloadRequest } from "./workload.ts";

@@ -8,7 +8,7 @@ const tokensOf = (r: { inputLength: number; writeTokens(out: Uint32Array): void 
   return [...out];
 };
 
-describe("Mooncake trace parsing (SPEC §9)", () => {
+describe("Mooncake trace parsing", () => {
   test("each hash id expands to trace-block-size copies, truncated to input_length", () => {
     const t = parseMooncakeTrace(line({ timestamp: 5, input_length: 7, output_length: 3, hash_ids: [9, 4, 2] }) + "\n", 3);
     expect(t.errors).toEqual([]);

@@ -1,4 +1,4 @@
-// Mooncake-style JSONL traces (SPEC §9): one object per line with `timestamp` (ms),
+// Mooncake-style JSONL traces: one object per line with `timestamp` (ms),
 // `input_length`, `output_length` and `hash_ids`; each hash id expands to traceBlockSize copies
 // of that token id, truncated to input_length (as Dynamo's mocker synthesizes them). Bad lines
 // are collected with their line number; the caller decides to stop or skip them.

@@ -10,7 +10,7 @@ const read = (r: { inputLength: number; writeTokens(out: Uint32Array): void }) =
 };
 const opts = { numPrefixes: 3, prefixTokens: 16, suffixTokens: 5, outputTokens: 7, requests: 40, seed: 1 };
 
-describe("synthetic shared-prefix workload (SPEC §9)", () => {
+describe("synthetic shared-prefix workload", () => {
   test("requests share one of num-prefixes prefixes and have their own suffix", () => {
     const w = sharedPrefixWorkload(opts);
     expect(w.length).toBe(40);

@@ -1,4 +1,4 @@
-// Synthetic shared-prefix workload (SPEC §9): `numPrefixes` random prefixes of `prefixTokens`,
+// Synthetic shared-prefix workload: `numPrefixes` random prefixes of `prefixTokens`,
 // each request one of them (chosen at random) plus its own `suffixTokens` random tokens, asking
 // for `outputTokens`. Seeded: the same options give the same prompts.
 import { createRng, mix32 } from "../random/rng.ts";

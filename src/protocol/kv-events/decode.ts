@@ -1,4 +1,4 @@
-// Decodes KV-event payloads (SPEC §4.2) from every encoding vLLM has shipped: batch as
+// Decodes KV-event payloads from every encoding vLLM has shipped: batch as
 // `[ts, events]` / `[ts, events, dp_rank]` or a `{ts, events, data_parallel_rank}` map; events as
 // maps (first key "type") or positional `[tag, ...]` arrays; hashes as u64, i64 or bytes.
 // Anything else throws ProtocolError with the byte offset; unknown map keys and extra trailing

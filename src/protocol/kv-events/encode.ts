@@ -1,4 +1,4 @@
-// Encodes KV-event batches exactly as vLLM's msgspec does (SPEC §4.2): `[ts f64, [events], dp_rank]`,
+// Encodes KV-event batches exactly as vLLM's msgspec does: `[ts f64, [events], dp_rank]`,
 // events as maps whose first key is "type", keys in vLLM's field order, optional keys omitted when
 // absent, every int (hashes included) in its smallest form. Golden bytes: fixtures/vectors.json.
 // Encoding "array" writes vLLM 0.9.1–0.23's positional events instead: `[tag, field, ...]` in field

@@ -1,4 +1,4 @@
-// Golden bytes of the two event encodings a publisher can write (SPEC §4.2): vLLM's maps with
+// Golden bytes of the two event encodings a publisher can write: vLLM's maps with
 // hashes in their smallest int form (as msgspec), and vLLM 0.9.1–0.23's positional arrays
 // (`--kv-events-encoding array`). The map hex below was written by msgpackr, a msgpack library
 // independent of our writer, from the same values laid out as msgspec lays them out

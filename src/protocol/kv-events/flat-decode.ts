@@ -1,4 +1,4 @@
-// Allocation-light decoding of one KV-event payload (SPEC §4.2) into a reused FlatBatch, for the
+// Allocation-light decoding of one KV-event payload into a reused FlatBatch, for the
 // state agent's hot path: block hashes land as 32-bit word pairs (no bigint per block), token ids
 // in one Uint32Array (no number[] per event), media and "kvcr" as interned strings. decode.ts stays
 // the one definition of what is valid: decodeFlat reads the batch layout vLLM sends (`[ts, events,

@@ -1,11 +1,11 @@
-// The `kvcr-mock events` JSON view of a batch (SPEC §4.2).
+// The `kvcr-mock events` JSON view of a batch.
 import { describe, expect, test } from "bun:test";
 import vectors from "../../../test/fixtures/vectors.json";
 import { batchToJson, decodeBatch } from "./index.ts";
 
 const golden = (i: number) => decodeBatch(Uint8Array.from(Buffer.from(vectors.wire_batches[i]!.hex, "hex")));
 
-describe("batchToJson (the `kvcr-mock events` line, SPEC §4.2)", () => {
+describe("batchToJson (the `kvcr-mock events` line)", () => {
   test("vLLM field names, hashes as decimal strings, absent optional fields left out", () => {
     const line = JSON.stringify(batchToJson(golden(1), { seq: 41n, topic: "kvcr-0123456789abcdef" }));
     expect(line).toBe(

@@ -1,4 +1,4 @@
-// The `kvcr-mock events` JSON line of a batch (SPEC §4.2): vLLM's own field names, hashes as decimal
+// The `kvcr-mock events` JSON line of a batch: vLLM's own field names, hashes as decimal
 // strings, absent optional fields left out. Pure: returns a JSON-safe object (no bigint inside).
 import type { MsgpackValue } from "../msgpack.ts";
 import type { ExtraKeys, KvEvent, KvEventBatch } from "./types.ts";

@@ -1,4 +1,4 @@
-// vLLM KV-event batch types (SPEC §4.2), camelCase in TypeScript. Wire names are vLLM's snake_case:
+// vLLM KV-event batch types, camelCase in TypeScript. Wire names are vLLM's snake_case:
 // blockHashes=block_hashes, parentBlockHash=parent_block_hash, tokenIds=token_ids,
 // blockSize=block_size, loraId=lora_id, loraName=lora_name, extraKeys=extra_keys,
 // groupIdx=group_idx, kvCacheSpecKind=kv_cache_spec_kind,
@@ -37,7 +37,7 @@ export type ExtraKeys = readonly MsgpackValue[] | null;
  */
 export interface BlockStored {
   readonly type: "BlockStored";
-  /** Sequence hashes (SPEC §4.1), u64. */
+  /** Sequence hashes (chained over the parent), u64. */
   readonly blockHashes: readonly bigint[];
   readonly parentBlockHash: bigint | null;
   /** The stored blocks' tokens, `blockHashes.length × blockSize` of them when produced by vLLM. */

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Socket, TCPSocketListener } from "bun";
 import fc from "fast-check";
+import { waitFor } from "../../../test/harness.ts";
 import { HttpConnectionError, KeepAliveClient, utf8Length, type ClientResponse } from "./keepalive-client.ts";
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -22,6 +23,12 @@ function serve(fetch: (req: Request) => Response | Promise<Response>) {
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch });
   cleanups.push(() => server.stop(true));
   return `http://127.0.0.1:${server.port}`;
+}
+
+/** Resolves once more than the client's idle timeout has passed since the call (a connection idle since before it has expired). */
+function idleTimeoutPassed(c: KeepAliveClient): Promise<boolean> {
+  const from = performance.now();
+  return waitFor(() => performance.now() - from > c.idleTimeoutMs, { intervalMs: 1, what: "the idle timeout to pass" });
 }
 
 async function text(res: ClientResponse): Promise<string> {
@@ -125,11 +132,11 @@ describe("against Bun.serve", () => {
     const c = client({ idleTimeoutMs: 1 });
     expect(await text(await c.request(server.url, { method: "POST", body: "{}" }))).toBe("fine");
     expect(c.idleConnections).toBe(1);
-    await Bun.sleep(5); // past the 1 ms idle timeout
+    await idleTimeoutPassed(c); // the pooled connection has expired
     expect(await text(await c.request(server.url, { method: "POST", body: "{}" }))).toBe("fine");
     expect(server.conns.length).toBe(2); // the expired one was not reused
     await server.conns[0]!.closed;
-    await Bun.sleep(5);
+    await idleTimeoutPassed(c);
     c.closeExpired();
     expect(c.idleConnections).toBe(0);
     await server.conns[1]!.closed;

@@ -1,5 +1,5 @@
 // A pooled HTTP/1.1 keep-alive client over Bun sockets, for the frontend's hot path to its workers
-// (SPEC §3 `POST /v1/generate`): one preformatted write per request and a byte parser per
+// (`POST /v1/generate`, docs/http-api.md): one preformatted write per request and a byte parser per
 // connection, with none of fetch's Request/Response/ReadableStream objects per call (fetch was a
 // third of the frontend's CPU per request). Plain http: only; callers keep fetch for the rest.
 //
