@@ -1,21 +1,21 @@
-// The `agent` role (SPEC §5): start(config, deps) → handle, every resource on one
-// AsyncDisposableStack as it opens (records last, so they are withdrawn first); a failed start
-// unwinds what was opened. Sources: discovery intents (watched), --static-sources, POST /v1/sources.
-// Discovery out: the host record, and one attachment record per active slot.
+// The `agent` role: start(config, deps) → handle, every resource on one AsyncDisposableStack as it
+// opens (records last, so they are withdrawn first); a failed start unwinds what was opened.
+// Sources: discovery intents (watched), --static-sources, POST /v1/sources. Discovery out: the host
+// record, and one attachment record per active slot (attachment-records.ts).
 import { randomBytes } from "node:crypto";
 import type { AgentConfig } from "../../config/agent.ts";
 import { openDiscoveryStore } from "../../discovery/open.ts";
 import { keys } from "../../discovery/keys.ts";
-import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
+import type { DiscoveryStore } from "../../discovery/store.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { createBlockHasher } from "../../lib/xxh3.ts";
-import type { AgentHostRecord, AttachmentRecord } from "../../protocol/records.ts";
+import type { AgentHostRecord } from "../../protocol/records.ts";
 import { serveHttp } from "../../transport/http/server.ts";
 import { KvStateAgent } from "./agent.ts";
+import { AttachmentRecords } from "./attachment-records.ts";
 import { createAgentApp } from "./http-api.ts";
 import { RouterEventOutbound } from "./outbound.ts";
-import type { AgentSlot } from "./slot.ts";
 import { checkDiscoveryIntent, readStaticSources } from "./sources.ts";
 
 export interface AgentDeps {
@@ -38,11 +38,9 @@ export async function start(config: AgentConfig, deps: AgentDeps): Promise<Agent
   const agentId = config.agentId ?? `agent-${randomBytes(4).toString("hex")}`;
   await using scope = new AsyncDisposableStack();
 
-  let store = deps.discovery;
-  if (!store) store = scope.use(await openDiscoveryStore(config, logger));
+  const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
   const outbound = scope.use(new RouterEventOutbound(config.host, config.eventsPort, logger));
-  const records = new AttachmentRecords(store, config.namespace, agentId, logger);
-  scope.defer(() => records.close());
+  const records = scope.use(new AttachmentRecords(store, config.namespace, agentId, logger));
   const agent = new KvStateAgent({
     maxSlots: config.maxSlots,
     retentionMs: config.slotRetention * 1000,
@@ -99,53 +97,4 @@ export async function start(config: AgentConfig, deps: AgentDeps): Promise<Agent
     close,
     [Symbol.asyncDispose]: close,
   };
-}
-
-/**
- * One attachment record per active slot (SPEC §5): put when a slot attaches (with the outbound
- * cursor of its barrier), withdrawn when it stops being active. Per owner, changes apply in order.
- */
-class AttachmentRecords {
-  private readonly held = new Map<string, LeasedRecord>();
-  private readonly chains = new Map<string, Promise<void>>();
-  private closed = false;
-
-  constructor(
-    private readonly store: DiscoveryStore,
-    private readonly namespace: string,
-    private readonly agentId: string,
-    private readonly logger: Logger,
-  ) {}
-
-  follow(slot: AgentSlot): void {
-    if (this.closed) return;
-    const owner = slot.cacheOwnerId;
-    const value: AttachmentRecord | undefined =
-      slot.state === "active"
-        ? { cache_owner_id: owner, worker_id: slot.intent.worker_id, dp_rank: slot.intent.dp_rank, agent_id: this.agentId, outbound_cursor: slot.attachCursor, incarnation: slot.intent.incarnation }
-        : undefined;
-    const step = async () => {
-      const record = this.held.get(owner);
-      if (value === undefined) {
-        this.held.delete(owner);
-        await record?.withdraw();
-      } else if (record) {
-        await record.update(value);
-      } else if (!this.closed) {
-        this.held.set(owner, await this.store.put(keys.attachment(this.namespace, owner), value));
-      }
-    };
-    const next = (this.chains.get(owner) ?? Promise.resolve()).then(step).catch((err: unknown) => this.logger.warn(`attachment record of ${owner}: ${String(err)}`));
-    this.chains.set(owner, next);
-    void next.then(() => {
-      if (this.chains.get(owner) === next) this.chains.delete(owner);
-    });
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all(this.chains.values());
-    await Promise.all([...this.held.values()].map((r) => r.withdraw().catch(() => {})));
-    this.held.clear();
-  }
 }

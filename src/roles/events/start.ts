@@ -1,5 +1,6 @@
-// The `events` role: a SUB on the worker's raw KV-event PUB and, with --replay, a DEALER on its
-// replay ROUTER. Live is subscribed before replay is requested, so nothing falls between the two.
+// The `events` role: start(config, deps) → handle. A SUB on the worker's raw KV-event PUB and, with
+// --replay, a DEALER on its replay ROUTER, requested once live is subscribed so nothing falls
+// between the two. Sockets and the timer go on one AsyncDisposableStack as they open.
 import { replayRequest } from "../../protocol/kv-events/index.ts";
 import { replayStartSeq, type EventsConfig } from "../../config/events.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -25,59 +26,66 @@ export async function start(config: EventsConfig, deps: EventsDeps): Promise<Rol
   // A name that does not resolve would be retried forever: refuse it (the CLI exits 1 naming it).
   await assertResolvable(parseEndpoint(endpoint, "connect").host, `--endpoint ${endpoint}`);
   if (config.replay !== undefined) await assertResolvable(parseEndpoint(config.replay, "connect").host, `--replay ${config.replay}`);
-  const emit = (line: TapLine) => deps.out.write(JSON.stringify(line) + "\n");
-  const tap = new EventTap(emit, { replayFrom, topic });
+  const tap = new EventTap((line: TapLine) => deps.out.write(JSON.stringify(line) + "\n"), { replayFrom, topic });
+  await using scope = new AsyncDisposableStack();
 
-  const sub = new SubSocket({ logger });
+  const timer = scope.use(new OneTimer());
+  const sub = scope.use(new SubSocket({ logger }));
   sub.onMessage((frames) => tap.live(frames));
   sub.subscribe(topic);
   sub.connect(endpoint);
-  let dealer: DealerSocket | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let closed = false;
 
-  const armReplayTimer = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => tap.replayFailed(`no end marker from ${config.replay} within ${config.replayTimeoutMs} ms`), config.replayTimeoutMs);
-  };
-
+  const owned = scope.move();
   const ready = (async () => {
     // Subscribe first (bounded wait), so batches published after the replay snapshot reach us.
-    const subscribed = await Promise.race([
-      sub.connected().then(() => true),
-      new Promise<boolean>((r) => {
-        timer = setTimeout(() => r(false), config.replayTimeoutMs);
-      }),
-    ]).catch(() => false);
-    clearTimeout(timer);
-    if (closed) return;
+    const subscribed = await Promise.race([sub.connected().then(() => true), new Promise<boolean>((r) => timer.set(config.replayTimeoutMs, () => r(false)))]).catch(() => false);
+    timer.clear();
+    if (owned.disposed) return;
     if (!subscribed) logger.warn(`events: ${endpoint} not connected after ${config.replayTimeoutMs} ms; still trying`);
     else logger.info(`events: subscribed to ${endpoint}${config.topic ? ` topic "${config.topic}"` : ""}`);
-    if (replayFrom === undefined || config.replay === undefined) return;
-    dealer = new DealerSocket({ logger });
-    dealer.onMessage((frames) => {
-      if (!tap.isReplaying) return;
-      tap.replayReply(frames);
-      if (tap.isReplaying) armReplayTimer();
-      else {
-        clearTimeout(timer);
-        logger.info(`events: replay from ${config.replay} done; live from here`);
-      }
-    });
-    dealer.connect(config.replay);
-    dealer.send(replayRequest(replayFrom));
-    armReplayTimer();
+    if (replayFrom !== undefined && config.replay !== undefined) requestReplay(owned.use(new DealerSocket({ logger })), config.replay, replayFrom, { tap, timer, timeoutMs: config.replayTimeoutMs, logger });
   })();
   // Callers observe `ready` (the CLI through serveRole); this only keeps a rejection that happens
   // before they attach from being reported as unhandled.
   ready.catch(() => {});
 
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    clearTimeout(timer);
-    sub.close();
-    dealer?.close();
-  };
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= owned.disposeAsync());
   return { ready, ports: {}, close, [Symbol.asyncDispose]: close };
+}
+
+/** Asks the replay ROUTER for batches from `from`; each reply re-arms the timeout until the end marker. */
+function requestReplay(dealer: DealerSocket, replay: string, from: bigint, ctx: { tap: EventTap; timer: OneTimer; timeoutMs: number; logger: Logger }): void {
+  const { tap, timer } = ctx;
+  const arm = () => timer.set(ctx.timeoutMs, () => tap.replayFailed(`no end marker from ${replay} within ${ctx.timeoutMs} ms`));
+  dealer.onMessage((frames) => {
+    if (!tap.isReplaying) return;
+    tap.replayReply(frames);
+    if (tap.isReplaying) arm();
+    else {
+      timer.clear();
+      ctx.logger.info(`events: replay from ${replay} done; live from here`);
+    }
+  });
+  dealer.connect(replay);
+  dealer.send(replayRequest(from));
+  arm();
+}
+
+/** One pending timeout at a time; cleared on dispose. */
+class OneTimer implements Disposable {
+  private handle: ReturnType<typeof setTimeout> | undefined;
+
+  set(ms: number, fire: () => void): void {
+    clearTimeout(this.handle);
+    this.handle = setTimeout(fire, ms);
+  }
+
+  clear(): void {
+    clearTimeout(this.handle);
+  }
+
+  [Symbol.dispose](): void {
+    this.clear();
+  }
 }

@@ -1,9 +1,9 @@
-// State-agent mode (SPEC §5, §6.1): the agent's normalized router-event stream. Per agent host
-// record: SUB to its `router_events_endpoint` first, then load `GET /v1/snapshot` (state stamped
-// with cursor N), apply it, and follow the stream from N + 1 (batches that arrived during the load
-// are held and replayed in order; older ones skipped). A cursor gap, or a cursor back at 1 (the
-// agent restarted), re-syncs from a fresh snapshot. CacheOwner residency maps to (worker, rank)
-// through the snapshot's own sources, attachment records and worker records (routing-state.ts).
+// State-agent mode: the agent's normalized router-event stream. Per agent host record: SUB to its
+// `router_events_endpoint` first, then load `GET /v1/snapshot` (state stamped with cursor N), apply
+// it, and follow the stream from N + 1 (batches that arrived during the load are held and replayed
+// in order; older ones skipped). A cursor gap, or a cursor back at 1 (the agent restarted),
+// re-syncs from a fresh snapshot. CacheOwner residency maps to (worker, rank) through the
+// snapshot's own sources, attachment records and worker records (routing-state.ts).
 import * as v from "valibot";
 import type { Logger } from "../../lib/logger.ts";
 import { AgentSnapshotSchema, type AgentSnapshot } from "../../protocol/agent-snapshot.ts";
@@ -71,7 +71,7 @@ export class AgentFeed implements Disposable {
     f.closed = true;
     clearTimeout(f.retry);
     f.sub.close();
-    for (const s of f.sources) this.state.index.removeSource(s);
+    for (const s of f.sources) this.state.clearSource(s);
     this.logger.info(`agent ${agentId} left: its residency leaves the index`);
   }
 
@@ -177,17 +177,8 @@ export class AgentFeed implements Disposable {
   }
 
   private applySnapshot(f: Follow, snap: AgentSnapshot): void {
-    for (const s of f.sources) this.state.index.removeSource(s);
+    for (const s of f.sources) this.state.clearSource(s);
     f.sources.clear();
-    const index = this.state.index;
-    for (const src of snap.sources) {
-      this.state.mapOwner(src.cache_owner_id, src.worker_id, src.dp_rank);
-      const id = this.state.sourceOf(src.worker_id, src.dp_rank);
-      f.sources.add(id);
-      for (const tier of ["device", "host", "disk"] as const) {
-        const blocks = src.tiers[tier];
-        if (blocks.length > 0) index.apply(id, { kind: "stored", tier, blockHashes: blocks.map((b) => BigInt(b.seq_hash)) });
-      }
-    }
+    for (const src of snap.sources) f.sources.add(this.state.applySnapshotSource(src));
   }
 }

@@ -1,7 +1,7 @@
-// Direct mode (SPEC §6.1, §7): one SUB per worker on the router-event relay its discovery record
-// names, every batch applied to the routing index. The relay keeps no history, so a gap (a
-// cursor jump) is counted and logged, not repaired; a cursor going back means the relay
-// restarted, and that worker's residency is cleared before applying.
+// Direct mode: one SUB per worker on the router-event relay its discovery record names, every
+// batch applied to the routing index. The relay keeps no history, so a gap (a cursor jump) is
+// counted and logged, not repaired; a cursor going back means the relay restarted, and that
+// worker's residency is cleared before applying.
 import type { Logger } from "../../lib/logger.ts";
 import type { MetricFamily } from "../../protocol/prometheus.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
@@ -80,8 +80,7 @@ export class DirectFeed implements Disposable {
   private onBatch(workerId: string, f: Follow, cursor: bigint, events: RouterEvent[]): void {
     if (f.lastCursor > 0n && cursor <= f.lastCursor) {
       this.logger.warn(`worker ${workerId}: router-event cursor went back from ${f.lastCursor} to ${cursor} (relay restarted): clearing its residency`);
-      const entry = this.state.workerList().find((w) => w.id === workerId);
-      for (const s of entry?.sources ?? []) this.state.index.removeSource(s);
+      this.state.clearWorker(workerId);
     } else if (f.lastCursor > 0n && cursor > f.lastCursor + 1n) {
       this.gaps++;
       this.logger.debug(`worker ${workerId}: router events ${f.lastCursor + 1n}..${cursor - 1n} lost`);

@@ -95,7 +95,7 @@ export class FrontendMetrics {
         type: "gauge",
         samples: (["device", "host", "disk"] as const).map((tier) => ({ labels: { tier }, value: state.index.size(tier) })),
       },
-      { name: "kvcr_frontend_router_hints_total", help: "Requests sent with a kv_hint (SPEC §6.4)", type: "counter", samples: [{ value: this.hintsAttached }] },
+      { name: "kvcr_frontend_router_hints_total", help: "Requests sent with a kv_hint (a router hint naming a source with a longer prefix)", type: "counter", samples: [{ value: this.hintsAttached }] },
       { name: "kvcr_frontend_unmapped_events_total", help: "Router events whose source maps to no known (worker, rank): dropped", type: "counter", samples: [{ value: state.unmappedEvents }] },
       { name: "kvcr_frontend_orphan_stores_total", help: "Stored events dropped by the index: the (worker, rank) holds no block they chain from", type: "counter", samples: [{ value: state.index.orphanStores }] },
       ...feeds(),

@@ -1,15 +1,17 @@
 // The frontend's view of the fleet: worker records → candidates per (worker, dp rank), one Router
-// per model, the KvIndex fed by router events, CacheOwner → (worker, rank), and each request's
-// plan (candidate, decision, router hint). No sockets here: feeds and HTTP call in.
+// per model, the KvIndex fed by router events and agent snapshots, CacheOwner → (worker, rank), and
+// each request's plan (candidate, decision, router hint). No sockets here: feeds and HTTP call in.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { KvIndex } from "../../core/index/kv-index.ts";
 import type { Rng } from "../../core/random/rng.ts";
-import { longerPrefixSource } from "../../core/routing/hints.ts";
 import { OVERLOADED, Router, type RouteDecision, type RouterOptions } from "../../core/routing/router.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { AgentSnapshot } from "../../protocol/agent-snapshot.ts";
 import type { KvHint } from "../../protocol/generate.ts";
 import type { RouterEvent, RouterEventSource } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
+import { HeldRequests } from "./held-requests.ts";
+import { kvHintFor, ROUTER_HINT } from "./kv-hint.ts";
 
 export interface WorkerEntry {
   readonly id: string;
@@ -46,7 +48,10 @@ export interface RoutingStateOptions {
   overloadStatus?: number;
 }
 
-const ROUTER_HINT = "router_hint";
+const TIERS = ["device", "host", "disk"] as const;
+
+/** One (CacheOwner, worker, rank) of an agent snapshot, with its blocks per tier. */
+export type AgentSnapshotSource = AgentSnapshot["sources"][number];
 
 export class RoutingState {
   readonly index = new KvIndex();
@@ -64,7 +69,7 @@ export class RoutingState {
   private hintSeq = 0;
   private readonly refusedLogged = new Set<string>();
   /** Requests held while every worker of their model is saturated (the router's queue threshold), oldest first. */
-  private readonly held = new Map<string, HeldRequest[]>();
+  private readonly held = new HeldRequests<RoutePlan | RouteFailure>(() => ({ status: 499, message: "the client went away while its request was held", code: "client_closed" }));
 
   constructor(private readonly opts: RoutingStateOptions) {
     this.blockSize = opts.blockSize;
@@ -184,11 +189,28 @@ export class RoutingState {
     }
   }
 
-  /** Drops every source's residency (before a snapshot reload). Sources named by `filter` only, when given. */
-  clearSources(filter?: (source: number) => boolean): void {
-    const all = new Set<number>();
-    for (const ranks of this.sourceIds.values()) for (const s of ranks.values()) all.add(s);
-    for (const s of all) if (!filter || filter(s)) this.index.removeSource(s);
+  /** Drops one index source's residency, every tier. */
+  clearSource(source: number): void {
+    this.index.removeSource(source);
+  }
+
+  /** Drops the residency of every rank of a known worker (its relay restarted). */
+  clearWorker(workerId: string): void {
+    for (const s of this.workers.get(workerId)?.sources ?? []) this.index.removeSource(s);
+  }
+
+  /**
+   * One source of an agent snapshot: maps its CacheOwner to (worker, rank) and stores its blocks
+   * per tier. Returns the index source it filled.
+   */
+  applySnapshotSource(src: AgentSnapshotSource): number {
+    this.mapOwner(src.cache_owner_id, src.worker_id, src.dp_rank);
+    const id = this.sourceOf(src.worker_id, src.dp_rank);
+    for (const tier of TIERS) {
+      const blocks = src.tiers[tier];
+      if (blocks.length > 0) this.index.apply(id, { kind: "stored", tier, blockHashes: blocks.map((b) => BigInt(b.seq_hash)) });
+    }
+    return id;
   }
 
   /** Picks (worker, rank) for a prompt and counts it as that candidate's load until finish(). */
@@ -211,7 +233,16 @@ export class RoutingState {
     }
     const at = this.bySource.get(decision.source)!;
     const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, source: decision.source, decision, promptTokens: tokens.length, decisionMs: 0 };
-    if (this.hintWorkers > 0) plan.kvHint = this.hintFor(router, plan, seq);
+    if (this.hintWorkers > 0) {
+      plan.kvHint = kvHintFor({
+        router,
+        index: this.index,
+        chosen: { source: plan.source, record: plan.worker.record, overlapBlocks: decision.deviceOverlap + decision.hostOverlap },
+        seq,
+        at: (s) => this.bySource.get(s)!,
+        nextId: () => `${this.opts.idPrefix ?? "hint"}-${++this.hintSeq}`,
+      });
+    }
     plan.decisionMs = this.opts.now() - t0;
     return plan;
   }
@@ -223,28 +254,13 @@ export class RoutingState {
    */
   routeOrHold(model: string, tokens: ArrayLike<number>, signal?: AbortSignal): RoutePlan | RouteFailure | Promise<RoutePlan | RouteFailure> {
     const router = this.routers.get(model);
-    const queue = this.held.get(model);
-    if (router === undefined || (queue === undefined && !router.saturated())) return this.route(model, tokens);
-    return new Promise((resolve) => {
-      const h: HeldRequest = { tokens, resolve, signal };
-      const list = this.held.get(model) ?? [];
-      list.push(h);
-      this.held.set(model, list);
-      signal?.addEventListener("abort", () => {
-        const at = list.indexOf(h);
-        if (at === -1) return;
-        list.splice(at, 1);
-        if (list.length === 0 && this.held.get(model) === list) this.held.delete(model);
-        resolve({ status: 499, message: "the client went away while its request was held", code: "client_closed" });
-      }, { once: true });
-    });
+    if (router === undefined || (!this.held.has(model) && !router.saturated())) return this.route(model, tokens);
+    return this.held.hold(model, tokens, signal);
   }
 
   /** Requests held now, over every model. */
   get heldCount(): number {
-    let n = 0;
-    for (const list of this.held.values()) n += list.length;
-    return n;
+    return this.held.count;
   }
 
   /** The request's first token arrived: its prefill no longer loads the candidate. */
@@ -263,53 +279,9 @@ export class RoutingState {
 
   /** Routes held requests of the model, oldest first, while its router has room. */
   private release(model: string): void {
-    const list = this.held.get(model);
-    if (list === undefined) return;
     const router = this.routers.get(model);
-    while (list.length > 0 && !(router !== undefined && router.size > 0 && router.saturated())) {
-      const h = list.shift()!;
-      h.resolve(this.route(model, h.tokens));
-    }
-    if (list.length === 0) this.held.delete(model);
+    this.held.release(model, () => !(router !== undefined && router.size > 0 && router.saturated()), (tokens) => this.route(model, tokens));
   }
-
-  private hintFor(router: Router, plan: RoutePlan, seq: BigUint64Array): KvHint | undefined {
-    const domain = plan.worker.record.kv_transfer_domain;
-    const sources: number[] = [];
-    for (const s of router.candidates) {
-      if (s === plan.source) continue;
-      const w = this.bySource.get(s)!.worker.record;
-      if (w.capabilities.includes(ROUTER_HINT) && w.kv_transfer_domain === domain) sources.push(s);
-    }
-    if (sources.length === 0) return undefined;
-    let chosen = plan.decision.deviceOverlap + plan.decision.hostOverlap;
-    if (router.mode !== "kv") chosen = longerPrefixSource(this.index, seq, -1, [plan.source])?.blocks ?? 0;
-    const best = longerPrefixSource(this.index, seq, chosen, sources);
-    if (!best) return undefined;
-    const src = this.bySource.get(best.source)!;
-    const owner = src.worker.record.cache_owner_ids?.[src.rank];
-    const endpoint = src.worker.record.router_hint_sources?.find((h) => h.cache_owner_id === owner)?.source_control_endpoint;
-    if (!endpoint) return undefined;
-    const id = `${this.opts.idPrefix ?? "hint"}-${++this.hintSeq}`;
-    return {
-      protocol_version: "0.1",
-      message_id: id,
-      actions: [
-        {
-          action_id: `${id}-0`,
-          action_type: "kv.fetch",
-          action_version: "1.0",
-          payload: { source_control_endpoint: endpoint, block_hashes: [...seq.subarray(0, best.blocks)].map(String) },
-        },
-      ],
-    };
-  }
-}
-
-interface HeldRequest {
-  tokens: ArrayLike<number>;
-  resolve(outcome: RoutePlan | RouteFailure): void;
-  signal?: AbortSignal;
 }
 
 /** Abort reason of a request whose worker left discovery (→ 502). */

@@ -1,0 +1,112 @@
+// The `mocker` role: start(config, deps) → handle. N workers × D ranks of mock engines on one live
+// loop behind one HTTP server, their event sockets, then their discovery records (registered in
+// the background: `ready`). Everything opened goes on one AsyncDisposableStack as it opens, so a
+// failed start unwinds by construction. Closing stops accepting and cancels in-flight requests,
+// withdraws intents and records (so no agent or router dials a socket about to vanish), then
+// closes sockets; a failed registration closes the role before `ready` rejects.
+import { randomBytes } from "node:crypto";
+import type { MockerConfig } from "../../config/mocker.ts";
+import type { StepResult } from "../../core/engine/engine-types.ts";
+import { openDiscoveryStore } from "../../discovery/open.ts";
+import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
+import type { DiscoveryStore } from "../../discovery/store.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { RoleHandle } from "../../lib/role.ts";
+import { xxh3 } from "../../lib/xxh3.ts";
+import { serveHttp } from "../../transport/http/server.ts";
+import { createRankSlots } from "./engines.ts";
+import { openEventSockets } from "./event-sockets.ts";
+import { createMockerFetch } from "./http-api.ts";
+import { workerIdentities, type WorkerIdentity } from "./identity.ts";
+import { LiveLoop } from "./live-loop.ts";
+import type { WorkerOutlets } from "./outlets.ts";
+import { HeldRecords, publishMockerRecords } from "./publish-records.ts";
+import type { WorkerEndpoints } from "./records.ts";
+import { logEventSockets } from "./startup-log.ts";
+import { readTopology } from "./topology.ts";
+import { MockerWorkerPool } from "./worker-pool.ts";
+
+export interface MockerDeps {
+  logger: Logger;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Injected in tests; otherwise the configured backend is opened (and closed with the role). */
+  discovery?: DiscoveryStore;
+}
+
+export interface MockerHandle extends RoleHandle {
+  readonly httpUrl: string;
+  readonly workers: readonly WorkerIdentity[];
+  /** Actual raw PUB / replay ports per worker and rank. */
+  readonly endpoints: readonly WorkerEndpoints[];
+  readonly pool: MockerWorkerPool;
+  /** Per worker: its raw publishers and relay (tests wait on subscribers through these). */
+  readonly outlets: readonly WorkerOutlets[];
+}
+
+const LIMITS = { maxPromptTokens: 1 << 20, maxOutputTokens: 1 << 20 };
+
+export async function startMocker(config: MockerConfig, deps: MockerDeps): Promise<MockerHandle> {
+  const { logger } = deps;
+  const incarnation = Date.now();
+  const workers = workerIdentities(config, (d, s) => xxh3(d, s), randomBytes(4).toString("hex"));
+  const topology = readTopology(deps.env);
+  await using scope = new AsyncDisposableStack();
+
+  const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
+  const ranks = createRankSlots(config, workers, logger);
+  const { outlets, endpoints } = openEventSockets(config, workers, logger, scope);
+  ranks.forEach((worker, i) => worker.forEach((slot, r) => slot.outlets.push(...outlets[i]!.forRank(r))));
+  const t0 = performance.now();
+  const loop = new LiveLoop<StepResult>(() => performance.now() - t0);
+  scope.defer(() => loop.close()); // pushed after the outlets: engines stop stepping before those close
+  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store)], () => discoveryHealth(store));
+  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: createMockerFetch(pool, LIMITS) });
+  scope.defer(() => http.stop(true).catch(() => {}));
+  logger.info(`serving ${config.numWorkers} worker(s) × ${config.dataParallelSize} rank(s) of ${config.modelName} on ${http.url}`);
+  logEventSockets(config, workers, endpoints, logger);
+
+  const records = scope.use(new HeldRecords(logger));
+  scope.defer(() => {
+    // First on close. Stop accepting without waiting for open streams (stop(false) resolves only
+    // when they end): in-flight requests are cancelled at once, so shutdown never waits on a long generation.
+    void http.stop(false).catch(() => {});
+    const cancelled = pool.cancelAll();
+    if (cancelled > 0) logger.info(`cancelled ${cancelled} in-flight request(s)`);
+  });
+
+  const owned = scope.move();
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= owned.disposeAsync());
+  const ready = publishMockerRecords({
+    config,
+    store,
+    workers,
+    endpoints,
+    httpUrl: http.url,
+    topology,
+    incarnation,
+    records,
+    logger,
+    registered: () => {
+      pool.registered++;
+    },
+    closing: () => closing !== undefined,
+  }).catch(async (err: unknown) => {
+    // The message, not String(err): class names are minified in the compiled binary ("R: …").
+    logger.error(`registration failed: ${err instanceof Error ? err.message : String(err)}`);
+    await close();
+    throw err;
+  });
+
+  return {
+    ready,
+    ports: { http: http.port, raw: endpoints.flatMap((e) => e.rawPorts), replay: endpoints.flatMap((e) => e.replayPorts ?? []) },
+    httpUrl: http.url,
+    workers,
+    endpoints,
+    pool,
+    outlets,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
