@@ -7,7 +7,7 @@ import type { ConfigOf } from "../config/options.ts";
 type EngineOptionValues = ConfigOf<typeof engineOptions>;
 type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "hostOffloadDecodeBlocks" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed">;
 
-/** The engine options of §3 as one engine's config (shared by any role that builds engines). */
+/** The engine options as one engine's config (shared by any role that builds engines). */
 export function engineConfigFrom(c: EngineKeys): Partial<EngineConfig> {
   return {
     blockSize: c.blockSize,

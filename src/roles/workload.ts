@@ -1,5 +1,5 @@
 // The workload every load-driving role (replay, bench) runs: a Mooncake trace file or the seeded
-// synthetic shared-prefix generator (SPEC §9), plus the arrival spec its flags choose. Shared here
+// synthetic shared-prefix generator, plus the arrival spec its flags choose. Shared here
 // so the two roles read traces, report bad lines and pick arrivals identically.
 import type { ArrivalSpec } from "../core/workload/arrivals.ts";
 import { parseMooncakeTrace } from "../core/workload/mooncake-trace.ts";
@@ -48,7 +48,7 @@ export function workloadOptionsFrom(c: WorkloadConfig): WorkloadOptions {
   };
 }
 
-/** The arrival flags; --trace-speedup (SPEC §9 spelling) wins over --arrival-speedup-ratio. */
+/** The arrival flags; --trace-speedup (the alias docs/cli.md lists) wins over --arrival-speedup-ratio. */
 export function arrivalOptionsFrom(c: WorkloadConfig): ArrivalOptions {
   return { concurrency: c.concurrency, requestRate: c.requestRate, arrivalSpeedupRatio: c.traceSpeedup ?? c.arrivalSpeedupRatio };
 }

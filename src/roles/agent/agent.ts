@@ -1,4 +1,4 @@
-// The state agent without its process edge (SPEC §5): slots, ingest, the outbound stream and the
+// The state agent without its process edge: slots, ingest, the outbound stream and the
 // views HTTP serves (/health, /v1/slots, /v1/snapshot, /metrics, runtime sources). start.ts adds
 // the HTTP server, discovery (intents in, host and attachment records out) and the static file.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";

@@ -1,4 +1,4 @@
-// The agent's normalized router-event stream (SPEC §5 "Output", §6.1): one PUB on the agent's
+// The agent's normalized router-event stream: one PUB on the agent's
 // events port, topic "", batched per tick by RouterEventPub (src/roles/router-event-pub.ts).
 // flush() sends now: the snapshot and the attachment records stamp the cursor that reflects
 // everything queued before them.

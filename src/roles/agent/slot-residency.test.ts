@@ -29,7 +29,7 @@ const removed = (raw: bigint[], medium: string | null = "GPU", ownership?: strin
 const tokens = (n: number, seed = 0) => Array.from({ length: n * BS }, (_, i) => (i * 7 + seed) % 50_000);
 
 describe("SlotResidency normalization", () => {
-  test("router hashes are §4.1's from token ids, whatever the raw hashes (random, signed-looking, huge)", () => {
+  test("router hashes are the block hasher's from token ids, whatever the raw hashes (random, signed-looking, huge)", () => {
     const { r, events, apply } = setup();
     const t = tokens(3);
     const expected = hasher.hashBlocks(t, BS);

@@ -1,7 +1,7 @@
-// One agent slot's residency and normalization (SPEC §5), pure (no sockets, no timers, no clock):
+// One agent slot's residency and normalization, pure (no sockets, no timers, no clock):
 // applies decoded vLLM KV-event batches, keyed by the publisher's raw block hashes, and emits the
-// normalized router events (§6.1). Router hashes come from the blocks' own token ids (§4.1 local
-// hash, sequence hash chained from the parent's router hash); raw hashes are only names.
+// normalized router events. Router hashes come from the blocks' own token ids (the block hasher's
+// local hash, sequence hash chained from the parent's router hash); raw hashes are only names.
 //
 // Storage is flat and reused (the mocker's U64Map style): raw hash → entry index in a U64Map keyed
 // by the hash's two words; per entry its router seq / local hash, framework refcounts per tier
@@ -18,10 +18,13 @@ import type { RouterBlock, RouterEvent, RouterEventSource, RouterTier } from "..
 /** Router tiers by index: 0 device, 1 host, 2 disk. */
 export const TIERS: readonly RouterTier[] = ["device", "host", "disk"];
 const TIER_COUNT = 3;
-/** Departed blocks still resolvable as parents (SPEC §5: the same window as §2's token-id FIFO). */
+/**
+ * Departed blocks still resolvable as parents: the same window as the engine's released-block FIFO
+ * (core/kv/block-token-registry.ts); the memory this costs is in docs/DECISIONS.md.
+ */
 export const PARENT_WINDOW = 16_384;
 
-/** vLLM medium → tier index (SPEC §5); -1 for a medium we do not know (a malformed event). */
+/** vLLM medium → tier index; -1 for a medium we do not know (a malformed event). */
 export function tierOfMedium(medium: string | null): number {
   switch (medium) {
     case null:
@@ -39,7 +42,7 @@ export function tierOfMedium(medium: string | null): number {
 }
 
 /**
- * The fault of a batch (SPEC §5 "Faults"), checked before anything is applied so a faulty batch
+ * The fault of a batch (one quarantines the slot), checked before anything is applied so a faulty batch
  * changes nothing: dp rank different from the slot's, unknown ownership, `kvcr` on a device medium.
  */
 export function batchFault(batch: FlatBatch, dpRank: number): string | undefined {
@@ -162,7 +165,7 @@ export class SlotResidency {
     return this.map.size;
   }
 
-  /** Present router blocks per tier, deduplicated by seq hash and sorted by it (SPEC §5 snapshot). */
+  /** Present router blocks per tier, deduplicated by seq hash and sorted by it (for `GET /v1/snapshot`, docs/http-api.md). */
   snapshot(): Record<RouterTier, SnapshotBlock[]> {
     const out = { device: [] as SnapshotBlock[], host: [] as SnapshotBlock[], disk: [] as SnapshotBlock[] };
     for (let t = 0; t < TIER_COUNT; t++) {

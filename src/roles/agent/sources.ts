@@ -1,4 +1,4 @@
-// Where the agent's sources come from (SPEC §5): discovery intents (validated as the mocker writes
+// Where the agent's sources come from: discovery intents (validated as the mocker writes
 // them, AttachmentIntentSchema), and static (`--static-sources FILE`) or runtime (`POST
 // /v1/sources`) sources, validated with SourceIntentSchema: the same fields, but any raw topic
 // ("" included, vLLM's default) and no required kv_state_endpoint, since a real vLLM worker

@@ -1,5 +1,5 @@
 // Request records → the result of a benchmark run, with the key names of `vllm bench serve`'s
-// result file (SPEC §9): counts, duration, throughputs, mean/median/std and every requested
+// result file: counts, duration, throughputs, mean/median/std and every requested
 // percentile of TTFT, TPOT, ITL and E2EL (computed and named as replay's, core/replay/serving-figures.ts),
 // plus prefix-cache reuse, error_breakdown and per_worker.
 import { metricFields, percentileKey as keyOf, servingTotals, type ServingTotals } from "../../core/replay/serving-figures.ts";

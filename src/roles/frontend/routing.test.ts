@@ -103,7 +103,7 @@ describe("routing state", () => {
   });
 });
 
-describe("router hints (SPEC §6.4)", () => {
+describe("router hints", () => {
   const owner = (n: number) => `${"a".repeat(32)}:${"b".repeat(32)}/${"c".repeat(16)}/${n.toString(16).padStart(32, "0")}`;
   const hinting = (id: string, n: number, domain?: string) =>
     workerRecord(id, {

@@ -1,7 +1,7 @@
-// The frontend role (SPEC §6): start(config, deps) → handle, everything it opens on one
-// AsyncDisposableStack (STYLE "Patterns for the roles being built"). Discovery watches feed the
-// routing state: worker records (candidates; direct-mode relays), agent host records (the
-// agent's snapshot + stream), attachment records (CacheOwner → worker, rank).
+// The frontend role: start(config, deps) → handle, everything it opens on one
+// AsyncDisposableStack (the role shape of docs/ARCHITECTURE.md, "Where each command lives").
+// Discovery watches feed the routing state: worker records (candidates; direct-mode relays), agent
+// host records (the agent's snapshot + stream), attachment records (CacheOwner → worker, rank).
 import { randomBytes } from "node:crypto";
 import type { FrontendConfig } from "../../config/frontend.ts";
 import { createRng } from "../../core/random/rng.ts";

@@ -16,7 +16,7 @@ const ctx = (mockers = 1): PlanContext => ({ self: ["/bin/kvcr"], ports: { agent
 const mockerConfigOf = (argv: string[]) => loadConfig({ ...mockerOptions, ...commonOptions }, { argv: argv.slice(2), env: {} }).config;
 
 describe("plan", () => {
-  test("defaults (SPEC §8): agent, one mocker × 2 workers in state-agent mode with G2 on, frontend, in that order", () => {
+  test("defaults: agent, one mocker × 2 workers in state-agent mode with G2 on, frontend, in that order", () => {
     const p = plan(up(), ctx());
     expect(p.processes.map((s) => [s.name, s.stage, s.readiness.kind])).toEqual([["agent", 0, "ok"], ["mocker-0", 1, "ok"], ["frontend", 2, "frontend"]]);
     const [agent, mocker, frontend] = p.processes;

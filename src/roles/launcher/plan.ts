@@ -1,4 +1,4 @@
-// The launcher's plan (SPEC §8): from `up`'s resolved config and the ports it chose, the exact
+// The launcher's plan: from `up`'s resolved config and the ports it chose, the exact
 // processes to start, in order, each with its command line, ports, URL and readiness gate. Pure:
 // no I/O, so the whole stack shape is tested without starting anything.
 import { agentOptions } from "../../config/agent.ts";
@@ -174,7 +174,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
   };
 }
 
-/** Mocker process `i`'s config: its workers' port and cache-slot ranges (SPEC §8's layout). */
+/** Mocker process `i`'s config: its workers' port and cache-slot ranges (the layout of docs/up.md). */
 export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanContext, "ports" | "discoveryDir">): MockerConfig {
   const W = config.workersPerProcess;
   const dp = config.dataParallelSize;

@@ -1,4 +1,4 @@
-// Readiness probes of SPEC §8 as functions that resolve when ready and throw the reason they are
+// `up`'s readiness probes (docs/up.md, "Stages and readiness") as functions that resolve when ready and throw the reason they are
 // not: an HTTP 200 (agent /live, mocker /health), and the frontend's model list plus worker count.
 // Each probe has its own 1 s timeout, so a hung child cannot stall the deadline.
 import type { Readiness } from "./plan.ts";
@@ -31,8 +31,9 @@ async function json(url: string): Promise<unknown> {
 }
 
 /**
- * Workers a frontend's /health reports: `instances` or `workers`, as a count or a list (SPEC §6.2
- * says only "instances known"); undefined when it reports neither.
+ * Workers a frontend's /health reports: `instances` (ours, docs/http-api.md) or `workers`, as a
+ * count or a list, since another frontend need not name it as ours does; undefined when it reports
+ * neither (docs/DECISIONS.md: then /v1/models listing the model is enough).
  */
 export function healthWorkerCount(body: unknown): number | undefined {
   if (typeof body !== "object" || body === null) return undefined;

@@ -1,4 +1,4 @@
-// `kvcr-mock up` from start to exit code (SPEC §8): start the stack, print where it is, then run
+// `kvcr-mock up` from start to exit code: start the stack, print where it is, then run
 // until a child exits (exit 1, naming it), SIGINT/SIGTERM (exit 0), `-- CMD` finishes (CMD's
 // code) or the demo request is answered; the stack is stopped on every path.
 import { tmpdir } from "node:os";

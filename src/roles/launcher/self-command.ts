@@ -1,5 +1,6 @@
-// How `up` runs kvcr-mock itself for each child (SPEC §8: from the running executable, never a
-// path inside the bundle): the binary alone when compiled, else this Bun plus the CLI entry file.
+// How `up` runs kvcr-mock itself for each child: from the running executable, never a path inside
+// the bundle (a compiled binary's files exist only in its virtual /$bunfs root): the binary alone
+// when compiled, else this Bun plus the CLI entry file.
 import { fileURLToPath } from "node:url";
 
 /** True inside a `bun build --compile` binary (its modules live under Bun's virtual /$bunfs root). */

@@ -162,7 +162,7 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
     // A stage is ready when every child of it is; any child of the stack dying ends the wait.
     const gates = specs.map((spec) => {
       const { what, probe } = probeFor(spec.readiness);
-      const intervalMs = spec.role === "agent" ? 1_000 : 250; // SPEC §8: the agent is probed once a second
+      const intervalMs = spec.role === "agent" ? 1_000 : 250; // docs/up.md: the agent once a second, the rest four times
       return supervisor.waitReady(started.get(spec.name)!, { what, probe, timeoutMs: spec.readyTimeoutS * 1000, intervalMs });
     });
     await allReady(gates);

@@ -1,4 +1,4 @@
-// The one owner of every child `up` starts (STYLE pattern 3): spawns each with a stdin lifeline
+// The one owner of every child `up` starts: spawns each with a stdin lifeline
 // (KVCR_LIFELINE=stdin, see lib/role.ts) in its own process group, prefixes its output with its
 // name, races each readiness probe against the child's exit under a named deadline (as nats.js's
 // test launcher does), reports the first child that exits unasked, and stops them all: SIGTERM,

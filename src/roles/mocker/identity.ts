@@ -1,6 +1,6 @@
 // Who each worker of a mocker process is: worker id, CacheOwner ids per rank (slot
 // base + i × dp + r), raw topic, ports and endpoints. Pure: derived from the resolved config, so a
-// restarted worker with the same flags gets the same ids and topic (durable slots, SPEC §5).
+// restarted worker with the same flags gets the same ids and topic (so the agent gives it its slot back).
 import { defaultOwnerParts, formatCacheOwner, rawTopic, type Hash64 } from "../../protocol/cache-owner.ts";
 import type { MockerConfig } from "../../config/mocker.ts";
 

@@ -1,5 +1,5 @@
 // seq hash → local hash of the blocks one (worker, rank) holds, per tier, for the direct-mode relay.
-// Router events carry {seq_hash, local_hash} for every block, removals included (SPEC §6.1), but
+// Router events carry {seq_hash, local_hash} for every block, removals included, but
 // the engine's removed events carry only sequence hashes; stored events fill this, removals drain it.
 import type { KvTier } from "../../core/kv/kv-events.ts";
 

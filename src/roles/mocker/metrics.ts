@@ -1,4 +1,4 @@
-// Per-rank engine metrics (SPEC §2) as Prometheus families labelled worker and dp_rank.
+// Per-rank engine metrics as Prometheus families labelled worker and dp_rank.
 import type { EngineMetrics } from "../../core/engine/engine-types.ts";
 import type { MetricFamily, MetricType } from "../../protocol/prometheus.ts";
 

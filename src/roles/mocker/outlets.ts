@@ -1,6 +1,6 @@
 // Per worker: the event outlets of its ranks — a raw vLLM-format PUB (+ replay ROUTER) per rank
 // when ports are configured, and in direct mode one router-event relay for the worker — with
-// their counters as metrics. State-agent mode skips the relay: events are published once (SPEC §3).
+// their counters as metrics. State-agent mode skips the relay: events are published once.
 import type { MockerConfig } from "../../config/mocker.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";

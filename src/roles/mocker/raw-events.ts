@@ -1,4 +1,4 @@
-// Maps one engine step's KV events (core/kv/kv-events.ts) to vLLM's wire events (SPEC §4.2) for the
+// Maps one engine step's KV events (core/kv/kv-events.ts) to vLLM's wire events for the
 // raw PUB. Faithful to current vLLM (KVCacheEvent with group_idx/kv_cache_spec_kind): a BlockStored
 // carries extra_keys [null per block], group_idx 0, kv_cache_spec_kind "full_attention" and a
 // BlockRemoved group_idx 0, exactly the bytes fixtures/vectors.json pins for one full-attention group.
@@ -9,7 +9,7 @@ import { Medium, OWNERSHIP_KVCR, type ExtraKeys, type HostMedium, type KvEvent a
 /** Only attention group of the mock model (vLLM numbers KV-cache groups from 0). */
 const GROUP_IDX = 0;
 /** vLLM's spec kind of a plain full-attention layer group. */
-const SPEC_KIND = "full_attention";
+const FULL_ATTENTION_KIND = "full_attention";
 const CLEARED: VllmKvEvent = Object.freeze({ type: "AllBlocksCleared" });
 
 // extra_keys of blocks without MM inputs, LoRA or cache salt: one null per block. Shared, frozen
@@ -30,7 +30,7 @@ export function mediumOf(tier: KvTier, hostMedium: HostMedium = Medium.CpuPinned
 // omits undefined optional keys, so the bytes are the same.
 /**
  * The vLLM events for one step, in order. `kvcrOwnsHost` (state-agent mode) marks host-tier events
- * `ownership: "kvcr"`; device-tier events never carry ownership (framework-owned, SPEC §3).
+ * `ownership: "kvcr"`; device-tier events never carry ownership (GPU blocks are the framework's own).
  * Throws KvcrError EVENT_INVALID when a stored event's token count is not blocks × blockSize.
  */
 export function toVllmEvents(events: readonly EngineKvEvent[], kvcrOwnsHost: boolean, hostMedium: HostMedium = Medium.CpuPinned): VllmKvEvent[] {
@@ -58,7 +58,7 @@ export function toVllmEvents(events: readonly EngineKvEvent[], kvcrOwnsHost: boo
           loraName: null,
           extraKeys: nullExtraKeys(blocks),
           groupIdx: GROUP_IDX,
-          kvCacheSpecKind: SPEC_KIND,
+          kvCacheSpecKind: FULL_ATTENTION_KIND,
           ownership: kvcrOwnsHost && e.tier === "host" ? OWNERSHIP_KVCR : undefined,
         };
         break;

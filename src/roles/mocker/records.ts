@@ -1,4 +1,4 @@
-// Builds the mocker's discovery records (SPEC §3, §5, §7): one worker record per worker and, in
+// Builds the mocker's discovery records (docs/ARCHITECTURE.md, "Discovery"): one worker record per worker and, in
 // state-agent mode, one attachment intent per (worker, rank). Pure: ports and URLs come in.
 import type { MockerConfig } from "../../config/mocker.ts";
 import { EVENT_MODES, INGRESS_PROTOCOL, type AttachmentIntent, type WorkerRecord } from "../../protocol/records.ts";

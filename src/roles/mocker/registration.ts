@@ -1,4 +1,4 @@
-// Registers the mocker's workers in discovery (SPEC §3 lifecycle): per worker its record, then its
+// Registers the mocker's workers in discovery: per worker its record, then its
 // attachment intents. With --stagger-delay, workers go one after another with the delay between
 // them; without, a few workers at a time (1,024 sequential puts are ~0.1 s on tmpfs and several
 // times that on disk). Each record is handed to `keep` as soon as it is put, so a failure or a

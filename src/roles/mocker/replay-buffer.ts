@@ -1,4 +1,4 @@
-// The last N published batches of one raw publisher, for the ROUTER replay socket (SPEC §4.2):
+// The last N published batches of one raw publisher, for the ROUTER replay socket:
 // a fixed ring (default 10,000) of (seq, payload) with payloads kept byte-identical to the live ones.
 
 export class ReplayBuffer {

@@ -1,4 +1,4 @@
-// Direct mode (SPEC §3, §6.1): one router-event stream per worker, relaying its ranks' engine events
+// Direct mode: one router-event stream per worker, relaying its ranks' engine events
 // as {source (worker id, dp rank), tier, kind, blocks [{seq_hash, local_hash}], parent_hash} on a
 // PUB (framing, cursor and per-tick batching: src/roles/router-event-pub.ts).
 //
@@ -173,7 +173,7 @@ export class RouterEventRelay {
         return;
       }
       case "cleared":
-        // A prefix-cache reset clears G1 only (SPEC §2); the router clears per tier.
+        // A prefix-cache reset clears G1 only (docs/DECISIONS.md); the router clears per tier.
         rank.index.cleared(e.tier);
         this.out.push({ source: rank.source, tier: e.tier, kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
         return;

@@ -1,4 +1,4 @@
-// KV-transfer islands (SPEC §3): topology labels from DYN_TOPOLOGY_* and the transfer domain from
+// KV-transfer islands: topology labels from DYN_TOPOLOGY_* and the transfer domain from
 // DYN_KV_TRANSFER_DOMAIN, read once per process; --kv-transfer-island-size N splits workers into
 // domains `{domain}-{floor(i / N)}`. Routers only propose hint sources inside one domain.
 

@@ -16,7 +16,7 @@ describe("engine option bounds", () => {
   });
 });
 
-describe("replay flags of issue 8", () => {
+describe("replay flags shared with the mocker", () => {
   test("--host-offload-decode-blocks reaches the engines; --host-kv-events-medium is accepted (one config file serves mocker and replay)", () => {
     const load = (argv: string[]) => loadConfig(replayOptions, { argv, readFile: () => "" }, (c) => replayProblems(c as ReplayConfig)).config as ReplayConfig;
     const d = replayOptionsFrom(load([]));

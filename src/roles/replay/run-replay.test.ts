@@ -118,7 +118,7 @@ describe("replay role", () => {
 
   test("host stores dropped for unrecoverable token ids reach the JSON and the table", async () => {
     // A slow d2h lane and no released-block FIFO: G1 slots are reused while copies are in flight
-    // and their token ids are gone when the copies land (SPEC §2: the store is dropped, counted).
+    // and their token ids are gone when the copies land (such a store is dropped and counted, docs/commands.md).
     const engine = { blockSize: 4, numGpuBlocks: 16, numHostBlocks: 64, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: 1e-6, releasedFifoBlocks: 0, timingModel: "fixed" as const, prefillMs: 1, decodeMs: 1 };
     const h = harness({});
     const report = await runReplay({ ...opts, numWorkers: 1, requests: 30, concurrency: 4, engine, outputJson: "r.json" }, h.deps);
