@@ -1,5 +1,5 @@
 // `kvcr-mock frontend` options (Dynamo frontend spellings): HTTP, router mode and the
-// shared router tuning options, block size, limits, and discovery (§7).
+// shared router tuning options, block size, limits, and discovery.
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { defineOptions, type ConfigOf } from "./options.ts";
 import { ROUTER_MODES, routerTuningOptions } from "./router.ts";

@@ -30,7 +30,7 @@ describe("mocker config", () => {
     expect([c.enablePrefixCaching, c.enableChunkedPrefill, c.speedupRatio, c.dataParallelSize, c.seed, c.kvStateAgent]).toEqual([true, true, 1, 1, 0, false]);
   });
 
-  test("issue 8 flags: G2 decode offload, host event medium, event encoding (flags and extra-engine-args)", () => {
+  test("host-tier flags: G2 decode offload, host event medium, event encoding (flags and extra-engine-args)", () => {
     const d = load([]);
     expect([d.hostOffloadDecodeBlocks, d.hostKvEventsMedium, d.kvEventsEncoding]).toEqual([false, "CPU_PINNED", "map"]);
     const c = load(["--host-offload-decode-blocks", "--host-kv-events-medium", "CPU", "--kv-events-encoding", "array"]);

@@ -1,5 +1,5 @@
 // `kvcr-mock replay` options: the workload (a Mooncake trace or the synthetic
-// shared-prefix generator), arrivals, workers and router, plus the engine options of §3.
+// shared-prefix generator), arrivals, workers and router, plus the engine options.
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, type ConfigOf } from "./options.ts";
 import { routerTuningOptions } from "./router.ts";
