@@ -1,6 +1,6 @@
-// Enforces STYLE.md: the import directions between src/ folders, the purity of src/core (no
-// Bun, no node:*, no timers, no wall clock, no randomness, no process), and that only
-// src/transport opens sockets.
+// Enforces the project's layering rules: the import directions between src/ folders, the purity of
+// src/core (no Bun, no node:*, no timers, no wall clock, no randomness, no process), that only
+// src/transport opens sockets, and that tests start processes only through test/harness.ts.
 import { describe, expect, test } from "bun:test";
 import { Glob } from "bun";
 import { dirname, relative, resolve } from "node:path";
@@ -27,6 +27,12 @@ const IMPORT_EXCEPTIONS: Record<string, string> = {
 };
 const SOCKET_APIS = ["Bun.listen", "Bun.connect", "Bun.serve", "Bun.udpSocket", "node:net", "node:dgram", "node:http"];
 const SOCKET_EXCEPTIONS: Record<string, string> = {};
+/** Ways to start a process; in tests only test/harness.ts may use them (own process group, killed with it, testEnv). */
+const SPAWN_APIS = ["Bun.spawn", "child_process"];
+const SPAWN_EXCEPTIONS: Record<string, string> = {
+  "test/harness.ts": "spawnChild, the one way tests start processes",
+  "test/architecture.test.ts": "names the APIs it forbids",
+};
 const CORE_BANNED = ["Date.now", "new Date", "performance.now", "Math.random", "crypto.", "setTimeout", "setInterval", "setImmediate", "queueMicrotask", "fetch(", "Bun.", "process.", "require("];
 
 interface Import {
@@ -95,6 +101,20 @@ function violationsOf(file: string, text: string): string[] {
 // Tests and shared test suites (*.suite.ts) may reach into test/; only shipped code is checked.
 const files = [...new Glob("**/*.ts").scanSync(SRC)].filter((f) => !f.endsWith(".test.ts") && !f.endsWith(".suite.ts"));
 
+const REPO = resolve(import.meta.dir, "..");
+/** Test code, as paths from the repo root: all of test/, and the tests and suites beside src/ code. */
+const testCode = [
+  ...[...new Glob("**/*.{ts,mjs}").scanSync(resolve(REPO, "test"))].map((f) => `test/${f}`),
+  ...[...new Glob("**/*.{test,suite}.ts").scanSync(SRC)].map((f) => `src/${f}`),
+];
+
+/** A test file (path from the repo root) that starts a process other than through test/harness.ts. */
+function spawnViolationsOf(file: string, text: string): string[] {
+  if (SPAWN_EXCEPTIONS[file]) return [];
+  const code = stripComments(text);
+  return SPAWN_APIS.filter((api) => code.includes(api)).map((api) => `${file}: starts a process with ${api}; use spawnChild (or spawnProcess, runCli) from test/harness.ts`);
+}
+
 describe("architecture", () => {
   test("there are source files in every layer to check", () => {
     const layers = new Set(files.map((f) => f.split("/")[0]));
@@ -104,6 +124,13 @@ describe("architecture", () => {
   test("every shipped file follows the rules", async () => {
     const violations: string[] = [];
     for (const file of files) violations.push(...violationsOf(file, await Bun.file(resolve(SRC, file)).text()));
+    expect(violations).toEqual([]);
+  });
+
+  test("tests start processes only through test/harness.ts", async () => {
+    expect(testCode).toContain("test/harness.ts");
+    const violations: string[] = [];
+    for (const file of testCode) violations.push(...spawnViolationsOf(file, await Bun.file(resolve(REPO, file)).text()));
     expect(violations).toEqual([]);
   });
 
@@ -126,5 +153,12 @@ describe("architecture", () => {
       "roles/frontend/x.ts: roles/frontend must not import roles/mocker (../mocker/index.ts); move what they share down a layer or to the top of roles/",
     ]);
     expect(violationsOf("roles/frontend/x.ts", 'import { engineConfigFrom } from "../engine-config.ts";')).toEqual([]);
+    expect(spawnViolationsOf("test/integration/x.test.ts", 'const p = Bun.spawn(["node", script], { stdout: "pipe" });')).toEqual([
+      "test/integration/x.test.ts: starts a process with Bun.spawn; use spawnChild (or spawnProcess, runCli) from test/harness.ts",
+    ]);
+    expect(spawnViolationsOf("src/x.test.ts", 'import { spawn } from "node:child_process";\n// Bun.spawn in a comment is fine')).toEqual([
+      "src/x.test.ts: starts a process with child_process; use spawnChild (or spawnProcess, runCli) from test/harness.ts",
+    ]);
+    expect(spawnViolationsOf("test/harness.ts", "Bun.spawn([...argv])")).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@
 // expression, take a PNG screenshot. Every process and socket is closed on dispose.
 import { existsSync } from "node:fs";
 import { inflateSync } from "node:zlib";
-import { makeTempDir, type TempDir } from "./harness.ts";
+import { makeTempDir, spawnChild, type TempDir } from "./harness.ts";
 
 export const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 
@@ -18,15 +18,16 @@ export async function openPage(url: string, opts: { width?: number; height?: num
   if (!CHROMIUM) throw new Error("chromium is not installed (apt-get install -y chromium)");
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const profile: TempDir = await makeTempDir("kvcr-chromium-");
-  const proc = Bun.spawn(
+  const child = spawnChild(
     [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check", `--user-data-dir=${profile.path}`, "--remote-debugging-port=0", `--window-size=${opts.width ?? 1000},${opts.height ?? 2000}`, "about:blank"],
-    { stdin: "ignore", stdout: "ignore", stderr: "pipe" },
+    { stdout: "ignore" },
   );
+  const { proc } = child;
   let ws: WebSocket | undefined;
   const close = async () => {
     ws?.close();
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
-    await proc.exited;
+    // The group: chromium's renderer and GPU helpers go with it, and none keeps the profile busy.
+    await child[Symbol.asyncDispose]();
     await profile[Symbol.asyncDispose]();
   };
   try {

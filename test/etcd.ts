@@ -3,9 +3,9 @@
 // developer run skips these tests with one line saying how to install it; under CI=true it fails.
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { waitFor } from "./harness.ts";
+import { pickFreePorts } from "../src/transport/port-hold.ts";
+import { spawnChild, testTempRoot, waitFor, type SpawnedChild } from "./harness.ts";
 
 /** KVCR_ETCD_BIN, when set, is the only candidate (so a run can also pretend etcd is missing). */
 function findEtcd(): string | undefined {
@@ -27,14 +27,6 @@ export function etcdAvailable(): boolean {
   if (!warned) console.warn(`skipping etcd tests: etcd not found; ${INSTALL_HINT}`);
   warned = true;
   return false;
-}
-
-/** A port free right now on `host` (the OS picks it; etcd binds it a moment later). */
-export function freePort(host = "127.0.0.1"): number {
-  const l = Bun.listen({ hostname: host, port: 0, socket: { data() {} } });
-  const port = l.port;
-  l.stop(true);
-  return port;
 }
 
 export interface EtcdServer extends AsyncDisposable {
@@ -60,40 +52,38 @@ export async function startEtcd(opts: { host?: string; fast?: boolean; dataDirBa
   const bin = ETCD_BIN;
   const host = opts.host ?? "127.0.0.1";
   // tmpfs when there is one: etcd fsyncs every write, which on a shared disk can take seconds.
-  const dataDir = await mkdtemp(join(opts.dataDirBase ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir()), "kvcr-etcd-"));
-  const clientPort = freePort(host);
-  const peerPort = freePort(host);
+  const dataDir = await mkdtemp(join(opts.dataDirBase ?? (existsSync("/dev/shm") ? "/dev/shm" : testTempRoot()), "kvcr-etcd-"));
+  // etcd must be told its ports up front: two picked below the kernel's ephemeral range, where no
+  // port-0 socket of this or another test can take them before etcd binds them.
+  const [clientPort, peerPort] = pickFreePorts(host, 2);
   const endpoint = `http://${host}:${clientPort}`;
   const peer = `http://${host}:${peerPort}`;
   let output = "";
-  let proc: Bun.Subprocess<"ignore", "pipe", "pipe"> | undefined;
+  let child: SpawnedChild | undefined;
   const spawn = () => {
-    const p = Bun.spawn(
+    child = spawnChild(
       [bin, "--name", "kvcr-test", "--data-dir", dataDir, "--listen-client-urls", endpoint, "--advertise-client-urls", endpoint,
         "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", `kvcr-test=${peer}`,
         ...(opts.fast === false ? [] : ["--heartbeat-interval", "10", "--election-timeout", "100"]), "--log-level", "warn"],
-      { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
     );
-    for (const s of [p.stdout, p.stderr]) {
+    for (const s of [child.proc.stdout, child.proc.stderr]) {
       void (async () => {
         const d = new TextDecoder();
         for await (const c of s) output += d.decode(c, { stream: true });
       })();
     }
-    proc = p;
   };
   const ready = () =>
     waitFor(
       async () => {
-        if (proc && proc.exitCode !== null) throw new Error(`etcd exited with ${proc.exitCode}: ${output.slice(-2000)}`);
+        if (child && child.proc.exitCode !== null) throw new Error(`etcd exited with ${child.proc.exitCode}: ${output.slice(-2000)}`);
         const r = await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(500) });
         return r.ok && ((await r.json()) as { health?: string }).health === "true";
       },
       { timeoutMs: 15_000, what: `etcd at ${endpoint} to serve`, intervalMs: 25 },
     );
   const kill = async () => {
-    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
-    await proc?.exited;
+    await child?.[Symbol.asyncDispose]();
   };
   spawn();
   try {
@@ -113,7 +103,7 @@ export async function startEtcd(opts: { host?: string; fast?: boolean; dataDirBa
       await ready();
     },
     log: () => output,
-    pid: () => proc?.pid,
+    pid: () => child?.proc.pid,
     async [Symbol.asyncDispose]() {
       await kill();
       await rm(dataDir, { recursive: true, force: true });

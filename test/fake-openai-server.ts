@@ -22,15 +22,22 @@ export interface FakeServer extends AsyncDisposable {
   readonly url: string;
   /** Request bodies received, in arrival order. */
   readonly bodies: Record<string, unknown>[];
-  /** Per request: when it arrived and when each content chunk was written (performance.now). */
-  readonly timings: { receivedMs: number; chunkMs: number[] }[];
+  /** Per request: when it arrived, when each content chunk and [DONE] were written (performance.now). */
+  readonly timings: Timing[];
+}
+
+export interface Timing {
+  receivedMs: number;
+  chunkMs: number[];
+  /** Unset until [DONE] is written (never, for a request that fails). */
+  doneMs?: number;
 }
 
 export function startFakeOpenAi(o: FakeServerOptions = {}): FakeServer {
   const ttftMs = o.ttftMs ?? 20;
   const itlMs = o.itlMs ?? 10;
   const bodies: Record<string, unknown>[] = [];
-  const timings: { receivedMs: number; chunkMs: number[] }[] = [];
+  const timings: Timing[] = [];
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const later = (ms: number, f: () => void) => {
     const t = setTimeout(() => {
@@ -52,7 +59,7 @@ export function startFakeOpenAi(o: FakeServerOptions = {}): FakeServer {
       const body = (await req.json()) as Record<string, unknown>;
       const n = bodies.length;
       bodies.push(body);
-      const timing = { receivedMs, chunkMs: [] as number[] };
+      const timing: Timing = { receivedMs, chunkMs: [] };
       timings.push(timing);
       const behaviour = o.plan?.(n, body) ?? "ok";
       const headers: Record<string, string> = { "content-type": "text/event-stream" };
@@ -77,6 +84,7 @@ export function startFakeOpenAi(o: FakeServerOptions = {}): FakeServer {
             }
             if (i === maxTokens) {
               const cached = o.cachedTokens?.(promptTokens, n);
+              timing.doneMs = performance.now();
               send({ choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: maxTokens, total_tokens: promptTokens + maxTokens, ...(cached !== undefined ? { prompt_tokens_details: { cached_tokens: cached } } : {}) } });
               send("[DONE]");
               return controller.close();

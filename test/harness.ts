@@ -1,10 +1,13 @@
-// Generic test helpers: wait on a condition with a bounded timeout, scratch temp dirs, child bun
-// processes that are always killed, per-test cleanups. Tests wait on conditions, never on fixed sleeps.
+// Generic test helpers: wait on a condition with a bounded timeout, scratch temp dirs under one
+// root per test process, child processes that are always killed (their whole process group),
+// held ports, per-test cleanups. Tests wait on conditions, never on fixed sleeps, and every process
+// a test starts goes through spawnChild here (test/architecture.test.ts checks that).
 import { afterEach } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { holdPort, type HeldPort } from "../src/transport/port-hold.ts";
 import { LineQueue } from "./lines.ts";
 
 export interface WaitForOptions {
@@ -85,9 +88,45 @@ export interface TempDir extends AsyncDisposable {
   readonly path: string;
 }
 
-/** A fresh directory under the OS temp dir, removed (recursively) on dispose. */
+const JANITOR = resolve(import.meta.dir, "janitor.ts");
+let root: string | undefined;
+let janitor: Bun.Subprocess<"pipe", "ignore", "ignore"> | undefined;
+
+/**
+ * This test process's own directory under the OS temp dir; every temp dir the harness makes is
+ * inside it. `bun test` runs no exit handlers, so a janitor process (test/janitor.ts) removes it
+ * when this process ends, however it ends, and kills the process groups of children still running.
+ */
+export function testTempRoot(): string {
+  if (root !== undefined) return root;
+  const dir = mkdtempSync(join(tmpdir(), `kvcr-test-${process.pid}-`));
+  const j = Bun.spawn([process.execPath, JANITOR, dir], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true, env: testEnv() });
+  // Neither the janitor nor the pipe to it may keep this process alive.
+  j.unref();
+  j.stdin.unref();
+  [root, janitor] = [dir, j];
+  return dir;
+}
+
+/**
+ * Removes testTempRoot() now instead of a moment after this process exits (test/preload.ts calls
+ * it after the whole run, so `npm test` leaves nothing behind even for an instant).
+ */
+export function removeTestTempRoot(): void {
+  if (root !== undefined) rmSync(root, { recursive: true, force: true });
+  root = undefined;
+}
+
+/** Tells the janitor about a child process group: "+" started, "-" gone. */
+function tellJanitor(op: "+" | "-", pgid: number): void {
+  if (janitor === undefined) testTempRoot();
+  janitor!.stdin.write(`${op} ${pgid}\n`);
+  janitor!.stdin.flush();
+}
+
+/** A fresh directory under testTempRoot(), removed (recursively) on dispose. */
 export async function makeTempDir(prefix = "kvcr-test-"): Promise<TempDir> {
-  const path = await mkdtemp(join(tmpdir(), prefix));
+  const path = await mkdtemp(join(testTempRoot(), prefix));
   return {
     path,
     async [Symbol.asyncDispose]() {
@@ -114,20 +153,77 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   return { ...env, NO_COLOR: "1", ...extra };
 }
 
+/** The streams of a child as Bun.spawn takes them. */
+type In = Bun.SpawnOptions.Writable;
+type Out = Bun.SpawnOptions.Readable;
+
+export interface SpawnOptions<I extends In, O extends Out, E extends Out> {
+  /** Added to testEnv(). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Default "ignore". */
+  stdin?: I;
+  /** Default "pipe". */
+  stdout?: O;
+  /** Default "pipe". */
+  stderr?: E;
+}
+
+export interface SpawnedChild<I extends In = "ignore", O extends Out = "pipe", E extends Out = "pipe"> extends AsyncDisposable {
+  readonly proc: Bun.Subprocess<I, O, E>;
+  /** SIGKILLs the child's whole process group (what dispose does, without waiting). */
+  killGroup(): void;
+}
+
 /**
- * The one spawn helper for tests: `argv` in its own process group with piped output and a
- * normalised environment (testEnv). Dispose SIGKILLs the whole group if the child still runs and
- * waits for it to exit, so a failing test leaves no process behind.
+ * The one way a test starts a process: `argv` as the leader of its own process group, with a
+ * normalised environment (testEnv) and stdin ignored unless asked. Dispose (`await using`, or a
+ * cleanupList entry) SIGKILLs the whole group, so nothing the child started survives it either,
+ * and waits for the child to exit; should the test process die first, the janitor kills the group.
  */
-export function spawnProcess(argv: readonly string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: "ignore" | "pipe" } = {}): ChildProcess {
+export function spawnChild<const I extends In = "ignore", const O extends Out = "pipe", const E extends Out = "pipe">(
+  argv: readonly string[],
+  opts: SpawnOptions<I, O, E> = {},
+): SpawnedChild<I, O, E> {
   const proc = Bun.spawn([...argv], {
     stdin: opts.stdin ?? "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+    stdout: opts.stdout ?? "pipe",
+    stderr: opts.stderr ?? "pipe",
     cwd: opts.cwd,
     detached: true,
     env: testEnv(opts.env),
-  });
+  }) as unknown as Bun.Subprocess<I, O, E>;
+  const pgid = proc.pid;
+  tellJanitor("+", pgid);
+  let disposed = false;
+  const killGroup = () => {
+    if (disposed) return;
+    try {
+      // Also when the leader has exited: what it started in its group may still run.
+      process.kill(-pgid, "SIGKILL");
+    } catch {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+    }
+  };
+  return {
+    proc,
+    killGroup,
+    async [Symbol.asyncDispose]() {
+      killGroup();
+      disposed = true;
+      await proc.exited;
+      tellJanitor("-", pgid);
+    },
+  };
+}
+
+/**
+ * A child with piped output read line by line (spawnChild underneath): what most tests start.
+ * Dispose SIGKILLs the whole group and waits for the child's exit.
+ */
+export function spawnProcess(argv: readonly string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: "ignore" | "pipe" } = {}): ChildProcess {
+  const child = spawnChild(argv, { env: opts.env, cwd: opts.cwd, stdin: opts.stdin ?? "ignore" });
+  const proc = child.proc as Bun.Subprocess<"ignore" | "pipe", "pipe", "pipe">;
   const stdout = new LineQueue(proc.stdout);
   const stderr = new LineQueue(proc.stderr);
   const text = (q: LineQueue) => q.lines.map((l) => `${l}\n`).join("");
@@ -138,16 +234,7 @@ export function spawnProcess(argv: readonly string[], opts: { env?: Record<strin
     readErrLine: (match, timeoutMs = 10_000) => stderr.next(match, timeoutMs, () => `the awaited stderr line of ${name} (its stderr so far:\n${text(stderr)})`),
     stderrText: () => text(stderr),
     stdoutText: () => text(stdout),
-    async [Symbol.asyncDispose]() {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        try {
-          process.kill(-proc.pid, "SIGKILL");
-        } catch {
-          proc.kill("SIGKILL");
-        }
-      }
-      await proc.exited;
-    },
+    [Symbol.asyncDispose]: () => child[Symbol.asyncDispose](),
   };
 }
 
@@ -176,9 +263,9 @@ export const REPO_ROOT = resolve(import.meta.dir, "..");
 export const FIXTURES_DIR = resolve(REPO_ROOT, "test/fixtures");
 export const CLI_ENTRY = resolve(REPO_ROOT, "src/cli.ts");
 
-/** A synchronous temp dir for `using` (removed on dispose). */
+/** A synchronous temp dir under testTempRoot() for `using` (removed on dispose). */
 export function tempDir(prefix = "kvcr-test-"): { path: string; [Symbol.dispose](): void } {
-  const path = mkdtempSync(join(tmpdir(), prefix));
+  const path = mkdtempSync(join(testTempRoot(), prefix));
   return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
 }
 
@@ -188,21 +275,41 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs the CLI from source (or a given binary) to completion, killed after a bounded timeout. */
+/**
+ * Runs the CLI from source (or a given binary) to completion through spawnChild; after `timeoutMs`
+ * (default 30 s) its whole process group is SIGKILLed and the result is what it printed so far.
+ */
 export async function runCli(
   args: string[],
   opts: { bin?: string; env?: Record<string, string>; timeoutMs?: number; cwd?: string; stdin?: string } = {},
 ): Promise<RunResult> {
   const cmd = opts.bin ? [opts.bin, ...args] : [process.execPath, CLI_ENTRY, ...args];
-  const proc = Bun.spawn(cmd, {
-    stdout: "pipe",
-    stderr: "pipe",
+  await using child = spawnChild(cmd, {
     stdin: opts.stdin !== undefined ? new TextEncoder().encode(opts.stdin) : "ignore",
     cwd: opts.cwd,
-    env: { ...process.env, NO_COLOR: "1", ...opts.env },
-    timeout: opts.timeoutMs ?? 30_000,
-    killSignal: "SIGKILL",
+    env: opts.env,
   });
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { exitCode, stdout, stderr };
+  const { proc } = child;
+  const timer = setTimeout(child.killGroup, opts.timeoutMs ?? 30_000);
+  try {
+    const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { exitCode, stdout, stderr };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A port for a test that must name it before its server starts: held open on `host` (connections
+ * accepted and closed at once) until close() right before the real bind, so nothing else can take
+ * it meanwhile. close() may be called again (dispose calls it).
+ */
+export function heldPort(host = "127.0.0.1"): HeldPort & Disposable {
+  const held = holdPort(host);
+  let open = true;
+  const close = () => {
+    if (open) held.close();
+    open = false;
+  };
+  return { port: held.port, close, [Symbol.dispose]: close };
 }

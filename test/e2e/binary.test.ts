@@ -5,7 +5,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { encodeBatch, encodeSeq } from "../../src/protocol/kv-events/index.ts";
 import { PubSocket } from "../../src/transport/zmtp/index.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";
-import { runCli, tempDir, waitFor } from "../harness.ts";
+import { runCli, spawnChild, tempDir, waitFor } from "../harness.ts";
 import { compiledBinary } from "./compiled.ts";
 import { LineQueue } from "../lines.ts";
 
@@ -29,36 +29,28 @@ describe("compiled binary", () => {
   test("events taps a live stream inside the binary (ZMTP over Bun TCP when compiled)", async () => {
     using pub = new PubSocket();
     const endpoint = pub.bind("tcp://127.0.0.1:0");
-    const proc = Bun.spawn([bin, "events", "--endpoint", endpoint, "--log-level", "silent"], { cwd: dir.path, stdout: "pipe" });
-    try {
-      await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the binary's subscription" });
-      pub.send([new Uint8Array(0), encodeSeq(3n), encodeBatch({ ts: 1.5, events: [{ type: "AllBlocksCleared" }], dataParallelRank: 0 })]);
-      const first = await new LineQueue(proc.stdout).next(() => true, 10_000, "the binary's first line");
-      expect(JSON.parse(first)).toEqual({ seq: 3, topic: "", ts: 1.5, data_parallel_rank: 0, events: [{ type: "AllBlocksCleared" }] });
-    } finally {
-      proc.kill("SIGKILL");
-      await proc.exited;
-    }
+    await using child = spawnChild([bin, "events", "--endpoint", endpoint, "--log-level", "silent"], { cwd: dir.path });
+    const { proc } = child;
+    await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the binary's subscription" });
+    pub.send([new Uint8Array(0), encodeSeq(3n), encodeBatch({ ts: 1.5, events: [{ type: "AllBlocksCleared" }], dataParallelRank: 0 })]);
+    const first = await new LineQueue(proc.stdout).next(() => true, 10_000, "the binary's first line");
+    expect(JSON.parse(first)).toEqual({ seq: 3, topic: "", ts: 1.5, data_parallel_rank: 0, events: [{ type: "AllBlocksCleared" }] });
   });
 
   test("events exits 0 once its stdout reader goes away (`| head -n 1`)", async () => {
     using pub = new PubSocket();
     const endpoint = pub.bind("tcp://127.0.0.1:0");
-    const proc = Bun.spawn([bin, "events", "--endpoint", endpoint, "--log-level", "silent"], { cwd: dir.path, stdout: "pipe" });
-    try {
-      await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the binary's subscription" });
-      let seq = 0n;
-      const publish = () => pub.send([new Uint8Array(0), encodeSeq(seq++), encodeBatch({ ts: 1.5, events: [{ type: "AllBlocksCleared" }], dataParallelRank: 0 })]);
-      publish();
-      const reader = proc.stdout.getReader();
-      await reader.read();
-      await reader.cancel();
-      await waitFor(() => (publish(), proc.exitCode !== null), { timeoutMs: 10_000, what: "the binary to exit after its stdout closed" });
-      expect(proc.exitCode).toBe(0);
-    } finally {
-      proc.kill("SIGKILL");
-      await proc.exited;
-    }
+    await using child = spawnChild([bin, "events", "--endpoint", endpoint, "--log-level", "silent"], { cwd: dir.path });
+    const { proc } = child;
+    await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the binary's subscription" });
+    let seq = 0n;
+    const publish = () => pub.send([new Uint8Array(0), encodeSeq(seq++), encodeBatch({ ts: 1.5, events: [{ type: "AllBlocksCleared" }], dataParallelRank: 0 })]);
+    publish();
+    const reader = proc.stdout.getReader();
+    await reader.read();
+    await reader.cancel();
+    await waitFor(() => (publish(), proc.exitCode !== null), { timeoutMs: 10_000, what: "the binary to exit after its stdout closed" });
+    expect(proc.exitCode).toBe(0);
   });
 
   test("--help lists the commands", async () => {

@@ -6,7 +6,7 @@ import { eventLog } from "../../src/discovery/discovery-store.suite.ts";
 import { openEtcdDiscoveryStore } from "../../src/discovery/etcd-store.ts";
 import { keys } from "../../src/discovery/keys.ts";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../etcd.ts";
-import { runCli, tempDir, waitFor, withTimeout } from "../harness.ts";
+import { runCli, spawnChild, tempDir, waitFor, withTimeout } from "../harness.ts";
 import { compiledBinary } from "./compiled.ts";
 
 const hasEtcd = etcdAvailable();
@@ -33,7 +33,8 @@ describe.skipIf(!hasEtcd)("compiled binary with --discovery-backend etcd", () =>
     await using _w = await observer.watch(keys.kindPrefix("e2e", "worker"), log.listener);
     // A dead endpoint first: the binary must fail over to the live one.
     const args = ["mocker", "--num-workers", "2", "--namespace", "e2e", "--discovery-backend", "etcd", "--discovery-lease-ttl", "2", "--speedup-ratio", "0"];
-    const proc = Bun.spawn([bin, ...args], { cwd: dir.path, stdout: "ignore", stderr: "pipe", env: { ...process.env, NO_COLOR: "1", ETCD_ENDPOINTS: `http://127.0.0.1:1,${etcd.endpoint}` } });
+    await using child = spawnChild([bin, ...args], { cwd: dir.path, stdout: "ignore", env: { ETCD_ENDPOINTS: `http://127.0.0.1:1,${etcd.endpoint}` } });
+    const { proc } = child;
     let stderr = "";
     void (async () => {
       const d = new TextDecoder();
@@ -67,9 +68,6 @@ describe.skipIf(!hasEtcd)("compiled binary with --discovery-backend etcd", () =>
       expect(log.summary().slice(2).map((s) => s.replace(/workers\/\S+/, "workers/*"))).toEqual(["delete e2e/workers/* removed", "delete e2e/workers/* removed"]);
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- binary stderr ---\n${stderr}`, { cause: err });
-    } finally {
-      proc.kill("SIGKILL");
-      await proc.exited;
     }
   }, 60_000);
 

@@ -107,12 +107,8 @@ describe.skipIf(!hasEtcd)("three nodes on one etcd (compiled binary)", () => {
     // role reports the outage and its end on /health.
     const seen: number[] = [];
     let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        seen.push(await instances().catch(() => -1));
-        await Bun.sleep(50);
-      }
-    })();
+    // The frontend's worker count, sampled every 50 ms (waitFor's polling) until sampling ends.
+    const sampler = waitFor(async () => (seen.push(await instances().catch(() => -1)), !sampling), { intervalMs: 50, timeoutMs: 100_000, what: "the end of the etcd restart" });
     await etcd.kill();
     await waitFor(async () => ((await (await fetch(`${a.frontend_url}/health`)).json()) as { discovery: { connected: boolean } }).discovery.connected === false, { what: "the frontend to see etcd down", timeoutMs: 15_000 });
     await etcd.restart();

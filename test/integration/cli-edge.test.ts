@@ -52,5 +52,5 @@ describe("CLI edge", () => {
     const r = await runCli(["events", "--endpoint", "tcp://no-such-host.invalid:5557"], { timeoutMs: 15_000 });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain('host "no-such-host.invalid" does not resolve');
-  });
+  }, 30_000);
 });

@@ -6,7 +6,7 @@ import { encodeBatch, encodeSeq, decodeSeq, REPLAY_END_SEQ, type KvEventBatch } 
 import { ReplayBuffer } from "../../src/roles/mocker/replay-buffer.ts";
 import { PubSocket, RouterSocket } from "../../src/transport/zmtp/index.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { cleanupList, CLI_ENTRY, runCli, waitFor, withTimeout } from "../harness.ts";
+import { cleanupList, CLI_ENTRY, runCli, spawnChild, waitFor, withTimeout } from "../harness.ts";
 import { spawnTap, type TapLine } from "./events-tap.ts";
 
 const logger = createLogger({ level: "silent" });
@@ -125,11 +125,9 @@ describe("kvcr-mock events", () => {
 
   test("stdout closed by the reader (`events | head -n 1`): the tap stops and exits 0", async () => {
     const w = worker();
-    const proc = Bun.spawn([process.execPath, CLI_ENTRY, "events", "--endpoint", w.liveEp, "--log-level", "warn"], { stdout: "pipe", stderr: "pipe" });
-    cleanups.push(async () => {
-      proc.kill("SIGKILL");
-      await proc.exited;
-    });
+    const child = spawnChild([process.execPath, CLI_ENTRY, "events", "--endpoint", w.liveEp, "--log-level", "warn"]);
+    cleanups.push(() => child[Symbol.asyncDispose]());
+    const { proc } = child;
     await waitFor(() => w.pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the tap's subscription" });
     let seq = 0;
     w.publish(seq++);

@@ -1,6 +1,6 @@
 // The `kvcr-mock events` tap as a child process (the CLI from source) for the integration tests:
 // its stdout JSON lines collected as they come, its stderr kept for failure messages.
-import { CLI_ENTRY } from "../harness.ts";
+import { CLI_ENTRY, spawnChild } from "../harness.ts";
 import { LineQueue } from "../lines.ts";
 
 export type TapLine = Record<string, unknown>;
@@ -17,7 +17,8 @@ export interface Tap extends AsyncDisposable {
 
 /** Starts `kvcr-mock events --log-level warn ...args`; dispose kills it (SIGKILL) and waits for the exit. */
 export function spawnTap(args: readonly string[]): Tap {
-  const proc = Bun.spawn([process.execPath, CLI_ENTRY, "events", "--log-level", "warn", ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const child = spawnChild([process.execPath, CLI_ENTRY, "events", "--log-level", "warn", ...args]);
+  const { proc } = child;
   const stdout = new LineQueue(proc.stdout, (line) => JSON.parse(line) as TapLine);
   let stderr = "";
   void (async () => {
@@ -29,9 +30,6 @@ export function spawnTap(args: readonly string[]): Tap {
     lines: stdout.lines,
     stderr: () => stderr,
     until: (pred, what) => stdout.next(pred, 10_000, () => `${what} (stderr: ${stderr})`),
-    async [Symbol.asyncDispose]() {
-      proc.kill("SIGKILL");
-      await proc.exited;
-    },
+    [Symbol.asyncDispose]: () => child[Symbol.asyncDispose](),
   };
 }

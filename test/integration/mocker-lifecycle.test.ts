@@ -10,7 +10,7 @@ import type { DiscoveryStore } from "../../src/discovery/store.ts";
 import type { AttachmentIntent, WorkerRecord } from "../../src/protocol/records.ts";
 import { startMocker } from "../../src/roles/mocker/index.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { cleanupList, CLI_ENTRY, makeTempDir, runCli, waitFor, withTimeout } from "../harness.ts";
+import { cleanupList, CLI_ENTRY, makeTempDir, runCli, spawnChild, waitFor, withTimeout } from "../harness.ts";
 import { logger, mockerConfig } from "./mocker-kit.ts";
 
 const cleanups = cleanupList();
@@ -152,11 +152,9 @@ describe("mocker start-up failures withdraw what was published", () => {
 describe("kvcr-mock mocker process", () => {
   test("SIGTERM withdraws intents and records, then exits 0", async () => {
     await using dir = await makeTempDir("kvcr-life-");
-    const proc = Bun.spawn([process.execPath, CLI_ENTRY, "mocker", ...agentArgs(dir.path), "--log-level", "info"], { stdout: "pipe", stderr: "pipe" });
-    cleanups.push(async () => {
-      proc.kill("SIGKILL");
-      await proc.exited;
-    });
+    const child = spawnChild([process.execPath, CLI_ENTRY, "mocker", ...agentArgs(dir.path), "--log-level", "info"]);
+    cleanups.push(() => child[Symbol.asyncDispose]());
+    const { proc } = child;
     await using store = await openFileDiscoveryStore({ dir: dir.path, logger });
     await waitFor(async () => (await store.list(keys.kindPrefix("life", "intent"))).length === 2, { timeoutMs: 15_000, what: "both intents in discovery" });
     proc.kill("SIGTERM");
@@ -167,11 +165,9 @@ describe("kvcr-mock mocker process", () => {
 
   test("a signal with a long request in flight: the stream ends 'cancelled', records go, exit 0; a repeated signal is harmless", async () => {
     await using dir = await makeTempDir("kvcr-life-");
-    const proc = Bun.spawn([process.execPath, CLI_ENTRY, "mocker", ...agentArgs(dir.path)], { stdout: "pipe", stderr: "pipe" });
-    cleanups.push(async () => {
-      proc.kill("SIGKILL");
-      await proc.exited;
-    });
+    const child = spawnChild([process.execPath, CLI_ENTRY, "mocker", ...agentArgs(dir.path)]);
+    cleanups.push(() => child[Symbol.asyncDispose]());
+    const { proc } = child;
     await using store = await openFileDiscoveryStore({ dir: dir.path, logger });
     const workers = await waitFor(async () => {
       const found = await store.list(keys.kindPrefix("life", "worker"));

@@ -189,7 +189,7 @@ describe("kvcr-mock up refuses to start", () => {
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`port ${busy.port} for frontend (--http-port) is already in use on 127.0.0.1`);
     expect(r.stderr).not.toContain(" | "); // nothing was started
-  });
+  }, 30_000);
 
   test("a bad stack config file: exit 2, one line per problem", async () => {
     dir = tempDir("kvcr-up-");
@@ -204,5 +204,5 @@ describe("kvcr-mock up refuses to start", () => {
       `  stack.mocker_processes (in ${file}): got 0, expected an integer from 1 to 1024`,
       `  mockers.block_size (in ${file}): got -1, expected an integer from 1 to 65536`,
     ]);
-  });
+  }, 30_000);
 });

@@ -1,6 +1,6 @@
 // Drives test/integration/vllm-publisher.mjs (real libzmq + @msgpack/msgpack under Node) from Bun
 // tests: one request per line, replies matched by id.
-import { withTimeout } from "../harness.ts";
+import { spawnChild, withTimeout } from "../harness.ts";
 import { readLines } from "../lines.ts";
 
 const SCRIPT = new URL("./vllm-publisher.mjs", import.meta.url).pathname;
@@ -17,7 +17,8 @@ export interface WireEvent {
 }
 
 export class VllmPublisher implements AsyncDisposable {
-  private readonly proc = Bun.spawn(["node", SCRIPT], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  private readonly child = spawnChild(["node", SCRIPT], { stdin: "pipe", stderr: "inherit" });
+  private readonly proc = this.child.proc;
   private next = 1;
   private readonly pending = new Map<number, (r: Record<string, unknown>) => void>();
   private ready!: () => void;
@@ -85,9 +86,6 @@ export class VllmPublisher implements AsyncDisposable {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    try {
-      this.proc.kill("SIGKILL");
-    } catch {}
-    await this.proc.exited;
+    await this.child[Symbol.asyncDispose]();
   }
 }

@@ -1,7 +1,7 @@
 // Drives test/integration/zmq-peer.mjs (real libzmq under Node) from Bun tests and benches:
 // request/response over stdin/stdout JSON lines, received messages queued per socket id.
 import { createHash } from "node:crypto";
-import { withTimeout } from "../harness.ts";
+import { spawnChild, withTimeout, type SpawnedChild } from "../harness.ts";
 import { readLines } from "../lines.ts";
 
 export type FrameSpec = { text: string } | { b64: string } | { pattern: { size: number; seed: number } };
@@ -32,7 +32,8 @@ interface Reply {
 }
 
 export class ZmqPeer implements AsyncDisposable {
-  private readonly proc: ReturnType<typeof Bun.spawn<"pipe", "pipe", "pipe">>;
+  private readonly child: SpawnedChild<"pipe", "pipe", "pipe">;
+  private readonly proc: SpawnedChild<"pipe", "pipe", "pipe">["proc"];
   private nextReq = 1;
   private readonly pending = new Map<number, (r: Reply) => void>();
   private readonly inbox = new Map<string, FrameReport[][]>();
@@ -44,7 +45,8 @@ export class ZmqPeer implements AsyncDisposable {
   libzmqVersion = "";
 
   private constructor() {
-    this.proc = Bun.spawn(["node", PEER_SCRIPT], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    this.child = spawnChild(["node", PEER_SCRIPT], { stdin: "pipe" });
+    this.proc = this.child.proc;
     void this.readStdout();
     void this.readStderr();
   }
@@ -130,10 +132,7 @@ export class ZmqPeer implements AsyncDisposable {
 
   /** Kills the node process and waits for it to exit (safe to call twice). */
   async kill(): Promise<void> {
-    try {
-      this.proc.kill("SIGKILL");
-    } catch {}
-    await this.proc.exited;
+    await this.child[Symbol.asyncDispose]();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -1,7 +1,7 @@
 // close() must leave nothing behind: a child process that used every socket type and then
 // closed them has to exit on its own (a stray timer or socket would keep it alive).
 import { expect, test } from "bun:test";
-import { waitFor, withTimeout } from "../harness.ts";
+import { spawnChild, waitFor, withTimeout } from "../harness.ts";
 
 test("after close() of every socket type, the process exits by itself", async () => {
   // A server outside the child: its connections are the child's in-flight connects, which only
@@ -13,17 +13,15 @@ test("after close() of every socket type, the process exits by itself", async ()
     socket: { open: () => void counts.opened++, data() {}, close: () => void counts.closed++ },
   });
   const script = new URL("./fixtures/zmtp-close-all.ts", import.meta.url).pathname;
-  const child = Bun.spawn([process.execPath, script, `tcp://127.0.0.1:${server.port}`], { stdout: "pipe", stderr: "pipe" });
+  await using child = spawnChild([process.execPath, script, `tcp://127.0.0.1:${server.port}`]);
   try {
-    const code = await withTimeout(child.exited, 15_000, "the child to exit after closing its sockets (something kept it alive)");
-    const out = await new Response(child.stdout).text();
-    const err = await new Response(child.stderr).text();
+    const code = await withTimeout(child.proc.exited, 15_000, "the child to exit after closing its sockets (something kept it alive)");
+    const out = await new Response(child.proc.stdout).text();
+    const err = await new Response(child.proc.stderr).text();
     expect({ code, out, err }).toEqual({ code: 0, out: "closed\n", err: "" });
     // Three sockets dialled the server; all three connections reached it and were ended.
     await waitFor(() => counts.opened === 3 && counts.closed === 3, { timeoutMs: 5000, what: `all 3 in-flight connections closed (${JSON.stringify(counts)})` });
   } finally {
-    child.kill("SIGKILL");
-    await child.exited;
     server.stop(true);
   }
-});
+}, 30_000);

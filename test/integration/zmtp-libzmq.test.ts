@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { DealerSocket, PubSocket, RouterSocket, SubSocket } from "../../src/transport/zmtp/index.ts";
 import type { ZmtpSocket } from "../../src/transport/zmtp/index.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { cleanupList, waitFor, withTimeout } from "../harness.ts";
+import { cleanupList, heldPort, waitFor, withTimeout } from "../harness.ts";
 import { patternBytes, reportOf, text, ZmqPeer, type FrameReport } from "./zmq-peer-client.ts";
 
 const logger = createLogger({ level: "error", tag: "zmtp-test" });
@@ -25,12 +25,14 @@ function own<T extends ZmtpSocket>(s: T): T {
   cleanups.push(() => s.close());
   return s;
 }
-/** A port nobody listens on right now (bound once, released) for "connect before bind" cases. */
-function freePort(): number {
-  const l = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = l.port;
-  l.stop(true);
-  return port;
+/**
+ * A port for "connect before bind" cases, held (connections accepted and closed at once, so the
+ * connecting side keeps retrying) until the test releases it right before binding it for real.
+ */
+function reservePort(): ReturnType<typeof heldPort> {
+  const held = heldPort();
+  cleanups.push(() => held.close());
+  return held;
 }
 
 /** libzmq PUB → our SUB: publish a warm-up message until every SUB has one, then stop. */
@@ -81,13 +83,14 @@ describe("libzmq PUB → kvcr-mock SUB", () => {
   });
 
   test("SUB connects before the PUB binds, then receives", async () => {
-    const port = freePort();
+    const held = reservePort();
     const sub = own(new SubSocket({ logger, reconnectIntervalMs: 20 }));
     sub.subscribe("t");
-    sub.connect(`tcp://127.0.0.1:${port}`);
+    sub.connect(`tcp://127.0.0.1:${held.port}`);
     const p = await peer();
     await p.socket("pub", "pub");
-    await p.bind("pub", `tcp://127.0.0.1:${port}`);
+    held.close();
+    await p.bind("pub", `tcp://127.0.0.1:${held.port}`);
     await warmUp(p, "pub", [sub], "t");
     await p.send("pub", [text("t"), text("after"), text("x")]);
     expect(await nextReal(sub)).toEqual(["t", "after", "x"]);
@@ -106,13 +109,14 @@ describe("libzmq PUB → kvcr-mock SUB", () => {
   });
 
   test("publisher restart: SUB reconnects, resubscribes and receives again", async () => {
-    const port = freePort();
-    const ep = `tcp://127.0.0.1:${port}`;
+    const held = reservePort();
+    const ep = `tcp://127.0.0.1:${held.port}`;
     const sub = own(new SubSocket({ logger, reconnectIntervalMs: 20 }));
     sub.subscribe("kv");
     sub.connect(ep);
     const first = await peer();
     await first.socket("pub", "pub");
+    held.close();
     await first.bind("pub", ep);
     await warmUp(first, "pub", [sub], "kv");
     await first.send("pub", [text("kv"), text("before"), text("")]);
@@ -143,7 +147,7 @@ describe("libzmq PUB → kvcr-mock SUB", () => {
       expect(m.map(reportOf)).toEqual([reportOf(b("big")), reportOf(b("1")), reportOf(patternBytes(8 << 20, 7))]);
       break;
     }
-  });
+  }, 60_000);
 });
 
 describe("kvcr-mock PUB → libzmq SUB", () => {
@@ -169,13 +173,14 @@ describe("kvcr-mock PUB → libzmq SUB", () => {
   });
 
   test("libzmq SUB connects before our PUB binds", async () => {
-    const port = freePort();
+    const held = reservePort();
     const p = await peer();
     await p.socket("sub", "sub", { reconnectInterval: 20 });
     await p.subscribe("sub", text("t"));
-    await p.connect("sub", `tcp://127.0.0.1:${port}`);
+    await p.connect("sub", `tcp://127.0.0.1:${held.port}`);
     const pub = own(new PubSocket({ logger }));
-    pub.bind(`tcp://127.0.0.1:${port}`);
+    held.close();
+    pub.bind(`tcp://127.0.0.1:${held.port}`);
     await waitFor(() => pub.subscriberCount("t") === 1, { timeoutMs: 10_000, what: "the libzmq SUB to connect and subscribe" });
     pub.send(["t", "1", "x"]);
     expect(asText(await p.nextMessage("sub"))).toEqual(["t", "1", "x"]);
@@ -223,7 +228,7 @@ describe("kvcr-mock PUB → libzmq SUB", () => {
     const payload = patternBytes(8 << 20, 3);
     pub.send([b("big"), b("1"), payload]);
     expect(await p.nextMessage("sub", 30_000)).toEqual([reportOf(b("big")), reportOf(b("1")), reportOf(payload)]);
-  });
+  }, 60_000);
 });
 
 describe("ROUTER ↔ DEALER with libzmq", () => {
@@ -307,7 +312,7 @@ describe("ROUTER ↔ DEALER with libzmq", () => {
     const reply = patternBytes(8 << 20, 2);
     router.send([id!, new Uint8Array(0), reply]);
     expect(await p.nextMessage("dealer", 30_000)).toEqual([reportOf(new Uint8Array(0)), reportOf(reply)]);
-  });
+  }, 60_000);
 });
 
 test("the reference peer is real libzmq 4.x", async () => {
