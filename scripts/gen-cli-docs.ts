@@ -11,7 +11,7 @@
 // the page is regenerated.
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
-import type { ArgsDef, CommandDef, CommandMeta } from "citty";
+import type { ArgsDef, CommandDef, CommandMeta } from "../src/cli/define-command.ts";
 import { renderHelp } from "../src/cli/help.ts";
 import { rootCommand } from "../src/cli/root.ts";
 import { agentOptions } from "../src/config/agent.ts";

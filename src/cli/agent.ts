@@ -2,7 +2,6 @@
 // start-up (exit 1; a bad --static-sources file exits 2) or a crash (exit 1); every path withdraws
 // the agent's records first.
 import { agentOptions, agentProblems } from "../config/agent.ts";
-import { serveRole, untilCrash, untilStopSignal } from "../lib/role.ts";
 import { start } from "../roles/agent/start.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -11,9 +10,5 @@ export const agentCommand = defineRoleCommand({
   description: "Run the KV state agent: ingest raw vLLM KV-event streams, publish normalized router events",
   options: agentOptions,
   refine: agentProblems,
-  async run(config, { logger }) {
-    const signal = untilStopSignal(logger);
-    const role = await start(config, { logger });
-    return serveRole(role, { name: "agent", logger, stops: [signal, untilCrash(logger)] });
-  },
+  run: (config, { logger, serve }) => serve(() => start(config, { logger })),
 });

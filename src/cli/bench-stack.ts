@@ -1,49 +1,10 @@
-// Fresh stacks for `bench --compare-router-modes` / `--sweep-concurrency` without URLs: each is
-// started from `up`'s stack file (--stack-config) or up's defaults through the launcher's own
-// startStack, with the router mode of the run, picked ports and a private discovery directory and
-// namespace, so runs never see each other's workers.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { commonOptions } from "../config/common.ts";
-import { loadConfig } from "../config/load.ts";
-import { STACK_SECTIONS, upOptions, upProblems, type UpConfig } from "../config/up.ts";
+// Wiring only: bench's fresh stacks (roles/bench/fresh-stacks.ts) started by the launcher's
+// startStack, which roles/bench may not import itself. Also used by bench/*.ts.
 import type { Logger } from "../lib/logger.ts";
 import type { StartedStack } from "../roles/bench/run-bench.ts";
+import { freshStacks } from "../roles/bench/fresh-stacks.ts";
 import { startStack } from "../roles/launcher/start.ts";
 
-let stacks = 0;
-
-/**
- * Children log warnings and errors only (their info lines would bury bench's table), unless bench
- * itself runs at debug or trace, which they then share.
- */
-export function freshStackStarter(stackConfig: string | undefined, logger: Logger, env: Readonly<Record<string, string | undefined>>, logLevel = "info"): (routerMode: string) => Promise<StartedStack> {
-  const childLevel = logLevel === "debug" || logLevel === "trace" ? logLevel : "warn";
-  return async (routerMode) => {
-    const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-stack-"));
-    const argv = [
-      ...(stackConfig !== undefined ? ["--config", stackConfig] : []),
-      "--router-mode", routerMode, "--http-port", "0", "--agent-port", "0",
-      "--log-level", childLevel, "--discovery-backend", "file", "--discovery-dir", dir, "--namespace", `bench-${process.pid}-${++stacks}`,
-    ];
-    try {
-      const config = loadConfig({ ...upOptions, ...commonOptions }, { argv, env: {} }, (c) => upProblems(c as UpConfig), { sections: STACK_SECTIONS }).config as UpConfig;
-      const handle = await startStack(config, { logger, env });
-      if (!handle.frontendUrl) {
-        await handle.close();
-        throw new Error("the stack config starts no frontend (--roles must include frontend)");
-      }
-      return {
-        url: handle.frontendUrl,
-        close: async () => {
-          await handle.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      throw err;
-    }
-  };
+export function freshStackStarter(stackConfig: string | undefined, logger: Logger, env: Readonly<Record<string, string | undefined>>, logLevel?: string): (routerMode: string) => Promise<StartedStack> {
+  return freshStacks(startStack, stackConfig, logger, env, logLevel);
 }

@@ -1,5 +1,5 @@
 // `kvcr-mock bench`: drive an OpenAI-compatible server and report vLLM `bench serve` metrics.
-import { benchOptions, benchProblems, type BenchConfig } from "../config/bench.ts";
+import { benchOptions, benchProblems } from "../config/bench.ts";
 import { benchOptionsFrom } from "../roles/bench/options-from-config.ts";
 import { progressBar } from "../roles/bench/progress-bar.ts";
 import { benchExitCode, runBench } from "../roles/bench/run-bench.ts";
@@ -11,7 +11,7 @@ export const benchCommand = defineRoleCommand({
   name: "bench",
   description: "Drive load at any OpenAI-compatible endpoint (shared-prefix or Mooncake trace workloads) and report vLLM bench serve metrics",
   options: benchOptions,
-  refine: (c) => benchProblems(c as BenchConfig),
+  refine: benchProblems,
   async run(config, { logger, env }) {
     const stop = new AbortController();
     const onSignal = () => {
@@ -22,12 +22,12 @@ export const benchCommand = defineRoleCommand({
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     try {
-      const outcome = await runBench(benchOptionsFrom(config as BenchConfig), {
+      const outcome = await runBench(benchOptionsFrom(config), {
         ...reportIo(logger),
         sleep: (ms) => Bun.sleep(ms),
         progress: progressBar(process.stderr),
         stop: stop.signal,
-        startStack: freshStackStarter((config as BenchConfig).stackConfig, logger, env, config.logLevel),
+        startStack: freshStackStarter(config.stackConfig, logger, env, config.logLevel),
       });
       return benchExitCode(outcome);
     } finally {

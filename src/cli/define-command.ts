@@ -1,24 +1,59 @@
-// Builds a citty command from an option table: --help text comes from the same descriptors the
-// loader validates, and `run` receives the resolved, validated config and a tagged logger.
-import { defineCommand, type ArgsDef, type CommandDef } from "citty";
+// Commands without a CLI framework: a command is its name and description, its --help rows and
+// run(argv) → exit code. defineRoleCommand builds one from an option table, so --help comes from
+// the same descriptors the loader validates, and `run` gets that table's typed config, a tagged
+// logger and `serve`, the one place a serving role meets signals, crashes and its lifeline.
 import { commonOptions } from "../config/common.ts";
 import { loadConfig, type ConfigSections, type Overlay, type Refine } from "../config/load.ts";
 import { envNames, flagName, type ConfigOf, type OptionTable } from "../config/options.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
+import { serveRole, untilCrash, untilSignal, untilStopSignal, type RoleHandle } from "../lib/role.ts";
+
+export interface CommandMeta {
+  name: string;
+  description: string;
+  version?: string;
+  /** Left out of the root command's list. */
+  hidden?: boolean;
+}
+
+/** --help rows: flag (without `--`) → its text; no `valueHint` for a boolean, `negativeDescription` adds `--no-FLAG`. */
+export type ArgsDef = Record<string, { description: string; valueHint?: string; negativeDescription?: string }>;
+
+/** What --help renders: the root command lists its commands (loaded on use), a command its flags. */
+export interface CommandDef {
+  meta: CommandMeta;
+  args?: ArgsDef;
+  subCommands?: Record<string, () => Promise<Command>>;
+}
+
+export interface Command extends CommandDef {
+  args: ArgsDef;
+  /** Runs with the arguments after the command's name; resolves to the exit code. */
+  run(argv: readonly string[]): Promise<number>;
+}
+
+export interface ServeOptions {
+  /** More ways to stop, each resolving with the exit code to use. */
+  stops?: readonly Promise<number>[];
+  /** Appended to the "SIG… again: already shutting down" warning. */
+  repeatNote?: string;
+  /** Stop on a signal without logging it (a tap whose output is the point). */
+  quiet?: boolean;
+}
 
 export interface CommandContext {
   logger: Logger;
   /** Arguments after `--`. */
   rest: string[];
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Starts a serving role and serves it (lib/role.ts serveRole) until SIGINT/SIGTERM (exit 0; the
+   * handlers are in place before start, and a repeat only warns), a crash (1), a failed `ready`
+   * (1), a cut lifeline to `up` (1) or one of `stops`; the role is closed on every path.
+   */
+  serve(start: () => Promise<RoleHandle>, opts?: ServeOptions): Promise<number>;
 }
-
-/** A command's run returns its exit code (default 0). */
-export type CommandRun<T extends OptionTable> = (
-  config: ConfigOf<T & typeof commonOptions>,
-  ctx: CommandContext,
-) => Promise<number | void>;
 
 export interface RoleCommandSpec<T extends OptionTable> {
   name: string;
@@ -30,25 +65,30 @@ export interface RoleCommandSpec<T extends OptionTable> {
   sections?: ConfigSections<T & typeof commonOptions>;
   /** Accept `-- CMD…` after the flags. */
   takesRest?: boolean;
-  run: CommandRun<T>;
+  /** Returns the exit code (default 0); a ConfigError exits 2, any other error 1 (cli/main.ts). */
+  run(config: ConfigOf<T & typeof commonOptions>, ctx: CommandContext): Promise<number | void>;
 }
 
-export function defineRoleCommand<T extends OptionTable>(spec: RoleCommandSpec<T>): CommandDef {
-  const table = { ...spec.options, ...commonOptions } as T & typeof commonOptions;
-  return defineCommand({
+export function defineRoleCommand<T extends OptionTable>(spec: RoleCommandSpec<T>): Command {
+  const options = { ...spec.options, ...commonOptions };
+  return {
     meta: { name: spec.name, description: spec.description },
-    args: helpArgs(table),
-    async run({ rawArgs }) {
-      const { config, rest } = loadConfig(table, { argv: rawArgs, env: process.env }, spec.refine, { overlay: spec.overlay, sections: spec.sections });
+    args: helpArgs(options),
+    async run(argv) {
+      const { config, rest } = loadConfig(options, { argv, env: process.env }, spec.refine, { overlay: spec.overlay, sections: spec.sections });
       if (rest.length > 0 && !spec.takesRest) throw new ConfigError([`unexpected arguments after --: ${rest.join(" ")}`]);
       const logger = createLogger({ level: config.logLevel, format: config.logFormat, tag: spec.name });
-      const code = await spec.run(config, { logger, rest, env: process.env });
-      process.exitCode = code ?? 0;
+      const serve: CommandContext["serve"] = async (start, opts = {}) => {
+        const signal = opts.quiet ? untilSignal().then(() => 0) : untilStopSignal(logger, opts.repeatNote);
+        const role = await start();
+        return serveRole(role, { name: spec.name, logger, stops: [signal, ...(opts.stops ?? []), untilCrash(logger)] });
+      };
+      return (await spec.run(config, { logger, rest, env: process.env, serve })) ?? 0;
     },
-  });
+  };
 }
 
-/** citty argument definitions, used only to render --help (cli/help.ts; parsing is strict, in loadConfig). */
+/** The --help rows of an option table (cli/help.ts renders them; parsing is strict, in loadConfig). */
 function helpArgs(table: OptionTable): ArgsDef {
   const args: ArgsDef = {};
   for (const [key, spec] of Object.entries(table)) {
@@ -57,11 +97,11 @@ function helpArgs(table: OptionTable): ArgsDef {
       spec.kind === "enum" ? spec.choices.join("|") : "",
       `env ${envNames(key, spec).join(" or ")}`,
     ].filter(Boolean);
-    const description = notes.length ? `${spec.description} (${notes.join("; ")})` : spec.description;
-    args[flagName(key, spec)] =
-      spec.kind === "bool"
-        ? { type: "boolean", description, default: spec.default, negativeDescription: spec.default === true ? `Turn off: ${spec.description}` : undefined }
-        : { type: "string", description, valueHint: spec.kind === "enum" ? undefined : spec.kind };
+    args[flagName(key, spec)] = {
+      description: notes.length ? `${spec.description} (${notes.join("; ")})` : spec.description,
+      valueHint: spec.kind === "bool" ? undefined : spec.kind === "enum" ? "value" : spec.kind,
+      negativeDescription: spec.kind === "bool" && spec.default === true ? `Turn off: ${spec.description}` : undefined,
+    };
   }
   return args;
 }

@@ -3,7 +3,6 @@
 // starting exits 1 with the reason.
 import { eventsOptions, eventsProblems } from "../config/events.ts";
 import { guardOutput } from "../lib/output.ts";
-import { serveRole, untilCrash, untilSignal } from "../lib/role.ts";
 import { start } from "../roles/events/start.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -12,10 +11,9 @@ export const eventsCommand = defineRoleCommand({
   description: "Tap a worker's raw KV-event stream (and its replay socket) and print decoded JSON lines",
   options: eventsOptions,
   refine: eventsProblems,
-  async run(config, { logger }) {
+  run(config, { logger, serve }) {
     // stdout errors end the tap here (EPIPE from `| head` → exit 0), never inside socket callbacks.
     const out = guardOutput(process.stdout, logger);
-    const role = await start(config, { logger, out });
-    return serveRole(role, { name: "events", logger, stops: [untilSignal().then(() => 0), out.stopped, untilCrash(logger)] });
+    return serve(() => start(config, { logger, out }), { quiet: true, stops: [out.stopped] });
   },
 });

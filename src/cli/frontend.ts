@@ -1,7 +1,6 @@
 // `kvcr-mock frontend`: the OpenAI-compatible HTTP frontend with its KV-aware router.
 // Runs until SIGINT/SIGTERM (exit 0), a failed start-up (exit 1) or a crash (exit 1).
 import { frontendOptions, frontendProblems } from "../config/frontend.ts";
-import { serveRole, untilCrash, untilStopSignal } from "../lib/role.ts";
 import { startFrontend } from "../roles/frontend/start.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -10,9 +9,5 @@ export const frontendCommand = defineRoleCommand({
   description: "Run the OpenAI-compatible HTTP frontend with its KV-aware router (round-robin, random or kv)",
   options: frontendOptions,
   refine: frontendProblems,
-  async run(config, { logger }) {
-    const signal = untilStopSignal(logger);
-    const frontend = await startFrontend(config, { logger });
-    return serveRole(frontend, { name: "frontend", logger, stops: [signal, untilCrash(logger)] });
-  },
+  run: (config, { logger, serve }) => serve(() => startFrontend(config, { logger })),
 });

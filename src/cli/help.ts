@@ -1,7 +1,7 @@
-// --help text for any citty command: fits the terminal width (long flags put their description on
-// the next line, descriptions wrap), and carries ANSI colour only when the stream is a terminal
-// and NO_COLOR is unset (https://no-color.org). citty's own renderUsage does neither.
-import type { ArgDef, ArgsDef, CommandDef, CommandMeta } from "citty";
+// --help text for any command: fits the terminal width (long flags put their description on the
+// next line, descriptions wrap), and carries ANSI colour only when the stream is a terminal and
+// NO_COLOR is unset (https://no-color.org).
+import type { CommandDef } from "./define-command.ts";
 
 export interface HelpStyle {
   /** Columns to fit into. */
@@ -38,29 +38,25 @@ export function wrap(text: string, width: number): string[] {
 
 export async function renderHelp(cmd: CommandDef, parent: CommandDef | undefined, style: HelpStyle): Promise<string> {
   const paint = (what: keyof typeof ANSI, text: string) => (style.color ? `\x1b[${ANSI[what][0]}m${text}\x1b[${ANSI[what][1]}m` : text);
-  const meta = (await resolve(cmd.meta)) ?? ({} as CommandMeta);
-  const parentMeta = (await resolve(parent?.meta)) ?? ({} as CommandMeta);
-  const name = [parentMeta.name, meta.name].filter(Boolean).join(" ");
-  const version = meta.version ?? parentMeta.version;
-  const args = Object.entries(((await resolve(cmd.args)) ?? {}) as ArgsDef);
-  const subs = Object.entries((await resolve(cmd.subCommands)) ?? {});
+  const { meta } = cmd;
+  const name = [parent?.meta.name, meta.name].filter(Boolean).join(" ");
+  const version = meta.version ?? parent?.meta.version;
+  const args = Object.entries(cmd.args ?? {});
 
   const rows: [left: string, right: string][] = [];
   for (const [flag, def] of args) {
-    rows.push([`--${flag}${valueHint(def)}`, def.description ?? ""]);
-    if (def.type === "boolean" && (def.default === true || def.negativeDescription) && !flag.startsWith("no-")) {
-      rows.push([`--no-${flag}`, def.negativeDescription ?? ""]);
-    }
+    rows.push([`--${flag}${def.valueHint ? `=<${def.valueHint}>` : ""}`, def.description]);
+    if (def.negativeDescription) rows.push([`--no-${flag}`, def.negativeDescription]);
   }
   const commandRows: [string, string][] = [];
-  for (const [subName, sub] of subs) {
-    const subMeta = await resolve((await resolve(sub as CommandDef))?.meta);
-    if (!subMeta?.hidden) commandRows.push([subName, subMeta?.description ?? ""]);
+  for (const [subName, load] of Object.entries(cmd.subCommands ?? {})) {
+    const subMeta = (await load()).meta;
+    if (!subMeta.hidden) commandRows.push([subName, subMeta.description]);
   }
 
   const out: string[] = [];
   const para = (text: string, indent = "") => out.push(...wrap(text, style.width - indent.length).map((l) => indent + l));
-  para(`${meta.description ?? ""} (${name}${version ? ` v${version}` : ""})`);
+  para(`${meta.description} (${name}${version ? ` v${version}` : ""})`);
   out.push("", `${paint("bold", "USAGE")} ${name}${args.length ? " [OPTIONS]" : ""}${commandRows.length ? ` ${commandRows.map(([n]) => n).join("|")}` : ""}`, "");
   if (rows.length) out.push(paint("bold", "OPTIONS"), "", ...table(rows, style, (t) => paint("cyan", t)), "");
   if (commandRows.length) {
@@ -92,13 +88,4 @@ function table(rows: [string, string][], style: HelpStyle, paintLeft: (t: string
     for (const l of more) lines.push(indent + " ".repeat(col + 2) + l);
   }
   return lines.map((l) => l.trimEnd());
-}
-
-function valueHint(def: ArgDef): string {
-  if (def.type === "boolean" || def.type === "positional") return "";
-  return `=<${("valueHint" in def && def.valueHint) || "value"}>`;
-}
-
-async function resolve<T>(value: T | Promise<T> | (() => T | Promise<T>) | undefined): Promise<T | undefined> {
-  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
 }

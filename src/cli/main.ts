@@ -1,7 +1,7 @@
-// Process edge for every command: --help/--version on any command, exit codes
+// Process edge for every command: finds the command, --help/--version on any command, exit codes
 // (0 ok, 1 runtime failure, 2 usage or config error) and error printing.
-import { runCommand, type CommandDef } from "citty";
 import { ConfigError, KvcrError } from "../lib/errors.ts";
+import type { Command } from "./define-command.ts";
 import { helpStyleFor, renderHelp } from "./help.ts";
 import { rootCommand } from "./root.ts";
 import { VERSION } from "./version.ts";
@@ -9,10 +9,13 @@ import { VERSION } from "./version.ts";
 export async function main(argv: readonly string[]): Promise<number> {
   const dashDash = argv.indexOf("--");
   const own = dashDash === -1 ? argv : argv.slice(0, dashDash);
+  const commands: Record<string, () => Promise<Command>> = rootCommand.subCommands;
+  const find = (name: string | undefined) => (name !== undefined && Object.hasOwn(commands, name) ? commands[name] : undefined);
   try {
     if (own.includes("--help") || own.includes("-h")) {
-      const [cmd, parent] = await resolveCommand(rootCommand, own);
-      process.stdout.write((await renderHelp(cmd, parent, helpStyleFor(process.stdout, process.env))) + "\n");
+      // The command is the first word that is not a flag; any other word (a flag's value) means the root.
+      const cmd = await find(own.find((a) => !a.startsWith("-")))?.();
+      process.stdout.write((await renderHelp(cmd ?? rootCommand, cmd && rootCommand, helpStyleFor(process.stdout, process.env))) + "\n");
       return 0;
     }
     // -v means --verbose to many tools: refuse it rather than print the version in its place.
@@ -24,18 +27,17 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`${VERSION}\n`);
       return 0;
     }
-    const subs = (await rootCommand.subCommands) as Record<string, unknown>;
     const name = own[0];
     if (name === undefined || name.startsWith("-")) {
       process.stderr.write((await renderHelp(rootCommand, undefined, helpStyleFor(process.stderr, process.env))) + "\n\nkvcr-mock: no command given.\n");
       return 2;
     }
-    if (!(name in subs)) {
-      process.stderr.write(`kvcr-mock: unknown command "${name}". Commands: ${Object.keys(subs).join(", ") || "(none yet)"}.\n`);
+    const load = find(name);
+    if (!load) {
+      process.stderr.write(`kvcr-mock: unknown command "${name}". Commands: ${Object.keys(commands).join(", ")}.\n`);
       return 2;
     }
-    await runCommand(rootCommand, { rawArgs: [...argv] });
-    return typeof process.exitCode === "number" ? process.exitCode : 0;
+    return await (await load()).run(argv.slice(1));
   } catch (err) {
     return report(err);
   }
@@ -52,13 +54,4 @@ function report(err: unknown): number {
   }
   process.stderr.write(`kvcr-mock: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   return 1;
-}
-
-async function resolveCommand(cmd: CommandDef, argv: readonly string[], parent?: CommandDef): Promise<[CommandDef, CommandDef | undefined]> {
-  const subs = typeof cmd.subCommands === "function" ? await cmd.subCommands() : await cmd.subCommands;
-  const name = argv.find((a) => !a.startsWith("-"));
-  const sub = name && subs ? subs[name] : undefined;
-  if (!sub) return [cmd, parent];
-  const resolved = (typeof sub === "function" ? await sub() : await sub) as CommandDef;
-  return resolveCommand(resolved, argv.slice(argv.indexOf(name!) + 1), cmd);
 }

@@ -2,7 +2,6 @@
 // (exit 0), a failed start-up (exit 1) or a crash (exit 1); every path withdraws the process's
 // intents and records first.
 import { mockerOptions, extraEngineArgsOverlay, mockerProblems } from "../config/mocker.ts";
-import { serveRole, untilCrash, untilStopSignal } from "../lib/role.ts";
 import { startMocker } from "../roles/mocker/index.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -12,9 +11,5 @@ export const mockerCommand = defineRoleCommand({
   options: mockerOptions,
   refine: mockerProblems,
   overlay: (config, problems) => extraEngineArgsOverlay(config, problems),
-  async run(config, { logger, env }) {
-    const signal = untilStopSignal(logger, " (withdrawing records first)");
-    const mocker = await startMocker(config, { logger, env });
-    return serveRole(mocker, { name: "mocker", logger, stops: [signal, untilCrash(logger)] });
-  },
+  run: (config, { logger, env, serve }) => serve(() => startMocker(config, { logger, env }), { repeatNote: " (withdrawing records first)" }),
 });

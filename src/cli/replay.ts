@@ -1,5 +1,5 @@
 // `kvcr-mock replay`: simulate a workload offline on a virtual clock and print the report.
-import { replayOptions, replayProblems, type ReplayConfig } from "../config/replay.ts";
+import { replayOptions, replayProblems } from "../config/replay.ts";
 import { replayOptionsFrom } from "../roles/replay/options-from-config.ts";
 import { replayExitCode, runReplay } from "../roles/replay/run-replay.ts";
 import { defineRoleCommand } from "./define-command.ts";
@@ -9,9 +9,9 @@ export const replayCommand = defineRoleCommand({
   name: "replay",
   description: "Simulate a trace or synthetic workload offline on a virtual clock (no sockets) and report metrics",
   options: replayOptions,
-  refine: (c) => replayProblems(c as ReplayConfig),
+  refine: replayProblems,
   async run(config, { logger }) {
-    const opts = replayOptionsFrom(config as ReplayConfig);
+    const opts = replayOptionsFrom(config);
     if (config.speedupRatio !== 1) logger.info("--speedup-ratio has no effect offline: the virtual clock runs at model time");
     const report = await runReplay(opts, { ...reportIo(logger), progress: process.stderr });
     return replayExitCode(report);

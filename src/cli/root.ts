@@ -1,8 +1,8 @@
 // The root command: subcommands load lazily so `kvcr-mock events` does not load the engine.
-import { defineCommand } from "citty";
+import type { Command } from "./define-command.ts";
 import { VERSION } from "./version.ts";
 
-export const rootCommand = defineCommand({
+export const rootCommand = {
   meta: {
     name: "kvcr-mock",
     version: VERSION,
@@ -16,5 +16,5 @@ export const rootCommand = defineCommand({
     mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
     replay: () => import("./replay.ts").then((m) => m.replayCommand),
     up: () => import("./up.ts").then((m) => m.upCommand),
-  },
-});
+  } satisfies Record<string, () => Promise<Command>>,
+};

@@ -1,5 +1,5 @@
 // `kvcr-mock up`: the whole stack from one command. Config → runUp; nothing else.
-import { STACK_SECTIONS, upOptions, upProblems, type UpConfig } from "../config/up.ts";
+import { STACK_SECTIONS, upOptions, upProblems } from "../config/up.ts";
 import { runUp } from "../roles/launcher/run-up.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -7,8 +7,8 @@ export const upCommand = defineRoleCommand({
   name: "up",
   description: "Launch agent + mockers + frontend, wait for readiness, supervise, stop all on Ctrl-C (-- CMD runs CMD against the ready stack)",
   options: upOptions,
-  refine: (c) => upProblems(c as UpConfig),
+  refine: upProblems,
   sections: STACK_SECTIONS,
   takesRest: true,
-  run: (config, { logger, rest, env }) => runUp(config as UpConfig, { logger, rest, env }),
+  run: (config, { logger, rest, env }) => runUp(config, { logger, rest, env }),
 });

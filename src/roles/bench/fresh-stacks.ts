@@ -1,0 +1,51 @@
+// Fresh stacks for `bench --compare-router-modes` / `--sweep-concurrency` without URLs: each is
+// started from `up`'s stack file (--stack-config) or up's defaults through the launcher's own
+// startStack, with the router mode of the run, picked ports and a private discovery directory and
+// namespace, so runs never see each other's workers. The launcher is handed in (roles/bench does
+// not import roles/launcher; src/cli/bench-stack.ts wires the two).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { upConfigFrom, type UpConfig } from "../../config/up.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { StartedStack } from "./run-bench.ts";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The launcher's startStack, as far as bench needs it. */
+export type LaunchStack = (config: UpConfig, deps: { logger: Logger; env: Env }) => Promise<{ readonly frontendUrl: string | undefined; close(): Promise<void> }>;
+
+let stacks = 0;
+
+/**
+ * Children log warnings and errors only (their info lines would bury bench's table), unless bench
+ * itself runs at debug or trace, which they then share.
+ */
+export function freshStacks(launch: LaunchStack, stackConfig: string | undefined, logger: Logger, env: Env, logLevel = "info"): (routerMode: string) => Promise<StartedStack> {
+  const childLevel = logLevel === "debug" || logLevel === "trace" ? logLevel : "warn";
+  return async (routerMode) => {
+    const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-stack-"));
+    const argv = [
+      ...(stackConfig !== undefined ? ["--config", stackConfig] : []),
+      "--router-mode", routerMode, "--http-port", "0", "--agent-port", "0",
+      "--log-level", childLevel, "--discovery-backend", "file", "--discovery-dir", dir, "--namespace", `bench-${process.pid}-${++stacks}`,
+    ];
+    try {
+      const handle = await launch(upConfigFrom(argv), { logger, env });
+      if (!handle.frontendUrl) {
+        await handle.close();
+        throw new Error("the stack config starts no frontend (--roles must include frontend)");
+      }
+      return {
+        url: handle.frontendUrl,
+        close: async () => {
+          await handle.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  };
+}
