@@ -84,7 +84,7 @@ function violationsOf(file: string, text: string): string[] {
     if (!(ALLOWED[from] ?? []).includes(to) && !typeOk && !IMPORT_EXCEPTIONS[`${file} -> ${to}`]) {
       violations.push(`${file}: ${from} must not import ${to} (${imp.spec})`);
     }
-    // STYLE 5: roles/<a>/ may use the shared files at the top of roles/, never roles/<b>/.
+    // roles/<a>/ may use the shared files at the top of roles/, never roles/<b>/ (docs/ARCHITECTURE.md, Import rules).
     const [fromRole, toRole] = [roleFolder(abs), roleFolder(target)];
     if (fromRole !== undefined && toRole !== undefined && fromRole !== toRole) {
       violations.push(`${file}: roles/${fromRole} must not import roles/${toRole} (${imp.spec}); move what they share down a layer or to the top of roles/`);

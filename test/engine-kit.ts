@@ -68,8 +68,9 @@ export function eventSummary(events: readonly KvEvent[]): string[] {
 }
 
 /**
- * Checks each stored event's content against §4.1: rehashing its token ids from its parent must
- * give exactly its sequence and local hashes (so token ids, parent and chain order are right).
+ * Checks each stored event's content against the block hashing: rehashing its token ids from its
+ * parent must give exactly its sequence and local hashes (so token ids, parent and chain order are
+ * right).
  */
 export function storedEventProblem(events: readonly KvEvent[]): string | undefined {
   for (const e of events) {

@@ -16,7 +16,7 @@ function feed() {
 }
 
 describe("readLines", () => {
-  test("joins lines split across chunks and multi-byte characters split across chunks; drops an unterminated tail", async () => {
+  test("lines and multi-byte characters split across chunks are joined, an unterminated tail dropped", async () => {
     const f = feed();
     const euro = new TextEncoder().encode("€"); // 3 bytes
     f.push("a\nb");
@@ -71,7 +71,7 @@ describe("LineQueue", () => {
     expect(await wait.catch((e: Error) => e.message)).toBe("the stream ended before ready (after)");
   });
 
-  test("a throwing match fails that wait only; the queue keeps reading", async () => {
+  test("a throwing match fails only its own wait, the queue reading on", async () => {
     const f = feed();
     const q = new LineQueue(f.stream);
     f.push("a\n");

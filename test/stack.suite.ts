@@ -1,4 +1,4 @@
-// One end-to-end suite, two implementations (STYLE pattern 4): the same checks run against a stack
+// One end-to-end suite, two implementations: the same checks run against a stack
 // whose roles start in this process (each role's start(), configured from the launcher's own plan)
 // and against `kvcr-mock up` running them as child processes. Not picked up alone (*.suite.ts).
 import { describe, expect, test } from "bun:test";
@@ -16,7 +16,7 @@ export const SUITE_STACK_FLAGS = ["--mocker-processes", "2", "--workers-per-proc
 
 export function stackSuite(name: string, start: () => Promise<RunningStack>): void {
   describe(`stack suite: ${name}`, () => {
-    test("ready stack: the model listed, every worker routed, every slot attached; a repeated prompt is served from the KV cache", async () => {
+    test("a ready stack, its model listed, every worker routed and every slot attached, serves a repeated prompt from the KV cache", async () => {
       await using stack = await start();
       const client = new OpenAI({ baseURL: `${stack.frontendUrl}/v1`, apiKey: "unused", maxRetries: 0 });
       expect((await client.models.list()).data.map((m) => m.id)).toEqual(["mock-model"]);

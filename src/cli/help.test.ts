@@ -55,7 +55,7 @@ describe("helpStyleFor", () => {
     expect(helpStyleFor(tty, { NO_COLOR: "" }).color).toBe(true);
   });
 
-  test("width: COLUMNS, else the terminal's, else 80; never below 40", () => {
+  test("the width is COLUMNS, else the terminal's, else 80, and never below 40", () => {
     expect(helpStyleFor(tty, { COLUMNS: "80" }).width).toBe(80);
     expect(helpStyleFor(tty, {}).width).toBe(132);
     expect(helpStyleFor(pipe, {}).width).toBe(80);

@@ -60,14 +60,23 @@ describe("loadConfig precedence: flag > env > file > default", () => {
     expect(loadConfig(table, { argv: [], env: { KVCR_SPEEDUP_RATIO: "" } }).config.speedupRatio).toBe(1);
   });
 
-  test("an option's own alias (DYN_*) is read too; the KVCR_ name wins over it", () => {
+  describe("an option with its own env alias (DYN_*)", () => {
     const aliased = defineOptions({ namespace: { kind: "string", default: "dynamo", env: "DYN_NAMESPACE", description: "ns" } });
-    expect(loadConfig(aliased, { argv: [], env: { DYN_NAMESPACE: "a" } }).config.namespace).toBe("a");
-    expect(loadConfig(aliased, { argv: [], env: { DYN_NAMESPACE: "a", KVCR_NAMESPACE: "b" } }).config.namespace).toBe("b");
-    expect(loadConfig(aliased, { argv: ["--namespace", "c"], env: { DYN_NAMESPACE: "a", KVCR_NAMESPACE: "b" } }).config.namespace).toBe("c");
+
+    test("the alias is read", () => {
+      expect(loadConfig(aliased, { argv: [], env: { DYN_NAMESPACE: "a" } }).config.namespace).toBe("a");
+    });
+
+    test("the KVCR_ name wins over the alias", () => {
+      expect(loadConfig(aliased, { argv: [], env: { DYN_NAMESPACE: "a", KVCR_NAMESPACE: "b" } }).config.namespace).toBe("b");
+    });
+
+    test("the flag wins over both env names", () => {
+      expect(loadConfig(aliased, { argv: ["--namespace", "c"], env: { DYN_NAMESPACE: "a", KVCR_NAMESPACE: "b" } }).config.namespace).toBe("c");
+    });
   });
 
-  test("config file named by the environment; JSON by extension", () => {
+  test("a .json config file named by KVCR_CONFIG is read as JSON", () => {
     const readFile = files({ "c.json": '{"blockSize": 4, "zmq_kv_events_ports": [5557, 5558]}' });
     const { config } = loadConfig(table, { argv: [], env: { KVCR_CONFIG: "c.json" }, readFile });
     expect(config.blockSize).toBe(4);

@@ -72,15 +72,21 @@ describe("mocker config", () => {
     expect(lines[0]).toStartWith(`--kv-state-agent-raw-host: got ${JSON.stringify(host)}`);
   });
 
-  test("one base port per worker; ranks must fit below 65536; replay needs events", () => {
+  test("--zmq-kv-events-ports needs exactly one base port per worker", () => {
     expect(problems(["--num-workers", "2", "--zmq-kv-events-ports", "5557"])).toEqual([
       "--zmq-kv-events-ports: got 1 base port(s), expected exactly one per worker (2)",
     ]);
+  });
+
+  test("a base event port's ranks must fit below 65536", () => {
     expect(problems(["--data-parallel-size", "4", "--zmq-kv-events-ports", "65534"])).toEqual(["--zmq-kv-events-ports: base 65534 + 3 ranks exceeds port 65535"]);
+  });
+
+  test("replay ports need event ports", () => {
     expect(problems(["--zmq-replay-ports", "6000"])).toEqual(["--zmq-replay-ports: replay needs --zmq-kv-events-ports too"]);
   });
 
-  test("host tier needs prefix caching; hints need state-agent mode; ids must be hex", () => {
+  test("each unmet requirement (prefix caching for a host tier, state-agent mode for hints and ids, hex ids) is its own problem line", () => {
     expect(problems(["--num-host-blocks", "8", "--no-enable-prefix-caching", "--kv-state-agent-router-hints", "--kv-state-agent-dc", "XYZ"])).toEqual([
       "--num-host-blocks: a host tier requires prefix caching (drop --no-enable-prefix-caching)",
       "--kv-state-agent-router-hints: needs --kv-state-agent",
@@ -187,17 +193,35 @@ describe("port plans that clash with themselves", () => {
 });
 
 describe("mocker discovery settings", () => {
-  test("discovery backend etcd: endpoints from the flag or ETCD_ENDPOINTS, checked at the edge; lease TTL in seconds", () => {
+  test("the etcd backend takes its endpoints and a lease TTL in seconds from the flags", () => {
     const c = load(["--discovery-backend", "etcd", "--etcd-endpoints", "http://10.0.0.1:2379,http://10.0.0.2:2379", "--discovery-lease-ttl", "3"]);
     expect([c.discoveryBackend, c.etcdEndpoints, c.discoveryLeaseTtl]).toEqual(["etcd", "http://10.0.0.1:2379,http://10.0.0.2:2379", 3]);
+  });
+
+  test("the lease TTL defaults to 10 seconds", () => {
     expect(load([]).discoveryLeaseTtl).toBe(10);
+  });
+
+  test("etcd endpoints may come from ETCD_ENDPOINTS", () => {
+    const fromEnv = loadConfig(table, { argv: ["--discovery-backend", "etcd"], env: { ETCD_ENDPOINTS: "http://10.0.0.9:2379" } }, (x) => mockerProblems(x as MockerConfig)).config;
+    expect(fromEnv.etcdEndpoints).toBe("http://10.0.0.9:2379");
+  });
+
+  test("the etcd backend with no endpoints is a problem naming where to give them", () => {
     expect(problems(["--discovery-backend", "etcd"])).toEqual(["--etcd-endpoints (or KVCR_ETCD_ENDPOINTS, ETCD_ENDPOINTS): none given; pass --etcd-endpoints http://HOST:2379[,…] or set ETCD_ENDPOINTS"]);
+  });
+
+  test("an etcd endpoint that is not a URL is a problem naming it", () => {
     expect(problems(["--discovery-backend", "etcd", "--etcd-endpoints", "http://a:2379,10.0.0.2:2379"])).toEqual([
       '--etcd-endpoints (or KVCR_ETCD_ENDPOINTS, ETCD_ENDPOINTS): "10.0.0.2:2379" is not a URL; use http://HOST:PORT',
     ]);
+  });
+
+  test("an unknown discovery backend is a problem naming the flag", () => {
     expect(problems(["--discovery-backend", "zookeeper"])[0]).toContain("--discovery-backend");
+  });
+
+  test("a zero lease TTL is a problem naming the flag", () => {
     expect(problems(["--discovery-lease-ttl", "0"])[0]).toContain("--discovery-lease-ttl");
-    const fromEnv = loadConfig(table, { argv: ["--discovery-backend", "etcd"], env: { ETCD_ENDPOINTS: "http://10.0.0.9:2379" } }, (x) => mockerProblems(x as MockerConfig)).config;
-    expect(fromEnv.etcdEndpoints).toBe("http://10.0.0.9:2379");
   });
 });

@@ -69,9 +69,15 @@ describe("toArgv is the inverse of loadConfig", () => {
     });
   }
 
-  test("defaults are left out; strings that look like flags stay one argument", () => {
+  test("defaults are left out", () => {
     expect(toArgv(everyKind, { count: 3, on: true, off: false, mode: "a" })).toEqual([]);
+  });
+
+  test("strings that look like flags stay one argument", () => {
     expect(toArgv(everyKind, { name: "--help", on: false, ports: [1, 2], label: "" })).toEqual(["--name=--help", "--label=", "--no-on", "--ports=1,2"]);
+  });
+
+  test("an option with its own flag name is written under that name", () => {
     expect(toArgv(everyKind, { custom: 7 })).toEqual(["--custom-flag=7"]);
   });
 });

@@ -57,7 +57,7 @@ export function discoveryStoreSuite(backend: string, makeFixture: () => Promise<
       expect(await a.list("dynamo/workers/w9")).toEqual([]);
     });
 
-    test("update bumps the revision; the snapshot taken at put is what is published", async () => {
+    test("an update is published with its new value and the next revision, unaffected by later changes to the object put", async () => {
       await using a = await fixture.open();
       await using b = await fixture.open();
       const value = { n: 1 };

@@ -22,8 +22,11 @@ describe("etcd client helpers", () => {
     expect(unb64(b64("kvcr/ns/workers/w%2F1"))).toBe("kvcr/ns/workers/w%2F1");
   });
 
-  test("endpoints: comma-separated URLs; bad ones are named", () => {
+  test("endpoints are comma-separated URLs, trimmed", () => {
     expect(parseEndpoints(" http://a:2379 ,http://b:2379/")).toEqual(["http://a:2379", "http://b:2379"]);
+  });
+
+  test("no endpoints, or bad ones, are refused naming them", () => {
     expect(() => parseEndpoints("")).toThrow(/none given; pass --etcd-endpoints/);
     expect(() => parseEndpoints("a:2379:x")).toThrow(/"a:2379:x"/);
     expect(() => parseEndpoints("ftp://a:1")).toThrow(/scheme ftp: is not supported/);
@@ -214,7 +217,7 @@ describe.skipIf(!hasEtcd)("etcd backend", () => {
     expect(a.status?.()).toMatchObject({ backend: "etcd", connected: true, endpoint: etcd.endpoint });
   });
 
-  test("a put that finds its lease gone (lapsed under load) gets a new lease instead of failing; older records follow", async () => {
+  test("a put that finds its lease gone (lapsed under load) re-grants it and moves the older records onto the new lease", async () => {
     await using a = await open({ leaseTtlMs: 30_000 }); // no keep-alive tick during the test
     const root = `x${ns}`;
     await using b = await open({ root });

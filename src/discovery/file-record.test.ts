@@ -49,10 +49,12 @@ describe("record on a process lease (v2) and the lease file", () => {
   const lease = ".lease-abcd-1000.json";
   const V2 = { format: LEASED_RECORD_FORMAT, key: KEY, owner: { pid: 42, instanceId: "abcd" }, revision: 2, leaseTtlMs: 1000, leaseExpiresAtMs: 0, lease } as const;
 
-  test("encode → parse round-trips; the expiry is not in the record (0 until read from the lease)", () => {
-    const text = encodeRecord(V2, '{"a":1}');
-    expect(JSON.parse(text)).not.toHaveProperty("leaseExpiresAtMs");
-    expect(parseRecord(text, KEY)).toEqual({ ok: true, record: { ...V2, value: { a: 1 } } });
+  test("the expiry is not in the record's text", () => {
+    expect(JSON.parse(encodeRecord(V2, '{"a":1}'))).not.toHaveProperty("leaseExpiresAtMs");
+  });
+
+  test("encode → parse round-trips, the expiry 0 until read from the lease", () => {
+    expect(parseRecord(encodeRecord(V2, '{"a":1}'), KEY)).toEqual({ ok: true, record: { ...V2, value: { a: 1 } } });
   });
 
   const good = JSON.parse(encodeRecord(V2, '"v"')) as Record<string, unknown>;
@@ -64,15 +66,19 @@ describe("record on a process lease (v2) and the lease file", () => {
     });
   }
 
-  test("lease file: encode → parse round-trips; malformed ones are reported", () => {
-    const meta = { owner: { pid: 42, instanceId: "abcd" }, leaseTtlMs: 1000, leaseExpiresAtMs: 1_700_000_000_000 };
-    expect(parseLease(encodeLease(meta))).toEqual({ ok: true, lease: { format: LEASE_FORMAT, ...meta } });
+  const leaseMeta = { owner: { pid: 42, instanceId: "abcd" }, leaseTtlMs: 1000, leaseExpiresAtMs: 1_700_000_000_000 };
+
+  test("lease file: encode → parse round-trips", () => {
+    expect(parseLease(encodeLease(leaseMeta))).toEqual({ ok: true, lease: { format: LEASE_FORMAT, ...leaseMeta } });
+  });
+
+  test("lease file: a malformed one is reported, naming the problem", () => {
     const cases: [string, string, RegExp][] = [
-      ["truncated", encodeLease(meta).slice(0, 20), /not valid JSON/],
+      ["truncated", encodeLease(leaseMeta).slice(0, 20), /not valid JSON/],
       ["array", "[]", /not a JSON object/],
-      ["format", JSON.stringify({ format: RECORD_FORMAT, ...meta }), /format is/],
-      ["owner", JSON.stringify({ format: LEASE_FORMAT, ...meta, owner: { pid: 1 } }), /owner.instanceId/],
-      ["expiry", JSON.stringify({ format: LEASE_FORMAT, ...meta, leaseExpiresAtMs: "soon" }), /leaseExpiresAtMs/],
+      ["format", JSON.stringify({ format: RECORD_FORMAT, ...leaseMeta }), /format is/],
+      ["owner", JSON.stringify({ format: LEASE_FORMAT, ...leaseMeta, owner: { pid: 1 } }), /owner.instanceId/],
+      ["expiry", JSON.stringify({ format: LEASE_FORMAT, ...leaseMeta, leaseExpiresAtMs: "soon" }), /leaseExpiresAtMs/],
     ];
     for (const [name, text, problem] of cases) {
       const parsed = parseLease(text);

@@ -204,10 +204,13 @@ describe("file discovery backend", () => {
     expect(await readdir(tmp.path)).toContain(".tmp-cafe-1");
   });
 
-  test("bad options are a config error naming each; an unusable dir names the dir", async () => {
+  test("bad options are a config error naming each", async () => {
     await expect(openFileDiscoveryStore({ dir: tmp.path, leaseTtlMs: 0, pollIntervalMs: Number.NaN })).rejects.toThrow(
       /discovery leaseTtlMs: 0 is invalid.*\n.*discovery pollIntervalMs: NaN is invalid/,
     );
+  });
+
+  test("a dir that cannot be created is an error naming it", async () => {
     await writeFile(join(tmp.path, "file"), "");
     await expect(openFileDiscoveryStore({ dir: join(tmp.path, "file", "sub") })).rejects.toThrow(/cannot create discovery dir .*file\/sub/);
   });

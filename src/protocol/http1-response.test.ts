@@ -49,7 +49,7 @@ const FIXED = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-
 const CHUNKED = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n6;ext=1\r\nhello\n\r\nB\r\n{\"t\":12345}\r\n0\r\nx-trailer: yes\r\n\r\n";
 
 describe("framing", () => {
-  test("content-length: head with lower-cased, joined headers; body; keep-alive", () => {
+  test("a content-length response parses to its status, lower-cased joined headers, body and keep-alive", () => {
     expect(parse([FIXED])).toEqual({
       status: 200,
       headers: { "content-type": "application/x-ndjson", "content-length": "11", "x-a": "1, 2" },
@@ -72,15 +72,27 @@ describe("framing", () => {
     expect(parse(["HTTP/1.1 200 OK\r\n\r\nabc", "def"], true)).toMatchObject({ body: "abcdef", ended: true, keepAlive: false });
   });
 
-  test("interim 100 Continue is skipped; 204 and 304 have no body; content-length 0 ends at once", () => {
+  test("an interim 100 Continue is skipped", () => {
     expect(parse(["HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"])).toMatchObject({ status: 200, body: "ok", ended: true });
+  });
+
+  test("a 204 has no body", () => {
     expect(parse(["HTTP/1.1 204 No Content\r\n\r\n"])).toMatchObject({ status: 204, body: "", ended: true, keepAlive: true });
+  });
+
+  test("a 304 has no body, whatever its content-length says", () => {
     expect(parse(["HTTP/1.1 304 Not Modified\r\ncontent-length: 99\r\n\r\n"])).toMatchObject({ status: 304, ended: true });
+  });
+
+  test("content-length 0 ends at once", () => {
     expect(parse(["HTTP/1.1 503 Busy\r\ncontent-length: 0\r\n\r\n"])).toMatchObject({ status: 503, body: "", ended: true });
   });
 
-  test("keep-alive: HTTP/1.1 unless `connection: close`; HTTP/1.0 only with `connection: keep-alive`", () => {
+  test("HTTP/1.1 keeps the connection alive unless `connection: close`", () => {
     expect(parse(["HTTP/1.1 200 OK\r\nConnection: Close\r\ncontent-length: 0\r\n\r\n"]).keepAlive).toBe(false);
+  });
+
+  test("HTTP/1.0 keeps the connection alive only with `connection: keep-alive`", () => {
     expect(parse(["HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n"]).keepAlive).toBe(false);
     expect(parse(["HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ncontent-length: 0\r\n\r\n"]).keepAlive).toBe(true);
   });

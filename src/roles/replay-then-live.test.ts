@@ -18,7 +18,7 @@ describe("ReplayThenLive", () => {
     expect(o.live(6n, "l6")).toBe("next");
   });
 
-  test("a live duplicate arriving after the end is dropped; one at or below the previous live seq ends the overlap (restart)", () => {
+  test("after the end, live seqs the replay covered are duplicates until one at or below the previous live seq ends the overlap (restart)", () => {
     const o = new ReplayThenLive<number, string>(10);
     o.begin({ seq: 2, item: "first" });
     for (const s of [1, 2, 3]) o.replayed(s);
@@ -28,11 +28,22 @@ describe("ReplayThenLive", () => {
     expect(o.live(1, "after")).toBe("next");
   });
 
-  test("a full hold refuses and counts; a reply after the end changes nothing", () => {
+  /** A replay whose 2-batch hold received 4 live batches. */
+  function overfullHold(): ReplayThenLive<number, number> {
     const o = new ReplayThenLive<number, number>(2);
     o.begin();
     for (const s of [0, 1, 2, 3]) o.live(s, s);
+    return o;
+  }
+
+  test("a full hold refuses live batches and counts them", () => {
+    const o = overfullHold();
     expect(o.end()).toEqual({ next: [{ seq: 0, item: 0 }, { seq: 1, item: 1 }], duplicates: 0, refused: 2 });
+  });
+
+  test("a replay reply after the end changes nothing", () => {
+    const o = overfullHold();
+    o.end();
     o.replayed(9);
     expect(o.live(4, 4)).toBe("next");
   });

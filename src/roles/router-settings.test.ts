@@ -21,19 +21,36 @@ describe("router flags", () => {
     expect(routerWarnings(frontend([]))).toEqual([]);
   });
 
-  test("--router-kv-overlap-score-weight is the deprecated alias of the prefill scale; 0 also zeroes the credit", () => {
+  test("--router-kv-overlap-score-weight is an alias of the prefill scale", () => {
     expect(routerOptionsFrom(frontend(["--router-kv-overlap-score-weight", "2"]))).toMatchObject({ prefillLoadScale: 2, overlapScoreCredit: 1 });
+  });
+
+  test("--router-kv-overlap-score-weight 0 also zeroes the overlap credit", () => {
     expect(routerOptionsFrom(frontend(["--router-kv-overlap-score-weight", "0"]))).toMatchObject({ prefillLoadScale: 0, overlapScoreCredit: 0 });
-    // The new spellings win over the alias.
+  });
+
+  test("the new spellings win over the alias", () => {
     expect(routerOptionsFrom(frontend(["--router-kv-overlap-score-weight", "0", "--router-prefill-load-scale", "3", "--router-kv-overlap-score-credit", "0.5"]))).toMatchObject({ prefillLoadScale: 3, overlapScoreCredit: 0.5 });
+  });
+
+  test("the alias is warned about as deprecated", () => {
     expect(routerWarnings(frontend(["--router-kv-overlap-score-weight", "0"]))[0]).toContain("deprecated: use --router-prefill-load-scale");
   });
 
-  test("thresholds and approximate mode; the overload status from DYN_HTTP_OVERLOAD_STATUS_CODE", () => {
-    const c = frontend(["--router-mode", "kv", "--active-decode-blocks-threshold", "0.8", "--active-prefill-tokens-threshold", "10000", "--active-prefill-tokens-threshold-frac", "1.5", "--no-router-kv-events", "--router-ttl-secs", "30", "--router-queue-threshold", "2"], { DYN_HTTP_OVERLOAD_STATUS_CODE: "503" });
-    expect(routerOptionsFrom(c)).toMatchObject({ busy: { activeDecodeBlocks: 0.8, activePrefillTokens: 10000, activePrefillTokensFrac: 1.5 }, approximateTtlMs: 30_000, queueThreshold: 2 });
-    expect(c.httpOverloadStatusCode).toBe(503);
+  /** Every busy threshold, approximate mode and a queue threshold, with DYN_HTTP_OVERLOAD_STATUS_CODE=503. */
+  const tuned = () =>
+    frontend(["--router-mode", "kv", "--active-decode-blocks-threshold", "0.8", "--active-prefill-tokens-threshold", "10000", "--active-prefill-tokens-threshold-frac", "1.5", "--no-router-kv-events", "--router-ttl-secs", "30", "--router-queue-threshold", "2"], { DYN_HTTP_OVERLOAD_STATUS_CODE: "503" });
+
+  test("busy thresholds, approximate mode's TTL and the queue threshold reach the router", () => {
+    expect(routerOptionsFrom(tuned())).toMatchObject({ busy: { activeDecodeBlocks: 0.8, activePrefillTokens: 10000, activePrefillTokensFrac: 1.5 }, approximateTtlMs: 30_000, queueThreshold: 2 });
+  });
+
+  test("the overload status comes from DYN_HTTP_OVERLOAD_STATUS_CODE, 529 by default", () => {
+    expect(tuned().httpOverloadStatusCode).toBe(503);
     expect(frontend([]).httpOverloadStatusCode).toBe(529);
+  });
+
+  test("--no-router-kv-events with round-robin is warned about as having no effect", () => {
     expect(routerWarnings(frontend(["--router-mode", "round-robin", "--no-router-kv-events"]))).toEqual(["--no-router-kv-events has no effect with --router-mode round-robin"]);
   });
 

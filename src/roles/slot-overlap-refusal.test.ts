@@ -18,10 +18,16 @@ const claim = (extra: Partial<SlotClaim> = {}): SlotClaim => ({
 });
 
 describe("slot overlap refusal", () => {
-  test("only intents the caller claims clash; its own records, dead writers and ids without a CacheOwner do not", () => {
+  test("only intents the caller claims clash, never one without a CacheOwner id", () => {
     const malformed = { ...entry(5), value: { worker_id: "no-id" } };
     expect(slotClashes(claim(), [entry(1), entry(2), entry(3, 7, "self"), malformed])).toEqual(["slot 2 of w2 (pid 1)", "slot 3 of w3 (pid 7)"]);
+  });
+
+  test("the caller's own records do not clash", () => {
     expect(slotClashes(claim({ selfInstanceId: "self" }), [entry(2), entry(3, 7, "self")])).toEqual(["slot 2 of w2 (pid 1)"]);
+  });
+
+  test("records of dead writers do not clash", () => {
     expect(slotClashes(claim({ ownerAlive: (pid) => pid !== 1 }), [entry(2), entry(3, 7)])).toEqual(["slot 3 of w3 (pid 7)"]);
   });
 

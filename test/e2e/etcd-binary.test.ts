@@ -71,7 +71,7 @@ describe.skipIf(!hasEtcd)("compiled binary with --discovery-backend etcd", () =>
     }
   }, 60_000);
 
-  test("an unreachable etcd fails start-up naming the endpoint, exit 1; no endpoints exits 2", async () => {
+  test("start-up without a usable etcd fails naming the cause (unreachable endpoint: exit 1, none given: exit 2)", async () => {
     const r = await runCli(["mocker", "--discovery-backend", "etcd", "--etcd-endpoints", "http://127.0.0.1:1"], { bin, cwd: dir.path, env: { ETCD_ENDPOINTS: "" } });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain("cannot reach etcd for discovery: etcd unreachable at http://127.0.0.1:1");

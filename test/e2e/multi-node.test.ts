@@ -1,5 +1,5 @@
 // Three "nodes" on one machine (loopback addresses 127.0.0.2/3/4), one real etcd, the compiled
-// binary (SPEC §8 several hosts): node A runs `up --roles agent,frontend,mockers`, nodes B and C
+// binary (docs/up.md, Several hosts): node A runs `up --roles agent,frontend,mockers`, nodes B and C
 // `up --roles mockers` with their own --host, raw host and --cache-slot-base; 2 mocker processes ×
 // 2 workers each. Every slot attaches with its node's raw host, routing spans all nodes, an
 // overlapping slot range is refused naming both owners, and killing node B's `up` retracts exactly

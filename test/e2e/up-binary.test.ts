@@ -113,7 +113,7 @@ describe("kvcr-mock up from the compiled binary", () => {
     expect(r.stderr).not.toContain("mocker-0");
   }, 30_000);
 
-  test("a mocker killed after readiness stops the stack; up exits 1 naming it", async () => {
+  test("a mocker killed after readiness stops the stack, up exiting 1 naming it", async () => {
     const { up, state } = await upReady(args());
     const mocker = state.processes.find((p) => p.name === "mocker-0")!;
     process.kill(mocker.pid, "SIGKILL");
@@ -129,7 +129,7 @@ describe("kvcr-mock up from the compiled binary", () => {
     await allGone(state.processes.map((p) => p.pid));
   }, 60_000);
 
-  test("a port in use fails fast naming it and the role; a bad stack config exits 2", async () => {
+  test("start-up errors fail fast naming the cause (a port in use: exit 1, a bad stack config: exit 2)", async () => {
     await using busy = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") }) as unknown as AsyncDisposable & { port: number };
     const inUse = await runCli(["up", ...args(), "--agent-port", String(busy.port)], { bin, cwd: dir.path });
     expect(inUse.exitCode).toBe(1);

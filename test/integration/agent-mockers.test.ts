@@ -1,4 +1,4 @@
-// The agent against real mockers in state-agent mode (SPEC §5), all in this process over loopback
+// The agent against real mockers in state-agent mode, all in this process over loopback
 // and a file discovery store in a temp dir: per-tier state equals the engines', capacity and
 // durable slots, mocker and agent restarts, and a late-joining router that ends with the agent's state.
 import { describe, expect, test } from "bun:test";
@@ -87,7 +87,7 @@ async function converged(a: AgentHandle, m: MockerHandle): Promise<void> {
 }
 
 describe("agent with real mockers (state-agent mode, 2 workers × 2 ranks, G2 on)", () => {
-  test("snapshot equals the engines per tier; a late router ends with the agent's state; agent restart rebuilds from replay", async () => {
+  test("the agent's state equals the engines' per tier, through a late router's join and the agent's own restart (rebuilt from replay)", async () => {
     const d = await discovery();
     const store = await d.store();
     const a = await agent(d.dir, store);
@@ -122,7 +122,7 @@ describe("agent with real mockers (state-agent mode, 2 workers × 2 ranks, G2 on
     expect(b.agent.health().raw_batches_recovered_total).toBeGreaterThan(0);
   }, 60_000);
 
-  test("--max-slots 2 with 4 owners: 2 rejected, 2 active; a restarted mocker keeps its slots", async () => {
+  test("with --max-slots 2 and 4 owners, the 2 admitted owners keep their slots across a mocker restart", async () => {
     const d = await discovery();
     const a = await agent(d.dir, await d.store(), ["--max-slots", "2"]);
     const m = await mocker(d.dir, await d.store());

@@ -1,7 +1,8 @@
 // The agent against an independent publisher (real libzmq + @msgpack/msgpack under Node, as a vLLM
 // worker sends), attached through --static-sources and POST /v1/sources: random raw hashes (not
-// §4.1's), both encodings and both replay layouts, a seq skipped on the live stream repaired from
-// replay; without replay the loss is counted and the slot resynced; and the fault paths of §5,
+// derived from the token ids), both encodings and both replay layouts, a seq skipped on the live
+// stream repaired from replay; without replay the loss is counted and the slot resynced; and the
+// agent's fault paths (garbage, oversized payload, wrong dp rank, unknown ownership, kvcr on GPU),
 // with the other slots unaffected.
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -58,7 +59,7 @@ const R4 = u(7n);
 const R5 = u(2n ** 63n + 5n);
 const R6 = u(99n);
 const T = [tokens(3, 1), tokens(1, 2), tokens(1, 3), tokens(1, 4)];
-/** Router hashes of the one chain t0(3 blocks) → t1 → t2 → t3, by §4.1 from the token ids. */
+/** Router hashes of the one chain t0(3 blocks) → t1 → t2 → t3, computed from the token ids. */
 const chain = createBlockHasher().hashBlocks(T.flat(), BS);
 const block = (i: number) => ({ seq_hash: chain.sequence[i]!.toString(), local_hash: chain.local[i]!.toString() });
 const bySeq = (a: { seq_hash: string }, b: { seq_hash: string }) => (BigInt(a.seq_hash) < BigInt(b.seq_hash) ? -1 : 1);
@@ -129,7 +130,7 @@ describe("agent with an independent vLLM-style publisher (libzmq + @msgpack/msgp
     expect(metrics).toContain("kvcr_agent_publisher_restarts_total 1");
   }, 30_000);
 
-  test("fault paths: garbage, oversized payload, wrong dp rank, unknown ownership, kvcr on GPU; other slots unaffected", async () => {
+  test("each fault (garbage, oversized payload, wrong dp rank, unknown ownership, kvcr on GPU) is confined to its own slot", async () => {
     const p = await publisher();
     const ids = ["good", "garbage", "oversized", "rank", "ownership", "kvcrgpu"];
     const eps = await Promise.all(ids.map((id) => p.open(id)));

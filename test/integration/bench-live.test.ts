@@ -44,7 +44,7 @@ const base = (url: string, over: Partial<BenchOptions> = {}): BenchOptions => ({
 });
 
 describe("bench against a server with known delays", () => {
-  test("TTFT and E2EL never below what the server did; TPOT and ITL consistent with them; usage, reuse and workers read", async () => {
+  test("the figures are consistent with what the server did (TTFT and E2EL never below it), usage, reuse and workers included", async () => {
     await using server = startFakeOpenAi({ ttftMs: 60, itlMs: 25, cachedTokens: (p) => p - 8, worker: (n) => `w${n % 2}` });
     const { results } = await runBench(base(server.url), deps());
     const r = results[0]!;
@@ -77,7 +77,7 @@ describe("bench against a server with known delays", () => {
     expect((server.bodies[0]!.prompt as number[]).length).toBe(40);
   });
 
-  test("500s, cut streams, stalls and error chunks are counted by cause; completed + failed = sent", async () => {
+  test("every request sent is counted once, a failure by its cause (500, cut stream, stall, error chunk)", async () => {
     const kinds = ["ok", "500", "cut", "stall", "error-chunk"] as const;
     await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 2, plan: (n) => kinds[n % kinds.length]! });
     const logs: string[] = [];
@@ -117,7 +117,7 @@ describe("bench against a server with known delays", () => {
     expect(r.request_rate).toBe(40);
   });
 
-  test("chat endpoint with text prompts; warm-up requests are not counted", async () => {
+  test("a chat-endpoint run with text prompts counts only the requests after warm-up", async () => {
     await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 2 });
     const { results } = await runBench(base(server.url, { endpoint: "/v1/chat/completions", promptFormat: "text", warmupRequests: 3 }), deps());
     expect(results[0]).toMatchObject({ completed: 12, failed: 0, backend: "openai-chat", warmup_requests: 3 });

@@ -11,7 +11,7 @@ import { startStack } from "./frontend-kit.ts";
 const MOCKER = ["--num-workers", "2", "--block-size", "16", "--num-gpu-blocks-override", "8"];
 
 describe("bench --compare-router-modes on our stack", () => {
-  test("kv and round-robin side by side; kv reuses more of the prefixes", async () => {
+  test("run side by side, kv reuses more of the prefixes than round-robin", async () => {
     // A fixed seed makes the kv frontend's tie-breaks the same every run (where the second prefix first lands).
     await using kv = await startStack({ mockers: [MOCKER], frontend: ["--router-mode", "kv", "--seed", "2"], namespace: "bkv" });
     await using rr = await startStack({ mockers: [MOCKER], frontend: ["--router-mode", "round-robin"], namespace: "brr" });
@@ -46,7 +46,7 @@ describe("bench --compare-router-modes on our stack", () => {
 });
 
 describe("bench --compare-router-modes with fresh stacks (the launcher's code, as `up`)", () => {
-  test("one fresh stack per mode from a stack file; the same workload on each; the stacks are gone afterwards", async () => {
+  test("each mode runs the same workload on its own fresh stack from the stack file, stopped afterwards", async () => {
     using dir = tempDir("kvcr-bench-fresh-");
     const json = join(dir.path, "fresh.json");
     const r = await runCli(

@@ -20,28 +20,45 @@ function statusStore(status: DiscoveryStatus): DiscoveryStore {
 const down: DiscoveryStatus = { backend: "etcd", connected: false, endpoint: "http://10.0.0.1:2379", lastError: "etcd unreachable at http://10.0.0.1:2379: refused", reconnects: 2, leaseRegrants: 1 };
 
 describe("discovery status on /health and /metrics", () => {
-  test("health view and metric families; stores without status() count as connected", () => {
+  test("the health view names the backend, the connection and, while down, the last error", () => {
     expect(discoveryHealth(statusStore(down))).toEqual({ backend: "etcd", connected: false, endpoint: "http://10.0.0.1:2379", lastError: down.lastError });
     expect(discoveryHealth(statusStore({ ...down, connected: true }))).toEqual({ backend: "etcd", connected: true, endpoint: "http://10.0.0.1:2379" });
+  });
+
+  test("a store without status() counts as connected", () => {
     expect(discoveryHealth({ backend: "file" } as unknown as DiscoveryStore)).toEqual({ backend: "file", connected: true });
+  });
+
+  test("the metric families carry the connection, reconnects and lease regrants", () => {
     const text = renderMetrics(discoveryMetricFamilies(statusStore(down)));
     expect(text).toContain('kvcr_discovery_connected{backend="etcd"} 0\n');
     expect(text).toContain('kvcr_discovery_reconnects_total{backend="etcd"} 2\n');
     expect(text).toContain('kvcr_discovery_lease_regrants_total{backend="etcd"} 1\n');
   });
 
-  test("agent: /health stays 200 with discovery down and says so; /metrics carries it", async () => {
+  /** Runs `fn` against an agent app whose discovery is down. */
+  async function withAgentDiscoveryDown(fn: (a: ReturnType<typeof createAgentApp>) => Promise<void>): Promise<void> {
     await using outbound = new RouterEventOutbound("127.0.0.1", 0, logger);
     const agent = new KvStateAgent({ maxSlots: 2, retentionMs: 1000, replayTimeoutMs: 1000, logger, hasher: createBlockHasher(), outbound });
     try {
-      const a = createAgentApp(agent, () => true, statusStore(down));
-      const health = await a.fetch(new Request("http://agent/health"));
-      expect(health.status).toBe(200);
-      expect(((await health.json()) as { discovery: unknown }).discovery).toEqual(discoveryHealth(statusStore(down)));
-      expect(await (await a.fetch(new Request("http://agent/metrics"))).text()).toContain('kvcr_discovery_connected{backend="etcd"} 0\n');
+      await fn(createAgentApp(agent, () => true, statusStore(down)));
     } finally {
       agent.close();
     }
+  }
+
+  test("agent: /health stays 200 with discovery down and says so", async () => {
+    await withAgentDiscoveryDown(async (a) => {
+      const health = await a.fetch(new Request("http://agent/health"));
+      expect(health.status).toBe(200);
+      expect(((await health.json()) as { discovery: unknown }).discovery).toEqual(discoveryHealth(statusStore(down)));
+    });
+  });
+
+  test("agent: /metrics carries the discovery connection", async () => {
+    await withAgentDiscoveryDown(async (a) => {
+      expect(await (await a.fetch(new Request("http://agent/metrics"))).text()).toContain('kvcr_discovery_connected{backend="etcd"} 0\n');
+    });
   });
 
   test("frontend: /health stays 200 with discovery down and says so", async () => {

@@ -43,7 +43,7 @@ function worker() {
       buffer.push(BigInt(seq), payload);
       pub.send([t, encodeSeq(BigInt(seq)), payload]);
     },
-    /** Answers one replay request (SPEC §4.2 frames). */
+    /** Answers one replay request: every buffered batch from `start`, then the end marker (docs/http-api.md). */
     reply(id: Uint8Array, start: bigint) {
       for (const [seq, payload] of buffer.from(start)) router.send([id, EMPTY, topic, encodeSeq(seq), payload]);
       router.send([id, EMPTY, EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY]);
@@ -141,7 +141,7 @@ describe("kvcr-mock events", () => {
     expect(await new Response(proc.stderr).text()).toBe("");
   });
 
-  test("bad flags exit 2 naming each problem; nothing starts", async () => {
+  test("bad flags exit 2 before anything starts, naming each problem", async () => {
     const missing = await runCli(["events"]);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain("--endpoint: required");

@@ -117,7 +117,7 @@ describe("openai client against kvcr-mock frontend", () => {
 });
 
 describe("openai client against a frontend with no workers", () => {
-  test("503 with the OpenAI error shape; /health 503", async () => {
+  test("with no workers, a completion gets 503 in the OpenAI error shape and /health 503", async () => {
     await using empty = await startStack({ mockers: [], namespace: "empty" });
     const c = new OpenAI({ baseURL: empty.baseURL, apiKey: "unused", maxRetries: 0 });
     const err = await c.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "x" }] }).catch((e: unknown) => e);

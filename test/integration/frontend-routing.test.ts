@@ -80,7 +80,7 @@ describe("prefix affinity under concurrent load", () => {
 });
 
 describe("approximate mode (--no-router-kv-events)", () => {
-  test("no event feed is followed; the decisions themselves make the prefix sticky", async () => {
+  test("with no event feed followed, the decisions themselves make the prefix sticky", async () => {
     const prefix = Array.from({ length: 64 }, (_, i) => 50_000 + i);
     await using stack = await startStack({
       mockers: [["--num-workers", "3", "--num-gpu-blocks-override", "64", ...MOCKER]],

@@ -44,7 +44,7 @@ function gatedStore(inner: DiscoveryStore, failAtPut?: number) {
 }
 
 describe("mocker HTTP edge", () => {
-  test("health waits for registration; bad bodies 400, unknown worker or rank 404, wrong method 405", async () => {
+  test("health is 503 until registration, after which each bad request gets its status (400, 404, 405) and reason", async () => {
     await using dir = await makeTempDir("kvcr-life-");
     await using inner = await openFileDiscoveryStore({ dir: dir.path, logger });
     const { store, release } = gatedStore(inner);
@@ -77,7 +77,7 @@ describe("mocker HTTP edge", () => {
     expect(metrics).toContain('kvcr_discovery_connected{backend="file"} 1\n');
   });
 
-  test("a client that disconnects cancels its request; a router hint is accepted and ignored", async () => {
+  test("a client that disconnects cancels its request (sent with a router hint, accepted and ignored)", async () => {
     await using dir = await makeTempDir("kvcr-life-");
     // Real time (speedup 1): a 5,000-token output takes seconds, so the abort lands mid-stream.
     const m = await startMocker(mockerConfig(["--discovery-dir", dir.path]), { logger, env: {} });
@@ -163,7 +163,7 @@ describe("kvcr-mock mocker process", () => {
     expect(await new Response(proc.stderr).text()).toContain("SIGTERM: shutting down");
   }, 30_000);
 
-  test("a signal with a long request in flight: the stream ends 'cancelled', records go, exit 0; a repeated signal is harmless", async () => {
+  test("a signal, even repeated, with a long request in flight ends its stream 'cancelled', withdraws the records and exits 0", async () => {
     await using dir = await makeTempDir("kvcr-life-");
     const child = spawnChild([process.execPath, CLI_ENTRY, "mocker", ...agentArgs(dir.path)]);
     cleanups.push(() => child[Symbol.asyncDispose]());
@@ -222,7 +222,7 @@ describe("kvcr-mock mocker process", () => {
 });
 
 describe("mocker discovery records", () => {
-  test("router hints advertise a held placeholder endpoint per CacheOwner; islands split transfer domains", async () => {
+  test("router hints advertise a held placeholder endpoint per CacheOwner, in transfer domains split by island", async () => {
     await using dir = await makeTempDir("kvcr-life-");
     const args = [...agentArgs(dir.path).slice(4), "--num-workers", "3", "--zmq-kv-events-ports", "0,0,0", "--kv-state-agent-router-hints", "--kv-transfer-island-size", "2"];
     const env = { DYN_TOPOLOGY_RACK: "r7", DYN_KV_TRANSFER_DOMAIN: "nvl72" };
@@ -248,7 +248,7 @@ describe("mocker discovery records", () => {
 });
 
 describe("mocker logs", () => {
-  test("a summary at info whatever the worker count; each worker's endpoints at debug", async () => {
+  test("start-up logs a summary at info whatever the worker count, each worker's endpoints only at debug", async () => {
     await using dir = await makeTempDir("kvcr-log-");
     const lines: { level: string; msg: string }[] = [];
     const stream = { write: (t: string) => (lines.push(JSON.parse(t) as { level: string; msg: string }), true) } as unknown as NodeJS.WritableStream;

@@ -1,4 +1,4 @@
-// SPEC §8: a mocker whose cache-slot range overlaps a live mocker's is refused at start-up with a
+// A mocker whose cache-slot range overlaps a live mocker's is refused at start-up with a
 // message naming both; disjoint ranges start side by side; a restart of the same worker on the
 // same raw endpoint is its own previous incarnation, not an overlap.
 import { describe, expect, test } from "bun:test";
@@ -16,7 +16,7 @@ const args = (dir: string, slot: number, host = "127.0.0.1") => [
 ];
 
 describe("cache-slot overlap at mocker start-up", () => {
-  test("an overlapping range is refused naming both owners; nothing of it is published; disjoint starts", async () => {
+  test("a range overlapping a live mocker's is refused naming both owners, publishing nothing, while a disjoint range starts", async () => {
     await using dir = await makeTempDir("kvcr-ovl-");
     await using storeA = await openFileDiscoveryStore({ dir: dir.path, logger: quiet });
     await using storeB = await openFileDiscoveryStore({ dir: dir.path, logger: quiet });

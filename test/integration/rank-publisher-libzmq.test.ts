@@ -15,7 +15,7 @@ const bytes = (f: FrameReport): Uint8Array => {
   return new Uint8Array(Buffer.from(f.b64, "base64"));
 };
 
-test("libzmq SUB receives decodable batches with contiguous seqs; libzmq DEALER replays them byte for byte", async () => {
+test("libzmq reads our publisher: live batches decodable with contiguous seqs, and replayed byte for byte", async () => {
   const peer = await ZmqPeer.start();
   cleanups.push(() => peer.kill());
   const topic = "kvcr-feedfacecafebeef";

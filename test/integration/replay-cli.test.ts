@@ -61,7 +61,7 @@ describe("kvcr-mock replay", () => {
     expect(report.host_loaded_tokens).toBeGreaterThan(0); // 64 G1 blocks are too few: prefixes come back from G2
   });
 
-  test("a trace with bad lines stops before simulating, naming each line; --skip-bad-lines goes on", async () => {
+  test("a trace with bad lines stops before simulating, naming each line, unless --skip-bad-lines", async () => {
     const bad = join(dir.path, "bad.jsonl");
     writeFileSync(bad, [
       JSON.stringify({ timestamp: 0, input_length: 600, output_length: 4, hash_ids: [1, 2] }),
@@ -84,7 +84,7 @@ describe("kvcr-mock replay", () => {
     expect(go.stderr).toContain("skipping 4 bad line(s)");
   });
 
-  test("bad flags exit 2 with one line per problem; a missing trace exits 1 naming it", async () => {
+  test("bad flags (exit 2) and a missing trace (exit 1) are refused up front, one line per problem", async () => {
     const r = await runCli(["replay", "--router-mode", "best", "--num-workers", "0"]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain("--router-mode: got \"best\", expected one of kv, round-robin, random");

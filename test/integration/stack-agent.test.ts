@@ -16,7 +16,7 @@ const cleanups = cleanupList();
 const NS = "e2e";
 
 describe("agent + 2 mockers + frontend (state-agent mode)", () => {
-  test("routing follows the agent's stream; a late frontend recovers the index from the snapshot", async () => {
+  test("routing follows the agent's stream, and a late frontend recovers the same index from the snapshot", async () => {
     const tmp = await makeTempDir("kvcr-e2e-");
     cleanups.push(() => tmp[Symbol.asyncDispose]());
     const shared = ["--namespace", NS, "--discovery-dir", tmp.path];

@@ -59,7 +59,7 @@ async function allGone(pids: number[]): Promise<void> {
 }
 
 describe("kvcr-mock up", () => {
-  test("state-agent stack: agent, mockers and frontend ready in order; summary, state file, prefixed output; SIGINT stops all, exit 0", async () => {
+  test("a state-agent stack comes up in order, reports itself, and stops whole on SIGINT with exit 0", async () => {
     const args = stackArgs(["--mocker-processes", "2"]);
     const { child, state } = await started([...args, "--log-dir", join(dir.path, "logs")]);
     expect(state.processes.map((p) => p.name)).toEqual(["agent", "mocker-0", "mocker-1", "frontend"]);
@@ -99,7 +99,7 @@ describe("kvcr-mock up", () => {
     expect(r.stderr).toContain("stack stopped");
   }, 60_000);
 
-  test("an agent that never becomes live: up fails within --agent-ready-timeout naming it, its last probe and output; no mocker started", async () => {
+  test("an agent that never becomes live fails up within --agent-ready-timeout, naming its last probe and output, before any mocker starts", async () => {
     const args = stackArgs(["--agent-ready-timeout", "1.5"]).map((a) => (a.startsWith(FAKE) && a.includes("argv-file") ? `${FAKE} --port {port} --never-ready` : a));
     const r = await runCli(["up", ...args], { timeoutMs: 30_000 });
     expect(r.exitCode).toBe(1);
@@ -119,7 +119,7 @@ describe("kvcr-mock up", () => {
     await allGone([agent.pid]);
   }, 30_000);
 
-  test("a mocker killed after readiness stops the whole stack; up exits 1 naming it", async () => {
+  test("a mocker killed after readiness stops the whole stack, up exiting 1 naming it", async () => {
     const { child, state } = await started(stackArgs(["--no-kv-state-agent"]));
     const mocker = state.processes.find((p) => p.name === "mocker-0")!;
     process.kill(mocker.pid, "SIGKILL");

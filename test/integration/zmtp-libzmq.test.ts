@@ -277,7 +277,7 @@ describe("ROUTER ↔ DEALER with libzmq", () => {
     expect(strs(await withTimeout(dealer.receive(), 10_000, "the reply"))).toEqual(["", "reply"]);
   });
 
-  test("bind/connect reversed: our ROUTER connects to a libzmq DEALER; our DEALER binds for a libzmq ROUTER", async () => {
+  test("bind and connect work reversed, our ROUTER dialling a libzmq DEALER and our DEALER bound for a libzmq ROUTER", async () => {
     const p = await peer();
     await p.socket("dealer", "dealer", { routingId: "d" });
     const dealerEp = await p.bind("dealer");

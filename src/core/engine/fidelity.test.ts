@@ -75,8 +75,11 @@ describe("G2", () => {
     expect(eventSummary(s.events)).toEqual(["stored:device:1", "stored:device:1"]);
   });
 
-  test("only prompt blocks are offloaded by default; --host-offload-decode-blocks adds the generated ones", () => {
-    for (const decodeBlocks of [false, true]) {
+  for (const [decodeBlocks, title] of [
+    [false, "only prompt blocks are offloaded by default"],
+    [true, "--host-offload-decode-blocks offloads the generated blocks too"],
+  ] as const) {
+    test(title, () => {
       const e = engine({ blockSize: 4, numGpuBlocks: 32, numHostBlocks: 16, kvBytesPerToken: 1, hostOffloadDecodeBlocks: decodeBlocks, ...fixed });
       // 5 prompt tokens + 8 generated: 3 full blocks on G1, of which only block 0 is all prompt.
       e.addRequest({ id: "turn1", tokenIds: seq(0, 5), maxTokens: 8 });
@@ -85,8 +88,8 @@ describe("G2", () => {
       const offloaded = hostStored(run.events).flatMap((x) => x.blockHashes).length;
       expect([decodeBlocks, offloaded, e.metrics().hostBlocksStored]).toEqual([decodeBlocks, decodeBlocks ? 3 : 1, decodeBlocks ? 3 : 1]);
       expect(residencyMismatch(e, run.events)).toBeUndefined();
-    }
-  });
+    });
+  }
 
   test("a prompt whose prefix is still being copied to G2 waits for the copy, then loads it", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 32, numHostBlocks: 16, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: slow, ...fixed });

@@ -5,19 +5,29 @@ import { polynomialDecodeMs, polynomialPrefillMs } from "../timing/timing-model.
 const fixed = { timingModel: "fixed", prefillMs: 1, decodeMs: 1 } as const;
 
 describe("mock engine: requests and output", () => {
-  test("every request finishes with exactly its max tokens; same seed same tokens", () => {
-    const mk = (seed: number) => {
-      const e = engine({ blockSize: 4, numGpuBlocks: 64, seed });
-      for (let i = 0; i < 5; i++) expect(e.addRequest({ id: `r${i}`, tokenIds: seq(i * 3, 9 + i), maxTokens: 3 + i }).ok).toBe(true);
-      const run = runToIdle(e);
-      return { e, run };
-    };
-    const a = mk(1), b = mk(1), c = mk(2);
+  /** Five requests (max tokens 3..7) run to idle on an engine seeded `seed`. */
+  const fiveRequests = (seed: number) => {
+    const e = engine({ blockSize: 4, numGpuBlocks: 64, seed });
+    for (let i = 0; i < 5; i++) expect(e.addRequest({ id: `r${i}`, tokenIds: seq(i * 3, 9 + i), maxTokens: 3 + i }).ok).toBe(true);
+    const run = runToIdle(e);
+    return { e, run };
+  };
+
+  test("every request finishes with exactly its max tokens", () => {
+    const a = fiveRequests(1);
     for (let i = 0; i < 5; i++) expect(a.run.tokens.get(`r${i}`)!.length).toBe(3 + i);
-    expect([...a.run.tokens]).toEqual([...b.run.tokens]);
-    expect([...c.run.tokens]).not.toEqual([...a.run.tokens]);
     expect(a.e.metrics().finishedRequests).toBe(5);
     expect(a.e.pendingRequests).toBe(0);
+  });
+
+  test("the same seed gives the same tokens", () => {
+    const a = fiveRequests(1), b = fiveRequests(1);
+    expect([...a.run.tokens]).toEqual([...b.run.tokens]);
+  });
+
+  test("another seed gives other tokens", () => {
+    const a = fiveRequests(1), c = fiveRequests(2);
+    expect([...c.run.tokens]).not.toEqual([...a.run.tokens]);
   });
 
   test("finished records carry prompt, cached and completion tokens", () => {
@@ -138,7 +148,7 @@ describe("mock engine: G1 prefix cache", () => {
 });
 
 describe("mock engine: scheduler", () => {
-  test("chunked prefill spans steps within the token budget; the first token comes with the last chunk", () => {
+  test("chunked prefill spans steps within the token budget, the first token coming with the last chunk", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 64, maxNumBatchedTokens: 8 });
     e.addRequest({ id: "a", tokenIds: seq(0, 20), maxTokens: 2 });
     const run: Run = { steps: [], events: [], tokens: new Map(), nowMs: 0 };
@@ -154,9 +164,9 @@ describe("mock engine: scheduler", () => {
     expect(decode.finished.length).toBe(1);
   });
 
-  test("a step that ends a prefill pays decode for its first token; a chunk short of the end pays prefill only", () => {
-    // Hand-computed from prefill(n) = 4.209989e-7·n² + 0.01518344·n + 16.50142 and
-    // decode(p) = max(1, −25.74·p² + 54.01·p + 5.74), p = active blocks / G1 blocks.
+  // Hand-computed from prefill(n) = 4.209989e-7·n² + 0.01518344·n + 16.50142 and
+  // decode(p) = max(1, −25.74·p² + 54.01·p + 5.74), p = active blocks / G1 blocks.
+  test("a step that ends a prefill pays decode for its first token", () => {
     const whole = engine({ blockSize: 4, numGpuBlocks: 64 });
     whole.addRequest({ id: "a", tokenIds: seq(0, 100), maxTokens: 1 });
     const s = whole.step(0);
@@ -164,7 +174,9 @@ describe("mock engine: scheduler", () => {
     // prefill(100) = 0.004209989 + 1.518344 + 16.50142 = 18.023973989
     // decode(25/64 = 0.390625) = −3.9276123046875 + 21.09765625 + 5.74 = 22.9100439453125
     expect(s.durationMs).toBeCloseTo(18.023973989 + 22.9100439453125, 9);
+  });
 
+  test("a chunk short of the end pays prefill only, the last chunk prefill and decode", () => {
     const chunked = engine({ blockSize: 4, numGpuBlocks: 64, maxNumBatchedTokens: 8 });
     chunked.addRequest({ id: "a", tokenIds: seq(0, 20), maxTokens: 1 });
     const run: Run = { steps: [], events: [], tokens: new Map(), nowMs: 0 };
@@ -176,8 +188,9 @@ describe("mock engine: scheduler", () => {
     // decode(5/64 = 0.078125) = −0.1571044921875 + 4.21953125 + 5.74 = 9.8024267578125
     expect(c3!.durationMs).toBeCloseTo(16.5621604959824 + 9.8024267578125, 9);
     expect(c3!.finished.length).toBe(1);
+  });
 
-    // The fixed model follows the same rule: prefill 20 ms, plus decode 10 ms with the first token.
+  test("the fixed timing model follows the same rule: prefill 20 ms, plus decode 10 ms with the first token", () => {
     const fx = engine({ blockSize: 4, numGpuBlocks: 64, maxNumBatchedTokens: 8, timingModel: "fixed", prefillMs: 20, decodeMs: 10 });
     fx.addRequest({ id: "a", tokenIds: seq(0, 12), maxTokens: 2 });
     const fxRun: Run = { steps: [], events: [], tokens: new Map(), nowMs: 0 };

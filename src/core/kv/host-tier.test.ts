@@ -18,9 +18,13 @@ function store(t: HostTier, hash: bigint): bigint[] {
 }
 
 describe("G2 host tier storage", () => {
-  test("a huge capacity allocates nothing up front; storage follows the blocks stored", () => {
+  test("a huge capacity allocates nothing up front", () => {
     const t = new HostTier(2 ** 31 - 1);
     expect(t.allocatedSlots).toBeLessThanOrEqual(64);
+  });
+
+  test("with a huge capacity, storage follows the blocks stored", () => {
+    const t = new HostTier(2 ** 31 - 1);
     for (let h = 1n; h <= 1000n; h++) expect(store(t, h)).toEqual([]);
     expect(t.usedBlocks).toBe(1000);
     expect(t.allocatedSlots).toBeGreaterThanOrEqual(1000);

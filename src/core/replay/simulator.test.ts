@@ -175,12 +175,17 @@ describe("replay simulator: metrics and arrivals", () => {
     expect(r.simulated_time_s).toBe(0.025);
   });
 
-  test("trace timestamps set arrivals; a request arriving mid-step waits for the next step", () => {
-    const sim = simulate([one(4, 2, 0), one(4, 1, 12, 100)], { ...base, engine: fixed }, { hasher });
+  /** r0 at 0 ms, r1 at 12 ms (while r0's first step runs). */
+  const midStepArrival = () => simulate([one(4, 2, 0), one(4, 1, 12, 100)], { ...base, engine: fixed }, { hasher });
+
+  test("trace timestamps set arrivals", () => {
+    expect([...midStepArrival().arrivalMs]).toEqual([0, 12]);
+  });
+
+  test("a request arriving mid-step waits for the next step", () => {
     // r0: prefill + decode 0→15 (token 1). r1 arrives at 12, starts at 15 beside r0's decode:
     // prefill + decode 15→30 (r1's token 1, r0's token 2).
-    expect([...sim.firstTokenMs]).toEqual([15, 30]);
-    expect([...sim.arrivalMs]).toEqual([0, 12]);
+    expect([...midStepArrival().firstTokenMs]).toEqual([15, 30]);
   });
 
   test("closed loop: never more than N in flight", () => {
@@ -194,7 +199,7 @@ describe("replay simulator: metrics and arrivals", () => {
     expect(peak).toBe(3);
   });
 
-  test("a request that can never fit fails with its reason; the rest complete", () => {
+  test("a request that can never fit fails with its reason while the rest complete", () => {
     const sim = simulate([one(4, 2), one(400, 2), one(4, 2)], { ...base, engine: { ...fixed, numGpuBlocks: 10 } }, { hasher });
     const r = buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 });
     expect(r.completed).toBe(2);

@@ -54,16 +54,20 @@ describe("kv cost", () => {
 });
 
 describe("worker selection", () => {
-  test("lowest cost wins; exact ties go uniformly at random", () => {
+  test("lowest cost wins", () => {
     const rng = createRng(1);
     expect(selectByCost([5, 3, 4], 3, rng)).toBe(1);
+  });
+
+  test("exact ties go uniformly at random", () => {
+    const rng = createRng(1);
     const counts = [0, 0, 0, 0];
     for (let i = 0; i < 3000; i++) counts[selectByCost([3, 3, 4, 3], 4, rng)]!++;
     expect(counts[2]).toBe(0);
     for (const k of [0, 1, 3]) expect(Math.abs(counts[k]! - 1000)).toBeLessThan(120);
   });
 
-  test("temperature T samples p ∝ exp(−(c − min) / ((max − min) × T)); uniform when all equal", () => {
+  test("temperature T samples p ∝ exp(−(c − min) / ((max − min) × T))", () => {
     const rng = createRng(2);
     const costs = [0, 5, 10];
     const n = 30_000;
@@ -72,6 +76,10 @@ describe("worker selection", () => {
     const w = costs.map((c) => Math.exp(-(c - 0) / (10 * 0.5)));
     const total = w[0]! + w[1]! + w[2]!;
     costs.forEach((_, k) => expect(Math.abs(counts[k]! / n - w[k]! / total)).toBeLessThan(0.01));
+  });
+
+  test("with a temperature, equal costs are sampled uniformly", () => {
+    const rng = createRng(2);
     const flat = [0, 0];
     for (let i = 0; i < 2000; i++) flat[selectByCost([7, 7], 2, rng, 0.5)]!++;
     expect(Math.abs(flat[0]! - 1000)).toBeLessThan(100);
@@ -81,15 +89,21 @@ describe("worker selection", () => {
 describe("router", () => {
   const q = prompt(1, 1, 1, 0);
 
-  test("round-robin cycles; random stays in range; no candidates → undefined", () => {
+  test("round-robin cycles over the candidates", () => {
     const rr = routerWith(3, new KvIndex(), { mode: "round-robin" });
     expect([0, 1, 2, 3].map(() => decided(rr.route(q)).source)).toEqual([0, 1, 2, 0]);
+  });
+
+  test("random picks every candidate and nothing else", () => {
     const rnd = routerWith(3, new KvIndex(), { mode: "random" });
     expect(new Set(Array.from({ length: 100 }, () => decided(rnd.route(q)).source))).toEqual(new Set([0, 1, 2]));
+  });
+
+  test("no candidates → undefined", () => {
     expect(new Router({ mode: "kv" }, createRng(0), new KvIndex()).route(q)).toBeUndefined();
   });
 
-  test("candidates come and go: a removed one is never picked; its requests' load leaves as they finish", () => {
+  test("a removed candidate is never picked, while its requests' load stays until they finish", () => {
     const r = routerWith(3, new KvIndex(), { mode: "round-robin" });
     const held = Array.from({ length: 3 }, () => decided(r.route(prompt(1, 4, 1, 0))));
     r.remove(1);
@@ -101,7 +115,7 @@ describe("router", () => {
     expect(r.activeBlocksOf(1)).toBe(0);
   });
 
-  test("active blocks count once per distinct block; prefill tokens leave at the first token; finish releases all", () => {
+  test("a request's distinct blocks count as active until finish, its prefill tokens until its first token", () => {
     const r = routerWith(1, new KvIndex());
     const a = decided(r.route(prompt(1, 64, 1, 2)));
     const b = decided(r.route(prompt(1, 64, 2, 2)));
@@ -166,7 +180,7 @@ describe("router", () => {
     expect(k).toBe(expectedFlip);
   });
 
-  test("a burst of siblings with no KV events spreads; in approximate mode they co-locate", () => {
+  describe("siblings sharing a 64-block prefix, with no KV events", () => {
     const p = (k: number) => prompt(7, 64, k, 2);
     // First tokens out between requests, so only the decode term differs.
     const siblings = (r: Router) =>
@@ -175,12 +189,20 @@ describe("router", () => {
         r.firstToken(d.request);
         return d.source;
       });
-    expect(new Set(siblings(routerWith(4, new KvIndex())))).toEqual(new Set([0, 1, 2, 3]));
-    const approx = siblings(routerWith(4, new KvIndex(), { mode: "kv", approximateTtlMs: 1000 }));
-    expect(new Set(approx).size).toBe(1);
-    // A true burst (no first token yet) spreads even in approximate mode: its prefill is outstanding.
-    const burst = routerWith(4, new KvIndex(), { mode: "kv", approximateTtlMs: 1000 });
-    expect(new Set(Array.from({ length: 4 }, (_, k) => decided(burst.route({ ...p(k), nowMs: 0 })).source))).toEqual(new Set([0, 1, 2, 3]));
+
+    test("they spread over the candidates", () => {
+      expect(new Set(siblings(routerWith(4, new KvIndex())))).toEqual(new Set([0, 1, 2, 3]));
+    });
+
+    test("in approximate mode they co-locate", () => {
+      const approx = siblings(routerWith(4, new KvIndex(), { mode: "kv", approximateTtlMs: 1000 }));
+      expect(new Set(approx).size).toBe(1);
+    });
+
+    test("a true burst (no first token yet) spreads even in approximate mode, its prefill being outstanding", () => {
+      const burst = routerWith(4, new KvIndex(), { mode: "kv", approximateTtlMs: 1000 });
+      expect(new Set(Array.from({ length: 4 }, (_, k) => decided(burst.route({ ...p(k), nowMs: 0 })).source))).toEqual(new Set([0, 1, 2, 3]));
+    });
   });
 
   test("approximate mode: a decision's blocks expire after the TTL unless written again", () => {
@@ -198,7 +220,7 @@ describe("router", () => {
     expect(ix.footprint(d.source)).toBe(ix.blocksOf(d.source, "device").filter((h) => h === 9000n).length);
   });
 
-  test("busy thresholds: a worker is skipped only when all its ranks are busy; all busy → overloaded", () => {
+  test("busy thresholds skip a worker only when all its ranks are busy, and overload the router when all are", () => {
     // 2 workers × 2 ranks, 100 G1 blocks each, busy above 10 % of G1.
     const r = routerWith(4, new KvIndex(), { mode: "kv", busy: { activeDecodeBlocks: 0.1 } }, 100, 2);
     const big = (k: number) => prompt(k, 11, k, 0);
@@ -238,12 +260,22 @@ describe("router", () => {
 });
 
 describe("index", () => {
-  test("a cleared router event clears one tier; an engine cleared clears all", () => {
+  /** An index holding block 1 on source 0's device tier and block 2 on its host tier. */
+  function bothTiers(): KvIndex {
     const ix = new KvIndex();
     ix.apply(0, { kind: "stored", tier: "device", blockHashes: [1n] });
     ix.apply(0, { kind: "stored", tier: "host", blockHashes: [2n] });
+    return ix;
+  }
+
+  test("a cleared router event clears one tier", () => {
+    const ix = bothTiers();
     ix.apply(0, { kind: "cleared", tier: "host" });
     expect([ix.footprint(0, "device"), ix.footprint(0, "host")]).toEqual([1, 0]);
+  });
+
+  test("an engine cleared (no tier) clears all", () => {
+    const ix = bothTiers();
     ix.apply(0, { kind: "cleared" });
     expect(ix.footprint(0, "device")).toBe(0);
   });

@@ -2,15 +2,29 @@ import { describe, expect, test } from "bun:test";
 import { applyChatTemplate, detokenize, detokenizeOne, tokenize, VOCAB_SIZE } from "./tokenizer.ts";
 
 describe("built-in tokenizer", () => {
-  test("deterministic; equal text gives equal ids and a shared prefix gives shared leading ids", () => {
-    const a = tokenize("The quick brown fox, 42 times.");
-    expect(tokenize("The quick brown fox, 42 times.")).toEqual(a);
-    expect(a).toHaveLength(9); // The, quick, brown, fox, ",", 4, 2, times, "."
+  const sentence = "The quick brown fox, 42 times.";
+
+  test("equal text gives equal ids", () => {
+    expect(tokenize(sentence)).toEqual(tokenize(sentence));
+  });
+
+  test("each word, digit and punctuation mark is one token", () => {
+    expect(tokenize(sentence)).toHaveLength(9); // The, quick, brown, fox, ",", 4, 2, times, "."
+    expect(tokenize("héllo wörld")).toHaveLength(2);
+  });
+
+  test("a shared prefix gives shared leading ids", () => {
+    const a = tokenize(sentence);
     const b = tokenize("The quick brown fox jumps");
     expect(b.slice(0, 4)).toEqual(a.slice(0, 4));
-    expect(a.every((id) => Number.isInteger(id) && id >= 0 && id < VOCAB_SIZE)).toBe(true);
+  });
+
+  test("ids are integers within the vocabulary", () => {
+    expect(tokenize(sentence).every((id) => Number.isInteger(id) && id >= 0 && id < VOCAB_SIZE)).toBe(true);
+  });
+
+  test("empty text gives no ids", () => {
     expect(tokenize("")).toEqual([]);
-    expect(tokenize("héllo wörld")).toHaveLength(2);
   });
 
   test("ids render as the same pseudo-words every time", () => {

@@ -17,12 +17,24 @@ describe("timing models", () => {
     expect(polynomialDecodeMs(-1)).toBe(1); // the fit goes negative; the floor holds
   });
 
-  test("a step doing both takes the sum; speedups divide", () => {
+  test("a step doing both prefill and decode takes the sum", () => {
+    expect(stepDurationMs(poly, 100, 3, 0.25)).toBeCloseTo(polynomialPrefillMs(100) + polynomialDecodeMs(0.25), 12);
+  });
+
+  test("the speedup ratio divides the whole step", () => {
     const both = stepDurationMs(poly, 100, 3, 0.25);
-    expect(both).toBeCloseTo(polynomialPrefillMs(100) + polynomialDecodeMs(0.25), 12);
     expect(stepDurationMs({ ...poly, speedupRatio: 2 }, 100, 3, 0.25)).toBeCloseTo(both / 2, 12);
+  });
+
+  test("the decode speedup ratio divides the decode part only", () => {
     expect(stepDurationMs({ ...poly, decodeSpeedupRatio: 4 }, 100, 3, 0.25)).toBeCloseTo(polynomialPrefillMs(100) + polynomialDecodeMs(0.25) / 4, 12);
+  });
+
+  test("a step with nothing to do takes no time", () => {
     expect(stepDurationMs(poly, 0, 0, 0.5)).toBe(0);
+  });
+
+  test("a decode-only step takes the decode time", () => {
     expect(stepDurationMs(poly, 0, 1, 0)).toBeCloseTo(5.74, 12);
   });
 

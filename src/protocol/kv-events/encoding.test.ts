@@ -67,7 +67,7 @@ interface ArrayCase {
 
 const ARRAY_CASES: ArrayCase[] = [
   {
-    name: "G1 store with parent null, lora fields null; removal with group_idx; clear",
+    name: "a G1 store (null parent and LoRA fields), a removal with group_idx and a clear",
     batch: {
       ts: 1700000000.5,
       dataParallelRank: 0,
@@ -84,7 +84,7 @@ const ARRAY_CASES: ArrayCase[] = [
     ], 0],
   },
   {
-    name: "store with a non-null parent and no optional field; removal with group_idx null",
+    name: "a store with a non-null parent and no optional field, and a removal with group_idx null",
     batch: {
       ts: 1700000003.75,
       dataParallelRank: 2,
@@ -114,7 +114,7 @@ const ARRAY_CASES: ArrayCase[] = [
     ], 1],
   },
   {
-    name: "every field set: LoRA, extra_keys, sliding window; null medium",
+    name: "every field set (LoRA, extra_keys, sliding window) and a null medium",
     batch: {
       ts: 1700000002.125,
       dataParallelRank: 300,

@@ -25,19 +25,34 @@ describe("batchToJson (the `kvcr-mock events` line)", () => {
     expect(json.events[2]).toEqual({ type: "AllBlocksCleared" });
   });
 
-  test("missing dp rank prints null; extra keys bigint and bytes become strings", () => {
-    const json = batchToJson(
-      {
-        ts: 1,
-        dataParallelRank: null,
-        events: [{ type: "BlockStored", blockHashes: [1n], parentBlockHash: null, tokenIds: [1], blockSize: 1, loraId: 2, medium: null, loraName: "a", extraKeys: [[18446744073709551615n, Uint8Array.from([0, 171]), ["mm", 3]]], sessionId: "s" }],
-      },
-      { seq: 2n ** 60n, topic: "t" },
-    );
-    expect(json.data_parallel_rank).toBeNull();
-    expect(json.seq).toBe("1152921504606846976"); // beyond the safe range: a string, never a rounded number
-    expect(json.events[0]!.extra_keys).toEqual([["18446744073709551615", "00ab", ["mm", 3]]]);
-    expect(json.events[0]!.session_id).toBe("s");
-    expect(() => JSON.stringify(json)).not.toThrow();
+  describe("a batch with no dp rank, a huge seq and extra keys of every kind", () => {
+    const odd = () =>
+      batchToJson(
+        {
+          ts: 1,
+          dataParallelRank: null,
+          events: [{ type: "BlockStored", blockHashes: [1n], parentBlockHash: null, tokenIds: [1], blockSize: 1, loraId: 2, medium: null, loraName: "a", extraKeys: [[18446744073709551615n, Uint8Array.from([0, 171]), ["mm", 3]]], sessionId: "s" }],
+        },
+        { seq: 2n ** 60n, topic: "t" },
+      );
+
+    test("a missing dp rank prints null", () => {
+      expect(odd().data_parallel_rank).toBeNull();
+    });
+
+    test("bigints (a seq beyond the safe range, extra keys) and bytes become strings", () => {
+      const json = odd();
+      expect(json.seq).toBe("1152921504606846976"); // beyond the safe range: a string, never a rounded number
+      expect(json.events[0]!.extra_keys).toEqual([["18446744073709551615", "00ab", ["mm", 3]]]);
+    });
+
+    test("the session id is kept", () => {
+      expect(odd().events[0]!.session_id).toBe("s");
+    });
+
+    test("the result stringifies as JSON", () => {
+      const json = odd();
+      expect(() => JSON.stringify(json)).not.toThrow();
+    });
   });
 });

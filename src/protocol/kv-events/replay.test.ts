@@ -8,8 +8,11 @@ const ID = Uint8Array.of(0, 1, 2, 3, 4);
 const payload = Uint8Array.of(0x93, 1, 0x90, 0);
 
 describe("the replay exchange", () => {
-  test("a request as the ROUTER receives it (identity first) gives its start seq; anything else names its problem", () => {
+  test("a request as the ROUTER receives it (identity first) gives its start seq", () => {
     expect(parseReplayRequest([ID, ...replayRequest(42n)])).toEqual({ start: 42n });
+  });
+
+  test("any other request names its problem", () => {
     expect(parseReplayRequest([ID, EMPTY])).toEqual({ problem: "1 frames after the identity, expected 2" });
     expect(parseReplayRequest([ID, Uint8Array.of(1), encodeSeq(0n)])).toEqual({ problem: "delimiter frame has 1 bytes, expected empty" });
     expect(parseReplayRequest([ID, EMPTY, new Uint8Array(4)])).toEqual({ problem: "start_seq frame has 4 bytes, expected 8" });
@@ -27,8 +30,11 @@ describe("the replay exchange", () => {
     expect(parseReplayReply([EMPTY, encodeSeq(REPLAY_END_SEQ), EMPTY], subscribed)).toEqual({ kind: "end" });
   });
 
-  test("a batch under another topic is skipped; the end marker's seq with a payload is malformed", () => {
+  test("a batch under another topic is skipped", () => {
     expect(parseReplayReply([EMPTY, te.encode("other"), encodeSeq(0n), payload], te.encode("kv"))).toEqual({ kind: "other-topic" });
+  });
+
+  test("the end marker's seq with a payload is malformed", () => {
     expect(parseReplayReply([EMPTY, encodeSeq(REPLAY_END_SEQ), payload], EMPTY)).toEqual({ kind: "bad", problem: "replay reply: the end marker's seq with a 4-byte payload" });
   });
 });

@@ -42,9 +42,12 @@ describe("ZMTP encoder: golden bytes (RFC 37 / what libzmq 4.3 puts on the wire)
     expect(decodeCommand(encodeError("bad socket type").subarray(2))).toEqual({ kind: "error", reason: "bad socket type" });
   });
 
-  test("message-form subscriptions decode; other messages are not subscriptions", () => {
+  test("message-form subscriptions and cancels decode", () => {
     expect(decodeSubscriptionMessage([new Uint8Array([1, 0x61])])).toEqual({ subscribe: true, topic: new Uint8Array([0x61]) });
     expect(decodeSubscriptionMessage([new Uint8Array([0])])).toEqual({ subscribe: false, topic: new Uint8Array(0) });
+  });
+
+  test("other messages are not subscriptions", () => {
     expect(decodeSubscriptionMessage([new Uint8Array([2, 0x61])])).toBeUndefined();
     expect(decodeSubscriptionMessage([new Uint8Array([1]), new Uint8Array(0)])).toBeUndefined();
     expect(decodeSubscriptionMessage([new Uint8Array(0)])).toBeUndefined();

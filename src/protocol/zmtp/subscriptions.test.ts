@@ -35,13 +35,19 @@ describe("SubscriptionSet", () => {
     expect(s.remove(new Uint8Array(0))).toBe(false);
   });
 
-  test("topics lists distinct prefixes; the stored prefix is a copy", () => {
+  test("topics lists the prefixes added, each a copy of the caller's bytes", () => {
     const s = new SubscriptionSet();
     const p = b("x");
     s.add(p);
     s.add(new Uint8Array(0));
     p[0] = 0x79;
     expect(s.topics().map((t) => new TextDecoder().decode(t)).sort()).toEqual(["", "x"]);
+  });
+
+  test("clear empties the set", () => {
+    const s = new SubscriptionSet();
+    s.add(b("x"));
+    s.add(new Uint8Array(0));
     s.clear();
     expect(s.size).toBe(0);
   });

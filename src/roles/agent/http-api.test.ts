@@ -27,7 +27,7 @@ async function withApp(fn: (fetch: (path: string, init?: RequestInit) => Promise
 }
 
 describe("agent HTTP app", () => {
-  test("routes: live, health, slots, snapshot (schema), metrics; 404 and 405 name the routes", async () => {
+  test("live, health, slots, snapshot (to its schema) and metrics answer on an agent with no slots", async () => {
     await withApp(async (get) => {
       expect((await get("/live")).status).toBe(200);
       expect(await (await get("/health")).json()).toEqual({
@@ -39,40 +39,90 @@ describe("agent HTTP app", () => {
       const metrics = await (await get("/metrics")).text();
       expect(metrics).toContain("# TYPE kvcr_agent_ingest_lag_seconds histogram");
       expect(metrics).toContain('kvcr_agent_ingest_lag_seconds_bucket{le="+Inf"} 0');
+    });
+  });
+
+  test("an unknown route gets 404 naming the routes", async () => {
+    await withApp(async (get) => {
       const missing = await get("/nope");
       expect(missing.status).toBe(404);
       expect(await missing.text()).toContain("/v1/snapshot");
+    });
+  });
+
+  test("a known route with the wrong method gets 405", async () => {
+    await withApp(async (get) => {
       expect((await get("/v1/slots", { method: "POST" })).status).toBe(405);
     });
   });
 
-  test("POST /v1/sources: 201, 409 duplicate, 400 naming the field or bad JSON, 413; DELETE 200 then 404", async () => {
-    await withApp(async (get) => {
-      const post = (body: string) => get("/v1/sources", { method: "POST", body });
-      expect((await post(JSON.stringify(source))).status).toBe(201);
-      expect((await post(JSON.stringify(source))).status).toBe(409);
-      const bad = await post(JSON.stringify({ ...source, cache_owner_id: "x" }));
-      expect(bad.status).toBe(400);
-      expect(await bad.text()).toContain("cache_owner_id");
-      expect((await post("{")).status).toBe(400);
-      expect((await post(JSON.stringify({ ...source, pad: "x".repeat(70_000) }))).status).toBe(413);
-      const slots = (await (await get("/v1/slots")).json()) as { state: string; raw_topic: string }[];
-      expect(slots).toMatchObject([{ state: "active", raw_topic: "" }]);
-      const path = `/v1/sources/${encodeURIComponent(owner)}`;
-      expect((await get(path, { method: "DELETE" })).status).toBe(200);
-      expect((await get(path, { method: "DELETE" })).status).toBe(404);
-      expect((await get("/v1/sources/%E0%A4%A", { method: "DELETE" })).status).toBe(400);
+  describe("POST and DELETE /v1/sources", () => {
+    const post = (get: (path: string, init?: RequestInit) => Promise<Response>, body: string) => get("/v1/sources", { method: "POST", body });
+
+    test("a new source gets 201 and an active slot", async () => {
+      await withApp(async (get) => {
+        expect((await post(get, JSON.stringify(source))).status).toBe(201);
+        const slots = (await (await get("/v1/slots")).json()) as { state: string; raw_topic: string }[];
+        expect(slots).toMatchObject([{ state: "active", raw_topic: "" }]);
+      });
+    });
+
+    test("a duplicate source gets 409", async () => {
+      await withApp(async (get) => {
+        await post(get, JSON.stringify(source));
+        expect((await post(get, JSON.stringify(source))).status).toBe(409);
+      });
+    });
+
+    test("an invalid source gets 400 naming the field", async () => {
+      await withApp(async (get) => {
+        const bad = await post(get, JSON.stringify({ ...source, cache_owner_id: "x" }));
+        expect(bad.status).toBe(400);
+        expect(await bad.text()).toContain("cache_owner_id");
+      });
+    });
+
+    test("a body that is not JSON gets 400", async () => {
+      await withApp(async (get) => {
+        expect((await post(get, "{")).status).toBe(400);
+      });
+    });
+
+    test("an oversized body gets 413", async () => {
+      await withApp(async (get) => {
+        expect((await post(get, JSON.stringify({ ...source, pad: "x".repeat(70_000) }))).status).toBe(413);
+      });
+    });
+
+    test("DELETE removes a runtime source once: 200, then 404", async () => {
+      await withApp(async (get) => {
+        await post(get, JSON.stringify(source));
+        const path = `/v1/sources/${encodeURIComponent(owner)}`;
+        expect((await get(path, { method: "DELETE" })).status).toBe(200);
+        expect((await get(path, { method: "DELETE" })).status).toBe(404);
+      });
+    });
+
+    test("DELETE with a malformed percent-encoded id gets 400", async () => {
+      await withApp(async (get) => {
+        expect((await get("/v1/sources/%E0%A4%A", { method: "DELETE" })).status).toBe(400);
+      });
     });
   });
 });
 
 describe("readStaticSources", () => {
-  test("JSON or YAML lists; bad entries are warnings naming index and field", () => {
-    const yaml = `- ${JSON.stringify(source)}\n- { cache_owner_id: "${owner}", worker_id: w, dp_rank: -1 }\n`;
-    const r = readStaticSources("s.yaml", () => yaml);
+  /** A YAML list of one good source (as inline JSON) and one with a bad dp_rank. */
+  const goodAndBad = () => readStaticSources("s.yaml", () => `- ${JSON.stringify(source)}\n- { cache_owner_id: "${owner}", worker_id: w, dp_rank: -1 }\n`);
+
+  test("a list's good entries become sources, incarnation 0 by default", () => {
+    const r = goodAndBad();
     expect(r.sources).toHaveLength(1);
     expect(r.sources[0]!.incarnation).toBe(0);
-    expect(r.warnings).toEqual([expect.stringMatching(/entry 1 ignored: dp_rank: /)]);
+  });
+
+  test("a bad entry is a warning naming its index and field", () => {
+    expect(goodAndBad().warnings).toEqual([expect.stringMatching(/entry 1 ignored: dp_rank: /)]);
   });
 
   test("unreadable, unparseable or non-list files are config errors", () => {
@@ -83,10 +133,13 @@ describe("readStaticSources", () => {
 });
 
 describe("kvcr-mock agent at the process edge", () => {
-  test("a missing --static-sources file or a bad flag exits 2 naming it; nothing starts", async () => {
+  test("a missing --static-sources file exits 2 naming it", async () => {
     const missing = await runCli(["agent", "--port", "0", "--static-sources", "/nonexistent/sources.json"]);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain("--static-sources: cannot read /nonexistent/sources.json");
+  });
+
+  test("a bad flag exits 2 naming it", async () => {
     const flag = await runCli(["agent", "--max-slots", "0"]);
     expect(flag.exitCode).toBe(2);
     expect(flag.stderr).toContain("--max-slots");

@@ -15,14 +15,19 @@ function harness(hasReplay: boolean) {
 }
 
 describe("RawSequencer", () => {
-  test("in-order batches are applied; the cursor is the last seq", () => {
+  test("in-order batches are applied", () => {
     const h = harness(false);
     h.live(0, 1, 2);
     expect(h.log).toEqual(["apply 0", "apply 1", "apply 2"]);
+  });
+
+  test("the cursor is the last seq applied", () => {
+    const h = harness(false);
+    h.live(0, 1, 2);
     expect(h.s.cursor).toBe(2);
   });
 
-  test("a gap is repaired from replay; live batches held meanwhile, duplicates dropped", () => {
+  test("a gap is repaired from replay while live batches are held, their duplicates dropped", () => {
     const h = harness(true);
     h.live(0, 3);
     expect(h.log).toEqual(["apply 0", "replay from 1"]);
@@ -74,7 +79,7 @@ describe("RawSequencer", () => {
     expect(h.s.counters.restarts).toBe(1);
   });
 
-  test("a silent replay (deadline) continues with the held batches; the remaining hole is final", () => {
+  test("a silent replay (deadline) gives up the remaining hole as lost and continues with the held batches", () => {
     const h = harness(true);
     h.live(0, 5);
     h.s.replayEnded();

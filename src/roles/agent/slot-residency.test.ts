@@ -50,7 +50,7 @@ describe("SlotResidency normalization", () => {
     expect(events).toEqual([]);
   });
 
-  test("framework refcounts per tier; removed emitted only when the last reference goes", () => {
+  test("framework residency is reference-counted per tier: removed goes out only when the last reference goes", () => {
     const { r, events, apply } = setup();
     apply(stored([1n], tokens(1), null), stored([1n], tokens(1), null), removed([1n]));
     expect(events.map((e) => e.kind)).toEqual(["stored"]);

@@ -41,7 +41,7 @@ describe("driveLoad", () => {
     expect(Math.max(...r.records.map((x) => x.inFlightAtSend))).toBe(3);
   });
 
-  test("trace timestamps are kept (÷ speedup); warm-up requests come first and are not recorded", async () => {
+  test("a trace run keeps its timestamps (÷ speedup) after warm-up requests that are not recorded", async () => {
     const f = fake(0);
     const w = [req(0), req(1000), req(3000)];
     const r = await driveLoad({ workload: w, arrival: { kind: "trace", speedupRatio: 2 }, seed: 0, warmupRequests: 2 }, f.deps);
@@ -51,17 +51,25 @@ describe("driveLoad", () => {
     expect(r.endMs - r.startMs).toBe(1500);
   });
 
-  test("--duration stops sending; a stop signal too", async () => {
+  const hundred = () => Array.from({ length: 100 }, (_, i) => req(i));
+
+  test("--duration stops sending", async () => {
     const f = fake(10);
-    const w = Array.from({ length: 100 }, (_, i) => req(i));
+    const w = hundred();
     const r = await driveLoad({ workload: w, arrival: { kind: "concurrency", concurrency: 1 }, seed: 0, warmupRequests: 0, durationMs: 35 }, f.deps);
     expect(r.records.length).toBe(4);
     expect(r.cutShort).toBe(true);
+  });
+
+  test("a stop signal already given sends nothing", async () => {
+    const w = hundred();
     const stop = new AbortController();
     stop.abort();
     const s = await driveLoad({ workload: w, arrival: { kind: "rate", requestsPerSecond: 10 }, seed: 0, warmupRequests: 0 }, { ...fake(1).deps, stop: stop.signal });
     expect(s.records.length).toBe(0);
-    // A stop during a long wait for the next arrival ends the wait at once.
+  });
+
+  test("a stop during a long wait for the next arrival ends the wait at once", async () => {
     const later = new AbortController();
     const slow = fake(1);
     let slept = 0;

@@ -48,9 +48,12 @@ describe("bench metrics on known inputs", () => {
     expect(r.std_ttft_ms).toBeCloseTo(Math.sqrt(20000 / 3), 9);
   });
 
-  test("no cached_tokens from the server: reuse is null, not 0; nothing completed: zeros", () => {
+  test("no cached_tokens from the server: reuse is null, not 0", () => {
     const r = buildResult({ records: [rec({})], startMs: 0, endMs: 1000, warmup: { sent: 0, failed: 0 }, cutShort: false }, meta, [99]);
     expect(r.prefix_cache_reuse_ratio).toBeNull();
+  });
+
+  test("nothing completed: the figures are zeros", () => {
     const none = buildResult({ records: [rec({ ok: false, errorKind: "connection" })], startMs: 0, endMs: 0, warmup: { sent: 0, failed: 0 }, cutShort: false }, meta, [99]);
     expect(none).toMatchObject({ completed: 0, failed: 1, mean_ttft_ms: 0, p99_ttft_ms: 0, request_throughput: 0 });
   });

@@ -58,12 +58,15 @@ describe("EventTap", () => {
     expect(view()).toEqual(["gap 0->3", 3]);
   });
 
-  test("an empty replay goes straight to live; a hole between replay and live is a gap", () => {
+  test("a hole between replay and live is a gap", () => {
     const { tap, view } = tapWith({ replayFrom: 10n });
     tap.replayReply(replayed(10));
     tap.replayReply(END);
     tap.live(live(12));
     expect(view()).toEqual([10, "gap 11->12", 12]);
+  });
+
+  test("an empty replay goes straight to live", () => {
     const empty = tapWith({ replayFrom: 0n });
     empty.tap.replayReply(END);
     empty.tap.live(live(0));
@@ -93,7 +96,7 @@ describe("EventTap", () => {
     expect((lines[3] as { error: string }).error).toMatch(/at byte 0/);
   });
 
-  test("malformed replay replies are error lines; replayed topics are filtered like the subscription", () => {
+  test("only well-formed replay replies under the subscribed topic are printed, malformed ones as error lines", () => {
     const { tap, lines, view } = tapWith({ replayFrom: 0n, topic: te.encode("kv") });
     tap.replayReply([EMPTY, encodeSeq(0n)]);
     tap.replayReply([EMPTY, te.encode("kv"), encodeSeq(0n), encodeBatch(batch(0)), EMPTY]);
@@ -136,7 +139,7 @@ describe("EventTap", () => {
     expect(tap.isReplaying).toBe(false);
   });
 
-  test("a silent replay times out into live, saying so; late replies are ignored", () => {
+  test("a silent replay times out into live with an error line, and its late replies are ignored", () => {
     const { tap, lines, view } = tapWith({ replayFrom: 0n });
     tap.live(live(0));
     tap.replayFailed("no end marker within 10 ms");
@@ -145,7 +148,7 @@ describe("EventTap", () => {
     expect(lines[0]).toEqual({ error: "replay: no end marker within 10 ms; continuing with the live stream" });
   });
 
-  test("the live hold during replay is bounded; drops are reported and show as a gap", () => {
+  test("live batches beyond the bounded hold during replay are dropped, reported and shown as a gap", () => {
     const { tap, view } = tapWith({ replayFrom: 0n, maxHeldLive: 2 });
     for (const s of [0, 1, 2, 3]) tap.live(live(s));
     tap.replayReply(END);

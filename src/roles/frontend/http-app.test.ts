@@ -239,7 +239,7 @@ describe("the router's view of load", () => {
   };
   const prompt = cmpl({ prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9], stream: true });
 
-  test("prefill tokens count until the first token; a client that goes away releases everything", async () => {
+  test("a routed request holds its prefill tokens until its first token and its blocks until the client goes away", async () => {
     let open!: () => void;
     const f = fleet(gated(new Promise<void>((r) => (open = r))));
     const router = f.state.routerOf("m")!;
@@ -255,7 +255,7 @@ describe("the router's view of load", () => {
     expect(router.activeBlocksOf(source)).toBe(0);
   });
 
-  test("every worker busy → 529 in OpenAI's shape naming the thresholds (status configurable); served again once load drops", async () => {
+  test("every worker busy → 529 (or the configured status) in OpenAI's shape naming the thresholds, until the load drops", async () => {
     for (const status of [529, 503]) {
       let open!: () => void;
       const state = routingState("kv", { router: { busy: { activePrefillTokens: 4 } }, overloadStatus: status });
@@ -283,7 +283,7 @@ describe("the router's view of load", () => {
 });
 
 describe("the router's queue (--router-queue-threshold)", () => {
-  test("while every worker is saturated requests wait, oldest first, and go out as first tokens arrive; a client that leaves while held gets 499", async () => {
+  test("while every worker is saturated requests are held, oldest first, until first tokens arrive or their client leaves (499)", async () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     const worker: FetchLike = async (url, init) => {
@@ -327,16 +327,26 @@ describe("decision log", () => {
 });
 
 describe("responses", () => {
-  test("generated ids render to the same text every time; usage carries cached tokens", async () => {
+  /** One completion of [1..5] from a worker that generates 42, 7 with 4 cached tokens. */
+  function completeWithCachedTokens() {
     const worker = ndjsonWorker(undefined, (b) => [
       JSON.stringify({ token_id: 42 }),
       JSON.stringify({ token_id: 7 }),
       JSON.stringify({ finish_reason: "length", prompt_tokens: b.token_ids.length, cached_tokens: 4, host_loaded_tokens: 0, completion_tokens: 2 }),
     ]);
     const f = fleet(worker);
-    const a = (await (await f.app.fetch(post("/v1/completions", cmpl({ prompt: [1, 2, 3, 4, 5] })))).json()) as Record<string, any>;
-    const b = (await (await f.app.fetch(post("/v1/completions", cmpl({ prompt: [1, 2, 3, 4, 5] })))).json()) as Record<string, any>;
+    return async () => (await (await f.app.fetch(post("/v1/completions", cmpl({ prompt: [1, 2, 3, 4, 5] })))).json()) as Record<string, any>;
+  }
+
+  test("generated ids render to the same text every time", async () => {
+    const complete = completeWithCachedTokens();
+    const a = await complete();
+    const b = await complete();
     expect(a.choices[0].text).toBe(b.choices[0].text);
+  });
+
+  test("usage carries cached tokens", async () => {
+    const a = await completeWithCachedTokens()();
     expect(a.usage).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 4 } });
   });
 

@@ -35,7 +35,7 @@ describe("the shared decision table through the frontend's router-event path", (
 });
 
 describe("routing state", () => {
-  test("round-robin cycles over every (worker, rank); random reaches each", () => {
+  test("round-robin cycles over every (worker, rank)", () => {
     const rr = routingState("round-robin");
     rr.putWorker(workerRecord("a", { data_parallel_size: 2 }));
     rr.putWorker(workerRecord("b"));
@@ -45,6 +45,9 @@ describe("routing state", () => {
     });
     expect(new Set(picks.slice(0, 3))).toEqual(new Set(["a/0", "a/1", "b/0"]));
     expect(picks.slice(3)).toEqual(picks.slice(0, 3));
+  });
+
+  test("random reaches every (worker, rank)", () => {
     const rnd = routingState("random");
     rnd.putWorker(workerRecord("a", { data_parallel_size: 2 }));
     rnd.putWorker(workerRecord("b"));
@@ -55,24 +58,41 @@ describe("routing state", () => {
     expect(seen).toEqual(new Set(["a/0", "a/1", "b/0"]));
   });
 
-  test("kv: requests sharing a prefix follow its holder; finish frees the load", () => {
+  /** kv mode, workers a and b, b holding the prompt's 8 blocks, one request routed. */
+  function routedToHolder() {
     const state = routingState("kv");
     state.putWorker(workerRecord("a"));
     state.putWorker(workerRecord("b"));
     state.apply([stored("b", 0, "device", 0, 8)]);
-    const p = plan(state.route("m", tokens.slice(0, 32)));
+    return { state, p: plan(state.route("m", tokens.slice(0, 32))) };
+  }
+
+  test("kv: a request sharing a prefix follows its holder", () => {
+    const { p } = routedToHolder();
     expect(p.worker.id).toBe("b");
     expect(p.decision).toMatchObject({ deviceOverlap: 8, prefillBlocks: 0, activeBlocks: 0, newBlocks: 8, cost: 8 });
+  });
+
+  test("kv: a routed request's blocks count as load until finish frees them", () => {
+    const { state, p } = routedToHolder();
     expect(state.routerOf("m")!.activeBlocksOf(p.source)).toBe(8);
     state.finish(p);
     expect(state.routerOf("m")!.activeBlocksOf(p.source)).toBe(0);
   });
 
-  test("a worker with another block size is refused, naming it; unknown model 404; none 503", () => {
+  test("with no worker a request gets 503", () => {
     const state = routingState("kv", { blockSize: 4 });
     expect(state.route("m", [1])).toMatchObject({ status: 503 });
+  });
+
+  test("a worker with another block size is refused, naming it", () => {
+    const state = routingState("kv", { blockSize: 4 });
     expect(state.putWorker(workerRecord("odd", { block_size: 16 }))).toContain("worker odd has block size 16");
     expect(state.workerCount).toBe(0);
+  });
+
+  test("a request for an unknown model gets 404", () => {
+    const state = routingState("kv", { blockSize: 4 });
     state.putWorker(workerRecord("ok"));
     expect(state.route("other", [1])).toMatchObject({ status: 404, code: "model_not_found" });
   });

@@ -63,11 +63,14 @@ describe("plan", () => {
     expect(p.agentUrl).toBeUndefined();
   });
 
-  test("--roles mockers waits for the agent's record instead of starting one; --roles agent,frontend gates the frontend on /live", () => {
+  test("--roles mockers waits for the agent's record instead of starting one", () => {
     const m = plan(up("--roles=mockers", "--cache-slot-base=8"), ctx());
     expect(m.processes.map((s) => s.name)).toEqual(["mocker-0"]);
     expect(m.awaitAgentRecord).toBe(true);
     expect(mockerConfigOf(m.processes[0]!.argv).kvStateAgentCacheSlot).toBe(8);
+  });
+
+  test("--roles agent,frontend gates the frontend on /live", () => {
     const af = plan(up("--roles=agent,frontend"), ctx(0));
     expect(af.processes.map((s) => s.name)).toEqual(["agent", "frontend"]);
     expect(af.processes[1]!.readiness).toEqual({ kind: "ok", url: "http://127.0.0.1:8000/live" });

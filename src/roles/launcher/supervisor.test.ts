@@ -9,7 +9,7 @@ const sh = (script: string) => ["/bin/sh", "-c", script];
 const never = { what: "a probe that never passes", probe: () => Promise.reject(new Error("connection refused")), intervalMs: 20 };
 
 describe("Supervisor", () => {
-  test("output is prefixed with the child's name, padded to the longest; --log-dir gets it unprefixed", async () => {
+  test("a child's output is written prefixed with its name (padded to the longest) and to --log-dir unprefixed", async () => {
     using dir = tempDir();
     const out: string[] = [];
     await using sup = new Supervisor(["agent", "mocker-10"], { write: (t) => out.push(t), logDir: join(dir.path, "logs") });
@@ -46,7 +46,7 @@ describe("Supervisor", () => {
     expect((err as Error).message).toBe("agent did not become ready within 0.2 s (waiting for a probe that never passes); last probe: connection refused; it wrote no output");
   });
 
-  test("failure reports the first child that exits unasked; stop() sends SIGTERM, then SIGKILL after the grace period", async () => {
+  test("the first child to exit unasked is the failure, after which stop() ends the rest with SIGTERM, then SIGKILL after the grace period", async () => {
     const out: string[] = [];
     const sup = new Supervisor(["a", "b", "c"], { write: (t) => out.push(t) });
     sup.spawn("a", sh("exec sleep 30"));

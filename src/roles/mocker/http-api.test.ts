@@ -37,7 +37,7 @@ const post = (url: string, body: unknown, signal?: AbortSignal) => fetch(`${url}
 /** Bun sends a streamed response's headers with its first bytes, so the test waits for the sink. */
 const sinkOf = (pool: FakePool, id: string) => waitFor(() => pool.sinks.get(id), { timeoutMs: 5000, what: `request ${id} to reach the pool` });
 
-test("a request finished before its first output is sent is one plain body with a content-length; a running one is chunked", async () => {
+test("a request finished before its first output is sent is one plain body with a content-length", async () => {
   const pool = new FakePool();
   const url = serve(pool);
   const quick = post(url, { worker: 0, token_ids: [1], max_tokens: 1, request_id: "quick" });
@@ -49,7 +49,11 @@ test("a request finished before its first output is sent is one plain body with 
   expect(whole.headers.get("content-type")).toBe("application/x-ndjson");
   expect(whole.headers.get("content-length")).toBe(String(body.length));
   expect(await whole.text()).toBe(body);
+});
 
+test("a running request's body is chunked", async () => {
+  const pool = new FakePool();
+  const url = serve(pool);
   const running = post(url, { worker: 0, token_ids: [1], max_tokens: 2, request_id: "running" });
   const runningSink = await sinkOf(pool, "running");
   runningSink.tokens([8]);

@@ -57,7 +57,7 @@ test("zero-duration engines run round-robin and, with no turn budget, yield to I
   }
 });
 
-test("an idle engine is woken by new work; close stops everything", async () => {
+test("an idle engine is woken by new work until the loop is closed", async () => {
   let t = 0;
   const loop = new LiveLoop<number>(() => t);
   const a = fakeSlot(0, 0, () => t);

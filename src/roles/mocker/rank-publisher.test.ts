@@ -132,7 +132,7 @@ describe("replay", () => {
     }
   }
 
-  test("batches with seq >= start, byte-identical to live, then the end marker; old and future starts", async () => {
+  test("a request gets the held batches with seq >= start (an old start from the oldest, a future one none), byte-identical to live, then the end marker", async () => {
     const topic = "kvcr-replaytopic0000";
     const pub = publisher({ topic, replayPort: 0, replayCapacity: 3 });
     expect(pub.replayPort).toBeGreaterThan(0);
@@ -159,7 +159,7 @@ describe("replay", () => {
     expect(pub.stats()).toMatchObject({ replayRequestsServed: 3, badReplayRequests: 0, truncatedReplays: 0 });
   });
 
-  test("a full buffer replays completely (the ROUTER HWM fits a whole reply); a reply that does not fit is cut and counted", async () => {
+  test("a full buffer replays whole (the ROUTER HWM fits a reply), a second reply that does not fit behind it is cut and counted", async () => {
     const pub = publisher({ replayPort: 0, replayCapacity: 2_000 });
     // 2,000 batches of ~8 KiB: more than the transport's default HWM (1,000) and 16 MiB, more than
     // loopback's socket buffers take at once, so the reply really queues in user space.
@@ -222,11 +222,16 @@ describe("flow control and lifecycle", () => {
     expect(pub.nextSeq).toBe(sent + 1);
   });
 
-  test("close() closes the PUB and the replay ROUTER: both ports can be bound again; publish is a no-op", () => {
+  test("publish after close() is a no-op", () => {
     const pub = publisher({ replayPort: 0 });
     pub.close();
     pub.publish(steps()[0]!, 1);
     expect(pub.nextSeq).toBe(0);
+  });
+
+  test("close() closes the PUB and the replay ROUTER: both ports can be bound again", () => {
+    const pub = publisher({ replayPort: 0 });
+    pub.close();
     const again = own(new PubSocket({ logger }));
     again.bind(pub.endpoint);
     again.bind(pub.replayEndpoint!);

@@ -67,7 +67,7 @@ test("with a stagger delay workers register one after another, the delay between
   expect(s.maxInFlight()).toBe(1);
 });
 
-test("a failed put rejects with its error; every record put before or alongside it was kept", async () => {
+test("a failed put rejects with its error, every record put before or alongside it kept", async () => {
   const s = fakeStore((key) => key === "ns/intents/w40-r1");
   const { p, kept, registered } = plan(s.store, 100);
   await expect(registerWorkers(p)).rejects.toThrow("cannot write ns/intents/w40-r1");
@@ -77,7 +77,7 @@ test("a failed put rejects with its error; every record put before or alongside 
   expect(registered.length).toBeLessThan(100);
 });
 
-test("closing mid-way starts no new worker; a record put after close began is not kept", async () => {
+test("closing mid-way starts no new worker and keeps no record put after close began", async () => {
   const s = fakeStore();
   let closing = false;
   const kept: string[] = [];

@@ -66,7 +66,7 @@ describe("router event relay", () => {
     expect(r.stats()).toMatchObject({ batchesPublished: 2, eventsPublished: 5, unknownRemovals: 1, subscribers: 1 });
   });
 
-  test("tiers are recorded separately; a removal of a block never stored (or already removed) is left out", async () => {
+  test("each tier is tracked separately, so a removal of a block the tier never stored (or already removed) is left out and counted", async () => {
     const r = relay();
     const sub = await subscribed(r);
     r.publish(0, [stored("device", [1n], [7n]), removed("host", [1n]), removed("device", [1n]), removed("device", [1n])]);
@@ -99,26 +99,39 @@ describe("router event relay", () => {
     expect(r.stats().unknownRemovals).toBe(1);
   });
 
-  test("an engine event that cannot be relayed is counted and skipped; bad ranks and options are refused", async () => {
+  test("an engine event that cannot be relayed is counted and skipped", async () => {
     const r = relay();
     const sub = await subscribed(r);
     r.publish(0, [stored("device", [1n, 2n], [7n]), stored("device", [3n], [9n])]);
     expect((await nextBatch(sub)).events.map((e) => e.blocks[0]!.seqHash)).toEqual([3n]);
     expect(r.stats().invalidEvents).toBe(1);
+  });
+
+  test("an outlet for a rank out of range is refused", () => {
+    const r = relay();
     expect(() => r.outlet(2)).toThrow("no rank 2 (ranks 0..1)");
+  });
+
+  test("bad options are refused", () => {
     expect(() => relay({ workerId: "" })).toThrow("workerId must not be empty");
     expect(() => relay({ dataParallelSize: 0 })).toThrow("dataParallelSize must be an integer >= 1");
   });
 
-  test("close() sends what is queued, then frees the port; later publishes do nothing", async () => {
+  test("close() sends what is queued, then frees the port", async () => {
     const r = relay();
     const sub = await subscribed(r);
     r.publish(0, [stored("device", [1n], [7n])]);
     r.close();
     expect((await nextBatch(sub)).cursor).toBe(1n);
+    own(new PubSocket({ logger })).bind(r.endpoint);
+  });
+
+  test("publishes after close() do nothing", () => {
+    const r = relay();
+    r.publish(0, [stored("device", [1n], [7n])]);
+    r.close();
     r.publish(0, [stored("device", [2n], [8n])]);
     expect(r.nextCursor).toBe(2);
-    own(new PubSocket({ logger })).bind(r.endpoint);
   });
 });
 

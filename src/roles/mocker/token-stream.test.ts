@@ -24,7 +24,7 @@ test("token lines are byte-identical to tokenLine() for any u32 id", async () =>
   expect(await text).toBe(ids.map(tokenLine).join("") + summaryLine({ ...summary, completion_tokens: ids.length }));
 });
 
-test("one line per token, then the summary line; each turn's tokens leave in one write", async () => {
+test("each turn's tokens leave in one write, a line per token, the summary line last", async () => {
   const s = new TokenStream(() => {});
   const read = chunks(s.body);
   await turn();
@@ -65,7 +65,7 @@ test("long outputs grow the buffer without losing a line", async () => {
   expect(JSON.parse(lines[10_000]!)).toEqual(summary);
 });
 
-test("a reader that cancels cancels the request once; later output is dropped", async () => {
+test("a reader that cancels cancels the request once, whatever output or cancels follow", async () => {
   let cancelled = 0;
   const s = new TokenStream(() => cancelled++);
   const reader = s.body.getReader();

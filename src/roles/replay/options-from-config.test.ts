@@ -17,7 +17,7 @@ describe("engine option bounds", () => {
 });
 
 describe("replay flags shared with the mocker", () => {
-  test("--host-offload-decode-blocks reaches the engines; --host-kv-events-medium is accepted (one config file serves mocker and replay)", () => {
+  test("--host-offload-decode-blocks reaches the engines, next to an accepted --host-kv-events-medium (one config file serves mocker and replay)", () => {
     const load = (argv: string[]) => loadConfig(replayOptions, { argv, readFile: () => "" }, (c) => replayProblems(c as ReplayConfig)).config as ReplayConfig;
     const d = replayOptionsFrom(load([]));
     expect(d.engine.hostOffloadDecodeBlocks).toBe(false);

@@ -83,8 +83,9 @@ function rawServer(respond: (conn: RawConn, request: string, n: number) => void)
 const ok = (body: string) => `HTTP/1.1 200 OK\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
 describe("against Bun.serve", () => {
-  test("a POST with a JSON body; a content-length answer and a streamed (chunked) one", async () => {
-    const base = serve(async (req) => {
+  /** /stream answers a\nb\nc\n streamed (chunked); anything else echoes method, content type and body as JSON, 201. */
+  const echoServer = () =>
+    serve(async (req) => {
       const body = await req.text();
       if (new URL(req.url).pathname === "/stream") {
         const parts = ["a\n", "b\n", "c\n"];
@@ -92,18 +93,31 @@ describe("against Bun.serve", () => {
       }
       return Response.json({ method: req.method, type: req.headers.get("content-type"), body }, { status: 201 });
     });
+
+  test("a POST with a JSON body gets its content-length answer", async () => {
+    const base = echoServer();
     const c = client();
     const res = await c.request(`${base}/echo?q=1`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"ü":1}' });
     expect(res.status).toBe(201);
     expect(res.headers.get("content-type")).toContain("application/json");
     expect(JSON.parse(await text(res))).toEqual({ method: "POST", type: "application/json", body: '{"ü":1}' });
+  });
+
+  test("a streamed (chunked) answer is read whole", async () => {
+    const base = echoServer();
+    const c = client();
     const streamed = await c.request(`${base}/stream`, { method: "POST", body: "" });
     expect(await text(streamed)).toBe("a\nb\nc\n");
+  });
+
+  test("a GET is sent as a GET", async () => {
+    const base = echoServer();
+    const c = client();
     const get = await c.request(`${base}/echo`, { method: "GET" });
     expect(JSON.parse(await text(get)).method).toBe("GET");
   });
 
-  test("sequential requests share one connection; concurrent ones open more, then are reused", async () => {
+  test("connections are reused: sequential requests share one, a concurrent burst opens more that the next burst reuses", async () => {
     const base = serve(() => new Response("ok"));
     const c = client();
     for (let i = 0; i < 5; i++) expect(await text(await c.request(`${base}/x`, { method: "POST", body: "{}" }))).toBe("ok");
@@ -115,13 +129,17 @@ describe("against Bun.serve", () => {
     expect(c.connections).toBe(4);
   });
 
-  test("idle connections are capped in all and per origin; the rest close when their answer ends", async () => {
+  test("idle connections are capped in all, the rest closing when their answer ends", async () => {
     const base = serve(() => new Response("ok"));
     const c = client({ maxIdle: 2 });
     const burst = await Promise.all(Array.from({ length: 5 }, async () => text(await c.request(`${base}/x`, { method: "POST", body: "{}" }))));
     expect(burst).toEqual(["ok", "ok", "ok", "ok", "ok"]);
     expect(c.idleConnections).toBe(2);
     expect(c.connections).toBe(2);
+  });
+
+  test("idle connections are capped per origin", async () => {
+    const base = serve(() => new Response("ok"));
     const perOrigin = client({ maxIdlePerOrigin: 1 });
     await Promise.all(Array.from({ length: 3 }, async () => text(await perOrigin.request(`${base}/x`, { method: "POST", body: "{}" }))));
     expect(perOrigin.connections).toBe(1);
@@ -221,13 +239,18 @@ describe("connection handling (scripted server)", () => {
     await server.conns[0]!.closed;
   });
 
-  test("abort before the answer's head: the request promise rejects; an already aborted signal sends nothing", async () => {
+  test("an abort before the answer's head rejects the request promise", async () => {
     const server = rawServer(() => {});
     const c = client();
     const ctrl = new AbortController();
     const p = c.request(server.url, { method: "POST", body: "{}", signal: ctrl.signal });
     ctrl.abort(new Error("stalled"));
     expect(p).rejects.toThrow("stalled");
+  });
+
+  test("an already aborted signal sends nothing", async () => {
+    const server = rawServer(() => {});
+    const c = client();
     expect(c.request(server.url, { method: "POST", body: "{}", signal: AbortSignal.abort(new Error("already")) })).rejects.toThrow("already");
   });
 

@@ -11,17 +11,33 @@ const strs = (m: Uint8Array[]) => m.map((f) => td.decode(f));
 const recv = (s: SubSocket, what = "a message") => withTimeout(s.receive(), 5000, what).then(strs);
 
 describe("PUB/SUB between kvcr-mock sockets", () => {
-  test("bind reports the actual port; prefix filtering; multipart messages arrive whole", async () => {
+  test("bind reports the actual port", () => {
     using pub = new PubSocket({ logger });
     const ep = pub.bind("tcp://127.0.0.1:0");
     expect(ep).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
     expect(ep.endsWith(":0")).toBe(false);
     expect(pub.endpoints).toEqual([ep]);
-    using sub = new SubSocket({ logger });
+  });
+
+  /** Binds `pub`, subscribes `sub` to "kv@" and connects it, and waits until the PUB has the subscription. */
+  async function subscribeKv(pub: PubSocket, sub: SubSocket): Promise<void> {
+    const ep = pub.bind("tcp://127.0.0.1:0");
     sub.subscribe("kv@");
     sub.connect(ep);
     await waitFor(() => pub.subscriberCount("kv@") === 1, { timeoutMs: 5000, what: "the subscription" });
+  }
+
+  test("a message no subscription's prefix matches is sent to nobody", async () => {
+    using pub = new PubSocket({ logger });
+    using sub = new SubSocket({ logger });
+    await subscribeKv(pub, sub);
     expect(pub.send(["other", "x"])).toBe(0);
+  });
+
+  test("a multipart message matching a prefix arrives whole", async () => {
+    using pub = new PubSocket({ logger });
+    using sub = new SubSocket({ logger });
+    await subscribeKv(pub, sub);
     const frames = Array.from({ length: 20 }, (_, i) => `f${i}`);
     expect(pub.send(["kv@w1", ...frames])).toBe(1);
     expect(await recv(sub)).toEqual(["kv@w1", ...frames]);
@@ -79,7 +95,7 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     }
   });
 
-  test("unsubscribe stops delivery; reference-counted subscriptions", async () => {
+  test("subscriptions are reference-counted: unsubscribing stops delivery once the last reference goes", async () => {
     using pub = new PubSocket({ logger });
     const ep = pub.bind("tcp://127.0.0.1:0");
     using sub = new SubSocket({ logger });
@@ -163,7 +179,7 @@ describe("PUB/SUB between kvcr-mock sockets", () => {
     expect((await recv(sub))[1]).toBe("0");
   });
 
-  test("onMessage delivers synchronously without queueing; a throwing handler does not break the socket", async () => {
+  test("onMessage takes every message in place of a queue, even after a handler that throws", async () => {
     using pub = new PubSocket({ logger });
     const ep = pub.bind("tcp://127.0.0.1:0");
     using sub = new SubSocket({ logger: createLogger({ level: "silent" }) });

@@ -65,7 +65,7 @@ async function pubWithHealthySub(opts: { maxMessageBytes?: number; handshakeTime
   };
 }
 
-describe("bad peers are disconnected with a logged reason; others are unaffected", () => {
+describe("a bad peer is disconnected with a logged reason, the others unaffected", () => {
   const cases: { name: string; bytes: () => Uint8Array | string; reason: RegExp; opts?: { maxMessageBytes?: number } }[] = [
     { name: "HTTP garbage", bytes: () => "GET / HTTP/1.1\r\nHost: x\r\n\r\n", reason: /not speaking ZMTP/ },
     { name: "random bytes after a valid signature", bytes: () => concat([encodeGreeting().subarray(0, 10), new Uint8Array([0x01, 0x02])]), reason: /unsupported ZMTP version 1\.x/ },

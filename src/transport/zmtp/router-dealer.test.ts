@@ -10,7 +10,7 @@ const strs = (m: Uint8Array[]) => m.map((f) => td.decode(f));
 const recv = (s: RouterSocket | DealerSocket) => withTimeout(s.receive(), 5000, "a message").then(strs);
 
 describe("ROUTER/DEALER between kvcr-mock sockets", () => {
-  test("request/reply with an empty delimiter; identity prepended and routed", async () => {
+  test("a request reaches the ROUTER behind its identity and an empty delimiter, and the reply is routed back by it", async () => {
     using router = new RouterSocket({ logger });
     const ep = router.bind("tcp://127.0.0.1:0");
     using dealer = new DealerSocket({ logger, identity: "w1" });
@@ -45,19 +45,35 @@ describe("ROUTER/DEALER between kvcr-mock sockets", () => {
     }
   });
 
-  test("ROUTER fair-queues receives across peers; generated identities are distinct", async () => {
+  /** Connects the three dealers to `ep` and waits until the router sees them. */
+  async function connectThree(router: RouterSocket, ep: string, dealers: DealerSocket[]): Promise<void> {
+    for (const d of dealers) d.connect(ep);
+    await waitFor(() => router.peerCount === 3, { timeoutMs: 5000, what: "three dealers" });
+  }
+
+  test("ROUTER fair-queues receives across peers", async () => {
     using router = new RouterSocket({ logger });
     const ep = router.bind("tcp://127.0.0.1:0");
     const dealers = [new DealerSocket({ logger }), new DealerSocket({ logger }), new DealerSocket({ logger })];
     try {
-      for (const d of dealers) d.connect(ep);
-      await waitFor(() => router.peerCount === 3, { timeoutMs: 5000, what: "three dealers" });
+      await connectThree(router, ep, dealers);
       dealers.forEach((d, i) => {
         for (let k = 0; k < 40; k++) d.send([`d${i}`, String(k)]);
       });
       await waitFor(() => router.stats().messagesReceived === 120, { timeoutMs: 5000, what: "all messages queued" });
       const first = await Promise.all([recv(router), recv(router), recv(router)]);
       expect(new Set(first.map((m) => m[1]))).toEqual(new Set(["d0", "d1", "d2"]));
+    } finally {
+      for (const d of dealers) d.close();
+    }
+  });
+
+  test("generated peer identities are distinct", async () => {
+    using router = new RouterSocket({ logger });
+    const ep = router.bind("tcp://127.0.0.1:0");
+    const dealers = [new DealerSocket({ logger }), new DealerSocket({ logger }), new DealerSocket({ logger })];
+    try {
+      await connectThree(router, ep, dealers);
       const ids = router.peerIdentities().map((id) => Buffer.from(id).toString("hex"));
       expect(new Set(ids).size).toBe(3);
       for (const id of ids) expect(id).toMatch(/^00[0-9a-f]{8}$/);
@@ -66,7 +82,7 @@ describe("ROUTER/DEALER between kvcr-mock sockets", () => {
     }
   });
 
-  test("a second peer with a taken identity is refused; the first keeps working", async () => {
+  test("a second peer with a taken identity is refused while the first keeps working", async () => {
     using router = new RouterSocket({ logger });
     const ep = router.bind("tcp://127.0.0.1:0");
     using a = new DealerSocket({ logger, identity: "same" });
