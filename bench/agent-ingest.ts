@@ -9,7 +9,7 @@
 // evicts the rest, so the cycle repeats with consistent state. 64 slots, interleaved.
 // Run: `npx bun bench/agent-ingest.ts` (BLOCK_SIZE=64 default; BENCH_ROUND_MS, BENCH_ROUNDS).
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import { encodeBatch, type KvEvent } from "../src/protocol/kv-events/index.ts";
+import { encodeBatch, type VllmKvEvent } from "../src/protocol/kv-events/index.ts";
 import { encodeRouterEvents, type RouterEvent } from "../src/protocol/router-events.ts";
 import { decodeRaw } from "../src/roles/agent/slot.ts";
 import { batchFault, SlotResidency } from "../src/roles/agent/slot-residency.ts";
@@ -38,7 +38,7 @@ function slotCycle(): { payloads: Uint8Array[]; blockOps: number } {
   let ops = 0;
   let ts = 1_700_000_000;
   for (let s = 0; s <= STEPS; s++) {
-    const events: KvEvent[] = [];
+    const events: VllmKvEvent[] = [];
     if (s < STEPS) {
       const hashes = Array.from({ length: BLOCKS_PER_STEP }, randomHash);
       const parent = s === 0 ? null : raw[s - 1]![BLOCKS_PER_STEP - 1]!;

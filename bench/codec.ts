@@ -4,9 +4,9 @@
 // project's configured Packr) on the equivalent JS object with the same keys, in the same run.
 // Run: `npx bun bench/codec.ts` (about a minute; BENCH_ROUND_MS (default 800) and BENCH_ROUNDS
 // (default 5) adjust it; each figure is the best of its interleaved rounds).
-import type { KvEvent as EngineKvEvent } from "../src/core/kv/kv-events.ts";
+import type { KvEvent } from "../src/core/kv/kv-events.ts";
 import { decodeBatch, encodeBatch } from "../src/protocol/kv-events/index.ts";
-import type { KvEventBatch } from "../src/protocol/kv-events/index.ts";
+import type { VllmKvEventBatch } from "../src/protocol/kv-events/index.ts";
 import { packr } from "../src/protocol/msgpack.ts";
 import { toVllmEvents } from "../src/roles/mocker/raw-events.ts";
 import { envNumber, measure } from "./lib/measure.ts";
@@ -27,7 +27,7 @@ function rng(seed: number): () => number {
 
 interface Case {
   label: string;
-  batch: KvEventBatch;
+  batch: VllmKvEventBatch;
 }
 
 /** A G1 store of `blocks` blocks as one engine step emits it, in direct mode. */
@@ -35,7 +35,7 @@ function deviceStore(blocks: number): Case {
   const next = rng(blocks * 7919);
   const hash = () => (BigInt(next()) << 32n) | BigInt(next());
   const hashes = Array.from({ length: blocks }, hash);
-  const events: EngineKvEvent[] = [
+  const events: KvEvent[] = [
     {
       kind: "stored",
       tier: "device",
@@ -54,7 +54,7 @@ function hostOffload(): Case {
   const next = rng(4242);
   const hash = () => (BigInt(next()) << 32n) | BigInt(next());
   const hashes = Array.from({ length: 32 }, hash);
-  const events: EngineKvEvent[] = [
+  const events: KvEvent[] = [
     { kind: "stored", tier: "host", parentHash: hash(), blockHashes: hashes, localHashes: hashes, tokenIds: Uint32Array.from({ length: 32 * BLOCK_SIZE }, () => next() % 128_000), blockSize: BLOCK_SIZE },
     { kind: "removed", tier: "device", blockHashes: hashes.slice() },
   ];
@@ -62,7 +62,7 @@ function hostOffload(): Case {
 }
 
 /** The same batch as the plain object a generic msgpack user would pack (vLLM field names, same keys). */
-function asPlainObject(batch: KvEventBatch): unknown {
+function asPlainObject(batch: VllmKvEventBatch): unknown {
   return [
     batch.ts,
     batch.events.map((e) => {

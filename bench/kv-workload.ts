@@ -1,7 +1,7 @@
 // The benchmark's message: a vLLM KV-event batch with one BlockStored of N blocks (block size 16,
 // token ids from a 150k vocabulary), through kvcr-mock's own codec (src/protocol/kv-events), the
 // bytes a real vLLM worker would publish. The Node/libzmq reference encodes the same map layout.
-import { decodeBatch, decodeSeq, encodeBatch, encodeSeq, type BlockStored, type KvEventBatch } from "../src/protocol/kv-events/index.ts";
+import { decodeBatch, decodeSeq, encodeBatch, encodeSeq, type BlockStored, type VllmKvEventBatch } from "../src/protocol/kv-events/index.ts";
 
 export const BLOCK_SIZE = 16;
 
@@ -27,7 +27,7 @@ export function kvWorkload(blocks: number): Workload {
         medium: "GPU",
         loraName: null,
       };
-      const batch: KvEventBatch = { ts: 1_760_000_000 + n / 1000, events: [event], dataParallelRank: 0 };
+      const batch: VllmKvEventBatch = { ts: 1_760_000_000 + n / 1000, events: [event], dataParallelRank: 0 };
       return encodeBatch(batch);
     },
     decodeBlocks(payload) {

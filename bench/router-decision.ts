@@ -44,7 +44,7 @@ trace.forEach((r, i) => {
   const tokens = new Uint32Array(r.inputLength);
   r.writeTokens(tokens);
   const seq = hasher.hashBlocks(tokens, BLOCK_SIZE).sequence;
-  state.index.apply(state.sourceOf(`w${i % WORKERS}`, 0), { kind: "stored", tier: "device", blockHashes: [...seq] });
+  state.index.apply(state.rankIdOf(`w${i % WORKERS}`, 0), { kind: "stored", tier: "device", blockHashes: [...seq] });
   stored += seq.length;
   if (tokens.length >= PROMPT_BLOCKS * BLOCK_SIZE) prompts.push(tokens.slice(0, PROMPT_BLOCKS * BLOCK_SIZE));
 });
@@ -64,7 +64,7 @@ for (let i = 0; i < WORKERS * INFLIGHT_PER_CANDIDATE; i++) {
   state.firstToken(p);
 }
 let activeBlocks = 0;
-for (let w = 0; w < WORKERS; w++) activeBlocks += router.activeBlocksOf(state.sourceOf(`w${w}`, 0));
+for (let w = 0; w < WORKERS; w++) activeBlocks += router.activeBlocksOf(state.rankIdOf(`w${w}`, 0));
 console.log(`in flight: ${WORKERS * INFLIGHT_PER_CANDIDATE} trace prompts (${INFLIGHT_PER_CANDIDATE} per candidate on average), ${activeBlocks} distinct active blocks`);
 const hashed = prompts.map((p) => hasher.hashBlocks(p, BLOCK_SIZE).sequence);
 const us = (ms: number) => (ms * 1000).toFixed(1);

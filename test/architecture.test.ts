@@ -138,7 +138,7 @@ describe("architecture", () => {
     expect(violationsOf("core/engine/x.ts", 'import { PubSocket } from "../../transport/zmtp/index.ts";')).toEqual([
       "core/engine/x.ts: core must not import transport (../../transport/zmtp/index.ts)",
     ]);
-    expect(violationsOf("core/engine/x.ts", 'import type { KvEvent } from "../../protocol/kv-events/index.ts";')).toEqual([]);
+    expect(violationsOf("core/engine/x.ts", 'import type { VllmKvEvent } from "../../protocol/kv-events/index.ts";')).toEqual([]);
     expect(violationsOf("core/engine/x.ts", 'import { encodeBatch } from "../../protocol/kv-events/index.ts";')).toHaveLength(1);
     expect(violationsOf("core/x.ts", 'import { readFileSync } from "node:fs";\nconst t = Date.now(); // Math.random in a comment is fine')).toEqual([
       'core/x.ts: core imports package "node:fs"',
@@ -152,7 +152,7 @@ describe("architecture", () => {
     expect(violationsOf("roles/frontend/x.ts", 'import { startMocker } from "../mocker/index.ts";')).toEqual([
       "roles/frontend/x.ts: roles/frontend must not import roles/mocker (../mocker/index.ts); move what they share down a layer or to the top of roles/",
     ]);
-    expect(violationsOf("roles/frontend/x.ts", 'import { engineConfigFrom } from "../engine-config.ts";')).toEqual([]);
+    expect(violationsOf("roles/frontend/x.ts", 'import { engineConfigFrom } from "../engine-config-from-options.ts";')).toEqual([]);
     expect(spawnViolationsOf("test/integration/x.test.ts", 'const p = Bun.spawn(["node", script], { stdout: "pipe" });')).toEqual([
       "test/integration/x.test.ts: starts a process with Bun.spawn; use spawnChild (or spawnProcess, runCli) from test/harness.ts",
     ]);

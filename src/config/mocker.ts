@@ -7,7 +7,8 @@ import { engineOptions, engineProblems } from "./engine.ts";
 import type { Candidate } from "./load.ts";
 import { defineOptions, flagName, type ConfigOf } from "./options.ts";
 
-export const kvcrOptions = defineOptions({
+/** The state-agent flags, with the raw-event and transfer-island flags that go with them (`up` hands them on). */
+export const stateAgentOptions = defineOptions({
   kvStateAgent: { kind: "bool", default: false, description: "Attach raw streams to the namespace's KV state agent instead of relaying events" },
   kvStateAgentRawHost: { kind: "string", description: "Host the state agent dials for raw events (hostname, IPv4 or [IPv6])" },
   kvStateAgentCacheSlot: { kind: "int", min: 0, description: "First CacheOwner slot; worker i rank r owns base + i × dp + r" },
@@ -30,7 +31,7 @@ export const mockerOptions = defineOptions({
   extraEngineArgs: { kind: "string", nonEmpty: true, description: "JSON file with `engine` and `dynamo` sections; overrides flags" },
   staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers" },
   httpPort: { kind: "int", min: 0, max: 65535, default: 0, description: "HTTP port for /v1/generate, /health, /metrics; 0 = pick" },
-  ...kvcrOptions,
+  ...stateAgentOptions,
   ...discoveryOptions,
 });
 
@@ -38,7 +39,7 @@ export type MockerConfig = ConfigOf<typeof mockerOptions>;
 
 type MockerKey = keyof typeof mockerOptions;
 const ENGINE_KEYS = new Set<string>(Object.keys(engineOptions));
-const DYNAMO_KEYS = new Set<string>([...Object.keys(kvcrOptions), "zmqKvEventsPorts", "zmqReplayPorts", "numWorkers", "modelName", "staggerDelay"]);
+const DYNAMO_KEYS = new Set<string>([...Object.keys(stateAgentOptions), "zmqKvEventsPorts", "zmqReplayPorts", "numWorkers", "modelName", "staggerDelay"]);
 /** Names Dynamo's and vLLM's own engine-args files use for the same settings. */
 const ALIASES: Record<string, MockerKey> = {
   num_gpu_blocks: "numGpuBlocksOverride",

@@ -1,11 +1,11 @@
 // `kvcr-mock up` options: the stack's shape, supervision and external commands, plus
-// the role flags it hands on (engine and KVCR flags to every mocker, router flags to the
+// the role flags it hands on (engine and state-agent flags to every mocker, router flags to the
 // frontend, --max-slots to the agent). The stack config file is sectioned (STACK_SECTIONS).
 import { rawHostProblem } from "../protocol/cache-owner.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
 import type { ConfigSections } from "./load.ts";
-import { ARRAY_ENCODING_WITH_STATE_AGENT, kvcrOptions } from "./mocker.ts";
+import { ARRAY_ENCODING_WITH_STATE_AGENT, stateAgentOptions } from "./mocker.ts";
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
 import { defineOptions, type ConfigOf } from "./options.ts";
@@ -15,7 +15,7 @@ export const ROLES = ["agent", "mockers", "frontend"] as const;
 export type StackRole = (typeof ROLES)[number];
 
 // The mode is a stack setting (default on in `up`); slots come from --cache-slot-base.
-const { kvStateAgentCacheSlot: _slot, kvStateAgent: _mode, ...kvcrPassOn } = kvcrOptions;
+const { kvStateAgentCacheSlot: _slot, kvStateAgent: _mode, ...stateAgentPassOn } = stateAgentOptions;
 
 export const stackOptions = defineOptions({
   roles: { kind: "string", default: ROLES.join(","), description: "Which roles this up runs (comma-separated agent, mockers, frontend), so one stack spans hosts" },
@@ -49,8 +49,8 @@ export const frontendPassOn = defineOptions({
 export const mockerPassOn = defineOptions({
   ...engineOptions,
   numHostBlocks: { ...engineOptions.numHostBlocks, default: 4096 },
-  ...kvcrPassOn,
-  kvStateAgentRawHost: { ...kvcrOptions.kvStateAgentRawHost, default: "127.0.0.1" },
+  ...stateAgentPassOn,
+  kvStateAgentRawHost: { ...stateAgentOptions.kvStateAgentRawHost, default: "127.0.0.1" },
   zmqKvEventsPorts: { kind: "int", min: 0, max: 65535, description: "Raw KV-event base port: global worker k rank r publishes on B + k × dp + r (default: picked)" },
   zmqReplayPorts: { kind: "int", min: 0, max: 65535, description: "Replay base port, same layout; 0 = each mocker picks (default: no replay sockets)" },
   staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers of a process" },

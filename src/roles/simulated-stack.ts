@@ -11,7 +11,7 @@ import { simulate } from "../core/replay/simulator.ts";
 import type { RouterMode, RouterOptions } from "../core/routing/router.ts";
 import type { ArrivalSpec } from "../core/workload/arrivals.ts";
 import type { WorkloadRequest } from "../core/workload/workload.ts";
-import { engineConfigFrom } from "./engine-config.ts";
+import { engineConfigFrom } from "./engine-config-from-options.ts";
 import { routerOptionsFrom } from "./router-settings.ts";
 
 export interface SimulatedStack {

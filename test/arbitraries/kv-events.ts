@@ -2,7 +2,7 @@
 // Test-only (kept out of src/ so no runtime code can reach fast-check).
 import fc from "fast-check";
 import type { MsgpackValue } from "../../src/protocol/msgpack.ts";
-import type { AllBlocksCleared, BlockRemoved, BlockStored, KvEvent, KvEventBatch } from "../../src/protocol/kv-events/types.ts";
+import type { AllBlocksCleared, BlockRemoved, BlockStored, VllmKvEvent, VllmKvEventBatch } from "../../src/protocol/kv-events/types.ts";
 
 export const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
 const u32 = fc.integer({ min: 0, max: 0xffff_ffff });
@@ -74,10 +74,10 @@ function blockRemoved(shape: BatchShape): fc.Arbitrary<BlockRemoved> {
 
 const cleared: fc.Arbitrary<AllBlocksCleared> = fc.constant({ type: "AllBlocksCleared" as const });
 
-export function kvEventBatch(shape: BatchShape = {}): fc.Arbitrary<KvEventBatch> {
+export function vllmKvEventBatch(shape: BatchShape = {}): fc.Arbitrary<VllmKvEventBatch> {
   return fc.record({
     ts: fc.double({ noNaN: true, noDefaultInfinity: true }),
-    events: fc.array(fc.oneof(blockStored(shape), blockRemoved(shape), cleared) as fc.Arbitrary<KvEvent>, { maxLength: 5 }),
+    events: fc.array(fc.oneof(blockStored(shape), blockRemoved(shape), cleared) as fc.Arbitrary<VllmKvEvent>, { maxLength: 5 }),
     dataParallelRank: fc.option(natUpTo(shape.maxInt ?? Number.MAX_SAFE_INTEGER), { nil: null }),
   });
 }

@@ -50,8 +50,8 @@ async function agent(dir: string, store: DiscoveryStore, extra: string[] = []): 
 function engineSets(m: MockerHandle): Map<string, TierSets> {
   const out = new Map<string, TierSets>();
   m.workers.forEach((w, i) =>
-    m.pool.slots[i]!.forEach((slot, r) => {
-      const res = slot.engine.inspect().resident;
+    m.pool.ranks[i]!.forEach((rank, r) => {
+      const res = rank.engine.inspect().resident;
       out.set(w.cacheOwnerIds[r]!, { device: new Set(res.device.map(String)), host: new Set(res.host.map(String)), disk: new Set() });
     }),
   );

@@ -7,7 +7,7 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import { renderMetrics } from "../../src/protocol/prometheus.ts";
 import { KvStateAgent } from "../../src/roles/agent/agent.ts";
-import { createAgentApp } from "../../src/roles/agent/http-api.ts";
+import { createAgentApp } from "../../src/roles/agent/http-app.ts";
 import { RouterEventOutbound } from "../../src/roles/agent/outbound.ts";
 import { app, ndjsonWorker, routingState, workerRecord } from "../routing/fake-fleet.ts";
 

@@ -2,7 +2,7 @@
 // stood up here: replay first, live after without duplicates, gap and error lines, topic filter,
 // a silent replay socket, bad flags.
 import { describe, expect, test } from "bun:test";
-import { encodeBatch, encodeSeq, decodeSeq, REPLAY_END_SEQ, type KvEventBatch } from "../../src/protocol/kv-events/index.ts";
+import { encodeBatch, encodeSeq, decodeSeq, REPLAY_END_SEQ, type VllmKvEventBatch } from "../../src/protocol/kv-events/index.ts";
 import { ReplayBuffer } from "../../src/roles/mocker/replay-buffer.ts";
 import { PubSocket, RouterSocket } from "../../src/transport/zmtp/index.ts";
 import { createLogger } from "../../src/lib/logger.ts";
@@ -12,7 +12,7 @@ import { spawnTap, type TapLine } from "./events-tap.ts";
 const logger = createLogger({ level: "silent" });
 const te = new TextEncoder();
 const EMPTY = new Uint8Array(0);
-const batch = (seq: number): KvEventBatch => ({
+const batch = (seq: number): VllmKvEventBatch => ({
   ts: 1_700_000_000.5 + seq,
   dataParallelRank: 1,
   events: [

@@ -132,10 +132,10 @@ describe("frontend in state-agent mode (fake agent, 2 real mockers)", () => {
     agent.publish(6, [{ source: { cacheOwnerId: ownerB }, tier: "host", kind: "stored", blocks: blocks(0, 1), parentHash: null }]);
     await waitFor(() => fe.agents.resyncs === 1 && indexedPrefix(fe, prompt) === 16, { what: "a re-sync to the cursor-6 snapshot" });
     // The batch at cursor 6 was in the snapshot already: skipped, not applied twice.
-    expect(fe.state.index.footprint(fe.state.sourceOf(b!.workerId, 0), "host")).toBe(0);
+    expect(fe.state.index.footprint(fe.state.rankIdOf(b!.workerId, 0), "host")).toBe(0);
     // And the stream continues from 7.
     agent.publish(7, [{ source: { workerId: a!.workerId, dpRank: 0 }, tier: "host", kind: "stored", blocks: blocks(8, 16), parentHash: seq.sequence[7]! }]);
-    await waitFor(() => fe.state.index.footprint(fe.state.sourceOf(a!.workerId, 0), "host") === 8, { what: "cursor 7 applied" });
+    await waitFor(() => fe.state.index.footprint(fe.state.rankIdOf(a!.workerId, 0), "host") === 8, { what: "cursor 7 applied" });
 
     // A frontend started late recovers the full index from the snapshot.
     agent.snapshot = { ...agent.snapshot, cursor: 7, sources: [agent.snapshot.sources[0]!, agent.snapshot.sources[1]!].map((s, i) => (i === 0 ? { ...s, tiers: { ...s.tiers, host: blocks(8, 16).map((x) => ({ seq_hash: String(x.seqHash), local_hash: String(x.localHash) })) } } : s)) };

@@ -62,8 +62,8 @@ const hasher = createBlockHasher();
 /** The longest device prefix of `tokens` any routed (worker, rank) holds in the frontend's index. */
 export function indexedPrefix(fe: FrontendHandle, tokens: readonly number[]): number {
   const seq = hasher.hashBlocks(tokens, fe.state.blockSize!).sequence;
-  const sources = fe.state.workerList().flatMap((w) => w.sources);
-  const out = new Int32Array(sources.length);
-  fe.state.index.deviceOverlaps(seq, seq.length, sources, out);
+  const rankIds = fe.state.workerList().flatMap((w) => w.rankIds);
+  const out = new Int32Array(rankIds.length);
+  fe.state.index.deviceOverlaps(seq, seq.length, rankIds, out);
   return Math.max(0, ...out);
 }

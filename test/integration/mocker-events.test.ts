@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { keys } from "../../src/discovery/keys.ts";
 import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
-import { decodeBatch, decodeSeq, encodeSeq, REPLAY_END_SEQ, type BlockStored, type KvEventBatch } from "../../src/protocol/kv-events/index.ts";
+import { decodeBatch, decodeSeq, encodeSeq, REPLAY_END_SEQ, type BlockStored, type VllmKvEventBatch } from "../../src/protocol/kv-events/index.ts";
 import { decodeRouterEvents } from "../../src/protocol/router-events.ts";
 import type { AttachmentIntent, WorkerRecord } from "../../src/protocol/records.ts";
 import { startMocker, type MockerHandle } from "../../src/roles/mocker/index.ts";
@@ -31,7 +31,7 @@ async function generate(m: MockerHandle, body: Record<string, unknown>): Promise
 
 /** Every engine has finished its requests and transfers, so publish counters are final. */
 function quiescent(m: MockerHandle): boolean {
-  return m.pool.inFlight === 0 && m.pool.slots.flat().every((s) => !s.hasWork());
+  return m.pool.inFlight === 0 && m.pool.ranks.flat().every((r) => !r.hasWork());
 }
 
 interface Received {
@@ -112,7 +112,7 @@ describe("mocker in state-agent mode, 2 workers × 2 ranks", () => {
       expect(metrics).toContain(`kvcr_mocker_host_blocks_stored_total{worker="${w}",dp_rank="${r}"} ${hostStored.reduce((n, e) => n + e.blockHashes.length, 0)}\n`);
     }
 
-    const all: { w: number; r: number; batch: KvEventBatch }[] = [];
+    const all: { w: number; r: number; batch: VllmKvEventBatch }[] = [];
     for (const { w, r, p } of publishers) {
       const got = received.get(`${w}/${r}`)!;
       expect(got.length).toBeGreaterThan(0);

@@ -107,7 +107,7 @@ describe("mocker HTTP edge", () => {
     expect(await anonymous.text()).toContain('"finish_reason":"length"');
     held.abort();
     abort.abort();
-    await waitFor(() => m.pool.inFlight === 0 && m.pool.slots[0]![0]!.engine.pendingRequests === 0, { timeoutMs: 5000, what: "the request to be cancelled" });
+    await waitFor(() => m.pool.inFlight === 0 && m.pool.ranks[0]![0]!.engine.pendingRequests === 0, { timeoutMs: 5000, what: "the request to be cancelled" });
   });
 });
 
@@ -119,7 +119,7 @@ describe("mocker live loop with host offload", () => {
     cleanups.push(() => m.close());
     await withTimeout(m.ready, 10_000, "registration");
     const post = (body: object) => fetch(`${m.httpUrl}/v1/generate`, { method: "POST", body: JSON.stringify(body) }).then((r) => r.text());
-    const engine = m.pool.slots[0]![0]!.engine;
+    const engine = m.pool.ranks[0]![0]!.engine;
     await post({ worker: 0, token_ids: Array.from({ length: 640 }, (_, i) => i + 1), max_tokens: 1 });
     expect(engine.nextWakeMs()).toBeDefined(); // copies of the first request are in flight
     const second = await post({ worker: 0, token_ids: [7, 8, 9], max_tokens: 1 });

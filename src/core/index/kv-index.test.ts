@@ -6,7 +6,7 @@ const stored = (tier: "device" | "host", ...h: bigint[]) => ({ kind: "stored" as
 const removed = (tier: "device" | "host", ...h: bigint[]) => ({ kind: "removed" as const, tier, blockHashes: h });
 
 describe("kv index", () => {
-  test("longest device prefix per source, host continuation after it", () => {
+  test("longest device prefix per rank, host continuation after it", () => {
     const ix = new KvIndex();
     ix.applyAll(0, [stored("device", 1n, 2n, 3n)]);
     ix.applyAll(1, [stored("device", 1n), stored("host", 2n, 3n, 4n)]);
@@ -36,7 +36,7 @@ describe("kv index", () => {
     expect(ix.footprint(0)).toBe(0);
   });
 
-  test("sources are independent", () => {
+  test("ranks are independent", () => {
     const ix = new KvIndex();
     ix.apply(0, stored("device", 1n));
     ix.apply(1, stored("device", 1n));
@@ -51,7 +51,7 @@ describe("kv index against a reference model (fast-check)", () => {
   // Small hash pool so stores, removals of absent blocks and shared prefixes all happen.
   const hashArb = fc.oneof(fc.bigInt({ min: 1n, max: 12n }), fc.constantFrom(2n ** 63n + 5n, 2n ** 64n - 1n));
   const eventArb = fc.record({
-    source: fc.integer({ min: 0, max: 3 }),
+    rankId: fc.integer({ min: 0, max: 3 }),
     kind: fc.constantFrom("stored" as const, "stored" as const, "removed" as const, "cleared" as const, "clearTier" as const),
     tier: fc.constantFrom("device" as const, "host" as const, "disk" as const),
     hashes: fc.array(hashArb, { maxLength: 6 }),
@@ -66,18 +66,18 @@ describe("kv index against a reference model (fast-check)", () => {
         let unknown = 0;
         for (const e of events) {
           if (e.kind === "cleared") {
-            ix.apply(e.source, { kind: "cleared" });
-            set(e.source, "device").clear();
-            set(e.source, "host").clear();
-            set(e.source, "disk").clear();
+            ix.apply(e.rankId, { kind: "cleared" });
+            set(e.rankId, "device").clear();
+            set(e.rankId, "host").clear();
+            set(e.rankId, "disk").clear();
           } else if (e.kind === "clearTier") {
-            ix.apply(e.source, { kind: "cleared", tier: e.tier });
-            set(e.source, e.tier).clear();
+            ix.apply(e.rankId, { kind: "cleared", tier: e.tier });
+            set(e.rankId, e.tier).clear();
           } else {
-            ix.apply(e.source, { kind: e.kind, tier: e.tier, blockHashes: e.hashes });
+            ix.apply(e.rankId, { kind: e.kind, tier: e.tier, blockHashes: e.hashes });
             for (const h of e.hashes) {
-              if (e.kind === "stored") set(e.source, e.tier).add(h);
-              else if (!set(e.source, e.tier).delete(h)) unknown++;
+              if (e.kind === "stored") set(e.rankId, e.tier).add(h);
+              else if (!set(e.rankId, e.tier).delete(h)) unknown++;
             }
           }
         }

@@ -1,17 +1,18 @@
-// Which source (a (worker, rank) candidate) holds which blocks, one map per tier, fed by KV events.
+// Which rank (one (worker, rank), by its numeric rank id) holds which blocks, one map per tier, fed
+// by KV events.
 // A sequence hash names a whole prefix (it chains every block before it), so a set keyed by it is a
 // radix tree flattened: node = sequence hash, children implied by the parent chain. Per tier, two
 // views:
-//   - per source, the set of hashes it holds (a U64Map used as a set): removals, footprints,
+//   - per rank, the set of hashes it holds (a U64Map used as a set): removals, footprints,
 //     clears;
-//   - per hash, the list of sources holding it (the inverted view a router walks: a decision
+//   - per hash, the list of ranks holding it (the inverted view a router walks: a decision
 //     touches the prompt's ≤ N nodes and their holders, never one map per candidate; with 1,000
 //     candidates the per-candidate lookups were the whole cost of a decision, bench/router-decision.ts).
 import type { KvTier } from "../kv/kv-events.ts";
 import { SPLIT, splitU64, U64Map } from "../kv/u64-map.ts";
 import { mix32 } from "../random/rng.ts";
 
-/** Two independent 32-bit weights per source: a holder list's sums of them fingerprint its set. */
+/** Two independent 32-bit weights per rank: a holder list's sums of them fingerprint its set. */
 // Kept as int32 (`| 0`) end to end: a uint32 past 2^31 is a double to the JIT, and a sum that
 // changes representation mid-loop deoptimises the walk (sums compare equal mod 2^32 either way).
 const weightA = (s: number) => mix32(s * 2 + 1) | 0;
@@ -25,13 +26,13 @@ export interface IndexEvent {
   readonly kind: "stored" | "removed" | "cleared";
   readonly tier?: IndexTier;
   readonly blockHashes?: readonly bigint[];
-  /** A store's parent block; a store whose parent the source does not hold is an orphan (dropped). */
+  /** A store's parent block; a store whose parent the rank does not hold is an orphan (dropped). */
   readonly parentHash?: bigint | null;
 }
 
-/** One tier: per source, the set of hashes it holds; per hash, the sources holding it. */
+/** One tier: per rank, the set of hashes it holds; per hash, the ranks holding it. */
 class TierIndex {
-  readonly bySource = new Map<number, U64Map>();
+  readonly byRank = new Map<number, U64Map>();
   readonly holders = new U64Map();
   readonly lists: number[][] = [];
   /** Per list: sums (mod 2^32) of its members' two weights, kept with the list (set fingerprints). */
@@ -39,39 +40,39 @@ class TierIndex {
   readonly fpB: number[] = [];
   private readonly freeLists: number[] = [];
   total = 0;
-  /** Blocks per source, dense by source id (footprints without a map lookup; typed: the router reads it once per candidate). */
+  /** Blocks per rank, dense by rank id (footprints without a map lookup; typed: the router reads it once per candidate). */
   counts = new Int32Array(64);
 
-  /** Makes counts[0..source] present. */
-  grow(source: number): void {
-    const next = new Int32Array(Math.max(source + 1, this.counts.length * 2));
+  /** Makes counts[0..rankId] present. */
+  grow(rankId: number): void {
+    const next = new Int32Array(Math.max(rankId + 1, this.counts.length * 2));
     next.set(this.counts);
     this.counts = next;
   }
 
-  own(source: number): U64Map {
-    let set = this.bySource.get(source);
-    if (set === undefined) this.bySource.set(source, (set = new U64Map()));
+  own(rankId: number): U64Map {
+    let set = this.byRank.get(rankId);
+    if (set === undefined) this.byRank.set(rankId, (set = new U64Map()));
     return set;
   }
 
-  /** Whether the last acquire() found the block held by no source. */
+  /** Whether the last acquire() found the block held by no rank. */
   opened = false;
   /** Per list, its block's hash words (to close it by id). */
   private readonly keyW0: number[] = [];
   private readonly keyW1: number[] = [];
 
-  /** Adds the block to the source's set (valued with the block's list id, so removal needs no holder lookup). */
-  store(source: number, w0: number, w1: number): void {
+  /** Adds the block to the rank's set (valued with the block's list id, so removal needs no holder lookup). */
+  store(rankId: number, w0: number, w1: number): void {
     let id = this.holders.get(w0, w1);
     const fresh = id === -1;
     if (fresh) id = this.nextListId();
-    if (!this.own(source).setIfAbsent(w0, w1, id)) return;
+    if (!this.own(rankId).setIfAbsent(w0, w1, id)) return;
     if (fresh) {
       this.openList(id, w0, w1);
       this.holders.setIfAbsent(w0, w1, id);
     }
-    this.list(id, source);
+    this.list(id, rankId);
   }
 
   /** The id openList() will take next. */
@@ -90,78 +91,78 @@ class TierIndex {
     this.fpB[id] = 0;
   }
 
-  /** Adds a holder to the block's list (its fingerprint and the source's count with it). */
-  private list(id: number, source: number): void {
+  /** Adds a holder to the block's list (its fingerprint and the rank's count with it). */
+  private list(id: number, rankId: number): void {
     this.total++;
-    this.counts[source]!++;
-    this.lists[id]!.push(source);
-    this.fpA[id] = (this.fpA[id]! + weightA(source)) | 0;
-    this.fpB[id] = (this.fpB[id]! + weightB(source)) | 0;
+    this.counts[rankId]!++;
+    this.lists[id]!.push(rankId);
+    this.fpA[id] = (this.fpA[id]! + weightA(rankId)) | 0;
+    this.fpB[id] = (this.fpB[id]! + weightB(rankId)) | 0;
   }
 
   /**
-   * Reference-counted store (an index of blocks in use, see KvIndex.acquire) into the source's
-   * set `own`, which holds each block's count: the source joins the block's holder list with its
+   * Reference-counted store (an index of blocks in use, see KvIndex.acquire) into the rank's
+   * set `own`, which holds each block's count: the rank joins the block's holder list with its
    * first reference. Returns the block's list id, which stays its own while any reference is held
    * (release by id needs no hashing).
    */
-  acquire(own: U64Map, source: number, w0: number, w1: number): number {
+  acquire(own: U64Map, rankId: number, w0: number, w1: number): number {
     let id = this.holders.getOrInsert(w0, w1, this.nextListId());
     this.opened = id === -1;
     if (id === -1) {
       id = this.nextListId();
       this.openList(id, w0, w1);
     }
-    if (own.increment(w0, w1) === 1) this.list(id, source);
+    if (own.increment(w0, w1) === 1) this.list(id, rankId);
     return id;
   }
 
-  /** Drops one reference of `source` to the block of list `id`; the source leaves its list with the last. */
-  release(own: U64Map, source: number, id: number): void {
+  /** Drops one reference of `rankId` to the block of list `id`; the rank leaves its list with the last. */
+  release(own: U64Map, rankId: number, id: number): void {
     const w0 = this.keyW0[id]!;
     const w1 = this.keyW1[id]!;
     if (own.decrement(w0, w1) !== 0) return;
     this.total--;
-    this.counts[source]!--;
-    this.unlist(id, source, w0, w1);
+    this.counts[rankId]!--;
+    this.unlist(id, rankId, w0, w1);
   }
 
-  /** False when the source did not hold the block. */
-  remove(source: number, w0: number, w1: number): boolean {
-    const set = this.bySource.get(source);
+  /** False when the rank did not hold the block. */
+  remove(rankId: number, w0: number, w1: number): boolean {
+    const set = this.byRank.get(rankId);
     if (set === undefined) return false;
     const id = set.delete(w0, w1);
     if (id === -1) return false;
     this.total--;
-    this.counts[source]!--;
-    this.unlist(id, source, w0, w1);
+    this.counts[rankId]!--;
+    this.unlist(id, rankId, w0, w1);
     return true;
   }
 
-  removeSource(source: number): void {
-    const set = this.bySource.get(source);
+  removeRank(rankId: number): void {
+    const set = this.byRank.get(rankId);
     if (set === undefined) return;
-    this.bySource.delete(source);
+    this.byRank.delete(rankId);
     this.total -= set.size;
-    this.counts[source] = 0;
-    set.forEachWords((w0, w1, id) => this.unlist(id, source, w0, w1));
+    this.counts[rankId] = 0;
+    set.forEachWords((w0, w1, id) => this.unlist(id, rankId, w0, w1));
   }
 
-  /** Takes `source` out of list `id` (the block (w0, w1)'s). */
-  private unlist(id: number, source: number, w0: number, w1: number): void {
+  /** Takes `rankId` out of list `id` (the block (w0, w1)'s). */
+  private unlist(id: number, rankId: number, w0: number, w1: number): void {
     const list = this.lists[id]!;
     // A plain loop: holder lists are short, where a native lastIndexOf call costs more than the scan.
     let at = list.length - 1;
-    while (at >= 0 && list[at] !== source) at--;
-    if (at !== -1) this.unlistAt(id, at, source, w0, w1);
+    while (at >= 0 && list[at] !== rankId) at--;
+    if (at !== -1) this.unlistAt(id, at, rankId, w0, w1);
   }
 
-  private unlistAt(id: number, at: number, source: number, w0: number, w1: number): void {
+  private unlistAt(id: number, at: number, rankId: number, w0: number, w1: number): void {
     const list = this.lists[id]!;
     list[at] = list[list.length - 1]!;
     list.pop();
-    this.fpA[id] = (this.fpA[id]! - weightA(source)) | 0;
-    this.fpB[id] = (this.fpB[id]! - weightB(source)) | 0;
+    this.fpA[id] = (this.fpA[id]! - weightA(rankId)) | 0;
+    this.fpB[id] = (this.fpB[id]! - weightB(rankId)) | 0;
     if (list.length === 0) {
       this.holders.delete(w0, w1);
       this.freeLists.push(id);
@@ -169,8 +170,8 @@ class TierIndex {
   }
 }
 
-/** Per-source overlaps of one query (KvIndex.beginOverlaps): index by source id, 0 past the end. */
-export interface OverlapsBySource {
+/** Per-rank overlaps of one query (KvIndex.beginOverlaps): index by rank id, 0 past the end. */
+export interface OverlapsByRank {
   device: Int32Array;
   host: Int32Array;
   disk: Int32Array;
@@ -180,42 +181,42 @@ export class KvIndex {
   private readonly tiers: Record<IndexTier, TierIndex>;
   /** Removals of blocks the index did not hold (events out of order or lost). */
   unknownRemovals = 0;
-  /** Stores dropped because the source held no block they chain from (events lost or joined late). */
+  /** Stores dropped because the rank held no block they chain from (events lost or joined late). */
   orphanStores = 0;
   private active: number[] = [];
   private sets: (U64Map | undefined)[] = [];
   // The query's hashes copied into one reused buffer, read as u32 word pairs (no per-query view or bigint).
   private queryHashes = new BigUint64Array(32);
   private queryWords = new Int32Array(this.queryHashes.buffer);
-  // Per-source scratch of overlaps(): depth per tier, and which sources were touched.
+  // Per-rank scratch of overlaps(): depth per tier, and which ranks were touched.
   private dev = new Int32Array(64);
   private hst = new Int32Array(64);
   private dsk = new Int32Array(64);
   private touched = new Int32Array(64);
   private touchedCount = 0;
-  private readonly query: OverlapsBySource = { device: this.dev, host: this.hst, disk: this.dsk };
+  private readonly query: OverlapsByRank = { device: this.dev, host: this.hst, disk: this.dsk };
   private walk = new Int32Array(64);
   private mark = new Int32Array(64);
-  // Each source's two fingerprint weights, cached (weightA/weightB of its id).
+  // Each rank's two fingerprint weights, cached (weightA/weightB of its id).
   private wA = Int32Array.from({ length: 64 }, (_, s) => weightA(s));
   private wB = Int32Array.from({ length: 64 }, (_, s) => weightB(s));
   private stamp = 0;
   /** Whether the open query wrote any host or disk continuation. */
   private lowerWritten = false;
-  /** Block 0's holder list of the open query (the sources its device walk wrote). */
+  /** Block 0's holder list of the open query (the ranks its device walk wrote). */
   private firstList: readonly number[] | undefined;
-  /** The longest device prefix any source holds, of the last beginOverlaps() query. */
+  /** The longest device prefix any rank holds, of the last beginOverlaps() query. */
   deepest = 0;
 
   constructor() {
     this.tiers = { device: new TierIndex(), host: new TierIndex(), disk: new TierIndex() };
   }
 
-  apply(source: number, event: IndexEvent): void {
+  apply(rankId: number, event: IndexEvent): void {
     if (event.kind === "cleared") {
       // Engine events clear every tier; router events (protocol/router-events.ts) clear one.
-      if (event.tier === undefined) this.removeSource(source);
-      else this.clearTier(source, event.tier);
+      if (event.tier === undefined) this.removeRank(rankId);
+      else this.clearTier(rankId, event.tier);
       return;
     }
     const tier = this.tiers[event.tier ?? "device"];
@@ -224,65 +225,65 @@ export class KvIndex {
     if (event.kind === "stored") {
       // As Dynamo's radix tree: a chain that starts at an unknown parent can never be matched from
       // block 0, so it is dropped and counted rather than kept as an unreachable orphan.
-      if (event.parentHash != null && !this.holds(source, event.parentHash)) {
+      if (event.parentHash != null && !this.holds(rankId, event.parentHash)) {
         this.orphanStores++;
         return;
       }
-      if (source >= this.dev.length) this.grow(source);
-      if (source >= tier.counts.length) tier.grow(source);
+      if (rankId >= this.dev.length) this.grow(rankId);
+      if (rankId >= tier.counts.length) tier.grow(rankId);
       for (const h of hashes) {
         splitU64(h);
-        tier.store(source, SPLIT[0]!, SPLIT[1]!);
+        tier.store(rankId, SPLIT[0]!, SPLIT[1]!);
       }
     } else {
       for (const h of hashes) {
         splitU64(h);
-        if (!tier.remove(source, SPLIT[0]!, SPLIT[1]!)) this.unknownRemovals++;
+        if (!tier.remove(rankId, SPLIT[0]!, SPLIT[1]!)) this.unknownRemovals++;
       }
     }
   }
 
-  applyAll(source: number, events: readonly IndexEvent[]): void {
-    for (const e of events) this.apply(source, e);
+  applyAll(rankId: number, events: readonly IndexEvent[]): void {
+    for (const e of events) this.apply(rankId, e);
   }
 
-  /** Whether the source holds the block in any tier. */
-  holds(source: number, hash: bigint): boolean {
+  /** Whether the rank holds the block in any tier. */
+  holds(rankId: number, hash: bigint): boolean {
     splitU64(hash);
     const w0 = SPLIT[0]!;
     const w1 = SPLIT[1]!;
     const { device, host, disk } = this.tiers;
-    return device.bySource.get(source)?.has(w0, w1) === true || host.bySource.get(source)?.has(w0, w1) === true || disk.bySource.get(source)?.has(w0, w1) === true;
+    return device.byRank.get(rankId)?.has(w0, w1) === true || host.byRank.get(rankId)?.has(w0, w1) === true || disk.byRank.get(rankId)?.has(w0, w1) === true;
   }
 
   /**
-   * One more reference of `source` to blocks [from, to) of the device tier: an index of blocks in
+   * One more reference of `rankId` to blocks [from, to) of the device tier: an index of blocks in
    * use rather than cached (the router's active-block tracker), fed by acquire()/release() only, in
-   * which a block held several times by a source counts once and leaves with its last reference
-   * (the source's set keeps the count). Each block's list id
-   * goes to ids[i], for release(). With `untilNew`, stops after the first block no source held
+   * which a block held several times by a rank counts once and leaves with its last reference
+   * (the rank's set keeps the count). Each block's list id
+   * goes to ids[i], for release(). With `untilNew`, stops after the first block no rank held
    * before; returns the index after the last block acquired.
    */
-  acquire(source: number, hashes: ArrayLike<bigint>, ids: Int32Array, from = 0, to = hashes.length, untilNew = false): number {
+  acquire(rankId: number, hashes: ArrayLike<bigint>, ids: Int32Array, from = 0, to = hashes.length, untilNew = false): number {
     if (to <= from) return from;
-    this.reserve(source);
+    this.reserve(rankId);
     const tier = this.tiers.device;
-    const own = tier.own(source);
+    const own = tier.own(rankId);
     const words = this.wordsOf(hashes instanceof BigUint64Array ? hashes.subarray(from, to) : Array.from({ length: to - from }, (_, i) => hashes[from + i]!), to - from);
     for (let i = from; i < to; i++) {
       const k = 2 * (i - from);
-      ids[i] = tier.acquire(own, source, words[k]!, words[k + 1]!);
+      ids[i] = tier.acquire(own, rankId, words[k]!, words[k + 1]!);
       if (untilNew && tier.opened) return i + 1;
     }
     return to;
   }
 
-  /** One reference less of `source` to each block whose id acquire() gave (ids[0, count)). */
-  release(source: number, ids: Int32Array, count: number): void {
+  /** One reference less of `rankId` to each block whose id acquire() gave (ids[0, count)). */
+  release(rankId: number, ids: Int32Array, count: number): void {
     const tier = this.tiers.device;
-    const own = tier.bySource.get(source);
+    const own = tier.byRank.get(rankId);
     if (own === undefined) return;
-    for (let i = 0; i < count; i++) tier.release(own, source, ids[i]!);
+    for (let i = 0; i < count; i++) tier.release(own, rankId, ids[i]!);
   }
 
   /** The list id of a device block (an acquired block's name while any reference is held); -1 when absent. */
@@ -291,32 +292,32 @@ export class KvIndex {
     return this.tiers.device.holders.get(SPLIT[0]!, SPLIT[1]!);
   }
 
-  /** Counts `n` more (or fewer) blocks in the source's device footprint that are not indexed. */
-  addUnindexed(source: number, n: number): void {
-    this.reserve(source);
-    this.tiers.device.counts[source]! += n;
+  /** Counts `n` more (or fewer) blocks in the rank's device footprint that are not indexed. */
+  addUnindexed(rankId: number, n: number): void {
+    this.reserve(rankId);
+    this.tiers.device.counts[rankId]! += n;
     this.tiers.device.total += n;
   }
 
-  /** Sizes the per-source arrays for ids up to `source`, so reads by a candidate's id stay in range. */
-  reserve(source: number): void {
-    if (source >= this.dev.length) this.grow(source);
-    for (const tier of [this.tiers.device, this.tiers.host, this.tiers.disk]) if (source >= tier.counts.length) tier.grow(source);
+  /** Sizes the per-rank arrays for ids up to `rankId`, so reads by a candidate's id stay in range. */
+  reserve(rankId: number): void {
+    if (rankId >= this.dev.length) this.grow(rankId);
+    for (const tier of [this.tiers.device, this.tiers.host, this.tiers.disk]) if (rankId >= tier.counts.length) tier.grow(rankId);
   }
 
-  /** Forgets everything a source held (it left, or its stream was cleared). */
-  removeSource(source: number): void {
-    this.tiers.device.removeSource(source);
-    this.tiers.host.removeSource(source);
-    this.tiers.disk.removeSource(source);
+  /** Forgets everything a rank held (it left, or its stream was cleared). */
+  removeRank(rankId: number): void {
+    this.tiers.device.removeRank(rankId);
+    this.tiers.host.removeRank(rankId);
+    this.tiers.disk.removeRank(rankId);
   }
 
-  /** Forgets what a source held in one tier (a per-tier `cleared` router event). */
-  clearTier(source: number, tier: IndexTier): void {
-    this.tiers[tier].removeSource(source);
+  /** Forgets what a rank held in one tier (a per-tier `cleared` router event). */
+  clearTier(rankId: number, tier: IndexTier): void {
+    this.tiers[tier].removeRank(rankId);
   }
 
-  /** Blocks held per tier over every source (the /metrics index size). */
+  /** Blocks held per tier over every rank (the /metrics index size). */
   size(tier: IndexTier): number {
     return this.tiers[tier].total;
   }
@@ -343,11 +344,11 @@ export class KvIndex {
   }
 
   /**
-   * overlaps() by source id, for a caller that reads every candidate once anyway (the router):
-   * the three overlaps of source s are at device/host/disk[s] (0 past their length) until
+   * overlaps() by rank id, for a caller that reads every candidate once anyway (the router):
+   * the three overlaps of rank s are at device/host/disk[s] (0 past their length) until
    * endOverlaps(), which must come before the next query or event.
    */
-  beginOverlaps(seqHashes: ArrayLike<bigint>, count: number): OverlapsBySource {
+  beginOverlaps(seqHashes: ArrayLike<bigint>, count: number): OverlapsByRank {
     const q = this.query;
     q.device = this.dev;
     q.host = this.hst;
@@ -363,11 +364,11 @@ export class KvIndex {
     return q;
   }
 
-  /** Clears the per-source scratch of beginOverlaps() (only the sources the query touched). */
+  /** Clears the per-rank scratch of beginOverlaps() (only the ranks the query touched). */
   endOverlaps(): void {
     const { touched, dev, hst, dsk } = this;
     // The device walk wrote only block 0's holders (its list is unchanged until now); the
-    // continuations wrote the sources in `touched`.
+    // continuations wrote the ranks in `touched`.
     const first = this.firstList;
     if (first !== undefined) for (let k = 0; k < first.length; k++) dev[first[k]!] = 0;
     const nt = this.touchedCount;
@@ -387,14 +388,14 @@ export class KvIndex {
   }
 
   /**
-   * The device walk of overlaps(): dev[s] = s's device prefix. Every source it gives a depth is in
+   * The device walk of overlaps(): dev[s] = s's device prefix. Every rank it gives a depth is in
    * block 0's holder list (firstList, which endOverlaps() clears from: no copy of it is kept).
    */
   private deviceWalk(words: Int32Array, count: number): void {
     const dev = this.dev;
-    // The sources still matching (the holders of blocks 0..i-1) go on while they hold block i.
+    // The ranks still matching (the holders of blocks 0..i-1) go on while they hold block i.
     // When block i's holder set equals that set (same size and fingerprint: the common case, a
-    // shared prefix held by the same sources) nobody drops out and nothing is written; otherwise
+    // shared prefix held by the same ranks) nobody drops out and nothing is written; otherwise
     // the set is intersected and the ones that drop out get their depth. The set is block 0's
     // list itself until the first intersection copies the survivors out.
     const dt = this.tiers.device;
@@ -461,9 +462,9 @@ export class KvIndex {
     }
   }
 
-  /** Sizes the per-source scratch for ids up to `source` (every stored source fits: see apply). */
-  private grow(source: number): void {
-    const size = Math.max(source + 1, this.dev.length * 2);
+  /** Sizes the per-rank scratch for ids up to `rankId` (every stored rank fits: see apply). */
+  private grow(rankId: number): void {
+    const size = Math.max(rankId + 1, this.dev.length * 2);
     const grow = (old: Int32Array) => {
       const next = new Int32Array(size);
       next.set(old);
@@ -474,7 +475,7 @@ export class KvIndex {
     this.dsk = grow(this.dsk);
     this.mark = grow(this.mark);
     this.walk = grow(this.walk);
-    // A source is touched at most once per query (device walk, or the first continuation step).
+    // A rank is touched at most once per query (device walk, or the first continuation step).
     this.touched = grow(this.touched);
     const from = this.wA.length;
     const wA = new Int32Array(size);
@@ -490,18 +491,18 @@ export class KvIndex {
   }
 
   /**
-   * Longest device prefix of `seqHashes[0, count)` per candidate source, written to
-   * out[candidate index]. One pass: sources drop out at their first miss.
+   * Longest device prefix of `seqHashes[0, count)` per candidate rank, written to
+   * out[candidate index]. One pass: ranks drop out at their first miss.
    */
   deviceOverlaps(seqHashes: ArrayLike<bigint>, count: number, candidates: readonly number[], out: Int32Array): void {
     out.fill(0, 0, candidates.length);
-    const bySource = this.tiers.device.bySource;
+    const byRank = this.tiers.device.byRank;
     const sets = this.sets;
     const active = this.active;
     active.length = 0;
     sets.length = candidates.length;
     for (let c = 0; c < candidates.length; c++) {
-      const set = bySource.get(candidates[c]!);
+      const set = byRank.get(candidates[c]!);
       sets[c] = set;
       if (set !== undefined && set.size > 0) active.push(c);
     }
@@ -522,29 +523,29 @@ export class KvIndex {
     }
   }
 
-  /** Blocks from `from` on that `source` holds on `tier` contiguously (the G2 / disk continuation). */
-  hostContinuation(source: number, seqHashes: ArrayLike<bigint>, from: number, count: number, tier: IndexTier = "host"): number {
-    const set = this.tiers[tier].bySource.get(source);
+  /** Blocks from `from` on that rank `rankId` holds on `tier` contiguously (the G2 / disk continuation). */
+  hostContinuation(rankId: number, seqHashes: ArrayLike<bigint>, from: number, count: number, tier: IndexTier = "host"): number {
+    const set = this.tiers[tier].byRank.get(rankId);
     if (set === undefined || set.size === 0 || from >= count) return 0;
     let j = from;
     while (j < count && set.hasBig(seqHashes[j]!)) j++;
     return j - from;
   }
 
-  /** Blocks a source holds in a tier (the index footprint used to break ties). */
-  footprint(source: number, tier: IndexTier = "device"): number {
+  /** Blocks a rank holds in a tier (the index footprint used to break ties). */
+  footprint(rankId: number, tier: IndexTier = "device"): number {
     const counts = this.tiers[tier].counts;
-    return source < counts.length ? counts[source]! : 0;
+    return rankId < counts.length ? counts[rankId]! : 0;
   }
 
-  /** Device footprints by source id (read-only; ids past its end hold nothing): the router's tie-break read in its candidate loop. */
+  /** Device footprints by rank id (read-only; ids past its end hold nothing): the router's tie-break read in its candidate loop. */
   deviceFootprints(): Int32Array {
     return this.tiers.device.counts;
   }
 
-  /** Every hash a source holds in a tier, in no particular order (tests). */
-  blocksOf(source: number, tier: IndexTier): bigint[] {
-    return this.tiers[tier].bySource.get(source)?.keyList() ?? [];
+  /** Every hash a rank holds in a tier, in no particular order (tests). */
+  blocksOf(rankId: number, tier: IndexTier): bigint[] {
+    return this.tiers[tier].byRank.get(rankId)?.keyList() ?? [];
   }
 
   /** The first `count` hashes as u32 word pairs: a view when they already sit in a BigUint64Array. */

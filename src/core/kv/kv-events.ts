@@ -1,6 +1,6 @@
-// The engine's own KV events, returned by every step in order. The mocker maps them to
-// vLLM's wire types (BlockStored / BlockRemoved / AllBlocksCleared, medium GPU | CPU_PINNED or CPU)
-// and the router-event relay to {seq_hash, local_hash} blocks, hence the local hashes here.
+// The engine's own KV events (KvEvent), returned by every step in order. The mocker maps them to
+// vLLM's wire events (VllmKvEvent: BlockStored / BlockRemoved / AllBlocksCleared, medium GPU |
+// CPU_PINNED or CPU) and the relay to {seq_hash, local_hash} blocks, hence the local hashes here.
 
 export const KvTier = { device: "device", host: "host" } as const;
 export type KvTier = (typeof KvTier)[keyof typeof KvTier];

@@ -64,7 +64,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const n = workload.length;
   const workers = opts.numWorkers;
   const dp = opts.dataParallelSize ?? 1;
-  // One engine per (worker, rank): source id = worker × dp + rank, as routing candidate and index source.
+  // One engine per (worker, rank): rank id = worker × dp + rank, as routing candidate and in the index.
   const W = workers * dp;
   // The virtual clock runs at model speed: a wall-clock speedup has no meaning offline.
   const engineCfg = { ...opts.engine, speedupRatio: 1 };
@@ -226,7 +226,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
       complete(i, t);
       return;
     }
-    const w = decision.source;
+    const w = decision.rankId;
     active[i] = decision.request;
     worker[i] = w;
     requestsPerRank[Math.floor(w / dp)]![w % dp]!++;

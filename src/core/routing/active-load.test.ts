@@ -1,4 +1,4 @@
-// The active-load tracker against a naive model (per source, a multiset of every in-flight
+// The active-load tracker against a naive model (per rank, a multiset of every in-flight
 // prompt's blocks): distinct active blocks and the longest active prefix of any prompt agree after
 // every step, whatever the order of routing and finishing. Prompts are drawn from a small tree of
 // shared prefixes so that deferred tails are reached, indexed and released in every order.
@@ -17,17 +17,17 @@ function hashesOf(path: readonly number[]): bigint[] {
   return out;
 }
 
-type Op = { kind: "add"; source: number; path: number[] } | { kind: "finish"; pick: number } | { kind: "query"; path: number[] };
+type Op = { kind: "add"; rankId: number; path: number[] } | { kind: "finish"; pick: number } | { kind: "query"; path: number[] };
 
 const path = fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 0, maxLength: 8 });
 const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ kind: fc.constant("add" as const), source: fc.integer({ min: 0, max: 2 }), path }),
+  fc.record({ kind: fc.constant("add" as const), rankId: fc.integer({ min: 0, max: 2 }), path }),
   fc.record({ kind: fc.constant("finish" as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant("query" as const), path }),
 );
 
-function naivePrefix(inflight: { source: number; hashes: bigint[] }[], source: number, q: bigint[]): number {
-  const held = new Set(inflight.filter((r) => r.source === source).flatMap((r) => r.hashes));
+function naivePrefix(inflight: { rankId: number; hashes: bigint[] }[], rankId: number, q: bigint[]): number {
+  const held = new Set(inflight.filter((r) => r.rankId === rankId).flatMap((r) => r.hashes));
   let k = 0;
   while (k < q.length && held.has(q[k]!)) k++;
   return k;
@@ -39,19 +39,19 @@ describe("active load", () => {
       fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
         const load = new ActiveLoad();
         for (let s = 0; s < 3; s++) load.reserve(s);
-        const inflight: { source: number; hashes: bigint[]; req: ActiveRequest }[] = [];
+        const inflight: { rankId: number; hashes: bigint[]; req: ActiveRequest }[] = [];
         const check = (q: bigint[]) => {
           const depth = load.beginPrefixes(q, q.length);
           const got = [0, 1, 2].map((s) => depth[s]!);
           load.endPrefixes();
           expect(got).toEqual([0, 1, 2].map((s) => naivePrefix(inflight, s, q)));
-          for (let s = 0; s < 3; s++) expect(load.activeBlocks(s)).toBe(new Set(inflight.filter((r) => r.source === s).flatMap((r) => r.hashes)).size);
+          for (let s = 0; s < 3; s++) expect(load.activeBlocks(s)).toBe(new Set(inflight.filter((r) => r.rankId === s).flatMap((r) => r.hashes)).size);
         };
         for (const o of ops) {
           if (o.kind === "add") {
             const hashes = hashesOf(o.path);
             check(hashes); // the router always walks a prompt before counting it
-            inflight.push({ source: o.source, hashes, req: load.add(o.source, hashes, 10) });
+            inflight.push({ rankId: o.rankId, hashes, req: load.add(o.rankId, hashes, 10) });
           } else if (o.kind === "finish" && inflight.length > 0) {
             const [r] = inflight.splice(o.pick % inflight.length, 1);
             load.finish(r!.req);

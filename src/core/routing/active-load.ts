@@ -14,14 +14,14 @@ import { KvIndex } from "../index/kv-index.ts";
 
 /** One routed request's share of its candidate's load, until finish(). */
 export interface ActiveRequest {
-  readonly source: number;
+  readonly rankId: number;
   /** Full-block sequence hashes of the prompt. */
   readonly hashes: ArrayLike<bigint>;
   /** The tracker's ids of blocks [0, indexed) (released by id, without hashing again). */
   readonly blockIds: Int32Array;
   /** Blocks [0, indexed) are in the index; the rest are counted only (a deferred tail). */
   indexed: number;
-  /** Prefill tokens still counted against the source (0 once the first token arrived). */
+  /** Prefill tokens still counted against the rank (0 once the first token arrived). */
   prefillTokens: number;
   done: boolean;
 }
@@ -32,33 +32,33 @@ export class ActiveLoad {
   /** Requests with a deferred tail, by the list id of their last indexed block. */
   private readonly deferred = new Map<number, ActiveRequest[]>();
 
-  /** Sizes the per-source arrays for ids up to `source` (reads by id stay in range). */
-  reserve(source: number): void {
-    if (source >= this.prefill.length) this.grow(source);
-    this.blocks.reserve(source);
+  /** Sizes the per-rank arrays for ids up to `rankId` (reads by id stay in range). */
+  reserve(rankId: number): void {
+    if (rankId >= this.prefill.length) this.grow(rankId);
+    this.blocks.reserve(rankId);
   }
 
   /** Counts a routed request: its prompt blocks as active, its uncached prompt tokens as prefill. */
-  add(source: number, hashes: ArrayLike<bigint>, prefillTokens: number): ActiveRequest {
-    this.reserve(source);
+  add(rankId: number, hashes: ArrayLike<bigint>, prefillTokens: number): ActiveRequest {
+    this.reserve(rankId);
     const blockIds = new Int32Array(hashes.length);
-    const indexed = this.blocks.acquire(source, hashes, blockIds, 0, hashes.length, true);
-    const req: ActiveRequest = { source, hashes, blockIds, indexed, prefillTokens, done: false };
+    const indexed = this.blocks.acquire(rankId, hashes, blockIds, 0, hashes.length, true);
+    const req: ActiveRequest = { rankId, hashes, blockIds, indexed, prefillTokens, done: false };
     if (indexed < hashes.length) {
-      this.blocks.addUnindexed(source, hashes.length - indexed);
+      this.blocks.addUnindexed(rankId, hashes.length - indexed);
       const marker = blockIds[indexed - 1]!;
       const list = this.deferred.get(marker);
       if (list === undefined) this.deferred.set(marker, [req]);
       else list.push(req);
     }
-    this.prefill[source] = this.prefill[source]! + prefillTokens;
+    this.prefill[rankId] = this.prefill[rankId]! + prefillTokens;
     return req;
   }
 
   /** The request produced its first token: its prefill is no longer outstanding. */
   firstToken(req: ActiveRequest): void {
     if (req.done || req.prefillTokens === 0) return;
-    this.prefill[req.source] = Math.max(0, this.prefill[req.source]! - req.prefillTokens);
+    this.prefill[req.rankId] = Math.max(0, this.prefill[req.rankId]! - req.prefillTokens);
     req.prefillTokens = 0;
   }
 
@@ -70,32 +70,32 @@ export class ActiveLoad {
     const total = req.hashes.length;
     if (req.indexed < total) {
       this.unmark(req);
-      this.blocks.addUnindexed(req.source, req.indexed - total);
+      this.blocks.addUnindexed(req.rankId, req.indexed - total);
     }
-    this.blocks.release(req.source, req.blockIds, req.indexed);
+    this.blocks.release(req.rankId, req.blockIds, req.indexed);
   }
 
-  /** Distinct blocks of the source's in-flight prompts. */
-  activeBlocks(source: number): number {
-    return this.blocks.footprint(source);
+  /** Distinct blocks of the rank's in-flight prompts. */
+  activeBlocks(rankId: number): number {
+    return this.blocks.footprint(rankId);
   }
 
-  activePrefillTokens(source: number): number {
-    return source < this.prefill.length ? this.prefill[source]! : 0;
+  activePrefillTokens(rankId: number): number {
+    return rankId < this.prefill.length ? this.prefill[rankId]! : 0;
   }
 
-  /** Active blocks by source id (read-only; reserve() the ids read). */
-  activeBlocksBySource(): Int32Array {
+  /** Active blocks by rank id (read-only; reserve() the ids read). */
+  activeBlocksByRank(): Int32Array {
     return this.blocks.deviceFootprints();
   }
 
-  /** Outstanding prefill tokens by source id (read-only; reserve() the ids read). */
-  prefillBySource(): Float64Array {
+  /** Outstanding prefill tokens by rank id (read-only; reserve() the ids read). */
+  prefillByRank(): Float64Array {
     return this.prefill;
   }
 
   /**
-   * Per source, the longest prefix of `hashes[0, count)` already active there, at [source] of the
+   * Per rank, the longest prefix of `hashes[0, count)` already active there, at [rankId] of the
    * returned array (reserve() the ids read) until endPrefixes(), which must come before the next change.
    */
   beginPrefixes(hashes: ArrayLike<bigint>, count: number): Int32Array {
@@ -124,8 +124,8 @@ export class ActiveLoad {
       found = true;
       this.unmark(req);
       const total = req.hashes.length;
-      this.blocks.addUnindexed(req.source, req.indexed - total);
-      req.indexed = this.blocks.acquire(req.source, req.hashes, req.blockIds, req.indexed, total);
+      this.blocks.addUnindexed(req.rankId, req.indexed - total);
+      req.indexed = this.blocks.acquire(req.rankId, req.hashes, req.blockIds, req.indexed, total);
     }
     return found;
   }
@@ -140,8 +140,8 @@ export class ActiveLoad {
     if (list.length === 0) this.deferred.delete(marker);
   }
 
-  private grow(source: number): void {
-    const size = Math.max(source + 1, this.prefill.length * 2);
+  private grow(rankId: number): void {
+    const size = Math.max(rankId + 1, this.prefill.length * 2);
     const prefill = new Float64Array(size);
     prefill.set(this.prefill);
     this.prefill = prefill;

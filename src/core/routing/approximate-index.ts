@@ -7,13 +7,13 @@ import { SPLIT, splitU64, U64Map } from "../kv/u64-map.ts";
 
 interface Written {
   atMs: number;
-  source: number;
+  rankId: number;
   hashes: ArrayLike<bigint>;
   stamp: number;
 }
 
 export class ApproximateIndex {
-  /** Per source: the stamp of the last decision that wrote each block. */
+  /** Per rank: the stamp of the last decision that wrote each block. */
   private readonly stamps = new Map<number, U64Map>();
   // Decisions in time order (one TTL for all, so expiry order = write order).
   private queue: Written[] = [];
@@ -25,19 +25,19 @@ export class ApproximateIndex {
     private readonly ttlMs: number,
   ) {}
 
-  /** The decision sent a prompt with these full-block hashes to `source` at `nowMs`. */
-  record(source: number, hashes: ArrayLike<bigint>, nowMs: number): void {
+  /** The decision sent a prompt with these full-block hashes to `rankId` at `nowMs`. */
+  record(rankId: number, hashes: ArrayLike<bigint>, nowMs: number): void {
     if (hashes.length === 0) return;
     // Stamps stay in U64Map's value range; a wrap would need 2^31 decisions within one TTL.
     this.stamp = (this.stamp + 1) % 0x7fff_fffe;
-    let own = this.stamps.get(source);
-    if (own === undefined) this.stamps.set(source, (own = new U64Map()));
+    let own = this.stamps.get(rankId);
+    if (own === undefined) this.stamps.set(rankId, (own = new U64Map()));
     for (let i = 0; i < hashes.length; i++) {
       splitU64(hashes[i]!);
       own.set(SPLIT[0]!, SPLIT[1]!, this.stamp);
     }
-    this.index.apply(source, { kind: "stored", tier: "device", blockHashes: Array.from(hashes) });
-    this.queue.push({ atMs: nowMs + this.ttlMs, source, hashes, stamp: this.stamp });
+    this.index.apply(rankId, { kind: "stored", tier: "device", blockHashes: Array.from(hashes) });
+    this.queue.push({ atMs: nowMs + this.ttlMs, rankId, hashes, stamp: this.stamp });
   }
 
   /** Removes the blocks whose last write is older than the TTL. */
@@ -45,7 +45,7 @@ export class ApproximateIndex {
     const q = this.queue;
     while (this.head < q.length && q[this.head]!.atMs <= nowMs) {
       const w = q[this.head++]!;
-      const own = this.stamps.get(w.source);
+      const own = this.stamps.get(w.rankId);
       if (own === undefined) continue;
       const gone: bigint[] = [];
       for (let i = 0; i < w.hashes.length; i++) {
@@ -55,7 +55,7 @@ export class ApproximateIndex {
         own.delete(SPLIT[0]!, SPLIT[1]!);
         gone.push(h);
       }
-      if (gone.length > 0) this.index.apply(w.source, { kind: "removed", tier: "device", blockHashes: gone });
+      if (gone.length > 0) this.index.apply(w.rankId, { kind: "removed", tier: "device", blockHashes: gone });
     }
     if (this.head > 1024 && this.head * 2 > q.length) {
       this.queue = q.slice(this.head);
@@ -63,8 +63,8 @@ export class ApproximateIndex {
     }
   }
 
-  /** The source left routing: what was written for it is forgotten (the index drops it too). */
-  dropSource(source: number): void {
-    this.stamps.delete(source);
+  /** The rank left routing: what was written for it is forgotten (the index drops it too). */
+  dropRank(rankId: number): void {
+    this.stamps.delete(rankId);
   }
 }

@@ -3,7 +3,7 @@ import { createBlockHasher } from "../../lib/xxh3.ts";
 import { ROUTING_CASES, TABLE_BLOCK_SIZE } from "../../../test/routing/decision-table.ts";
 import { KvIndex } from "../index/kv-index.ts";
 import { createRng } from "../random/rng.ts";
-import { longerPrefixSource } from "./hints.ts";
+import { longerPrefixRank } from "./hints.ts";
 import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, kvCost, uncachedPromptTokens } from "./kv-cost.ts";
 import { OVERLOADED, Router, type RouteDecision, type RouteQuery, type RouterOptions } from "./router.ts";
 import { selectByCost } from "./worker-selection.ts";
@@ -30,8 +30,8 @@ function decided(d: ReturnType<Router["route"]>): RouteDecision {
   return d;
 }
 
-const deviceHolds = (ix: KvIndex, source: number, q: RouteQuery, blocks: number) =>
-  ix.apply(source, { kind: "stored", tier: "device", blockHashes: Array.from(q.seqHashes).slice(0, blocks) });
+const deviceHolds = (ix: KvIndex, rankId: number, q: RouteQuery, blocks: number) =>
+  ix.apply(rankId, { kind: "stored", tier: "device", blockHashes: Array.from(q.seqHashes).slice(0, blocks) });
 
 describe("kv cost", () => {
   const c = { promptTokens: 640, blockSize: 64, device: 4, host: 4, disk: 0, activeBlocks: 7, activePrefillTokens: 0, newBlocks: 10 };
@@ -91,12 +91,12 @@ describe("router", () => {
 
   test("round-robin cycles over the candidates", () => {
     const rr = routerWith(3, new KvIndex(), { mode: "round-robin" });
-    expect([0, 1, 2, 3].map(() => decided(rr.route(q)).source)).toEqual([0, 1, 2, 0]);
+    expect([0, 1, 2, 3].map(() => decided(rr.route(q)).rankId)).toEqual([0, 1, 2, 0]);
   });
 
   test("random picks every candidate and nothing else", () => {
     const rnd = routerWith(3, new KvIndex(), { mode: "random" });
-    expect(new Set(Array.from({ length: 100 }, () => decided(rnd.route(q)).source))).toEqual(new Set([0, 1, 2]));
+    expect(new Set(Array.from({ length: 100 }, () => decided(rnd.route(q)).rankId))).toEqual(new Set([0, 1, 2]));
   });
 
   test("no candidates → undefined", () => {
@@ -108,7 +108,7 @@ describe("router", () => {
     const held = Array.from({ length: 3 }, () => decided(r.route(prompt(1, 4, 1, 0))));
     r.remove(1);
     expect(r.has(1)).toBe(false);
-    expect(new Set(Array.from({ length: 10 }, () => decided(r.route(q)).source))).toEqual(new Set([0, 2]));
+    expect(new Set(Array.from({ length: 10 }, () => decided(r.route(q)).rankId))).toEqual(new Set([0, 2]));
     r.add(1, { capacityBlocks: 10, worker: 1 });
     expect(r.activeBlocksOf(1)).toBe(4); // its request is still in flight (the frontend fails it at once)
     for (const d of held) r.finish(d.request);
@@ -141,9 +141,9 @@ describe("router", () => {
     deviceHolds(ix, 0, p, 64);
     deviceHolds(ix, 1, prompt(8, 64, 0, 0), 64);
     deviceHolds(ix, 1, prompt(9, 64, 0, 0), 64);
-    const load = (src: number, q: RouteQuery) => {
+    const load = (rankId: number, q: RouteQuery) => {
       const d = decided(r.route(q));
-      expect(d.source).toBe(src);
+      expect(d.rankId).toBe(rankId);
       r.firstToken(d.request);
     };
     for (let k = 1; k <= 3; k++) load(0, prompt(7, 64, k, 2));
@@ -153,7 +153,7 @@ describe("router", () => {
     const d = decided(r.route(p));
     // Warm: prefill 66 − 64 = 2, decode 70 active + 2 new. Cold: 66 + 132 + 66 (the old model
     // charged the warm worker 2 + 3 × 66 = 200 and the cold one 66 + 2 × 66 = 198).
-    expect(d).toMatchObject({ source: 0, cost: 74, prefillBlocks: 2, deviceOverlap: 64, activeBlocks: 70, newBlocks: 2 });
+    expect(d).toMatchObject({ rankId: 0, cost: 74, prefillBlocks: 2, deviceOverlap: 64, activeBlocks: 70, newBlocks: 2 });
     expect(kvCost({ promptTokens: 66 * BS, blockSize: BS, device: 0, host: 0, disk: 0, activeBlocks: 132, activePrefillTokens: 0, newBlocks: 66 })).toBe(264);
   });
 
@@ -173,7 +173,7 @@ describe("router", () => {
     for (;;) {
       const d = decided(r.route(prompt(7, 64, k + 1, 2, 2)));
       r.firstToken(d.request);
-      if (d.source === 1) break;
+      if (d.rankId === 1) break;
       expect(d.cost).toBeCloseTo(warm(k), 9);
       k++;
     }
@@ -187,7 +187,7 @@ describe("router", () => {
       Array.from({ length: 4 }, (_, k) => {
         const d = decided(r.route({ ...p(k), nowMs: k }));
         r.firstToken(d.request);
-        return d.source;
+        return d.rankId;
       });
 
     test("they spread over the candidates", () => {
@@ -201,7 +201,7 @@ describe("router", () => {
 
     test("a true burst (no first token yet) spreads even in approximate mode, its prefill being outstanding", () => {
       const burst = routerWith(4, new KvIndex(), { mode: "kv", approximateTtlMs: 1000 });
-      expect(new Set(Array.from({ length: 4 }, (_, k) => decided(burst.route({ ...p(k), nowMs: 0 })).source))).toEqual(new Set([0, 1, 2, 3]));
+      expect(new Set(Array.from({ length: 4 }, (_, k) => decided(burst.route({ ...p(k), nowMs: 0 })).rankId))).toEqual(new Set([0, 1, 2, 3]));
     });
   });
 
@@ -210,14 +210,14 @@ describe("router", () => {
     const r = routerWith(2, ix, { mode: "kv", approximateTtlMs: 100 });
     const d = decided(r.route({ ...prompt(1, 4, 1, 0), nowMs: 0 }));
     r.finish(d.request);
-    expect(ix.footprint(d.source)).toBe(4);
+    expect(ix.footprint(d.rankId)).toBe(4);
     const again = decided(r.route({ ...prompt(1, 2, 2, 0), nowMs: 60 })); // blocks 0, 1 written again
     r.finish(again.request);
-    expect(again.source).toBe(d.source);
+    expect(again.rankId).toBe(d.rankId);
     r.route({ ...prompt(9, 1, 9, 0), nowMs: 100 }); // expiry runs before each decision
-    expect(ix.blocksOf(d.source, "device").sort()).toEqual([1000n, 1001n]);
+    expect(ix.blocksOf(d.rankId, "device").sort()).toEqual([1000n, 1001n]);
     r.route({ ...prompt(9, 1, 9, 0), nowMs: 160 });
-    expect(ix.footprint(d.source)).toBe(ix.blocksOf(d.source, "device").filter((h) => h === 9000n).length);
+    expect(ix.footprint(d.rankId)).toBe(ix.blocksOf(d.rankId, "device").filter((h) => h === 9000n).length);
   });
 
   test("busy thresholds skip a worker only when all its ranks are busy, and overload the router when all are", () => {
@@ -225,10 +225,10 @@ describe("router", () => {
     const r = routerWith(4, new KvIndex(), { mode: "kv", busy: { activeDecodeBlocks: 0.1 } }, 100, 2);
     const big = (k: number) => prompt(k, 11, k, 0);
     const first = decided(r.route(big(1)));
-    expect(r.isBusy(first.source)).toBe(true);
-    // Its sibling rank is idle: the worker stays, so all four sources can still be chosen.
-    const seen = new Set<number>([first.source]);
-    for (let k = 2; k <= 4; k++) seen.add(decided(r.route(big(k))).source);
+    expect(r.isBusy(first.rankId)).toBe(true);
+    // Its sibling rank is idle: the worker stays, so all four ranks can still be chosen.
+    const seen = new Set<number>([first.rankId]);
+    for (let k = 2; k <= 4; k++) seen.add(decided(r.route(big(k))).rankId);
     expect(seen).toEqual(new Set([0, 1, 2, 3]));
     expect(r.route(big(5))).toBe(OVERLOADED);
     expect(r.rejected).toBe(1);
@@ -252,7 +252,7 @@ describe("router", () => {
     const seen = new Set<number>();
     for (let i = 0; i < 40; i++) {
       const d = decided(r.route(prompt(9, 1, 0, 0)));
-      seen.add(d.source);
+      seen.add(d.rankId);
       r.finish(d.request);
     }
     expect(seen).toEqual(new Set([0, 1, 2, 3]));
@@ -260,7 +260,7 @@ describe("router", () => {
 });
 
 describe("index", () => {
-  /** An index holding block 1 on source 0's device tier and block 2 on its host tier. */
+  /** An index holding block 1 on rank 0's device tier and block 2 on its host tier. */
   function bothTiers(): KvIndex {
     const ix = new KvIndex();
     ix.apply(0, { kind: "stored", tier: "device", blockHashes: [1n] });
@@ -280,12 +280,12 @@ describe("index", () => {
     expect(ix.footprint(0, "device")).toBe(0);
   });
 
-  test("a store whose parent the source does not hold (in any tier) is dropped and counted", () => {
+  test("a store whose parent the rank does not hold (in any tier) is dropped and counted", () => {
     const ix = new KvIndex();
     ix.apply(0, { kind: "stored", tier: "device", blockHashes: [1n], parentHash: null });
     ix.apply(0, { kind: "stored", tier: "host", blockHashes: [2n], parentHash: 1n });
     ix.apply(0, { kind: "stored", tier: "device", blockHashes: [3n], parentHash: 2n });
-    ix.apply(1, { kind: "stored", tier: "device", blockHashes: [4n], parentHash: 3n }); // source 1 holds no 3
+    ix.apply(1, { kind: "stored", tier: "device", blockHashes: [4n], parentHash: 3n }); // rank 1 holds no 3
     expect([ix.footprint(0, "device"), ix.footprint(0, "host"), ix.footprint(1, "device")]).toEqual([2, 1, 0]);
     expect(ix.orphanStores).toBe(1);
   });
@@ -301,20 +301,20 @@ describe("the shared decision table (same cases run through the frontend)", () =
       for (const h of c.holdings) ix.apply(h.worker * c.ranks + h.rank, { kind: "stored", tier: h.tier, blockHashes: [...seq.subarray(h.from, h.to)] });
       const r = routerWith(c.workers * c.ranks, ix);
       const d = decided(r.route({ seqHashes: seq.subarray(0, c.promptBlocks), promptTokens: c.promptBlocks * TABLE_BLOCK_SIZE, blockSize: TABLE_BLOCK_SIZE }));
-      expect({ worker: Math.floor(d.source / c.ranks), rank: d.source % c.ranks }).toEqual(c.expect);
+      expect({ worker: Math.floor(d.rankId / c.ranks), rank: d.rankId % c.ranks }).toEqual(c.expect);
     });
   }
 });
 
 describe("router hints", () => {
-  test("a source with a strictly longer local prefix (device + host), the longest first", () => {
+  test("a rank with a strictly longer local prefix (device + host), the longest first", () => {
     const ix = new KvIndex();
     ix.apply(1, { kind: "stored", tier: "device", blockHashes: [1n, 2n] });
     ix.apply(2, { kind: "stored", tier: "device", blockHashes: [1n] });
     ix.apply(2, { kind: "stored", tier: "host", blockHashes: [2n, 3n] });
     const seq = [1n, 2n, 3n, 4n];
-    expect(longerPrefixSource(ix, seq, 2, [1, 2])).toEqual({ source: 2, blocks: 3 });
-    expect(longerPrefixSource(ix, seq, 3, [1, 2])).toBeUndefined(); // equal is not longer
-    expect(longerPrefixSource(ix, seq, 0, [])).toBeUndefined();
+    expect(longerPrefixRank(ix, seq, 2, [1, 2])).toEqual({ rankId: 2, blocks: 3 });
+    expect(longerPrefixRank(ix, seq, 3, [1, 2])).toBeUndefined(); // equal is not longer
+    expect(longerPrefixRank(ix, seq, 0, [])).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 // The one worker router, used by the frontend and by `replay`: round-robin, random, and kv
 // (Dynamo's KV router: index overlap per tier against the router's own load model, see
 // kv-cost.ts and active-load.ts). Candidates are (worker, dp rank) pairs named by a numeric
-// source id the caller assigns (the same id its KvIndex is fed under); they come and go at run
+// rank id the caller assigns (the same id its KvIndex is fed under); they come and go at run
 // time. Every mode keeps the same load tracker and busy thresholds, so figures compare.
 import type { KvIndex } from "../index/kv-index.ts";
 import type { Rng } from "../random/rng.ts";
@@ -23,8 +23,8 @@ export interface RouteQuery {
 }
 
 export interface RouteDecision {
-  /** The chosen candidate's source id. */
-  source: number;
+  /** The chosen candidate's rank id. */
+  rankId: number;
   cost: number;
   deviceOverlap: number;
   hostOverlap: number;
@@ -74,7 +74,7 @@ export interface RouterOptions {
 export interface CandidateInfo {
   /** G1 blocks of the rank (the decode-blocks threshold's denominator). */
   capacityBlocks: number;
-  /** Ranks of one worker share this key (a small non-negative integer, e.g. the worker's first source id). */
+  /** Ranks of one worker share this key (a small non-negative integer, e.g. the worker's first rank id). */
   worker: number;
   maxNumBatchedTokens?: number;
 }
@@ -90,12 +90,12 @@ export class Router {
   private readonly load = new ActiveLoad();
   private readonly approx: ApproximateIndex | undefined;
   private readonly queueThreshold: number | undefined;
-  // Dense candidate arrays (a removal moves the last candidate into the hole).
-  private readonly sources: number[] = [];
+  // Dense candidate arrays, by position (a removal moves the last candidate into the hole).
+  private readonly rankIds: number[] = [];
   private readonly capacity: number[] = [];
   private readonly workerOf: number[] = [];
   private readonly batchedTokens: number[] = [];
-  private readonly slotOf = new Map<number, number>();
+  private readonly positionOf = new Map<number, number>();
   private next = 0;
   // Per-decision scratch.
   private costs = new Float64Array(16);
@@ -129,56 +129,56 @@ export class Router {
 
   /** Candidates, in no particular order. */
   get candidates(): readonly number[] {
-    return this.sources;
+    return this.rankIds;
   }
 
   get size(): number {
-    return this.sources.length;
+    return this.rankIds.length;
   }
 
-  has(source: number): boolean {
-    return this.slotOf.has(source);
+  has(rankId: number): boolean {
+    return this.positionOf.has(rankId);
   }
 
   /** Adds a candidate (or updates its figures). */
-  add(source: number, c: CandidateInfo): void {
+  add(rankId: number, c: CandidateInfo): void {
     if (c.worker >= this.freeRanks.length) {
       const size = Math.max(c.worker + 1, this.freeRanks.length * 2);
       this.freeRanks = new Int32Array(size);
       this.seenStamp = new Int32Array(size);
     }
-    this.index?.reserve(source);
-    this.load.reserve(source);
-    let slot = this.slotOf.get(source);
-    if (slot === undefined) {
-      slot = this.sources.length;
-      this.slotOf.set(source, slot);
-      this.sources.push(source);
-      if (this.costs.length < this.sources.length) this.costs = new Float64Array(this.sources.length * 2);
+    this.index?.reserve(rankId);
+    this.load.reserve(rankId);
+    let pos = this.positionOf.get(rankId);
+    if (pos === undefined) {
+      pos = this.rankIds.length;
+      this.positionOf.set(rankId, pos);
+      this.rankIds.push(rankId);
+      if (this.costs.length < this.rankIds.length) this.costs = new Float64Array(this.rankIds.length * 2);
     }
-    this.capacity[slot] = c.capacityBlocks;
-    this.workerOf[slot] = c.worker;
-    this.batchedTokens[slot] = c.maxNumBatchedTokens ?? 0;
+    this.capacity[pos] = c.capacityBlocks;
+    this.workerOf[pos] = c.worker;
+    this.batchedTokens[pos] = c.maxNumBatchedTokens ?? 0;
   }
 
   /** Takes a candidate out of routing at once (its requests' load leaves as they finish). */
-  remove(source: number): void {
-    const slot = this.slotOf.get(source);
-    if (slot === undefined) return;
-    this.slotOf.delete(source);
-    const last = this.sources.length - 1;
-    if (slot !== last) {
-      this.sources[slot] = this.sources[last]!;
-      this.capacity[slot] = this.capacity[last]!;
-      this.workerOf[slot] = this.workerOf[last]!;
-      this.batchedTokens[slot] = this.batchedTokens[last]!;
-      this.slotOf.set(this.sources[slot]!, slot);
+  remove(rankId: number): void {
+    const pos = this.positionOf.get(rankId);
+    if (pos === undefined) return;
+    this.positionOf.delete(rankId);
+    const last = this.rankIds.length - 1;
+    if (pos !== last) {
+      this.rankIds[pos] = this.rankIds[last]!;
+      this.capacity[pos] = this.capacity[last]!;
+      this.workerOf[pos] = this.workerOf[last]!;
+      this.batchedTokens[pos] = this.batchedTokens[last]!;
+      this.positionOf.set(this.rankIds[pos]!, pos);
     }
-    this.sources.pop();
+    this.rankIds.pop();
     this.capacity.pop();
     this.workerOf.pop();
     this.batchedTokens.pop();
-    this.approx?.dropSource(source);
+    this.approx?.dropRank(rankId);
   }
 
   /**
@@ -186,7 +186,7 @@ export class Router {
    * OVERLOADED when every worker is busy.
    */
   route(q: RouteQuery): RouteDecision | typeof OVERLOADED | undefined {
-    const n = this.sources.length;
+    const n = this.rankIds.length;
     if (n === 0) return undefined;
     this.approx?.expire(q.nowMs ?? 0);
     let pick: number[] | undefined;
@@ -225,12 +225,12 @@ export class Router {
   }
 
   /** Distinct blocks of the candidate's in-flight prompts. */
-  activeBlocksOf(source: number): number {
-    return this.load.activeBlocks(source);
+  activeBlocksOf(rankId: number): number {
+    return this.load.activeBlocks(rankId);
   }
 
-  activePrefillTokensOf(source: number): number {
-    return this.load.activePrefillTokens(source);
+  activePrefillTokensOf(rankId: number): number {
+    return this.load.activePrefillTokens(rankId);
   }
 
   /**
@@ -240,54 +240,54 @@ export class Router {
    */
   saturated(): boolean {
     const f = this.queueThreshold;
-    const n = this.sources.length;
+    const n = this.rankIds.length;
     if (f === undefined || n === 0) return false;
-    for (let slot = 0; slot < n; slot++) {
-      const budget = this.batchedTokens[slot]!;
-      if (budget === 0 || this.load.activePrefillTokens(this.sources[slot]!) <= f * budget) return false;
+    for (let pos = 0; pos < n; pos++) {
+      const budget = this.batchedTokens[pos]!;
+      if (budget === 0 || this.load.activePrefillTokens(this.rankIds[pos]!) <= f * budget) return false;
     }
     return true;
   }
 
   /** Whether the candidate's rank is over a busy threshold now. */
-  isBusy(source: number): boolean {
-    const slot = this.slotOf.get(source);
-    return slot !== undefined && this.busySlot(slot);
+  isBusy(rankId: number): boolean {
+    const pos = this.positionOf.get(rankId);
+    return pos !== undefined && this.busyAt(pos);
   }
 
-  private busySlot(slot: number): boolean {
-    const s = this.sources[slot]!;
+  private busyAt(pos: number): boolean {
+    const s = this.rankIds[pos]!;
     const b = this.busy;
     const prefill = this.load.activePrefillTokens(s);
     return (
-      this.load.activeBlocks(s) / this.capacity[slot]! > b.activeDecodeBlocks ||
+      this.load.activeBlocks(s) / this.capacity[pos]! > b.activeDecodeBlocks ||
       prefill > b.activePrefillTokens ||
-      (this.batchedTokens[slot]! > 0 && prefill > b.activePrefillTokensFrac * this.batchedTokens[slot]!)
+      (this.batchedTokens[pos]! > 0 && prefill > b.activePrefillTokensFrac * this.batchedTokens[pos]!)
     );
   }
 
-  /** Slots of workers with at least one rank under every threshold. */
+  /** Positions of the candidates whose worker has at least one rank under every threshold. */
   private idleCandidates(): number[] {
-    const n = this.sources.length;
+    const n = this.rankIds.length;
     const pick = this.pick;
     pick.length = 0;
     const stamp = (this.stamp = (this.stamp + 1) & 0x7fffffff || 1);
     const free = this.freeRanks;
     const seen = this.seenStamp;
-    for (let slot = 0; slot < n; slot++) {
-      const w = this.workerOf[slot]!;
+    for (let pos = 0; pos < n; pos++) {
+      const w = this.workerOf[pos]!;
       if (seen[w] !== stamp) {
         seen[w] = stamp;
         free[w] = 0;
       }
-      if (!this.busySlot(slot)) free[w]!++;
+      if (!this.busyAt(pos)) free[w]!++;
     }
-    for (let slot = 0; slot < n; slot++) if (free[this.workerOf[slot]!]! > 0) pick.push(slot);
+    for (let pos = 0; pos < n; pos++) if (free[this.workerOf[pos]!]! > 0) pick.push(pos);
     return pick;
   }
 
   /**
-   * The lowest-cost candidate (index into pick, or the slot when all are candidates): one walk of
+   * The lowest-cost candidate (index into pick, or the position when all are candidates): one walk of
    * the prompt's blocks in the index and in the active-block tracker serves every candidate.
    * Exact ties go uniformly at random, as Dynamo.
    */
@@ -299,25 +299,25 @@ export class Router {
     const oh = ov.host;
     const ok = ov.disk;
     const act = this.load.beginPrefixes(q.seqHashes, full);
-    const ab = this.load.activeBlocksBySource();
-    const pf = this.load.prefillBySource();
+    const ab = this.load.activeBlocksByRank();
+    const pf = this.load.prefillByRank();
     const { prefillLoadScale: scale, overlapCredit: cw, host: wHost, disk: wDisk } = this.weights;
     const isl = q.promptTokens;
     const bs = q.blockSize;
     const sampled = this.temperature > 0;
     const costs = this.costs;
-    const sources = this.sources;
+    const rankIds = this.rankIds;
     let best = -1;
     let bestCost = 0;
     let ties = 0;
     // Host and disk overlaps are read only when something is indexed there (the common device-only case reads less).
     const lower = this.index!.hasLowerTiers();
     for (let c = 0; c < m; c++) {
-      const src = sources[pick === undefined ? c : pick[c]!]!;
+      const rankId = rankIds[pick === undefined ? c : pick[c]!]!;
       // kvCost (kv-cost.ts), inlined: this loop runs once per candidate per request.
-      const credit = lower ? cw * od[src]! + wHost * oh[src]! + wDisk * ok[src]! : cw * od[src]!;
-      const prefill = (pf[src]! + isl) / bs - credit;
-      const cost = scale * (prefill > 0 ? prefill : 0) + ab[src]! + (full - act[src]!);
+      const credit = lower ? cw * od[rankId]! + wHost * oh[rankId]! + wDisk * ok[rankId]! : cw * od[rankId]!;
+      const prefill = (pf[rankId]! + isl) / bs - credit;
+      const cost = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
       if (sampled) costs[c] = cost;
       else if (best === -1 || cost < bestCost) {
         best = c;
@@ -331,20 +331,20 @@ export class Router {
     }
     if (sampled) best = selectByCost(costs, m, this.rng, this.temperature);
     // The chosen candidate's overlaps, read before the walks end (commit() counts the request).
-    const src = sources[pick === undefined ? best : pick[best]!]!;
+    const rankId = rankIds[pick === undefined ? best : pick[best]!]!;
     const chosen = this.chosen;
-    chosen.device = od[src]!;
-    chosen.host = oh[src]!;
-    chosen.disk = ok[src]!;
-    chosen.activePrefix = act[src]!;
+    chosen.device = od[rankId]!;
+    chosen.host = oh[rankId]!;
+    chosen.disk = ok[rankId]!;
+    chosen.activePrefix = act[rankId]!;
     this.load.endPrefixes();
     this.index!.endOverlaps();
     return best;
   }
 
-  /** Counts the request on the chosen slot and describes the decision. */
-  private commit(q: RouteQuery, slot: number): RouteDecision {
-    const src = this.sources[slot]!;
+  /** Counts the request on the candidate at `pos` and describes the decision. */
+  private commit(q: RouteQuery, pos: number): RouteDecision {
+    const rankId = this.rankIds[pos]!;
     const full = q.seqHashes.length;
     const chosen = this.chosen;
     if (this.mode !== RouterMode.kv) {
@@ -352,20 +352,20 @@ export class Router {
       // gives the decode term (decision logs and metrics compare across modes).
       chosen.device = chosen.host = chosen.disk = 0;
       const act = this.load.beginPrefixes(q.seqHashes, full);
-      chosen.activePrefix = src < act.length ? act[src]! : 0;
+      chosen.activePrefix = rankId < act.length ? act[rankId]! : 0;
       this.load.endPrefixes();
     }
     const { device, host, disk, activePrefix } = chosen;
     const w = this.weights;
-    const activeBlocks = this.load.activeBlocks(src);
-    const activePrefillTokens = this.load.activePrefillTokens(src);
+    const activeBlocks = this.load.activeBlocks(rankId);
+    const activePrefillTokens = this.load.activePrefillTokens(rankId);
     const credit = w.overlapCredit * device + w.host * host + w.disk * disk;
     const prefillBlocks = w.prefillLoadScale * Math.max(0, (activePrefillTokens + q.promptTokens) / q.blockSize - credit);
     const newBlocks = full - activePrefix;
-    const request = this.load.add(src, q.seqHashes, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w));
-    this.approx?.record(src, q.seqHashes, q.nowMs ?? 0);
+    const request = this.load.add(rankId, q.seqHashes, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w));
+    this.approx?.record(rankId, q.seqHashes, q.nowMs ?? 0);
     return {
-      source: src,
+      rankId,
       cost: prefillBlocks + activeBlocks + newBlocks,
       deviceOverlap: device,
       hostOverlap: host,

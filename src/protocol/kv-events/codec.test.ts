@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import vectors from "../../../test/fixtures/vectors.json";
 import { pack, unpack } from "../msgpack.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
-import type { BlockRemoved, BlockStored, KvEventBatch } from "./index.ts";
+import type { BlockRemoved, BlockStored, VllmKvEventBatch } from "./index.ts";
 
 const fromHex = (hex: string) => Uint8Array.from(Buffer.from(hex.replace(/\s+/g, ""), "hex"));
 const toHex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
@@ -12,7 +12,7 @@ const H1 = 0xcb38e4d7fb2dca5cn; // 14643705804678351452, >= 2^63
 const H2 = 0x44a2b2379d6d3c3dn; // < 2^63, still written as u64 `cf`
 
 /** The batches the golden vectors were produced from, written out field by field. */
-const GOLDEN: Record<string, KvEventBatch> = {
+const GOLDEN: Record<string, VllmKvEventBatch> = {
   "g1-store-remove-clear": {
     ts: 1700000000.5,
     dataParallelRank: 0,
@@ -135,7 +135,7 @@ describe("decoding the other encodings vLLM has used", () => {
     ],
     0,
   ];
-  const expected: KvEventBatch = {
+  const expected: VllmKvEventBatch = {
     ts: 1700000000.5,
     dataParallelRank: 0,
     events: [
@@ -241,7 +241,7 @@ describe("hash encodings", () => {
 describe("extra_keys", () => {
   test("tuples of mixed values survive a round trip", () => {
     const extraKeys = [null, ["a".repeat(64), ["mm", 7], 2 ** 40, -3, 1.5, true, null, 5n, -(2n ** 63n), Uint8Array.from([1, 2])]];
-    const batch: KvEventBatch = {
+    const batch: VllmKvEventBatch = {
       ts: 9,
       dataParallelRank: 0,
       events: [{ type: "BlockStored", blockHashes: [1n, 2n], parentBlockHash: null, tokenIds: [1, 2], blockSize: 1, loraId: null, medium: null, loraName: null, extraKeys }],

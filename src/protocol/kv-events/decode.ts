@@ -14,19 +14,19 @@ import {
   STORED_FIELDS,
   STORED_POSITIONAL,
 } from "./decode-fields.ts";
-import type { BlockRemoved, BlockStored, KvEvent, KvEventBatch } from "./types.ts";
+import type { BlockRemoved, BlockStored, VllmKvEvent, VllmKvEventBatch } from "./types.ts";
 
 const TAGS = new KeyTable(["BlockStored", "BlockRemoved", "AllBlocksCleared"]);
 const TAG_STORED = 0;
 const TAG_REMOVED = 1;
 const BATCH_KEYS = new KeyTable(["ts", "events", "data_parallel_rank"]);
-const CLEARED: KvEvent = Object.freeze({ type: "AllBlocksCleared" });
+const CLEARED: VllmKvEvent = Object.freeze({ type: "AllBlocksCleared" });
 
 /** Decodes one payload. Throws only ProtocolError (offset + hex preview in the message). */
-export function decodeBatch(bytes: Uint8Array): KvEventBatch {
+export function decodeBatch(bytes: Uint8Array): VllmKvEventBatch {
   const r = new MsgpackReader(bytes);
   const n = r.tryArrayHeader("batch");
-  let batch: KvEventBatch;
+  let batch: VllmKvEventBatch;
   if (n >= 0) {
     if (n !== 2 && n !== 3) r.fail(`batch: expected [ts, events] or [ts, events, data_parallel_rank], got ${n} elements`, 0);
     const ts = readTs(r);
@@ -54,9 +54,9 @@ function readRank(r: MsgpackReader): number | null {
 }
 
 /** Map-encoded batch (vLLM without array_like): keys in any order, rank optional. */
-function readBatchMap(r: MsgpackReader, count: number): KvEventBatch {
+function readBatchMap(r: MsgpackReader, count: number): VllmKvEventBatch {
   let ts: number | undefined;
-  let events: KvEvent[] | undefined;
+  let events: VllmKvEvent[] | undefined;
   let dataParallelRank: number | null = null;
   let seen = 0;
   for (let i = 0; i < count; i++) {
@@ -76,14 +76,14 @@ function readBatchMap(r: MsgpackReader, count: number): KvEventBatch {
   return { ts, events, dataParallelRank };
 }
 
-function readEvents(r: MsgpackReader): KvEvent[] {
+function readEvents(r: MsgpackReader): VllmKvEvent[] {
   const n = r.arrayHeader("events");
-  const events = new Array<KvEvent>(n);
+  const events = new Array<VllmKvEvent>(n);
   for (let i = 0; i < n; i++) events[i] = readEvent(r);
   return events;
 }
 
-function readEvent(r: MsgpackReader): KvEvent {
+function readEvent(r: MsgpackReader): VllmKvEvent {
   const at = r.pos;
   const mapCount = r.tryMapHeader("event");
   if (mapCount >= 0) return readMapEvent(r, mapCount, at);
@@ -103,7 +103,7 @@ function readTag(r: MsgpackReader): number {
   return tag;
 }
 
-function readMapEvent(r: MsgpackReader, count: number, at: number): KvEvent {
+function readMapEvent(r: MsgpackReader, count: number, at: number): VllmKvEvent {
   if (count === 0) r.fail("event map: empty, expected a \"type\" key first", at);
   const keyAt = r.pos;
   if (r.key(EVENT_KEYS, "event key") !== F.type) r.fail("event map: first key must be \"type\"", keyAt);
@@ -124,7 +124,7 @@ function readMapEvent(r: MsgpackReader, count: number, at: number): KvEvent {
   return build(r, tag, f, at);
 }
 
-function readPositionalEvent(r: MsgpackReader, count: number, at: number): KvEvent {
+function readPositionalEvent(r: MsgpackReader, count: number, at: number): VllmKvEvent {
   if (count === 0) r.fail("positional event: empty array, expected a type tag first", at);
   const tag = readTag(r);
   const order = tag === TAG_STORED ? STORED_POSITIONAL : tag === TAG_REMOVED ? REMOVED_POSITIONAL : [];
@@ -142,7 +142,7 @@ function readPositionalEvent(r: MsgpackReader, count: number, at: number): KvEve
   return build(r, tag, f, at);
 }
 
-function build(r: MsgpackReader, tag: number, f: EventFields, at: number): KvEvent {
+function build(r: MsgpackReader, tag: number, f: EventFields, at: number): VllmKvEvent {
   if (tag === TAG_STORED) {
     if (f.blockHashes === undefined) r.fail("BlockStored: missing block_hashes", at);
     if (f.tokenIds === undefined) r.fail("BlockStored: missing token_ids", at);

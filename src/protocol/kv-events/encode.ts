@@ -9,7 +9,7 @@
 import { concatBytes } from "../../lib/bytes.ts";
 import { encodeError, MsgpackWriter, preEncodeStr } from "../msgpack.ts";
 import type { MsgpackValue } from "../msgpack.ts";
-import type { BlockRemoved, BlockStored, ExtraKeys, KvEvent, KvEventBatch } from "./types.ts";
+import type { BlockRemoved, BlockStored, ExtraKeys, VllmKvEvent, VllmKvEventBatch } from "./types.ts";
 
 const raw = (...parts: string[]): Uint8Array => concatBytes(parts.map(preEncodeStr));
 
@@ -34,8 +34,8 @@ const K = {
 };
 
 /** How events are written: vLLM's current maps, or its older positional arrays. */
-export const KvEventsEncoding = { map: "map", array: "array" } as const;
-export type KvEventsEncoding = (typeof KvEventsEncoding)[keyof typeof KvEventsEncoding];
+export const VllmKvEventsEncoding = { map: "map", array: "array" } as const;
+export type VllmKvEventsEncoding = (typeof VllmKvEventsEncoding)[keyof typeof VllmKvEventsEncoding];
 
 const TAG_STORED = raw("BlockStored");
 const TAG_REMOVED = raw("BlockRemoved");
@@ -45,12 +45,12 @@ const STORED_SLOTS = 12;
 const REMOVED_SLOTS = 4;
 
 /** Owns one reused buffer; `encode` returns a fresh copy of the bytes. Not reentrant. */
-export class KvEventEncoder {
+export class VllmKvEventEncoder {
   private readonly w = new MsgpackWriter(4096);
 
-  constructor(private readonly encoding: KvEventsEncoding = KvEventsEncoding.map) {}
+  constructor(private readonly encoding: VllmKvEventsEncoding = VllmKvEventsEncoding.map) {}
 
-  encode(batch: KvEventBatch): Uint8Array {
+  encode(batch: VllmKvEventBatch): Uint8Array {
     const w = this.w;
     w.reset();
     if (!Number.isFinite(batch.ts)) throw encodeError(`ts must be a finite number, got ${batch.ts}`);
@@ -64,8 +64,8 @@ export class KvEventEncoder {
     return w.finish();
   }
 
-  private writeEvent(event: KvEvent): void {
-    if (this.encoding === KvEventsEncoding.array) return this.writePositional(event);
+  private writeEvent(event: VllmKvEvent): void {
+    if (this.encoding === VllmKvEventsEncoding.array) return this.writePositional(event);
     switch (event.type) {
       case "BlockStored":
         return this.writeStored(event);
@@ -105,7 +105,7 @@ export class KvEventEncoder {
   private writeStoredBody(e: BlockStored): void {
     const w = this.w;
     // Positional: every slot is written, nil for an absent optional field.
-    const positional = this.encoding === KvEventsEncoding.array;
+    const positional = this.encoding === VllmKvEventsEncoding.array;
     if (e.parentBlockHash === null) w.writeNil();
     else w.writeU64Smallest(e.parentBlockHash);
     this.key(K.tokenIds);
@@ -146,11 +146,11 @@ export class KvEventEncoder {
 
   /** A map key; nothing in positional form. */
   private key(k: Uint8Array): void {
-    if (this.encoding === KvEventsEncoding.map) this.w.writeRaw(k);
+    if (this.encoding === VllmKvEventsEncoding.map) this.w.writeRaw(k);
   }
 
   /** Positional events: `[tag, ...fields]`, every field written (nil when unset). */
-  private writePositional(event: KvEvent): void {
+  private writePositional(event: VllmKvEvent): void {
     const w = this.w;
     switch (event.type) {
       case "BlockStored":
@@ -260,9 +260,9 @@ function refuseUnpositional(e: BlockStored | BlockRemoved): void {
   if (name) throw encodeError(`${e.type}: ${name} has no slot in the array encoding (vLLM's positional events predate it)`);
 }
 
-const shared = { map: new KvEventEncoder(KvEventsEncoding.map), array: new KvEventEncoder(KvEventsEncoding.array) };
+const shared = { map: new VllmKvEventEncoder(VllmKvEventsEncoding.map), array: new VllmKvEventEncoder(VllmKvEventsEncoding.array) };
 
 /** The batch's wire payload (a fresh Uint8Array). Throws KvcrError ENCODE_INVALID for values with no wire form. */
-export function encodeBatch(batch: KvEventBatch, encoding: KvEventsEncoding = KvEventsEncoding.map): Uint8Array {
+export function encodeBatch(batch: VllmKvEventBatch, encoding: VllmKvEventsEncoding = VllmKvEventsEncoding.map): Uint8Array {
   return shared[encoding].encode(batch);
 }

@@ -9,12 +9,12 @@ import { describe, expect, test } from "bun:test";
 import { decode as independentDecode, encode as independentEncode } from "@msgpack/msgpack";
 import { decodeFlat, FlatBatch, flatFromBatch } from "./flat-decode.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
-import type { KvEventBatch } from "./index.ts";
+import type { VllmKvEventBatch } from "./index.ts";
 
 const toHex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 const H1 = 0xcb38e4d7fb2dca5cn;
 
-const MAP_SMALL_HASHES: KvEventBatch = {
+const MAP_SMALL_HASHES: VllmKvEventBatch = {
   ts: 1700000002.5,
   dataParallelRank: 0,
   events: [
@@ -60,7 +60,7 @@ function independent(value: unknown): string {
 
 interface ArrayCase {
   name: string;
-  batch: KvEventBatch;
+  batch: VllmKvEventBatch;
   /** `[ts, [event arrays], rank]` exactly as vLLM's msgspec laid it out. */
   wire: unknown[];
 }

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import vectors from "../../../test/fixtures/vectors.json";
-import { kvEventBatch } from "../../../test/arbitraries/kv-events.ts";
+import { vllmKvEventBatch } from "../../../test/arbitraries/kv-events.ts";
 import { decodeFlat, FlatBatch, flatFromBatch } from "./flat-decode.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
 
@@ -53,7 +53,7 @@ describe("decodeFlat", () => {
 
   test("random batches (every optional field, hash forms via extremes): declines or agrees", () => {
     accepted = 0;
-    fc.assert(fc.property(kvEventBatch({ maxInt: 2 ** 31 - 1 }), (batch) => agrees(encodeBatch(batch))), { numRuns: 300 });
+    fc.assert(fc.property(vllmKvEventBatch({ maxInt: 2 ** 31 - 1 }), (batch) => agrees(encodeBatch(batch))), { numRuns: 300 });
     expect(accepted).toBeGreaterThan(250); // the fast path is the one taken, not the fallback
   });
 

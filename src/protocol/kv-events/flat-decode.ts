@@ -8,7 +8,7 @@
 // are read by decode-fields.ts's own readers, so their checks are identical.
 import { KeyTable, MsgpackReader } from "../msgpack.ts";
 import { EVENT_KEYS, EventFields, F, readField, REMOVED_FIELDS, REMOVED_POSITIONAL, STORED_FIELDS, STORED_POSITIONAL } from "./decode-fields.ts";
-import type { KvEventBatch } from "./types.ts";
+import type { VllmKvEventBatch } from "./types.ts";
 
 export const FLAT_STORED = 0;
 export const FLAT_REMOVED = 1;
@@ -109,7 +109,7 @@ function grow<T extends Uint8Array | Int32Array | Uint32Array>(a: T, len: number
 }
 
 /** Fills `out` from a batch decodeBatch produced (the fallback path). */
-export function flatFromBatch(batch: KvEventBatch, out: FlatBatch): void {
+export function flatFromBatch(batch: VllmKvEventBatch, out: FlatBatch): void {
   out.reset();
   out.ts = batch.ts;
   out.dataParallelRank = batch.dataParallelRank;

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import vectors from "../../../test/fixtures/vectors.json";
 import { ProtocolError } from "../../lib/errors.ts";
-import { kvEventBatch } from "../../../test/arbitraries/kv-events.ts";
+import { vllmKvEventBatch } from "../../../test/arbitraries/kv-events.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
 
 const golden = vectors.wire_batches.map((w) => Uint8Array.from(Buffer.from(w.hex, "hex")));
@@ -42,7 +42,7 @@ function mutate(bytes: Uint8Array, edits: { kind: "set" | "insert" | "delete"; a
 
 describe("decodeBatch fuzzing", () => {
   test("every proper prefix of a valid payload is rejected (the outer header declares its size)", () => {
-    const samples = [...golden, ...fc.sample(kvEventBatch(), { numRuns: 30, seed: 7 }).map((b) => encodeBatch(b))];
+    const samples = [...golden, ...fc.sample(vllmKvEventBatch(), { numRuns: 30, seed: 7 }).map((b) => encodeBatch(b))];
     for (const bytes of samples) {
       expect(outcome(bytes)).toBe("ok");
       for (let n = 0; n < bytes.length; n++) expect(outcome(bytes.subarray(0, n))).toBe("rejected");
@@ -74,7 +74,7 @@ describe("decodeBatch fuzzing", () => {
 
   test("byte-mutated random payloads", () => {
     fc.assert(
-      fc.property(kvEventBatch(), fc.array(mutation, { minLength: 1, maxLength: 6 }), (batch, edits) => {
+      fc.property(vllmKvEventBatch(), fc.array(mutation, { minLength: 1, maxLength: 6 }), (batch, edits) => {
         void outcome(mutate(encodeBatch(batch), edits));
       }),
       { numRuns: 1500 },

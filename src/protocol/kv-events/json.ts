@@ -1,11 +1,11 @@
 // The `kvcr-mock events` JSON line of a batch: vLLM's own field names, hashes as decimal
 // strings, absent optional fields left out. Pure: returns a JSON-safe object (no bigint inside).
 import type { MsgpackValue } from "../msgpack.ts";
-import type { ExtraKeys, KvEvent, KvEventBatch } from "./types.ts";
+import type { ExtraKeys, VllmKvEvent, VllmKvEventBatch } from "./types.ts";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-export interface KvEventBatchJson {
+export interface VllmKvEventBatchJson {
   /** A number while it is a safe integer (always, in practice), else a decimal string. */
   seq: number | string;
   topic: string;
@@ -19,7 +19,7 @@ export interface BatchJsonContext {
   topic: string;
 }
 
-export function batchToJson(batch: KvEventBatch, ctx: BatchJsonContext): KvEventBatchJson {
+export function batchToJson(batch: VllmKvEventBatch, ctx: BatchJsonContext): VllmKvEventBatchJson {
   return {
     seq: ctx.seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(ctx.seq) : ctx.seq.toString(),
     topic: ctx.topic,
@@ -29,7 +29,7 @@ export function batchToJson(batch: KvEventBatch, ctx: BatchJsonContext): KvEvent
   };
 }
 
-export function eventToJson(e: KvEvent): { [key: string]: JsonValue } {
+export function eventToJson(e: VllmKvEvent): { [key: string]: JsonValue } {
   switch (e.type) {
     case "BlockStored": {
       const out: { [key: string]: JsonValue } = {

@@ -3,17 +3,17 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { pack } from "../msgpack.ts";
-import { kvEventBatch } from "../../../test/arbitraries/kv-events.ts";
+import { vllmKvEventBatch } from "../../../test/arbitraries/kv-events.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
-import type { KvEvent, KvEventBatch } from "./index.ts";
+import type { VllmKvEvent, VllmKvEventBatch } from "./index.ts";
 
 // msgpackr writes ints above 2^32 as float64 and small bigints as int64: its choices differ from
 // msgspec's, so the oracle batches keep ints in u32 range and extra_keys to strings.
 // It also writes ts = -0 as the int 0.
-const simpleBatch = kvEventBatch({ maxInt: 0xffff_ffff, extraTuple: fc.array(fc.string({ maxLength: 8 }), { maxLength: 3 }) })
+const simpleBatch = vllmKvEventBatch({ maxInt: 0xffff_ffff, extraTuple: fc.array(fc.string({ maxLength: 8 }), { maxLength: 3 }) })
   .map((b) => (Object.is(b.ts, -0) ? { ...b, ts: 0 } : b));
 
-function asMapEvent(e: KvEvent): Record<string, unknown> {
+function asMapEvent(e: VllmKvEvent): Record<string, unknown> {
   switch (e.type) {
     case "BlockStored":
       return dropUndefined({
@@ -31,7 +31,7 @@ function asMapEvent(e: KvEvent): Record<string, unknown> {
 }
 
 /** vLLM's array_like form: tag then fields in order, absent optionals as nil, trailing ones cut. */
-function asPositionalEvent(e: KvEvent): unknown[] {
+function asPositionalEvent(e: VllmKvEvent): unknown[] {
   const fields =
     e.type === "BlockStored"
       ? [e.blockHashes, e.parentBlockHash, e.tokenIds, e.blockSize, e.loraId, e.medium, e.loraName, e.extraKeys,
@@ -49,12 +49,12 @@ function dropUndefined(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
 
-const outer = (b: KvEventBatch, events: unknown[]) => (b.dataParallelRank === null ? [b.ts, events] : [b.ts, events, b.dataParallelRank]);
+const outer = (b: VllmKvEventBatch, events: unknown[]) => (b.dataParallelRank === null ? [b.ts, events] : [b.ts, events, b.dataParallelRank]);
 
 describe("KV-event codec properties (fast-check, bounded)", () => {
   test("decode(encode(x)) = x", () => {
     fc.assert(
-      fc.property(kvEventBatch(), (batch) => {
+      fc.property(vllmKvEventBatch(), (batch) => {
         expect(decodeBatch(encodeBatch(batch))).toEqual(batch);
       }),
       { numRuns: 400 },
@@ -63,7 +63,7 @@ describe("KV-event codec properties (fast-check, bounded)", () => {
 
   test("encoding is canonical: encode(decode(encode(x))) has the same bytes", () => {
     fc.assert(
-      fc.property(kvEventBatch(), (batch) => {
+      fc.property(vllmKvEventBatch(), (batch) => {
         const bytes = encodeBatch(batch);
         expect(encodeBatch(decodeBatch(bytes))).toEqual(bytes);
       }),

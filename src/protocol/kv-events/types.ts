@@ -6,12 +6,12 @@
 // dataParallelRank=data_parallel_rank; type, medium, locality, ownership, ts, events unchanged.
 import type { MsgpackValue } from "../msgpack.ts";
 
-export const KvEventType = {
+export const VllmKvEventType = {
   BlockStored: "BlockStored",
   BlockRemoved: "BlockRemoved",
   AllBlocksCleared: "AllBlocksCleared",
 } as const;
-export type KvEventType = (typeof KvEventType)[keyof typeof KvEventType];
+export type VllmKvEventType = (typeof VllmKvEventType)[keyof typeof VllmKvEventType];
 
 /**
  * vLLM's medium strings: G1 (device), and G2 as Dynamo's mocker writes it (pinned host memory)
@@ -73,13 +73,13 @@ export interface AllBlocksCleared {
   readonly type: "AllBlocksCleared";
 }
 
-export type KvEvent = BlockStored | BlockRemoved | AllBlocksCleared;
+export type VllmKvEvent = BlockStored | BlockRemoved | AllBlocksCleared;
 
 /** One published payload: `[ts, events, data_parallel_rank]` on the wire. */
-export interface KvEventBatch {
+export interface VllmKvEventBatch {
   /** Unix time in seconds (float). */
   readonly ts: number;
-  readonly events: readonly KvEvent[];
+  readonly events: readonly VllmKvEvent[];
   /** null = not sent (older vLLM): encoded as a two-element batch. */
   readonly dataParallelRank: number | null;
 }

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { createBlockHasher } from "../../lib/xxh3.ts";
 import { FlatBatch, flatFromBatch } from "../../protocol/kv-events/flat-decode.ts";
-import type { BlockStored, KvEvent, KvEventBatch } from "../../protocol/kv-events/index.ts";
+import type { BlockStored, VllmKvEvent, VllmKvEventBatch } from "../../protocol/kv-events/index.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
 import { batchFault, PARENT_WINDOW, SlotResidency } from "./slot-residency.ts";
 
 const BS = 4;
-const flat = (batch: KvEventBatch) => {
+const flat = (batch: VllmKvEventBatch) => {
   const f = new FlatBatch();
   flatFromBatch(batch, f);
   return f;
@@ -16,7 +16,7 @@ const hasher = createBlockHasher();
 function setup() {
   const events: RouterEvent[] = [];
   const r = new SlotResidency({ cacheOwnerId: "owner" }, createBlockHasher(), (e) => events.push(e));
-  const apply = (...evs: KvEvent[]) => r.applyBatch(flat({ ts: 0, events: evs, dataParallelRank: 0 }));
+  const apply = (...evs: VllmKvEvent[]) => r.applyBatch(flat({ ts: 0, events: evs, dataParallelRank: 0 }));
   return { r, events, apply };
 }
 
@@ -24,7 +24,7 @@ function stored(raw: bigint[], tokens: number[], parent: bigint | null, medium: 
   const e: BlockStored = { type: "BlockStored", blockHashes: raw, parentBlockHash: parent, tokenIds: tokens, blockSize: BS, loraId: null, medium, loraName: null };
   return ownership ? { ...e, ownership } : e;
 }
-const removed = (raw: bigint[], medium: string | null = "GPU", ownership?: string): KvEvent =>
+const removed = (raw: bigint[], medium: string | null = "GPU", ownership?: string): VllmKvEvent =>
   ownership ? { type: "BlockRemoved", blockHashes: raw, medium, ownership } : { type: "BlockRemoved", blockHashes: raw, medium };
 const tokens = (n: number, seed = 0) => Array.from({ length: n * BS }, (_, i) => (i * 7 + seed) % 50_000);
 
@@ -101,7 +101,7 @@ describe("SlotResidency normalization", () => {
 });
 
 describe("batchFault", () => {
-  const batch = (events: KvEvent[], rank: number | null = 0) => flat({ ts: 0, events, dataParallelRank: rank });
+  const batch = (events: VllmKvEvent[], rank: number | null = 0) => flat({ ts: 0, events, dataParallelRank: rank });
   test("names dp rank, unknown ownership and kvcr on device", () => {
     expect(batchFault(batch([], 1), 0)).toContain("data_parallel_rank 1");
     expect(batchFault(batch([], null), 3)).toBeUndefined();

@@ -14,7 +14,7 @@ import type { AgentHostRecord } from "../../protocol/records.ts";
 import { serveHttp } from "../../transport/http/server.ts";
 import { KvStateAgent } from "./agent.ts";
 import { AttachmentRecords } from "./attachment-records.ts";
-import { createAgentApp } from "./http-api.ts";
+import { createAgentApp } from "./http-app.ts";
 import { RouterEventOutbound } from "./outbound.ts";
 import { checkDiscoveryIntent, readStaticSources } from "./sources.ts";
 

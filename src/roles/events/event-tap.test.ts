@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { encodeBatch, encodeSeq, REPLAY_END_SEQ, type KvEventBatch } from "../../protocol/kv-events/index.ts";
+import { encodeBatch, encodeSeq, REPLAY_END_SEQ, type VllmKvEventBatch } from "../../protocol/kv-events/index.ts";
 import { EventTap, type TapLine } from "./event-tap.ts";
 
 const te = new TextEncoder();
 const EMPTY = new Uint8Array(0);
-const batch = (seq: number): KvEventBatch => ({
+const batch = (seq: number): VllmKvEventBatch => ({
   ts: 1_700_000_000 + seq,
   dataParallelRank: 0,
   events: [{ type: "BlockRemoved", blockHashes: [BigInt(seq) + 0xffff_ffff_ffffn], medium: "GPU" }],

@@ -2,11 +2,11 @@
 // lines of their own (the tap carries on). Replay replies are parsed by protocol/kv-events/replay.ts
 // and ordered against live by ReplayThenLive (roles/replay-then-live.ts).
 import { batchToJson, decodeBatch, decodeSeq, parseReplayReply } from "../../protocol/kv-events/index.ts";
-import type { KvEventBatchJson } from "../../protocol/kv-events/index.ts";
+import type { VllmKvEventBatchJson } from "../../protocol/kv-events/index.ts";
 import { ReplayThenLive } from "../replay-then-live.ts";
 
 export type TapLine =
-  | KvEventBatchJson
+  | VllmKvEventBatchJson
   | { gap: { expected: number | string; got: number | string } }
   | { error: string; seq?: number | string };
 

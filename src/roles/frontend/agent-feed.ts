@@ -26,8 +26,8 @@ interface Follow {
   held: { cursor: bigint; events: RouterEvent[] }[];
   loading: Promise<void> | undefined;
   retry: ReturnType<typeof setTimeout> | undefined;
-  /** Index sources this agent's state touched (cleared on re-sync). */
-  readonly sources: Set<number>;
+  /** Rank ids this agent's state touched (cleared on re-sync). */
+  readonly rankIds: Set<number>;
   closed: boolean;
 }
 
@@ -53,7 +53,7 @@ export class AgentFeed implements Disposable {
       batch: (cursor, events) => this.onBatch(f, cursor, events),
       undecodable: (err) => this.onUndecodable(f, err),
     });
-    const f: Follow = { record, sub, live: false, next: 0n, held: [], loading: undefined, retry: undefined, sources: new Set(), closed: false };
+    const f: Follow = { record, sub, live: false, next: 0n, held: [], loading: undefined, retry: undefined, rankIds: new Set(), closed: false };
     this.follows.set(record.agent_id, f);
     this.logger.info(`agent ${record.agent_id}: following ${record.router_events_endpoint}, snapshot from ${record.http_url}`);
     // Subscribe first, then snapshot: what the snapshot misses arrives on the stream (or shows as a gap).
@@ -71,7 +71,7 @@ export class AgentFeed implements Disposable {
     f.closed = true;
     clearTimeout(f.retry);
     f.sub.close();
-    for (const s of f.sources) this.state.clearSource(s);
+    for (const s of f.rankIds) this.state.clearRank(s);
     this.logger.info(`agent ${agentId} left: its residency leaves the index`);
   }
 
@@ -131,7 +131,7 @@ export class AgentFeed implements Disposable {
   private applyEvents(f: Follow, events: RouterEvent[]): void {
     for (const e of events) {
       const s = this.state.resolve(e.source);
-      if (s !== undefined) f.sources.add(s);
+      if (s !== undefined) f.rankIds.add(s);
     }
     this.state.apply(events);
   }
@@ -177,8 +177,8 @@ export class AgentFeed implements Disposable {
   }
 
   private applySnapshot(f: Follow, snap: AgentSnapshot): void {
-    for (const s of f.sources) this.state.clearSource(s);
-    f.sources.clear();
-    for (const src of snap.sources) f.sources.add(this.state.applySnapshotSource(src));
+    for (const s of f.rankIds) this.state.clearRank(s);
+    f.rankIds.clear();
+    for (const src of snap.sources) f.rankIds.add(this.state.applySnapshotSource(src));
   }
 }

@@ -243,16 +243,16 @@ describe("the router's view of load", () => {
     let open!: () => void;
     const f = fleet(gated(new Promise<void>((r) => (open = r))));
     const router = f.state.routerOf("m")!;
-    const source = f.state.workerList()[0]!.sources[0]!;
+    const rankId = f.state.workerList()[0]!.rankIds[0]!;
     const pending = f.app.fetch(post("/v1/completions", prompt));
-    await waitFor(() => router.activePrefillTokensOf(source) === 9, { what: "the routed prompt's prefill counted" });
-    expect(router.activeBlocksOf(source)).toBe(2); // 9 tokens: 2 full blocks of 4
+    await waitFor(() => router.activePrefillTokensOf(rankId) === 9, { what: "the routed prompt's prefill counted" });
+    expect(router.activeBlocksOf(rankId)).toBe(2); // 9 tokens: 2 full blocks of 4
     open();
     const reader = (await pending).body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toContain('"text"');
-    expect([router.activePrefillTokensOf(source), router.activeBlocksOf(source)]).toEqual([0, 2]);
+    expect([router.activePrefillTokensOf(rankId), router.activeBlocksOf(rankId)]).toEqual([0, 2]);
     await reader.cancel();
-    expect(router.activeBlocksOf(source)).toBe(0);
+    expect(router.activeBlocksOf(rankId)).toBe(0);
   });
 
   test("every worker busy → 529 (or the configured status) in OpenAI's shape naming the thresholds, until the load drops", async () => {
@@ -263,7 +263,7 @@ describe("the router's view of load", () => {
       const a = app(state, gated(new Promise<void>((r) => (open = r))));
       const inflight = [a.fetch(post("/v1/completions", prompt)), a.fetch(post("/v1/completions", prompt))];
       const router = state.routerOf("m")!;
-      await waitFor(() => state.workerList()[0]!.sources.every((s) => router.isBusy(s)), { what: "both ranks busy" });
+      await waitFor(() => state.workerList()[0]!.rankIds.every((s) => router.isBusy(s)), { what: "both ranks busy" });
       const res = await a.fetch(post("/v1/completions", prompt));
       await expectOpenAiError(res, status, "Service temporarily overloaded");
       expect(router.rejected).toBe(1);

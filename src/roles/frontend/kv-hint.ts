@@ -2,7 +2,7 @@
 // that accepts hints holds a longer prefix of the prompt than the chosen (worker, rank), a
 // `kv.fetch` action naming that holder's source control endpoint and the blocks to fetch.
 import type { KvIndex } from "../../core/index/kv-index.ts";
-import { longerPrefixSource } from "../../core/routing/hints.ts";
+import { longerPrefixRank } from "../../core/routing/hints.ts";
 import type { Router } from "../../core/routing/router.ts";
 import type { KvHint } from "../../protocol/generate.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
@@ -14,31 +14,31 @@ export interface HintInput {
   router: Router;
   index: KvIndex;
   /** The chosen candidate, its worker and its cached prefix (device + host blocks) as the router saw it. */
-  chosen: { source: number; record: WorkerRecord; overlapBlocks: number };
+  chosen: { rankId: number; record: WorkerRecord; overlapBlocks: number };
   /** The prompt's block sequence hashes. */
   seq: BigUint64Array;
-  /** The worker and rank behind a candidate source. */
-  at(source: number): { worker: { record: WorkerRecord }; rank: number };
+  /** The worker and rank behind a candidate's rank id. */
+  at(rankId: number): { worker: { record: WorkerRecord }; rank: number };
   /** A fresh message id; called only when a hint is made. */
   nextId(): string;
 }
 
 export function kvHintFor(h: HintInput): KvHint | undefined {
   const domain = h.chosen.record.kv_transfer_domain;
-  const sources: number[] = [];
+  const rankIds: number[] = [];
   for (const s of h.router.candidates) {
-    if (s === h.chosen.source) continue;
+    if (s === h.chosen.rankId) continue;
     const w = h.at(s).worker.record;
-    if (w.capabilities.includes(ROUTER_HINT) && w.kv_transfer_domain === domain) sources.push(s);
+    if (w.capabilities.includes(ROUTER_HINT) && w.kv_transfer_domain === domain) rankIds.push(s);
   }
-  if (sources.length === 0) return undefined;
+  if (rankIds.length === 0) return undefined;
   let chosen = h.chosen.overlapBlocks;
-  if (h.router.mode !== "kv") chosen = longerPrefixSource(h.index, h.seq, -1, [h.chosen.source])?.blocks ?? 0;
-  const best = longerPrefixSource(h.index, h.seq, chosen, sources);
+  if (h.router.mode !== "kv") chosen = longerPrefixRank(h.index, h.seq, -1, [h.chosen.rankId])?.blocks ?? 0;
+  const best = longerPrefixRank(h.index, h.seq, chosen, rankIds);
   if (!best) return undefined;
-  const src = h.at(best.source);
-  const owner = src.worker.record.cache_owner_ids?.[src.rank];
-  const endpoint = src.worker.record.router_hint_sources?.find((x) => x.cache_owner_id === owner)?.source_control_endpoint;
+  const holder = h.at(best.rankId);
+  const owner = holder.worker.record.cache_owner_ids?.[holder.rank];
+  const endpoint = holder.worker.record.router_hint_sources?.find((x) => x.cache_owner_id === owner)?.source_control_endpoint;
   if (!endpoint) return undefined;
   const id = h.nextId();
   return {

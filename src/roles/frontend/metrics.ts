@@ -70,7 +70,7 @@ export class FrontendMetrics {
     const rejected: MetricFamily = { name: "kvcr_frontend_rejected_requests_total", help: "Requests shed because every worker was busy", type: "counter", samples: [] };
     for (const w of state.workerList()) {
       const router = state.routerOf(w.record.model);
-      w.sources.forEach((s, r) => {
+      w.rankIds.forEach((s, r) => {
         const labels = { worker: w.id, dp_rank: r };
         active.samples.push({ labels, value: router?.activeBlocksOf(s) ?? 0 });
         prefill.samples.push({ labels, value: router?.activePrefillTokensOf(s) ?? 0 });

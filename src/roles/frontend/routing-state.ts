@@ -16,8 +16,8 @@ import { kvHintFor, ROUTER_HINT } from "./kv-hint.ts";
 export interface WorkerEntry {
   readonly id: string;
   readonly record: WorkerRecord;
-  /** Source id per dp rank. */
-  readonly sources: readonly number[];
+  /** Rank id per dp rank. */
+  readonly rankIds: readonly number[];
   /** In-flight requests to this worker: aborted (502) when it vanishes. */
   readonly inflight: Set<{ abort(reason: unknown): void }>;
 }
@@ -25,7 +25,7 @@ export interface WorkerEntry {
 export interface RoutePlan {
   worker: WorkerEntry;
   dpRank: number;
-  source: number;
+  rankId: number;
   decision: RouteDecision;
   promptTokens: number;
   kvHint?: KvHint;
@@ -60,11 +60,11 @@ export class RoutingState {
   unmappedEvents = 0;
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly routers = new Map<string, Router>();
-  /** Source id per worker id, then per rank: looked up for every router event, so no key string is built. */
-  private readonly sourceIds = new Map<string, Map<number, number>>();
-  private readonly bySource = new Map<number, { worker: WorkerEntry; rank: number }>();
+  /** Rank id per worker id, then per rank: looked up for every router event, so no key string is built. */
+  private readonly rankIdsByWorker = new Map<string, Map<number, number>>();
+  private readonly byRankId = new Map<number, { worker: WorkerEntry; rank: number }>();
   private readonly owners = new Map<string, { workerId: string; rank: number }>();
-  private nextSource = 0;
+  private nextRankId = 0;
   private hintWorkers = 0;
   private hintSeq = 0;
   private readonly refusedLogged = new Set<string>();
@@ -96,12 +96,12 @@ export class RoutingState {
     return this.routers.get(model);
   }
 
-  /** The source id of (worker, rank), made on first sight (events may precede the record). */
-  sourceOf(workerId: string, rank: number): number {
-    let ranks = this.sourceIds.get(workerId);
-    if (!ranks) this.sourceIds.set(workerId, (ranks = new Map()));
+  /** The rank id of (worker, rank), made on first sight (events may precede the record). */
+  rankIdOf(workerId: string, rank: number): number {
+    let ranks = this.rankIdsByWorker.get(workerId);
+    if (!ranks) this.rankIdsByWorker.set(workerId, (ranks = new Map()));
     let id = ranks.get(rank);
-    if (id === undefined) ranks.set(rank, (id = this.nextSource++));
+    if (id === undefined) ranks.set(rank, (id = this.nextRankId++));
     return id;
   }
 
@@ -121,16 +121,16 @@ export class RoutingState {
     if (old && old.record.model !== record.model) this.removeWorker(id);
     else if (old && old.record.data_parallel_size > record.data_parallel_size) this.removeWorker(id);
     const prev = this.workers.get(id);
-    const sources = Array.from({ length: record.data_parallel_size }, (_, r) => this.sourceOf(id, r));
-    const entry: WorkerEntry = { id, record, sources, inflight: prev?.inflight ?? new Set() };
+    const rankIds = Array.from({ length: record.data_parallel_size }, (_, r) => this.rankIdOf(id, r));
+    const entry: WorkerEntry = { id, record, rankIds, inflight: prev?.inflight ?? new Set() };
     if (prev && prev.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
     if (record.capabilities.includes(ROUTER_HINT)) this.hintWorkers++;
     this.workers.set(id, entry);
     let router = this.routers.get(record.model);
     if (!router) this.routers.set(record.model, (router = new Router(this.opts.router, this.opts.rng, this.index)));
-    sources.forEach((s, r) => {
-      this.bySource.set(s, { worker: entry, rank: r });
-      router.add(s, { capacityBlocks: record.total_gpu_blocks, worker: sources[0]!, maxNumBatchedTokens: record.max_num_batched_tokens });
+    rankIds.forEach((s, r) => {
+      this.byRankId.set(s, { worker: entry, rank: r });
+      router.add(s, { capacityBlocks: record.total_gpu_blocks, worker: rankIds[0]!, maxNumBatchedTokens: record.max_num_batched_tokens });
     });
     (record.cache_owner_ids ?? []).forEach((owner, r) => this.owners.set(owner, { workerId: id, rank: r }));
     if (!prev) this.opts.logger.info(`worker ${id} (${record.model}, ${record.data_parallel_size} rank(s), ${record.kv_event_source_mode}) joined routing`);
@@ -145,13 +145,13 @@ export class RoutingState {
     this.workers.delete(id);
     if (entry.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
     const router = this.routers.get(entry.record.model);
-    entry.sources.forEach((s, r) => {
+    entry.rankIds.forEach((s, r) => {
       router?.remove(s);
-      this.index.removeSource(s);
-      this.bySource.delete(s);
-      this.sourceIds.get(id)?.delete(r);
+      this.index.removeRank(s);
+      this.byRankId.delete(s);
+      this.rankIdsByWorker.get(id)?.delete(r);
     });
-    if (this.sourceIds.get(id)?.size === 0) this.sourceIds.delete(id);
+    if (this.rankIdsByWorker.get(id)?.size === 0) this.rankIdsByWorker.delete(id);
     for (const owner of entry.record.cache_owner_ids ?? []) if (this.owners.get(owner)?.workerId === id) this.owners.delete(owner);
     for (const c of entry.inflight) c.abort(new WorkerGone(id));
     this.opts.logger.info(`worker ${id} left routing${entry.inflight.size > 0 ? `; ${entry.inflight.size} in-flight request(s) fail` : ""}`);
@@ -163,49 +163,49 @@ export class RoutingState {
     this.owners.set(owner, { workerId, rank });
   }
 
-  /** The index source of a router event's source; undefined when it maps to nothing known. */
+  /** The rank id of a router event's source; undefined when it maps to nothing known. */
   resolve(source: RouterEventSource): number | undefined {
     if ("cacheOwnerId" in source) {
       const o = this.owners.get(source.cacheOwnerId);
-      return o === undefined ? undefined : this.sourceOf(o.workerId, o.rank);
+      return o === undefined ? undefined : this.rankIdOf(o.workerId, o.rank);
     }
-    return this.sourceOf(source.workerId, source.dpRank);
+    return this.rankIdOf(source.workerId, source.dpRank);
   }
 
   apply(events: readonly RouterEvent[]): void {
     for (const e of events) {
-      const source = this.resolve(e.source);
-      if (source === undefined) {
+      const rankId = this.resolve(e.source);
+      if (rankId === undefined) {
         this.unmappedEvents++;
         continue;
       }
       if (e.kind === "cleared") {
-        this.index.clearTier(source, e.tier);
+        this.index.clearTier(rankId, e.tier);
         continue;
       }
       const hashes = new Array<bigint>(e.blocks.length);
       for (let i = 0; i < hashes.length; i++) hashes[i] = e.blocks[i]!.seqHash;
-      this.index.apply(source, { kind: e.kind, tier: e.tier, blockHashes: hashes });
+      this.index.apply(rankId, { kind: e.kind, tier: e.tier, blockHashes: hashes });
     }
   }
 
-  /** Drops one index source's residency, every tier. */
-  clearSource(source: number): void {
-    this.index.removeSource(source);
+  /** Drops one rank's residency, every tier. */
+  clearRank(rankId: number): void {
+    this.index.removeRank(rankId);
   }
 
   /** Drops the residency of every rank of a known worker (its relay restarted). */
   clearWorker(workerId: string): void {
-    for (const s of this.workers.get(workerId)?.sources ?? []) this.index.removeSource(s);
+    for (const s of this.workers.get(workerId)?.rankIds ?? []) this.index.removeRank(s);
   }
 
   /**
    * One source of an agent snapshot: maps its CacheOwner to (worker, rank) and stores its blocks
-   * per tier. Returns the index source it filled.
+   * per tier. Returns the rank id it filled.
    */
   applySnapshotSource(src: AgentSnapshotSource): number {
     this.mapOwner(src.cache_owner_id, src.worker_id, src.dp_rank);
-    const id = this.sourceOf(src.worker_id, src.dp_rank);
+    const id = this.rankIdOf(src.worker_id, src.dp_rank);
     for (const tier of TIERS) {
       const blocks = src.tiers[tier];
       if (blocks.length > 0) this.index.apply(id, { kind: "stored", tier, blockHashes: blocks.map((b) => BigInt(b.seq_hash)) });
@@ -231,15 +231,15 @@ export class RoutingState {
         code: "overloaded",
       };
     }
-    const at = this.bySource.get(decision.source)!;
-    const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, source: decision.source, decision, promptTokens: tokens.length, decisionMs: 0 };
+    const at = this.byRankId.get(decision.rankId)!;
+    const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, rankId: decision.rankId, decision, promptTokens: tokens.length, decisionMs: 0 };
     if (this.hintWorkers > 0) {
       plan.kvHint = kvHintFor({
         router,
         index: this.index,
-        chosen: { source: plan.source, record: plan.worker.record, overlapBlocks: decision.deviceOverlap + decision.hostOverlap },
+        chosen: { rankId: plan.rankId, record: plan.worker.record, overlapBlocks: decision.deviceOverlap + decision.hostOverlap },
         seq,
-        at: (s) => this.bySource.get(s)!,
+        at: (s) => this.byRankId.get(s)!,
         nextId: () => `${this.opts.idPrefix ?? "hint"}-${++this.hintSeq}`,
       });
     }

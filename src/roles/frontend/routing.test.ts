@@ -75,9 +75,9 @@ describe("routing state", () => {
 
   test("kv: a routed request's blocks count as load until finish frees them", () => {
     const { state, p } = routedToHolder();
-    expect(state.routerOf("m")!.activeBlocksOf(p.source)).toBe(8);
+    expect(state.routerOf("m")!.activeBlocksOf(p.rankId)).toBe(8);
     state.finish(p);
-    expect(state.routerOf("m")!.activeBlocksOf(p.source)).toBe(0);
+    expect(state.routerOf("m")!.activeBlocksOf(p.rankId)).toBe(0);
   });
 
   test("with no worker a request gets 503", () => {

@@ -4,7 +4,7 @@
 import { agentOptions } from "../../config/agent.ts";
 import { discoveryOptions } from "../../config/discovery.ts";
 import { frontendOptions } from "../../config/frontend.ts";
-import { kvcrOptions, mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
+import { stateAgentOptions, mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
 import type { ConfigOf, OptionTable } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
 import { routerTuningOptions } from "../../config/router.ts";
@@ -182,10 +182,10 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
   const bases = (base: number | undefined) => (base === undefined ? undefined : Array.from({ length: W }, (_, j) => (base === 0 ? 0 : base + (first + j) * dp)));
   const stateAgent = config.kvStateAgent;
   return {
-    // Every engine and KVCR option passes through as up resolved it (so options added later do too);
+    // Every engine and state-agent option passes through as up resolved it (so options added later do too);
     // what differs per process is set below.
     ...pick(config, engineOptions),
-    ...pick(config, kvcrOptions),
+    ...pick(config, stateAgentOptions),
     modelName: config.modelName,
     numWorkers: W,
     dataParallelSize: dp,

@@ -1,13 +1,13 @@
 import { expect, test } from "bun:test";
-import { LiveLoop, type LoopSlot } from "./live-loop.ts";
+import { LiveLoop, type LoopEngine } from "./live-loop.ts";
 import { waitFor } from "../../../test/harness.ts";
 
 /** A fake engine: `work` steps left, each of `durationMs`, recording when steps ran and landed. */
-function fakeSlot(work: number, durationMs: number, now: () => number) {
+function fakeEngine(work: number, durationMs: number, now: () => number) {
   const stepsAt: number[] = [];
   const deliveredAt: number[] = [];
   let left = work;
-  const slot: LoopSlot<number> = {
+  const engine: LoopEngine<number> = {
     hasWork: () => left > 0,
     step: (t) => {
       stepsAt.push(t);
@@ -16,7 +16,7 @@ function fakeSlot(work: number, durationMs: number, now: () => number) {
     },
     deliver: () => deliveredAt.push(now()),
   };
-  return { slot, stepsAt, deliveredAt, addWork: (n: number) => (left += n) };
+  return { engine, stepsAt, deliveredAt, addWork: (n: number) => (left += n) };
 }
 
 test("steps are spaced by their duration and results land after it", async () => {
@@ -24,8 +24,8 @@ test("steps are spaced by their duration and results land after it", async () =>
   const now = () => performance.now() - t0;
   const loop = new LiveLoop<number>(now);
   try {
-    const a = fakeSlot(3, 20, now);
-    loop.wake(a.slot);
+    const a = fakeEngine(3, 20, now);
+    loop.wake(a.engine);
     await waitFor(() => a.deliveredAt.length === 3, { what: "the 3 results delivered" });
     expect(a.stepsAt).toHaveLength(3);
     for (let i = 1; i < 3; i++) expect(a.stepsAt[i]! - a.stepsAt[i - 1]!).toBeGreaterThanOrEqual(19);
@@ -40,10 +40,10 @@ test("zero-duration engines run round-robin and, with no turn budget, yield to I
   let t = 0;
   const loop = new LiveLoop<number>(() => t, { turnBudgetMs: 0 });
   try {
-    const a = fakeSlot(50, 0, () => t);
-    const b = fakeSlot(50, 0, () => t);
-    loop.wake(a.slot);
-    loop.wake(b.slot);
+    const a = fakeEngine(50, 0, () => t);
+    const b = fakeEngine(50, 0, () => t);
+    loop.wake(a.engine);
+    loop.wake(b.engine);
     let ioTurns = 0;
     const deadline = performance.now() + 5000;
     while ((a.deliveredAt.length < 50 || b.deliveredAt.length < 50) && performance.now() < deadline) {
@@ -60,18 +60,18 @@ test("zero-duration engines run round-robin and, with no turn budget, yield to I
 test("an idle engine is woken by new work until the loop is closed", async () => {
   let t = 0;
   const loop = new LiveLoop<number>(() => t);
-  const a = fakeSlot(0, 0, () => t);
-  loop.wake(a.slot);
+  const a = fakeEngine(0, 0, () => t);
+  loop.wake(a.engine);
   await new Promise((r) => setImmediate(r));
   expect(a.stepsAt).toHaveLength(0);
   a.addWork(1);
-  loop.wake(a.slot);
+  loop.wake(a.engine);
   const deadline = performance.now() + 2000;
   while (a.deliveredAt.length < 1 && performance.now() < deadline) await new Promise((r) => setImmediate(r));
   expect(a.deliveredAt).toHaveLength(1);
   loop.close();
   a.addWork(5);
-  loop.wake(a.slot);
+  loop.wake(a.engine);
   // A closed loop arms nothing: several I/O turns later there is still no step.
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
   expect(a.stepsAt).toHaveLength(1);
@@ -83,14 +83,14 @@ test("due rounds run back to back within the turn budget, then the loop yields t
   let wall = 0;
   const loop = new LiveLoop<number>(() => 0, { turnBudgetMs: 5, wallMs: () => wall });
   try {
-    const a = fakeSlot(100, 0, () => 0);
-    const b = fakeSlot(100, 0, () => 0);
+    const a = fakeEngine(100, 0, () => 0);
+    const b = fakeEngine(100, 0, () => 0);
     for (const s of [a, b]) {
-      const step = s.slot.step;
-      s.slot.step = (t) => ((wall += 0.25), step(t));
+      const step = s.engine.step;
+      s.engine.step = (t) => ((wall += 0.25), step(t));
     }
-    loop.wake(a.slot);
-    loop.wake(b.slot);
+    loop.wake(a.engine);
+    loop.wake(b.engine);
     const stepsPerTurn: number[] = [];
     const deadline = performance.now() + 5000;
     while (a.stepsAt.length + b.stepsAt.length < 200 && performance.now() < deadline) {
@@ -116,8 +116,8 @@ test("rounds not yet due are left to their timer even with budget left", async (
   let t = 0;
   const loop = new LiveLoop<number>(() => t, { turnBudgetMs: 1000, wallMs: () => 0 });
   try {
-    const a = fakeSlot(3, 10, () => t);
-    loop.wake(a.slot);
+    const a = fakeEngine(3, 10, () => t);
+    loop.wake(a.engine);
     await new Promise((r) => setImmediate(r));
     // One step at t = 0; its result is due at t = 10, which the frozen clock never reaches.
     await new Promise((r) => setImmediate(r));
@@ -134,7 +134,7 @@ test("a wake cuts an idle wait (a transfer in flight) short, but not a computing
   const steps: string[] = [];
   let mode: "idle" | "compute" = "idle";
   let work = 1;
-  const slot: LoopSlot<string> = {
+  const engine: LoopEngine<string> = {
     hasWork: () => work > 0,
     step: () => {
       steps.push(mode);
@@ -144,13 +144,13 @@ test("a wake cuts an idle wait (a transfer in flight) short, but not a computing
     deliver: () => {},
   };
   try {
-    loop.wake(slot);
+    loop.wake(engine);
     await waitFor(() => steps.length === 1, { what: "the first (idle) step" });
     mode = "compute";
-    loop.wake(slot); // new work while waiting on the transfer: step now
+    loop.wake(engine); // new work while waiting on the transfer: step now
     await waitFor(() => steps.length === 2, { what: "the woken step" });
     expect(steps).toEqual(["idle", "compute"]);
-    loop.wake(slot); // the slot is computing: the request joins its next step, no extra step
+    loop.wake(engine); // the engine is computing: the request joins its next step, no extra step
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     expect(steps).toEqual(["idle", "compute"]);
   } finally {
@@ -163,8 +163,8 @@ test("a late timer does not push later steps back: each step starts at its inten
   let t = 0;
   const loop = new LiveLoop<number>(() => t);
   try {
-    const a = fakeSlot(6, 10, () => t);
-    loop.wake(a.slot);
+    const a = fakeEngine(6, 10, () => t);
+    loop.wake(a.engine);
     await waitFor(() => a.stepsAt.length === 1, { what: "the first step" });
     // Every timer fires 3 ms of loop time late (the clock is already past the due time).
     for (let i = 1; i < 6; i++) {
@@ -182,8 +182,8 @@ test("a loop far behind catches up from its due time, dropping only lag beyond m
   let t = 0;
   const loop = new LiveLoop<number>(() => t, { maxLagMs: 100, turnBudgetMs: 1000, wallMs: () => 0 });
   try {
-    const a = fakeSlot(10, 10, () => t);
-    loop.wake(a.slot);
+    const a = fakeEngine(10, 10, () => t);
+    loop.wake(a.engine);
     await waitFor(() => a.stepsAt.length === 1, { what: "the first step" });
     t = 45; // 35 ms late: the steps due at 10, 20, 30 and 40 run back to back
     await waitFor(() => a.stepsAt.length === 5, { what: "the catch-up steps" });

@@ -8,7 +8,8 @@
 // so timer lateness does not add up: simulated time stays on the engine's clock (vLLM's steps
 // follow each other back to back). Only a loop more than `maxLagMs` behind gives up that lag.
 
-export interface LoopSlot<R> {
+/** One engine the loop drives (the mocker's RankEngine; a fake in tests). */
+export interface LoopEngine<R> {
   /** True while the engine has queued or running requests. */
   hasWork(): boolean;
   /**
@@ -21,7 +22,7 @@ export interface LoopSlot<R> {
 }
 
 interface Entry<R> {
-  slot: LoopSlot<R>;
+  engine: LoopEngine<R>;
   dueMs: number;
   pending: R | undefined;
   scheduled: boolean;
@@ -57,7 +58,7 @@ export const DEFAULT_TURN_BUDGET_MS = 5;
 
 export class LiveLoop<R> {
   private readonly heap: Entry<R>[] = [];
-  private readonly entries = new Map<LoopSlot<R>, Entry<R>>();
+  private readonly entries = new Map<LoopEngine<R>, Entry<R>>();
   /** Scratch list of one round's due entries, reused (a round runs thousands of times a second). */
   private readonly due: Entry<R>[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -81,16 +82,16 @@ export class LiveLoop<R> {
   }
 
   /**
-   * A request arrived at `slot`: make sure it steps now if it is idle, or waiting on a host
-   * transfer (the new request must not queue behind a copy it does not need). A slot that is
+   * A request arrived at `engine`: make sure it steps now if it is idle, or waiting on a host
+   * transfer (the new request must not queue behind a copy it does not need). An engine that is
    * computing keeps its due time: the request joins its next step, as in vLLM.
    */
-  wake(slot: LoopSlot<R>): void {
+  wake(engine: LoopEngine<R>): void {
     if (this.closed) return;
-    let e = this.entries.get(slot);
+    let e = this.entries.get(engine);
     if (!e) {
-      e = { slot, dueMs: 0, pending: undefined, scheduled: false, idle: false, heapIndex: -1 };
-      this.entries.set(slot, e);
+      e = { engine, dueMs: 0, pending: undefined, scheduled: false, idle: false, heapIndex: -1 };
+      this.entries.set(engine, e);
     }
     const now = this.now();
     if (!e.scheduled) {
@@ -137,17 +138,17 @@ export class LiveLoop<R> {
         if (e.pending !== undefined) {
           const r = e.pending;
           e.pending = undefined;
-          e.slot.deliver(r);
+          e.engine.deliver(r);
         }
         if (this.closed) return false;
-        if (e.slot.hasWork()) {
+        if (e.engine.hasWork()) {
           // From the intended due time (a wake sets it to the wake's now), not from `now`.
           let at = e.dueMs;
           if (now - at > this.maxLagMs) {
             this.droppedLagMs += now - this.maxLagMs - at;
             at = now - this.maxLagMs;
           }
-          const { durationMs, result, idle } = e.slot.step(at);
+          const { durationMs, result, idle } = e.engine.step(at);
           e.pending = result;
           e.idle = idle === true;
           e.dueMs = at + durationMs;

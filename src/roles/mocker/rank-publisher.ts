@@ -3,7 +3,7 @@
 // from 0 and +1 per batch, and optionally the replay ROUTER over the last batches.
 import type { Logger } from "../../lib/logger.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
-import { encodeBatch, KvEventsEncoding, Medium, type HostMedium } from "../../protocol/kv-events/index.ts";
+import { encodeBatch, VllmKvEventsEncoding, Medium, type HostMedium } from "../../protocol/kv-events/index.ts";
 import { SeqFrame } from "../../protocol/seq-frame.ts";
 import { PubSocket } from "../../transport/zmtp/index.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";
@@ -33,7 +33,7 @@ export interface RankPublisherOptions {
   /** Medium of G2 events: CPU_PINNED (Dynamo's mocker, default) or CPU (vLLM's OffloadingConnector). */
   hostMedium?: HostMedium;
   /** map (vLLM's current form, default) or array (vLLM 0.9–0.23's positional events). */
-  encoding?: KvEventsEncoding;
+  encoding?: VllmKvEventsEncoding;
   logger: Logger;
   /** Names this publisher in log lines; default "rank {dataParallelRank}". */
   label?: string;
@@ -75,7 +75,7 @@ export class RankPublisher {
   private readonly frames: Uint8Array[];
   private readonly kvcrOwnsHost: boolean;
   private readonly hostMedium: HostMedium;
-  private readonly encoding: KvEventsEncoding;
+  private readonly encoding: VllmKvEventsEncoding;
   private readonly logger: Logger;
   private readonly label: string;
   /** A number, not a bigint: exact to 2^53 batches, and no allocation per batch. */
@@ -89,7 +89,7 @@ export class RankPublisher {
     this.dataParallelRank = opts.dataParallelRank;
     this.kvcrOwnsHost = opts.kvcrOwnsHost;
     this.hostMedium = opts.hostMedium ?? Medium.CpuPinned;
-    this.encoding = opts.encoding ?? KvEventsEncoding.map;
+    this.encoding = opts.encoding ?? VllmKvEventsEncoding.map;
     this.logger = opts.logger;
     this.label = opts.label ?? `rank ${opts.dataParallelRank}`;
     this.topicFrame = new TextEncoder().encode(opts.topic);

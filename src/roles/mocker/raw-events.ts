@@ -3,8 +3,8 @@
 // carries extra_keys [null per block], group_idx 0, kv_cache_spec_kind "full_attention" and a
 // BlockRemoved group_idx 0, exactly the bytes fixtures/vectors.json pins for one full-attention group.
 import { KvcrError } from "../../lib/errors.ts";
-import type { KvEvent as EngineKvEvent, KvTier } from "../../core/kv/kv-events.ts";
-import { Medium, OWNERSHIP_KVCR, type ExtraKeys, type HostMedium, type KvEvent as VllmKvEvent } from "../../protocol/kv-events/index.ts";
+import type { KvEvent, KvTier } from "../../core/kv/kv-events.ts";
+import { Medium, OWNERSHIP_KVCR, type ExtraKeys, type HostMedium, type VllmKvEvent } from "../../protocol/kv-events/index.ts";
 
 /** Only attention group of the mock model (vLLM numbers KV-cache groups from 0). */
 const GROUP_IDX = 0;
@@ -33,7 +33,7 @@ export function mediumOf(tier: KvTier, hostMedium: HostMedium = Medium.CpuPinned
  * `ownership: "kvcr"`; device-tier events never carry ownership (GPU blocks are the framework's own).
  * Throws KvcrError EVENT_INVALID when a stored event's token count is not blocks × blockSize.
  */
-export function toVllmEvents(events: readonly EngineKvEvent[], kvcrOwnsHost: boolean, hostMedium: HostMedium = Medium.CpuPinned): VllmKvEvent[] {
+export function toVllmEvents(events: readonly KvEvent[], kvcrOwnsHost: boolean, hostMedium: HostMedium = Medium.CpuPinned): VllmKvEvent[] {
   const out = new Array<VllmKvEvent>(events.length);
   for (let i = 0; i < events.length; i++) {
     const e = events[i]!;

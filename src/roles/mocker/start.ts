@@ -14,9 +14,9 @@ import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { xxh3 } from "../../lib/xxh3.ts";
 import { serveHttp } from "../../transport/http/server.ts";
-import { createRankSlots } from "./engines.ts";
+import { createRankEngines } from "./engines.ts";
 import { openEventSockets } from "./event-sockets.ts";
-import { createMockerFetch } from "./http-api.ts";
+import { createMockerFetch } from "./http-app.ts";
 import { workerIdentities, type WorkerIdentity } from "./identity.ts";
 import { LiveLoop } from "./live-loop.ts";
 import type { WorkerOutlets } from "./outlets.ts";
@@ -53,9 +53,9 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   await using scope = new AsyncDisposableStack();
 
   const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
-  const ranks = createRankSlots(config, workers, logger);
+  const ranks = createRankEngines(config, workers, logger);
   const { outlets, endpoints } = openEventSockets(config, workers, logger, scope);
-  ranks.forEach((worker, i) => worker.forEach((slot, r) => slot.outlets.push(...outlets[i]!.forRank(r))));
+  ranks.forEach((worker, i) => worker.forEach((rank, r) => rank.outlets.push(...outlets[i]!.forRank(r))));
   const t0 = performance.now();
   const loop = new LiveLoop<StepResult>(() => performance.now() - t0);
   scope.defer(() => loop.close()); // pushed after the outlets: engines stop stepping before those close

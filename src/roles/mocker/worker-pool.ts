@@ -1,14 +1,14 @@
 // The engines of one mocker process: one per (worker, rank), stepped by the live loop, fed by
-// the HTTP API. Each step's tokens go to the requests' sinks and its KV events to the rank's
-// outlets (raw PUB, direct-mode relay). Implements the WorkerPool the HTTP API serves.
+// the HTTP app. Each step's tokens go to the requests' sinks and its KV events to the rank's
+// outlets (raw PUB, direct-mode relay). Implements the WorkerPool the HTTP app serves.
 import type { MockEngine } from "../../core/engine/mock-engine.ts";
 import type { StepResult } from "../../core/engine/engine-types.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
 import type { GenerateRequest } from "../../protocol/generate.ts";
 import type { MetricFamily } from "../../protocol/prometheus.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { SubmitOutcome, TokenSink, WorkerPool } from "./http-api.ts";
-import type { LiveLoop, LoopSlot } from "./live-loop.ts";
+import type { SubmitOutcome, TokenSink, WorkerPool } from "./http-app.ts";
+import type { LiveLoop, LoopEngine } from "./live-loop.ts";
 import { engineMetricFamilies } from "./metrics.ts";
 
 /** Where a rank's KV events go after each step (raw PUB, relay); both are optional. */
@@ -16,8 +16,8 @@ export interface EventOutlet {
   publish(events: readonly KvEvent[], tsSeconds: number): void;
 }
 
-/** One (worker, rank): its engine, its live-loop slot and the sinks of its requests. */
-export class RankSlot implements LoopSlot<StepResult> {
+/** One (worker, rank): its engine as the live loop steps it, and the sinks of its requests. */
+export class RankEngine implements LoopEngine<StepResult> {
   readonly sinks = new Map<string, TokenSink>();
   readonly outlets: EventOutlet[] = [];
   /** One token's id handed to a sink; reused (a step delivers one token per running request). */
@@ -39,7 +39,7 @@ export class RankSlot implements LoopSlot<StepResult> {
     const result = this.engine.step(nowMs);
     if (result.scheduledRequests === 0 && result.durationMs === 0) {
       // Nothing could compute (loads or copies in flight): wait for the next landing, unless a
-      // new request wakes the slot first (LiveLoop.wake cuts idle waits short).
+      // new request wakes the engine first (LiveLoop.wake cuts idle waits short).
       const wake = this.engine.nextWakeMs();
       return { durationMs: wake !== undefined ? Math.max(wake - nowMs, 0.1) : 1, result, idle: true };
     }
@@ -74,7 +74,7 @@ export class RankSlot implements LoopSlot<StepResult> {
 }
 
 interface InFlight {
-  slot: RankSlot;
+  rank: RankEngine;
   sink: TokenSink;
   promptTokens: number;
   completionTokens: number;
@@ -86,7 +86,8 @@ export class MockerWorkerPool implements WorkerPool {
   registered = 0;
 
   constructor(
-    readonly slots: readonly (readonly RankSlot[])[],
+    /** The engines, indexed [worker][rank]. */
+    readonly ranks: readonly (readonly RankEngine[])[],
     private readonly loop: LiveLoop<StepResult>,
     private readonly logger: Logger,
     private readonly extraMetrics: () => MetricFamily[] = () => [],
@@ -95,24 +96,24 @@ export class MockerWorkerPool implements WorkerPool {
   ) {}
 
   healthy(): boolean {
-    return this.registered === this.slots.length;
+    return this.registered === this.ranks.length;
   }
 
   submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome {
-    const ranks = this.slots[req.worker];
-    if (!ranks) return { ok: false, status: 404, message: `unknown worker ${req.worker}; this process serves workers 0..${this.slots.length - 1}` };
-    const slot = ranks[req.dpRank];
-    if (!slot) return { ok: false, status: 404, message: `unknown dp_rank ${req.dpRank} for worker ${req.worker}; ranks are 0..${ranks.length - 1}` };
+    const ranks = this.ranks[req.worker];
+    if (!ranks) return { ok: false, status: 404, message: `unknown worker ${req.worker}; this process serves workers 0..${this.ranks.length - 1}` };
+    const rank = ranks[req.dpRank];
+    if (!rank) return { ok: false, status: 404, message: `unknown dp_rank ${req.dpRank} for worker ${req.worker}; ranks are 0..${ranks.length - 1}` };
     let id = req.requestId;
     // A generated id skips any a client chose itself, so only a client's own id can clash.
     while (id === undefined || (req.requestId === undefined && this.byRequest.has(id))) id = `req-${this.nextId++}`;
     if (this.byRequest.has(id)) return { ok: false, status: 409, message: `request_id ${id} is already in flight` };
-    const added = slot.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens });
+    const added = rank.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens });
     if (!added.ok) return { ok: false, status: 400, message: added.reason };
     if (req.kvHint) this.logger.debug(`router hint for request ${id} (worker ${req.worker}, rank ${req.dpRank}), ignored: ${JSON.stringify(req.kvHint)}`);
-    const flight: InFlight = { slot, sink, promptTokens: req.tokenIds.length, completionTokens: 0 };
+    const flight: InFlight = { rank, sink, promptTokens: req.tokenIds.length, completionTokens: 0 };
     this.byRequest.set(id, flight);
-    slot.sinks.set(id, {
+    rank.sinks.set(id, {
       tokens: (ids) => {
         flight.completionTokens += ids.length;
         sink.tokens(ids);
@@ -122,7 +123,7 @@ export class MockerWorkerPool implements WorkerPool {
         sink.finish(summary);
       },
     });
-    this.loop.wake(slot);
+    this.loop.wake(rank);
     return { ok: true, requestId: id };
   }
 
@@ -130,16 +131,16 @@ export class MockerWorkerPool implements WorkerPool {
     const flight = this.byRequest.get(requestId);
     if (!flight) return;
     this.byRequest.delete(requestId);
-    flight.slot.sinks.delete(requestId);
-    flight.slot.engine.abortRequest(requestId);
+    flight.rank.sinks.delete(requestId);
+    flight.rank.engine.abortRequest(requestId);
   }
 
   /** Ends every in-flight request (shutdown): streams get a last line with finish_reason cancelled. */
   cancelAll(): number {
     let n = 0;
     for (const [id, f] of this.byRequest) {
-      f.slot.sinks.delete(id);
-      f.slot.engine.abortRequest(id);
+      f.rank.sinks.delete(id);
+      f.rank.engine.abortRequest(id);
       f.sink.finish({ finish_reason: "cancelled", prompt_tokens: f.promptTokens, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: f.completionTokens });
       n++;
     }
@@ -152,6 +153,6 @@ export class MockerWorkerPool implements WorkerPool {
   }
 
   metrics(): MetricFamily[] {
-    return [...engineMetricFamilies(this.slots.flat()), ...this.extraMetrics()];
+    return [...engineMetricFamilies(this.ranks.flat()), ...this.extraMetrics()];
   }
 }

@@ -7,7 +7,7 @@ import { AgentSnapshotSchema } from "../../protocol/agent-snapshot.ts";
 import { runCli, thrownBy } from "../../../test/harness.ts";
 import * as v from "valibot";
 import { KvStateAgent } from "./agent.ts";
-import { createAgentApp } from "./http-api.ts";
+import { createAgentApp } from "./http-app.ts";
 import { RouterEventOutbound } from "./outbound.ts";
 import { readStaticSources } from "./sources.ts";
 

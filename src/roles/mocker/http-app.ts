@@ -21,7 +21,7 @@ export interface WorkerPool {
   metrics(): MetricFamily[];
 }
 
-export interface HttpApiLimits {
+export interface HttpAppLimits {
   maxPromptTokens: number;
   maxOutputTokens: number;
 }
@@ -29,7 +29,7 @@ export interface HttpApiLimits {
 const NDJSON_HEADERS = { "content-type": "application/x-ndjson" };
 const ROUTES: ReadonlySet<string> = new Set(["/v1/generate", "/live", "/health", "/metrics"]);
 
-export function createMockerFetch(pool: WorkerPool, limits: HttpApiLimits): (req: Request) => Promise<Response> {
+export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits): (req: Request) => Promise<Response> {
   return async (req) => {
     const pathname = pathOf(req.url, ROUTES);
     if (pathname === "/v1/generate") {
@@ -54,7 +54,7 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpApiLimits): (req
   };
 }
 
-async function generate(req: Request, pool: WorkerPool, limits: HttpApiLimits): Promise<Response> {
+async function generate(req: Request, pool: WorkerPool, limits: HttpAppLimits): Promise<Response> {
   let body: unknown;
   try {
     body = await req.json();
