@@ -2,7 +2,8 @@
 // `--help` renders: the command list and one-line descriptions from the root command
 // (src/cli/root.ts), the usage line from renderHelp (src/cli/help.ts), and each option's flag,
 // environment variables, default and accepted values from its table (src/config/*.ts) through
-// flagName / envNames / expectation (src/config/options.ts).
+// flagName / envNames / expectation (src/config/options.ts). A command's options come in one
+// table per topic (the option's `group`, the heading --help lists it under), in --help's order.
 //
 //   bun scripts/gen-cli-docs.ts           rewrites docs/cli.md
 //   bun scripts/gen-cli-docs.ts --check   exits 1 naming the file when it is stale
@@ -82,6 +83,7 @@ export async function renderCliDocs(): Promise<string> {
     `${rootMeta.description ?? ""}. Every flag of every command, taken from the same declarations \`--help\` prints`,
     "(`kvcr-mock <command> --help` shows the same at your terminal's width). What the flags do together, the files",
     "they read and write and the exit codes are in [commands.md](commands.md); `up` has its own page, [up.md](up.md).",
+    "A command's flags come in one table per topic, the headings `--help` lists them under, in the same order.",
     "",
     "## How options are read",
     "",
@@ -109,8 +111,17 @@ export async function renderCliDocs(): Promise<string> {
     "",
     "## Options every command takes",
     "",
-    ...optionTable(commonOptions, undefined),
+    ...groupedOptionTables(commonOptions, undefined),
   ];
+
+  // A topic heading named like a command would take the command's anchor (#replay) from the links to it.
+  for (const c of commands) {
+    for (const spec of Object.values({ ...c.docs.options, ...commonOptions } as OptionTable)) {
+      if (spec.group && commands.some((other) => other.name === spec.group!.toLowerCase())) {
+        throw new Error(`scripts/gen-cli-docs.ts: topic "${spec.group}" (in ${c.name}) is named like a command; its heading would take the command's anchor`);
+      }
+    }
+  }
 
   for (const c of commands) {
     const table = { ...c.docs.options, ...commonOptions } as OptionTable;
@@ -127,7 +138,7 @@ export async function renderCliDocs(): Promise<string> {
       "",
       `Usage: \`${usage}\`, plus [the options every command takes](#options-every-command-takes). More: [${c.docs.more.replace(/#.*/, "")}](${c.docs.more}).`,
       "",
-      ...optionTable(own, c.docs.sections),
+      ...groupedOptionTables(own, c.docs.sections),
       ...commonSectionNote(c.docs.sections),
       ...(c.docs.extra ? ["", ...c.docs.extra()] : []),
     );
@@ -147,6 +158,16 @@ export async function checkCliDocs(): Promise<{ path: string; stale: boolean; me
   const path = relative(ROOT, CLI_DOCS_PATH);
   const stale = actual !== expected;
   return { path, stale, message: stale ? `${path} is stale: run ${REGENERATE}` : `${path} is up to date` };
+}
+
+/** One table per topic, each under a small heading: topics in first-appearance order, as --help lists them. */
+function groupedOptionTables(table: OptionTable, sections: CommandDocs["sections"]): string[] {
+  const groups = new Map<string, [string, OptionSpec][]>();
+  for (const [key, spec] of Object.entries(table)) {
+    const name = spec.group ?? "Options";
+    groups.set(name, [...(groups.get(name) ?? []), [key, spec]]);
+  }
+  return [...groups].flatMap(([name, entries], i) => [...(i > 0 ? [""] : []), `### ${name}`, "", ...optionTable(Object.fromEntries(entries), sections)]);
 }
 
 function optionTable(table: OptionTable, sections: CommandDocs["sections"]): string[] {
@@ -199,8 +220,8 @@ function defaultText(spec: OptionSpec): string {
 
 /**
  * The flags a command's --help lists (src/cli/define-command.ts builds them from the same table)
- * must be exactly this table's, in order, with descriptions that start with the table's: proof
- * that the page documents the table the command really uses.
+ * must be exactly this table's, in order, with descriptions that start with the table's and the
+ * same topics: proof that the page documents the table the command really uses.
  */
 function checkAgainstHelp(name: string, table: OptionTable, args: ArgsDef): void {
   const fromTable = Object.entries(table).map(([key, spec]) => flagName(key, spec));
@@ -221,6 +242,9 @@ function checkAgainstHelp(name: string, table: OptionTable, args: ArgsDef): void
     const defaultNote = spec.default !== undefined && !(spec.kind === "bool" && spec.default === false) ? `default ${JSON.stringify(spec.default)}` : "";
     if (!described.startsWith(spec.description) || !described.includes(defaultNote)) {
       throw new Error(`scripts/gen-cli-docs.ts: "${name} --${flag}" reads ${JSON.stringify(described)} in --help, which is not the table's declaration`);
+    }
+    if (args[flag]?.group !== spec.group) {
+      throw new Error(`scripts/gen-cli-docs.ts: "${name} --${flag}" is under ${JSON.stringify(args[flag]?.group)} in --help, but ${JSON.stringify(spec.group)} in the table`);
     }
   }
 }

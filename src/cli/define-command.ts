@@ -17,8 +17,11 @@ export interface CommandMeta {
   hidden?: boolean;
 }
 
-/** --help rows: flag (without `--`) → its text; no `valueHint` for a boolean, `negativeDescription` adds `--no-FLAG`. */
-export type ArgsDef = Record<string, { description: string; valueHint?: string; negativeDescription?: string }>;
+/**
+ * --help rows: flag (without `--`) → its text; no `valueHint` for a boolean, `negativeDescription`
+ * adds `--no-FLAG`, `group` is the heading it is listed under (the option's topic).
+ */
+export type ArgsDef = Record<string, { description: string; valueHint?: string; negativeDescription?: string; group?: string }>;
 
 /** What --help renders: the root command lists its commands (loaded on use), a command its flags. */
 export interface CommandDef {
@@ -101,6 +104,7 @@ function helpArgs(table: OptionTable): ArgsDef {
       description: notes.length ? `${spec.description} (${notes.join("; ")})` : spec.description,
       valueHint: spec.kind === "bool" ? undefined : spec.kind === "enum" ? "value" : spec.kind,
       negativeDescription: spec.kind === "bool" && spec.default === true ? `Turn off: ${spec.description}` : undefined,
+      group: spec.group,
     };
   }
   return args;

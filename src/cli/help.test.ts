@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { defineOptions } from "../config/options.ts";
+import { defineOptions, group } from "../config/options.ts";
 import { defineRoleCommand } from "./define-command.ts";
 import { helpStyleFor, renderHelp, wrap } from "./help.ts";
+import { rootCommand } from "./root.ts";
 
 const options = defineOptions({
   numWorkers: { kind: "int", min: 1, default: 1, description: "Workers in this process" },
@@ -40,6 +41,55 @@ describe("--help text", () => {
   test("ANSI colour only when asked for", async () => {
     expect(await renderHelp(cmd, undefined, { width: 80, color: false })).not.toContain("\x1b[");
     expect(await renderHelp(cmd, undefined, { width: 80, color: true })).toContain("\x1b[36m--num-workers");
+  });
+});
+
+describe("--help topics", () => {
+  const shared = group("Engine", defineOptions({ blockSize: { kind: "int", default: 64, description: "Tokens per KV block" } }));
+  const topics = defineOptions({
+    ...group("Workers", { numWorkers: { kind: "int", min: 1, default: 1, description: "Workers in this process" } }),
+    ...shared,
+    ...group("Workers", { staggerDelay: { kind: "number", default: 0, description: "Seconds between worker starts" } }),
+    ...group("Workers and engine", { seed: shared.blockSize }),
+    plain: { kind: "string", description: "An option without a topic" },
+  });
+  const topicCmd = defineRoleCommand({ name: "demo", description: "demo", options: topics, run: async () => {} });
+
+  test("a heading per topic, in the order the topics first appear, each option under its own", async () => {
+    const text = await renderHelp(topicCmd, undefined, { width: 100, color: false });
+    const headings = text.split("\n").filter((l) => /^[A-Z][A-Z /]+$/.test(l));
+    expect(headings).toEqual(["WORKERS", "ENGINE", "WORKERS AND ENGINE", "OPTIONS", "LOGGING/CONFIG"]);
+    const section = (heading: string) => text.split(`\n${heading}\n\n`)[1]!.split("\n\n")[0]!;
+    expect(section("WORKERS")).toContain("--num-workers");
+    expect(section("WORKERS")).toContain("--stagger-delay");
+    expect(section("ENGINE")).toContain("--block-size");
+    expect(section("WORKERS AND ENGINE")).toContain("--seed");
+    expect(section("OPTIONS")).toContain("--plain");
+    expect(section("LOGGING/CONFIG")).toContain("--log-level");
+  });
+
+  test("one flag column for every topic", async () => {
+    const text = await renderHelp(topicCmd, undefined, { width: 120, color: false });
+    // Where each option's description starts: the same column under every heading.
+    const starts = text.split("\n").flatMap((l) => {
+      const m = /^ {2}(--\S+)( +)\S/.exec(l);
+      return m ? [2 + m[1]!.length + m[2]!.length] : [];
+    });
+    expect(starts.length).toBeGreaterThan(5);
+    expect(new Set(starts).size).toBe(1);
+  });
+
+  test("headings are bold only with colour", async () => {
+    expect(await renderHelp(topicCmd, undefined, { width: 80, color: true })).toContain("\x1b[1mWORKERS\x1b[22m");
+    expect(await renderHelp(topicCmd, undefined, { width: 80, color: false })).toContain("\nWORKERS\n");
+  });
+
+  test("every option of every command has a topic", async () => {
+    const untitled: string[] = [];
+    for (const [name, load] of Object.entries(rootCommand.subCommands)) {
+      for (const [flag, def] of Object.entries((await load()).args)) if (!def.group) untitled.push(`${name} --${flag}`);
+    }
+    expect(untitled).toEqual([]);
   });
 });
 

@@ -1,6 +1,8 @@
-// --help text for any command: fits the terminal width (long flags put their description on the
-// next line, descriptions wrap), and carries ANSI colour only when the stream is a terminal and
-// NO_COLOR is unset (https://no-color.org).
+// --help text for any command: options under a heading per topic (their `group`, in the order
+// the topics first appear; options without one under OPTIONS), fits the terminal width (long
+// flags put their description on the next line, descriptions wrap, one flag column for every
+// topic), and carries ANSI colour only when the stream is a terminal and NO_COLOR is unset
+// (https://no-color.org).
 import type { CommandDef } from "./define-command.ts";
 
 export interface HelpStyle {
@@ -43,8 +45,11 @@ export async function renderHelp(cmd: CommandDef, parent: CommandDef | undefined
   const version = meta.version ?? parent?.meta.version;
   const args = Object.entries(cmd.args ?? {});
 
-  const rows: [left: string, right: string][] = [];
+  // Topic → its rows, in the order the topics first appear.
+  const groups = new Map<string | undefined, [left: string, right: string][]>();
   for (const [flag, def] of args) {
+    const rows = groups.get(def.group) ?? [];
+    groups.set(def.group, rows);
     rows.push([`--${flag}${def.valueHint ? `=<${def.valueHint}>` : ""}`, def.description]);
     if (def.negativeDescription) rows.push([`--no-${flag}`, def.negativeDescription]);
   }
@@ -58,7 +63,10 @@ export async function renderHelp(cmd: CommandDef, parent: CommandDef | undefined
   const para = (text: string, indent = "") => out.push(...wrap(text, style.width - indent.length).map((l) => indent + l));
   para(`${meta.description} (${name}${version ? ` v${version}` : ""})`);
   out.push("", `${paint("bold", "USAGE")} ${name}${args.length ? " [OPTIONS]" : ""}${commandRows.length ? ` ${commandRows.map(([n]) => n).join("|")}` : ""}`, "");
-  if (rows.length) out.push(paint("bold", "OPTIONS"), "", ...table(rows, style, (t) => paint("cyan", t)), "");
+  const col = flagColumn([...groups.values()].flat(), style);
+  for (const [group, rows] of groups) {
+    out.push(paint("bold", group?.toUpperCase() ?? "OPTIONS"), "", ...table(rows, style, (t) => paint("cyan", t), col), "");
+  }
   if (commandRows.length) {
     out.push(paint("bold", "COMMANDS"), "", ...table(commandRows, style, (t) => paint("cyan", t)), "");
     para(`Use ${name} <command> --help for the options of a command.`);
@@ -66,13 +74,18 @@ export async function renderHelp(cmd: CommandDef, parent: CommandDef | undefined
   return out.join("\n").replace(/\n+$/, "");
 }
 
+/** The left column's width: the widest left cell, at most ~40 % of the width. */
+function flagColumn(rows: [string, string][], style: HelpStyle): number {
+  return Math.min(Math.max(...rows.map(([l]) => l.length)), Math.floor(style.width * 0.4));
+}
+
 /**
- * Two columns, the left one at most ~40 % of the width: a left cell wider than that puts its
- * description on the next line; on a narrow terminal every description goes under its flag.
+ * Two columns, the left one `col` wide (all option topics share one, so they line up): a left
+ * cell wider than that puts its description on the next line; on a narrow terminal every
+ * description goes under its flag.
  */
-function table(rows: [string, string][], style: HelpStyle, paintLeft: (t: string) => string): string[] {
+function table(rows: [string, string][], style: HelpStyle, paintLeft: (t: string) => string, col = flagColumn(rows, style)): string[] {
   const indent = "  ";
-  const col = Math.min(Math.max(...rows.map(([l]) => l.length)), Math.floor(style.width * 0.4));
   const rightWidth = style.width - indent.length - col - 2;
   const stacked = rightWidth < 30;
   const lines: string[] = [];

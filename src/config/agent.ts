@@ -1,22 +1,30 @@
 // `kvcr-mock agent` options: HTTP and router-event ports, slot capacity and
 // retention, static sources, plus the discovery options every role takes.
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
-import { defineOptions, type ConfigOf } from "./options.ts";
+import { defineOptions, group, type ConfigOf } from "./options.ts";
 
 export const agentOptions = defineOptions({
-  port: { kind: "int", min: 0, max: 65535, default: 9091, description: "HTTP port for /live, /health, /metrics, /v1/slots, /v1/snapshot, /v1/sources; 0 = pick" },
-  eventsPort: { kind: "int", min: 0, max: 65535, default: 0, description: "Router-event stream PUB port (normalized events, cursor from 1); 0 = pick" },
-  maxSlots: { kind: "int", min: 1, max: 1_000_000, default: 8, description: "CacheOwner slots this agent serves; owners beyond are rejected (counted)" },
-  slotRetention: { kind: "number", min: 0, default: 60, description: "Seconds a slot whose intent vanished is kept (detached) before it is freed" },
-  staticSources: { kind: "string", nonEmpty: true, description: "JSON or YAML list of intent-shaped sources (e.g. real vLLM workers) to attach at start" },
-  replayTimeoutMs: {
-    kind: "int",
-    min: 1,
-    max: 2_147_483_647,
-    default: 5_000,
-    description: "A replay endpoint silent this long during a repair is given up on (the loss is counted)",
-  },
-  agentId: { kind: "string", nonEmpty: true, description: "Id of this agent's host record (default: random per process)" },
+  ...group("HTTP and ports", {
+    port: { kind: "int", min: 0, max: 65535, default: 9091, description: "HTTP port for /live, /health, /metrics, /v1/slots, /v1/snapshot, /v1/sources; 0 = pick" },
+    eventsPort: { kind: "int", min: 0, max: 65535, default: 0, description: "Router-event stream PUB port (normalized events, cursor from 1); 0 = pick" },
+  }),
+  ...group("Slots", {
+    maxSlots: { kind: "int", min: 1, max: 1_000_000, default: 8, description: "CacheOwner slots this agent serves; owners beyond are rejected (counted)" },
+    slotRetention: { kind: "number", min: 0, default: 60, description: "Seconds a slot whose intent vanished is kept (detached) before it is freed" },
+  }),
+  ...group("Sources", {
+    staticSources: { kind: "string", nonEmpty: true, description: "JSON or YAML list of intent-shaped sources (e.g. real vLLM workers) to attach at start" },
+    replayTimeoutMs: {
+      kind: "int",
+      min: 1,
+      max: 2_147_483_647,
+      default: 5_000,
+      description: "A replay endpoint silent this long during a repair is given up on (the loss is counted)",
+    },
+  }),
+  ...group("Discovery", {
+    agentId: { kind: "string", nonEmpty: true, description: "Id of this agent's host record (default: random per process)" },
+  }),
   ...discoveryOptions,
 });
 

@@ -3,32 +3,41 @@
 // comparisons and sweeps, the HTML report, and — for --with-replay — the engine and router
 // settings of the stack under test, so its simulation runs the same configuration.
 import { engineOptions, engineProblems } from "./engine.ts";
-import { defineOptions, type ConfigOf } from "./options.ts";
-import { replayRouterOptions, workloadOptions } from "./replay.ts";
+import { defineOptions, group, type ConfigOf } from "./options.ts";
+import { replayRouterOptions, reportOptions, workloadFlags } from "./replay.ts";
 
 export const ROUTER_MODES = ["kv", "round-robin", "random"] as const;
 export const DEFAULT_PERCENTILES = "50,90,99";
 
 export const benchOptions = defineOptions({
-  url: { kind: "string", nonEmpty: true, description: "Base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8000)" },
-  model: { kind: "string", nonEmpty: true, description: "Model name to request (default: the first one /v1/models lists)" },
-  endpoint: { kind: "string", nonEmpty: true, default: "/v1/completions", description: "API path: /v1/completions or /v1/chat/completions (chat takes text prompts only)" },
-  promptFormat: { kind: "enum", choices: ["tokens", "text"], default: "tokens", description: "Send prompts as token-id arrays (exact prefix sharing) or as text (one word per token id)" },
-  stream: { kind: "bool", default: true, description: "Stream responses (server-sent events); TTFT and ITL need it" },
-  ignoreEos: { kind: "bool", default: true, description: "Ask for exactly the workload's output length (ignore_eos + min_tokens, as vLLM accepts them)" },
-  apiKey: { kind: "string", nonEmpty: true, env: "OPENAI_API_KEY", description: "Sent as Authorization: Bearer KEY" },
-  warmupRequests: { kind: "int", min: 0, default: 0, description: "Send the workload's first N requests before measuring (not counted)" },
-  duration: { kind: "number", min: 0.001, description: "Stop sending after this many seconds (in-flight requests finish); with the synthetic workload and no --requests, requests are generated until then" },
-  percentiles: { kind: "string", nonEmpty: true, default: DEFAULT_PERCENTILES, description: "Comma-separated percentiles reported for TTFT, TPOT, ITL and E2EL (vLLM --metric-percentiles)" },
-  requestTimeout: { kind: "number", min: 0.001, default: 300, description: "Seconds one request may take before it is counted as failed (timeout)" },
-  workerHeader: { kind: "string", nonEmpty: true, default: "x-kvcr-worker", description: "Response header naming the worker that served a request (per_worker spread)" },
-  report: { kind: "string", nonEmpty: true, description: "Write a self-contained HTML report (charts inlined, works offline) to FILE" },
-  withReplay: { kind: "bool", default: false, description: "Also simulate the same workload with `replay` (use --num-workers, --router-mode and the engine flags of the stack) and print predicted vs measured" },
-  compareRouterModes: { kind: "string", nonEmpty: true, description: "Run the same workload against one stack per router mode (kv,round-robin[,random]) and print them side by side" },
-  urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL" },
-  sweepConcurrency: { kind: "intList", min: 1, description: "Run the workload at each concurrency (8,32,128) and print the points side by side" },
-  stackConfig: { kind: "string", nonEmpty: true, description: "Without --url / --url-per-mode: the `up` stack file each fresh stack is started from (default: up's defaults); bench sets its router mode and ports" },
-  ...workloadOptions,
+  ...group("Target", {
+    url: { kind: "string", nonEmpty: true, description: "Base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8000)" },
+    model: { kind: "string", nonEmpty: true, description: "Model name to request (default: the first one /v1/models lists)" },
+    endpoint: { kind: "string", nonEmpty: true, default: "/v1/completions", description: "API path: /v1/completions or /v1/chat/completions (chat takes text prompts only)" },
+    promptFormat: { kind: "enum", choices: ["tokens", "text"], default: "tokens", description: "Send prompts as token-id arrays (exact prefix sharing) or as text (one word per token id)" },
+    stream: { kind: "bool", default: true, description: "Stream responses (server-sent events); TTFT and ITL need it" },
+    ignoreEos: { kind: "bool", default: true, description: "Ask for exactly the workload's output length (ignore_eos + min_tokens, as vLLM accepts them)" },
+    apiKey: { kind: "string", nonEmpty: true, env: "OPENAI_API_KEY", description: "Sent as Authorization: Bearer KEY" },
+    requestTimeout: { kind: "number", min: 0.001, default: 300, description: "Seconds one request may take before it is counted as failed (timeout)" },
+    workerHeader: { kind: "string", nonEmpty: true, default: "x-kvcr-worker", description: "Response header naming the worker that served a request (per_worker spread)" },
+  }),
+  ...workloadFlags,
+  ...group("Workload", {
+    warmupRequests: { kind: "int", min: 0, default: 0, description: "Send the workload's first N requests before measuring (not counted)" },
+    duration: { kind: "number", min: 0.001, description: "Stop sending after this many seconds (in-flight requests finish); with the synthetic workload and no --requests, requests are generated until then" },
+  }),
+  ...group("Report", {
+    percentiles: { kind: "string", nonEmpty: true, default: DEFAULT_PERCENTILES, description: "Comma-separated percentiles reported for TTFT, TPOT, ITL and E2EL (vLLM --metric-percentiles)" },
+    report: { kind: "string", nonEmpty: true, description: "Write a self-contained HTML report (charts inlined, works offline) to FILE" },
+    withReplay: { kind: "bool", default: false, description: "Also simulate the same workload with `replay` (use --num-workers, --router-mode and the engine flags of the stack) and print predicted vs measured" },
+  }),
+  ...reportOptions,
+  ...group("Comparisons and fresh stacks", {
+    compareRouterModes: { kind: "string", nonEmpty: true, description: "Run the same workload against one stack per router mode (kv,round-robin[,random]) and print them side by side" },
+    urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL" },
+    sweepConcurrency: { kind: "intList", min: 1, description: "Run the workload at each concurrency (8,32,128) and print the points side by side" },
+    stackConfig: { kind: "string", nonEmpty: true, description: "Without --url / --url-per-mode: the `up` stack file each fresh stack is started from (default: up's defaults); bench sets its router mode and ports" },
+  }),
   ...replayRouterOptions,
   ...engineOptions,
 });

@@ -1,7 +1,7 @@
 // Options every command takes: where config comes from and how logs look.
-import { defineOptions } from "./options.ts";
+import { group } from "./options.ts";
 
-export const commonOptions = defineOptions({
+export const commonOptions = group("Logging/config", {
   config: {
     kind: "string",
     nonEmpty: true,

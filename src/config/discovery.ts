@@ -1,9 +1,9 @@
 // Discovery and listening options, shared by every process role.
 import { parseEtcdEndpoints } from "../protocol/etcd-endpoints.ts";
 import { namespaceProblem } from "../protocol/namespace.ts";
-import { defineOptions } from "./options.ts";
+import { group } from "./options.ts";
 
-export const discoveryOptions = defineOptions({
+export const discoveryOptions = group("Discovery", {
   namespace: { kind: "string", nonEmpty: true, default: "dynamo", env: "DYN_NAMESPACE", description: "Discovery namespace scoping every record" },
   discoveryBackend: {
     kind: "enum",

@@ -1,6 +1,6 @@
 // Engine options (dynamo.mocker / vLLM spellings), shared by `mocker` and `replay`.
 // Defaults are per (worker, rank) and mirror vLLM's and Dynamo's mocker's.
-import { defineOptions } from "./options.ts";
+import { defineOptions, group } from "./options.ts";
 
 /**
  * Most blocks per tier and rank: block slots are int32 indices (the LRU lists store slot + 1 in
@@ -10,7 +10,8 @@ import { defineOptions } from "./options.ts";
  */
 export const MAX_BLOCKS_PER_TIER = 2 ** 31 - 1;
 
-export const engineOptions = defineOptions({
+/** Blocks, tiers and host transfers. */
+export const kvCacheOptions = group("KV cache tiers", {
   blockSize: { kind: "int", min: 1, max: 65536, default: 64, description: "Tokens per KV block" },
   numGpuBlocksOverride: { kind: "int", min: 1, max: MAX_BLOCKS_PER_TIER, default: 16384, description: "G1 (GPU) KV blocks per rank" },
   numHostBlocks: { kind: "int", min: 0, max: MAX_BLOCKS_PER_TIER, default: 0, description: "G2 (host) KV blocks per rank; 0 = no host tier (memory grows with blocks stored)" },
@@ -29,6 +30,10 @@ export const engineOptions = defineOptions({
     default: 131072,
     description: "KV bytes per token, sizes host transfers (default: Llama-3-8B, 2 × 32 layers × 8 heads × 128 × 2 B)",
   },
+});
+
+/** Scheduling and timing. */
+export const engineCoreOptions = group("Engine", {
   maxNumSeqs: { kind: "int", min: 1, default: 256, description: "Most sequences running at once per rank" },
   maxNumBatchedTokens: { kind: "int", min: 1, default: 8192, description: "Token budget per engine step" },
   enablePrefixCaching: { kind: "bool", default: true, description: "Reuse cached prefix blocks" },
@@ -42,6 +47,8 @@ export const engineOptions = defineOptions({
   dataParallelSize: { kind: "int", min: 1, max: 1024, default: 1, description: "Data-parallel ranks per worker" },
   seed: { kind: "int", min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, description: "Seed for output tokens (same seed, same run)" },
 });
+
+export const engineOptions = defineOptions({ ...kvCacheOptions, ...engineCoreOptions });
 
 /** The cross-field rules of the engine options (the host tier needs prefix caching). */
 export function engineProblems(c: { numHostBlocks: number; enablePrefixCaching: boolean }): string[] {

@@ -2,22 +2,26 @@
 // ROUTER to read history from first, and the cross-field rules.
 import { ConfigError } from "../lib/errors.ts";
 import { parseEndpoint } from "../protocol/zmtp/endpoint.ts";
-import { defineOptions, type ConfigOf } from "./options.ts";
+import { defineOptions, group, type ConfigOf } from "./options.ts";
 
 export const eventsOptions = defineOptions({
-  endpoint: { kind: "string", description: "Raw KV-event PUB to subscribe to, tcp://HOST:PORT (required)" },
-  topic: { kind: "string", default: "", description: "Topic prefix to subscribe to (vLLM's default topic is empty)" },
-  replay: { kind: "string", description: "Replay ROUTER, tcp://HOST:PORT: print history from --from-seq first, then continue live" },
-  // Text, not "int": seqs are u64 and a JS number rounds above 2^53 (parsed with BigInt below).
-  fromSeq: { kind: "string", description: "First seq to request from --replay, a decimal u64 (default 0: everything the worker still holds)" },
-  replayTimeoutMs: {
-    kind: "int",
-    min: 1,
-    // setTimeout's limit (2^31-1 ms, ~24.8 days): a longer delay fires after 1 ms instead.
-    max: 2_147_483_647,
-    default: 10_000,
-    description: "Give up on a silent replay socket after this long and continue live (an error line says so)",
-  },
+  ...group("Live stream", {
+    endpoint: { kind: "string", description: "Raw KV-event PUB to subscribe to, tcp://HOST:PORT (required)" },
+    topic: { kind: "string", default: "", description: "Topic prefix to subscribe to (vLLM's default topic is empty)" },
+  }),
+  ...group("History replay", {
+    replay: { kind: "string", description: "Replay ROUTER, tcp://HOST:PORT: print history from --from-seq first, then continue live" },
+    // Text, not "int": seqs are u64 and a JS number rounds above 2^53 (parsed with BigInt below).
+    fromSeq: { kind: "string", description: "First seq to request from --replay, a decimal u64 (default 0: everything the worker still holds)" },
+    replayTimeoutMs: {
+      kind: "int",
+      min: 1,
+      // setTimeout's limit (2^31-1 ms, ~24.8 days): a longer delay fires after 1 ms instead.
+      max: 2_147_483_647,
+      default: 10_000,
+      description: "Give up on a silent replay socket after this long and continue live (an error line says so)",
+    },
+  }),
 });
 
 export type EventsConfig = ConfigOf<typeof eventsOptions>;

@@ -1,32 +1,38 @@
-// `kvcr-mock frontend` options (Dynamo frontend spellings): HTTP, router mode and the
-// shared router tuning options, block size, limits, and discovery.
+// `kvcr-mock frontend` options (Dynamo frontend spellings), by --help topic: HTTP, the router
+// (mode, the shared router tuning options, block size, seed), limits, and discovery.
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
-import { defineOptions, type ConfigOf } from "./options.ts";
+import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { ROUTER_MODES, routerTuningOptions } from "./router.ts";
 
 export const frontendOptions = defineOptions({
-  httpPort: { kind: "int", min: 0, max: 65535, default: 8000, env: "DYN_HTTP_PORT", description: "HTTP port of the OpenAI-compatible API; 0 = pick" },
-  routerMode: {
-    kind: "enum",
-    choices: ROUTER_MODES,
-    default: "round-robin",
-    env: "DYN_ROUTER_MODE",
-    description: "How each request picks its (worker, rank): kv uses the KV index (as Dynamo's frontend, the default is round-robin)",
-  },
-  ...routerTuningOptions,
-  httpOverloadStatusCode: {
-    kind: "int",
-    min: 400,
-    max: 599,
-    default: 529,
-    env: "DYN_HTTP_OVERLOAD_STATUS_CODE",
-    description: "Status of a request shed because every worker is busy (529 as Dynamo; 503 for clients that only retry that)",
-  },
-  kvCacheBlockSize: { kind: "int", min: 1, description: "Block size the router hashes prompts with; workers with another are refused (default: the first worker's)" },
-  maxRequestBytes: { kind: "int", min: 1024, default: 10 * 1024 * 1024, description: "Largest request body accepted (413 above)" },
-  maxTokensLimit: { kind: "int", min: 1, default: 1 << 20, description: "Largest max_tokens / max_completion_tokens accepted (400 above)" },
-  workerStallTimeout: { kind: "number", min: 0.001, default: 30, description: "Seconds a worker may send nothing before its request fails with 504" },
-  seed: { kind: "int", min: 0, max: 0xffff_ffff, description: "Seed of random routing and tie-breaking (default: random per process)" },
+  ...group("HTTP", {
+    httpPort: { kind: "int", min: 0, max: 65535, default: 8000, env: "DYN_HTTP_PORT", description: "HTTP port of the OpenAI-compatible API; 0 = pick" },
+    httpOverloadStatusCode: {
+      kind: "int",
+      min: 400,
+      max: 599,
+      default: 529,
+      env: "DYN_HTTP_OVERLOAD_STATUS_CODE",
+      description: "Status of a request shed because every worker is busy (529 as Dynamo; 503 for clients that only retry that)",
+    },
+  }),
+  ...group("Router", {
+    routerMode: {
+      kind: "enum",
+      choices: ROUTER_MODES,
+      default: "round-robin",
+      env: "DYN_ROUTER_MODE",
+      description: "How each request picks its (worker, rank): kv uses the KV index (as Dynamo's frontend, the default is round-robin)",
+    },
+    ...routerTuningOptions,
+    kvCacheBlockSize: { kind: "int", min: 1, description: "Block size the router hashes prompts with; workers with another are refused (default: the first worker's)" },
+    seed: { kind: "int", min: 0, max: 0xffff_ffff, description: "Seed of random routing and tie-breaking (default: random per process)" },
+  }),
+  ...group("Limits", {
+    maxRequestBytes: { kind: "int", min: 1024, default: 10 * 1024 * 1024, description: "Largest request body accepted (413 above)" },
+    maxTokensLimit: { kind: "int", min: 1, default: 1 << 20, description: "Largest max_tokens / max_completion_tokens accepted (400 above)" },
+    workerStallTimeout: { kind: "number", min: 0.001, default: 30, description: "Seconds a worker may send nothing before its request fails with 504" },
+  }),
   ...discoveryOptions,
 });
 

@@ -3,34 +3,49 @@
 import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
-import { engineOptions, engineProblems } from "./engine.ts";
+import { engineCoreOptions, engineOptions, engineProblems, kvCacheOptions } from "./engine.ts";
 import type { Candidate } from "./load.ts";
-import { defineOptions, flagName, type ConfigOf } from "./options.ts";
+import { defineOptions, flagName, group, type ConfigOf } from "./options.ts";
 
 /** The state-agent flags, with the raw-event and transfer-island flags that go with them (`up` hands them on). */
 export const stateAgentOptions = defineOptions({
-  kvStateAgent: { kind: "bool", default: false, description: "Attach raw streams to the namespace's KV state agent instead of relaying events" },
-  kvStateAgentRawHost: { kind: "string", description: "Host the state agent dials for raw events (hostname, IPv4 or [IPv6])" },
-  kvStateAgentCacheSlot: { kind: "int", min: 0, description: "First CacheOwner slot; worker i rank r owns base + i × dp + r" },
-  kvStateAgentCacheSemantics: { kind: "string", description: "Cache semantics, 32 hex (default derived from the model name)" },
-  kvStateAgentRoutingScope: { kind: "string", description: "Routing scope, 32 hex (default derived from the namespace)" },
-  kvStateAgentDc: { kind: "string", description: "Datacenter, 16 hex (default derived from the namespace)" },
-  kvStateEndpoint: { kind: "string", nonEmpty: true, description: "Where the agent serves a slot's state (default {namespace}/kv_state_agent/slot)" },
-  kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a source endpoint per CacheOwner" },
-  kvEventsTopic: { kind: "string", default: "", description: "Raw topic in direct mode (vLLM's default is empty)" },
-  kvEventsEncoding: { kind: "enum", choices: ["map", "array"], default: "map", description: "Raw events as maps (vLLM's current form) or positional arrays (vLLM 0.9–0.23, array_like structs; not with --kv-state-agent)" },
-  kvTransferIslandSize: { kind: "int", min: 1, description: "Workers per KV-transfer island: worker i joins domain {DYN_KV_TRANSFER_DOMAIN}-{floor(i/N)}" },
+  ...group("State agent", {
+    kvStateAgent: { kind: "bool", default: false, description: "Attach raw streams to the namespace's KV state agent instead of relaying events" },
+    kvStateAgentRawHost: { kind: "string", description: "Host the state agent dials for raw events (hostname, IPv4 or [IPv6])" },
+    kvStateAgentCacheSlot: { kind: "int", min: 0, description: "First CacheOwner slot; worker i rank r owns base + i × dp + r" },
+    kvStateAgentCacheSemantics: { kind: "string", description: "Cache semantics, 32 hex (default derived from the model name)" },
+    kvStateAgentRoutingScope: { kind: "string", description: "Routing scope, 32 hex (default derived from the namespace)" },
+    kvStateAgentDc: { kind: "string", description: "Datacenter, 16 hex (default derived from the namespace)" },
+    kvStateEndpoint: { kind: "string", nonEmpty: true, description: "Where the agent serves a slot's state (default {namespace}/kv_state_agent/slot)" },
+    kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a source endpoint per CacheOwner" },
+  }),
+  ...group("KV events", {
+    kvEventsTopic: { kind: "string", default: "", description: "Raw topic in direct mode (vLLM's default is empty)" },
+    kvEventsEncoding: { kind: "enum", choices: ["map", "array"], default: "map", description: "Raw events as maps (vLLM's current form) or positional arrays (vLLM 0.9–0.23, array_like structs; not with --kv-state-agent)" },
+  }),
+  ...group("State agent", {
+    kvTransferIslandSize: { kind: "int", min: 1, description: "Workers per KV-transfer island: worker i joins domain {DYN_KV_TRANSFER_DOMAIN}-{floor(i/N)}" },
+  }),
 });
 
 export const mockerOptions = defineOptions({
-  modelName: { kind: "string", nonEmpty: true, default: "mocker-engine", description: "Model name served" },
-  numWorkers: { kind: "int", min: 1, max: 100_000, default: 1, description: "Mock workers in this process" },
-  ...engineOptions,
-  zmqKvEventsPorts: { kind: "intList", min: 0, max: 65535, description: "Raw KV-event PUB base port per worker (rank r adds r); 0 = pick" },
-  zmqReplayPorts: { kind: "intList", min: 0, max: 65535, description: "Replay ROUTER base port per worker (rank r adds r); 0 = pick" },
-  extraEngineArgs: { kind: "string", nonEmpty: true, description: "JSON file with `engine` and `dynamo` sections; overrides flags" },
-  staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers" },
-  httpPort: { kind: "int", min: 0, max: 65535, default: 0, description: "HTTP port for /v1/generate, /health, /metrics; 0 = pick" },
+  ...group("Workers and engine", {
+    modelName: { kind: "string", nonEmpty: true, default: "mocker-engine", description: "Model name served" },
+    numWorkers: { kind: "int", min: 1, max: 100_000, default: 1, description: "Mock workers in this process" },
+  }),
+  ...kvCacheOptions,
+  ...group("Workers and engine", engineCoreOptions),
+  ...group("HTTP and ports", {
+    zmqKvEventsPorts: { kind: "intList", min: 0, max: 65535, description: "Raw KV-event PUB base port per worker (rank r adds r); 0 = pick" },
+    zmqReplayPorts: { kind: "intList", min: 0, max: 65535, description: "Replay ROUTER base port per worker (rank r adds r); 0 = pick" },
+  }),
+  ...group("Workers and engine", {
+    extraEngineArgs: { kind: "string", nonEmpty: true, description: "JSON file with `engine` and `dynamo` sections; overrides flags" },
+    staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers" },
+  }),
+  ...group("HTTP and ports", {
+    httpPort: { kind: "int", min: 0, max: 65535, default: 0, description: "HTTP port for /v1/generate, /health, /metrics; 0 = pick" },
+  }),
   ...stateAgentOptions,
   ...discoveryOptions,
 });

@@ -19,6 +19,11 @@ interface BaseOption<K extends OptionKind, T> {
   readonly env?: string;
   /** Accepted on the command line only (e.g. --config itself), not inside a config file. */
   readonly flagOnly?: boolean;
+  /**
+   * The topic --help lists the option under ("Router", "Discovery"), and docs/cli.md's table for it.
+   * Set with group() where a table is declared rather than option by option.
+   */
+  readonly group?: string;
 }
 
 export interface IntOption extends BaseOption<"int", number> { readonly min?: number; readonly max?: number }
@@ -53,6 +58,16 @@ export type ConfigOf<T extends OptionTable> = {
 /** Typed identity helper so tables keep their literal types. */
 export function defineOptions<const T extends OptionTable>(table: T): T {
   return table;
+}
+
+/**
+ * The same table with every option under the topic `name` (its --help heading). Wrap a shared
+ * table in it where it is declared, and every command that spreads the table lists those options
+ * under that heading; a command's own options get theirs in its own table. A table that wraps a
+ * spread of another re-files those options: the outermost group() decides.
+ */
+export function group<const T extends OptionTable>(name: string, table: T): T {
+  return Object.fromEntries(Object.entries(table).map(([key, spec]) => [key, { ...spec, group: name }])) as T;
 }
 
 export function flagName(key: string, spec: OptionSpec): string {

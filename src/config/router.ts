@@ -1,11 +1,11 @@
 // The router's options, shared by `frontend` and `replay` so both spell them the same way
 // (Dynamo's frontend spellings) and run the same router (src/core/routing). How they combine
 // into the router's settings lives in one place: src/roles/router-settings.ts.
-import { defineOptions } from "./options.ts";
+import { group } from "./options.ts";
 
 export const ROUTER_MODES = ["round-robin", "random", "kv"] as const;
 
-export const routerTuningOptions = defineOptions({
+export const routerTuningOptions = group("Router", {
   routerPrefillLoadScale: {
     kind: "number",
     min: 0,

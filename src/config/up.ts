@@ -8,7 +8,7 @@ import type { ConfigSections } from "./load.ts";
 import { ARRAY_ENCODING_WITH_STATE_AGENT, stateAgentOptions } from "./mocker.ts";
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
-import { defineOptions, type ConfigOf } from "./options.ts";
+import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { ROUTER_MODES, routerTuningOptions } from "./router.ts";
 
 export const ROLES = ["agent", "mockers", "frontend"] as const;
@@ -18,32 +18,44 @@ export type StackRole = (typeof ROLES)[number];
 const { kvStateAgentCacheSlot: _slot, kvStateAgent: _mode, ...stateAgentPassOn } = stateAgentOptions;
 
 export const stackOptions = defineOptions({
-  roles: { kind: "string", default: ROLES.join(","), description: "Which roles this up runs (comma-separated agent, mockers, frontend), so one stack spans hosts" },
-  modelName: { kind: "string", nonEmpty: true, default: "mock-model", description: "Model name every worker serves" },
-  kvStateAgent: { kind: "bool", default: true, description: "State-agent mode (the agent ingests raw streams); --no-kv-state-agent = direct mode" },
-  mockerProcesses: { kind: "int", min: 1, max: 1024, default: 1, description: "Mocker processes" },
-  workersPerProcess: { kind: "int", min: 1, max: 100_000, default: 2, description: "Workers in each mocker process" },
-  cacheSlotBase: { kind: "int", min: 0, default: 0, description: "First CacheOwner slot; global worker k rank r owns base + k × dp + r" },
-  agentReadyTimeout: { kind: "number", min: 0.001, default: 60, description: "Seconds to wait for the agent's /live (or, mockers-only, its discovery record)" },
-  readyTimeout: { kind: "number", min: 0.001, default: 60, description: "Seconds to wait for each mocker's /health and the frontend's /v1/models and /health" },
-  gracePeriod: { kind: "number", min: 0, default: 10, description: "Seconds between SIGTERM and SIGKILL when stopping children" },
-  agentCmd: { kind: "string", nonEmpty: true, description: "Run this command as the agent (placeholders: docs/cli.md)" },
-  mockerCmd: { kind: "string", nonEmpty: true, description: "Run this command as each mocker process (placeholders: docs/cli.md)" },
-  frontendCmd: { kind: "string", nonEmpty: true, description: "Run this command as the frontend (placeholders: docs/cli.md)" },
-  stateFile: { kind: "string", nonEmpty: true, description: "Write the ready stack's pids, ports and URLs here as JSON" },
-  logDir: { kind: "string", nonEmpty: true, description: "Also write each child's output to DIR/<name>.log" },
-  demo: { kind: "bool", default: false, description: "Once ready, send the same chat request twice through the frontend (the second hits the KV cache), print both, stop" },
+  ...group("Stack", {
+    roles: { kind: "string", default: ROLES.join(","), description: "Which roles this up runs (comma-separated agent, mockers, frontend), so one stack spans hosts" },
+    modelName: { kind: "string", nonEmpty: true, default: "mock-model", description: "Model name every worker serves" },
+    kvStateAgent: { kind: "bool", default: true, description: "State-agent mode (the agent ingests raw streams); --no-kv-state-agent = direct mode" },
+    mockerProcesses: { kind: "int", min: 1, max: 1024, default: 1, description: "Mocker processes" },
+    workersPerProcess: { kind: "int", min: 1, max: 100_000, default: 2, description: "Workers in each mocker process" },
+    cacheSlotBase: { kind: "int", min: 0, default: 0, description: "First CacheOwner slot; global worker k rank r owns base + k × dp + r" },
+    demo: { kind: "bool", default: false, description: "Once ready, send the same chat request twice through the frontend (the second hits the KV cache), print both, stop" },
+  }),
+  ...group("Supervision", {
+    agentReadyTimeout: { kind: "number", min: 0.001, default: 60, description: "Seconds to wait for the agent's /live (or, mockers-only, its discovery record)" },
+    readyTimeout: { kind: "number", min: 0.001, default: 60, description: "Seconds to wait for each mocker's /health and the frontend's /v1/models and /health" },
+    gracePeriod: { kind: "number", min: 0, default: 10, description: "Seconds between SIGTERM and SIGKILL when stopping children" },
+    agentCmd: { kind: "string", nonEmpty: true, description: "Run this command as the agent (placeholders: docs/cli.md)" },
+    mockerCmd: { kind: "string", nonEmpty: true, description: "Run this command as each mocker process (placeholders: docs/cli.md)" },
+    frontendCmd: { kind: "string", nonEmpty: true, description: "Run this command as the frontend (placeholders: docs/cli.md)" },
+    stateFile: { kind: "string", nonEmpty: true, description: "Write the ready stack's pids, ports and URLs here as JSON" },
+    logDir: { kind: "string", nonEmpty: true, description: "Also write each child's output to DIR/<name>.log" },
+  }),
 });
 
 export const agentPassOn = defineOptions({
-  agentPort: { kind: "int", min: 0, max: 65535, default: 9091, description: "Agent HTTP port (/live, /health, /v1/slots); 0 = pick" },
-  maxSlots: { kind: "int", min: 1, description: "Agent CacheOwner slot cap (default: 8, or every slot of this stack if more)" },
+  ...group("HTTP and ports", {
+    agentPort: { kind: "int", min: 0, max: 65535, default: 9091, description: "Agent HTTP port (/live, /health, /v1/slots); 0 = pick" },
+  }),
+  ...group("Stack", {
+    maxSlots: { kind: "int", min: 1, description: "Agent CacheOwner slot cap (default: 8, or every slot of this stack if more)" },
+  }),
 });
 
 export const frontendPassOn = defineOptions({
-  httpPort: { kind: "int", min: 0, max: 65535, default: 8000, description: "Frontend OpenAI HTTP port; 0 = pick" },
-  routerMode: { kind: "enum", choices: ROUTER_MODES, default: "kv", description: "How the frontend picks each request's (worker, rank) (kv by default in up)" },
-  ...routerTuningOptions,
+  ...group("HTTP and ports", {
+    httpPort: { kind: "int", min: 0, max: 65535, default: 8000, description: "Frontend OpenAI HTTP port; 0 = pick" },
+  }),
+  ...group("Router", {
+    routerMode: { kind: "enum", choices: ROUTER_MODES, default: "kv", description: "How the frontend picks each request's (worker, rank) (kv by default in up)" },
+    ...routerTuningOptions,
+  }),
 });
 
 export const mockerPassOn = defineOptions({
@@ -51,9 +63,13 @@ export const mockerPassOn = defineOptions({
   numHostBlocks: { ...engineOptions.numHostBlocks, default: 4096 },
   ...stateAgentPassOn,
   kvStateAgentRawHost: { ...stateAgentOptions.kvStateAgentRawHost, default: "127.0.0.1" },
-  zmqKvEventsPorts: { kind: "int", min: 0, max: 65535, description: "Raw KV-event base port: global worker k rank r publishes on B + k × dp + r (default: picked)" },
-  zmqReplayPorts: { kind: "int", min: 0, max: 65535, description: "Replay base port, same layout; 0 = each mocker picks (default: no replay sockets)" },
-  staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers of a process" },
+  ...group("HTTP and ports", {
+    zmqKvEventsPorts: { kind: "int", min: 0, max: 65535, description: "Raw KV-event base port: global worker k rank r publishes on B + k × dp + r (default: picked)" },
+    zmqReplayPorts: { kind: "int", min: 0, max: 65535, description: "Replay base port, same layout; 0 = each mocker picks (default: no replay sockets)" },
+  }),
+  ...group("Supervision", {
+    staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers of a process" },
+  }),
 });
 
 export const upOptions = defineOptions({
