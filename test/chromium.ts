@@ -20,7 +20,8 @@ export async function openPage(url: string, opts: { width?: number; height?: num
   const profile: TempDir = await makeTempDir("kvcr-chromium-");
   const child = spawnChild(
     [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check", `--user-data-dir=${profile.path}`, "--remote-debugging-port=0", `--window-size=${opts.width ?? 1000},${opts.height ?? 2000}`, "about:blank"],
-    { stdout: "ignore" },
+    // Chromium makes its own org.chromium.Chromium.* directory under TMPDIR: keep it inside the profile.
+    { stdout: "ignore", env: { TMPDIR: profile.path } },
   );
   const { proc } = child;
   let ws: WebSocket | undefined;
