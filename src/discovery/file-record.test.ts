@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { encodeLease, encodeRecord, LEASE_FORMAT, LEASED_RECORD_FORMAT, parseLease, parseRecord, RECORD_FORMAT, serialiseValue } from "./file-record.ts";
+import { encodeLease, encodeRecord, LEASE_FORMAT, LEASED_RECORD_FORMAT, parseLease, parseRecord, serialiseValue } from "./file-record.ts";
 
 const KEY = "dynamo/workers/w";
-const META = { format: RECORD_FORMAT, key: KEY, owner: { pid: 42, instanceId: "abcd" }, revision: 3, leaseTtlMs: 1000, leaseExpiresAtMs: 1_700_000_000_000 } as const;
+const META = { format: LEASED_RECORD_FORMAT, key: KEY, owner: { pid: 42, instanceId: "abcd" }, revision: 3, leaseTtlMs: 1000, leaseExpiresAtMs: 0, lease: ".lease-abcd-1000.json" } as const;
 
 describe("record envelope", () => {
   test("encode → parse round-trips the payload and metadata", () => {
@@ -34,7 +34,7 @@ describe("record envelope", () => {
     ["instance", JSON.stringify({ ...good, owner: { pid: 1, instanceId: "" } }), /owner.instanceId/],
     ["revision", JSON.stringify({ ...good, revision: 0 }), /revision/],
     ["ttl", JSON.stringify({ ...good, leaseTtlMs: "10" }), /leaseTtlMs/],
-    ["expiry", JSON.stringify({ ...good, leaseExpiresAtMs: null }), /leaseExpiresAtMs/],
+    ["the retired v1 format", JSON.stringify({ ...good, format: "kvcr-discovery-record/v1", leaseExpiresAtMs: 1 }), /format is "kvcr-discovery-record\/v1"/],
   ];
   for (const [name, text, problem] of cases) {
     test(`malformed (${name}) is reported, not thrown`, () => {
@@ -76,7 +76,7 @@ describe("record on a process lease (v2) and the lease file", () => {
     const cases: [string, string, RegExp][] = [
       ["truncated", encodeLease(leaseMeta).slice(0, 20), /not valid JSON/],
       ["array", "[]", /not a JSON object/],
-      ["format", JSON.stringify({ format: RECORD_FORMAT, ...leaseMeta }), /format is/],
+      ["format", JSON.stringify({ format: LEASED_RECORD_FORMAT, ...leaseMeta }), /format is/],
       ["owner", JSON.stringify({ format: LEASE_FORMAT, ...leaseMeta, owner: { pid: 1 } }), /owner.instanceId/],
       ["expiry", JSON.stringify({ format: LEASE_FORMAT, ...leaseMeta, leaseExpiresAtMs: "soon" }), /leaseExpiresAtMs/],
     ];

@@ -1,29 +1,29 @@
-// On-disk envelopes of the file backend, one JSON document each: a record (payload + owner +
-// either its own lease expiry, v1, or the name of its owner's lease file, v2) and a process lease
-// file (owner + expiry). Parsing is strict and returns a problem string (the caller logs it with
+// On-disk envelopes of the file backend, one JSON document each: a record (payload + owner + the
+// name of its owner's process lease file) and a process lease file (owner + expiry). Parsing is strict and returns a problem string (the caller logs it with
 // the filename).
 import { KvcrError } from "../lib/errors.ts";
 import { isLeaseFileName } from "./file-names.ts";
 import type { DiscoveryEntry, RecordOwner } from "./store.ts";
 
-/** Format tag of a record carrying its own lease (renewed by rewriting it): read, no longer written. */
-export const RECORD_FORMAT = "kvcr-discovery-record/v1";
-/** Format tag of a record on its owner's process lease file (written once, rewritten on update). */
+/**
+ * Format tag of a record on its owner's process lease file (written once, rewritten on update;
+ * v1, a record renewed by rewriting it, is no longer read).
+ */
 export const LEASED_RECORD_FORMAT = "kvcr-discovery-record/v2";
 /** Format tag of a process lease file. */
 export const LEASE_FORMAT = "kvcr-discovery-lease/v1";
 
 export interface RecordEnvelope extends DiscoveryEntry {
-  format: typeof RECORD_FORMAT | typeof LEASED_RECORD_FORMAT;
+  format: typeof LEASED_RECORD_FORMAT;
   leaseTtlMs: number;
   /**
-   * v2: the owner's lease file, whose expiry is the record's. `leaseExpiresAtMs` is then 0 as
-   * parsed, and filled in from the lease file by the reader (file-watch.ts).
+   * The owner's lease file, whose expiry is the record's: `leaseExpiresAtMs` is 0 as parsed and
+   * filled in from the lease file by the reader (file-watch.ts).
    */
-  lease?: string;
+  lease: string;
 }
 
-/** A process lease file: every v2 record naming it lives until `leaseExpiresAtMs`. */
+/** A process lease file: every record naming it lives until `leaseExpiresAtMs`. */
 export interface LeaseEnvelope {
   format: typeof LEASE_FORMAT;
   owner: RecordOwner;
@@ -36,11 +36,11 @@ export type ParsedRecord = { ok: true; record: RecordEnvelope } | { ok: false; p
 /**
  * Serialises an envelope around a payload already serialised once by its owner (`valueJson`), so
  * every write republishes exactly the snapshot taken at put/update, even if the caller's object
- * was mutated since. v1 carries `leaseExpiresAtMs`, v2 the `lease` file name instead.
+ * was mutated since. The expiry is not written: it lives in the lease file.
  */
 export function encodeRecord(meta: Omit<RecordEnvelope, "value">, valueJson: string): string {
-  const { format, key, owner, revision, leaseTtlMs, leaseExpiresAtMs, lease } = meta;
-  const head = format === LEASED_RECORD_FORMAT ? JSON.stringify({ format, key, owner, revision, leaseTtlMs, lease }) : JSON.stringify({ format, key, owner, revision, leaseTtlMs, leaseExpiresAtMs });
+  const { format, key, owner, revision, leaseTtlMs, lease } = meta;
+  const head = JSON.stringify({ format, key, owner, revision, leaseTtlMs, lease });
   return `${head.slice(0, -1)},"value":${valueJson}}`;
 }
 
@@ -83,10 +83,7 @@ function jsonObject(text: string): Record<string, unknown> | string {
 export function parseRecord(text: string, expectedKey: string): ParsedRecord {
   const r = jsonObject(text);
   if (typeof r === "string") return { ok: false, problem: r };
-  const leased = r.format === LEASED_RECORD_FORMAT;
-  if (r.format !== RECORD_FORMAT && !leased) {
-    return { ok: false, problem: `format is ${JSON.stringify(r.format)}, expected ${JSON.stringify(LEASED_RECORD_FORMAT)} or ${JSON.stringify(RECORD_FORMAT)}` };
-  }
+  if (r.format !== LEASED_RECORD_FORMAT) return { ok: false, problem: `format is ${JSON.stringify(r.format)}, expected ${JSON.stringify(LEASED_RECORD_FORMAT)}` };
   if (r.key !== expectedKey) return { ok: false, problem: `key ${JSON.stringify(r.key)} does not match its filename (${JSON.stringify(expectedKey)})` };
   if (!("value" in r)) return { ok: false, problem: "value is missing" };
   const owner = checkOwner(r.owner);
@@ -94,13 +91,9 @@ export function parseRecord(text: string, expectedKey: string): ParsedRecord {
   if (!Number.isSafeInteger(r.revision) || (r.revision as number) < 1) return { ok: false, problem: "revision is not a positive integer" };
   if (!isPositiveFinite(r.leaseTtlMs)) return { ok: false, problem: "leaseTtlMs is not a positive number" };
   const base = { key: expectedKey, value: r.value, owner, revision: r.revision as number, leaseTtlMs: r.leaseTtlMs as number };
-  if (leased) {
-    // Only a lease file name (no path): a record cannot make a reader open anything else.
-    if (typeof r.lease !== "string" || !isLeaseFileName(r.lease)) return { ok: false, problem: `lease ${JSON.stringify(r.lease)} is not a lease file name` };
-    return { ok: true, record: { format: LEASED_RECORD_FORMAT, ...base, lease: r.lease, leaseExpiresAtMs: 0 } };
-  }
-  if (!isPositiveFinite(r.leaseExpiresAtMs)) return { ok: false, problem: "leaseExpiresAtMs is not a positive number" };
-  return { ok: true, record: { format: RECORD_FORMAT, ...base, leaseExpiresAtMs: r.leaseExpiresAtMs as number } };
+  // Only a lease file name (no path): a record cannot make a reader open anything else.
+  if (typeof r.lease !== "string" || !isLeaseFileName(r.lease)) return { ok: false, problem: `lease ${JSON.stringify(r.lease)} is not a lease file name` };
+  return { ok: true, record: { format: LEASED_RECORD_FORMAT, ...base, lease: r.lease, leaseExpiresAtMs: 0 } };
 }
 
 export type ParsedLease = { ok: true; lease: LeaseEnvelope } | { ok: false; problem: string };

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { makeTempDir, waitFor, type TempDir } from "../../test/harness.ts";
 import { discoveryStoreSuite, eventLog } from "./discovery-store.suite.ts";
 import { keyToFileName } from "./file-names.ts";
-import { LEASE_FORMAT, LEASED_RECORD_FORMAT, RECORD_FORMAT } from "./file-record.ts";
+import { LEASE_FORMAT, LEASED_RECORD_FORMAT } from "./file-record.ts";
 import { defaultDiscoveryDir, openFileDiscoveryStore, type FileDiscoveryOptions } from "./file-store.ts";
 import { keys } from "./keys.ts";
 import type { DiscoveryLogger } from "./store.ts";
@@ -45,9 +45,15 @@ describe("file discovery backend", () => {
   const open = (extra: FileDiscoveryOptions = {}) =>
     openFileDiscoveryStore({ dir: tmp.path, leaseTtlMs: LEASE_TTL_MS, pollIntervalMs: 15, gcGraceMs: 50, logger: log.logger, ...extra });
   const recordPath = (key: string) => join(tmp.path, keyToFileName(key));
-  /** Writes a record file by hand, as a crashed or foreign process would have left it. */
-  const writeRecord = (key: string, leaseExpiresAtMs: number, extra: Record<string, unknown> = {}) =>
-    writeFile(recordPath(key), JSON.stringify({ format: RECORD_FORMAT, key, value: { hand: true }, owner: { pid: 1, instanceId: "feedface" }, revision: 1, leaseTtlMs: 1000, leaseExpiresAtMs, ...extra }));
+  let handLeases = 0;
+  /** Writes a record file and its own lease file by hand, as a crashed or foreign process would have left them. */
+  const writeRecord = async (key: string, leaseExpiresAtMs: number, extra: Record<string, unknown> = {}) => {
+    const owner = { pid: 1, instanceId: "feedface" };
+    const lease = `.lease-feedface-hand${++handLeases}.json`;
+    await writeFile(join(tmp.path, lease), JSON.stringify({ format: LEASE_FORMAT, owner, leaseTtlMs: 1000, leaseExpiresAtMs }));
+    await writeFile(recordPath(key), JSON.stringify({ format: LEASED_RECORD_FORMAT, key, value: { hand: true }, owner, revision: 1, leaseTtlMs: 1000, lease, ...extra }));
+  };
+  const recordFiles = async () => (await readdir(tmp.path)).filter((n) => !n.startsWith(".lease-"));
 
   beforeEach(async () => {
     tmp = await makeTempDir("kvcr-disc-");
@@ -111,7 +117,7 @@ describe("file discovery backend", () => {
       },
       { what: "expired record file collected by list()" },
     );
-    expect(await readdir(tmp.path)).toEqual([keyToFileName(keys.worker("dynamo", "alive"))]);
+    expect(await recordFiles()).toEqual([keyToFileName(keys.worker("dynamo", "alive"))]);
   });
 
   test("a watcher sees a record expire when its owner stops renewing, then the file is collected", async () => {

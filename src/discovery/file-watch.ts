@@ -45,13 +45,13 @@ export class LeaseReads {
 }
 
 /**
- * A v2 record's read with its lease's expiry filled in. A lease file that is gone (or belongs to
+ * A record's read with its lease's expiry filled in. A lease file that is gone (or belongs to
  * another owner) means the lease lapsed and was collected: expiry 0, so the record is collected
  * too. An unreadable lease file makes the record not live but never collected (it may be a passing
  * error).
  */
 export async function withLease(read: ReadResult, leases: LeaseReads): Promise<ReadResult> {
-  if (read.kind !== "record" || read.record.lease === undefined) return read;
+  if (read.kind !== "record") return read;
   const lease = await leases.get(read.record.lease);
   if (lease.kind === "invalid") return { kind: "invalid", sig: read.sig };
   const expiresAtMs = lease.kind === "lease" && lease.lease.owner.instanceId === read.record.owner.instanceId ? lease.lease.leaseExpiresAtMs : 0;
