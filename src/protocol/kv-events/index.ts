@@ -1,4 +1,5 @@
-// Public surface of the vLLM KV-event codec: types, encode, decode, JSON view, seq frames, replay.
+// Public surface of the vLLM KV-event codec: types, encode, decode, JSON view, seq frames, live
+// messages, replay.
 export * from "./types.ts";
 export { encodeBatch, VllmKvEventEncoder, VllmKvEventsEncoding } from "./encode.ts";
 export { decodeBatch } from "./decode.ts";
@@ -7,3 +8,5 @@ export type { BatchJsonContext, JsonValue, VllmKvEventBatchJson } from "./json.t
 export { decodeSeq, encodeSeq, REPLAY_END_SEQ } from "../seq-frame.ts";
 export { parseReplayReply, parseReplayRequest, replayBatchFrames, replayEndFrames, replayRequest } from "./replay.ts";
 export type { ReplayReply } from "./replay.ts";
+export { liveSeqNumber, parseLiveMessage } from "./live.ts";
+export type { LiveMessage } from "./live.ts";

@@ -4,8 +4,7 @@
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { decodeFlat, FlatBatch, flatFromBatch } from "../../protocol/kv-events/flat-decode.ts";
-import { decodeBatch, parseReplayReply, replayRequest } from "../../protocol/kv-events/index.ts";
-import { decodeSeqNumber } from "../../protocol/seq-frame.ts";
+import { decodeBatch, liveSeqNumber, parseReplayReply, replayRequest } from "../../protocol/kv-events/index.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
 import { DealerSocket, SubSocket } from "../../transport/zmtp/index.ts";
 import { RawSequencer } from "./raw-sequencer.ts";
@@ -187,9 +186,9 @@ export class AgentSlot {
     this.sub = sub;
     sub.onMessage((frames) => {
       if (gen !== this.generation) return;
-      const seq = frames.length === 3 ? decodeSeqNumber(frames[1]) : undefined;
-      if (seq === undefined || seq === Number.POSITIVE_INFINITY) {
-        this.decodeError(`live message: expected [topic, seq (8 bytes), payload], got ${frames.length} frame(s)`);
+      const seq = liveSeqNumber(frames);
+      if (typeof seq === "string") {
+        this.decodeError(seq);
         return;
       }
       sequencer.live(seq, frames[2]!);

@@ -91,8 +91,8 @@ describe("EventTap", () => {
     tap.live([te.encode("t"), encodeSeq(2n), new Uint8Array([0xc1])]);
     tap.live(live(3));
     expect(view()).toEqual([1, "error", "error", "error @2", 3]);
-    expect(lines[1]).toEqual({ error: "live message: expected 3 frames [topic, seq, payload], got 2" });
-    expect((lines[2] as { error: string }).error).toMatch(/seq frame: expected exactly 8 bytes, got 3/);
+    expect(lines[1]).toEqual({ error: "live message: expected [topic, seq (8 bytes), payload], got 2 frame(s)" });
+    expect((lines[2] as { error: string }).error).toBe("live message: seq frame has 3 bytes, expected 8");
     expect((lines[3] as { error: string }).error).toMatch(/at byte 0/);
   });
 

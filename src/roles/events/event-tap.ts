@@ -1,7 +1,7 @@
 // The `events` tap's lines, free of sockets and timers: each batch as JSON, gaps and bad frames as
 // lines of their own (the tap carries on). Replay replies are parsed by protocol/kv-events/replay.ts
 // and ordered against live by ReplayThenLive (roles/replay-then-live.ts).
-import { batchToJson, decodeBatch, decodeSeq, parseReplayReply } from "../../protocol/kv-events/index.ts";
+import { batchToJson, decodeBatch, parseLiveMessage, parseReplayReply } from "../../protocol/kv-events/index.ts";
 import type { VllmKvEventBatchJson } from "../../protocol/kv-events/index.ts";
 import { ReplayThenLive } from "../replay-then-live.ts";
 
@@ -51,15 +51,9 @@ export class EventTap {
 
   /** A live message `[topic, seq, payload]` from the SUB. */
   live(frames: Uint8Array[]): void {
-    if (frames.length !== 3) return this.emit({ error: `live message: expected 3 frames [topic, seq, payload], got ${frames.length}` });
-    const [topic, seqFrame, payload] = frames as [Uint8Array, Uint8Array, Uint8Array];
-    let seq: bigint;
-    try {
-      seq = decodeSeq(seqFrame);
-    } catch (err) {
-      return this.emit({ error: `live message: ${(err as Error).message}` });
-    }
-    if (this.order.live(seq, { topic, payload }) === "next") this.batch(topic, seq, payload);
+    const m = parseLiveMessage(frames);
+    if (!m.ok) return this.emit({ error: m.problem });
+    if (this.order.live(m.seq, { topic: m.topic, payload: m.payload }) === "next") this.batch(m.topic, m.seq, m.payload);
   }
 
   /** A reply on the replay DEALER, in either layout; a late one after a timeout is ignored (live covers it). */
