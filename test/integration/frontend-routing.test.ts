@@ -39,13 +39,13 @@ describe("kv routing against round-robin, same workload", () => {
 describe("prefix affinity under concurrent load", () => {
   test("requests of one prefix keep going to its holder while their siblings are in flight", async () => {
     // 3 prefixes × 16 blocks + 2 own tokens, 4 workers; 32 requests, 8 in flight at a time, each
-    // decoding 32 tokens in real time, so siblings of a prefix overlap. Counting in-flight load per
-    // distinct block, a sibling on the holder costs its 16 shared blocks once; counted per request
-    // (the old load term) it cost more than a cold worker, and siblings scattered.
+    // decoding 32 tokens (at speedup 10), so siblings of a prefix overlap. Counting in-flight load per
+    // distinct block, a sibling on the holder costs its 16 shared blocks once; counted per request,
+    // it would cost more than a cold worker, and siblings would scatter.
     const prefixes = Array.from({ length: 3 }, (_, p) => Array.from({ length: 64 }, (_, i) => 10_000 * (p + 1) + i));
     const affinity: Record<string, number> = {};
     for (const mode of ["kv", "round-robin"]) {
-      await using stack = await startStack({ mockers: [["--num-workers", "4", "--num-gpu-blocks-override", "64", "--speedup-ratio", "1", ...MOCKER]], frontend: ["--router-mode", mode, "--seed", "5"] });
+      await using stack = await startStack({ mockers: [["--num-workers", "4", "--num-gpu-blocks-override", "64", "--speedup-ratio", "10", ...MOCKER]], frontend: ["--router-mode", mode, "--seed", "5"] });
       // Each prefix cached first, one request at a time. Equal costs go to a random worker; the
       // frontend's seed makes that one worker per prefix (two prefixes on one worker would rightly
       // spill siblings to the idle one once its load outweighs the cached prefix).
@@ -76,7 +76,7 @@ describe("prefix affinity under concurrent load", () => {
     }
     expect(affinity.kv!).toBeGreaterThanOrEqual(0.75);
     expect(affinity.kv!).toBeGreaterThan(affinity["round-robin"]! + 0.2);
-  }, 30_000);
+  });
 });
 
 describe("approximate mode (--no-router-kv-events)", () => {
