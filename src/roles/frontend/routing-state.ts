@@ -185,7 +185,8 @@ export class RoutingState {
       }
       const hashes = new Array<bigint>(e.blocks.length);
       for (let i = 0; i < hashes.length; i++) hashes[i] = e.blocks[i]!.seqHash;
-      this.index.apply(rankId, { kind: e.kind, tier: e.tier, blockHashes: hashes });
+      // The parent lets the index drop a chain it could never match from block 0 (an orphan).
+      this.index.apply(rankId, { kind: e.kind, tier: e.tier, blockHashes: hashes, parentHash: e.parentHash });
     }
   }
 

@@ -111,6 +111,15 @@ describe("routing state", () => {
     for (let i = 0; i < 5; i++) expect(plan(state.route("m", tokens.slice(0, 32))).worker.id).toBe("b");
   });
 
+  test("a stored event chaining from a block its rank does not hold is dropped and counted", () => {
+    const state = routingState("kv");
+    state.putWorker(workerRecord("a"));
+    state.apply([stored("a", 0, "device", 4, 8)]); // blocks 4..7, parent block 3: never stored
+    expect([state.index.size("device"), state.index.orphanStores]).toEqual([0, 1]);
+    state.apply([stored("a", 0, "device", 0, 4), stored("a", 0, "device", 4, 8)]);
+    expect([state.index.size("device"), state.index.orphanStores]).toEqual([8, 1]);
+  });
+
   test("CacheOwner residency maps to its (worker, rank) through the worker record", () => {
     const owner = `${"a".repeat(32)}:${"b".repeat(32)}/${"c".repeat(16)}/${"0".repeat(31)}1`;
     const state = routingState("kv");
