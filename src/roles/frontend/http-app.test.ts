@@ -148,6 +148,7 @@ describe("worker failures", () => {
       ...Array.from({ length: 8 }, (_, i) => JSON.stringify({ token_id: 100 + i })),
       JSON.stringify({ finish_reason: "length", prompt_tokens: body.token_ids.length, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: 8 }),
     ];
+    let workerDone = false;
     const worker = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
@@ -156,9 +157,12 @@ describe("worker failures", () => {
         return new Response(
           new ReadableStream({
             async pull(c) {
-              await Bun.sleep(5);
+              await Bun.sleep(5); // the worker's pace
               const line = out.shift();
-              if (line === undefined) return c.close();
+              if (line === undefined) {
+                workerDone = true;
+                return c.close();
+              }
               c.enqueue(new TextEncoder().encode(line + "\n"));
             },
           }),
@@ -172,7 +176,10 @@ describe("worker failures", () => {
       const f = app(state, ndjsonWorker(), { stallTimeoutMs: 100, callWorker: keepAliveTransport(client, fetchTransport(fetch)) });
       const res = await f.fetch(post("/v1/completions", cmpl({ stream: true, max_tokens: 8 })));
       expect(res.status).toBe(200);
-      await Bun.sleep(400);
+      await waitFor(() => workerDone, { what: "the worker to send its whole answer" });
+      // The client stays idle for 4 stall timeouts more: a watch counting its idleness would fire.
+      const idleFrom = performance.now();
+      await waitFor(() => performance.now() - idleFrom >= 400, { what: "four stall timeouts of client idleness" });
       const body = await res.text();
       expect(body).not.toContain("sent nothing");
       expect(body.match(/"text"/g)?.length).toBe(9); // 8 tokens and the finish chunk
