@@ -3,35 +3,17 @@
 // reported as expired, watches resumed across an etcd restart, compaction, and bad endpoints.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { spawnBun, waitFor } from "../../test/harness.ts";
-import { cutableProxy, etcdAvailable, startEtcd, type EtcdServer } from "../../test/etcd.ts";
-import { discoveryStoreSuite, eventLog } from "./discovery-store.suite.ts";
-import { b64, EtcdClient, parseEndpoints, prefixRangeEnd, unb64 } from "./etcd-client.ts";
-import { openEtcdDiscoveryStore, type EtcdDiscoveryOptions } from "./etcd-store.ts";
-import { keys } from "./keys.ts";
-import type { DiscoveryLogger, DiscoveryStore } from "./store.ts";
+import { spawnBun, waitFor } from "../harness.ts";
+import { cutableProxy, etcdAvailable, startEtcd, type EtcdServer } from "../etcd.ts";
+import { discoveryStoreSuite, eventLog } from "../../src/discovery/discovery-store.suite.ts";
+import { b64, EtcdClient, prefixRangeEnd, unb64 } from "../../src/discovery/etcd-client.ts";
+import { openEtcdDiscoveryStore, type EtcdDiscoveryOptions } from "../../src/discovery/etcd-store.ts";
+import { keys } from "../../src/discovery/keys.ts";
+import type { DiscoveryLogger, DiscoveryStore } from "../../src/discovery/store.ts";
 
 const LEASE_TTL_MS = 1_000; // etcd's smallest lease (whole seconds)
-const CHILD = join(import.meta.dir, "../../test/fixtures/discovery-child.ts");
+const CHILD = join(import.meta.dir, "../fixtures/discovery-child.ts");
 const quiet: DiscoveryLogger = { warn: () => {}, debug: () => {} };
-
-describe("etcd client helpers", () => {
-  test("prefix range end increments the last byte below 0xff", () => {
-    expect(unb64(prefixRangeEnd("kvcr/dynamo/"))).toBe("kvcr/dynamo0");
-    expect(Buffer.from(prefixRangeEnd("a\u00ff"), "base64")).toEqual(Buffer.from([0x61, 0xc3, 0xc0]));
-    expect(unb64(b64("kvcr/ns/workers/w%2F1"))).toBe("kvcr/ns/workers/w%2F1");
-  });
-
-  test("endpoints are comma-separated URLs, trimmed", () => {
-    expect(parseEndpoints(" http://a:2379 ,http://b:2379/")).toEqual(["http://a:2379", "http://b:2379"]);
-  });
-
-  test("no endpoints, or bad ones, are refused naming them", () => {
-    expect(() => parseEndpoints("")).toThrow(/none given; pass --etcd-endpoints/);
-    expect(() => parseEndpoints("a:2379:x")).toThrow(/"a:2379:x"/);
-    expect(() => parseEndpoints("ftp://a:1")).toThrow(/scheme ftp: is not supported/);
-  });
-});
 
 describe("etcd answers that are not a lapse (a fake gateway)", () => {
   test("a keepalive answered with a stream error (timeout, leader change) keeps the lease: no re-grant, no re-put", async () => {
