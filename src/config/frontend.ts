@@ -30,8 +30,20 @@ export const frontendOptions = defineOptions({
   }),
   ...group("Limits", {
     maxRequestBytes: { kind: "int", min: 1024, default: 10 * 1024 * 1024, description: "Largest request body accepted (413 above)" },
+    maxPromptBytes: {
+      kind: "int",
+      min: 1,
+      default: 1 << 20,
+      description: "Largest prompt text in UTF-8 bytes (completions prompt, or all chat messages' content); 400 above, before tokenizing",
+    },
+    bodyTimeoutMs: { kind: "int", min: 1, default: 30_000, description: "Milliseconds a request body may take to arrive in full (408 after, and the connection is closed)" },
     maxTokensLimit: { kind: "int", min: 1, default: 1 << 20, description: "Largest max_tokens / max_completion_tokens accepted (400 above)" },
-    workerStallTimeout: { kind: "number", min: 0.001, default: 30, description: "Seconds a worker may send nothing before its request fails with 504" },
+    workerStallTimeout: {
+      kind: "number",
+      min: 0.001,
+      default: 5,
+      description: "Seconds a worker may send nothing before its request fails with 504 (default below the 10 s --discovery-lease-ttl: a stalled worker is caught before its record lapses)",
+    },
   }),
   ...discoveryOptions,
 });

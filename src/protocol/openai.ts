@@ -1,8 +1,9 @@
 // OpenAI API shapes the frontend speaks (docs/http-api.md): request bodies of /v1/completions and
 // /v1/chat/completions (validated, every problem naming its field), response and SSE chunk
 // bodies, and the error JSON `{"error": {"message", "type", "param", "code"}}` every route uses.
-// Fields a client may send that a mock has no use for (temperature, top_p, stop, ...) are accepted
-// and ignored, as vLLM's server accepts them; a field of the wrong type is still a 400.
+// Sampling fields a mock has no use for (temperature, top_p, stop, ...) are checked for type and
+// range as OpenAI's API documents them (400 naming the field) and then ignored; fields this table
+// does not name are accepted unread, as vLLM's server accepts them.
 
 export interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | number | null };
@@ -12,6 +13,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   400: "invalid_request_error",
   404: "invalid_request_error",
   405: "invalid_request_error",
+  408: "invalid_request_error",
   413: "invalid_request_error",
   502: "server_error",
   503: "service_unavailable",
@@ -55,6 +57,13 @@ export interface GenerationRequest {
 export const DEFAULT_MAX_TOKENS = 16;
 const MAX_TOKEN_ID = 0xffff_ffff;
 
+/** What the parsers enforce beyond field types: the frontend's --max-tokens-limit and --max-prompt-bytes. */
+export interface RequestLimits {
+  maxOutputTokens: number;
+  /** Largest prompt text (completions `prompt`, or all chat messages' content) in UTF-8 bytes, checked before tokenizing. */
+  maxPromptBytes: number;
+}
+
 type Body = Record<string, unknown>;
 
 function show(v: unknown): string {
@@ -62,7 +71,37 @@ function show(v: unknown): string {
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
 
-function common(b: Body, limits: { maxOutputTokens: number }, maxKeys: readonly string[]): BadRequest | Omit<GenerationRequest, "prompt" | "messages"> {
+type Check = (v: unknown) => string | undefined;
+
+const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const numberIn = (lo: number, hi: number, loOpen = false): Check => (v) =>
+  isNumber(v) && (loOpen ? v > lo : v >= lo) && v <= hi ? undefined : `expected a number ${loOpen ? "above" : "from"} ${lo} ${loOpen ? "and at most" : "to"} ${hi}`;
+const integerIn = (lo: number, hi: number): Check => (v) => (typeof v === "number" && Number.isInteger(v) && v >= lo && v <= hi ? undefined : `expected an integer from ${lo} to ${hi}`);
+const bool: Check = (v) => (typeof v === "boolean" ? undefined : "expected true or false");
+const string: Check = (v) => (typeof v === "string" ? undefined : "expected a string");
+const stop: Check = (v) => (typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "string")) ? undefined : "expected a string or an array of strings");
+const logitBias: Check = (v) =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every((x) => isNumber(x) && x >= -100 && x <= 100) ? undefined : "expected an object of token id → number from -100 to 100";
+
+/**
+ * Optional fields of both routes, checked when present and not null (OpenAI clients send null for
+ * "unset"); ranges are OpenAI's (top_logprobs and completions logprobs: vLLM's default maximum 20).
+ */
+const OPTIONAL_FIELDS: Record<string, Check> = {
+  temperature: numberIn(0, 2),
+  top_p: numberIn(0, 1, true),
+  presence_penalty: numberIn(-2, 2),
+  frequency_penalty: numberIn(-2, 2),
+  seed: integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+  stop,
+  user: string,
+  logit_bias: logitBias,
+  ignore_eos: bool,
+};
+const CHAT_FIELDS: Record<string, Check> = { ...OPTIONAL_FIELDS, logprobs: bool, top_logprobs: integerIn(0, 20), parallel_tool_calls: bool };
+const COMPLETION_FIELDS: Record<string, Check> = { ...OPTIONAL_FIELDS, logprobs: integerIn(0, 20), echo: bool, suffix: string };
+
+function common(b: Body, limits: RequestLimits, maxKeys: readonly string[], fields: Record<string, Check>): BadRequest | Omit<GenerationRequest, "prompt" | "messages"> {
   if (typeof b.model !== "string" || b.model.length === 0) return new BadRequest("model", `model: expected a non-empty string, got ${show(b.model)}`);
   let maxTokens = DEFAULT_MAX_TOKENS;
   for (const key of maxKeys) {
@@ -83,7 +122,19 @@ function common(b: Body, limits: { maxOutputTokens: number }, maxKeys: readonly 
     if (iu !== undefined && iu !== null && typeof iu !== "boolean") return new BadRequest("stream_options.include_usage", `stream_options.include_usage: expected true or false, got ${show(iu)}`);
     includeUsage = iu === true;
   }
+  for (const key in fields) {
+    const v = b[key];
+    if (v === undefined || v === null) continue;
+    const problem = fields[key]!(v);
+    if (problem !== undefined) return new BadRequest(key, `${key}: ${problem}, got ${show(v)}`);
+  }
   return { model: b.model, maxTokens, stream: b.stream === true, includeUsage };
+}
+
+/** A 400 for prompt text over --max-prompt-bytes (counted without encoding, before any tokenizing). */
+function promptTooLong(param: string, bytes: number, limits: RequestLimits): BadRequest | undefined {
+  if (bytes <= limits.maxPromptBytes) return undefined;
+  return new BadRequest(param, `${param}: ${bytes} bytes of prompt text exceed the limit of ${limits.maxPromptBytes} bytes (--max-prompt-bytes)`);
 }
 
 function asObject(body: unknown): Body | BadRequest {
@@ -100,15 +151,17 @@ function tokenIds(v: readonly unknown[], param: string): number[] | BadRequest {
 }
 
 /** POST /v1/completions. `prompt`: a string, a token-id array, or a one-element list of either. */
-export function parseCompletionRequest(body: unknown, limits: { maxOutputTokens: number }): GenerationRequest | BadRequest {
+export function parseCompletionRequest(body: unknown, limits: RequestLimits): GenerationRequest | BadRequest {
   const b = asObject(body);
   if (b instanceof BadRequest) return b;
-  const c = common(b, limits, ["max_tokens"]);
+  const c = common(b, limits, ["max_tokens"], COMPLETION_FIELDS);
   if (c instanceof BadRequest) return c;
   let p = b.prompt;
   if (Array.isArray(p) && p.length === 1 && (typeof p[0] === "string" || Array.isArray(p[0]))) p = p[0];
   if (typeof p === "string") {
     if (p.length === 0) return new BadRequest("prompt", "prompt: must not be empty");
+    const tooLong = promptTooLong("prompt", Buffer.byteLength(p, "utf8"), limits);
+    if (tooLong) return tooLong;
     return { ...c, prompt: { kind: "text", text: p } };
   }
   if (Array.isArray(p)) {
@@ -122,14 +175,15 @@ export function parseCompletionRequest(body: unknown, limits: { maxOutputTokens:
 }
 
 /** POST /v1/chat/completions. Content: a string or a list of `{"type": "text", "text"}` parts. */
-export function parseChatRequest(body: unknown, limits: { maxOutputTokens: number }): GenerationRequest | BadRequest {
+export function parseChatRequest(body: unknown, limits: RequestLimits): GenerationRequest | BadRequest {
   const b = asObject(body);
   if (b instanceof BadRequest) return b;
-  const c = common(b, limits, ["max_tokens", "max_completion_tokens"]);
+  const c = common(b, limits, ["max_tokens", "max_completion_tokens"], CHAT_FIELDS);
   if (c instanceof BadRequest) return c;
   const ms = b.messages;
   if (!Array.isArray(ms) || ms.length === 0) return new BadRequest("messages", `messages: expected a non-empty array, got ${show(ms)}`);
   const messages: ChatMessage[] = [];
+  let bytes = 0;
   for (let i = 0; i < ms.length; i++) {
     const m = ms[i] as Body;
     const at = `messages[${i}]`;
@@ -149,6 +203,9 @@ export function parseChatRequest(body: unknown, limits: { maxOutputTokens: numbe
       }
       content = parts.join("");
     } else return new BadRequest(`${at}.content`, `${at}.content: expected a string or a list of text parts, got ${show(m.content)}`);
+    bytes += Buffer.byteLength(content, "utf8");
+    const tooLong = promptTooLong("messages", bytes, limits);
+    if (tooLong) return tooLong;
     messages.push({ role: m.role, content });
   }
   return { ...c, messages };

@@ -6,6 +6,7 @@ import { loadConfig } from "../../src/config/load.ts";
 import { startFrontend, type FrontendHandle } from "../../src/roles/frontend/start.ts";
 import { startMocker, type MockerHandle } from "../../src/roles/mocker/index.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
+import type { Logger } from "../../src/lib/logger.ts";
 import { makeTempDir, waitFor, withTimeout } from "../harness.ts";
 import { logger, mockerConfig } from "./mocker-kit.ts";
 
@@ -27,7 +28,7 @@ export interface Stack extends AsyncDisposable {
  * `mockers` argv lists (each gets the stack's discovery dir and namespace) and a frontend; waits
  * until the frontend routes every worker and (direct mode) follows every relay.
  */
-export async function startStack(opts: { mockers: string[][]; frontend?: string[]; namespace?: string; expectRelays?: boolean }): Promise<Stack> {
+export async function startStack(opts: { mockers: string[][]; frontend?: string[]; namespace?: string; expectRelays?: boolean; frontendLogger?: Logger }): Promise<Stack> {
   const dir = await makeTempDir("kvcr-frontend-");
   const ns = opts.namespace ?? "fe";
   const shared = ["--discovery-dir", dir.path, "--namespace", ns];
@@ -44,7 +45,7 @@ export async function startStack(opts: { mockers: string[][]; frontend?: string[
       mockers.push(m);
       await withTimeout(m.ready, 10_000, "mocker registration");
     }
-    frontend = await startFrontend(frontendConfig(["--http-port", "0", ...shared, ...(opts.frontend ?? [])]), { logger });
+    frontend = await startFrontend(frontendConfig(["--http-port", "0", ...shared, ...(opts.frontend ?? [])]), { logger: opts.frontendLogger ?? logger });
     const workers = mockers.reduce((n, m) => n + m.workers.length, 0);
     const fe = frontend;
     await waitFor(() => fe.state.workerCount === workers && (opts.expectRelays === false || fe.direct.connectedCount() === workers), { what: `frontend routing ${workers} worker(s)`, timeoutMs: 10_000 });

@@ -1,8 +1,11 @@
 // The official `openai` npm client, unchanged, against a frontend + 2 mockers started in this
 // process (direct mode): chat and completions, streaming and not, usage with cached tokens on a
-// repeated prefix, and the error statuses (unknown model, bad body, too large, no workers).
+// repeated prefix, and the error statuses (unknown model, bad body, too large, no workers); over a
+// raw socket, a stalled body (408) and one cut off mid-way (no 500, no error log).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { connect, type Socket } from "node:net";
+import { createLogger } from "../../src/lib/logger.ts";
 import { waitFor } from "../harness.ts";
 import { indexedPrefix, startStack, type Stack } from "./frontend-kit.ts";
 
@@ -125,5 +128,46 @@ describe("openai client against a frontend with no workers", () => {
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
     expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe("no_workers");
     expect((await fetch(`${empty.frontend.url}/health`)).status).toBe(503);
+  });
+});
+
+describe("request bodies over a real socket", () => {
+  /** Sends `head` and the first bytes of a body it declares longer, then `then(socket)`; resolves with everything the server sent until it closed or `waitMs`. */
+  async function partialBody(url: string, then: (s: Socket) => void, waitMs: number): Promise<{ text: string; closed: boolean }> {
+    const { hostname, port } = new URL(url);
+    const socket = connect({ host: hostname, port: Number(port) });
+    let text = "";
+    let closed = false;
+    socket.on("data", (d) => (text += d.toString("latin1")));
+    socket.on("error", () => {});
+    const done = new Promise<void>((resolve) => socket.on("close", () => ((closed = true), resolve())));
+    await new Promise<void>((resolve) => socket.on("connect", () => resolve()));
+    socket.write(`POST /v1/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model": "m", "prompt": "hel`);
+    then(socket);
+    await Promise.race([done, Bun.sleep(waitMs)]);
+    socket.destroy();
+    return { text, closed };
+  }
+
+  test("a body that stalls gets 408 after --body-timeout-ms and the connection is closed", async () => {
+    await using s = await startStack({ mockers: [], namespace: "slow-body", frontend: ["--body-timeout-ms", "150"] });
+    const { text, closed } = await partialBody(s.frontend.url, () => {}, 3000);
+    expect(text).toStartWith("HTTP/1.1 408");
+    expect(text).toContain('"code":"request_timeout"');
+    expect(text).toContain("--body-timeout-ms");
+    expect(closed).toBe(true);
+  });
+
+  test("a client that aborts mid-body: no 500 and no error log line", async () => {
+    const lines: string[] = [];
+    const stream = { write: (t: string) => (lines.push(t), true) } as unknown as NodeJS.WritableStream;
+    const frontendLogger = createLogger({ level: "debug", stream, format: "json" });
+    await using s = await startStack({ mockers: [], namespace: "abort-body", frontendLogger });
+    await partialBody(s.frontend.url, (socket) => setTimeout(() => socket.destroy(), 20), 200);
+    await waitFor(() => lines.some((l) => l.includes("went away while sending its body")), { what: "the debug line" });
+    expect(lines.filter((l) => (JSON.parse(l) as { level: string }).level === "error")).toEqual([]);
+    const metrics = await (await fetch(`${s.frontend.url}/metrics`)).text();
+    expect(metrics).not.toMatch(/status="500"/);
+    expect(metrics).toMatch(/route="\/v1\/completions",status="499"/);
   });
 });

@@ -60,7 +60,7 @@ export function ndjsonWorker(onCall: (url: string, body: GenerateBody) => void =
 export function app(
   state: RoutingState,
   fetchWorker: FetchLike,
-  over: { maxRequestBytes?: number; stallTimeoutMs?: number; logger?: Logger; discoveryHealth?: () => unknown; callWorker?: WorkerTransport } = {},
+  over: { maxRequestBytes?: number; maxPromptBytes?: number; bodyTimeoutMs?: number; stallTimeoutMs?: number; logger?: Logger; discoveryHealth?: () => unknown; callWorker?: WorkerTransport } = {},
 ): FrontendApp {
   return createFrontendApp({
     state,
@@ -68,6 +68,8 @@ export function app(
     logger: over.logger ?? logger,
     maxRequestBytes: over.maxRequestBytes ?? 4096,
     maxOutputTokens: 1000,
+    maxPromptBytes: over.maxPromptBytes ?? 1 << 20,
+    bodyTimeoutMs: over.bodyTimeoutMs ?? 30_000,
     stallTimeoutMs: over.stallTimeoutMs ?? 5000,
     callWorker: over.callWorker ?? fetchTransport(fetchWorker),
     now: () => performance.now(),

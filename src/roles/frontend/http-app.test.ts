@@ -1,6 +1,6 @@
 // The frontend app without a port: every kind of bad HTTP input gets OpenAI's error JSON with its
 // status and leaves the app serving; worker failures map to 502 / 504; SSE framing.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { app, ndjsonWorker, post, routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
 import { waitFor } from "../../../test/harness.ts";
 import { createLogger } from "../../lib/logger.ts";
@@ -49,6 +49,25 @@ describe("bad HTTP input → OpenAI error JSON, and the app keeps serving", () =
     ["stream not a boolean", "/v1/completions", cmpl({ stream: "yes" }), 400, "stream: expected true or false", "stream"],
     ["stream_options not an object", "/v1/completions", cmpl({ stream_options: 1 }), 400, "stream_options", "stream_options"],
     ["include_usage not a boolean", "/v1/completions", cmpl({ stream_options: { include_usage: 1 } }), 400, "include_usage", "stream_options.include_usage"],
+    ["temperature a string", "/v1/chat/completions", chat({ temperature: "hot" }), 400, "temperature: expected a number from 0 to 2", "temperature"],
+    ["temperature above 2", "/v1/completions", cmpl({ temperature: 2.5 }), 400, "temperature", "temperature"],
+    ["temperature negative", "/v1/completions", cmpl({ temperature: -0.1 }), 400, "temperature", "temperature"],
+    ["top_p 0", "/v1/chat/completions", chat({ top_p: 0 }), 400, "top_p: expected a number above 0", "top_p"],
+    ["top_p above 1", "/v1/completions", cmpl({ top_p: 1.01 }), 400, "top_p", "top_p"],
+    ["n a string", "/v1/completions", cmpl({ n: "1" }), 400, "n: only 1", "n"],
+    ["stop a number", "/v1/chat/completions", chat({ stop: 3 }), 400, "stop: expected a string or an array of strings", "stop"],
+    ["stop an array with a number", "/v1/completions", cmpl({ stop: ["a", 1] }), 400, "stop", "stop"],
+    ["seed fractional", "/v1/completions", cmpl({ seed: 1.5 }), 400, "seed: expected an integer", "seed"],
+    ["seed a string", "/v1/chat/completions", chat({ seed: "7" }), 400, "seed", "seed"],
+    ["presence_penalty below -2", "/v1/chat/completions", chat({ presence_penalty: -3 }), 400, "presence_penalty: expected a number from -2 to 2", "presence_penalty"],
+    ["frequency_penalty above 2", "/v1/completions", cmpl({ frequency_penalty: 2.1 }), 400, "frequency_penalty", "frequency_penalty"],
+    ["chat logprobs a number", "/v1/chat/completions", chat({ logprobs: 1 }), 400, "logprobs: expected true or false", "logprobs"],
+    ["completions logprobs a boolean", "/v1/completions", cmpl({ logprobs: true }), 400, "logprobs: expected an integer from 0 to 20", "logprobs"],
+    ["top_logprobs above 20", "/v1/chat/completions", chat({ top_logprobs: 21 }), 400, "top_logprobs", "top_logprobs"],
+    ["user a number", "/v1/chat/completions", chat({ user: 42 }), 400, "user: expected a string", "user"],
+    ["logit_bias out of range", "/v1/completions", cmpl({ logit_bias: { "5": 200 } }), 400, "logit_bias", "logit_bias"],
+    ["ignore_eos a string", "/v1/completions", cmpl({ ignore_eos: "true" }), 400, "ignore_eos", "ignore_eos"],
+    ["echo a number", "/v1/completions", cmpl({ echo: 1 }), 400, "echo", "echo"],
     ["unknown model", "/v1/completions", cmpl({ model: "zz" }), 404, "does not exist", "model"],
     ["too large", "/v1/completions", cmpl({ prompt: "x".repeat(5000) }), 413, "exceeds the limit of 4096 bytes"],
   ];
@@ -60,6 +79,15 @@ describe("bad HTTP input → OpenAI error JSON, and the app keeps serving", () =
       expect((await f.app.fetch(post("/v1/completions", cmpl({ max_tokens: 2 })))).status).toBe(200);
     });
   }
+
+  test("every sampling field in range (and null, and unknown extra fields) is accepted", async () => {
+    const f = fleet();
+    const sampling = { temperature: 0, top_p: 1, n: 1, stop: ["\n", "END"], seed: -3, presence_penalty: -2, frequency_penalty: 2, user: "u", logit_bias: { "7": -100 }, ignore_eos: true };
+    expect((await f.app.fetch(post("/v1/chat/completions", chat({ ...sampling, logprobs: true, top_logprobs: 5, max_completion_tokens: 2, tools_unknown: [1] })))).status).toBe(200);
+    expect((await f.app.fetch(post("/v1/completions", cmpl({ ...sampling, stop: "x", logprobs: 2, echo: false, max_tokens: 2, some_vendor_field: { a: 1 } })))).status).toBe(200);
+    const nulls = { temperature: null, top_p: null, stop: null, seed: null, presence_penalty: null, frequency_penalty: null, logprobs: null, user: null, stream_options: null };
+    expect((await f.app.fetch(post("/v1/chat/completions", chat(nulls)))).status).toBe(200);
+  });
 
   test("a streamed body over the limit (no content-length) is cut off with 413", async () => {
     const f = fleet();
@@ -316,6 +344,65 @@ describe("the router's queue (--router-queue-threshold)", () => {
     expect((await first).status).toBe(200);
     expect((await second).status).toBe(200);
     expect(state.heldCount).toBe(0);
+  });
+});
+
+describe("prompt size and request bodies", () => {
+  test("a 2 MiB prompt is refused with 400 naming prompt / messages before anything is tokenized", async () => {
+    const tokenizer = await import("../../core/text/tokenizer.ts");
+    const spy = spyOn(tokenizer, "tokenize");
+    try {
+      const f = fleet(ndjsonWorker(), { maxRequestBytes: 8 << 20 });
+      const big = "word ".repeat((2 << 20) / 5);
+      await expectOpenAiError(await f.app.fetch(post("/v1/completions", cmpl({ prompt: big }))), 400, "exceed the limit of 1048576 bytes (--max-prompt-bytes)", "prompt");
+      // Chat counts all messages' content together: two halves of 600 KiB each are over.
+      const half = "é".repeat(300 * 1024); // 2 UTF-8 bytes each
+      const messages = [{ role: "user", content: half }, { role: "user", content: [{ type: "text", text: half }] }];
+      await expectOpenAiError(await f.app.fetch(post("/v1/chat/completions", chat({ messages }))), 400, "--max-prompt-bytes", "messages");
+      expect(spy).not.toHaveBeenCalled();
+      // A prompt within the limit is tokenized as before.
+      expect((await f.app.fetch(post("/v1/completions", cmpl({ max_tokens: 2 })))).status).toBe(200);
+      expect(spy).toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test("a body that stops arriving gets 408 in the error shape after --body-timeout-ms, and reading stops", async () => {
+    const f = fleet(ndjsonWorker(), { bodyTimeoutMs: 50 });
+    let cancelled = false;
+    const stalled = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"model": "m", "prompt": "hel'));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const res = await f.app.fetch(new Request("http://frontend/v1/completions", { method: "POST", body: stalled }));
+    expect(res.headers.get("connection")).toBe("close");
+    await expectOpenAiError(res, 408, "--body-timeout-ms");
+    expect(cancelled).toBe(true);
+    expect((await f.app.fetch(post("/v1/completions", cmpl({ max_tokens: 2 })))).status).toBe(200);
+  });
+
+  test("a client that aborts mid-body gets no 500 and no error log, only a debug line", async () => {
+    const lines: string[] = [];
+    const stream = { write: (t: string) => (lines.push(t), true) } as unknown as NodeJS.WritableStream;
+    const f = fleet(ndjsonWorker(), { logger: createLogger({ level: "debug", stream, format: "json" }) });
+    const aborting = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"model": "m", "prompt": "hel'));
+        setTimeout(() => c.error(new Error("")), 5);
+      },
+    });
+    const res = await f.app.fetch(new Request("http://frontend/v1/completions", { method: "POST", body: aborting }));
+    expect(res.status).not.toBe(500);
+    await expectOpenAiError(res, 499, "while sending its body");
+    const levels = lines.map((l) => (JSON.parse(l) as { level: string }).level);
+    expect(levels).not.toContain("error");
+    expect(lines.some((l) => l.includes("went away while sending its body"))).toBe(true);
+    expect((await f.app.fetch(post("/v1/completions", cmpl({ max_tokens: 2 })))).status).toBe(200);
   });
 });
 

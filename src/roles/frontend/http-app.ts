@@ -1,6 +1,7 @@
 // The frontend's HTTP surface as a pure app (tests call `app.fetch(new Request(...))`, no port):
 // the route table (/v1/models, /v1/completions, /v1/chat/completions, /health, /live, /metrics) and
-// a generate request's admission (body cap 413, parse 400, route 404/503/529); proxy.ts calls the worker.
+// a generate request's admission (body cap 413, body deadline 408, parse 400, route 404/503/529);
+// proxy.ts calls the worker.
 import { applyChatTemplate, tokenize } from "../../core/text/tokenizer.ts";
 import { concatBytes } from "../../lib/bytes.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
@@ -14,6 +15,10 @@ export interface FrontendAppDeps extends ProxyDeps {
   logger: Logger;
   maxRequestBytes: number;
   maxOutputTokens: number;
+  /** Largest prompt text in UTF-8 bytes, refused (400) before tokenizing. */
+  maxPromptBytes: number;
+  /** A body not fully arrived within this many ms gets 408 and its connection closed. */
+  bodyTimeoutMs: number;
   /** Counters of the event feeds for /metrics. */
   feedMetrics?: () => MetricFamily[];
   /** The discovery connection, shown on /health (not part of healthiness). */
@@ -68,7 +73,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   }
 
   async function generate(req: Request, kind: Kind, t0: number): Promise<Response> {
-    const raw = await readBody(req, deps.maxRequestBytes);
+    const raw = await readBody(req, deps.maxRequestBytes, deps.bodyTimeoutMs, logger);
     if (raw instanceof Response) return raw;
     let json: unknown;
     try {
@@ -106,22 +111,43 @@ const KNOWN_ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/
 
 const tooLarge = (n: string, max: number) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
 
+const bodyTimeout = (ms: number) =>
+  openAiError(408, `the request body did not arrive in full within ${ms} ms (--body-timeout-ms)`, { code: "request_timeout" });
+
 /**
- * The body as text, or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered).
- * Not async itself: the common case (a declared length within the limit) is Bun's own one read.
+ * The body as text; or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered);
+ * a 408 when it has not arrived within `timeoutMs` (reading stops, and `connection: close` makes
+ * the server drop the connection after the answer); a 499 when the client went away mid-body
+ * (logged at debug: a client's doing, not a fault of ours).
  */
-function readBody(req: Request, max: number): string | Response | Promise<string | Response> {
+async function readBody(req: Request, max: number, timeoutMs: number, logger: Logger): Promise<string | Response> {
   const length = req.headers.get("content-length");
   const declared = Number(length ?? NaN);
   if (declared > max) return tooLarge(String(declared), max);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
   // A declared length within the limit: one read (Bun holds no more than it declared).
-  if (length !== null && declared >= 0) return req.text();
-  return readCapped(req, max);
+  const reader = length !== null && declared >= 0 ? undefined : req.body?.getReader();
+  const read = reader ? readCapped(reader, max) : req.text();
+  try {
+    const out = await Promise.race([read, expired]);
+    if (out !== "timeout") return out;
+    read.catch(() => {}); // settles (or not) after the answer; nobody waits for it
+    if (reader) void reader.cancel().catch(() => {});
+    const res = bodyTimeout(timeoutMs);
+    res.headers.set("connection", "close");
+    return res;
+  } catch (err) {
+    if (logger.level >= LOG_LEVELS.debug) logger.debug(`${req.method} ${pathOf(req.url, KNOWN_ROUTES)}: the client went away while sending its body (${err instanceof Error ? err.message || err.name : String(err)})`);
+    return openAiError(499, "the client closed the connection while sending its body", { code: "client_closed" });
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
-async function readCapped(req: Request, max: number): Promise<string | Response> {
-  if (!req.body) return "";
-  const reader = req.body.getReader();
+type BodyReader = { read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>; cancel(): Promise<void> };
+
+async function readCapped(reader: BodyReader, max: number): Promise<string | Response> {
   const parts: Uint8Array[] = [];
   let size = 0;
   for (;;) {

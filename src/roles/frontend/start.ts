@@ -120,6 +120,8 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     logger,
     maxRequestBytes: config.maxRequestBytes,
     maxOutputTokens: config.maxTokensLimit,
+    maxPromptBytes: config.maxPromptBytes,
+    bodyTimeoutMs: config.bodyTimeoutMs,
     stallTimeoutMs: config.workerStallTimeout * 1000,
     callWorker,
     now,
