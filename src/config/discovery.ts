@@ -22,9 +22,9 @@ export const discoveryOptions = group("Discovery", {
 });
 
 /** Namespace and backend rules checked at the edge, so bad discovery settings start nothing. */
-export function discoveryProblems(c: { namespace: string; discoveryBackend?: string; etcdEndpoints?: string; discoveryDir?: string }): string[] {
+export function discoveryProblems(c: { namespace?: string; discoveryBackend?: string; etcdEndpoints?: string; discoveryDir?: string }): string[] {
   const problems: string[] = [];
-  const problem = namespaceProblem(c.namespace);
+  const problem = c.namespace === undefined ? undefined : namespaceProblem(c.namespace);
   if (problem) problems.push(`--namespace (or KVCR_NAMESPACE, DYN_NAMESPACE): got ${JSON.stringify(c.namespace)}, ${problem}`);
   if (c.discoveryBackend === "etcd") {
     const parsed = parseEtcdEndpoints(c.etcdEndpoints ?? "");

@@ -72,12 +72,22 @@ export const mockerPassOn = defineOptions({
   }),
 });
 
+/** The namespace every role defaults to; `up` defaults to its own (stackDiscovery in roles/launcher/plan.ts). */
+export const DEFAULT_NAMESPACE = discoveryOptions.namespace.default;
+
+// No default in `up`: unset, a whole stack on the file backend derives a namespace of its own.
+const { default: _sharedNamespace, ...upNamespace } = discoveryOptions.namespace;
+
 export const upOptions = defineOptions({
   ...stackOptions,
   ...agentPassOn,
   ...frontendPassOn,
   ...mockerPassOn,
   ...discoveryOptions,
+  namespace: {
+    ...upNamespace,
+    description: `Discovery namespace scoping every record (default: ${DEFAULT_NAMESPACE}-<frontend port>, in its own discovery subdirectory, for a whole stack on the file backend; else ${DEFAULT_NAMESPACE})`,
+  },
 });
 
 export type UpConfig = ConfigOf<typeof upOptions & typeof commonOptions>;

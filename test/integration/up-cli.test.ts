@@ -36,9 +36,12 @@ function stackArgs(extra: string[] = []): string[] {
 }
 
 interface State {
+  pid: number;
+  namespace: string;
+  discovery_dir: string;
   frontend_url: string;
   agent_url: string | null;
-  processes: { name: string; pid: number; url: string; raw_endpoints?: string[][] }[];
+  processes: { name: string; pid: number; url: string; ports: Record<string, number | number[]>; raw_endpoints?: string[][] }[];
 }
 const readState = (): State => JSON.parse(readFileSync(join(dir.path, "state.json"), "utf8")) as State;
 
@@ -52,6 +55,13 @@ async function started(args: string[]): Promise<{ child: ChildProcess; state: St
     for (const p of state.processes) if (pidAlive(p.pid)) process.kill(-p.pid, "SIGKILL");
   });
   return { child, state };
+}
+
+/** A pid whose process has exited (what a SIGKILLed up leaves in its state file). */
+async function goneProcess(): Promise<{ pid: number }> {
+  await using child = spawnProcess(["true"]);
+  await child.proc.exited;
+  return { pid: child.proc.pid };
 }
 
 async function allGone(pids: number[]): Promise<void> {
@@ -71,11 +81,18 @@ describe("kvcr-mock up", () => {
     for (const m of state.processes.filter((p) => p.name.startsWith("mocker"))) {
       expect((await fetch(`${m.url}/health`)).status).toBe(200);
       expect(m.raw_endpoints?.flat()).toHaveLength(2);
+      // The raw ports each mocker picked, as bound (not the 0 it was given).
+      expect(m.ports.zmqKvEvents).toEqual(m.raw_endpoints!.map((e) => Number(new URL(e[0]!.replace("tcp:", "http:")).port)));
+      expect((m.ports.zmqKvEvents as number[]).every((port) => port > 0)).toBe(true);
     }
+    // A whole stack with no --namespace runs in its own, from the frontend port it picked; the given dir as given.
+    expect(state.namespace).toBe(`dynamo-${new URL(state.frontend_url).port}`);
+    expect(state.discovery_dir).toBe(join(dir.path, "discovery"));
     await using store = await openFileDiscoveryStore({ dir: join(dir.path, "discovery") });
-    const intents = await store.list(keys.kindPrefix("dynamo", "intent"));
+    const intents = await store.list(keys.kindPrefix(state.namespace, "intent"));
     expect(intents.map((e) => (e.value as { cache_owner_id: string }).cache_owner_id.slice(-2)).sort()).toEqual(["00", "01", "02", "03"]);
     const out = child.stdoutText();
+    expect(out).toContain(`namespace ${state.namespace})`);
     expect(out).toContain(`frontend  ${state.frontend_url}`);
     expect(out).toContain(`curl -s ${state.frontend_url}/v1/chat/completions`);
     expect(child.stderrText()).toMatch(/^mocker-1 \| .*all 2 worker\(s\) registered$/m);
@@ -85,7 +102,7 @@ describe("kvcr-mock up", () => {
     expect(await child.proc.exited).toBe(0);
     await allGone(state.processes.map((p) => p.pid));
     expect(existsSync(join(dir.path, "state.json"))).toBe(false); // removed with the stack
-    expect(await store.list(keys.namespacePrefix("dynamo"))).toEqual([]); // every record withdrawn
+    expect(await store.list(keys.namespacePrefix(state.namespace))).toEqual([]); // every record withdrawn
   }, 60_000);
 
   test("up -- CMD runs CMD against the ready stack with its URLs, then stops it and exits with CMD's code", async () => {
@@ -179,6 +196,103 @@ describe("kvcr-mock up", () => {
     const r = await runCli(["up", ...stackArgs(["--roles", "mockers", "--agent-ready-timeout", "0.5", "--namespace", "lonely"])], { timeoutMs: 30_000 });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain("no state agent registered in namespace lonely within 0.5 s");
+  }, 30_000);
+});
+
+describe("kvcr-mock up: two default stacks on one host", () => {
+  /** Requests finished by a mocker process, all its workers together (its /metrics). */
+  const finished = async (mockerUrl: string) => {
+    const text = await (await fetch(`${mockerUrl}/metrics`)).text();
+    return [...text.matchAll(/^kvcr_mocker_finished_requests_total(?:\{[^}]*\})? (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  };
+
+  test("two ups with default flags, sharing one discovery dir, each see and route to only their own workers", async () => {
+    dir = tempDir("kvcr-up-");
+    const shared = join(dir.path, "discovery");
+    // Defaults but for picked ports, the test's own discovery root (shared by both) and a state file each: no --namespace.
+    const launch = async (name: string) => {
+      const stateFile = join(dir.path, `${name}.json`);
+      const child = up(["--http-port", "0", "--agent-port", "0", "--discovery-dir", shared, "--state-file", stateFile, "--grace-period", "5"]);
+      cleanups.push(async () => void (await child[Symbol.asyncDispose]()));
+      await child.readLine((l) => l.startsWith("kvcr-mock stack ready"), 30_000);
+      const state = JSON.parse(readFileSync(stateFile, "utf8")) as State;
+      cleanups.push(async () => {
+        for (const p of state.processes) if (pidAlive(p.pid)) process.kill(-p.pid, "SIGKILL");
+      });
+      return { child, state, mockers: state.processes.filter((p) => p.name.startsWith("mocker")) };
+    };
+    const a = await launch("a");
+    const b = await launch("b");
+    expect(a.state.namespace).not.toBe(b.state.namespace);
+    await using store = await openFileDiscoveryStore({ dir: shared });
+    for (const [own, other] of [[a, b], [b, a]] as const) {
+      const url = own.state.frontend_url;
+      const models = (await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string }[] };
+      expect(models.data.map((m) => m.id)).toEqual(["mock-model"]);
+      const health = (await (await fetch(`${url}/health`)).json()) as { instances: number };
+      expect(health.instances).toBe(2); // its own two workers, not the other stack's
+      // Its workers: the records of its namespace, each served by one of its own mocker processes.
+      const ownPorts = new Set(own.mockers.map((m) => new URL(m.url).port));
+      const records = (await store.list(keys.kindPrefix(own.state.namespace, "worker"))).map((e) => e.value as { worker_id: string; request_url: string });
+      expect(records.map((r) => new URL(r.request_url).port).every((port) => ownPorts.has(port))).toBe(true);
+      const ownWorkers = new Set(records.map((r) => r.worker_id));
+      expect(ownWorkers.size).toBe(2);
+      const before = { own: await finished(own.mockers[0]!.url), other: await finished(other.mockers[0]!.url) };
+      const served = new Set<string>();
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "mock-model", messages: [{ role: "user", content: `request ${i} to ${own.state.namespace}` }], max_tokens: 4 }),
+        });
+        expect(res.status).toBe(200);
+        await res.text();
+        served.add(res.headers.get("x-kvcr-worker")!);
+      }
+      expect([...served].every((w) => ownWorkers.has(w))).toBe(true);
+      // Every request was served by this stack's mocker; none reached the other stack's.
+      expect(await finished(own.mockers[0]!.url)).toBe(before.own + 6);
+      expect(await finished(other.mockers[0]!.url)).toBe(before.other);
+    }
+    for (const s of [a, b]) s.child.proc.kill("SIGTERM");
+    expect(await Promise.all([a.child.proc.exited, b.child.proc.exited])).toEqual([0, 0]);
+    expect(existsSync(join(dir.path, "a.json")) || existsSync(join(dir.path, "b.json"))).toBe(false);
+  }, 90_000);
+});
+
+describe("kvcr-mock up: its state file", () => {
+  test("a stale --state-file (its up's pid gone) is overwritten without asking, and removed when the stack stops", async () => {
+    const args = stackArgs(["--no-kv-state-agent"]);
+    const gone = await goneProcess();
+    writeFileSync(join(dir.path, "state.json"), JSON.stringify({ pid: gone.pid, namespace: "old", processes: [] }));
+    const { child, state } = await started(args);
+    expect(state.pid).toBe(child.proc.pid);
+    expect(state.processes.map((p) => p.name)).toEqual(["mocker-0", "frontend"]);
+    child.proc.kill("SIGTERM");
+    expect(await child.proc.exited).toBe(0);
+    expect(existsSync(join(dir.path, "state.json"))).toBe(false);
+  }, 60_000);
+
+  test("a stale --state-file is removed even when up fails to start", async () => {
+    await using busy = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") }) as unknown as AsyncDisposable & { port: number };
+    const args = stackArgs(["--http-port", String(busy.port)]);
+    const gone = await goneProcess();
+    writeFileSync(join(dir.path, "state.json"), JSON.stringify({ pid: gone.pid, processes: [] }));
+    const r = await runCli(["up", ...args], { timeoutMs: 30_000 });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`port ${busy.port} for frontend (--http-port) is already in use`);
+    expect(existsSync(join(dir.path, "state.json"))).toBe(false);
+  }, 30_000);
+
+  test("a --state-file of a running up is refused before anything starts, and left alone", async () => {
+    const args = stackArgs();
+    const live = JSON.stringify({ pid: process.pid, processes: [] });
+    writeFileSync(join(dir.path, "state.json"), live);
+    const r = await runCli(["up", ...args], { timeoutMs: 30_000 });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`--state-file ${join(dir.path, "state.json")} belongs to a running up (pid ${process.pid})`);
+    expect(r.stderr).not.toContain(" | "); // nothing was started
+    expect(readFileSync(join(dir.path, "state.json"), "utf8")).toBe(live);
   }, 30_000);
 });
 

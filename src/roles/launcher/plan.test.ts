@@ -7,7 +7,7 @@ import { mockerOptions } from "../../config/mocker.ts";
 import { upConfigFrom, upOptions, upProblems, type UpConfig } from "../../config/up.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { thrownBy } from "../../../test/harness.ts";
-import { plan, type PlanContext } from "./plan.ts";
+import { plan, stackDiscovery, type PlanContext } from "./plan.ts";
 
 const table = { ...upOptions, ...commonOptions };
 const up = (...argv: string[]): UpConfig => loadConfig(table, { argv, env: {} }, upProblems).config;
@@ -105,4 +105,30 @@ describe("upProblems", () => {
 test("upConfigFrom: flags validated as `kvcr-mock up` does", () => {
   expect(upConfigFrom(["--mocker-processes", "3"]).mockerProcesses).toBe(3);
   expect(thrownBy(ConfigError, () => upConfigFrom(["--roles", "x"])).problems).toEqual(['--roles: got "x", expected a comma-separated list of agent, mockers, frontend']);
+});
+
+describe("stackDiscovery: where a stack's records live", () => {
+  const at = (...argv: string[]) => stackDiscovery(up(...argv), 8123, "/shm/kvcr");
+  test("a whole stack on the file backend with no namespace given: its own, from its frontend port, in its own subdirectory", () => {
+    expect(at()).toEqual({ namespace: "dynamo-8123", discoveryDir: "/shm/kvcr/dynamo-8123", own: true });
+    expect(at("--no-kv-state-agent")).toEqual({ namespace: "dynamo-8123", discoveryDir: "/shm/kvcr/dynamo-8123", own: true });
+  });
+  test("a given --discovery-dir is used as given, the namespace still its own", () => {
+    expect(at("--discovery-dir", "/d")).toEqual({ namespace: "dynamo-8123", discoveryDir: "/d", own: true });
+  });
+  test("a given namespace (flag, environment, file) is used as given, in the shared directory", () => {
+    expect(at("--namespace", "team")).toEqual({ namespace: "team", discoveryDir: "/shm/kvcr", own: false });
+    expect(stackDiscovery(loadConfig(table, { argv: [], env: { DYN_NAMESPACE: "dyn" } }, upProblems).config, 8123, "/shm/kvcr").namespace).toBe("dyn");
+    expect(stackDiscovery(loadConfig(table, { argv: [], env: { KVCR_NAMESPACE: "kv" } }, upProblems).config, 8123, "/shm/kvcr").namespace).toBe("kv");
+    expect(at("--namespace", "team", "--discovery-dir", "/d")).toEqual({ namespace: "team", discoveryDir: "/d", own: false });
+  });
+  test("a stack spanning hosts (etcd, or a partial --roles) keeps the shared default", () => {
+    expect(at("--roles", "agent,frontend")).toEqual({ namespace: "dynamo", discoveryDir: "/shm/kvcr", own: false });
+    expect(at("--roles", "mockers")).toEqual({ namespace: "dynamo", discoveryDir: "/shm/kvcr", own: false });
+    expect(at("--discovery-backend", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379").namespace).toBe("dynamo");
+  });
+  test("the plan hands the resolved namespace to every child", () => {
+    const config = { ...up(), namespace: "dynamo-8000" };
+    for (const spec of plan(config, ctx()).processes) expect(spec.argv.join(" ")).toContain("--namespace=dynamo-8000");
+  });
 });

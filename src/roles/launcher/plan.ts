@@ -8,7 +8,8 @@ import { stateAgentOptions, mockerOptions, mockerProblems, type MockerConfig } f
 import type { ConfigOf, OptionTable } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
 import { routerTuningOptions } from "../../config/router.ts";
-import { globalWorkers, parseRoles, type UpConfig } from "../../config/up.ts";
+import { join } from "node:path";
+import { DEFAULT_NAMESPACE, globalWorkers, parseRoles, ROLES, type UpConfig } from "../../config/up.ts";
 import { toArgv } from "../../config/to-argv.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { renderCommand, shellQuote, type TemplateRole } from "./template.ts";
@@ -78,7 +79,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
   const common: Record<string, string> = {
     kvcr_mock: ctx.self.map(shellQuote).join(" "),
     host: config.host,
-    namespace: config.namespace,
+    namespace: config.namespace ?? DEFAULT_NAMESPACE,
     discovery_backend: config.discoveryBackend,
     discovery_dir: ctx.discoveryDir,
     model: config.modelName,
@@ -210,6 +211,31 @@ function pick<T extends OptionTable>(config: UpConfig, table: T): ConfigOf<T> {
 /** The discovery options every child gets: up's, with the file backend's directory resolved. */
 function discoverySettings(config: UpConfig, ctx: Pick<PlanContext, "discoveryDir">): ConfigOf<typeof discoveryOptions> {
   const out = Object.fromEntries(Object.keys(discoveryOptions).map((k) => [k, config[k as keyof typeof discoveryOptions]])) as ConfigOf<typeof discoveryOptions>;
+  out.namespace = config.namespace ?? DEFAULT_NAMESPACE;
   if (config.discoveryBackend === "file") out.discoveryDir = ctx.discoveryDir;
   return out;
+}
+
+/** Where a stack's records live: its discovery namespace and (file backend) directory. */
+export interface StackDiscovery {
+  namespace: string;
+  discoveryDir: string;
+  /** The namespace was derived for this stack alone (not given, not the shared default). */
+  own: boolean;
+}
+
+/**
+ * A whole stack on the file backend (all three roles, one host) with no namespace given runs in
+ * a namespace of its own, `dynamo-<frontend port>` (the port it bound, so two stacks of one host
+ * never share it), under `<discovery dir>/<namespace>` unless --discovery-dir is given (then that
+ * directory as given). A given namespace, etcd or a partial --roles (a stack spanning hosts, joined
+ * on purpose) keep the shared default `dynamo` in the discovery directory itself, like roles
+ * started by hand.
+ */
+export function stackDiscovery(config: UpConfig, frontendPort: number, defaultDir: string): StackDiscovery {
+  const { roles } = parseRoles(config.roles);
+  const whole = config.discoveryBackend === "file" && ROLES.every((r) => roles.has(r));
+  if (!whole || config.namespace !== undefined) return { namespace: config.namespace ?? DEFAULT_NAMESPACE, discoveryDir: config.discoveryDir ?? defaultDir, own: false };
+  const namespace = `${DEFAULT_NAMESPACE}-${frontendPort}`;
+  return { namespace, discoveryDir: config.discoveryDir ?? join(defaultDir, namespace), own: true };
 }

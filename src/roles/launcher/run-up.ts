@@ -59,7 +59,7 @@ export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
 }
 
 function summary(stack: StackHandle, config: UpConfig, stateFile: string | undefined, elapsedMs: number): string {
-  const lines = [`kvcr-mock stack ready in ${(elapsedMs / 1000).toFixed(1)} s (${config.kvStateAgent ? "state-agent" : "direct"} mode, model ${config.modelName}, namespace ${config.namespace})`];
+  const lines = [`kvcr-mock stack ready in ${(elapsedMs / 1000).toFixed(1)} s (${config.kvStateAgent ? "state-agent" : "direct"} mode, model ${config.modelName}, namespace ${stack.namespace})`];
   const width = Math.max(...stack.processes.map((p) => p.name.length), 9);
   for (const p of stack.processes) {
     const what =

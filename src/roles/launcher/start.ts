@@ -1,7 +1,7 @@
 // startStack: check the given ports, pick the rest, plan, then start agent (or await its record),
 // mockers and frontend stage by stage under one Supervisor, each gated on readiness; a failed start
 // stops what it started. Also used by `bench --compare-router-modes`.
-import { rename, rm, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import { globalWorkers, parseRoles, upOptions, type UpConfig } from "../../config/up.ts";
 import { agentOptions } from "../../config/agent.ts";
 import { frontendOptions } from "../../config/frontend.ts";
@@ -18,7 +18,7 @@ import type { RoleHandle } from "../../lib/role.ts";
 import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
 import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
-import { plan, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
+import { plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
 import { describeExit, Supervisor, type ChildExit, type SupervisedChild } from "./supervisor.ts";
@@ -53,6 +53,8 @@ export interface StackHandle extends RoleHandle {
   readonly agentUrl: string | undefined;
   readonly frontendUrl: string | undefined;
   readonly discoveryDir: string;
+  /** The discovery namespace the stack runs in (its own, derived, or the one given). */
+  readonly namespace: string;
   readonly processes: readonly StackProcess[];
   /** The first child that exits unasked (the stack is then broken: close it). */
   readonly failure: Promise<ChildExit>;
@@ -118,13 +120,22 @@ export function choosePorts(config: UpConfig, roles: Set<string>): ChosenPorts {
   };
 }
 
-export async function startStack(config: UpConfig, deps: StackDeps): Promise<StackHandle> {
+/** `up`'s config with its discovery namespace and directory resolved (stackDiscovery). */
+type ResolvedConfig = UpConfig & { namespace: string; discoveryDir: string };
+
+export async function startStack(given: UpConfig, deps: StackDeps): Promise<StackHandle> {
   const { logger } = deps;
-  const { roles } = parseRoles(config.roles);
-  const discoveryDir = config.discoveryDir ?? defaultDiscoveryDir();
-  const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports: choosePorts(config, roles), discoveryDir });
+  const { roles } = parseRoles(given.roles);
+  if (given.stateFile) await claimStateFile(given.stateFile, logger);
+  const ports = choosePorts(given, roles);
+  const where = stackDiscovery(given, ports.frontend, defaultDiscoveryDir());
+  const config: ResolvedConfig = { ...given, namespace: where.namespace, discoveryDir: where.discoveryDir };
+  const { discoveryDir } = where;
+  const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports, discoveryDir });
   const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, logDir: config.logDir, env: childEnvironment(deps.env ?? process.env) });
   await using scope = new AsyncDisposableStack();
+  // A stack's own discovery subdirectory goes once its children (stopped first) have withdrawn their records.
+  if (where.own && given.discoveryDir === undefined && config.discoveryBackend === "file") scope.defer(() => rmdir(discoveryDir).catch(() => {}));
   scope.defer(() => supervisor.stop(config.gracePeriod * 1000));
   let store: DiscoveryStore | undefined;
   if (roles.has("mockers") || stackPlan.awaitAgentRecord) {
@@ -197,9 +208,13 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
   if (config.stateFile) {
     const path = config.stateFile;
     const tmp = `${path}.${process.pid}.tmp`;
-    await writeFile(tmp, JSON.stringify(state(), null, 2) + "\n");
-    await rename(tmp, path);
     scope.defer(() => rm(path, { force: true }));
+    try {
+      await writeFile(tmp, JSON.stringify(state(), null, 2) + "\n");
+      await rename(tmp, path);
+    } finally {
+      await rm(tmp, { force: true });
+    }
   }
 
   const owned = scope.move();
@@ -212,6 +227,7 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
     agentUrl: stackPlan.agentUrl,
     frontendUrl: stackPlan.frontendUrl,
     discoveryDir,
+    namespace: config.namespace,
     processes,
     failure: supervisor.failure,
     state,
@@ -221,7 +237,7 @@ export async function startStack(config: UpConfig, deps: StackDeps): Promise<Sta
 }
 
 /** `up --roles mockers` in state-agent mode: the agent runs elsewhere; wait for its host record. */
-async function waitForAgentRecord(store: DiscoveryStore, config: UpConfig, cancel: Promise<unknown> = new Promise(() => {})): Promise<AgentHostRecord> {
+async function waitForAgentRecord(store: DiscoveryStore, config: ResolvedConfig, cancel: Promise<unknown> = new Promise(() => {})): Promise<AgentHostRecord> {
   let cancelled = false;
   void cancel.then(() => (cancelled = true));
   const deadline = performance.now() + config.agentReadyTimeout * 1000;
@@ -248,7 +264,7 @@ async function waitForAgentRecord(store: DiscoveryStore, config: UpConfig, cance
  * intent already in discovery for a slot this stack's mockers would own is refused before any
  * mocker starts, naming both owners.
  */
-async function refuseSlotOverlap(store: DiscoveryStore, config: UpConfig): Promise<void> {
+async function refuseSlotOverlap(store: DiscoveryStore, config: ResolvedConfig): Promise<void> {
   const W = config.workersPerProcess * config.dataParallelSize;
   const first = BigInt(config.cacheSlotBase);
   const end = first + BigInt(globalWorkers(config) * config.dataParallelSize);
@@ -267,7 +283,7 @@ async function refuseSlotOverlap(store: DiscoveryStore, config: UpConfig): Promi
 }
 
 /** Each mocker's raw (and replay) endpoints, from its workers' records (ports it picked itself when given 0). */
-async function addRawEndpoints(store: DiscoveryStore, config: UpConfig, processes: StackProcess[]): Promise<void> {
+async function addRawEndpoints(store: DiscoveryStore, config: ResolvedConfig, processes: StackProcess[]): Promise<void> {
   const byPort = new Map<string, { raw: string[][]; replay: string[][] }>();
   for (const entry of await store.list(keys.kindPrefix(config.namespace, "worker"))) {
     const r = checkRecord(WorkerRecordSchema, entry.value);
@@ -284,5 +300,36 @@ async function addRawEndpoints(store: DiscoveryStore, config: UpConfig, processe
     if (!found) continue;
     p.rawEndpoints = found.raw;
     if (found.replay.length > 0) p.replayEndpoints = found.replay;
+    // Ports the mocker picked (0 in the plan) as bound: each worker's first rank's endpoint.
+    const bound = (planned: number | number[] | undefined, endpoints: string[][]) =>
+      Array.isArray(planned) ? planned.map((port, j) => port || endpointPort(endpoints[j]?.[0]) || port) : planned;
+    p.ports = {
+      ...p.ports,
+      ...(p.ports.zmqKvEvents !== undefined ? { zmqKvEvents: bound(p.ports.zmqKvEvents, found.raw)! } : {}),
+      ...(p.ports.zmqReplay !== undefined ? { zmqReplay: bound(p.ports.zmqReplay, found.replay)! } : {}),
+    };
   }
+}
+
+function endpointPort(endpoint: string | undefined): number {
+  return Number(/:(\d+)$/.exec(endpoint ?? "")?.[1] ?? 0);
+}
+
+/**
+ * Before anything starts: a state file naming a live `up` (another stack's) is refused; one whose
+ * pid is gone (an `up` that was SIGKILLed) is stale and removed at once, so no exit path of this
+ * `up` leaves it behind. Unreadable or foreign content is overwritten, as before.
+ */
+async function claimStateFile(path: string, logger: Logger): Promise<void> {
+  let pid: unknown;
+  try {
+    pid = (JSON.parse(await readFile(path, "utf8")) as { pid?: unknown }).pid;
+  } catch {
+    return; // missing, unreadable or not JSON: written over once the stack is ready
+  }
+  if (typeof pid === "number" && Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
+    throw new KvcrError("STATE_FILE_IN_USE", `--state-file ${path} belongs to a running up (pid ${pid}): stop it first or choose another state file`);
+  }
+  await rm(path, { force: true });
+  logger.info(`removed stale state file ${path}${typeof pid === "number" ? ` (its up, pid ${pid}, is gone)` : ""}`);
 }
