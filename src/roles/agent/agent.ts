@@ -31,6 +31,7 @@ export interface HealthBody {
   raw_gaps_total: number;
   raw_batches_recovered_total: number;
   raw_dropped_batches_total: number;
+  raw_replay_out_of_range_total: number;
   outbound_cursor: number;
 }
 
@@ -45,18 +46,23 @@ export interface SlotView {
   raw_cursor: number;
   /** True while the slot back-fills from its replay endpoint (on attach, or repairing a gap). */
   raw_replaying: boolean;
+  /** The raw SUB has a live connection to the raw endpoint now. */
+  connected: boolean;
+  /** Milliseconds since the slot last applied a batch; null before the first. */
+  last_batch_age_ms: number | null;
   incarnation: number;
   fault?: string;
   blocks: { device: number; host: number; disk: number };
   raw_gaps: number;
   raw_batches_recovered: number;
   raw_dropped_batches: number;
+  raw_replay_out_of_range: number;
   decode_errors: number;
   orphan_stores: number;
   malformed_events: number;
 }
 
-export type SourceOutcome = { status: 201 | 400 | 404 | 409; message: string };
+export type SourceOutcome = { status: 201 | 400 | 404 | 409 | 500; message: string };
 
 const runtimeOrigin = (owner: string) => `runtime:${owner}`;
 
@@ -116,7 +122,17 @@ export class KvStateAgent {
     if (!r.ok) return { status: 400, message: `bad source: ${r.problem}` };
     const owner = r.value.cache_owner_id;
     if (this.table.liveIntents(owner) > 0) return { status: 409, message: `cache owner ${owner} already has a live source; DELETE /v1/sources/${encodeURIComponent(owner)} first (runtime sources only)` };
-    this.table.put(runtimeOrigin(owner), r.value);
+    // All or nothing: refused for capacity, or rolled back when attaching throws.
+    let admitted: boolean;
+    try {
+      admitted = this.table.admit(runtimeOrigin(owner), r.value);
+    } catch (err) {
+      this.opts.logger.error(`POST /v1/sources: adding cache owner ${owner} failed (not registered): ${(err as Error).message}`);
+      return { status: 500, message: `internal error adding source ${owner} (not registered): ${(err as Error).message}` };
+    }
+    if (!admitted) {
+      return { status: 409, message: `no capacity: all ${this.opts.maxSlots} slots (--max-slots ${this.opts.maxSlots}) are taken; cache owner ${owner} not added` };
+    }
     return { status: 201, message: `source ${owner} added` };
   }
 
@@ -130,6 +146,7 @@ export class KvStateAgent {
     let gaps = 0;
     let recovered = 0;
     let dropped = 0;
+    let outOfRange = 0;
     for (const s of this.table.slots()) {
       counts.total++;
       counts[s.state]++;
@@ -137,6 +154,7 @@ export class KvStateAgent {
       gaps += c.gaps;
       recovered += c.recovered;
       dropped += c.dropped;
+      outOfRange += c.replayOutOfRange;
     }
     return {
       // Unhealthy only for what an operator must act on: a failed (ambiguous) or quarantined slot.
@@ -146,11 +164,13 @@ export class KvStateAgent {
       raw_gaps_total: gaps,
       raw_batches_recovered_total: recovered,
       raw_dropped_batches_total: dropped,
+      raw_replay_out_of_range_total: outOfRange,
       outbound_cursor: this.opts.outbound.cursor,
     };
   }
 
   slotViews(): SlotView[] {
+    const now = this.nowMs();
     return this.table
       .slots()
       .sort((a, b) => (a.cacheOwnerId < b.cacheOwnerId ? -1 : 1))
@@ -166,11 +186,14 @@ export class KvStateAgent {
           raw_topic: s.intent.raw_topic,
           raw_cursor: s.rawCursor,
           raw_replaying: s.replaying,
+          connected: s.connected,
+          last_batch_age_ms: s.lastBatchMs === undefined ? null : Math.max(0, now - s.lastBatchMs),
           incarnation: s.intent.incarnation,
           blocks: { device: r.presentBlocks[0]!, host: r.presentBlocks[1]!, disk: r.presentBlocks[2]! },
           raw_gaps: c.gaps,
           raw_batches_recovered: c.recovered,
           raw_dropped_batches: c.dropped,
+          raw_replay_out_of_range: c.replayOutOfRange,
           decode_errors: s.counters.decodeErrors,
           orphan_stores: r.counters.orphanStores,
           malformed_events: r.counters.malformedEvents,
@@ -207,6 +230,7 @@ export class KvStateAgent {
       counter("kvcr_agent_raw_gaps_total", "Raw cursor gaps seen on live streams", sum((s) => s.sequencerCounters.gaps)),
       counter("kvcr_agent_raw_batches_recovered_total", "Raw batches recovered from replay endpoints", sum((s) => s.sequencerCounters.recovered)),
       counter("kvcr_agent_raw_dropped_batches_total", "Raw batches lost for good (slot resynchronised)", sum((s) => s.sequencerCounters.dropped)),
+      counter("kvcr_agent_raw_replay_out_of_range_total", "Replay replies outside the requested range (below it, or far past the live stream), dropped", sum((s) => s.sequencerCounters.replayOutOfRange)),
       counter("kvcr_agent_raw_duplicate_batches_total", "Raw batches seen twice (replay/live overlap), dropped", sum((s) => s.sequencerCounters.duplicates)),
       counter("kvcr_agent_publisher_restarts_total", "Raw seq went backwards: publisher restarted, slot cleared", sum((s) => s.sequencerCounters.restarts)),
       counter("kvcr_agent_orphan_stores_total", "Stored events whose parent the slot did not know (dropped)", sum((s) => s.residency.counters.orphanStores)),

@@ -6,7 +6,7 @@ import { createBlockHasher } from "../../lib/xxh3.ts";
 import { AgentSnapshotSchema } from "../../protocol/agent-snapshot.ts";
 import { runCli, thrownBy } from "../../../test/harness.ts";
 import * as v from "valibot";
-import { KvStateAgent } from "./agent.ts";
+import { KvStateAgent, type AgentOptions } from "./agent.ts";
 import { createAgentApp } from "./http-app.ts";
 import { RouterEventOutbound } from "./outbound.ts";
 import { readStaticSources } from "./sources.ts";
@@ -15,9 +15,12 @@ const logger = createLogger({ level: "silent" });
 const owner = `${"ab".repeat(16)}:${"cd".repeat(16)}/${"0".repeat(16)}/${"0".repeat(31)}1`;
 const source = { cache_owner_id: owner, worker_id: "w", dp_rank: 0, block_size: 4, ingress_protocol: "vllm_residency_v1", raw_endpoint: "tcp://127.0.0.1:9", raw_topic: "" };
 
-async function withApp(fn: (fetch: (path: string, init?: RequestInit) => Promise<Response>) => Promise<void>): Promise<void> {
+async function withApp(
+  fn: (fetch: (path: string, init?: RequestInit) => Promise<Response>) => Promise<void>,
+  opts: Partial<Pick<AgentOptions, "maxSlots" | "slotChanged">> = {},
+): Promise<void> {
   await using outbound = new RouterEventOutbound("127.0.0.1", 0, logger);
-  const agent = new KvStateAgent({ maxSlots: 2, retentionMs: 1000, replayTimeoutMs: 1000, logger, hasher: createBlockHasher(), outbound });
+  const agent = new KvStateAgent({ maxSlots: 2, retentionMs: 1000, replayTimeoutMs: 1000, logger, hasher: createBlockHasher(), outbound, ...opts });
   try {
     const app = createAgentApp(agent, () => true);
     await fn((path, init) => app.fetch(new Request(`http://agent${path}`, init)));
@@ -32,7 +35,7 @@ describe("agent HTTP app", () => {
       expect((await get("/live")).status).toBe(200);
       expect(await (await get("/health")).json()).toEqual({
         healthy: true, slots: { total: 0, active: 0, detached: 0, failed: 0, quarantined: 0 }, capacity_rejected_total: 0,
-        raw_gaps_total: 0, raw_batches_recovered_total: 0, raw_dropped_batches_total: 0, outbound_cursor: 0,
+        raw_gaps_total: 0, raw_batches_recovered_total: 0, raw_dropped_batches_total: 0, raw_replay_out_of_range_total: 0, outbound_cursor: 0,
       });
       expect(await (await get("/v1/slots")).json()).toEqual([]);
       expect(v.safeParse(AgentSnapshotSchema, await (await get("/v1/snapshot")).json()).success).toBe(true);
@@ -72,6 +75,45 @@ describe("agent HTTP app", () => {
         await post(get, JSON.stringify(source));
         expect((await post(get, JSON.stringify(source))).status).toBe(409);
       });
+    });
+
+    test("beyond --max-slots a new owner gets 409 naming the capacity and is not registered", async () => {
+      await withApp(
+        async (get) => {
+          expect((await post(get, JSON.stringify(source))).status).toBe(201);
+          const other = { ...source, cache_owner_id: owner.replace(/1$/, "2") };
+          const full = await post(get, JSON.stringify(other));
+          expect(full.status).toBe(409);
+          const body = (await full.json()) as { error: { message: string; code: unknown } };
+          expect(body.error.message).toContain("--max-slots 1");
+          expect(await (await get("/v1/slots")).json()).toMatchObject([{ cache_owner_id: owner }]);
+          expect((await get(`/v1/sources/${encodeURIComponent(other.cache_owner_id)}`, { method: "DELETE" })).status).toBe(404);
+          // Nothing waits for capacity: freeing the slot's source does not admit the refused owner.
+          expect((await get(`/v1/sources/${encodeURIComponent(owner)}`, { method: "DELETE" })).status).toBe(200);
+          expect((await post(get, JSON.stringify(other))).status).toBe(409); // the detached slot is retained
+        },
+        { maxSlots: 1 },
+      );
+    });
+
+    test("an internal failure while attaching gets 500 and leaves nothing registered", async () => {
+      let failing = true;
+      await withApp(
+        async (get) => {
+          const failed = await post(get, JSON.stringify(source));
+          expect(failed.status).toBe(500);
+          expect(await failed.text()).toContain("not registered");
+          expect(await (await get("/v1/slots")).json()).toEqual([]);
+          expect((await get(`/v1/sources/${encodeURIComponent(owner)}`, { method: "DELETE" })).status).toBe(404);
+          failing = false;
+          expect((await post(get, JSON.stringify(source))).status).toBe(201);
+        },
+        {
+          slotChanged: () => {
+            if (failing) throw new Error("attachment record store down");
+          },
+        },
+      );
     });
 
     test("an invalid source gets 400 naming the field", async () => {

@@ -1,5 +1,6 @@
 // The agent's HTTP API as a pure app (route table, 404/405 and errors inside; no port in tests):
-// GET /live, /health, /metrics, /v1/slots, /v1/snapshot; POST /v1/sources (201, 400, 409, 413);
+// GET /live, /health, /metrics, /v1/slots, /v1/snapshot; POST /v1/sources (201, 400, 409, 413, 500;
+// all or nothing: nothing registered unless 201);
 // DELETE /v1/sources/{cache_owner_id} (URL-encoded; 404 when unknown).
 import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";

@@ -114,4 +114,34 @@ describe("RawSequencer", () => {
     expect(h.log.filter((l) => l.startsWith("apply"))).toEqual(["apply 0", "apply 4"]);
     expect(h.s.counters.duplicates).toBe(2);
   });
+
+  test("a replay reply far ahead of the gap is dropped and counted, not applied: the repair completes with the in-range replies", () => {
+    const h = harness(true);
+    h.live(0, 3);
+    expect(h.s.replayed(1_000_000, new Uint8Array(0))).toBe("out-of-range");
+    h.replay(1, 2);
+    h.s.replayEnded();
+    h.live(4);
+    expect(h.log).toEqual(["apply 0", "replay from 1", "replayed 1", "replayed 2", "apply 3", "apply 4"]);
+    expect(h.s.counters).toMatchObject({ replayOutOfRange: 1, recovered: 2, dropped: 0 });
+  });
+
+  test("a replay reply below the requested seq is out of range, not a duplicate", () => {
+    const h = harness(true);
+    h.live(0, 1, 2, 5);
+    h.replay(1, 3, 4);
+    h.s.replayEnded();
+    expect(h.log.slice(3)).toEqual(["replay from 3", "replayed 3", "replayed 4", "apply 5"]);
+    expect(h.s.counters).toMatchObject({ replayOutOfRange: 1, duplicates: 0, recovered: 2 });
+  });
+
+  test("a repair that brings only out-of-range replies counts the gap lost and resyncs", () => {
+    const h = harness(true);
+    h.live(0, 5);
+    h.replay(9_999);
+    h.s.replayEnded();
+    h.live(6);
+    expect(h.log).toEqual(["apply 0", "replay from 1", "resync: gap: expected seq 1, got 5", "apply 5", "apply 6"]);
+    expect(h.s.counters).toMatchObject({ replayOutOfRange: 1, dropped: 4 });
+  });
 });

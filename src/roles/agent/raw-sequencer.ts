@@ -23,10 +23,20 @@ export interface SequencerCounters {
   duplicates: number;
   /** Publisher restarts (a seq lower than expected). */
   restarts: number;
+  /** Replay replies outside the requested range (below its start, or past the live head), dropped. */
+  replayOutOfRange: number;
 }
 
 /** Live batches held during one repair, at most (beyond: dropped, and recovered by the next repair). */
 export const MAX_HELD_BATCHES = 100_000;
+/**
+ * How far past the newest live seq a replay reply may run (it can overtake the live stream by
+ * what is in flight there); beyond it the reply is out of range.
+ */
+export const REPLAY_AHEAD_SLACK = 1024;
+
+/** What became of one replay reply: `out-of-range` ones are dropped and must not extend the deadline. */
+export type ReplayVerdict = "applied" | "duplicate" | "out-of-range" | "ignored";
 
 /**
  * - seq = expected → apply.  seq > expected → gap: repair from the replay endpoint (live batches
@@ -36,14 +46,21 @@ export const MAX_HELD_BATCHES = 100_000;
  *   live batches overlap, lower seqs are duplicates and dropped.
  * - a repair whose replay starts after the requested seq (the buffer no longer holds it) counts
  *   the hole as lost and rebuilds from what the buffer still holds.
+ * - a replay reply below the requested seq, or more than REPLAY_AHEAD_SLACK past the newest live
+ *   seq, is out of range: dropped and counted (no live seq yet, e.g. the back-fill on attach to an
+ *   idle stream: no upper bound). The repair ends as usual; what it did not bring is lost.
  */
 export class RawSequencer {
-  readonly counters: SequencerCounters = { gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0 };
+  readonly counters: SequencerCounters = { gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0, replayOutOfRange: 0 };
   /** Next seq expected; undefined before the first batch. */
   private expected: number | undefined;
   private readonly order = new ReplayThenLive<number, Uint8Array>(MAX_HELD_BATCHES);
   /** Next seq the running repair expects from the replay stream. */
   private replayNext = 0;
+  /** The seq the running repair asked for. */
+  private replayFrom = 0;
+  /** The newest live seq received (held ones included); undefined before any. */
+  private lastLive: number | undefined;
   /** While draining held batches after a repair, a gap is final (no repair loop on a bad buffer). */
   private draining = false;
 
@@ -67,17 +84,22 @@ export class RawSequencer {
   }
 
   live(seq: number, payload: Uint8Array): void {
+    this.lastLive = seq;
     const verdict = this.order.live(seq, payload);
     if (verdict === "duplicate") this.counters.duplicates++;
     else if (verdict === "next") this.next(seq, payload);
   }
 
   /** One replayed batch (topic already checked by the edge). */
-  replayed(seq: number, payload: Uint8Array): void {
-    if (!this.order.isReplaying) return; // a late reply after a deadline: live covers it
+  replayed(seq: number, payload: Uint8Array): ReplayVerdict {
+    if (!this.order.isReplaying) return "ignored"; // a late reply after a deadline: live covers it
+    if (seq < this.replayFrom || (this.lastLive !== undefined && seq > this.lastLive + REPLAY_AHEAD_SLACK)) {
+      this.counters.replayOutOfRange++;
+      return "out-of-range";
+    }
     if (seq < this.replayNext) {
       this.counters.duplicates++;
-      return;
+      return "duplicate";
     }
     if (seq > this.replayNext) {
       // The buffer starts after what we asked for: that range is gone.
@@ -88,6 +110,7 @@ export class RawSequencer {
     this.counters.recovered++;
     this.order.replayed(seq);
     this.sink.apply(seq, payload, true);
+    return "applied";
   }
 
   /** The end marker, or the edge's deadline (`failed`): carry on with the held live batches. */
@@ -134,6 +157,7 @@ export class RawSequencer {
   private beginRepair(from: number, first?: { seq: number; item: Uint8Array }): void {
     this.order.begin(first);
     this.replayNext = from;
+    this.replayFrom = from;
     this.sink.requestReplay(from);
   }
 

@@ -49,6 +49,43 @@ export class SlotTable {
     this.reconcile(intent.cache_owner_id);
   }
 
+  /**
+   * Registers a new origin (a runtime source) all or nothing: false, and nothing registered, when
+   * its owner has no slot and every slot is taken; when attaching throws, the table is restored (a
+   * slot created for it closed and freed, a retained slot detached again) and the error rethrown.
+   */
+  admit(origin: string, intent: SourceIntent): boolean {
+    const id = intent.cache_owner_id;
+    const hadSlot = this.owners.get(id)?.slot !== undefined;
+    if (!hadSlot && this.slotCount >= this.deps.maxSlots) return false;
+    try {
+      this.put(origin, intent);
+    } catch (err) {
+      this.origins.delete(origin);
+      const owner = this.owners.get(id);
+      owner?.intents.delete(origin);
+      if (owner && owner.intents.size === 0) {
+        if (!hadSlot && owner.slot) {
+          owner.cancelRetention?.();
+          owner.slot.close();
+          owner.slot = undefined;
+          this.slotCount--;
+          this.owners.delete(id);
+        } else if (owner.slot) {
+          try {
+            this.reconcile(id);
+          } catch {
+            // already failing; the original error is the one to report
+          }
+        } else {
+          this.owners.delete(id);
+        }
+      }
+      throw err;
+    }
+    return true;
+  }
+
   remove(origin: string): boolean {
     const id = this.origins.get(origin);
     if (id === undefined) return false;

@@ -7,7 +7,7 @@ import { decodeFlat, FlatBatch, flatFromBatch } from "../../protocol/kv-events/f
 import { decodeBatch, liveSeqNumber, parseReplayReply, replayRequest } from "../../protocol/kv-events/index.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
 import { DealerSocket, SubSocket } from "../../transport/zmtp/index.ts";
-import { RawSequencer } from "./raw-sequencer.ts";
+import { RawSequencer, type SequencerCounters } from "./raw-sequencer.ts";
 import { batchFault, SlotResidency } from "./slot-residency.ts";
 import type { SourceIntent } from "./sources.ts";
 
@@ -65,7 +65,7 @@ export class AgentSlot {
   readonly residency: SlotResidency;
   readonly counters: SlotCounters = { rawBatches: 0, decodeErrors: 0, faults: 0 };
   /** Counters of earlier attachments (a sequencer lives for one attachment). */
-  private readonly pastSeq = { gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0 };
+  private readonly pastSeq: SequencerCounters = { gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0, replayOutOfRange: 0 };
   private sequencer: RawSequencer | undefined;
   private sub: SubSocket | undefined;
   private dealer: DealerSocket | undefined;
@@ -74,6 +74,9 @@ export class AgentSlot {
   /** Bumped on every (re)attach and stop: callbacks of an older generation do nothing. */
   private generation = 0;
   private lastDecodeLogMs = Number.NEGATIVE_INFINITY;
+  private lastRangeLogMs = Number.NEGATIVE_INFINITY;
+  /** deps.nowMs() of the last batch applied to the residency (any attachment); undefined before. */
+  lastBatchMs: number | undefined;
 
   constructor(
     readonly cacheOwnerId: string,
@@ -94,12 +97,24 @@ export class AgentSlot {
     return this.sequencer?.isRepairing ?? false;
   }
 
-  get sequencerCounters(): { gaps: number; recovered: number; dropped: number; duplicates: number; restarts: number } {
+  get sequencerCounters(): SequencerCounters {
     const c = this.sequencer?.counters;
     const p = this.pastSeq;
     return c
-      ? { gaps: p.gaps + c.gaps, recovered: p.recovered + c.recovered, dropped: p.dropped + c.dropped, duplicates: p.duplicates + c.duplicates, restarts: p.restarts + c.restarts }
+      ? {
+          gaps: p.gaps + c.gaps,
+          recovered: p.recovered + c.recovered,
+          dropped: p.dropped + c.dropped,
+          duplicates: p.duplicates + c.duplicates,
+          restarts: p.restarts + c.restarts,
+          replayOutOfRange: p.replayOutOfRange + c.replayOutOfRange,
+        }
       : { ...p };
+  }
+
+  /** The raw SUB has a live (handshaken) connection to the raw endpoint now. */
+  get connected(): boolean {
+    return (this.sub?.peerCount ?? 0) > 0;
   }
 
   /** (Re)attaches to `intent`: cleared barrier, fresh cursor, new sockets. */
@@ -160,6 +175,7 @@ export class AgentSlot {
       p.dropped += c.dropped;
       p.duplicates += c.duplicates;
       p.restarts += c.restarts;
+      p.replayOutOfRange += c.replayOutOfRange;
       this.sequencer = undefined;
     }
   }
@@ -239,10 +255,18 @@ export class AgentSlot {
       sequencer.replayEnded();
       return;
     }
-    this.armReplayTimer(gen);
-    if (reply.kind === "other-topic") return;
+    if (reply.kind === "other-topic") return this.armReplayTimer(gen);
+    // Neither an unusable seq nor one outside the requested range extends the deadline.
     if (reply.seq > BigInt(Number.MAX_SAFE_INTEGER)) return this.decodeError(`replay reply: seq ${reply.seq} is beyond 2^53`);
-    sequencer.replayed(Number(reply.seq), reply.payload);
+    if (sequencer.replayed(Number(reply.seq), reply.payload) === "out-of-range") {
+      const now = this.deps.nowMs();
+      if (now - this.lastRangeLogMs >= DECODE_LOG_INTERVAL_MS) {
+        this.lastRangeLogMs = now;
+        this.deps.logger.warn(`slot ${this.cacheOwnerId}: replay reply seq ${reply.seq} from ${this.intent.replay_endpoint} is outside the requested range; dropped (counted; logged at most once a minute)`);
+      }
+      return;
+    }
+    this.armReplayTimer(gen);
   }
 
   private applyPayload(gen: number, seq: number, payload: Uint8Array, replayed: boolean): void {
@@ -264,6 +288,7 @@ export class AgentSlot {
       return;
     }
     this.residency.applyBatch(batch);
+    this.lastBatchMs = this.deps.nowMs();
     if (!replayed) this.deps.observeLagSeconds(Math.max(0, this.deps.nowSeconds() - batch.ts));
   }
 
