@@ -12,6 +12,7 @@ import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { ROUTER_MODES, routerTuningOptions } from "./router.ts";
 
 export const ROLES = ["agent", "mockers", "frontend"] as const;
+export const RESTART_POLICIES = ["on-failure", "no"] as const;
 export type StackRole = (typeof ROLES)[number];
 
 // The mode is a stack setting (default on in `up`); slots come from --cache-slot-base.
@@ -36,6 +37,9 @@ export const stackOptions = defineOptions({
     frontendCmd: { kind: "string", nonEmpty: true, description: "Run this command as the frontend (placeholders: docs/cli.md)" },
     stateFile: { kind: "string", nonEmpty: true, description: "Write the ready stack's pids, ports and URLs here as JSON" },
     logDir: { kind: "string", nonEmpty: true, description: "Also write each child's output to DIR/<name>.log" },
+    restart: { kind: "enum", choices: RESTART_POLICIES, default: "on-failure", description: "on-failure: restart a child that exits after the stack is ready (backoff, readiness gate); no: any child exit stops the stack" },
+    maxRestarts: { kind: "int", min: 0, max: 1_000_000, default: 5, description: "Restarts of one child within 10 minutes before the stack stops (with --restart on-failure)" },
+    restartBackoff: { kind: "number", min: 0, max: 3600, default: 1, description: "Seconds before a child's first restart; doubled per restart up to 30 s, reset once it has stayed up 60 s" },
   }),
 });
 

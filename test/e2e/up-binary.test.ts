@@ -113,8 +113,8 @@ describe("kvcr-mock up from the compiled binary", () => {
     expect(r.stderr).not.toContain("mocker-0");
   }, 30_000);
 
-  test("a mocker killed after readiness stops the stack, up exiting 1 naming it", async () => {
-    const { up, state } = await upReady(args());
+  test("--restart no: a mocker killed after readiness stops the stack, up exiting 1 naming it", async () => {
+    const { up, state } = await upReady(args(["--restart", "no"]));
     const mocker = state.processes.find((p) => p.name === "mocker-0")!;
     process.kill(mocker.pid, "SIGKILL");
     expect(await up.proc.exited).toBe(1);

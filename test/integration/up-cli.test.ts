@@ -136,8 +136,8 @@ describe("kvcr-mock up", () => {
     await allGone([agent.pid]);
   }, 30_000);
 
-  test("a mocker killed after readiness stops the whole stack, up exiting 1 naming it", async () => {
-    const { child, state } = await started(stackArgs(["--no-kv-state-agent"]));
+  test("--restart no: a mocker killed after readiness stops the whole stack, up exiting 1 naming it", async () => {
+    const { child, state } = await started(stackArgs(["--no-kv-state-agent", "--restart", "no"]));
     const mocker = state.processes.find((p) => p.name === "mocker-0")!;
     process.kill(mocker.pid, "SIGKILL");
     expect(await child.proc.exited).toBe(1);
@@ -319,4 +319,65 @@ describe("kvcr-mock up refuses to start", () => {
       `  mockers.block_size (in ${file}): got -1, expected an integer from 1 to 65536`,
     ]);
   }, 30_000);
+});
+
+describe("kvcr-mock up --restart on-failure (the default)", () => {
+  test("a mocker SIGKILLed after readiness is restarted with the same argv: the frontend counts its workers again, requests succeed, the state file shows restarts 1 and the new pid", async () => {
+    // The real frontend (it counts workers from discovery), the real mockers, direct mode. A short
+    // lease: the killed mocker's records stay until theirs lapses (dead records are not yet collected by pid).
+    const args = stackArgs(["--no-kv-state-agent", "--mocker-processes", "2", "--restart-backoff", "0.05", "--discovery-lease-ttl", "2", "--log-level", "info"]);
+    const at = args.indexOf("--frontend-cmd");
+    args.splice(at, 2);
+    const { child, state } = await started(args);
+    const mocker = state.processes.find((p) => p.name === "mocker-0")!;
+    process.kill(mocker.pid, "SIGKILL");
+    await waitFor(() => readState().processes.find((p) => p.name === "mocker-0")?.pid !== mocker.pid, { timeoutMs: 30_000, what: "the state file to name mocker-0's new pid" });
+    const after = readState().processes.find((p) => p.name === "mocker-0")! as State["processes"][number] & { restarts: number };
+    expect(after.restarts).toBe(1);
+    expect(pidAlive(after.pid)).toBe(true);
+    expect(after.url).toBe(mocker.url);
+    expect(readState().processes.filter((p) => p.name !== "mocker-0").map((p) => (p as { restarts?: number }).restarts)).toEqual([0, 0]); // mocker-1, frontend
+    expect(child.stderrText()).toMatch(new RegExp(`mocker-0 \\(pid ${mocker.pid}\\) was killed by SIGKILL: restarting it in 0\\.05 s \\(attempt 1 of 5 within 10 min\\)`));
+    expect(child.stderrText()).toContain(`mocker-0 restarted (pid ${after.pid}) and ready again`);
+    expect(pidAlive(child.proc.pid) && child.proc.exitCode === null).toBe(true); // up kept serving
+    await waitFor(async () => ((await (await fetch(`${state.frontend_url}/health`)).json()) as { instances: number }).instances === 4, { timeoutMs: 20_000, what: "the frontend to count all 4 workers again" });
+    // Every worker answers again: enough requests that each of the 4 gets some.
+    await waitFor(
+      async () => {
+        for (let i = 0; i < 12; i++) {
+          const res = await fetch(`${state.frontend_url}/v1/chat/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ model: "mock-model", messages: [{ role: "user", content: `after the restart ${i}` }], max_tokens: 4 }),
+          });
+          if (res.status !== 200) return false;
+          await res.text();
+        }
+        return true;
+      },
+      { timeoutMs: 20_000, what: "requests through the frontend to succeed again" },
+    );
+    const res = await fetch(`${after.url}/health`);
+    expect(res.status).toBe(200);
+    child.proc.kill("SIGINT");
+    expect(await child.proc.exited).toBe(0);
+    await allGone([...state.processes.map((p) => p.pid), after.pid]);
+  }, 90_000);
+
+  test("a child that exits at once on every restart stops the stack after --max-restarts, up exiting 1 with its last stderr line", async () => {
+    const args = stackArgs(["--no-kv-state-agent", "--max-restarts", "2", "--restart-backoff", "0.05"]);
+    // An external mocker: the first run serves (readiness passes); every later one fails at once.
+    const script = join(dir.path, "mocker.sh");
+    writeFileSync(script, `if [ -e "${join(dir.path, "ran")}" ]; then echo "mocker: cannot start, config broken" >&2; exit 3; fi\ntouch "${join(dir.path, "ran")}"\nexec ${FAKE} --port "$1"\n`);
+    const { child, state } = await started([...args, "--mocker-cmd", `/bin/sh ${script} {port}`]);
+    const mocker = state.processes.find((p) => p.name === "mocker-0")!;
+    process.kill(mocker.pid, "SIGKILL");
+    expect(await child.proc.exited).toBe(1);
+    const err = child.stderrText();
+    expect(err).toContain(`mocker-0 (pid ${mocker.pid}) was killed by SIGKILL: restarting it in 0.05 s (attempt 1 of 2 within 10 min)`);
+    expect(err).toMatch(/mocker-0 \(pid \d+\) exited with code 3: restarting it in 0\.1 s \(attempt 2 of 2 within 10 min\)/);
+    expect(err).toMatch(/mocker-0 \(pid \d+\) exited with code 3 after 2 restart\(s\) within 10 min \(--max-restarts 2\): stopping the stack; its last stderr lines:\n\s+mocker: cannot start, config broken/);
+    await allGone(state.processes.map((p) => p.pid));
+    expect(existsSync(join(dir.path, "state.json"))).toBe(false);
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
-// `kvcr-mock up` from start to exit code: start the stack, print where it is, then run
-// until a child exits (exit 1, naming it), SIGINT/SIGTERM (exit 0), `-- CMD` finishes (CMD's
-// code) or the demo request is answered; the stack is stopped on every path.
+// `kvcr-mock up` from start to exit code: start the stack, print where it is, then run until a
+// child exits and is not restarted (--restart no, or past --max-restarts: exit 1, naming it),
+// SIGINT/SIGTERM (exit 0), `-- CMD` finishes (CMD's code) or the demo request is answered; the
+// stack is stopped on every path.
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { UpConfig } from "../../config/up.ts";
@@ -8,7 +9,7 @@ import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { LIFELINE_ENV, untilSignal } from "../../lib/role.ts";
 import { startStack, type StackDeps, type StackHandle } from "./start.ts";
-import { describeExit } from "./supervisor.ts";
+import { DEFAULT_RESTART_WINDOW_MS, describeExit } from "./supervisor.ts";
 
 export interface UpContext {
   logger: Logger;
@@ -42,6 +43,11 @@ export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
     const print = ctx.print ?? ((text: string) => void (ctx.rest.length > 0 || config.demo ? process.stderr : process.stdout).write(text));
     print(summary(stack, config, stateFile, performance.now() - t0));
     const failed = stack.failure.then((e) => {
+      if (e.restarts !== undefined) {
+        const tail = e.stderrTail?.length ? `; its last stderr lines:\n${e.stderrTail.map((l) => `    ${l}`).join("\n")}` : "; it wrote nothing to stderr";
+        logger.error(`${e.name} (pid ${e.pid}) ${describeExit(e)} after ${e.restarts} restart(s) within ${DEFAULT_RESTART_WINDOW_MS / 60_000} min (--max-restarts ${config.maxRestarts}): stopping the stack${tail}`);
+        return 1;
+      }
       logger.error(`${e.name} (pid ${e.pid}) ${describeExit(e)}: stopping the stack`);
       return 1;
     });

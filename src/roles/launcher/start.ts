@@ -21,7 +21,7 @@ import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
 import { plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
-import { describeExit, Supervisor, type ChildExit, type SupervisedChild } from "./supervisor.ts";
+import { DEFAULT_BACKOFF_MAX_MS, DEFAULT_RESTART_WINDOW_MS, DEFAULT_STABLE_MS, describeExit, Supervisor, type ChildExit, type ReadinessGate, type SupervisedChild } from "./supervisor.ts";
 
 export interface StackDeps {
   logger: Logger;
@@ -42,6 +42,8 @@ export interface StackProcess {
   url: string;
   external: boolean;
   ports: Record<string, number | number[]>;
+  /** Times `up` restarted it (--restart on-failure); pid is the current one's. */
+  restarts: number;
   /** Raw KV-event endpoints of a mocker's workers, per worker (from their discovery records). */
   rawEndpoints?: string[][];
   /** Their replay endpoints, when the stack has replay sockets. */
@@ -56,7 +58,7 @@ export interface StackHandle extends RoleHandle {
   /** The discovery namespace the stack runs in (its own, derived, or the one given). */
   readonly namespace: string;
   readonly processes: readonly StackProcess[];
-  /** The first child that exits unasked (the stack is then broken: close it). */
+  /** The first child that exits unasked and is not restarted, or past --max-restarts (the stack is then broken: close it). */
   readonly failure: Promise<ChildExit>;
   /** The JSON written to --state-file. */
   state(): StackState;
@@ -70,7 +72,7 @@ export interface StackState {
   model: string;
   agent_url: string | null;
   frontend_url: string | null;
-  processes: { name: string; role: string; pid: number; url: string; external: boolean; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][] }[];
+  processes: { name: string; role: string; pid: number; url: string; external: boolean; restarts: number; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][] }[];
 }
 
 /** Environment variables that set an option of some kvcr-mock command besides KVCR_* (DYN_NAMESPACE, …). */
@@ -171,11 +173,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
       logger.debug(`started ${spec.name} (pid ${child.pid}): ${spec.argv.join(" ")}`);
     }
     // A stage is ready when every child of it is; any child of the stack dying ends the wait.
-    const gates = specs.map((spec) => {
-      const { what, probe } = probeFor(spec.readiness);
-      const intervalMs = spec.role === "agent" ? 1_000 : 250; // docs/up.md: the agent once a second, the rest four times
-      return supervisor.waitReady(started.get(spec.name)!, { what, probe, timeoutMs: spec.readyTimeoutS * 1000, intervalMs });
-    });
+    const gates = specs.map((spec) => supervisor.waitReady(started.get(spec.name)!, gateOf(spec)));
     await allReady(gates);
     logger.info(`${specs.map((s) => s.name).join(", ")} ready`);
   }
@@ -189,7 +187,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     if (mockers.length > 0) logger.info("every raw stream has its agent subscription");
   }
 
-  const processes: StackProcess[] = stackPlan.processes.map((spec) => ({ name: spec.name, role: spec.role, pid: started.get(spec.name)!.pid, url: spec.url, external: spec.external, ports: spec.ports }));
+  const processes: StackProcess[] = stackPlan.processes.map((spec) => ({ name: spec.name, role: spec.role, pid: started.get(spec.name)!.pid, url: spec.url, external: spec.external, ports: spec.ports, restarts: 0 }));
   if (store) await addRawEndpoints(store, config, processes);
   const state = (): StackState => ({
     pid: process.pid,
@@ -205,15 +203,49 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
       ...(replayEndpoints ? { replay_endpoints: replayEndpoints } : {}),
     })),
   });
+  // Rewrites are serialized (one tmp file) and none starts once the stack is stopping.
+  let writing = Promise.resolve();
+  let stateRemoved = false;
+  const writeState = () =>
+    (writing = writing.then(async () => {
+      if (!config.stateFile || stateRemoved || supervisor.isStopping) return;
+      const tmp = `${config.stateFile}.${process.pid}.tmp`;
+      try {
+        await writeFile(tmp, JSON.stringify(state(), null, 2) + "\n");
+        await rename(tmp, config.stateFile);
+      } finally {
+        await rm(tmp, { force: true });
+      }
+    }));
   if (config.stateFile) {
     const path = config.stateFile;
-    const tmp = `${path}.${process.pid}.tmp`;
-    scope.defer(() => rm(path, { force: true }));
-    try {
-      await writeFile(tmp, JSON.stringify(state(), null, 2) + "\n");
-      await rename(tmp, path);
-    } finally {
-      await rm(tmp, { force: true });
+    scope.defer(async () => {
+      stateRemoved = true;
+      await writing.catch(() => {});
+      await rm(path, { force: true });
+    });
+    await writeState();
+  }
+
+  // --restart on-failure: from now on a child that exits unasked is restarted (docs/up.md, Supervision).
+  if (config.restart === "on-failure") {
+    const policy = { maxRestarts: config.maxRestarts, windowMs: DEFAULT_RESTART_WINDOW_MS, backoffMs: config.restartBackoff * 1000, backoffMaxMs: DEFAULT_BACKOFF_MAX_MS, stableMs: DEFAULT_STABLE_MS };
+    for (const spec of stackPlan.processes) {
+      const entry = processes.find((p) => p.name === spec.name)!;
+      supervisor.restartOnFailure(started.get(spec.name)!, spec.argv, gateOf(spec), policy, {
+        onRestart: ({ name, exit, attempt, delayMs }) =>
+          logger.warn(`${name} (pid ${exit.pid}) ${describeExit(exit)}: restarting it in ${fmtDelay(delayMs)} (attempt ${attempt} of ${config.maxRestarts} within ${DEFAULT_RESTART_WINDOW_MS / 60_000} min)`),
+        onNotReady: (name, err) => logger.warn(`restarted ${name} is not ready: ${err.message}`),
+        onReady: (child, restarts) => {
+          entry.pid = child.pid;
+          entry.restarts = restarts;
+          logger.info(`${child.name} restarted (pid ${child.pid}) and ready again`);
+          void (async () => {
+            if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes).catch(() => {}); // it may have picked new raw ports
+            await writeState();
+          })().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
+        },
+      });
     }
   }
 
@@ -234,6 +266,17 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** A process's readiness gate, the same at start and after a restart. */
+function gateOf(spec: StackPlan["processes"][number]): ReadinessGate {
+  const { what, probe } = probeFor(spec.readiness);
+  const intervalMs = spec.role === "agent" ? 1_000 : 250; // docs/up.md: the agent once a second, the rest four times
+  return { what, probe, timeoutMs: spec.readyTimeoutS * 1000, intervalMs };
+}
+
+function fmtDelay(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`;
 }
 
 /** `up --roles mockers` in state-agent mode: the agent runs elsewhere; wait for its host record. */

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ReadinessError } from "../../lib/errors.ts";
 import { tempDir, waitFor } from "../../../test/harness.ts";
-import { describeExit, Supervisor } from "./supervisor.ts";
+import { describeExit, Supervisor, type RestartEvent } from "./supervisor.ts";
 
 const sh = (script: string) => ["/bin/sh", "-c", script];
 const never = { what: "a probe that never passes", probe: () => Promise.reject(new Error("connection refused")), intervalMs: 20 };
@@ -60,5 +60,40 @@ describe("Supervisor", () => {
     expect((await stubborn.exited).signal).toBe("SIGKILL");
     expect(out).toContain("up: c still running after 0.3 s: SIGKILL\n");
     expect(() => sup.spawn("d", sh("true"))).toThrow("not starting d: the stack is stopping");
+  });
+
+  test("restartOnFailure: a child that exits unasked is restarted after a doubling backoff, through its gate, until one exit past maxRestarts is the failure with its last stderr lines", async () => {
+    await using sup = new Supervisor(["m"], { write: () => {} });
+    const first = sup.spawn("m", sh("exec sleep 30"));
+    const events: RestartEvent[] = [];
+    const probed: number[] = [];
+    const gate = { what: "always ready", probe: async () => void probed.push(1), timeoutMs: 5_000, intervalMs: 20 };
+    const policy = { maxRestarts: 2, windowMs: 60_000, backoffMs: 10, backoffMaxMs: 15, stableMs: 60_000 };
+    sup.restartOnFailure(first, sh("echo first line >&2; echo broken config >&2; exit 3"), gate, policy, { onRestart: (e) => events.push(e) });
+    first.signal("SIGKILL");
+    const failed = await sup.failure;
+    expect(events.map((e) => [e.attempt, e.delayMs, describeExit(e.exit)])).toEqual([[1, 10, "was killed by SIGKILL"], [2, 15, "exited with code 3"]]);
+    expect([describeExit(failed), failed.restarts, failed.stderrTail]).toEqual(["exited with code 3", 2, ["first line", "broken config"]]);
+    expect(sup.children).toHaveLength(3); // the first and two restarts, all with the name m
+  });
+
+  test("restartOnFailure: a restarted child that passes its gate is handed to onReady with its restart count; stop() during a backoff starts nothing", async () => {
+    const sup = new Supervisor(["m"], { write: () => {} });
+    const first = sup.spawn("m", sh("exec sleep 30"));
+    const ready: [number, number][] = [];
+    const gate = { what: "always ready", probe: async () => {}, timeoutMs: 5_000, intervalMs: 20 };
+    sup.restartOnFailure(first, sh("exec sleep 30"), gate, { maxRestarts: 5, windowMs: 60_000, backoffMs: 10, backoffMaxMs: 30_000, stableMs: 60_000 }, { onReady: (c, n) => ready.push([c.pid, n]) });
+    first.signal("SIGKILL");
+    await waitFor(() => ready.length === 1, { what: "the restarted child to be ready" });
+    const second = sup.children[1]!;
+    expect(ready).toEqual([[second.pid, 1]]);
+    expect(second.running).toBe(true);
+    const restarted = new Promise<void>((r) => sup.restartOnFailure(second, sh("exec sleep 30"), gate, { maxRestarts: 5, windowMs: 60_000, backoffMs: 60_000, backoffMaxMs: 60_000, stableMs: 60_000 }, { onRestart: () => r() }));
+    second.signal("SIGKILL");
+    await restarted; // now waiting 60 s before the next start
+    const t0 = performance.now();
+    await sup.stop(1_000);
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(sup.children).toHaveLength(2);
   });
 });

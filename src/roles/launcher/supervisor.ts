@@ -1,8 +1,10 @@
 // The one owner of every child `up` starts: spawns each with a stdin lifeline
 // (KVCR_LIFELINE=stdin, see lib/role.ts) in its own process group, prefixes its output with its
 // name, races each readiness probe against the child's exit under a named deadline (as nats.js's
-// test launcher does), reports the first child that exits unasked, and stops them all: SIGTERM,
-// then SIGKILL after a grace period. Nothing it started outlives it, even when it is SIGKILLed.
+// test launcher does), restarts a child put under a restart policy (backoff, readiness gate, a
+// limit per window), reports the first child that exits unasked and is not (or no longer)
+// restarted, and stops them all: SIGTERM, then SIGKILL after a grace period. Nothing it started
+// outlives it, even when it is SIGKILLed.
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { KvcrError, ReadinessError } from "../../lib/errors.ts";
@@ -13,6 +15,43 @@ export interface ChildExit {
   pid: number;
   code: number | null;
   signal: string | null;
+  /** Set when the child was under a restart policy and exceeded it: restarts done in the window. */
+  restarts?: number;
+  /** Its last stderr lines, when `restarts` is set. */
+  stderrTail?: string[];
+}
+
+/** `up --restart on-failure`: how a child that exits unasked is restarted. */
+export interface RestartPolicy {
+  /** Restarts allowed within `windowMs`; one more exit stops the stack. */
+  maxRestarts: number;
+  windowMs: number;
+  /** Delay before the first restart, doubled per restart up to `backoffMaxMs`. */
+  backoffMs: number;
+  backoffMaxMs: number;
+  /** Once the child has stayed up (ready) this long, the delay starts over at `backoffMs`. */
+  stableMs: number;
+}
+
+export const DEFAULT_RESTART_WINDOW_MS = 10 * 60_000;
+export const DEFAULT_BACKOFF_MAX_MS = 30_000;
+export const DEFAULT_STABLE_MS = 60_000;
+
+export interface RestartEvent {
+  name: string;
+  exit: ChildExit;
+  /** This restart's number within the window (1 … maxRestarts). */
+  attempt: number;
+  delayMs: number;
+}
+
+export interface RestartHooks {
+  /** A restart is scheduled (before the delay). */
+  onRestart?: (e: RestartEvent) => void;
+  /** The restarted child passed its readiness gate; `restarts` counts all of this child's restarts. */
+  onReady?: (child: SupervisedChild, restarts: number) => void;
+  /** A restarted child failed its readiness gate (it is killed, which counts as its next exit). */
+  onNotReady?: (name: string, err: Error) => void;
 }
 
 /** "exited with code 2" / "was killed by SIGKILL". */
@@ -36,6 +75,7 @@ const COLORS = [36, 33, 35, 32, 34, 31, 96, 93, 95, 92];
 
 export class SupervisedChild {
   private readonly tailBuf: string[] = [];
+  private readonly stderrBuf: string[] = [];
   readonly exited: Promise<ChildExit>;
   /** Resolves once both output streams are fully read (the last lines are written). */
   readonly drained: Promise<void>;
@@ -49,12 +89,14 @@ export class SupervisedChild {
     tailLines: number,
   ) {
     this.exited = proc.exited.then((): ChildExit => ({ name, pid: proc.pid, code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode) }));
-    const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const pump = async (stream: ReadableStream<Uint8Array>, isStderr: boolean) => {
       const decoder = new TextDecoder();
       let buf = "";
       const emit = (line: string) => {
-        this.tailBuf.push(line);
-        if (this.tailBuf.length > tailLines) this.tailBuf.shift();
+        for (const ring of isStderr ? [this.tailBuf, this.stderrBuf] : [this.tailBuf]) {
+          ring.push(line);
+          if (ring.length > tailLines) ring.shift();
+        }
         write(`${prefix}${line}\n`);
         log?.write(`${line}\n`);
       };
@@ -72,7 +114,7 @@ export class SupervisedChild {
       }
       if (buf.length > 0) emit(buf);
     };
-    this.drained = Promise.all([pump(proc.stdout), pump(proc.stderr)]).then(() => {});
+    this.drained = Promise.all([pump(proc.stdout, false), pump(proc.stderr, true)]).then(() => {});
   }
 
   get pid(): number {
@@ -86,6 +128,11 @@ export class SupervisedChild {
   /** The last lines the child wrote (stdout and stderr interleaved as read). */
   tail(): string[] {
     return [...this.tailBuf];
+  }
+
+  /** The last lines the child wrote to stderr. */
+  stderrTail(): string[] {
+    return [...this.stderrBuf];
   }
 
   /** Signals the child's whole process group (it leads one), or the child alone if that fails. */
@@ -112,13 +159,33 @@ export interface ReadinessGate {
   intervalMs: number;
 }
 
+interface Restartable {
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  gate: ReadinessGate;
+  policy: RestartPolicy;
+  hooks: RestartHooks;
+  current: SupervisedChild;
+  /** When each restart within the window was scheduled (performance.now()). */
+  recent: number[];
+  total: number;
+  nextDelayMs: number;
+  /** When the current child passed its readiness gate (undefined while it has not). */
+  upSince: number | undefined;
+}
+
 export class Supervisor implements AsyncDisposable {
+  /** Every child started, restarted ones included (the exited ones stay, finished). */
   readonly children: SupervisedChild[] = [];
-  /** Resolves with the first child that exits while the stack is not being stopped. */
+  /** Resolves with the first child that exits while the stack is not being stopped and is not restarted. */
   readonly failure: Promise<ChildExit>;
   private resolveFailure!: (e: ChildExit) => void;
   private stopping: Promise<void> | undefined;
-  private readonly logs: WriteStream[] = [];
+  private readonly stopRequested: Promise<void>;
+  private requestStop!: () => void;
+  private readonly restartable = new Map<string, Restartable>();
+  private readonly logs = new Map<string, WriteStream>();
+  private readonly colors = new Map<string, number>();
   private readonly write: (text: string) => void;
   private readonly width: number;
 
@@ -127,6 +194,7 @@ export class Supervisor implements AsyncDisposable {
     private readonly opts: SupervisorOptions = {},
   ) {
     this.failure = new Promise((resolve) => (this.resolveFailure = resolve));
+    this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
     this.write = opts.write ?? ((text) => void process.stderr.write(text));
     this.width = Math.max(0, ...names.map((n) => n.length));
     if (opts.logDir) mkdirSync(opts.logDir, { recursive: true });
@@ -138,7 +206,8 @@ export class Supervisor implements AsyncDisposable {
 
   spawn(name: string, argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): SupervisedChild {
     if (this.stopping) throw new KvcrError("STACK_STOPPING", `not starting ${name}: the stack is stopping`);
-    const color = this.opts.color ? COLORS[this.children.length % COLORS.length] : undefined;
+    if (!this.colors.has(name)) this.colors.set(name, COLORS[this.colors.size % COLORS.length]!);
+    const color = this.opts.color ? this.colors.get(name) : undefined;
     const label = `${name.padEnd(this.width)} | `;
     const prefix = color ? `\x1b[${color}m${label}\x1b[0m` : label;
     let proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
@@ -156,14 +225,69 @@ export class Supervisor implements AsyncDisposable {
     } catch (err) {
       throw new KvcrError("SPAWN_FAILED", `cannot start ${name} (${argv[0]}): ${(err as Error).message}`);
     }
-    const log = this.opts.logDir ? createWriteStream(join(this.opts.logDir, `${name}.log`), { flags: "a" }) : undefined;
-    if (log) this.logs.push(log);
+    let log = this.logs.get(name);
+    if (!log && this.opts.logDir) this.logs.set(name, (log = createWriteStream(join(this.opts.logDir, `${name}.log`), { flags: "a" })));
     const child = new SupervisedChild(name, proc, prefix, this.write, log, this.opts.tailLines ?? 20);
     this.children.push(child);
     void child.exited.then((e) => {
-      if (!this.stopping) this.resolveFailure(e);
+      if (this.stopping) return;
+      const r = this.restartable.get(name);
+      if (r?.current === child) void this.restart(r, child, e);
+      else if (!r) this.resolveFailure(e);
     });
     return child;
+  }
+
+  /**
+   * Puts a running (ready) child under a restart policy: when it exits unasked it is started again
+   * with the same argv after the backoff delay and must pass `gate` again; one exit past
+   * `policy.maxRestarts` restarts within the window makes it the failure, with its last stderr lines.
+   */
+  restartOnFailure(child: SupervisedChild, argv: readonly string[], gate: ReadinessGate, policy: RestartPolicy, hooks: RestartHooks = {}, env: Readonly<Record<string, string | undefined>> = {}): void {
+    if (!child.running || this.stopping) return; // its exit is (or will be) the failure as before
+    this.restartable.set(child.name, { argv, env, gate, policy, hooks, current: child, recent: [], total: 0, nextDelayMs: policy.backoffMs, upSince: performance.now() });
+  }
+
+  private async restart(r: Restartable, child: SupervisedChild, exit: ChildExit): Promise<void> {
+    const { policy } = r;
+    void Promise.resolve(child.proc.stdin.end()).catch(() => {});
+    const now = performance.now();
+    if (r.upSince !== undefined && now - r.upSince >= policy.stableMs) r.nextDelayMs = policy.backoffMs;
+    r.upSince = undefined;
+    r.recent = r.recent.filter((t) => now - t < policy.windowMs);
+    if (r.recent.length >= policy.maxRestarts) {
+      await withDeadline(child.drained, 2_000);
+      this.resolveFailure({ ...exit, restarts: r.recent.length, stderrTail: child.stderrTail() });
+      return;
+    }
+    r.recent.push(now);
+    r.total++;
+    const delayMs = r.nextDelayMs;
+    r.nextDelayMs = Math.min(Math.max(policy.backoffMaxMs, policy.backoffMs), delayMs * 2);
+    r.hooks.onRestart?.({ name: child.name, exit, attempt: r.recent.length, delayMs });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.stopRequested, new Promise<void>((res) => void (timer = setTimeout(res, delayMs)))]);
+    clearTimeout(timer);
+    if (this.stopping) return;
+    let next: SupervisedChild;
+    try {
+      next = this.spawn(child.name, r.argv, r.env);
+    } catch (err) {
+      if (!this.stopping) this.resolveFailure({ ...exit, restarts: r.recent.length, stderrTail: [(err as Error).message] });
+      return;
+    }
+    r.current = next;
+    try {
+      await this.waitReady(next, r.gate);
+    } catch (err) {
+      if (this.stopping || r.current !== next) return;
+      r.hooks.onNotReady?.(child.name, err as Error);
+      next.signal("SIGKILL"); // its exit is the next one the policy counts (unless it already exited)
+      return;
+    }
+    if (this.stopping || r.current !== next || !next.running) return;
+    r.upSince = performance.now();
+    r.hooks.onReady?.(next, r.total);
   }
 
   /**
@@ -208,6 +332,7 @@ export class Supervisor implements AsyncDisposable {
 
   /** SIGTERM to every child, SIGKILL to those still running after `graceMs`; idempotent. */
   stop(graceMs: number): Promise<void> {
+    this.requestStop();
     return (this.stopping ??= (async () => {
       for (const c of this.children) c.signal("SIGTERM");
       const all = Promise.all(this.children.map((c) => c.exited));
@@ -223,7 +348,7 @@ export class Supervisor implements AsyncDisposable {
       // Closing the lifelines releases their fds (every child has exited, so nobody reads them).
       for (const c of this.children) void Promise.resolve(c.proc.stdin.end()).catch(() => {});
       await Promise.all(this.children.map((c) => withDeadline(c.drained, 2_000)));
-      await Promise.all(this.logs.map((l) => new Promise<void>((r) => l.end(r))));
+      await Promise.all([...this.logs.values()].map((l) => new Promise<void>((r) => l.end(r))));
     })());
   }
 
