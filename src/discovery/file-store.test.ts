@@ -1,10 +1,11 @@
 // File backend: the shared contract suite (with and without fs.watch), plus what only files have:
-// on-disk layout, lapsed leases ignored and collected, malformed files skipped with a warning.
+// on-disk layout, lapsed leases and dead owners' records ignored and collected, malformed files
+// skipped with a warning.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { makeTempDir, waitFor, type TempDir } from "../../test/harness.ts";
+import { makeTempDir, pidAlive, spawnChild, waitFor, type TempDir } from "../../test/harness.ts";
 import { discoveryStoreSuite, eventLog } from "./discovery-store.suite.ts";
 import { keyToFileName } from "./file-names.ts";
 import { LEASE_FORMAT, LEASED_RECORD_FORMAT } from "./file-record.ts";
@@ -47,13 +48,21 @@ describe("file discovery backend", () => {
   const recordPath = (key: string) => join(tmp.path, keyToFileName(key));
   let handLeases = 0;
   /** Writes a record file and its own lease file by hand, as a crashed or foreign process would have left them. */
-  const writeRecord = async (key: string, leaseExpiresAtMs: number, extra: Record<string, unknown> = {}) => {
-    const owner = { pid: 1, instanceId: "feedface" };
+  const writeRecord = async (key: string, leaseExpiresAtMs: number, extra: Record<string, unknown> = {}, pid = 1) => {
+    const owner = { pid, instanceId: "feedface" };
     const lease = `.lease-feedface-hand${++handLeases}.json`;
     await writeFile(join(tmp.path, lease), JSON.stringify({ format: LEASE_FORMAT, owner, leaseTtlMs: 1000, leaseExpiresAtMs }));
     await writeFile(recordPath(key), JSON.stringify({ format: LEASED_RECORD_FORMAT, key, value: { hand: true }, owner, revision: 1, leaseTtlMs: 1000, lease, ...extra }));
   };
   const recordFiles = async () => (await readdir(tmp.path)).filter((n) => !n.startsWith(".lease-"));
+  const leaseFiles = async () => (await readdir(tmp.path)).filter((n) => n.startsWith(".lease-"));
+  /** The pid of a process that has exited and been reaped: no process has it (barring reuse within ms). */
+  const exitedPid = async () => {
+    await using child = spawnChild(["true"], { stdout: "ignore", stderr: "ignore" });
+    await child.proc.exited;
+    expect(pidAlive(child.proc.pid)).toBe(false);
+    return child.proc.pid;
+  };
 
   beforeEach(async () => {
     tmp = await makeTempDir("kvcr-disc-");
@@ -129,6 +138,46 @@ describe("file discovery backend", () => {
     await events.until(2, "put then expiry");
     expect(events.summary()).toEqual([`put ${key} r1`, `delete ${key} expired`]);
     await waitFor(async () => !(await readdir(tmp.path)).includes(keyToFileName(key)), { what: "file collected by the watcher" });
+  });
+
+  test("a record whose owner pid is gone is not listed and its files are collected at once, though its lease has a minute left", async () => {
+    await using store = await open();
+    const deadPid = await exitedPid();
+    const dead = keys.worker("dynamo", "dead-owner");
+    const alive = keys.worker("dynamo", "our-process");
+    await writeRecord(dead, Date.now() + 60_000, {}, deadPid);
+    await writeRecord(alive, Date.now() + 60_000, {}, process.pid); // a live pid: only the lease counts
+    expect(await leaseFiles()).toHaveLength(2);
+    expect((await store.list("dynamo/")).map((e) => e.key)).toEqual([alive]);
+    // No grace period: a process that is gone renews nothing, so the one list() collected both files.
+    expect(await recordFiles()).toEqual([keyToFileName(alive)]);
+    expect(await leaseFiles()).toEqual([`.lease-feedface-hand${handLeases}.json`]);
+    expect((await store.list("dynamo/")).map((e) => e.key)).toEqual([alive]);
+  });
+
+  test("a watcher sees a record deleted as expired when its owner process dies, while its lease is still in the future", async () => {
+    await using store = await open();
+    const events = eventLog();
+    const leaseExpiresAtMs = Date.now() + 60_000;
+    const expiredAt: number[] = [];
+    await using _w = await store.watch("dynamo/", (e) => {
+      if (e.type === "delete") expiredAt.push(Date.now());
+      events.listener(e);
+    });
+    await using owner = spawnChild(["sleep", "60"], { stdout: "ignore", stderr: "ignore" });
+    const key = keys.worker("dynamo", "killed");
+    const mine = keys.worker("dynamo", "mine");
+    await writeRecord(mine, leaseExpiresAtMs, {}, process.pid);
+    await events.until(1, "put of the record owned by this process");
+    await writeRecord(key, leaseExpiresAtMs, {}, owner.proc.pid);
+    await events.until(2, "put while the owner lives");
+    owner.killGroup();
+    await owner.proc.exited;
+    await events.until(3, "expiry once the owner is gone");
+    expect(events.summary()).toEqual([`put ${mine} r1`, `put ${key} r1`, `delete ${key} expired`]);
+    expect(expiredAt[0]).toBeLessThan(leaseExpiresAtMs);
+    await waitFor(async () => !(await readdir(tmp.path)).includes(keyToFileName(key)), { what: "the dead owner's record collected by the watcher" });
+    expect(await recordFiles()).toEqual([keyToFileName(mine)]); // the live process's record stays
   });
 
   test("malformed and unreadable files are skipped with one warning naming each, without stopping the watch", async () => {

@@ -1,7 +1,7 @@
 // The `file` discovery backend (the default): a directory shared by the processes of one host,
 // one JSON file per record, written once; each process renews one lease file (per TTL) that all
 // its records name, as the etcd backend keeps one lease per process. Readers ignore records whose
-// lease lapsed and delete them. Options come from the config layer (--discovery-dir); defaults are
+// lease lapsed, or whose owner's pid no longer exists, and delete them. Options come from the config layer (--discovery-dir); defaults are
 // safe per-user.
 import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";

@@ -1,7 +1,8 @@
 // List-and-watch for the file backend. One DirectoryMonitor per store drives every watch: fs.watch
 // reports changed record filenames (cheap, targeted re-reads) and a bounded poll re-lists the
 // directory, because fs.watch can miss events and lease expiry changes no file. A v2 record lives
-// as long as its owner's lease file (read once per scan per lease); lease renewals wake nobody.
+// as long as its owner's lease file (read once per scan per lease), or until its owner's pid is
+// gone, whichever comes first; lease renewals wake nobody.
 // Each watch diffs what it last reported against what is live now, so renewals are silent and
 // every change is delivered once.
 import { watch as fsWatch, type FSWatcher } from "node:fs";
@@ -29,7 +30,12 @@ export interface Observation {
   read: ReadResult;
 }
 
-/** Lease file reads of one scan: each lease is read once however many records name it. */
+/**
+ * Lease file reads of one scan: each lease is read once however many records name it. A lease
+ * whose owner process is gone (its pid does not exist) reads as lapsed long ago (expiry 0): its
+ * records are dropped and collected on this scan rather than when the lease would lapse. That
+ * costs one pid probe per lease file per scan, not one per record.
+ */
 export class LeaseReads {
   private readonly reads = new Map<string, Promise<LeaseRead>>();
   constructor(private readonly files: RecordFiles) {}
@@ -37,10 +43,26 @@ export class LeaseReads {
   get(name: string): Promise<LeaseRead> {
     let read = this.reads.get(name);
     if (!read) {
-      read = this.files.readLease(name);
+      read = this.files.readLease(name).then((lease) =>
+        lease.kind === "lease" && ownerProcessGone(lease.lease.owner.pid) ? { ...lease, lease: { ...lease.lease, leaseExpiresAtMs: 0 } } : lease,
+      );
       this.reads.set(name, read);
     }
     return read;
+  }
+}
+
+/**
+ * Whether no process has this pid on this host (signal 0 probes without signalling; EPERM means it
+ * exists under another user). A reused pid reads as alive: the lease's own expiry then applies.
+ */
+export function ownerProcessGone(pid: number): boolean {
+  if (pid <= 0 || pid === process.pid) return false; // 0 is not a process (kill(0) means our group)
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as { code?: unknown }).code === "ESRCH";
   }
 }
 
@@ -85,8 +107,10 @@ async function observeMatching(ctx: ScanContext, names: readonly string[], wante
     for (let i = next++; i < targets.length; i = next++) {
       const t = targets[i] as { name: string; key: string };
       const read = await withLease(await ctx.files.read(t.name, t.key), leases);
-      const collected = await ctx.files.collectIfExpired(t.name, read, Date.now(), ctx.gcGraceMs);
-      out[i] = { ...t, read: collected ? { kind: "missing" } : read };
+      // A collected record is still reported as the expired record it was read as: a watch that
+      // had it drops it as "expired" (collected in the same scan as its expiry: a dead owner's).
+      await ctx.files.collectIfExpired(t.name, read, Date.now(), ctx.gcGraceMs);
+      out[i] = { ...t, read };
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, targets.length) }, lane));

@@ -323,9 +323,8 @@ describe("kvcr-mock up refuses to start", () => {
 
 describe("kvcr-mock up --restart on-failure (the default)", () => {
   test("a mocker SIGKILLed after readiness is restarted with the same argv: the frontend counts its workers again, requests succeed, the state file shows restarts 1 and the new pid", async () => {
-    // The real frontend (it counts workers from discovery), the real mockers, direct mode. A short
-    // lease: the killed mocker's records stay until theirs lapses (dead records are not yet collected by pid).
-    const args = stackArgs(["--no-kv-state-agent", "--mocker-processes", "2", "--restart-backoff", "0.05", "--discovery-lease-ttl", "2", "--log-level", "info"]);
+    // The real frontend (it counts workers from discovery), the real mockers, direct mode.
+    const args = stackArgs(["--no-kv-state-agent", "--mocker-processes", "2", "--restart-backoff", "0.05", "--log-level", "info"]);
     const at = args.indexOf("--frontend-cmd");
     args.splice(at, 2);
     const { child, state } = await started(args);
