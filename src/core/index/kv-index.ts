@@ -302,7 +302,10 @@ export class KvIndex {
   /** Sizes the per-rank arrays for ids up to `rankId`, so reads by a candidate's id stay in range. */
   reserve(rankId: number): void {
     if (rankId >= this.dev.length) this.grow(rankId);
-    for (const tier of [this.tiers.device, this.tiers.host, this.tiers.disk]) if (rankId >= tier.counts.length) tier.grow(rankId);
+    const { device, host, disk } = this.tiers; // no array per call: add() reaches this on every routed request
+    if (rankId >= device.counts.length) device.grow(rankId);
+    if (rankId >= host.counts.length) host.grow(rankId);
+    if (rankId >= disk.counts.length) disk.grow(rankId);
   }
 
   /** Forgets everything a rank held (it left, or its stream was cleared). */

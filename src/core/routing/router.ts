@@ -7,7 +7,7 @@ import type { KvIndex } from "../index/kv-index.ts";
 import type { Rng } from "../random/rng.ts";
 import { ActiveLoad, type ActiveRequest } from "./active-load.ts";
 import { ApproximateIndex } from "./approximate-index.ts";
-import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, uncachedPromptTokens, type CostWeights } from "./kv-cost.ts";
+import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, prefillBlocks, uncachedPromptTokens, type CostWeights } from "./kv-cost.ts";
 import { selectByCost } from "./worker-selection.ts";
 
 export const RouterMode = { roundRobin: "round-robin", random: "random", kv: "kv" } as const;
@@ -359,18 +359,17 @@ export class Router {
     const w = this.weights;
     const activeBlocks = this.load.activeBlocks(rankId);
     const activePrefillTokens = this.load.activePrefillTokens(rankId);
-    const credit = w.overlapCredit * device + w.host * host + w.disk * disk;
-    const prefillBlocks = w.prefillLoadScale * Math.max(0, (activePrefillTokens + q.promptTokens) / q.blockSize - credit);
     const newBlocks = full - activePrefix;
+    const prefill = prefillBlocks({ promptTokens: q.promptTokens, blockSize: q.blockSize, device, host, disk, activeBlocks, activePrefillTokens, newBlocks }, w);
     const request = this.load.add(rankId, q.seqHashes, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w));
     this.approx?.record(rankId, q.seqHashes, q.nowMs ?? 0);
     return {
       rankId,
-      cost: prefillBlocks + activeBlocks + newBlocks,
+      cost: prefill + activeBlocks + newBlocks,
       deviceOverlap: device,
       hostOverlap: host,
       diskOverlap: disk,
-      prefillBlocks,
+      prefillBlocks: prefill,
       activeBlocks,
       newBlocks,
       activePrefillTokens,
