@@ -4,11 +4,10 @@
 // in order; older ones skipped). A cursor gap, or a cursor back at 1 (the agent restarted),
 // re-syncs from a fresh snapshot. CacheOwner residency maps to (worker, rank) through the
 // snapshot's own sources, attachment records and worker records (routing-state.ts).
-import * as v from "valibot";
 import type { Logger } from "../../lib/logger.ts";
 import { AgentSnapshotSchema, type AgentSnapshot } from "../../protocol/agent-snapshot.ts";
 import type { MetricFamily } from "../../protocol/prometheus.ts";
-import type { AgentHostRecord } from "../../protocol/records.ts";
+import { checkRecord, type AgentHostRecord } from "../../protocol/records.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
 import type { SubSocket } from "../../transport/zmtp/index.ts";
 import { subscribeRouterEvents } from "./router-event-sub.ts";
@@ -157,15 +156,12 @@ export class AgentFeed implements Disposable {
     const url = `${f.record.http_url.replace(/\/$/, "")}/v1/snapshot`;
     const res = await this.fetchFn(url, { method: "GET" });
     if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
-    const parsed = v.safeParse(AgentSnapshotSchema, await res.json());
-    if (!parsed.success) {
-      const issue = parsed.issues[0];
-      throw new Error(`GET ${url}: bad snapshot at ${issue.path?.map((p) => String(p.key)).join(".") ?? "(body)"}: ${issue.message}`);
-    }
+    const parsed = checkRecord(AgentSnapshotSchema, await res.json());
+    if (!parsed.ok) throw new Error(`GET ${url}: bad snapshot at ${parsed.problem}`);
     if (f.closed) return;
-    this.applySnapshot(f, parsed.output);
+    this.applySnapshot(f, parsed.value);
     this.snapshotsLoaded++;
-    f.next = BigInt(parsed.output.cursor) + 1n;
+    f.next = BigInt(parsed.value.cursor) + 1n;
     f.live = true;
     const held = f.held;
     f.held = [];
@@ -173,7 +169,7 @@ export class AgentFeed implements Disposable {
       if (!f.live) break; // a held gap started another re-sync
       this.applyInOrder(f, h.cursor, h.events);
     }
-    this.logger.debug(`agent ${f.record.agent_id}: snapshot at cursor ${parsed.output.cursor} with ${parsed.output.sources.length} source(s) loaded; following from ${f.next}`);
+    this.logger.debug(`agent ${f.record.agent_id}: snapshot at cursor ${parsed.value.cursor} with ${parsed.value.sources.length} source(s) loaded; following from ${f.next}`);
   }
 
   private applySnapshot(f: Follow, snap: AgentSnapshot): void {

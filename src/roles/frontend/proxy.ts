@@ -76,6 +76,13 @@ export function createProxy(deps: ProxyDeps): Proxy {
       finish();
       return failureResponse(answerFailure(worker.id, res.status, text));
     }
+    // The whole-answer path hears both the first chunk and the first token: the router hears it once.
+    let prefillOver = false;
+    const prefillDone = () => {
+      if (prefillOver) return;
+      prefillOver = true;
+      state.firstToken(plan);
+    };
     const reply: ReplyContext = {
       kind,
       meta,
@@ -83,9 +90,9 @@ export function createProxy(deps: ProxyDeps): Proxy {
       ctrl,
       // Which (worker, rank) served it: `kvcr-mock bench` counts its per_worker spread from these.
       servedBy: { "x-kvcr-worker": worker.id, "x-kvcr-dp-rank": String(plan.dpRank) },
-      prefillDone: () => state.firstToken(plan),
+      prefillDone,
       firstToken: () => {
-        state.firstToken(plan);
+        prefillDone();
         metrics.ttft.observe((deps.now() - t0) / 1000);
       },
       finish,

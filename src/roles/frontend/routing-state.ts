@@ -280,6 +280,7 @@ export class RoutingState {
 
   /** Routes held requests of the model, oldest first, while its router has room. */
   private release(model: string): void {
+    if (!this.held.has(model)) return; // the common case, on every first token and finish
     const router = this.routers.get(model);
     this.held.release(model, () => !(router !== undefined && router.size > 0 && router.saturated()), (tokens) => this.route(model, tokens));
   }
