@@ -1,6 +1,6 @@
 // List-and-watch for the file backend. One DirectoryMonitor per store drives every watch: fs.watch
 // reports changed record filenames (cheap, targeted re-reads) and a bounded poll re-lists the
-// directory, because fs.watch can miss events and lease expiry changes no file. A v2 record lives
+// directory, because fs.watch can miss events and lease expiry changes no file. A record lives
 // as long as its owner's lease file (read once per scan per lease), or until its owner's pid is
 // gone, whichever comes first; lease renewals wake nobody.
 // Each watch diffs what it last reported against what is live now, so renewals are silent and
@@ -9,6 +9,7 @@ import { watch as fsWatch, type FSWatcher } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { KvcrError } from "../lib/errors.ts";
+import { processAlive } from "../lib/process-alive.ts";
 import { isLeaseFileName, isRecordFileName } from "./file-names.ts";
 import type { LeaseRead, ReadResult, RecordFiles } from "./file-io.ts";
 import { toEntry, type RecordEnvelope } from "./file-record.ts";
@@ -52,18 +53,9 @@ export class LeaseReads {
   }
 }
 
-/**
- * Whether no process has this pid on this host (signal 0 probes without signalling; EPERM means it
- * exists under another user). A reused pid reads as alive: the lease's own expiry then applies.
- */
+/** Whether no process has this pid on this host; a reused pid reads as alive (the lease's own expiry then applies). */
 export function ownerProcessGone(pid: number): boolean {
-  if (pid <= 0 || pid === process.pid) return false; // 0 is not a process (kill(0) means our group)
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as { code?: unknown }).code === "ESRCH";
-  }
+  return pid > 0 && pid !== process.pid && !processAlive(pid); // 0 is not a process (kill(0) means our group)
 }
 
 /**
