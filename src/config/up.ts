@@ -118,7 +118,8 @@ export function globalWorkers(c: Pick<UpConfig, "mockerProcesses" | "workersPerP
 
 /** Cross-field rules of the up options, on the resolved config. */
 export function upProblems(c: UpConfig): string[] {
-  const problems = [...engineProblems(c), ...discoveryProblems(c), ...parseRoles(c.roles).problems];
+  const roles = parseRoles(c.roles);
+  const problems = [...engineProblems(c), ...discoveryProblems(c), ...roles.problems];
   const ranks = globalWorkers(c) * c.dataParallelSize;
   for (const [base, flag] of [[c.zmqKvEventsPorts, "--zmq-kv-events-ports"], [c.zmqReplayPorts, "--zmq-replay-ports"]] as const) {
     if (base !== undefined && base !== 0 && base + ranks - 1 > 65535) problems.push(`${flag}: base ${base} + ${ranks} ranks of this stack exceeds port 65535`);
@@ -135,7 +136,7 @@ export function upProblems(c: UpConfig): string[] {
     // Checked here too, so `up` fails at once rather than through its mockers.
     if (c.kvEventsEncoding === "array") problems.push(ARRAY_ENCODING_WITH_STATE_AGENT);
   }
-  if (c.maxSlots !== undefined && c.kvStateAgent && parseRoles(c.roles).roles.has("agent") && parseRoles(c.roles).roles.has("mockers") && c.maxSlots < ranks) {
+  if (c.maxSlots !== undefined && c.kvStateAgent && roles.roles.has("agent") && roles.roles.has("mockers") && c.maxSlots < ranks) {
     problems.push(`--max-slots: got ${c.maxSlots}, but this stack has ${ranks} CacheOwner slots (workers × dp); the agent would reject some`);
   }
   return problems;
