@@ -2,8 +2,9 @@
 // `kvcr-mock replay` runs it): the two workloads of bench/router-modes.ts with the same requests
 // and stack settings (bench/lib/router-scenarios.ts), at concurrency 2, 8 and 32, so each row
 // sits beside its live figure. Then the shared-prefix workload at 400 requests and concurrency
-// 2, 4, 8, 16 and 32 beside reference figures from a prototype of the same router cost model,
-// and the Mooncake head at 400 requests. Replay is deterministic (seeded workload, seeded tie
+// 2, 4, 8, 16 and 32 beside reference figures (quoted, not run here) that an earlier replay
+// prototype of the same cost model produced on the same workload, and the Mooncake head at 400
+// requests. Replay is deterministic (seeded workload, seeded tie
 // breaks, virtual clock): one run per figure, and machine load does not change them.
 // Run: npx bun bench/replay-router-sweep.ts
 import { readFileSync } from "node:fs";
@@ -24,7 +25,7 @@ function replay(sc: RouterScenario, requests: number, concurrency: number, mode:
   return simulateStack(workload, simulatedStackOf(sc, mode), { arrival: { kind: "concurrency", concurrency }, seed: sc.workload.seed, startedMs: performance.now() }, { hasher, now: () => performance.now() });
 }
 
-/** Prototype figures for the shared-prefix workload at 400 requests: reuse kv, rr; mean TTFT kv/rr. */
+/** Quoted reference (not run here): an earlier prototype's reuse kv, rr and mean TTFT kv/rr at 400 requests. */
 const REFERENCE = new Map<number, { kvReuse: number; rrReuse: number; kvOverRr: number }>([
   [2, { kvReuse: 0.87, rrReuse: 0.45, kvOverRr: 0.47 }],
   [4, { kvReuse: 0.58, rrReuse: 0.45, kvOverRr: 0.85 }],
@@ -34,7 +35,7 @@ const REFERENCE = new Map<number, { kvReuse: number; rrReuse: number; kvOverRr: 
 
 const f = (x: number, d = 1) => x.toFixed(d);
 const rows: string[] = [
-  "| workload | requests | concurrency | kv mean TTFT (ms) | rr mean TTFT (ms) | rr/kv | kv reuse | rr reuse | reference kv/rr TTFT | reference reuse kv / rr |",
+  "| workload | requests | concurrency | kv mean TTFT (ms) | rr mean TTFT (ms) | rr/kv | kv reuse | rr reuse | quoted reference kv/rr TTFT (inverse of rr/kv) | quoted reference reuse kv / rr |",
   "|---|---|---|---|---|---|---|---|---|---|",
 ];
 function row(sc: RouterScenario, requests: number, c: number, withReference = false): void {

@@ -258,6 +258,11 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** Waits until every pid is gone (a stopped stack's processes), naming the ones still alive. */
+export function allGone(pids: readonly number[]): Promise<unknown> {
+  return waitFor(() => pids.every((p) => !pidAlive(p)), { timeoutMs: 15_000, what: `pids ${pids.join(", ")} to be gone (alive: ${pids.filter(pidAlive).join(", ")})` });
+}
+
 export const REPO_ROOT = resolve(import.meta.dir, "..");
 /** Vectors and traces shipped in the repo (copies of ../shared, checked by test/fixtures.test.ts). */
 export const FIXTURES_DIR = resolve(REPO_ROOT, "test/fixtures");

@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { pidAlive, runCli, spawnProcess, tempDir, waitFor, type ChildProcess } from "../harness.ts";
+import { allGone, pidAlive, runCli, spawnProcess, tempDir, waitFor, type ChildProcess } from "../harness.ts";
 import { compiledBinary } from "./compiled.ts";
 
 let bin: string;
@@ -42,7 +42,6 @@ async function upReady(argv: string[]): Promise<{ up: ChildProcess; state: State
   return { up, state };
 }
 
-const allGone = (pids: number[]) => waitFor(() => pids.every((p) => !pidAlive(p)), { timeoutMs: 15_000, what: `pids ${pids.join(", ")} to be gone` });
 
 /** A prompt long enough to fill several 16-token blocks, distinct per `i` after a shared prefix. */
 const prompt = (i: number) => `${"the shared system prompt of this benchmark run ".repeat(12)} question ${i}: ${"why ".repeat(20 + i)}`;

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";
 import { keys } from "../../src/discovery/keys.ts";
-import { CLI_ENTRY, FIXTURES_DIR, pidAlive, runCli, spawnProcess, tempDir, waitFor, type ChildProcess } from "../harness.ts";
+import { allGone, CLI_ENTRY, FIXTURES_DIR, pidAlive, runCli, spawnProcess, tempDir, waitFor, type ChildProcess } from "../harness.ts";
 
 const FAKE = `${process.execPath} ${join(FIXTURES_DIR, "fake-role.ts")}`;
 const up = (args: string[]) => spawnProcess([process.execPath, CLI_ENTRY, "up", ...args]);
@@ -62,10 +62,6 @@ async function goneProcess(): Promise<{ pid: number }> {
   await using child = spawnProcess(["true"]);
   await child.proc.exited;
   return { pid: child.proc.pid };
-}
-
-async function allGone(pids: number[]): Promise<void> {
-  await waitFor(() => pids.every((p) => !pidAlive(p)), { timeoutMs: 15_000, what: `pids ${pids.join(", ")} to be gone (alive: ${pids.filter(pidAlive).join(", ")})` });
 }
 
 describe("kvcr-mock up", () => {
