@@ -8,9 +8,11 @@
 //   - per hash, the list of ranks holding it (the inverted view a router walks: a decision
 //     touches the prompt's ≤ N nodes and their holders, never one map per candidate; with 1,000
 //     candidates the per-candidate lookups were the whole cost of a decision, bench/router-decision.ts).
+import { grown } from "../kv/grown.ts";
 import type { KvTier } from "../kv/kv-events.ts";
 import { SPLIT, splitU64, U64Map } from "../kv/u64-map.ts";
 import { mix32 } from "../random/rng.ts";
+import { HolderLists } from "./holder-lists.ts";
 
 /** Two independent 32-bit weights per rank: a holder list's sums of them fingerprint its set. */
 // Kept as int32 (`| 0`) end to end: a uint32 past 2^31 is a double to the JIT, and a sum that
@@ -34,11 +36,10 @@ export interface IndexEvent {
 class TierIndex {
   readonly byRank = new Map<number, U64Map>();
   readonly holders = new U64Map();
-  readonly lists: number[][] = [];
+  readonly lists = new HolderLists();
   /** Per list: sums (mod 2^32) of its members' two weights, kept with the list (set fingerprints). */
-  readonly fpA: number[] = [];
-  readonly fpB: number[] = [];
-  private readonly freeLists: number[] = [];
+  fpA = new Int32Array(256);
+  fpB = new Int32Array(256);
   total = 0;
   /** Blocks per rank, dense by rank id (footprints without a map lookup; typed: the router reads it once per candidate). */
   counts = new Int32Array(64);
@@ -59,8 +60,8 @@ class TierIndex {
   /** Whether the last acquire() found the block held by no rank. */
   opened = false;
   /** Per list, its block's hash words (to close it by id). */
-  private readonly keyW0: number[] = [];
-  private readonly keyW1: number[] = [];
+  private keyW0 = new Int32Array(256);
+  private keyW1 = new Int32Array(256);
 
   /** Adds the block to the rank's set (valued with the block's list id, so removal needs no holder lookup). */
   store(rankId: number, w0: number, w1: number): void {
@@ -77,14 +78,19 @@ class TierIndex {
 
   /** The id openList() will take next. */
   private nextListId(): number {
-    const free = this.freeLists;
-    return free.length > 0 ? free[free.length - 1]! : this.lists.length;
+    return this.lists.nextId();
   }
 
   /** Takes list `id` (= nextListId()) for the block (w0, w1); the caller maps the block to it. */
   private openList(id: number, w0: number, w1: number): void {
-    if (id === this.lists.length) this.lists.push([]);
-    else this.freeLists.pop();
+    this.lists.open();
+    if (id >= this.fpA.length) {
+      const size = this.fpA.length * 2;
+      this.fpA = grown(this.fpA, size);
+      this.fpB = grown(this.fpB, size);
+      this.keyW0 = grown(this.keyW0, size);
+      this.keyW1 = grown(this.keyW1, size);
+    }
     this.keyW0[id] = w0;
     this.keyW1[id] = w1;
     this.fpA[id] = 0;
@@ -95,7 +101,7 @@ class TierIndex {
   private list(id: number, rankId: number): void {
     this.total++;
     this.counts[rankId]!++;
-    this.lists[id]!.push(rankId);
+    this.lists.push(id, rankId);
     this.fpA[id] = (this.fpA[id]! + weightA(rankId)) | 0;
     this.fpB[id] = (this.fpB[id]! + weightB(rankId)) | 0;
   }
@@ -150,22 +156,12 @@ class TierIndex {
 
   /** Takes `rankId` out of list `id` (the block (w0, w1)'s). */
   private unlist(id: number, rankId: number, w0: number, w1: number): void {
-    const list = this.lists[id]!;
-    // A plain loop: holder lists are short, where a native lastIndexOf call costs more than the scan.
-    let at = list.length - 1;
-    while (at >= 0 && list[at] !== rankId) at--;
-    if (at !== -1) this.unlistAt(id, at, rankId, w0, w1);
-  }
-
-  private unlistAt(id: number, at: number, rankId: number, w0: number, w1: number): void {
-    const list = this.lists[id]!;
-    list[at] = list[list.length - 1]!;
-    list.pop();
+    if (!this.lists.remove(id, rankId)) return;
     this.fpA[id] = (this.fpA[id]! - weightA(rankId)) | 0;
     this.fpB[id] = (this.fpB[id]! - weightB(rankId)) | 0;
-    if (list.length === 0) {
+    if (this.lists.len[id] === 0) {
       this.holders.delete(w0, w1);
-      this.freeLists.push(id);
+      this.lists.close(id);
     }
   }
 }
@@ -203,8 +199,8 @@ export class KvIndex {
   private stamp = 0;
   /** Whether the open query wrote any host or disk continuation. */
   private lowerWritten = false;
-  /** Block 0's holder list of the open query (the ranks its device walk wrote). */
-  private firstList: readonly number[] | undefined;
+  /** Block 0's holder list id of the open query (the ranks its device walk wrote); -1 for none. */
+  private firstList = -1;
   /** The longest device prefix any rank holds, of the last beginOverlaps() query. */
   deepest = 0;
 
@@ -269,7 +265,7 @@ export class KvIndex {
     this.reserve(rankId);
     const tier = this.tiers.device;
     const own = tier.own(rankId);
-    const words = this.wordsOf(hashes instanceof BigUint64Array ? hashes.subarray(from, to) : Array.from({ length: to - from }, (_, i) => hashes[from + i]!), to - from);
+    const words = this.wordsOf(hashes, to - from, from);
     for (let i = from; i < to; i++) {
       const k = 2 * (i - from);
       ids[i] = tier.acquire(own, rankId, words[k]!, words[k + 1]!);
@@ -358,7 +354,7 @@ export class KvIndex {
     q.disk = this.dsk;
     this.touchedCount = 0;
     this.deepest = 0;
-    this.firstList = undefined;
+    this.firstList = -1;
     if (count === 0) return q;
     const words = this.wordsOf(seqHashes, count);
     this.deviceWalk(words, count);
@@ -373,15 +369,19 @@ export class KvIndex {
     // The device walk wrote only block 0's holders (its list is unchanged until now); the
     // continuations wrote the ranks in `touched`.
     const first = this.firstList;
-    if (first !== undefined) for (let k = 0; k < first.length; k++) dev[first[k]!] = 0;
+    const lists = this.tiers.device.lists;
+    const slab = lists.slab;
+    const lo = first === -1 ? 0 : lists.off[first]!;
+    const hi = first === -1 ? 0 : lo + lists.len[first]!;
+    for (let k = lo; k < hi; k++) dev[slab[k]!] = 0;
     const nt = this.touchedCount;
     for (let t = 0; t < nt; t++) {
       const s = touched[t]!;
       dev[s] = hst[s] = dsk[s] = 0;
     }
-    if (first !== undefined && this.lowerWritten) for (let k = 0; k < first.length; k++) hst[first[k]!] = dsk[first[k]!] = 0;
+    if (this.lowerWritten) for (let k = lo; k < hi; k++) hst[slab[k]!] = dsk[slab[k]!] = 0;
     this.touchedCount = 0;
-    this.firstList = undefined;
+    this.firstList = -1;
     this.lowerWritten = false;
   }
 
@@ -403,10 +403,13 @@ export class KvIndex {
     // list itself until the first intersection copies the survivors out.
     const dt = this.tiers.device;
     const id0 = dt.total > 0 ? dt.holders.get(words[0]!, words[1]!) : -1;
-    this.firstList = id0 === -1 ? undefined : dt.lists[id0];
+    this.firstList = id0;
     if (id0 === -1) return;
-    let active: ArrayLike<number> = dt.lists[id0]!;
-    let n0 = active.length;
+    const { slab, off, len } = dt.lists;
+    // The set is read at `active[base + a]`: block 0's list in the slab, then the copy in `kept`.
+    let active = slab;
+    let base = off[id0]!;
+    let n0 = len[id0]!;
     let fpA = dt.fpA[id0]!;
     let fpB = dt.fpB[id0]!;
     let depth = 1;
@@ -417,20 +420,20 @@ export class KvIndex {
     for (let i = 1; i < count && n0 > 0; i++) {
       const id = dt.holders.get(words[2 * i]!, words[2 * i + 1]!);
       if (id === -1) break;
-      const list = dt.lists[id]!;
-      if (list.length === n0 && dt.fpA[id] === fpA && dt.fpB[id] === fpB) {
+      if (len[id] === n0 && dt.fpA[id] === fpA && dt.fpB[id] === fpB) {
         depth = i + 1;
         continue;
       }
       const stamp = (this.stamp = (this.stamp + 1) & 0x7fffffff || 1);
-      for (let k = 0; k < list.length; k++) mark[list[k]!] = stamp;
+      for (let k = off[id]!, end = k + len[id]!; k < end; k++) mark[slab[k]!] = stamp;
       let n = 0;
       for (let a = 0; a < n0; a++) {
-        const s = active[a]!;
+        const s = active[base + a]!;
         if (mark[s] === stamp) kept[n++] = s;
         else dev[s] = depth;
       }
       active = kept;
+      base = 0;
       n0 = n;
       fpA = 0;
       fpB = 0;
@@ -440,7 +443,7 @@ export class KvIndex {
       }
       if (n > 0) depth = i + 1;
     }
-    for (let a = 0; a < n0; a++) dev[active[a]!] = depth;
+    for (let a = 0; a < n0; a++) dev[active[base + a]!] = depth;
     this.deepest = depth;
   }
 
@@ -448,12 +451,12 @@ export class KvIndex {
   private continuation(tier: TierIndex, words: Int32Array, count: number, out: Int32Array, a: Int32Array, b: Int32Array | undefined): void {
     if (tier.total === 0) return;
     const touched = this.touched;
+    const { slab, off, len } = tier.lists;
     for (let i = 0; i < count; i++) {
       const id = tier.holders.get(words[2 * i]!, words[2 * i + 1]!);
       if (id === -1) continue;
-      const list = tier.lists[id]!;
-      for (let k = 0; k < list.length; k++) {
-        const s = list[k]!;
+      for (let k = off[id]!, end = k + len[id]!; k < end; k++) {
+        const s = slab[k]!;
         const base = a[s]! + (b === undefined ? 0 : b[s]!);
         if (base + out[s]! === i) {
           // Recorded once: block 0's holders (a device depth) are cleared from the first list.
@@ -551,8 +554,8 @@ export class KvIndex {
     return this.tiers[tier].byRank.get(rankId)?.keyList() ?? [];
   }
 
-  /** The first `count` hashes as u32 word pairs: a view when they already sit in a BigUint64Array. */
-  private wordsOf(seqHashes: ArrayLike<bigint>, count: number): Int32Array {
+  /** Hashes [from, from + count) as u32 word pairs, in a reused buffer. */
+  private wordsOf(seqHashes: ArrayLike<bigint>, count: number, from = 0): Int32Array {
     if (this.queryHashes.length < count) {
       this.queryHashes = new BigUint64Array(Math.max(count, this.queryHashes.length * 2));
       this.queryWords = new Int32Array(this.queryHashes.buffer);
@@ -560,11 +563,11 @@ export class KvIndex {
     const words = this.queryWords;
     if (seqHashes instanceof BigUint64Array) {
       // A typed copy (memcpy, no bigint read) into the reused buffer: no view of the caller's array.
-      this.queryHashes.set(seqHashes.length === count ? seqHashes : seqHashes.subarray(0, count));
+      this.queryHashes.set(from === 0 && seqHashes.length === count ? seqHashes : seqHashes.subarray(from, from + count));
       return words;
     }
     for (let i = 0; i < count; i++) {
-      splitU64(seqHashes[i]!);
+      splitU64(seqHashes[from + i]!);
       words[2 * i] = SPLIT[0]!;
       words[2 * i + 1] = SPLIT[1]!;
     }

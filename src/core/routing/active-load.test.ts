@@ -66,7 +66,7 @@ describe("active load", () => {
     );
   });
 
-  test("a private tail is counted without being indexed until a sibling reaches it", () => {
+  test("a private tail is counted without being indexed until a sibling reaches it, and only as far as the sibling follows it", () => {
     const load = new ActiveLoad();
     const a = hashesOf([0, 0, 0, 0, 0, 0]);
     load.beginPrefixes(a, a.length);
@@ -76,9 +76,13 @@ describe("active load", () => {
     const b = hashesOf([0, 0, 0, 1]); // shares a's first 3 blocks
     expect(load.beginPrefixes(b, b.length)[0]).toBe(3);
     load.endPrefixes();
-    expect(r.indexed).toBe(6);
+    expect(r.indexed).toBe(3); // b leaves a after block 2: blocks 3..5 stay a's private tail
     load.add(1, b, 0);
     expect([load.activeBlocks(0), load.activeBlocks(1)]).toEqual([6, 4]);
+    const c = hashesOf([0, 0, 0, 0, 0]); // follows a further
+    expect(load.beginPrefixes(c, c.length)[0]).toBe(5);
+    load.endPrefixes();
+    expect(r.indexed).toBe(5);
     load.finish(r);
     expect(load.activeBlocks(0)).toBe(0);
   });

@@ -17,20 +17,28 @@ export interface ActiveRequest {
   readonly rankId: number;
   /** Full-block sequence hashes of the prompt. */
   readonly hashes: ArrayLike<bigint>;
-  /** The tracker's ids of blocks [0, indexed) (released by id, without hashing again). */
+  /** The tracker's ids of blocks [0, indexed) (released by id, without hashing again); may be longer than the prompt. */
   readonly blockIds: Int32Array;
   /** Blocks [0, indexed) are in the index; the rest are counted only (a deferred tail). */
   indexed: number;
   /** Prefill tokens still counted against the rank (0 once the first token arrived). */
   prefillTokens: number;
   done: boolean;
+  /** The next request deferred on the same block (the tracker's list). */
+  nextDeferred: ActiveRequest | undefined;
 }
+
+/** Spare id arrays kept per power-of-two size (a decision then allocates only its request). */
+const SPARE_ID_ARRAYS = 64;
 
 export class ActiveLoad {
   private readonly blocks = new KvIndex();
   private prefill = new Float64Array(64);
-  /** Requests with a deferred tail, by the list id of their last indexed block. */
-  private readonly deferred = new Map<number, ActiveRequest[]>();
+  /** Requests with a deferred tail, by the list id of their last indexed block: a linked list's head. */
+  private readonly deferred: (ActiveRequest | undefined)[] = [];
+  private deferredCount = 0;
+  /** Released id arrays by log2 of their length. */
+  private readonly spareIds: Int32Array[][] = [];
 
   /** Sizes the per-rank arrays for ids up to `rankId` (reads by id stay in range). */
   reserve(rankId: number): void {
@@ -41,15 +49,12 @@ export class ActiveLoad {
   /** Counts a routed request: its prompt blocks as active, its uncached prompt tokens as prefill. */
   add(rankId: number, hashes: ArrayLike<bigint>, prefillTokens: number): ActiveRequest {
     this.reserve(rankId);
-    const blockIds = new Int32Array(hashes.length);
+    const blockIds = this.idArray(hashes.length);
     const indexed = this.blocks.acquire(rankId, hashes, blockIds, 0, hashes.length, true);
-    const req: ActiveRequest = { rankId, hashes, blockIds, indexed, prefillTokens, done: false };
+    const req: ActiveRequest = { rankId, hashes, blockIds, indexed, prefillTokens, done: false, nextDeferred: undefined };
     if (indexed < hashes.length) {
       this.blocks.addUnindexed(rankId, hashes.length - indexed);
-      const marker = blockIds[indexed - 1]!;
-      const list = this.deferred.get(marker);
-      if (list === undefined) this.deferred.set(marker, [req]);
-      else list.push(req);
+      this.defer(req);
     }
     this.prefill[rankId] = this.prefill[rankId]! + prefillTokens;
     return req;
@@ -73,6 +78,8 @@ export class ActiveLoad {
       this.blocks.addUnindexed(req.rankId, req.indexed - total);
     }
     this.blocks.release(req.rankId, req.blockIds, req.indexed);
+    const spare = this.spareIds[Math.log2(req.blockIds.length)];
+    if (spare !== undefined && spare.length < SPARE_ID_ARRAYS) spare.push(req.blockIds);
   }
 
   /** Distinct blocks of the rank's in-flight prompts. */
@@ -104,7 +111,7 @@ export class ActiveLoad {
       // The walk stops at the deepest indexed block; a deferred tail continuing there with this
       // prompt's next block is indexed first, and the walk runs again.
       const d = this.blocks.deepest;
-      if (this.deferred.size === 0 || d === 0 || d >= count || !this.indexTailAfter(hashes[d - 1]!, hashes[d]!)) return depth;
+      if (this.deferredCount === 0 || d === 0 || d >= count || !this.indexTailAt(hashes, d, count)) return depth;
     }
   }
 
@@ -112,32 +119,59 @@ export class ActiveLoad {
     this.blocks.endOverlaps();
   }
 
-  /** Indexes the deferred tails that continue block `at` with block `next`; false when there is none. */
-  private indexTailAfter(at: bigint, next: bigint): boolean {
-    const waiting = this.deferred.get(this.blocks.deviceListId(at));
-    if (waiting === undefined) return false;
+  /**
+   * Indexes the deferred tails that continue `hashes[0, d)` with block d, as far as they match
+   * `hashes[0, count)` (the rest of a tail stays private to its request: no prompt reaches it yet,
+   * and a long prompt's tail is not indexed for a short query); false when there is none.
+   */
+  private indexTailAt(hashes: ArrayLike<bigint>, d: number, count: number): boolean {
+    let req = this.deferred[this.blocks.deviceListId(hashes[d - 1]!)];
+    if (req === undefined) return false;
+    const next = hashes[d]!;
     let found = false;
-    for (let k = waiting.length - 1; k >= 0; k--) {
-      const req = waiting[k]!;
-      if (req.hashes[req.indexed] !== next) continue;
+    for (let after = req.nextDeferred; req !== undefined; req = after, after = req?.nextDeferred) {
+      // A sequence hash names its position: a tail continuing block d - 1 starts at block d.
+      if (req.hashes[d] !== next) continue;
       if (!found) this.blocks.endOverlaps();
       found = true;
       this.unmark(req);
       const total = req.hashes.length;
-      this.blocks.addUnindexed(req.rankId, req.indexed - total);
-      req.indexed = this.blocks.acquire(req.rankId, req.hashes, req.blockIds, req.indexed, total);
+      const limit = Math.min(total, count);
+      let to = d + 1;
+      while (to < limit && req.hashes[to] === hashes[to]) to++;
+      this.blocks.addUnindexed(req.rankId, d - to);
+      req.indexed = this.blocks.acquire(req.rankId, req.hashes, req.blockIds, d, to);
+      if (req.indexed < total) this.defer(req);
     }
     return found;
+  }
+
+  /** Puts a request with an unindexed tail on the deferred list of its last indexed block. */
+  private defer(req: ActiveRequest): void {
+    const marker = req.blockIds[req.indexed - 1]!;
+    req.nextDeferred = this.deferred[marker];
+    this.deferred[marker] = req;
+    this.deferredCount++;
   }
 
   /** Takes a request off the deferred list of its last indexed block. */
   private unmark(req: ActiveRequest): void {
     const marker = req.blockIds[req.indexed - 1]!;
-    const list = this.deferred.get(marker)!;
-    const at = list.indexOf(req);
-    list[at] = list[list.length - 1]!;
-    list.pop();
-    if (list.length === 0) this.deferred.delete(marker);
+    let at = this.deferred[marker];
+    if (at === req) this.deferred[marker] = req.nextDeferred;
+    else {
+      while (at!.nextDeferred !== req) at = at!.nextDeferred;
+      at!.nextDeferred = req.nextDeferred;
+    }
+    req.nextDeferred = undefined;
+    this.deferredCount--;
+  }
+
+  /** An id array of at least `n` entries (a power of two long), reused when one is spare. */
+  private idArray(n: number): Int32Array {
+    const c = n <= 1 ? 0 : 32 - Math.clz32(n - 1);
+    while (this.spareIds.length <= c) this.spareIds.push([]);
+    return this.spareIds[c]!.pop() ?? new Int32Array(1 << c);
   }
 
   private grow(rankId: number): void {
