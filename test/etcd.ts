@@ -2,7 +2,7 @@
 // data dir, stopped (SIGKILL, dir removed) on dispose, also when the test failed. Without etcd a
 // developer run skips these tests with one line saying how to install it; under CI=true it fails.
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { pickFreePorts } from "../src/transport/port-hold.ts";
 import { spawnChild, testTempRoot, waitFor, type SpawnedChild } from "./harness.ts";
@@ -37,6 +37,15 @@ export interface EtcdServer extends AsyncDisposable {
   kill(): Promise<void>;
   /** Starts etcd again on the same ports and data dir, and waits until it serves. */
   restart(): Promise<void>;
+  /**
+   * Kills etcd, deletes its data dir and starts an empty etcd on the same ports (same flags, so
+   * the same cluster id): an etcd restored empty, its revisions counting from 1 again.
+   */
+  wipe(): Promise<void>;
+  /** Stops etcd, copies its data dir aside and starts it again (an offline backup). */
+  backup(): Promise<void>;
+  /** Stops etcd and starts it on the last backup(): its revisions and leases as they were then. */
+  restoreBackup(): Promise<void>;
   /** Everything etcd logged (for failure messages). */
   log(): string;
   /** The running etcd's pid (benchmarks read its CPU time). */
@@ -85,6 +94,7 @@ export async function startEtcd(opts: { host?: string; fast?: boolean; dataDirBa
   const kill = async () => {
     await child?.[Symbol.asyncDispose]();
   };
+  const backupDir = `${dataDir}-backup`;
   spawn();
   try {
     await ready();
@@ -102,11 +112,32 @@ export async function startEtcd(opts: { host?: string; fast?: boolean; dataDirBa
       spawn();
       await ready();
     },
+    async wipe() {
+      await kill();
+      await rm(dataDir, { recursive: true, force: true });
+      spawn();
+      await ready();
+    },
+    async backup() {
+      await kill();
+      await rm(backupDir, { recursive: true, force: true });
+      await cp(dataDir, backupDir, { recursive: true });
+      spawn();
+      await ready();
+    },
+    async restoreBackup() {
+      await kill();
+      await rm(dataDir, { recursive: true, force: true });
+      await cp(backupDir, dataDir, { recursive: true });
+      spawn();
+      await ready();
+    },
     log: () => output,
     pid: () => child?.proc.pid,
     async [Symbol.asyncDispose]() {
       await kill();
       await rm(dataDir, { recursive: true, force: true });
+      await rm(backupDir, { recursive: true, force: true });
     },
   };
 }

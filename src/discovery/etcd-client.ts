@@ -4,6 +4,7 @@
 // compiled binary does not carry). Several endpoints are tried in turn; the last good one is kept.
 import { KvcrError } from "../lib/errors.ts";
 import { parseEtcdEndpoints } from "../protocol/etcd-endpoints.ts";
+import { EtcdEpoch } from "./etcd-epoch.ts";
 
 /** etcd's int64 fields travel as decimal strings in the gateway's JSON; kept as strings/bigint. */
 export interface EtcdHeader {
@@ -113,6 +114,8 @@ export class EtcdClient {
   private current = 0;
   private readonly timeoutMs: number;
   readonly status: EtcdConnectionStatus;
+  /** Every reply's header goes through it, so an etcd wiped or replaced is noticed by any request. */
+  readonly epoch = new EtcdEpoch();
 
   constructor(private readonly opts: EtcdClientOptions) {
     this.endpoints = [...opts.endpoints];
@@ -123,6 +126,7 @@ export class EtcdClient {
   /** POSTs `body` to `path`, trying each endpoint once starting from the last good one. */
   async call<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
     let lastErr: unknown;
+    const mark = this.epoch.mark();
     for (let attempt = 0; attempt < this.endpoints.length; attempt++) {
       const index = (this.current + attempt) % this.endpoints.length;
       const endpoint = this.endpoints[index]!;
@@ -156,6 +160,8 @@ export class EtcdClient {
       if (!res.ok || typeof doc.error === "string" || streamError) {
         throw new EtcdServerError(path, Number(streamError?.grpc_code ?? doc.code ?? 0), String(streamError?.message ?? doc.message ?? doc.error ?? `HTTP ${res.status}`));
       }
+      // Lease keep-alive is a stream on the gateway: its header sits under `result`.
+      this.epoch.observe(mark, (doc.header ?? (doc.result as { header?: EtcdHeader } | undefined)?.header) as EtcdHeader | undefined);
       return doc as T;
     }
     const message = `etcd unreachable at ${this.endpoints.join(", ")}: ${(lastErr as Error)?.message ?? String(lastErr)}`;
@@ -170,6 +176,7 @@ export class EtcdClient {
   async *watch(createRequest: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<EtcdWatchResult> {
     let res: Response | undefined;
     let lastErr: unknown;
+    const mark = this.epoch.mark();
     for (let attempt = 0; attempt < this.endpoints.length && !res; attempt++) {
       const index = (this.current + attempt) % this.endpoints.length;
       try {
@@ -201,7 +208,11 @@ export class EtcdClient {
           if (line.length === 0) continue;
           const doc = JSON.parse(line) as { result?: EtcdWatchResult; error?: { message?: string } };
           if (doc.error) throw new KvcrError("ETCD_WATCH_FAILED", `etcd watch: ${doc.error.message ?? JSON.stringify(doc.error)}`);
-          if (doc.result) yield doc.result;
+          if (doc.result) {
+            // `created` carries etcd's current revision; event headers may lag it (history replayed).
+            this.epoch.observe(mark, doc.result.header, doc.result.created === true);
+            yield doc.result;
+          }
         }
       }
     } finally {

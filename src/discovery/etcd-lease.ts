@@ -1,6 +1,8 @@
 // The etcd lease of one process (per TTL). It is kept alive every TTL/3; while etcd is unreachable
-// the process carries on, and when etcd answers again with the lease gone (it lapsed), a new lease
-// is granted and every record on it is put again (etcd-leased-record.ts says where).
+// the process carries on, and when etcd answers with the lease gone (it lapsed, or etcd was wiped),
+// a new lease is granted and every record on it is put again (etcd-leased-record.ts says where).
+// Once etcd is seen to have gone back (restored from a backup), the lease is checked at once and
+// the records put again even if etcd still knows the lease: the restore may have lost or aged them.
 import { KvcrError } from "../lib/errors.ts";
 import { EtcdServerError, type EtcdClient } from "./etcd-client.ts";
 import type { EtcdRecord } from "./etcd-leased-record.ts";
@@ -25,6 +27,8 @@ export class EtcdLease {
   /** Withdrawals etcd did not take (unreachable): retried on each tick, or gone with the revoke. */
   private readonly unremoved = new Set<() => Promise<void>>();
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** etcd went back: the next tick (now) puts every record again. */
+  private recheckDue = false;
   private closed = false;
   private tick: Promise<void> = Promise.resolve();
 
@@ -48,11 +52,22 @@ export class EtcdLease {
     // a failed renewal the next try comes sooner, so a slow or blinking etcd does not cost the lease.
     const periodMs = Math.max(100, Math.floor((this.ttlS * 1000) / 3));
     this.timer = setTimeout(() => {
+      this.timer = undefined;
       this.tick = this.keepAlive().then(
         (ok) => this.schedule(ok),
         () => this.schedule(false),
       );
-    }, renewed ? periodMs : Math.min(periodMs, RETRY_MS));
+    }, !renewed ? Math.min(periodMs, RETRY_MS) : this.recheckDue ? 0 : periodMs);
+  }
+
+  /**
+   * etcd was seen going back or replaced: renew now (a lost lease is granted again) and put every
+   * record again. A tick under way finishes first; the next one comes at once.
+   */
+  recheck(): void {
+    if (this.closed || this.id === "0") return;
+    this.recheckDue = true;
+    if (this.timer !== undefined) this.schedule();
   }
 
   /** One renewal; false when etcd gave no answer about the lease (retried soon). */
@@ -72,6 +87,12 @@ export class EtcdLease {
     if (this.closed) return true;
     if (ttl > 0) {
       this.expiresAtMs = Date.now() + ttl * 1000;
+      if (this.recheckDue) {
+        this.recheckDue = false;
+        this.deps.logger.warn(`discovery: etcd went back but still has lease ${this.id}; putting its ${this.records.size} record(s) again`);
+        this.unposted.clear();
+        await this.repostAll([...this.records]);
+      }
       if (this.unposted.size > 0) await this.repostAll([...this.unposted]);
       for (const remove of [...this.unremoved]) await remove().then(() => this.unremoved.delete(remove), () => {});
       return true;
@@ -91,13 +112,14 @@ export class EtcdLease {
     if (this.closed) return Promise.resolve(false);
     if (lapsedId !== this.id) return Promise.resolve(true);
     return (this.regranting ??= (async () => {
-      this.deps.logger.warn(`discovery: etcd lease ${this.id} lapsed; granting a new one and putting ${this.records.size} record(s) again`);
+      this.deps.logger.warn(`discovery: etcd lease ${this.id} is gone (lapsed, or etcd lost it); granting a new one and putting ${this.records.size} record(s) again`);
       try {
         const reply = await this.deps.client.call<{ ID?: string; TTL?: string }>("/v3/lease/grant", { TTL: this.ttlS });
         if (!reply.ID) return false;
         this.id = reply.ID;
         this.expiresAtMs = Date.now() + Number(reply.TTL ?? this.ttlS) * 1000;
         this.deps.onRegrant();
+        this.recheckDue = false; // every record is put again on the new lease
         void this.repostAll([...this.records]);
         return true;
       } catch (err) {

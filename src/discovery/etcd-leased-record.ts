@@ -1,6 +1,7 @@
 // One record this process owns on its etcd lease: put, updated, withdrawn (mark, then delete that
-// exact version), and put again after a lease re-grant — where it is still ours or its key is
-// free, so a record another process took over since (last writer wins) stays theirs.
+// exact version), and put again after a lease re-grant or once etcd was wiped or restored — where
+// it is still ours (any version) or its key is free, so a record another process took over since
+// (last writer wins) stays theirs.
 import { b64, EtcdServerError, type EtcdClient, type EtcdHeader, type EtcdKv, type TxnCompare, type TxnOp } from "./etcd-client.ts";
 import type { EtcdLease } from "./etcd-lease.ts";
 import { decodeKv, encodeEnvelope, etcdKey } from "./etcd-record.ts";
@@ -50,16 +51,32 @@ export class EtcdRecord extends OwnedRecord {
   }
 
   /**
-   * After a lease re-grant: put the record again on the new lease where it is still ours (moved
-   * over) or its key is free (it lapsed with the old lease); one another process put since stays theirs.
+   * After a lease re-grant, or once etcd went back (wiped, restored from a backup): put the record
+   * again on the current lease where the key is free or holds a version of ours (moved over, or an
+   * older one a restore brought back); one another process put since stays theirs. The key is read
+   * first, since after a restore our last mod_revision means nothing; the put is guarded by what
+   * was read.
    */
   repost(): Promise<void> {
     return this.enqueue(async () => {
       if (this.withdrawn) return;
-      let reply = this.modRevision === "0" ? { succeeded: false } : await this.txn([this.ours()], [this.putOp(false)]);
-      if (!reply.succeeded) reply = await this.txn([{ key: this.etcdKey, target: "CREATE", create_revision: "0", result: "EQUAL" }], [this.putOp(false)]);
-      if (reply.succeeded) this.modRevision = (reply as TxnReply).header?.revision ?? "0";
-      else this.deps.logger.warn(`discovery: ${this.key} was put by another process while etcd was unreachable; leaving it to them`);
+      const kv = (await this.deps.client.call<{ kvs?: EtcdKv[] }>("/v3/kv/range", { key: this.etcdKey })).kvs?.[0];
+      const found = kv ? decodeKv(this.deps.root, kv) : undefined;
+      const theirs = `discovery: ${this.key} was put by another process meanwhile; leaving it to them`;
+      if (kv && !(found?.ok && found.record.owner.instanceId === this.deps.owner.instanceId)) {
+        this.deps.logger.warn(theirs);
+        return;
+      }
+      if (kv && found?.ok && found.record.revision === this.revision && !found.record.withdrawn && kv.lease === this.lease.id) {
+        this.modRevision = kv.mod_revision ?? "0"; // already there as we wrote it
+        return;
+      }
+      const guard: TxnCompare = kv
+        ? { key: this.etcdKey, target: "MOD", mod_revision: kv.mod_revision ?? "0", result: "EQUAL" }
+        : { key: this.etcdKey, target: "CREATE", create_revision: "0", result: "EQUAL" };
+      const reply = await this.txn([guard], [this.putOp(false)]);
+      if (reply.succeeded) this.modRevision = reply.header?.revision ?? "0";
+      else this.deps.logger.warn(theirs);
     });
   }
 

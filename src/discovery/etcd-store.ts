@@ -1,7 +1,8 @@
 // The `etcd` discovery backend: records live under `kvcr/{namespace}/{kind}/{id…}` on
 // one etcd lease per process (per TTL), kept alive every TTL/3; list is a prefix range read; watch
-// is list-then-stream resumed from the last revision. Speaks etcd's JSON gateway over fetch
-// (etcd-client.ts says why), so it works unchanged inside the compiled binary.
+// is list-then-stream resumed from the last revision. An etcd seen wiped, restored or replaced
+// (etcd-epoch.ts) makes every watch list again and every lease put its records again. Speaks etcd's
+// JSON gateway over fetch (etcd-client.ts says why), so it works unchanged inside the compiled binary.
 import { randomBytes } from "node:crypto";
 import { ConfigError, KvcrError } from "../lib/errors.ts";
 import { createLogger } from "../lib/logger.ts";
@@ -76,6 +77,7 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
   private readonly records = new HeldRecords<EtcdRecord>();
   private readonly watches = new Set<EtcdPrefixWatch>();
   private leaseRegrants = 0;
+  private watchResyncs = 0;
   private closed = false;
 
   constructor(
@@ -89,6 +91,13 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
         if (s.connected) opts.logger.warn(`discovery: etcd reachable again at ${s.endpoint}`);
         else opts.logger.warn(`discovery: ${s.lastError ?? "etcd unreachable"}; serving with what is known and retrying`);
       },
+    });
+    // Any reply (a list, a put, a keep-alive, a watch) may be the first to show etcd lost its history.
+    this.client.epoch.onChange((why) => {
+      if (this.closed) return;
+      opts.logger.warn(`discovery: ${why}; listing every watch again and putting this process's records back`);
+      for (const w of this.watches) w.requestResync(why, true);
+      for (const lease of this.leases.values()) void lease.then((l) => l.recheck(), () => {});
     });
   }
 
@@ -140,6 +149,7 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
       logger: this.opts.logger,
       retryMs: this.opts.watchRetryMs,
       onClosed: (x) => this.watches.delete(x),
+      onResynced: () => void this.watchResyncs++,
     });
     this.watches.add(w);
     try {
@@ -153,7 +163,7 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
 
   status(): DiscoveryStatus {
     const s = this.client.status;
-    return { backend: this.backend, connected: s.connected, endpoint: s.endpoint, lastError: s.lastError, reconnects: s.reconnects, leaseRegrants: this.leaseRegrants };
+    return { backend: this.backend, connected: s.connected, endpoint: s.endpoint, lastError: s.lastError, reconnects: s.reconnects, leaseRegrants: this.leaseRegrants, watchResyncs: this.watchResyncs };
   }
 
   /** Withdraws every record, closes every watch, revokes the leases. Idempotent. */

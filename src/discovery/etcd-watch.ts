@@ -1,7 +1,9 @@
 // List-then-watch on etcd: one range read (its header revision R), then a /v3/watch stream from
-// R+1. A dropped stream is reopened from the last revision seen, so no change is missed or doubled;
-// if etcd compacted past it (or the cluster is a new one), the prefix is listed again and diffed
-// against what was reported. Versions already reported (owner + revision) are never reported again.
+// R+1. A dropped stream is reopened from the last revision seen, so no change is missed or doubled.
+// When that history is gone — compacted, or etcd went back to a lower revision or is another
+// cluster (wiped, restored, replaced; this stream or any other reply of the store shows it) — the
+// prefix is listed again, diffed against what was reported, and watched from the new revision.
+// Versions already reported (owner + revision) are never reported again.
 import { b64, prefixRangeEnd, type EtcdClient, type EtcdKv, type EtcdWatchResult } from "./etcd-client.ts";
 import { decodeKv, etcdKey, toEntry, versionOf, type EtcdEnvelope } from "./etcd-record.ts";
 import { notifyListener } from "./notify-listener.ts";
@@ -14,6 +16,8 @@ export interface WatchDeps {
   /** Wait before reopening a failed stream (doubles up to 8×). */
   retryMs: number;
   onClosed(watch: EtcdPrefixWatch): void;
+  /** A re-list after lost history is done (counted as a resync). */
+  onResynced(): void;
 }
 
 interface RangeReply {
@@ -40,6 +44,10 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
   private lastRevision = 0n;
   private clusterId = "";
   private readonly abort = new AbortController();
+  /** The open stream's, so a resync request wakes a stream waiting on a revision that may never come. */
+  private streamAbort = new AbortController();
+  /** Why the prefix must be listed again (set until a re-list succeeds). */
+  private resyncWhy: string | undefined;
   private loop: Promise<void> = Promise.resolve();
   private closed = false;
   /** Stream reopenings (after drops), for /metrics. */
@@ -53,17 +61,35 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
 
   /** Lists and delivers the initial puts, then follows the stream in the background. */
   async start(): Promise<void> {
-    await this.resync();
+    await this.list();
     this.loop = this.follow();
   }
 
-  private async resync(): Promise<void> {
+  /**
+   * The history this watch follows is gone (`why`): list again and watch from the new revision.
+   * `logged`: the caller has warned already (the store, once for all its watches).
+   */
+  requestResync(why: string, logged = false): void {
+    if (this.closed) return;
+    if (this.resyncWhy === undefined && !logged) this.deps.logger.warn(`discovery: ${why}; listing ${JSON.stringify(this.prefix)} again and watching from the new revision`);
+    this.resyncWhy = why;
+    this.streamAbort.abort();
+  }
+
+  /** A pending re-list; the flag stays set if it fails, so the next round tries again. */
+  private async relist(): Promise<void> {
+    await this.list();
+    this.resyncWhy = undefined; // a change seen by this very range reply is covered by it
+    this.deps.onResynced();
+  }
+
+  private async list(): Promise<void> {
     const { revision, clusterId, records } = await rangePrefix(this.deps, this.prefix, this.abort.signal);
     const now = Date.now();
     const live = new Map<string, EtcdEnvelope>();
     for (const r of records) if (!r.withdrawn) live.set(r.key, r);
     for (const key of [...this.reported.keys()]) {
-      // Seen gone only in a re-list (history compacted): a lapse is the likelier cause.
+      // Seen gone only in a re-list (history compacted, etcd wiped or restored): a lapse is the likelier cause.
       if (!live.has(key)) this.emitDelete(key, "expired");
     }
     for (const r of [...live.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) this.emitPut(r, now);
@@ -75,39 +101,48 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
     let failures = 0;
     const full = etcdKey(this.deps.root, this.prefix);
     while (!this.closed) {
+      let woken: AbortSignal | undefined;
       try {
-        const stream = this.deps.client.watch({ key: b64(full), range_end: prefixRangeEnd(full), start_revision: String(this.lastRevision + 1n), prev_kv: true }, this.abort.signal);
-        let resync = false;
+        if (this.resyncWhy !== undefined) await this.relist();
+        this.streamAbort = new AbortController();
+        woken = this.streamAbort.signal;
+        const signal = AbortSignal.any([this.abort.signal, this.streamAbort.signal]);
+        const stream = this.deps.client.watch({ key: b64(full), range_end: prefixRangeEnd(full), start_revision: String(this.lastRevision + 1n), prev_kv: true }, signal);
         let received = false;
         for await (const result of stream) {
           failures = 0;
           received = true;
           if (this.closed) return;
-          if (result.header?.cluster_id && this.clusterId && result.header.cluster_id !== this.clusterId) {
-            this.deps.logger.warn(`discovery: etcd cluster changed under watch ${this.prefix}; listing again`);
-            resync = true;
-            break;
-          }
-          if (result.canceled) {
-            if (result.compact_revision) this.deps.logger.warn(`discovery: etcd compacted past revision ${this.lastRevision} under watch ${this.prefix}; listing again`);
-            resync = true;
-            break;
-          }
+          this.check(result);
+          if (this.resyncWhy !== undefined) break;
           this.apply(result);
         }
         if (this.closed) return;
-        if (resync) await this.resync();
-        else if (!received) await this.pause(this.deps.retryMs); // closed at once: do not spin
+        if (!received && this.resyncWhy === undefined) await this.pause(this.deps.retryMs); // closed at once: do not spin
         this.reopens++;
       } catch (err) {
         if (this.closed) return;
+        if (woken?.aborted && this.resyncWhy !== undefined) continue; // woken to re-list, not a failure
         this.deps.client.markDown(`etcd watch ${this.prefix}: ${(err as Error).message}`);
         failures++;
         this.deps.logger.debug(`discovery: etcd watch ${this.prefix} dropped (${(err as Error).message}); reopening from revision ${this.lastRevision + 1n}`);
         await this.pause(this.deps.retryMs * Math.min(8, 2 ** (failures - 1)));
-        // After a failure the next try lists again when the history it needs may be gone; the
-        // stream answers "canceled + compact_revision" in that case, handled above.
       }
+    }
+  }
+
+  /** Asks for a re-list when this stream shows its history is gone. */
+  private check(result: EtcdWatchResult): void {
+    const header = result.header;
+    if (header?.cluster_id && this.clusterId && header.cluster_id !== this.clusterId) {
+      this.requestResync(`etcd cluster id changed from ${this.clusterId} to ${header.cluster_id} under watch ${JSON.stringify(this.prefix)} (a different etcd)`);
+    } else if (result.created && header?.revision && BigInt(header.revision) < this.lastRevision) {
+      // `created` gives etcd's current revision: below what this watch has seen, the history went back.
+      this.requestResync(`etcd revision went back from ${this.lastRevision} to ${header.revision} under watch ${JSON.stringify(this.prefix)} (etcd wiped or restored from a backup)`);
+    } else if (result.canceled) {
+      this.requestResync(result.compact_revision
+        ? `etcd compacted past revision ${this.lastRevision} under watch ${JSON.stringify(this.prefix)}`
+        : `etcd canceled watch ${JSON.stringify(this.prefix)}${result.cancel_reason ? ` (${result.cancel_reason})` : ""}`);
     }
   }
 

@@ -54,6 +54,19 @@ export class RecordFiles {
     return join(this.dir, name);
   }
 
+  /**
+   * Which directory is at the path (inode + birth time: inodes get reused at once), or undefined
+   * while there is none. A different one means the directory was removed and re-created, or swapped.
+   */
+  async dirIdentity(): Promise<string | undefined> {
+    try {
+      const st = await stat(this.dir);
+      return `${st.ino}:${st.birthtimeMs}`;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Every entry in the directory (a missing directory reads as empty: nothing registered yet). */
   async listNames(): Promise<string[]> {
     try {

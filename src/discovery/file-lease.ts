@@ -4,9 +4,11 @@
 // write however many records there are: with one lease per record, 4 mockers × 2,048 records plus
 // an agent's 4,096 meant ~3,700 rewrites a second, each waking every watcher, and on a busy host
 // renewals fell behind, records lapsed and the agent kept detaching and re-attaching slots.
-// When a renewal finds it came late (readers may have dropped and deleted records) or the lease
-// file gone (collected, or the directory wiped), it re-creates the missing records, and checks
-// again on the next renewals, since a reader that saw the lapse may still be deleting.
+// When a renewal finds it came late (readers may have dropped and deleted records), the lease
+// file gone (collected, or the directory wiped) or the directory replaced (a different inode: it
+// may hold none or older versions of our records), it re-writes the records that are missing or
+// not as we wrote them, and checks again on the next renewals, since a reader that saw the lapse
+// may still be deleting.
 import type { RecordFiles } from "./file-io.ts";
 import { leaseFileName } from "./file-names.ts";
 import { encodeLease } from "./file-record.ts";
@@ -19,7 +21,7 @@ const REPAIR_RENEWALS = 2;
 export interface LeasedFile {
   readonly fileName: string;
   readonly isWithdrawn: boolean;
-  /** Writes the record again if its file is missing (never over another owner's record). */
+  /** Writes the record again if its file is missing or holds an older version of ours (never over another owner's record). */
   restore(): Promise<void>;
 }
 
@@ -27,6 +29,8 @@ export interface FileLeaseDeps {
   files: RecordFiles;
   owner: RecordOwner;
   logger: DiscoveryLogger;
+  /** A repair began: the records were lost to readers and are being put back (counted). */
+  onRepublish(): void;
 }
 
 export class FileProcessLease {
@@ -34,6 +38,8 @@ export class FileProcessLease {
   readonly records = new Set<LeasedFile>();
   /** Expiry written in the lease file by the last successful write (0 before the first). */
   expiresAtMs = 0;
+  /** The directory the lease file was last written in (file-io.ts dirIdentity). */
+  private dirId: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private tick: Promise<void> = Promise.resolve();
   private repairsLeft = 0;
@@ -73,10 +79,15 @@ export class FileProcessLease {
     if (this.closed) return;
     const lateMs = Date.now() - this.expiresAtMs;
     const present = await this.deps.files.exists(this.fileName);
-    if (lateMs > 0 || !present) {
-      const why = lateMs > 0 ? `lapsed ${lateMs} ms before renewal (event loop stalled?)` : "file was removed";
-      this.deps.logger.warn(`discovery: lease ${this.fileName} of ${this.records.size} record(s) ${why}; readers may have dropped them, re-publishing`);
+    const dirId = await this.deps.files.dirIdentity();
+    if (lateMs > 0 || !present || dirId !== this.dirId) {
+      const why =
+        lateMs > 0 ? `lapsed ${lateMs} ms before renewal (event loop stalled?)`
+        : dirId !== this.dirId ? `directory ${this.deps.files.dir} was replaced (removed and re-created, or swapped)`
+        : "file was removed";
+      this.deps.logger.warn(`discovery: lease ${this.fileName} of ${this.records.size} record(s): ${why}; readers may have dropped them, re-publishing`);
       this.repairsLeft = REPAIR_RENEWALS + 1;
+      this.deps.onRepublish();
     }
     try {
       await this.write();
@@ -95,9 +106,10 @@ export class FileProcessLease {
     const expiresAtMs = Date.now() + this.leaseTtlMs;
     await this.deps.files.writeAtomic(this.fileName, encodeLease({ owner: this.deps.owner, leaseTtlMs: this.leaseTtlMs, leaseExpiresAtMs: expiresAtMs }), this.deps.owner.instanceId);
     this.expiresAtMs = expiresAtMs;
+    this.dirId = await this.deps.files.dirIdentity(); // the write re-creates a removed directory
   }
 
-  /** Re-creates the records whose files are gone, a few at a time. */
+  /** Re-writes the records whose files are gone or not as we wrote them, a few at a time. */
   private async restoreRecords(): Promise<void> {
     const records = [...this.records];
     let next = 0;

@@ -49,10 +49,21 @@ export class FileRecord extends OwnedRecord implements LeasedFile {
     });
   }
 
-  /** After the lease lapsed: writes the record again where its file is gone (a record another process put since stays theirs). */
+  /**
+   * After the lease lapsed or the directory was replaced: writes the record again where its file is
+   * gone or holds an older version of ours (a restored copy). A record another process put since
+   * stays theirs; an unreadable one is left alone (it may be a passing error).
+   */
   restore(): Promise<void> {
     return this.enqueue(async () => {
-      if (this.withdrawn || (await this.deps.files.exists(this.fileName))) return;
+      if (this.withdrawn) return;
+      const read = await this.deps.files.read(this.fileName, this.key);
+      if (read.kind === "invalid") return;
+      if (read.kind === "record") {
+        const { owner, revision, lease } = read.record;
+        if (owner.instanceId !== this.deps.owner.instanceId) return;
+        if (revision === this.revision && lease === this.lease.fileName) return; // as we wrote it
+      }
       await this.write();
     });
   }

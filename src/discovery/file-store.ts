@@ -1,8 +1,9 @@
 // The `file` discovery backend (the default): a directory shared by the processes of one host,
 // one JSON file per record, written once; each process renews one lease file (per TTL) that all
 // its records name, as the etcd backend keeps one lease per process. Readers ignore records whose
-// lease lapsed, or whose owner's pid no longer exists, and delete them. Options come from the config layer (--discovery-dir); defaults are
-// safe per-user.
+// lease lapsed, or whose owner's pid no longer exists, and delete them. A directory replaced under
+// the store is listed again by the watches and its records re-written by the lease. Options come
+// from the config layer (--discovery-dir); defaults are safe per-user.
 import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -18,7 +19,7 @@ import { collectExpiredLeases, DirectoryMonitor, LeaseReads, liveRecord, observe
 import { toEntry } from "./file-record.ts";
 import { HeldRecords } from "./held-records.ts";
 import { validateKey, validatePrefix } from "./keys.ts";
-import type { DiscoveryEntry, DiscoveryListener, DiscoveryLogger, DiscoveryStore, DiscoveryWatch, LeasedRecord, PutOptions, RecordOwner } from "./store.ts";
+import type { DiscoveryEntry, DiscoveryListener, DiscoveryLogger, DiscoveryStatus, DiscoveryStore, DiscoveryWatch, LeasedRecord, PutOptions, RecordOwner } from "./store.ts";
 
 export const FILE_DISCOVERY_DEFAULTS = {
   leaseTtlMs: 10_000,
@@ -108,6 +109,8 @@ export class FileDiscoveryStore implements DiscoveryStore {
   private readonly records = new HeldRecords<FileRecord>();
   /** One lease per TTL (in practice one per process: every record uses the store's TTL). */
   private readonly leases = new Map<number, Promise<FileProcessLease>>();
+  /** Lease repairs: records put back after readers may have dropped them. */
+  private republishes = 0;
   private closed = false;
 
   constructor(
@@ -168,6 +171,11 @@ export class FileDiscoveryStore implements DiscoveryStore {
     return this.monitor.add(prefix, onChange);
   }
 
+  /** Always connected (a directory); counts repairs as lease regrants and directory replacements as resyncs. */
+  status(): DiscoveryStatus {
+    return { backend: this.backend, connected: true, reconnects: 0, leaseRegrants: this.republishes, watchResyncs: this.monitor.resyncs };
+  }
+
   /** Withdraws every record this store holds, closes every watch. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -188,7 +196,7 @@ export class FileDiscoveryStore implements DiscoveryStore {
   private leaseFor(leaseTtlMs: number): Promise<FileProcessLease> {
     let lease = this.leases.get(leaseTtlMs);
     if (!lease) {
-      const l = new FileProcessLease(leaseTtlMs, { files: this.files, owner: this.owner, logger: this.opts.logger });
+      const l = new FileProcessLease(leaseTtlMs, { files: this.files, owner: this.owner, logger: this.opts.logger, onRepublish: () => void this.republishes++ });
       lease = l.start().then(() => l);
       this.leases.set(leaseTtlMs, lease);
       // A failed first write is forgotten, so the next put tries again.

@@ -4,9 +4,9 @@
 // as long as its owner's lease file (read once per scan per lease), or until its owner's pid is
 // gone, whichever comes first; lease renewals wake nobody.
 // Each watch diffs what it last reported against what is live now, so renewals are silent and
-// every change is delivered once.
+// every change is delivered once. A directory replaced under the watches (removed and re-created,
+// or swapped: a different inode) is noticed by the next full scan, which is itself the re-list.
 import { watch as fsWatch, type FSWatcher } from "node:fs";
-import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { KvcrError } from "../lib/errors.ts";
 import { processAlive } from "../lib/process-alive.ts";
@@ -206,6 +206,10 @@ export class DirectoryMonitor {
   private lastScanWarning: string | undefined;
   /** Identity (inode + birth time: inodes get reused at once) of the dir fs.watch was started on. */
   private watchedDirId: string | undefined;
+  /** Identity of the directory the watches last listed: another one means it was replaced. */
+  private listedDirId: string | undefined;
+  /** Watches listed again because the directory was replaced, for /metrics. */
+  resyncs = 0;
   /** When the last full scan ended and how long it took (performance.now() ms): paces the poll. */
   private lastFullScanEnd = 0;
   private lastFullScanMs = 0;
@@ -325,7 +329,7 @@ export class DirectoryMonitor {
     const t0 = performance.now();
     this.fullScanDue = false;
     this.pendingNames.clear(); // covered by this listing; names reported from now on are newer
-    await this.checkFsWatchTarget();
+    await this.checkDirectory();
     const names = await this.opts.files.listNames();
     this.opts.files.retainOnly(new Set(names));
     await this.opts.files.sweepStaleTemps(names, Date.now());
@@ -338,10 +342,21 @@ export class DirectoryMonitor {
     this.lastFullScanMs = this.lastFullScanEnd - t0;
   }
 
-  /** inotify follows the inode, so a watch on a removed dir goes quiet; restart it on a new one. */
-  private async checkFsWatchTarget(): Promise<void> {
+  /**
+   * Notes a replaced directory (this full scan re-lists it for every watch: counted, WARN) and
+   * restarts fs.watch on it: inotify follows the inode, so a watch on a removed dir goes quiet.
+   */
+  private async checkDirectory(): Promise<void> {
+    const dirId = await this.opts.files.dirIdentity();
+    if (dirId !== undefined) {
+      const listed = [...this.watches].filter((w) => w.initialized).length;
+      if (this.listedDirId !== undefined && dirId !== this.listedDirId && listed > 0) {
+        this.opts.logger.warn(`discovery: directory ${this.opts.files.dir} was replaced (removed and re-created, or swapped); listing ${listed} watch(es) again`);
+        this.resyncs += listed;
+      }
+      this.listedDirId = dirId;
+    }
     if (!this.opts.useFsWatch) return;
-    const dirId = await stat(this.opts.files.dir).then((st) => `${st.ino}:${st.birthtimeMs}`, () => undefined);
     if (this.fsWatcher && dirId !== this.watchedDirId) {
       this.fsWatcher.close();
       this.fsWatcher = undefined;

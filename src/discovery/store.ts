@@ -87,13 +87,21 @@ export interface DiscoveryStatus {
   lastError?: string;
   /** Returns from disconnected to connected. */
   reconnects: number;
-  /** Leases granted again because the old one lapsed while unreachable (records re-put). */
+  /**
+   * Leases granted again because the store no longer had them (lapsed during an outage or a stall,
+   * etcd wiped; the file backend: its lease file or directory lost), records put back.
+   */
   leaseRegrants: number;
+  /**
+   * Watches listed again because the store's history was lost: etcd compacted past it, went back
+   * or is another cluster; the file backend's directory replaced. Absent: none.
+   */
+  watchResyncs?: number;
 }
 
 /** A store's status; stores without one (the file backend, test doubles) are always connected. */
 export function discoveryStatus(store: DiscoveryStore): DiscoveryStatus {
-  return store.status?.() ?? { backend: store.backend, connected: true, reconnects: 0, leaseRegrants: 0 };
+  return store.status?.() ?? { backend: store.backend, connected: true, reconnects: 0, leaseRegrants: 0, watchResyncs: 0 };
 }
 
 /** The slice of the logger discovery needs (a consola instance fits). */
