@@ -74,7 +74,7 @@ describe("file discovery: the directory replaced", () => {
       await settlesOn(b, log, { "dynamo/agents/a1": 'r2="v2"', "dynamo/agents/a2": 'r1="new"' }, "the changes after the copy");
 
       await swapIn(`${tmp.path}/backup`, dir);
-      await waitFor(() => (b.status().watchResyncs ?? 0) >= 1, { what: "the watcher to notice the new directory" });
+      await waitFor(() => b.status().watchResyncs >= 1, { what: "the watcher to notice the new directory" });
       await settlesOn(b, log, { "dynamo/agents/a1": 'r2="v2"', "dynamo/agents/a2": 'r1="new"' }, "a's records re-written in the swapped directory");
       expect(a.status().leaseRegrants).toBeGreaterThanOrEqual(1);
       expect(owner.warnings.some((w) => w.includes("was replaced"))).toBe(true);
@@ -93,7 +93,7 @@ describe("file discovery: the directory replaced", () => {
     expect(b.status().watchResyncs).toBe(0);
     await rm(dir, { recursive: true });
     await mkdir(dir, { recursive: true }); // the owner's next write may have re-created it first
-    await waitFor(() => (b.status().watchResyncs ?? 0) >= 1, { what: "the watcher to notice the new directory" });
+    await waitFor(() => b.status().watchResyncs >= 1, { what: "the watcher to notice the new directory" });
     await settlesOn(b, log, { "dynamo/workers/w1": "r1=1" }, "the record back");
     expect(a.status().leaseRegrants).toBeGreaterThanOrEqual(1);
   });

@@ -16,6 +16,6 @@ export function discoveryMetricFamilies(store: DiscoveryStore): MetricFamily[] {
     { name: "kvcr_discovery_connected", help: "1 while the discovery store answers, 0 while it is unreachable (records and watches carry on)", type: "gauge", samples: [{ labels, value: s.connected ? 1 : 0 }] },
     { name: "kvcr_discovery_reconnects_total", help: "Returns of the discovery store from unreachable to reachable", type: "counter", samples: [{ labels, value: s.reconnects }] },
     { name: "kvcr_discovery_lease_regrants_total", help: "Leases granted again after the store lost them (lapsed during an outage or stall, etcd wiped, discovery directory replaced); records re-put", type: "counter", samples: [{ labels, value: s.leaseRegrants }] },
-    { name: "kvcr_discovery_watch_resyncs_total", help: "Watches listed again because the store lost their history (etcd compacted, went back or replaced, discovery directory replaced)", type: "counter", samples: [{ labels, value: s.watchResyncs ?? 0 }] },
+    { name: "kvcr_discovery_watch_resyncs_total", help: "Watches listed again because the store lost their history (etcd compacted, went back or replaced, discovery directory replaced)", type: "counter", samples: [{ labels, value: s.watchResyncs }] },
   ];
 }

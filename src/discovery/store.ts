@@ -94,9 +94,9 @@ export interface DiscoveryStatus {
   leaseRegrants: number;
   /**
    * Watches listed again because the store's history was lost: etcd compacted past it, went back
-   * or is another cluster; the file backend's directory replaced. Absent: none.
+   * or is another cluster; the file backend's directory replaced.
    */
-  watchResyncs?: number;
+  watchResyncs: number;
 }
 
 /** A store's status; stores without one (the file backend, test doubles) are always connected. */

@@ -17,7 +17,7 @@ const logger = createLogger({ level: "silent" });
 function statusStore(status: DiscoveryStatus): DiscoveryStore {
   return { backend: status.backend, status: () => status } as unknown as DiscoveryStore;
 }
-const down: DiscoveryStatus = { backend: "etcd", connected: false, endpoint: "http://10.0.0.1:2379", lastError: "etcd unreachable at http://10.0.0.1:2379: refused", reconnects: 2, leaseRegrants: 1 };
+const down: DiscoveryStatus = { backend: "etcd", connected: false, endpoint: "http://10.0.0.1:2379", lastError: "etcd unreachable at http://10.0.0.1:2379: refused", reconnects: 2, leaseRegrants: 1, watchResyncs: 0 };
 
 describe("discovery status on /health and /metrics", () => {
   test("the health view names the backend, the connection and, while down, the last error", () => {
