@@ -1,5 +1,5 @@
 // `kvcr-mock agent` options: HTTP and router-event ports, slot capacity and
-// retention, static sources, plus the discovery options every role takes.
+// retention, static sources, the raw payload limit, plus the discovery options every role takes.
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 
@@ -19,11 +19,22 @@ export const agentOptions = defineOptions({
       min: 1,
       max: 2_147_483_647,
       default: 5_000,
-      description: "A replay endpoint silent this long during a repair is given up on (the loss is counted)",
+      description: "A replay endpoint silent this long during a repair is given up on (the loss is counted); also a state dump's deadline",
+    },
+    maxEventPayloadBytes: {
+      kind: "int",
+      min: 1024,
+      max: 1 << 30,
+      default: 16 * 1024 * 1024,
+      description: "Largest raw KV-event payload taken on any path (live, replay, state dump); a bigger one is dropped (counted) and its slot rebuilds from a state dump",
     },
   }),
   ...group("Discovery", {
-    agentId: { kind: "string", nonEmpty: true, description: "Id of this agent's host record (default: random per process)" },
+    agentId: {
+      kind: "string",
+      nonEmpty: true,
+      description: "Id of this agent's host record (default: stable per host name, namespace and --port, so a restarted agent takes over its records; random with --port 0)",
+    },
   }),
   ...discoveryOptions,
 });

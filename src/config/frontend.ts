@@ -1,8 +1,41 @@
 // `kvcr-mock frontend` options (Dynamo frontend spellings), by --help topic: HTTP, the router
-// (mode, the shared router tuning options, block size, seed), limits, and discovery.
+// (mode, the shared router tuning options, block size, seed), limits, failures (retries, ejection,
+// migration), and discovery.
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { ROUTER_MODES, routerTuningOptions } from "./router.ts";
+
+/** What the frontend does when a worker fails (docs/DECISIONS.md, "Frontend"); `up` hands these on to its frontend. */
+export const frontendFailureOptions = group("Failures", {
+  routerRetries: {
+    kind: "int",
+    min: 0,
+    max: 100,
+    default: 2,
+    description: "Times a request that never reached a worker (connection refused, or the worker answered 503) goes to the next-best worker",
+  },
+  workerEjectAfter: {
+    kind: "int",
+    min: 1,
+    max: 1_000_000,
+    default: 3,
+    description: "Failed requests in a row that take a worker out of routing (back after 1 s doubling to 30 s, once its /health answers 200)",
+  },
+  migrationLimit: {
+    kind: "int",
+    min: 0,
+    max: 100,
+    default: 0,
+    env: "DYN_MIGRATION_LIMIT",
+    description: "Times a request whose worker failed before or during its stream is resumed on another worker (prompt + tokens sent so far); 0 = never",
+  },
+  migrationMaxSeqLen: {
+    kind: "int",
+    min: 1,
+    env: "DYN_MIGRATION_MAX_SEQ_LEN",
+    description: "A request whose prompt + generated tokens exceed this stops being tracked and can no longer migrate (unset: no limit)",
+  },
+});
 
 export const frontendOptions = defineOptions({
   ...group("HTTP", {
@@ -14,6 +47,11 @@ export const frontendOptions = defineOptions({
       default: 529,
       env: "DYN_HTTP_OVERLOAD_STATUS_CODE",
       description: "Status of a request shed because every worker is busy (529 as Dynamo; 503 for clients that only retry that)",
+    },
+    strictHealth: {
+      kind: "bool",
+      default: false,
+      description: "/health answers 503 (not 200) while degraded: an agent's state is being re-synced or one of its slots is degraded",
     },
   }),
   ...group("Router", {
@@ -45,6 +83,7 @@ export const frontendOptions = defineOptions({
       description: "Seconds a worker may send nothing before its request fails with 504 (default below the 10 s --discovery-lease-ttl: a stalled worker is caught before its record lapses)",
     },
   }),
+  ...frontendFailureOptions,
   ...discoveryOptions,
 });
 

@@ -28,11 +28,21 @@ export const stateAgentOptions = defineOptions({
   }),
 });
 
+/**
+ * vLLM's --max-model-len: prompt + max_tokens above it is refused (400), here and by the frontend,
+ * which reads it from the worker record. The default is Llama-3.1-8B's context (vLLM takes it from
+ * the model's config), the model whose shape --kv-bytes-per-token defaults to.
+ */
+export const maxModelLenOption = group("Workers and engine", {
+  maxModelLen: { kind: "int", min: 1, max: 1 << 30, default: 131_072, description: "Context length in tokens: a request whose prompt + max_tokens exceed it is refused with 400 (vLLM's rule)" },
+});
+
 export const mockerOptions = defineOptions({
   ...group("Workers and engine", {
     modelName: { kind: "string", nonEmpty: true, default: "mocker-engine", description: "Model name served" },
     numWorkers: { kind: "int", min: 1, max: 100_000, default: 1, description: "Mock workers in this process" },
   }),
+  ...maxModelLenOption,
   ...kvCacheOptions,
   ...group("Workers and engine", engineCoreOptions),
   ...group("HTTP and ports", {
@@ -53,7 +63,7 @@ export const mockerOptions = defineOptions({
 export type MockerConfig = ConfigOf<typeof mockerOptions>;
 
 type MockerKey = keyof typeof mockerOptions;
-const ENGINE_KEYS = new Set<string>(Object.keys(engineOptions));
+const ENGINE_KEYS = new Set<string>([...Object.keys(engineOptions), "maxModelLen"]);
 const DYNAMO_KEYS = new Set<string>([...Object.keys(stateAgentOptions), "zmqKvEventsPorts", "zmqReplayPorts", "numWorkers", "modelName", "staggerDelay"]);
 /** Names Dynamo's and vLLM's own engine-args files use for the same settings. */
 const ALIASES: Record<string, MockerKey> = {

@@ -4,8 +4,10 @@
 import { rawHostProblem } from "../protocol/cache-owner.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
+import { agentOptions } from "./agent.ts";
+import { frontendFailureOptions, frontendOptions } from "./frontend.ts";
 import type { ConfigSections } from "./load.ts";
-import { ARRAY_ENCODING_WITH_STATE_AGENT, stateAgentOptions } from "./mocker.ts";
+import { ARRAY_ENCODING_WITH_STATE_AGENT, maxModelLenOption, stateAgentOptions } from "./mocker.ts";
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
@@ -49,22 +51,26 @@ export const agentPassOn = defineOptions({
   }),
   ...group("Stack", {
     maxSlots: { kind: "int", min: 1, description: "Agent CacheOwner slot cap (default: 8, or every slot of this stack if more)" },
+    maxEventPayloadBytes: agentOptions.maxEventPayloadBytes,
   }),
 });
 
 export const frontendPassOn = defineOptions({
   ...group("HTTP and ports", {
     httpPort: { kind: "int", min: 0, max: 65535, default: 8000, description: "Frontend OpenAI HTTP port; 0 = pick" },
+    strictHealth: frontendOptions.strictHealth,
   }),
   ...group("Router", {
     routerMode: { kind: "enum", choices: ROUTER_MODES, default: "kv", description: "How the frontend picks each request's (worker, rank) (kv by default in up)" },
     ...routerTuningOptions,
   }),
+  ...frontendFailureOptions,
 });
 
 export const mockerPassOn = defineOptions({
   ...engineOptions,
   numHostBlocks: { ...engineOptions.numHostBlocks, default: 4096 },
+  ...maxModelLenOption,
   ...stateAgentPassOn,
   kvStateAgentRawHost: { ...stateAgentOptions.kvStateAgentRawHost, default: "127.0.0.1" },
   ...group("HTTP and ports", {

@@ -24,6 +24,8 @@ export const WorkerRecordSchema = v.object({
   total_host_blocks: count,
   /** Per rank (as Dynamo's runtime config): the router's prefill-tokens busy fraction is of this. */
   max_num_batched_tokens: v.optional(v.pipe(count, v.minValue(1))),
+  /** vLLM's max_model_len: the frontend refuses prompt + max_tokens above it (400). Optional: older records lack it. */
+  max_model_len: v.optional(v.pipe(count, v.minValue(1))),
   kv_event_source_mode: v.picklist([EVENT_MODES.direct, EVENT_MODES.stateAgent]),
   /** Direct mode: the worker's router-event stream (router-events.ts); absent in state-agent mode. */
   router_events_endpoint: v.optional(endpoint),
@@ -50,6 +52,8 @@ export const AttachmentIntentSchema = v.object({
   router_hint_source: v.optional(endpoint),
   kv_state_endpoint: v.pipe(v.string(), v.nonEmpty()),
   incarnation: count,
+  /** Where the publisher answers a full state dump (protocol/kv-events/state-dump.ts); absent for vLLM. */
+  state_dump_url: v.optional(v.pipe(v.string(), v.url())),
 });
 export type AttachmentIntent = v.InferOutput<typeof AttachmentIntentSchema>;
 

@@ -48,7 +48,8 @@ describe("mocker HTTP edge", () => {
     await using dir = await makeTempDir("kvcr-life-");
     await using inner = await openFileDiscoveryStore({ dir: dir.path, logger });
     const { store, release } = gatedStore(inner);
-    const m = await startMocker(mockerConfig(["--num-workers", "2", "--data-parallel-size", "2", "--speedup-ratio", "0", "--discovery-dir", dir.path]), { logger, env: {}, discovery: store });
+    // A context above the huge request below, so the KV-capacity refusal is the one it meets.
+    const m = await startMocker(mockerConfig(["--num-workers", "2", "--data-parallel-size", "2", "--speedup-ratio", "0", "--max-model-len", String(1 << 21), "--discovery-dir", dir.path]), { logger, env: {}, discovery: store });
     cleanups.push(() => m.close());
     expect((await fetch(`${m.httpUrl}/live`)).status).toBe(200);
     expect((await fetch(`${m.httpUrl}/health`)).status).toBe(503);

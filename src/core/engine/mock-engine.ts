@@ -2,6 +2,7 @@
 // time: the live mocker calls step(now) on real time and sleeps durationMs; replay advances a
 // virtual clock by durationMs. Requests can be added between any two steps.
 import type { BlockHasher } from "../kv/block-hash.ts";
+import type { BlockRecord } from "../kv/block-token-registry.ts";
 import type { KvTier } from "../kv/kv-events.ts";
 import { KvManager } from "../kv/kv-manager.ts";
 import { RequestPhase, RequestState } from "../scheduler/request-state.ts";
@@ -222,6 +223,14 @@ export class MockEngine {
       loading: this.sched.running.filter((r) => r.phase === RequestPhase.loading).map((r) => r.id),
       waiting: this.sched.waiting.toArray().map((r) => r.id),
     };
+  }
+
+  /**
+   * A block's parent, local hash and token ids while the host tier's token registry knows it
+   * (resident in a tier, or recently released); undefined without a host tier. For state dumps.
+   */
+  blockRecord(hash: bigint): BlockRecord | undefined {
+    return this.kv.offload?.registry.resolve([hash])?.[0];
   }
 
   private landLoads(nowMs: number): void {

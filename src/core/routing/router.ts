@@ -20,6 +20,8 @@ export interface RouteQuery {
   blockSize: number;
   /** Monotonic ms: approximate mode expires its predicted blocks by it. */
   nowMs?: number;
+  /** Rank ids this request may not go to (the workers its earlier attempts failed on); read only when non-empty. */
+  exclude?: ReadonlySet<number>;
 }
 
 export interface RouteDecision {
@@ -197,6 +199,10 @@ export class Router {
         return OVERLOADED;
       }
     }
+    if (q.exclude !== undefined && q.exclude.size > 0) {
+      pick = this.without(pick, q.exclude);
+      if (pick.length === 0) return undefined;
+    }
     const m = pick === undefined ? n : pick.length;
     let c: number;
     switch (this.mode) {
@@ -264,6 +270,20 @@ export class Router {
       prefill > b.activePrefillTokens ||
       (this.batchedTokens[pos]! > 0 && prefill > b.activePrefillTokensFrac * this.batchedTokens[pos]!)
     );
+  }
+
+  /** The positions of `pick` (every position when undefined) whose rank id is not in `exclude`, in this.pick. */
+  private without(pick: number[] | undefined, exclude: ReadonlySet<number>): number[] {
+    const out = this.pick;
+    if (pick === undefined) {
+      out.length = 0;
+      for (let pos = 0; pos < this.rankIds.length; pos++) if (!exclude.has(this.rankIds[pos]!)) out.push(pos);
+      return out;
+    }
+    let kept = 0;
+    for (const pos of pick) if (!exclude.has(this.rankIds[pos]!)) out[kept++] = pos;
+    out.length = kept;
+    return out;
   }
 
   /** Positions of the candidates whose worker has at least one rank under every threshold. */

@@ -9,12 +9,15 @@ import { LagHistogram } from "./lag-histogram.ts";
 import type { RouterEventOutbound } from "./outbound.ts";
 import { AgentSlot, SLOT_STATES, type SlotState } from "./slot.ts";
 import { SlotTable } from "./slot-table.ts";
+import { SlotTotals } from "./slot-totals.ts";
 import { checkSourceIntent, type SourceIntent } from "./sources.ts";
 
 export interface AgentOptions {
   maxSlots: number;
   retentionMs: number;
   replayTimeoutMs: number;
+  /** --max-event-payload-bytes: the one payload limit of every slot's live, replay and dump paths. */
+  maxPayloadBytes?: number;
   logger: Logger;
   hasher: BlockHasher;
   outbound: RouterEventOutbound;
@@ -26,12 +29,17 @@ export interface AgentOptions {
 
 export interface HealthBody {
   healthy: boolean;
-  slots: { total: number; active: number; detached: number; failed: number; quarantined: number };
+  /** "degraded" while a slot's residency may miss blocks (a loss a state dump has not made good yet). */
+  status: "healthy" | "degraded" | "unhealthy";
+  /** `degraded` counts active slots that are degraded (not a state of its own). */
+  slots: { total: number; active: number; detached: number; failed: number; quarantined: number; degraded: number };
   capacity_rejected_total: number;
   raw_gaps_total: number;
   raw_batches_recovered_total: number;
   raw_dropped_batches_total: number;
   raw_replay_out_of_range_total: number;
+  state_dumps_applied_total: number;
+  oversize_payloads_total: number;
   outbound_cursor: number;
 }
 
@@ -43,6 +51,8 @@ export interface SlotView {
   raw_endpoint: string;
   raw_topic: string;
   replay_endpoint?: string;
+  /** Where the publisher answers a full state dump; absent for publishers without one (vLLM). */
+  state_dump_url?: string;
   raw_cursor: number;
   /** True while the slot back-fills from its replay endpoint (on attach, or repairing a gap). */
   raw_replaying: boolean;
@@ -52,11 +62,17 @@ export interface SlotView {
   last_batch_age_ms: number | null;
   incarnation: number;
   fault?: string;
+  /** Its residency may miss blocks (batches lost, no state dump applied since); `degraded_reason` says why. */
+  degraded: boolean;
+  degraded_reason?: string;
   blocks: { device: number; host: number; disk: number };
   raw_gaps: number;
   raw_batches_recovered: number;
   raw_dropped_batches: number;
   raw_replay_out_of_range: number;
+  state_dumps_applied: number;
+  state_dumps_failed: number;
+  oversize_payloads: number;
   decode_errors: number;
   orphan_stores: number;
   malformed_events: number;
@@ -71,6 +87,7 @@ export class KvStateAgent {
   readonly lag = new LagHistogram();
   /** Slot state changes by the state entered (attach included), for /metrics. */
   readonly transitions: Record<SlotState, number> = { active: 0, detached: 0, failed: 0, quarantined: 0 };
+  private readonly totals = new SlotTotals();
   private readonly nowMs: () => number;
 
   constructor(private readonly opts: AgentOptions) {
@@ -86,6 +103,7 @@ export class KvStateAgent {
       retentionMs: opts.retentionMs,
       logger: opts.logger,
       schedule,
+      freed: (slot) => this.totals.retire(slot),
       createSlot: (owner, intent) =>
         new AgentSlot(owner, intent, {
           logger: opts.logger,
@@ -96,6 +114,7 @@ export class KvStateAgent {
           nowMs: this.nowMs,
           observeLagSeconds: (s) => this.lag.observe(s),
           replayTimeoutMs: opts.replayTimeoutMs,
+          ...(opts.maxPayloadBytes !== undefined ? { maxPayloadBytes: opts.maxPayloadBytes } : {}),
           changed: (slot) => this.slotChanged(slot),
         }),
     });
@@ -142,29 +161,28 @@ export class KvStateAgent {
   }
 
   health(): HealthBody {
-    const counts = { total: 0, active: 0, detached: 0, failed: 0, quarantined: 0 };
-    let gaps = 0;
-    let recovered = 0;
-    let dropped = 0;
-    let outOfRange = 0;
-    for (const s of this.table.slots()) {
+    const counts = { total: 0, active: 0, detached: 0, failed: 0, quarantined: 0, degraded: 0 };
+    const slots = this.table.slots();
+    for (const s of slots) {
       counts.total++;
       counts[s.state]++;
-      const c = s.sequencerCounters;
-      gaps += c.gaps;
-      recovered += c.recovered;
-      dropped += c.dropped;
-      outOfRange += c.replayOutOfRange;
+      if (s.degraded) counts.degraded++;
     }
+    const t = this.totals.sum(slots);
+    // Unhealthy only for what an operator must act on: a failed (ambiguous) or quarantined slot.
+    // Degraded (a slot rebuilding, or left partial by a publisher without a dump) is still 200.
+    const healthy = counts.failed === 0 && counts.quarantined === 0;
     return {
-      // Unhealthy only for what an operator must act on: a failed (ambiguous) or quarantined slot.
-      healthy: counts.failed === 0 && counts.quarantined === 0,
+      healthy,
+      status: !healthy ? "unhealthy" : counts.degraded > 0 ? "degraded" : "healthy",
       slots: counts,
       capacity_rejected_total: this.table.capacityRejected,
-      raw_gaps_total: gaps,
-      raw_batches_recovered_total: recovered,
-      raw_dropped_batches_total: dropped,
-      raw_replay_out_of_range_total: outOfRange,
+      raw_gaps_total: t.gaps,
+      raw_batches_recovered_total: t.recovered,
+      raw_dropped_batches_total: t.dropped,
+      raw_replay_out_of_range_total: t.replayOutOfRange,
+      state_dumps_applied_total: t.dumpsApplied,
+      oversize_payloads_total: t.oversizePayloads,
       outbound_cursor: this.opts.outbound.cursor,
     };
   }
@@ -189,17 +207,24 @@ export class KvStateAgent {
           connected: s.connected,
           last_batch_age_ms: s.lastBatchMs === undefined ? null : Math.max(0, now - s.lastBatchMs),
           incarnation: s.intent.incarnation,
+          degraded: s.degraded,
           blocks: { device: r.presentBlocks[0]!, host: r.presentBlocks[1]!, disk: r.presentBlocks[2]! },
           raw_gaps: c.gaps,
           raw_batches_recovered: c.recovered,
           raw_dropped_batches: c.dropped,
           raw_replay_out_of_range: c.replayOutOfRange,
+          state_dumps_applied: c.dumpsApplied,
+          state_dumps_failed: c.dumpsFailed,
+          oversize_payloads: s.counters.oversizePayloads,
           decode_errors: s.counters.decodeErrors,
           orphan_stores: r.counters.orphanStores,
           malformed_events: r.counters.malformedEvents,
         };
         if (s.intent.replay_endpoint !== undefined) view.replay_endpoint = s.intent.replay_endpoint;
         if (s.fault !== undefined) view.fault = s.fault;
+        if (s.intent.state_dump_url !== undefined) view.state_dump_url = s.intent.state_dump_url;
+        const why = s.degradedReason;
+        if (why !== undefined) view.degraded_reason = why;
         return view;
       });
   }
@@ -217,7 +242,8 @@ export class KvStateAgent {
 
   metrics(): MetricFamily[] {
     const slots = this.table.slots();
-    const sum = (f: (s: AgentSlot) => number) => slots.reduce((a, s) => a + f(s), 0);
+    // Freed slots' counts included: a total never goes down when a slot leaves.
+    const t = this.totals.sum(slots);
     const counter = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "counter", samples: [{ value }] });
     const byState = SLOT_STATES.map((state) => ({ labels: { state }, value: slots.filter((s) => s.state === state).length }));
     const out = this.opts.outbound;
@@ -226,19 +252,23 @@ export class KvStateAgent {
       { name: "kvcr_agent_slot_transitions_total", help: "Slot state changes by the state entered (active = attach or re-attach)", type: "counter", samples: SLOT_STATES.map((state) => ({ labels: { state }, value: this.transitions[state] })) },
       { name: "kvcr_agent_max_slots", help: "Slot capacity (--max-slots)", type: "gauge", samples: [{ value: this.opts.maxSlots }] },
       counter("kvcr_agent_capacity_rejected_total", "Cache owners rejected because every slot was taken", this.table.capacityRejected),
-      counter("kvcr_agent_raw_batches_total", "Raw KV-event batches received and applied or rejected", sum((s) => s.counters.rawBatches)),
-      counter("kvcr_agent_raw_gaps_total", "Raw cursor gaps seen on live streams", sum((s) => s.sequencerCounters.gaps)),
-      counter("kvcr_agent_raw_batches_recovered_total", "Raw batches recovered from replay endpoints", sum((s) => s.sequencerCounters.recovered)),
-      counter("kvcr_agent_raw_dropped_batches_total", "Raw batches lost for good (slot resynchronised)", sum((s) => s.sequencerCounters.dropped)),
-      counter("kvcr_agent_raw_replay_out_of_range_total", "Replay replies outside the requested range (below it, or far past the live stream), dropped", sum((s) => s.sequencerCounters.replayOutOfRange)),
-      counter("kvcr_agent_raw_duplicate_batches_total", "Raw batches seen twice (replay/live overlap), dropped", sum((s) => s.sequencerCounters.duplicates)),
-      counter("kvcr_agent_publisher_restarts_total", "Raw seq went backwards: publisher restarted, slot cleared", sum((s) => s.sequencerCounters.restarts)),
-      counter("kvcr_agent_orphan_stores_total", "Stored events whose parent the slot did not know (dropped)", sum((s) => s.residency.counters.orphanStores)),
-      counter("kvcr_agent_malformed_events_total", "Events with a bad token count or unknown medium (dropped)", sum((s) => s.residency.counters.malformedEvents)),
-      counter("kvcr_agent_unknown_removals_total", "Removals of blocks the slot did not hold (ignored)", sum((s) => s.residency.counters.unknownRemovals)),
-      counter("kvcr_agent_decode_errors_total", "Undecodable raw frames or payloads", sum((s) => s.counters.decodeErrors)),
-      counter("kvcr_agent_source_faults_total", "Source faults that quarantined a slot", sum((s) => s.counters.faults)),
-      counter("kvcr_agent_block_ops_total", "Block stores and removals applied", sum((s) => s.residency.counters.blockOps)),
+      { name: "kvcr_agent_degraded_slots", help: "Active slots whose residency may miss blocks (lost batches not yet made good by a state dump)", type: "gauge", samples: [{ value: slots.filter((s) => s.degraded).length }] },
+      counter("kvcr_agent_raw_batches_total", "Raw KV-event batches received and applied or rejected", t.rawBatches),
+      counter("kvcr_agent_raw_gaps_total", "Raw cursor gaps seen on live streams", t.gaps),
+      counter("kvcr_agent_raw_batches_recovered_total", "Raw batches recovered from replay endpoints", t.recovered),
+      counter("kvcr_agent_raw_dropped_batches_total", "Raw batches lost for good (slot resynchronised)", t.dropped),
+      counter("kvcr_agent_raw_replay_out_of_range_total", "Replay replies outside the requested range (below it, or far past the live stream), dropped", t.replayOutOfRange),
+      counter("kvcr_agent_raw_duplicate_batches_total", "Raw batches seen twice (replay/live overlap), dropped", t.duplicates),
+      counter("kvcr_agent_publisher_restarts_total", "Raw seq went backwards: publisher restarted, slot cleared", t.restarts),
+      counter("kvcr_agent_state_dumps_total", "Publisher state dumps applied (a degraded slot rebuilt whole)", t.dumpsApplied),
+      counter("kvcr_agent_state_dump_failures_total", "State dumps asked for that could not be fetched or used (the slot stays degraded and retries)", t.dumpsFailed),
+      counter("kvcr_agent_oversize_payloads_total", "Raw payloads over --max-event-payload-bytes (live, replay or dump), dropped; the slot resyncs", t.oversizePayloads),
+      counter("kvcr_agent_orphan_stores_total", "Stored events whose parent the slot did not know (dropped)", t.orphanStores),
+      counter("kvcr_agent_malformed_events_total", "Events with a bad token count or unknown medium (dropped)", t.malformedEvents),
+      counter("kvcr_agent_unknown_removals_total", "Removals of blocks the slot did not hold (ignored)", t.unknownRemovals),
+      counter("kvcr_agent_decode_errors_total", "Undecodable raw frames or payloads", t.decodeErrors),
+      counter("kvcr_agent_source_faults_total", "Source faults that quarantined a slot", t.faults),
+      counter("kvcr_agent_block_ops_total", "Block stores and removals applied", t.blockOps),
       { name: "kvcr_agent_outbound_cursor", help: "Cursor of the last router-event batch published", type: "gauge", samples: [{ value: out.cursor }] },
       counter("kvcr_agent_router_events_total", "Router events published", out.eventsPublished),
       counter("kvcr_agent_router_batches_dropped_total", "Router-event batch copies dropped for subscribers at their send high-water mark", out.droppedByHwm()),

@@ -34,8 +34,9 @@ describe("agent HTTP app", () => {
     await withApp(async (get) => {
       expect((await get("/live")).status).toBe(200);
       expect(await (await get("/health")).json()).toEqual({
-        healthy: true, slots: { total: 0, active: 0, detached: 0, failed: 0, quarantined: 0 }, capacity_rejected_total: 0,
-        raw_gaps_total: 0, raw_batches_recovered_total: 0, raw_dropped_batches_total: 0, raw_replay_out_of_range_total: 0, outbound_cursor: 0,
+        healthy: true, status: "healthy", slots: { total: 0, active: 0, detached: 0, failed: 0, quarantined: 0, degraded: 0 }, capacity_rejected_total: 0,
+        raw_gaps_total: 0, raw_batches_recovered_total: 0, raw_dropped_batches_total: 0, raw_replay_out_of_range_total: 0,
+        state_dumps_applied_total: 0, oversize_payloads_total: 0, outbound_cursor: 0,
       });
       expect(await (await get("/v1/slots")).json()).toEqual([]);
       expect(v.safeParse(AgentSnapshotSchema, await (await get("/v1/snapshot")).json()).success).toBe(true);

@@ -2,14 +2,19 @@ import { describe, expect, test } from "bun:test";
 import { RawSequencer, type SequencerSink } from "./raw-sequencer.ts";
 
 /** Records what the sequencer asks of its slot, as a readable log. */
-function harness(hasReplay: boolean) {
+function harness(hasReplay: boolean, hasDump = false) {
   const log: string[] = [];
   const sink: SequencerSink = {
     apply: (seq, _p, replayed) => log.push(`${replayed ? "replayed" : "apply"} ${seq}`),
     resync: (reason) => log.push(`resync: ${reason}`),
     requestReplay: (from) => log.push(`replay from ${from}`),
+    requestDump: () => log.push("dump?"),
+    applyDump: (seq) => {
+      log.push(`dump at ${seq}`);
+      return undefined;
+    },
   };
-  const s = new RawSequencer(sink, hasReplay);
+  const s = new RawSequencer(sink, hasReplay, hasDump);
   const p = new Uint8Array(0);
   return { s, log, live: (...seqs: number[]) => seqs.forEach((q) => s.live(q, p)), replay: (...seqs: number[]) => seqs.forEach((q) => s.replayed(q, p)) };
 }
@@ -143,5 +148,81 @@ describe("RawSequencer", () => {
     h.live(6);
     expect(h.log).toEqual(["apply 0", "replay from 1", "resync: gap: expected seq 1, got 5", "apply 5", "apply 6"]);
     expect(h.s.counters).toMatchObject({ replayOutOfRange: 1, dropped: 4 });
+  });
+
+  describe("state dump", () => {
+    test("a replay window exceeded on attach: the slot is degraded, live is held, the dump replaces the residency and live follows from its seq + 1", () => {
+      const h = harness(true, true);
+      h.s.start();
+      h.replay(5, 6);
+      h.live(8, 9);
+      h.s.replayEnded();
+      expect(h.s.degraded).toBe(true);
+      expect(h.s.isDumping).toBe(true);
+      h.live(10);
+      h.s.dumpArrived(9, new Uint8Array(0));
+      h.live(11);
+      expect(h.log).toEqual(["replay from 0", expect.stringContaining("resync: replay starts at seq 5"), "dump?", "dump at 9", "apply 10", "apply 11"]);
+      expect(h.s.degraded).toBe(false);
+      expect(h.s.cursor).toBe(11);
+      expect(h.s.counters).toMatchObject({ dumpsApplied: 1, duplicates: 2 });
+    });
+
+    test("without replay a gap asks for the dump at once; batches the dump covers are dropped as duplicates", () => {
+      const h = harness(false, true);
+      h.live(0, 4, 5, 6);
+      h.s.dumpArrived(5, new Uint8Array(0));
+      h.live(7);
+      expect(h.log).toEqual(["apply 0", "resync: gap: expected seq 1, got 4", "dump?", "dump at 5", "apply 6", "apply 7"]);
+    });
+
+    test("a failed dump leaves the slot degraded on the cleared residency, filling from live; a retry that works ends it", () => {
+      const h = harness(false, true);
+      h.live(0, 3, 4);
+      h.s.dumpFailed("answered 500");
+      h.live(5);
+      expect(h.s.degraded).toBe(true);
+      expect(h.log.slice(3)).toEqual(["resync: state dump failed: answered 500", "apply 3", "apply 4", "apply 5"]);
+      h.s.retryDump();
+      h.live(6);
+      h.s.dumpArrived(6, new Uint8Array(0));
+      expect(h.s.degraded).toBe(false);
+      expect(h.s.counters).toMatchObject({ dumpsFailed: 1, dumpsApplied: 1 });
+    });
+
+    test("without a dump a loss leaves the slot degraded until the publisher starts again from 0", () => {
+      const h = harness(false);
+      h.live(0, 3);
+      expect(h.s.degraded).toBe(true);
+      h.live(0);
+      expect(h.s.degraded).toBe(false);
+    });
+
+    test("an unusable batch (payload over the limit) during the dump drain asks for another dump", () => {
+      const log: string[] = [];
+      let s: RawSequencer;
+      const sink: SequencerSink = {
+        apply: (seq) => {
+          log.push(`apply ${seq}`);
+          if (seq === 7) s.lostBatch("too big");
+        },
+        resync: (reason) => log.push(`resync: ${reason}`),
+        requestReplay: () => log.push("replay?"),
+        requestDump: () => log.push("dump?"),
+        applyDump: (seq) => void log.push(`dump at ${seq}`),
+      };
+      s = new RawSequencer(sink, false, true);
+      const p = new Uint8Array(0);
+      s.live(3, p);
+      s.live(6, p);
+      s.live(7, p);
+      s.live(8, p);
+      s.dumpArrived(5, p);
+      expect(log).toEqual(["resync: joined at seq 3 with no replay of 0..2", "dump?", "dump at 5", "apply 6", "apply 7", "resync: too big", "dump?"]);
+      expect(s.isDumping).toBe(true);
+      s.dumpArrived(8, p);
+      expect(s.degraded).toBe(false);
+      expect(s.cursor).toBe(8);
+    });
   });
 });

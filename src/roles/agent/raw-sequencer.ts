@@ -1,6 +1,6 @@
-// The raw cursor of one agent slot, pure: seq order, gaps, late joins, restarts and repairs.
-// Sockets and timers stay at the edge (slot.ts); holding live batches during a repair and
-// dropping the overlap after it is ReplayThenLive's (roles/replay-then-live.ts).
+// The raw cursor of one agent slot, pure: seq order, gaps, late joins, restarts, repairs and
+// state dumps. Sockets, HTTP and timers stay at the edge (slot.ts); holding live batches during a
+// repair or a dump and dropping the overlap after it is ReplayThenLive's (roles/replay-then-live.ts).
 import { ReplayThenLive } from "../replay-then-live.ts";
 
 export interface SequencerSink {
@@ -10,6 +10,10 @@ export interface SequencerSink {
   resync(reason: string): void;
   /** Ask the replay endpoint for every batch from `fromSeq`; the edge arms a deadline. */
   requestReplay(fromSeq: number): void;
+  /** Fetch the publisher's state dump; the edge answers with dumpArrived or dumpFailed. */
+  requestDump(): void;
+  /** Replace the residency with the dump's (reflecting seqs ≤ `seq`); a string is why it could not be used. */
+  applyDump(seq: number, payload: Uint8Array): string | undefined;
 }
 
 export interface SequencerCounters {
@@ -25,6 +29,16 @@ export interface SequencerCounters {
   restarts: number;
   /** Replay replies outside the requested range (below its start, or past the live head), dropped. */
   replayOutOfRange: number;
+  /** State dumps applied (each ends a degraded period). */
+  dumpsApplied: number;
+  /** State dumps asked for that could not be fetched or used. */
+  dumpsFailed: number;
+}
+
+export const NO_SEQUENCER_COUNTERS: Readonly<SequencerCounters> = Object.freeze({ gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0, replayOutOfRange: 0, dumpsApplied: 0, dumpsFailed: 0 });
+
+export function addSequencerCounters(into: SequencerCounters, c: Readonly<SequencerCounters>): void {
+  for (const k of Object.keys(into) as (keyof SequencerCounters)[]) into[k] += c[k];
 }
 
 /** Live batches held during one repair, at most (beyond: dropped, and recovered by the next repair). */
@@ -45,13 +59,26 @@ export type ReplayVerdict = "applied" | "duplicate" | "out-of-range" | "ignored"
  *   restarted: resynchronise (clear) before applying.  While the replayed range and the held
  *   live batches overlap, lower seqs are duplicates and dropped.
  * - a repair whose replay starts after the requested seq (the buffer no longer holds it) counts
- *   the hole as lost and rebuilds from what the buffer still holds.
+ *   the hole as lost; with a state dump the repair becomes the dump, without one the slot
+ *   rebuilds from what the buffer still holds.
  * - a replay reply below the requested seq, or more than REPLAY_AHEAD_SLACK past the newest live
  *   seq, is out of range: dropped and counted (no live seq yet, e.g. the back-fill on attach to an
  *   idle stream: no upper bound). The repair ends as usual; what it did not bring is lost.
+ * - a loss (a hole replay cannot fill, no replay endpoint, an unusable batch) leaves the slot
+ *   `degraded`: with a state dump (`hasDump`) live batches are held, the dump replaces the
+ *   residency and the held batches after its seq follow; without one the slot fills from live
+ *   and stays degraded until a publisher restart from seq 0 or a dump.
  */
 export class RawSequencer {
-  readonly counters: SequencerCounters = { gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0, replayOutOfRange: 0 };
+  readonly counters: SequencerCounters = { ...NO_SEQUENCER_COUNTERS };
+  /** The residency may miss blocks (a loss since the last complete state) and says so. */
+  degraded = false;
+  /** A loss during a dump: another dump once this one is applied (drain() asks). */
+  private dumpWanted = false;
+  /** The hold of `order` is for a dump, not a replay (replay replies are ignored meanwhile). */
+  private dumping = false;
+  /** After a failed dump: the next batch starts the cursor again, whatever its seq. */
+  private fillFromLive = false;
   /** Next seq expected; undefined before the first batch. */
   private expected: number | undefined;
   private readonly order = new ReplayThenLive<number, Uint8Array>(MAX_HELD_BATCHES);
@@ -67,6 +94,7 @@ export class RawSequencer {
   constructor(
     private readonly sink: SequencerSink,
     private readonly hasReplay: boolean,
+    private readonly hasDump = false,
   ) {}
 
   /** The raw cursor: the last applied seq, or -1 before any. */
@@ -74,13 +102,26 @@ export class RawSequencer {
     return this.expected === undefined ? -1 : this.expected - 1;
   }
 
+  /** Back-filling from replay (not a dump). */
   get isRepairing(): boolean {
-    return this.order.isReplaying;
+    return this.order.isReplaying && !this.dumping;
   }
 
-  /** On attach: with a replay endpoint, back-fill from 0 at once (the stream may be idle). */
+  /** Waiting for a state dump (live batches held). */
+  get isDumping(): boolean {
+    return this.dumping;
+  }
+
+  /**
+   * On attach, at once (the stream may be idle, so no late join would show): with a replay
+   * endpoint back-fill from 0; else with a state dump load it (degraded until it is applied).
+   */
   start(): void {
     if (this.hasReplay) this.beginRepair(0);
+    else if (this.hasDump) {
+      this.degraded = true;
+      this.beginDump();
+    }
   }
 
   live(seq: number, payload: Uint8Array): void {
@@ -92,7 +133,7 @@ export class RawSequencer {
 
   /** One replayed batch (topic already checked by the edge). */
   replayed(seq: number, payload: Uint8Array): ReplayVerdict {
-    if (!this.order.isReplaying) return "ignored"; // a late reply after a deadline: live covers it
+    if (!this.isRepairing) return "ignored"; // a late reply after a deadline (live covers it), or during a dump
     if (seq < this.replayFrom || (this.lastLive !== undefined && seq > this.lastLive + REPLAY_AHEAD_SLACK)) {
       this.counters.replayOutOfRange++;
       return "out-of-range";
@@ -104,6 +145,7 @@ export class RawSequencer {
     if (seq > this.replayNext) {
       // The buffer starts after what we asked for: that range is gone.
       this.lose(seq - this.replayNext, `replay starts at seq ${seq}, batches ${this.replayNext}..${seq - 1} are no longer buffered`);
+      if (this.dumping) return "ignored"; // the dump rebuilds everything
     }
     this.replayNext = seq + 1;
     this.expected = seq + 1;
@@ -115,15 +157,59 @@ export class RawSequencer {
 
   /** The end marker, or the edge's deadline (`failed`): carry on with the held live batches. */
   replayEnded(): void {
-    if (!this.order.isReplaying) return;
+    if (!this.isRepairing) return;
+    this.drain();
+  }
+
+  /** The dump the edge fetched: it replaces the residency; held live batches after `seq` follow. */
+  dumpArrived(seq: number, payload: Uint8Array): void {
+    if (!this.dumping) return;
+    const problem = this.sink.applyDump(seq, payload);
+    if (problem !== undefined) return this.dumpFailed(problem);
+    this.counters.dumpsApplied++;
+    this.degraded = false;
+    this.fillFromLive = false;
+    this.expected = seq + 1;
+    if (seq >= 0) this.order.replayed(seq);
+    this.dumping = false;
+    this.drain();
+  }
+
+  /**
+   * The dump could not be had (HTTP error, too big, undecodable): the held batches go on the
+   * cleared residency, the slot stays degraded, and the edge may retry (retryDump) later.
+   */
+  dumpFailed(reason: string): void {
+    if (!this.dumping) return;
+    this.counters.dumpsFailed++;
+    this.dumping = false;
+    this.sink.resync(`state dump failed: ${reason}`);
+    // Fill from live: the next batch is taken as the new start (the loss is already counted).
+    this.expected = undefined;
+    this.fillFromLive = true;
+    this.drain();
+  }
+
+  /** Ask for a dump again (after a failed one) if the slot is still degraded. */
+  retryDump(): void {
+    if (this.hasDump && this.degraded && !this.order.isReplaying) this.beginDump();
+  }
+
+  /** Ends the hold (repair or dump) and processes the held live batches; a loss among them is final. */
+  private drain(): void {
     const { next, duplicates } = this.order.end();
     this.counters.duplicates += duplicates;
     this.draining = true;
     try {
-      for (const h of next) this.next(h.seq, h.item);
+      for (const h of next) {
+        // A loss while draining may start a dump: the rest is held for it.
+        if (this.order.isReplaying) this.order.live(h.seq, h.item);
+        else this.next(h.seq, h.item);
+      }
     } finally {
       this.draining = false;
     }
+    if (this.dumpWanted && !this.order.isReplaying) this.beginDump();
   }
 
   /** A batch the edge could not use (undecodable payload, its seq already consumed): lost, resynchronised. */
@@ -132,11 +218,18 @@ export class RawSequencer {
   }
 
   private next(seq: number, payload: Uint8Array): void {
+    if (this.fillFromLive) {
+      this.fillFromLive = false;
+      this.expected = seq;
+    }
     const expected = this.expected;
     if (expected !== undefined && seq < expected) {
       this.counters.restarts++;
       this.sink.resync(`publisher restarted (seq ${seq} after ${expected - 1})`);
       this.expected = undefined;
+      // A publisher that starts again from 0 is seen whole: nothing is missing any more.
+      this.degraded = false;
+      this.dumpWanted = false;
     }
     if (this.expected === undefined) {
       if (seq > 0) {
@@ -148,6 +241,11 @@ export class RawSequencer {
       if (!this.draining) this.counters.gaps++; // a held batch past a repair is the same gap
       if (this.hasReplay && !this.draining) return this.beginRepair(this.expected, { seq, item: payload });
       this.lose(seq - this.expected, `gap: expected seq ${this.expected}, got ${seq}`);
+    }
+    // The loss started a dump: this batch waits for it like any live one (dropped if it covers it).
+    if (this.dumping) {
+      this.order.live(seq, payload);
+      return;
     }
     this.expected = seq + 1;
     this.sink.apply(seq, payload, false);
@@ -163,6 +261,26 @@ export class RawSequencer {
 
   private lose(batches: number, reason: string): void {
     this.counters.dropped += batches;
+    this.degraded = true;
     this.sink.resync(reason);
+    if (!this.hasDump) return;
+    if (this.dumping) {
+      this.dumpWanted = true; // another dump after this one (drain() asks)
+      return;
+    }
+    if (this.order.isReplaying) {
+      // The running repair becomes the dump: its hold is kept, its remaining replies ignored.
+      this.dumping = true;
+      this.sink.requestDump();
+      return;
+    }
+    this.beginDump();
+  }
+
+  private beginDump(): void {
+    this.dumpWanted = false;
+    this.dumping = true;
+    this.order.begin();
+    this.sink.requestDump();
   }
 }

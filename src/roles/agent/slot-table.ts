@@ -15,6 +15,8 @@ export interface SlotTableDeps {
   createSlot(owner: string, intent: SourceIntent): AgentSlot;
   /** Runs `fn` after `ms`; returns a cancel function. */
   schedule(fn: () => void, ms: number): () => void;
+  /** A slot leaves the table for good (its counters must live on in the stack-wide totals). */
+  freed?(slot: AgentSlot): void;
 }
 
 interface Owner {
@@ -68,6 +70,7 @@ export class SlotTable {
         if (!hadSlot && owner.slot) {
           owner.cancelRetention?.();
           owner.slot.close();
+          this.deps.freed?.(owner.slot);
           owner.slot = undefined;
           this.slotCount--;
           this.owners.delete(id);
@@ -175,6 +178,7 @@ export class SlotTable {
     const owner = this.owners.get(id);
     if (!owner?.slot || owner.intents.size > 0) return;
     owner.slot.close();
+    this.deps.freed?.(owner.slot);
     owner.slot = undefined;
     owner.cancelRetention = undefined;
     this.owners.delete(id);

@@ -1,21 +1,31 @@
 // One agent slot: a CacheOwner's residency, its raw ingest (SUB on the raw endpoint filtered on
-// the raw topic, DEALER on the replay endpoint for repairs), sockets, timers, faults and counters;
-// ordering is RawSequencer's, normalization SlotResidency's. A slot's failure touches no other.
+// the raw topic, DEALER on the replay endpoint for repairs, the publisher's state dump over HTTP
+// when replay cannot rebuild it), sockets, timers, faults and counters; ordering is
+// RawSequencer's, normalization SlotResidency's. A slot's failure touches no other.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { decodeFlat, FlatBatch, flatFromBatch } from "../../protocol/kv-events/flat-decode.ts";
 import { decodeBatch, liveSeqNumber, parseReplayReply, replayRequest } from "../../protocol/kv-events/index.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
 import { DealerSocket, SubSocket } from "../../transport/zmtp/index.ts";
-import { RawSequencer, type SequencerCounters } from "./raw-sequencer.ts";
+import { addSequencerCounters, NO_SEQUENCER_COUNTERS, RawSequencer, type SequencerCounters } from "./raw-sequencer.ts";
+import { SlotDumps } from "./slot-dumps.ts";
 import { batchFault, SlotResidency } from "./slot-residency.ts";
 import type { SourceIntent } from "./sources.ts";
 
 export const SLOT_STATES = ["active", "detached", "failed", "quarantined"] as const;
 export type SlotState = (typeof SLOT_STATES)[number];
 
-/** Payloads above this quarantine the slot (a fault, not a decode error). */
-export const MAX_RAW_PAYLOAD_BYTES = 8 * 1024 * 1024;
+/** Default of --max-event-payload-bytes: the largest raw payload taken on any path (live, replay, dump). */
+export const DEFAULT_MAX_EVENT_PAYLOAD_BYTES = 16 * 1024 * 1024;
+/**
+ * The ZMTP message limit of a slot's sockets for a payload limit: twice it (plus the topic and seq
+ * frames), so a payload somewhat over the limit is read, dropped and counted by the slot, and only
+ * a far bigger one resets the connection (which reconnects; the loss then shows as a gap).
+ */
+export function socketMessageLimit(maxPayloadBytes: number): number {
+  return maxPayloadBytes * 2 + 64 * 1024;
+}
 /** Decode errors are logged at most this often per slot (the rest are counted). */
 const DECODE_LOG_INTERVAL_MS = 60_000;
 
@@ -30,8 +40,12 @@ export interface SlotDeps {
   nowSeconds(): number;
   nowMs(): number;
   observeLagSeconds(lag: number): void;
-  /** The replay endpoint's deadline per reply (no end marker by then: carry on live). */
+  /** The replay endpoint's deadline per reply (no end marker by then: carry on live); also a state dump's. */
   replayTimeoutMs: number;
+  /** Largest raw payload taken (live, replay, dump); a bigger one is dropped, counted, and the slot resyncs (default 16 MiB). */
+  maxPayloadBytes?: number;
+  /** HTTP for state dumps (tests inject one); default: fetch. */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
   /** State changes (attachment records, logs). */
   changed(slot: AgentSlot): void;
 }
@@ -40,6 +54,8 @@ export interface SlotCounters {
   rawBatches: number;
   decodeErrors: number;
   faults: number;
+  /** Payloads over the limit (any path), dropped. */
+  oversizePayloads: number;
 }
 
 /** One flat batch for every slot: a payload is decoded and applied synchronously, never interleaved. */
@@ -63,9 +79,12 @@ export class AgentSlot {
   /** Outbound cursor of the slot's last attach barrier. */
   attachCursor = 0;
   readonly residency: SlotResidency;
-  readonly counters: SlotCounters = { rawBatches: 0, decodeErrors: 0, faults: 0 };
+  readonly counters: SlotCounters = { rawBatches: 0, decodeErrors: 0, faults: 0, oversizePayloads: 0 };
   /** Counters of earlier attachments (a sequencer lives for one attachment). */
-  private readonly pastSeq: SequencerCounters = { gaps: 0, recovered: 0, dropped: 0, duplicates: 0, restarts: 0, replayOutOfRange: 0 };
+  private readonly pastSeq: SequencerCounters = { ...NO_SEQUENCER_COUNTERS };
+  /** The attachment's state dumps (when its source has a dump URL). */
+  private dumps: SlotDumps | undefined;
+  private readonly maxPayloadBytes: number;
   private sequencer: RawSequencer | undefined;
   private sub: SubSocket | undefined;
   private dealer: DealerSocket | undefined;
@@ -75,6 +94,7 @@ export class AgentSlot {
   private generation = 0;
   private lastDecodeLogMs = Number.NEGATIVE_INFINITY;
   private lastRangeLogMs = Number.NEGATIVE_INFINITY;
+  private lastOversizeLogMs = Number.NEGATIVE_INFINITY;
   /** deps.nowMs() of the last batch applied to the residency (any attachment); undefined before. */
   lastBatchMs: number | undefined;
 
@@ -84,6 +104,7 @@ export class AgentSlot {
     private readonly deps: SlotDeps,
   ) {
     this.intent = intent;
+    this.maxPayloadBytes = deps.maxPayloadBytes ?? DEFAULT_MAX_EVENT_PAYLOAD_BYTES;
     this.residency = new SlotResidency({ cacheOwnerId }, deps.hasher, deps.emit);
   }
 
@@ -98,18 +119,21 @@ export class AgentSlot {
   }
 
   get sequencerCounters(): SequencerCounters {
-    const c = this.sequencer?.counters;
-    const p = this.pastSeq;
-    return c
-      ? {
-          gaps: p.gaps + c.gaps,
-          recovered: p.recovered + c.recovered,
-          dropped: p.dropped + c.dropped,
-          duplicates: p.duplicates + c.duplicates,
-          restarts: p.restarts + c.restarts,
-          replayOutOfRange: p.replayOutOfRange + c.replayOutOfRange,
-        }
-      : { ...p };
+    const out = { ...this.pastSeq };
+    if (this.sequencer) addSequencerCounters(out, this.sequencer.counters);
+    return out;
+  }
+
+  /** The residency may miss blocks (a loss not yet made good by a state dump): said on /v1/slots and /health. */
+  get degraded(): boolean {
+    return this.state === "active" && (this.sequencer?.degraded ?? false);
+  }
+
+  /** Why the slot is degraded, for /v1/slots; undefined when it is not. */
+  get degradedReason(): string | undefined {
+    if (!this.degraded) return undefined;
+    if (this.intent.state_dump_url === undefined) return "batches were lost and the publisher serves no state dump: cleared, filling from live events";
+    return this.sequencer?.isDumping ? "rebuilding (on attach, or batches were lost): waiting for the publisher's state dump" : "batches were lost and the state dump failed: cleared, filling from live events until a retry succeeds";
   }
 
   /** The raw SUB has a live (handshaken) connection to the raw endpoint now. */
@@ -163,19 +187,14 @@ export class AgentSlot {
     this.generation++;
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.dumps?.close();
+    this.dumps = undefined;
     this.sub?.close();
     this.dealer?.close();
     this.sub = undefined;
     this.dealer = undefined;
     if (this.sequencer) {
-      const c = this.sequencer.counters;
-      const p = this.pastSeq;
-      p.gaps += c.gaps;
-      p.recovered += c.recovered;
-      p.dropped += c.dropped;
-      p.duplicates += c.duplicates;
-      p.restarts += c.restarts;
-      p.replayOutOfRange += c.replayOutOfRange;
+      addSequencerCounters(this.pastSeq, this.sequencer.counters);
       this.sequencer = undefined;
     }
   }
@@ -194,11 +213,26 @@ export class AgentSlot {
           this.residency.reset();
         },
         requestReplay: (from) => this.requestReplay(gen, from),
+        requestDump: () => this.dumps?.request(),
+        applyDump: (seq, payload) => this.applyDump(gen, seq, payload),
       },
       intent.replay_endpoint !== undefined,
+      intent.state_dump_url !== undefined,
     );
     this.sequencer = sequencer;
-    const sub = new SubSocket({ logger });
+    if (intent.state_dump_url !== undefined) {
+      this.dumps = new SlotDumps({
+        label: this.cacheOwnerId,
+        url: () => this.intent.state_dump_url ?? intent.state_dump_url!,
+        sequencer,
+        logger,
+        maxBytes: this.maxPayloadBytes,
+        timeoutMs: this.deps.replayTimeoutMs,
+        fetch: this.deps.fetch,
+        oversize: () => void this.counters.oversizePayloads++,
+      });
+    }
+    const sub = new SubSocket({ logger, maxMessageBytes: socketMessageLimit(this.maxPayloadBytes) });
     this.sub = sub;
     sub.onMessage((frames) => {
       if (gen !== this.generation) return;
@@ -211,11 +245,11 @@ export class AgentSlot {
     });
     sub.subscribe(this.topic);
     sub.connect(intent.raw_endpoint);
-    if (intent.replay_endpoint !== undefined) {
-      // Subscribed first, then back-fill: batches published after the replay snapshot reach the SUB.
+    if (intent.replay_endpoint !== undefined || intent.state_dump_url !== undefined) {
+      // Subscribed first, then back-fill (replay, or a state dump): batches published after it reach the SUB.
       sub.connected().then(
         () => {
-          if (gen === this.generation && sequencer.cursor === -1 && !sequencer.isRepairing) sequencer.start();
+          if (gen === this.generation && sequencer.cursor === -1 && !sequencer.isRepairing && !sequencer.isDumping) sequencer.start();
         },
         () => {},
       );
@@ -226,7 +260,7 @@ export class AgentSlot {
     if (gen !== this.generation) return;
     const endpoint = this.intent.replay_endpoint!;
     if (!this.dealer) {
-      const dealer = new DealerSocket({ logger: this.deps.logger });
+      const dealer = new DealerSocket({ logger: this.deps.logger, maxMessageBytes: socketMessageLimit(this.maxPayloadBytes) });
       dealer.onMessage((frames) => this.replayReply(gen, frames));
       dealer.connect(endpoint);
       this.dealer = dealer;
@@ -272,8 +306,15 @@ export class AgentSlot {
   private applyPayload(gen: number, seq: number, payload: Uint8Array, replayed: boolean): void {
     if (gen !== this.generation || this.state !== "active") return;
     this.counters.rawBatches++;
-    if (payload.length > MAX_RAW_PAYLOAD_BYTES) {
-      this.quarantine(`payload of ${payload.length} bytes at seq ${seq} exceeds the ${MAX_RAW_PAYLOAD_BYTES}-byte limit`);
+    if (payload.length > this.maxPayloadBytes) {
+      // Not a fault: the batch is lost and the slot rebuilds (state dump) instead of quarantining.
+      this.counters.oversizePayloads++;
+      const now = this.deps.nowMs();
+      if (now - this.lastOversizeLogMs >= DECODE_LOG_INTERVAL_MS) {
+        this.lastOversizeLogMs = now;
+        this.deps.logger.warn(`slot ${this.cacheOwnerId}: payload of ${payload.length} bytes at seq ${seq} exceeds --max-event-payload-bytes ${this.maxPayloadBytes}; dropped, resyncing (counted; logged at most once a minute)`);
+      }
+      this.sequencer?.lostBatch(`payload over the limit at seq ${seq}`);
       return;
     }
     const batch = decodeRaw(payload);
@@ -290,6 +331,22 @@ export class AgentSlot {
     this.residency.applyBatch(batch);
     this.lastBatchMs = this.deps.nowMs();
     if (!replayed) this.deps.observeLagSeconds(Math.max(0, this.deps.nowSeconds() - batch.ts));
+  }
+
+  /** The sequencer's applyDump: the dump replaces the residency, or a string says why it cannot. */
+  private applyDump(gen: number, _seq: number, payload: Uint8Array): string | undefined {
+    if (gen !== this.generation || this.state !== "active") return "slot no longer attached";
+    const batch = decodeRaw(payload);
+    if (typeof batch === "string") {
+      this.decodeError(`state dump: ${batch}`);
+      return `undecodable dump: ${batch}`;
+    }
+    const fault = batchFault(batch, this.intent.dp_rank);
+    if (fault !== undefined) return `dump: ${fault}`;
+    this.residency.reset();
+    this.residency.applyBatch(batch);
+    this.lastBatchMs = this.deps.nowMs();
+    return undefined;
   }
 
   private decodeError(message: string): void {

@@ -41,6 +41,7 @@ export function sameAttachment(a: SourceIntent, b: SourceIntent): boolean {
     a.raw_endpoint === b.raw_endpoint &&
     a.raw_topic === b.raw_topic &&
     a.replay_endpoint === b.replay_endpoint &&
+    a.state_dump_url === b.state_dump_url &&
     a.incarnation === b.incarnation
   );
 }

@@ -2,7 +2,8 @@
 // opens (records last, so they are withdrawn first); a failed start unwinds what was opened.
 // Sources: discovery intents (watched), --static-sources, POST /v1/sources. Discovery out: the host
 // record, and one attachment record per active slot (attachment-records.ts).
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import type { AgentConfig } from "../../config/agent.ts";
 import { openDiscoveryStore } from "../../discovery/open.ts";
 import { keys } from "../../discovery/keys.ts";
@@ -35,7 +36,7 @@ export async function start(config: AgentConfig, deps: AgentDeps): Promise<Agent
   const { logger } = deps;
   // Before anything opens: a bad static file is a config error (exit 2), bad entries are warnings.
   const statics = config.staticSources !== undefined ? readStaticSources(config.staticSources) : undefined;
-  const agentId = config.agentId ?? `agent-${randomBytes(4).toString("hex")}`;
+  const agentId = config.agentId ?? defaultAgentId(hostname(), config.namespace, config.port);
   await using scope = new AsyncDisposableStack();
 
   const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
@@ -45,6 +46,7 @@ export async function start(config: AgentConfig, deps: AgentDeps): Promise<Agent
     maxSlots: config.maxSlots,
     retentionMs: config.slotRetention * 1000,
     replayTimeoutMs: config.replayTimeoutMs,
+    maxPayloadBytes: config.maxEventPayloadBytes,
     logger,
     hasher: createBlockHasher(),
     outbound,
@@ -97,4 +99,15 @@ export async function start(config: AgentConfig, deps: AgentDeps): Promise<Agent
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/**
+ * The default agent id: the same for the same (host name, namespace, HTTP port), so an agent
+ * restarted with the same flags overwrites its own host record instead of leaving the old one
+ * behind as a second agent until its lease lapses. With --port 0 the port changes on every start,
+ * so nothing stable is left to derive from: a random id, as before.
+ */
+export function defaultAgentId(host: string, namespace: string, port: number): string {
+  if (port === 0) return `agent-${randomBytes(4).toString("hex")}`;
+  return `agent-${createHash("sha256").update(`${host}\0${namespace}\0${port}`).digest("hex").slice(0, 12)}`;
 }

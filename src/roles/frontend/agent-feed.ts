@@ -2,8 +2,12 @@
 // `router_events_endpoint` first, then load `GET /v1/snapshot` (state stamped with cursor N), apply
 // it, and follow the stream from N + 1 (batches that arrived during the load are held and replayed
 // in order; older ones skipped). A cursor gap, or a cursor back at 1 (the agent restarted),
-// re-syncs from a fresh snapshot. CacheOwner residency maps to (worker, rank) through the
-// snapshot's own sources, attachment records and worker records (routing-state.ts).
+// re-syncs from a fresh snapshot. An agent whose host record appears again (a restart: same id,
+// perhaps new ports) is followed afresh: its blocks leave the index, then snapshot and stream as
+// above. CacheOwner residency maps to (worker, rank) through the snapshot's own sources,
+// attachment records and worker records (routing-state.ts). Health: an agent is re-syncing while
+// its stream is not connected or its snapshot is loading; its degraded slots come from polling
+// its /health (the router stream carries no slot state).
 import type { Logger } from "../../lib/logger.ts";
 import { AgentSnapshotSchema, type AgentSnapshot } from "../../protocol/agent-snapshot.ts";
 import type { MetricFamily } from "../../protocol/prometheus.ts";
@@ -15,6 +19,19 @@ import type { RoutingState } from "./routing-state.ts";
 import type { FetchLike } from "./worker-call.ts";
 
 const RETRY_MS = 500;
+/** How often each followed agent's /health is read for its degraded slots. */
+export const AGENT_HEALTH_POLL_MS = 1000;
+
+/** What /health shows of the agents: degraded while one re-syncs or reports degraded slots. */
+export interface AgentFeedHealth {
+  followed: number;
+  /** Agents whose stream is not connected or whose snapshot is loading. */
+  resyncing: number;
+  /** Degraded slots the followed agents report (their /health, polled). */
+  degraded_slots: number;
+  /** Workers publishing through an agent while no agent is followed live (set by the frontend, which knows the workers). */
+  workers_without_agent?: number;
+}
 
 interface Follow {
   readonly record: AgentHostRecord;
@@ -28,12 +45,18 @@ interface Follow {
   /** Rank ids this agent's state touched (cleared on re-sync). */
   readonly rankIds: Set<number>;
   closed: boolean;
+  /** Degraded slots the agent's /health reported last. */
+  degradedSlots: number;
+  poll: ReturnType<typeof setInterval> | undefined;
+  polling: boolean;
 }
 
 export class AgentFeed implements Disposable {
   private readonly follows = new Map<string, Follow>();
   snapshotsLoaded = 0;
   resyncs = 0;
+  /** Host records of followed agents that appeared again (restarts). */
+  reappearances = 0;
   batches = 0;
   decodeErrors = 0;
 
@@ -44,15 +67,19 @@ export class AgentFeed implements Disposable {
   ) {}
 
   follow(record: AgentHostRecord): void {
-    const old = this.follows.get(record.agent_id);
-    if (old && old.record.router_events_endpoint === record.router_events_endpoint && old.record.http_url === record.http_url) return;
-    if (old) this.drop(record.agent_id);
+    // A record for an agent already followed is a new incarnation (the store reports each version
+    // once): a restart, with the same endpoints or new ones. Start over: blocks out, snapshot, stream.
+    if (this.follows.has(record.agent_id)) {
+      this.reappearances++;
+      this.drop(record.agent_id, "appeared again (restarted?): its residency leaves the index until its snapshot is loaded");
+    }
     const sub = subscribeRouterEvents(record.router_events_endpoint, this.logger, {
       current: () => !f.closed,
       batch: (cursor, events) => this.onBatch(f, cursor, events),
       undecodable: (err) => this.onUndecodable(f, err),
     });
-    const f: Follow = { record, sub, live: false, next: 0n, held: [], loading: undefined, retry: undefined, rankIds: new Set(), closed: false };
+    const f: Follow = { record, sub, live: false, next: 0n, held: [], loading: undefined, retry: undefined, rankIds: new Set(), closed: false, degradedSlots: 0, poll: undefined, polling: false };
+    f.poll = setInterval(() => this.pollHealth(f), AGENT_HEALTH_POLL_MS);
     this.follows.set(record.agent_id, f);
     this.logger.info(`agent ${record.agent_id}: following ${record.router_events_endpoint}, snapshot from ${record.http_url}`);
     // Subscribe first, then snapshot: what the snapshot misses arrives on the stream (or shows as a gap).
@@ -63,15 +90,26 @@ export class AgentFeed implements Disposable {
     );
   }
 
-  drop(agentId: string): void {
+  drop(agentId: string, why = "left: its residency leaves the index"): void {
     const f = this.follows.get(agentId);
     if (!f) return;
     this.follows.delete(agentId);
     f.closed = true;
     clearTimeout(f.retry);
+    clearInterval(f.poll);
     f.sub.close();
     for (const s of f.rankIds) this.state.clearRank(s);
-    this.logger.info(`agent ${agentId} left: its residency leaves the index`);
+    this.logger.info(`agent ${agentId} ${why}`);
+  }
+
+  health(): AgentFeedHealth {
+    let resyncing = 0;
+    let degraded = 0;
+    for (const f of this.follows.values()) {
+      if (!f.live || f.sub.peerCount === 0) resyncing++;
+      degraded += f.degradedSlots;
+    }
+    return { followed: this.follows.size, resyncing, degraded_slots: degraded };
   }
 
   /** Agents whose snapshot is loaded and whose stream is followed (tests wait on it). */
@@ -91,11 +129,31 @@ export class AgentFeed implements Disposable {
       { name: "kvcr_frontend_agent_snapshots_total", help: "Agent snapshots loaded", type: "counter", samples: [{ value: this.snapshotsLoaded }] },
       { name: "kvcr_frontend_agent_resyncs_total", help: "Re-syncs from the agent snapshot after a cursor gap or an agent restart", type: "counter", samples: [{ value: this.resyncs }] },
       { name: "kvcr_frontend_agent_batches_total", help: "Router-event batches applied from the agent stream", type: "counter", samples: [{ value: this.batches }] },
+      { name: "kvcr_frontend_agent_reappearances_total", help: "Agents whose host record appeared again (a restart): followed afresh from a snapshot", type: "counter", samples: [{ value: this.reappearances }] },
+      { name: "kvcr_frontend_agents_resyncing", help: "Followed agents whose stream is not connected or whose snapshot is loading", type: "gauge", samples: [{ value: this.health().resyncing }] },
+      { name: "kvcr_frontend_agent_degraded_slots", help: "Degraded slots the followed agents report on their /health", type: "gauge", samples: [{ value: this.health().degraded_slots }] },
     ];
   }
 
   [Symbol.dispose](): void {
     for (const id of [...this.follows.keys()]) this.drop(id);
+  }
+
+  /** Reads the agent's degraded slot count; an agent that does not answer keeps its last count. */
+  private pollHealth(f: Follow): void {
+    if (f.closed || f.polling) return;
+    f.polling = true;
+    const url = `${f.record.http_url.replace(/\/$/, "")}/health`;
+    this.fetchFn(url, { method: "GET", signal: AbortSignal.timeout(AGENT_HEALTH_POLL_MS) })
+      .then(async (res) => {
+        const body = (await res.json()) as { slots?: { degraded?: unknown } };
+        const n = body.slots?.degraded;
+        if (!f.closed && typeof n === "number" && Number.isInteger(n) && n >= 0) f.degradedSlots = n;
+      })
+      .catch(() => {})
+      .finally(() => {
+        f.polling = false;
+      });
   }
 
   private onUndecodable(f: Follow, err: Error): void {
@@ -163,6 +221,7 @@ export class AgentFeed implements Disposable {
     this.snapshotsLoaded++;
     f.next = BigInt(parsed.value.cursor) + 1n;
     f.live = true;
+    this.pollHealth(f); // the agent's degraded slots now, not a poll interval later
     const held = f.held;
     f.held = [];
     for (const h of held) {

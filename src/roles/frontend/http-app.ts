@@ -5,10 +5,13 @@
 import { applyChatTemplate, tokenize } from "../../core/text/tokenizer.ts";
 import { concatBytes } from "../../lib/bytes.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
+import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
 import { BadRequest, openAiError, parseChatRequest, parseCompletionRequest, type GenerationRequest } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
 import type { Kind } from "./openai-reply.ts";
+import type { AgentFeedHealth } from "./agent-feed.ts";
+import { healthResponse } from "./health.ts";
 import { createProxy, type ProxyDeps } from "./proxy.ts";
 
 export interface FrontendAppDeps extends ProxyDeps {
@@ -23,10 +26,16 @@ export interface FrontendAppDeps extends ProxyDeps {
   feedMetrics?: () => MetricFamily[];
   /** The discovery connection, shown on /health (not part of healthiness). */
   discoveryHealth?: () => unknown;
+  /** The agents' re-sync state, shown on /health (degraded while one re-syncs or has a degraded slot). */
+  agentHealth?: () => AgentFeedHealth;
+  /** --strict-health: /health answers 503 while degraded. */
+  strictHealth?: boolean;
 }
 
 export interface FrontendApp {
   fetch(req: Request): Promise<Response>;
+  /** Stops the app's timers (health probes of ejected workers). */
+  close?(): void;
 }
 
 const ROUTES = "routes: GET /v1/models, POST /v1/completions, POST /v1/chat/completions, GET /health, /live, /metrics";
@@ -61,10 +70,8 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
         return Response.json({ object: "list", data: state.models().map((id) => ({ id, object: "model", created: 0, owned_by: "kvcr-mock" })) });
       case "/live":
         return Response.json({ status: "live" });
-      case "/health": {
-        const body = { status: state.workerCount > 0 ? "healthy" : "no workers", instances: state.workerCount, models: state.models(), ...(deps.discoveryHealth ? { discovery: deps.discoveryHealth() } : {}) };
-        return Response.json(body, { status: state.workerCount > 0 ? 200 : 503 });
-      }
+      case "/health":
+        return healthResponse({ workerCount: state.workerCount, models: state.models(), agents: deps.agentHealth?.(), discovery: deps.discoveryHealth?.(), strict: deps.strictHealth ?? false });
       case "/metrics":
         return new Response(renderMetrics(metrics.families(state, deps.feedMetrics ?? (() => []))), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
       default:
@@ -85,6 +92,9 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     if (parsed instanceof BadRequest) return openAiError(400, parsed.message, { param: parsed.param });
     const tokens = promptTokens(parsed);
     if (tokens.length === 0) return openAiError(400, "prompt: tokenizes to no tokens", { param: kind === "chat" ? "messages" : "prompt" });
+    // vLLM's rule, before routing: prompt + max_tokens above the model's context is the client's to fix.
+    const tooLong = contextLengthProblem(state.maxModelLen(parsed.model), tokens.length, parsed.maxTokens);
+    if (tooLong !== undefined) return openAiError(400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED, param: kind === "chat" ? "messages" : "prompt" });
     const routed = state.routeOrHold(parsed.model, tokens, req.signal);
     const plan = routed instanceof Promise ? await routed : routed;
     if ("status" in plan) return openAiError(plan.status, plan.message, { code: plan.code, param: plan.status === 404 ? "model" : undefined });
@@ -98,7 +108,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     return await proxy(req, { kind, request: parsed, tokens, plan, t0 });
   }
 
-  return { fetch };
+  return { fetch, close: () => proxy.close() };
 }
 
 function promptTokens(r: GenerationRequest): number[] {

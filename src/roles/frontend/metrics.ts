@@ -53,6 +53,42 @@ export class FrontendMetrics {
   /** Count per route, then per status: no key string built on every request. */
   private readonly requests = new Map<string, Map<number, number>>();
   hintsAttached = 0;
+  /** Attempts sent again to another worker after one never reached its worker (--router-retries). */
+  retries = 0;
+  /** Per model, then per migration type (Dynamo's new_request / ongoing_request). */
+  private readonly migrations = new Map<string, { new_request: number; ongoing_request: number }>();
+  private readonly seqLenExceeded = new Map<string, number>();
+
+  migration(model: string, type: "new_request" | "ongoing_request"): void {
+    let m = this.migrations.get(model);
+    if (!m) this.migrations.set(model, (m = { new_request: 0, ongoing_request: 0 }));
+    m[type]++;
+  }
+
+  migrationMaxSeqLenExceeded(model: string): void {
+    this.seqLenExceeded.set(model, (this.seqLenExceeded.get(model) ?? 0) + 1);
+  }
+
+  /** Retries, ejections and migrations (Dynamo's names for migrations, with our prefix). */
+  private failureFamilies(state: RoutingState): MetricFamily[] {
+    const migrations: MetricFamily = { name: "kvcr_frontend_model_migration_total", help: "Requests resumed on another worker after theirs failed, by model and migration_type (new_request: before the worker answered; ongoing_request: mid-stream)", type: "counter", samples: [] };
+    for (const [model, m] of this.migrations) for (const type of ["new_request", "ongoing_request"] as const) migrations.samples.push({ labels: { model, migration_type: type }, value: m[type] });
+    const exceeded: MetricFamily = { name: "kvcr_frontend_model_migration_max_seq_len_exceeded_total", help: "Requests that stopped being tracked for migration past --migration-max-seq-len", type: "counter", samples: [] };
+    for (const [model, n] of this.seqLenExceeded) exceeded.samples.push({ labels: { model }, value: n });
+    const h = state.health;
+    return [
+      { name: "kvcr_frontend_retries_total", help: "Requests sent again to the next-best worker after their worker could not be reached or answered 503 (--router-retries)", type: "counter", samples: [{ value: this.retries }] },
+      {
+        name: "kvcr_frontend_worker_ejections_total",
+        help: "Workers taken out of routing: reason failures (--worker-eject-after in a row) or down (connection failed, shutdown, cut stream)",
+        type: "counter",
+        samples: (["failures", "down"] as const).map((reason) => ({ labels: { reason }, value: h.ejections[reason] })),
+      },
+      { name: "kvcr_frontend_ejected_workers", help: "Workers out of routing now, waiting for their /health to answer", type: "gauge", samples: [{ value: h.ejectedCount }] },
+      migrations,
+      exceeded,
+    ];
+  }
 
   request(route: string, status: number): void {
     let byStatus = this.requests.get(route);
@@ -98,6 +134,7 @@ export class FrontendMetrics {
       { name: "kvcr_frontend_router_hints_total", help: "Requests sent with a kv_hint (a router hint naming a source with a longer prefix)", type: "counter", samples: [{ value: this.hintsAttached }] },
       { name: "kvcr_frontend_unmapped_events_total", help: "Router events whose source maps to no known (worker, rank): dropped", type: "counter", samples: [{ value: state.unmappedEvents }] },
       { name: "kvcr_frontend_orphan_stores_total", help: "Stored events dropped by the index: the (worker, rank) holds no block they chain from", type: "counter", samples: [{ value: state.index.orphanStores }] },
+      ...this.failureFamilies(state),
       ...feeds(),
     ];
   }

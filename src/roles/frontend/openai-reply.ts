@@ -1,6 +1,7 @@
-// A worker's NDJSON answer (token lines, then a summary line) as the client's OpenAI reply: one
-// aggregated completion/chat body, or SSE chunks as tokens arrive (with an error event, usage
-// chunk and [DONE] as the summary says). The request's bookkeeping stays with the caller.
+// A request's answer lines (token lines, then a summary line, over every worker attempt:
+// request-run.ts) as the client's OpenAI reply: one aggregated completion/chat body, or SSE chunks
+// as tokens arrive (with an error event, usage chunk and [DONE] as the run ends). The request's
+// bookkeeping stays with the caller.
 import { detokenizeOne } from "../../core/text/tokenizer.ts";
 import {
   chatBody,
@@ -17,21 +18,23 @@ import {
 } from "../../protocol/openai.ts";
 import type { GenerateLine } from "../../protocol/generate.ts";
 import { failureResponse, type WorkerFailure } from "./worker-failure.ts";
-import { allLines, ClientGone, ndjsonLines, type WorkerCancel, type WorkerReply } from "./worker-call.ts";
 
 export type Kind = "completion" | "chat";
+
+/** Where the answer's lines come from: the next lines (undefined at the end), and the client leaving. */
+export interface LineSource {
+  read(): Promise<GenerateLine[] | undefined>;
+  cancel(): void;
+}
 
 /** One proxied request, as the reply sees it. */
 export interface ReplyContext {
   readonly kind: Kind;
   readonly meta: ResponseMeta;
   readonly workerId: string;
-  readonly ctrl: WorkerCancel;
   /** Response headers naming the (worker, rank) that served it. */
   readonly servedBy: Record<string, string>;
-  /** The worker's prefill is over (its first body chunk): the router's view only. */
-  prefillDone(): void;
-  /** The first token reaches the client: prefillDone, and the time to first token is observed. */
+  /** The first token reaches the client: the time to first token is observed. */
   firstToken(): void;
   /** The request ended, any way (idempotent). */
   finish(): void;
@@ -41,23 +44,23 @@ export interface ReplyContext {
 
 const ENCODER = new TextEncoder();
 
-/** The whole answer read, then one completion or chat body (502 unless the worker finished it). */
-export async function wholeReply(res: WorkerReply, c: ReplyContext): Promise<Response> {
+/** The whole answer read, then one completion or chat body (502 unless it finished). */
+export async function wholeReply(src: LineSource, c: ReplyContext): Promise<Response> {
   const ids: number[] = [];
   let summary: GenerateLine | undefined;
   try {
-    // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
-    // The router's view of the worker's prefill ends with the first body chunk (it carries the first token).
-    for (const line of await allLines(res, () => c.prefillDone())) {
-      if ("token_id" in line) {
-        if (ids.length === 0) c.firstToken();
-        ids.push(line.token_id);
-      } else summary = line;
+    for (let lines = await src.read(); lines !== undefined; lines = await src.read()) {
+      for (const line of lines) {
+        if ("token_id" in line) ids.push(line.token_id);
+        else summary = line;
+      }
     }
   } catch (err) {
     c.finish();
     return failureResponse(c.failure(err));
   }
+  // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
+  if (ids.length > 0) c.firstToken();
   c.finish();
   if (!summary || !("finish_reason" in summary) || summary.finish_reason !== "length") {
     return openAiError(502, `worker ${c.workerId} ended the request without finishing it (${summary && "finish_reason" in summary ? summary.finish_reason : "no summary"})`, { code: "worker_failed" });
@@ -69,49 +72,52 @@ export async function wholeReply(res: WorkerReply, c: ReplyContext): Promise<Res
 }
 
 /** SSE chunks as tokens arrive; a client that goes away cancels the worker request. */
-export function sseReply(res: WorkerReply, c: ReplyContext, includeUsage: boolean): Response {
+export function sseReply(src: LineSource, c: ReplyContext, includeUsage: boolean): Response {
   const { kind, meta } = c;
-  const lines = ndjsonLines(res);
   let first = true;
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let next: IteratorResult<GenerateLine>;
+      let lines: GenerateLine[] | undefined;
       try {
-        next = await lines.next();
+        lines = await src.read();
       } catch (err) {
         c.finish();
-        if (!(c.ctrl.reason instanceof ClientGone)) controller.enqueue(ENCODER.encode(sseData(c.failure(err).body)));
+        const f = c.failure(err);
+        if (f.status !== 499) controller.enqueue(ENCODER.encode(sseData(f.body)));
         controller.close();
         return;
       }
-      if (next.done) {
+      if (lines === undefined) {
         c.finish();
         controller.close();
         return;
       }
-      const line = next.value;
-      if ("token_id" in line) {
-        if (first) c.firstToken();
-        const text = detokenizeOne(line.token_id);
-        const chunk = kind === "chat" ? chatChunk(meta, first ? { role: "assistant", content: text } : { content: text }, null) : completionChunk(meta, text, null);
-        first = false;
-        controller.enqueue(ENCODER.encode(sseData(chunk)));
-        return;
-      }
-      c.finish();
-      if (line.finish_reason !== "length") {
-        controller.enqueue(ENCODER.encode(sseData(openAiErrorBody(502, `worker ${c.workerId} cancelled the request`, { code: "worker_failed" }))));
+      // Every line of one read in one write (a worker chunk often carries several tokens).
+      let out = "";
+      for (const line of lines) {
+        if ("token_id" in line) {
+          if (first) c.firstToken();
+          const text = detokenizeOne(line.token_id);
+          out += sseData(kind === "chat" ? chatChunk(meta, first ? { role: "assistant", content: text } : { content: text }, null) : completionChunk(meta, text, null));
+          first = false;
+          continue;
+        }
+        c.finish();
+        if (line.finish_reason !== "length") {
+          out += sseData(openAiErrorBody(502, `worker ${c.workerId} cancelled the request`, { code: "worker_failed" }));
+        } else {
+          out += sseData(kind === "chat" ? chatChunk(meta, {}, "length") : completionChunk(meta, "", "length"));
+          if (includeUsage) out += sseData(usageChunk(meta, kind === "chat" ? "chat.completion.chunk" : "text_completion", usage(line.prompt_tokens, line.completion_tokens, line.cached_tokens)));
+          out += SSE_DONE;
+        }
+        controller.enqueue(ENCODER.encode(out));
         controller.close();
         return;
       }
-      let out = sseData(kind === "chat" ? chatChunk(meta, {}, "length") : completionChunk(meta, "", "length"));
-      if (includeUsage) out += sseData(usageChunk(meta, kind === "chat" ? "chat.completion.chunk" : "text_completion", usage(line.prompt_tokens, line.completion_tokens, line.cached_tokens)));
-      controller.enqueue(ENCODER.encode(out + SSE_DONE));
-      controller.close();
+      if (out.length > 0) controller.enqueue(ENCODER.encode(out));
     },
     cancel() {
-      c.ctrl.abort(new ClientGone());
-      res.cancel();
+      src.cancel();
       c.finish();
     },
   });

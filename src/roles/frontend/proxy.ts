@@ -1,14 +1,16 @@
-// One routed request's trip to its worker: builds the POST /v1/generate body, calls the worker,
-// keeps the request's bookkeeping (in flight on its worker, stall watch, the router's load, latency
-// and TTFT), maps a failed call or a non-200 answer to the client's error, and hands a 200 answer
-// to openai-reply.ts.
-import type { GenerateBody } from "../../protocol/generate.ts";
+// One routed request's trip to its workers: builds its RequestRun (retries and migrations across
+// attempts, request-run.ts), keeps the client-facing bookkeeping (latency, TTFT, the client
+// leaving), maps a run that failed before any answer to the client's error, and hands the rest to
+// openai-reply.ts. An ejected worker is probed back by health-probe.ts, started here.
+import type { Logger } from "../../lib/logger.ts";
 import type { GenerationRequest, ResponseMeta } from "../../protocol/openai.ts";
+import { HealthProbe, type ProbeWorker } from "./health-probe.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { sseReply, wholeReply, type Kind, type ReplyContext } from "./openai-reply.ts";
+import { RequestRun, RunFailed, type RunPolicy } from "./request-run.ts";
 import type { RoutePlan, RoutingState } from "./routing-state.ts";
-import { answerFailure, callFailure, failureResponse } from "./worker-failure.ts";
-import { ClientGone, readAll, StallWatch, WorkerCancel, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
+import { callFailure, failureResponse, type WorkerFailure } from "./worker-failure.ts";
+import { StallWatch, WorkerCancel, type WorkerTransport } from "./worker-call.ts";
 
 export interface ProxyDeps {
   state: RoutingState;
@@ -22,6 +24,12 @@ export interface ProxyDeps {
   wallSeconds: () => number;
   /** Unique per process: request ids are `${idPrefix}-${n}`. */
   idPrefix: string;
+  /** Retries and migrations (default: 2 retries, no migration, as the frontend's flags default). */
+  failures?: Partial<RunPolicy>;
+  /** Asks an ejected worker's /health (default: GET over fetch, 200 = healthy). */
+  probeWorker?: ProbeWorker;
+  /** Retries and migrations are logged here (warn). */
+  logger?: Logger;
 }
 
 /** The request as parsed and routed: what its worker call needs. */
@@ -34,70 +42,61 @@ export interface RoutedRequest {
   t0: number;
 }
 
-export type Proxy = (req: Request, routed: RoutedRequest) => Promise<Response>;
-
-const DECODER = new TextDecoder();
+export interface Proxy {
+  (req: Request, routed: RoutedRequest): Promise<Response>;
+  /** The frontend is stopping: no more retries or migrations, and no health probes. */
+  close(): void;
+}
 
 export function createProxy(deps: ProxyDeps): Proxy {
   const { state, metrics } = deps;
   const stalls = new StallWatch(deps.stallTimeoutMs, deps.now);
+  const policy: RunPolicy = { retries: deps.failures?.retries ?? 2, migrationLimit: deps.failures?.migrationLimit ?? 0, migrationMaxSeqLen: deps.failures?.migrationMaxSeqLen };
+  const probes = new HealthProbe(state, deps.probeWorker);
+  let closing = false;
   let seq = 0;
 
-  return async (req, { kind, request: r, tokens, plan, t0 }) => {
-    const ctrl = new WorkerCancel();
-    const worker = plan.worker;
-    worker.inflight.add(ctrl);
-    const stall = stalls.watch(ctrl, worker.id);
+  const proxy = async (req: Request, { kind, request: r, tokens, plan, t0 }: RoutedRequest): Promise<Response> => {
+    const requestId = `${deps.idPrefix}-${++seq}`;
+    const run = new RequestRun({ state, metrics, callWorker: deps.callWorker, stalls, policy, logger: deps.logger, closing: () => closing }, { model: r.model, prompt: tokens, maxTokens: r.maxTokens, requestId, plan });
     let finished = false;
     const finish = () => {
       if (finished) return;
       finished = true;
-      stall.stop();
-      worker.inflight.delete(ctrl);
-      state.finish(plan);
+      run.close();
+      probes.wake();
       metrics.latency.observe((deps.now() - t0) / 1000);
     };
-    const onClientAbort = () => ctrl.abort(new ClientGone());
-    req.signal.addEventListener("abort", onClientAbort, { once: true });
-    const requestId = `${deps.idPrefix}-${++seq}`;
-    const body: GenerateBody = { worker: worker.record.worker_index, dp_rank: plan.dpRank, token_ids: tokens, max_tokens: r.maxTokens, request_id: requestId };
-    if (plan.kvHint) body.kv_hint = plan.kvHint;
-    const meta: ResponseMeta = { id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${requestId}`, created: Math.floor(deps.wallSeconds()), model: r.model };
-
-    let res: WorkerReply;
+    req.signal.addEventListener("abort", () => run.cancel(), { once: true });
     try {
-      res = await deps.callWorker(worker.record.request_url, JSON.stringify(body), ctrl, stall);
+      await run.open();
     } catch (err) {
       finish();
-      return failureResponse(callFailure(ctrl, err, worker.id));
+      return failureResponse(failureOf(err, run.plan.worker.id));
     }
-    if (res.status !== 200) {
-      const text = await readAll(res).then((b) => DECODER.decode(b), () => "");
-      finish();
-      return failureResponse(answerFailure(worker.id, res.status, text));
-    }
-    // The whole-answer path hears both the first chunk and the first token: the router hears it once.
-    let prefillOver = false;
-    const prefillDone = () => {
-      if (prefillOver) return;
-      prefillOver = true;
-      state.firstToken(plan);
-    };
+    const meta: ResponseMeta = { id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${requestId}`, created: Math.floor(deps.wallSeconds()), model: r.model };
+    const served = run.plan;
     const reply: ReplyContext = {
       kind,
       meta,
-      workerId: worker.id,
-      ctrl,
-      // Which (worker, rank) served it: `kvcr-mock bench` counts its per_worker spread from these.
-      servedBy: { "x-kvcr-worker": worker.id, "x-kvcr-dp-rank": String(plan.dpRank) },
-      prefillDone,
-      firstToken: () => {
-        prefillDone();
-        metrics.ttft.observe((deps.now() - t0) / 1000);
-      },
+      workerId: served.worker.id,
+      // Which (worker, rank) served it first: `kvcr-mock bench` counts its per_worker spread from these.
+      servedBy: { "x-kvcr-worker": served.worker.id, "x-kvcr-dp-rank": String(served.dpRank) },
+      firstToken: () => metrics.ttft.observe((deps.now() - t0) / 1000),
       finish,
-      failure: (err) => callFailure(ctrl, err, worker.id),
+      failure: (err) => failureOf(err, run.plan.worker.id),
     };
-    return r.stream ? sseReply(res, reply, r.includeUsage) : wholeReply(res, reply);
+    return r.stream ? sseReply(run, reply, r.includeUsage) : wholeReply(run, reply);
   };
+  return Object.assign(proxy, {
+    close: () => {
+      closing = true;
+      probes.close();
+    },
+  });
+}
+
+/** The client's error for what a run threw (RunFailed carries it; anything else is the worker's failure). */
+function failureOf(err: unknown, workerId: string): WorkerFailure {
+  return err instanceof RunFailed ? err.failure : callFailure(new WorkerCancel(), err, workerId);
 }

@@ -12,8 +12,15 @@ export interface RouterEventHandlers {
   undecodable(err: Error): void;
 }
 
+/**
+ * A router-event batch holds one publisher tick: after an agent restart every slot's state dump
+ * can land in one tick (tens of MB with many slots). ZMTP's 16 MiB default would reset the
+ * connection on it, and every reconnect re-syncs from a snapshot: our own publisher, so allow more.
+ */
+export const ROUTER_EVENT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+
 export function subscribeRouterEvents(endpoint: string, logger: Logger, on: RouterEventHandlers): SubSocket {
-  const sub = new SubSocket({ logger, receiveHighWaterMark: 0 });
+  const sub = new SubSocket({ logger, receiveHighWaterMark: 0, maxMessageBytes: ROUTER_EVENT_MAX_MESSAGE_BYTES });
   sub.onMessage((frames) => {
     if (!on.current()) return;
     let message: { cursor: bigint; events: RouterEvent[] };

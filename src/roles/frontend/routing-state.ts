@@ -11,6 +11,7 @@ import type { KvHint } from "../../protocol/generate.ts";
 import type { RouterEvent, RouterEventSource } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
 import { HeldRequests } from "./held-requests.ts";
+import { WorkerHealth } from "./worker-health.ts";
 import { kvHintFor, ROUTER_HINT } from "./kv-hint.ts";
 
 export interface WorkerEntry {
@@ -46,6 +47,8 @@ export interface RoutingStateOptions {
   idPrefix?: string;
   /** Status of a request shed because every worker is busy (default 529, as Dynamo). */
   overloadStatus?: number;
+  /** Failed requests in a row that eject a worker from routing (default 3; worker-health.ts). */
+  ejectAfter?: number;
 }
 
 const TIERS = ["device", "host", "disk"] as const;
@@ -70,9 +73,14 @@ export class RoutingState {
   private readonly refusedLogged = new Set<string>();
   /** Requests held while every worker of their model is saturated (the router's queue threshold), oldest first. */
   private readonly held = new HeldRequests<RoutePlan | RouteFailure>(() => ({ status: 499, message: "the client went away while its request was held", code: "client_closed" }));
+  /** Failure streaks and ejections; an ejected worker's ranks are out of its router until a probe brings it back. */
+  readonly health: WorkerHealth;
+  /** Per model, its workers' advertised max_model_len → how many advertise it (the smallest one applies). */
+  private readonly contextLens = new Map<string, Map<number, number>>();
 
   constructor(private readonly opts: RoutingStateOptions) {
     this.blockSize = opts.blockSize;
+    this.health = new WorkerHealth(opts.ejectAfter ?? 3);
   }
 
   get workerCount(): number {
@@ -83,8 +91,21 @@ export class RoutingState {
     return [...this.workers.values()];
   }
 
+  /** Models some worker serves (ejected workers count: they are expected back). */
   models(): string[] {
-    return [...this.routers.entries()].filter(([, r]) => r.size > 0).map(([m]) => m);
+    const out = new Set<string>();
+    for (const [m, r] of this.routers) if (r.size > 0) out.add(m);
+    if (this.health.ejectedCount > 0) for (const w of this.workers.values()) out.add(w.record.model);
+    return [...out];
+  }
+
+  /** The model's context length: the smallest max_model_len its workers advertise (undefined when none does). */
+  maxModelLen(model: string): number | undefined {
+    const lens = this.contextLens.get(model);
+    if (lens === undefined) return undefined;
+    let min: number | undefined;
+    for (const len of lens.keys()) if (min === undefined || len < min) min = len;
+    return min;
   }
 
   /** Every model that has had a router (kept after its workers leave: its counters stay). */
@@ -123,14 +144,17 @@ export class RoutingState {
     const prev = this.workers.get(id);
     const rankIds = Array.from({ length: record.data_parallel_size }, (_, r) => this.rankIdOf(id, r));
     const entry: WorkerEntry = { id, record, rankIds, inflight: prev?.inflight ?? new Set() };
+    if (prev) this.countContextLen(prev.record, -1);
+    this.countContextLen(record, 1);
     if (prev && prev.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
     if (record.capabilities.includes(ROUTER_HINT)) this.hintWorkers++;
     this.workers.set(id, entry);
     let router = this.routers.get(record.model);
     if (!router) this.routers.set(record.model, (router = new Router(this.opts.router, this.opts.rng, this.index)));
+    const ejected = this.health.isEjected(id);
     rankIds.forEach((s, r) => {
       this.byRankId.set(s, { worker: entry, rank: r });
-      router.add(s, { capacityBlocks: record.total_gpu_blocks, worker: rankIds[0]!, maxNumBatchedTokens: record.max_num_batched_tokens });
+      if (!ejected) router.add(s, { capacityBlocks: record.total_gpu_blocks, worker: rankIds[0]!, maxNumBatchedTokens: record.max_num_batched_tokens });
     });
     (record.cache_owner_ids ?? []).forEach((owner, r) => this.owners.set(owner, { workerId: id, rank: r }));
     if (!prev) this.opts.logger.info(`worker ${id} (${record.model}, ${record.data_parallel_size} rank(s), ${record.kv_event_source_mode}) joined routing`);
@@ -143,6 +167,8 @@ export class RoutingState {
     const entry = this.workers.get(id);
     if (!entry) return undefined;
     this.workers.delete(id);
+    this.health.forget(id);
+    this.countContextLen(entry.record, -1);
     if (entry.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
     const router = this.routers.get(entry.record.model);
     entry.rankIds.forEach((s, r) => {
@@ -214,17 +240,22 @@ export class RoutingState {
     return id;
   }
 
-  /** Picks (worker, rank) for a prompt and counts it as that candidate's load until finish(). */
-  route(model: string, tokens: ArrayLike<number>): RoutePlan | RouteFailure {
+  /**
+   * Picks (worker, rank) for a prompt and counts it as that candidate's load until finish().
+   * `exclude` names workers this request already failed on (a retry or migration goes elsewhere).
+   */
+  route(model: string, tokens: ArrayLike<number>, exclude?: ReadonlySet<string>): RoutePlan | RouteFailure {
     if (this.workers.size === 0) return { status: 503, message: "no workers are registered; start a mocker (or wait for its discovery record)", code: "no_workers" };
     const router = this.routers.get(model);
     if (!router || router.size === 0) {
+      if (this.health.ejectedCount > 0 && this.models().includes(model)) return { status: 503, message: `every worker of model ${model} is out of routing after failures; each returns once its /health answers`, code: "no_workers" };
       return { status: 404, message: `The model \`${model}\` does not exist. Models served: ${this.models().join(", ") || "(none)"}`, code: "model_not_found" };
     }
     const t0 = this.opts.now();
     const bs = this.blockSize!;
     const seq = this.opts.hasher.hashBlocks(tokens, bs).sequence;
-    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0 })!;
+    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: exclude === undefined ? undefined : this.rankIdsOf(exclude) });
+    if (decision === undefined) return { status: 503, message: `no other worker of model ${model} is left to try`, code: "no_workers" };
     if (decision === OVERLOADED) {
       return {
         status: this.opts.overloadStatus ?? 529,
@@ -259,6 +290,42 @@ export class RoutingState {
     return this.held.hold(model, tokens, signal);
   }
 
+  /** A request failed on the worker (`down`: its connection failed, it shut down or cut a stream). True when this ejects it. */
+  reportFailure(workerId: string, down: boolean): boolean {
+    const entry = this.workers.get(workerId);
+    if (entry === undefined || this.health.isEjected(workerId)) return false;
+    const now = this.opts.now();
+    if (!(down ? this.health.down(workerId, now) : this.health.failure(workerId, now))) return false;
+    const router = this.routers.get(entry.record.model);
+    for (const s of entry.rankIds) router?.remove(s);
+    this.opts.logger.warn(`worker ${workerId} left routing after ${down ? "it went down" : "failed requests in a row"}; back once its /health answers`);
+    return true;
+  }
+
+  /** A request succeeded on the worker. */
+  reportSuccess(workerId: string): void {
+    this.health.success(workerId);
+  }
+
+  /** Ejected workers due for a /health probe (each is handed out once until probed() is told). */
+  probeDue(): WorkerEntry[] {
+    const out: WorkerEntry[] = [];
+    for (const id of this.health.due(this.opts.now())) {
+      const w = this.workers.get(id);
+      if (w !== undefined) out.push(w);
+    }
+    return out;
+  }
+
+  /** A probe ended: a worker whose /health answered 200 returns to routing. */
+  probed(workerId: string, healthy: boolean): void {
+    if (!this.health.probed(workerId, healthy, this.opts.now())) return;
+    const entry = this.workers.get(workerId);
+    if (entry === undefined) return;
+    this.opts.logger.info(`worker ${workerId} answered its health probe: back in routing`);
+    this.putWorker(entry.record);
+  }
+
   /** Requests held now, over every model. */
   get heldCount(): number {
     return this.held.count;
@@ -276,6 +343,23 @@ export class RoutingState {
     const model = plan.worker.record.model;
     this.routers.get(model)?.finish(plan.decision.request);
     this.release(model);
+  }
+
+  private rankIdsOf(workerIds: ReadonlySet<string>): Set<number> {
+    const out = new Set<number>();
+    for (const id of workerIds) for (const s of this.workers.get(id)?.rankIds ?? []) out.add(s);
+    return out;
+  }
+
+  private countContextLen(record: WorkerRecord, delta: 1 | -1): void {
+    const len = record.max_model_len;
+    if (len === undefined) return;
+    let lens = this.contextLens.get(record.model);
+    if (lens === undefined) this.contextLens.set(record.model, (lens = new Map()));
+    const n = (lens.get(len) ?? 0) + delta;
+    if (n > 0) lens.set(len, n);
+    else lens.delete(len);
+    if (lens.size === 0) this.contextLens.delete(record.model);
   }
 
   /** Routes held requests of the model, oldest first, while its router has room. */

@@ -60,6 +60,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
   const state = new RoutingState({
     router,
     overloadStatus: config.httpOverloadStatusCode,
+    ejectAfter: config.workerEjectAfter,
     blockSize: config.kvCacheBlockSize,
     hasher: createBlockHasher(),
     rng: createRng(config.seed ?? randomBytes(4).readUInt32LE(0)),
@@ -128,7 +129,11 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     wallSeconds: () => Date.now() / 1000,
     feedMetrics: () => [...direct.metrics(), ...agents.metrics(), ...discoveryMetricFamilies(store)],
     discoveryHealth: () => discoveryHealth(store),
+    // Workers that publish through an agent while no agent is followed live: their blocks are missing.
+    agentHealth: () => ({ ...agents.health(), workers_without_agent: agents.liveCount() > 0 ? 0 : state.workerList().filter((w) => w.record.kv_event_source_mode === EVENT_MODES.stateAgent).length }),
+    strictHealth: config.strictHealth,
     idPrefix,
+    failures: { retries: config.routerRetries, migrationLimit: config.migrationLimit, migrationMaxSeqLen: config.migrationMaxSeqLen },
   });
   // Bun's own body limit sits far above ours, so the app answers 413 in OpenAI's shape (it stops
   // reading at --max-request-bytes; a declared Content-Length above it is refused unread).
@@ -138,6 +143,8 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     for (const w of state.workerList()) for (const c of w.inflight) c.abort(new Error("frontend shutting down"));
     await http.stop(true);
   });
+  // Runs first (the stack unwinds in reverse): no retry or migration of requests the shutdown cuts.
+  scope.defer(() => app.close?.());
   logger.info(`OpenAI-compatible API on ${http.url} (router ${config.routerMode}${followEvents ? "" : " without KV events"}, namespace ${ns}); ${state.workerCount} worker(s) known`);
 
   const owned = scope.move();

@@ -55,6 +55,15 @@ describe("plan", () => {
     expect(p.processes.find((s) => s.name === "frontend")!.readiness).toMatchObject({ workers: 6 });
   });
 
+  test("--strict-health reaches the frontend and --max-event-payload-bytes the agent", () => {
+    const p = plan(up("--strict-health", "--max-event-payload-bytes", "2048"), ctx());
+    const argvOf = (role: string) => p.processes.find((x) => x.role === role)!.argv.slice(2);
+    expect(loadConfig({ ...frontendOptions, ...commonOptions }, { argv: argvOf("frontend"), env: {} }).config.strictHealth).toBe(true);
+    expect(loadConfig({ ...agentOptions, ...commonOptions }, { argv: argvOf("agent"), env: {} }).config.maxEventPayloadBytes).toBe(2048);
+    const plain = plan(up(), ctx());
+    expect(loadConfig({ ...frontendOptions, ...commonOptions }, { argv: plain.processes.find((x) => x.role === "frontend")!.argv.slice(2), env: {} }).config.strictHealth).toBe(false);
+  });
+
   test("direct mode: no agent, no state-agent flags on the mockers", () => {
     const p = plan(up("--no-kv-state-agent"), ctx());
     expect(p.processes.map((s) => s.name)).toEqual(["mocker-0", "frontend"]);

@@ -3,7 +3,7 @@
 // no I/O, so the whole stack shape is tested without starting anything.
 import { agentOptions } from "../../config/agent.ts";
 import { discoveryOptions } from "../../config/discovery.ts";
-import { frontendOptions } from "../../config/frontend.ts";
+import { frontendFailureOptions, frontendOptions } from "../../config/frontend.ts";
 import { stateAgentOptions, mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
 import type { ConfigOf, OptionTable } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
@@ -100,7 +100,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
 
   if (stateAgent && roles.has("agent")) {
     const maxSlots = config.maxSlots ?? Math.max(8, roles.has("mockers") ? totalWorkers * config.dataParallelSize : 0);
-    const own = [...ctx.self, "agent", ...toArgv(agentOptions, { port: ctx.ports.agent, maxSlots, ...discovery }), ...logFlags];
+    const own = [...ctx.self, "agent", ...toArgv(agentOptions, { port: ctx.ports.agent, maxSlots, maxEventPayloadBytes: config.maxEventPayloadBytes, ...discovery }), ...logFlags];
     processes.push({
       name: "agent",
       role: "agent",
@@ -148,7 +148,8 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
 
   if (roles.has("frontend")) {
     const router = Object.fromEntries(Object.keys(routerTuningOptions).map((k) => [k, config[k as keyof typeof routerTuningOptions]]));
-    const frontend = { httpPort: ctx.ports.frontend, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...discovery };
+    const failures = pick(config, frontendFailureOptions);
+    const frontend = { httpPort: ctx.ports.frontend, strictHealth: config.strictHealth, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...failures, ...discovery };
     const own = [...ctx.self, "frontend", ...toArgv(frontendOptions, frontend), ...logFlags];
     const values = { ...common, port: String(ctx.ports.frontend), router_mode: config.routerMode, workers: String(totalWorkers) };
     processes.push({
@@ -188,6 +189,7 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     ...pick(config, engineOptions),
     ...pick(config, stateAgentOptions),
     modelName: config.modelName,
+    maxModelLen: config.maxModelLen,
     numWorkers: W,
     dataParallelSize: dp,
     // Raw PUBs are always on in `up` (picked ports without a base), so the stack's raw streams can be tapped.

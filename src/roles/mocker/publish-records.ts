@@ -70,7 +70,7 @@ export async function publishMockerRecords(plan: MockerRecordsPlan): Promise<voi
     selfInstanceId: store.owner?.instanceId,
     ownerAlive: config.discoveryBackend === "file" ? processAlive : undefined,
   });
-  const intentContext = { incarnation: plan.incarnation, kvStateEndpoint: kvStateEndpoint(config) };
+  const intentContext = { incarnation: plan.incarnation, kvStateEndpoint: kvStateEndpoint(config), httpUrl: plan.httpUrl };
   await registerWorkers({
     store,
     workers,

@@ -133,6 +133,11 @@ export class RankPublisher {
     this.buffer?.push(BigInt(seq), payload);
   }
 
+  /** A state dump's events as one payload of this stream's encoding (not published, no seq used). */
+  encodeDump(events: readonly KvEvent[], tsSeconds: number): Uint8Array {
+    return encodeBatch({ ts: tsSeconds, events: toVllmEvents(events, this.kvcrOwnsHost, this.hostMedium), dataParallelRank: this.dataParallelRank }, this.encoding);
+  }
+
   /** Seq the next batch will carry (= batches published so far). */
   get nextSeq(): number {
     return this.seq;

@@ -1,6 +1,7 @@
 // Builds the mocker's discovery records (docs/ARCHITECTURE.md, "Discovery"): one worker record per worker and, in
 // state-agent mode, one attachment intent per (worker, rank). Pure: ports and URLs come in.
 import type { MockerConfig } from "../../config/mocker.ts";
+import { stateDumpUrl } from "../../protocol/kv-events/state-dump.ts";
 import { EVENT_MODES, INGRESS_PROTOCOL, type AttachmentIntent, type WorkerRecord } from "../../protocol/records.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import type { Topology } from "./topology.ts";
@@ -42,6 +43,7 @@ export function workerRecord(
     total_gpu_blocks: config.numGpuBlocksOverride,
     total_host_blocks: config.numHostBlocks,
     max_num_batched_tokens: config.maxNumBatchedTokens,
+    max_model_len: config.maxModelLen,
     kv_event_source_mode: config.kvStateAgent ? EVENT_MODES.stateAgent : EVENT_MODES.direct,
     raw_endpoints: ep.rawPorts.map((p) => tcpEndpoint(host, p)),
     raw_topic: id.rawTopic,
@@ -58,7 +60,7 @@ export function workerRecord(
   return record;
 }
 
-export function attachmentIntents(config: MockerConfig, id: WorkerIdentity, ep: WorkerEndpoints, ctx: { incarnation: number; kvStateEndpoint: string }): AttachmentIntent[] {
+export function attachmentIntents(config: MockerConfig, id: WorkerIdentity, ep: WorkerEndpoints, ctx: { incarnation: number; kvStateEndpoint: string; httpUrl?: string }): AttachmentIntent[] {
   const host = advertisedHost(config);
   return id.cacheOwnerIds.map((owner, r) => {
     const intent: AttachmentIntent = {
@@ -74,6 +76,8 @@ export function attachmentIntents(config: MockerConfig, id: WorkerIdentity, ep: 
     };
     if (ep.replayPorts) intent.replay_endpoint = tcpEndpoint(host, ep.replayPorts[r]!);
     if (ep.hintPorts) intent.router_hint_source = tcpEndpoint(host, ep.hintPorts[r]!);
+    // Dumps are built from the host tier's token records (state-dump.ts): none without one.
+    if (ctx.httpUrl !== undefined && config.numHostBlocks > 0) intent.state_dump_url = stateDumpUrl(ctx.httpUrl, id.index, r);
     return intent;
   });
 }

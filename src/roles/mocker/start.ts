@@ -55,12 +55,17 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
   const ranks = createRankEngines(config, workers, logger);
   const { outlets, endpoints } = openEventSockets(config, workers, logger, scope);
-  ranks.forEach((worker, i) => worker.forEach((rank, r) => rank.outlets.push(...outlets[i]!.forRank(r))));
+  ranks.forEach((worker, i) =>
+    worker.forEach((rank, r) => {
+      rank.outlets.push(...outlets[i]!.forRank(r));
+      rank.rawPublisher = outlets[i]!.publishers[r];
+    }),
+  );
   const t0 = performance.now();
   const loop = new LiveLoop<StepResult>(() => performance.now() - t0);
   scope.defer(() => loop.close()); // pushed after the outlets: engines stop stepping before those close
   const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store)], () => discoveryHealth(store));
-  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: createMockerFetch(pool, LIMITS) });
+  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: createMockerFetch(pool, { ...LIMITS, maxModelLen: config.maxModelLen }) });
   scope.defer(() => http.stop(true).catch(() => {}));
   logger.info(`serving ${config.numWorkers} worker(s) × ${config.dataParallelSize} rank(s) of ${config.modelName} on ${http.url}`);
   logEventSockets(config, workers, endpoints, logger);

@@ -7,19 +7,29 @@ import type { KvEvent } from "../../core/kv/kv-events.ts";
 import type { GenerateRequest } from "../../protocol/generate.ts";
 import type { MetricFamily } from "../../protocol/prometheus.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { SubmitOutcome, TokenSink, WorkerPool } from "./http-app.ts";
+import type { DumpReply, SubmitOutcome, TokenSink, WorkerPool } from "./http-app.ts";
 import type { LiveLoop, LoopEngine } from "./live-loop.ts";
 import { engineMetricFamilies } from "./metrics.ts";
+import type { RankPublisher } from "./rank-publisher.ts";
+import { stateDumpEvents } from "./state-dump.ts";
 
 /** Where a rank's KV events go after each step (raw PUB, relay); both are optional. */
 export interface EventOutlet {
   publish(events: readonly KvEvent[], tsSeconds: number): void;
 }
 
+/** A state dump (state-dump.ts) encoded as one raw payload, and the last raw seq it reflects (-1: none published). */
+export type DumpOutcome = { ok: true; seq: number; payload: Uint8Array; unresolved: number } | { ok: false; status: 404 | 500 | 501; message: string };
+
 /** One (worker, rank): its engine as the live loop steps it, and the sinks of its requests. */
 export class RankEngine implements LoopEngine<StepResult> {
   readonly sinks = new Map<string, TokenSink>();
   readonly outlets: EventOutlet[] = [];
+  /** The rank's raw publisher (its seq and encoding), when raw ports are configured: dumps need it. */
+  rawPublisher: RankPublisher | undefined;
+  /** The last step's events wait for its duration to pass before they are published. */
+  private unpublished = false;
+  private readonly atPublished: (() => void)[] = [];
   /** One token's id handed to a sink; reused (a step delivers one token per running request). */
   private readonly oneToken = [0];
 
@@ -37,6 +47,7 @@ export class RankEngine implements LoopEngine<StepResult> {
 
   step(nowMs: number): { durationMs: number; result: StepResult; idle?: boolean } {
     const result = this.engine.step(nowMs);
+    this.unpublished = result.events.length > 0;
     if (result.scheduledRequests === 0 && result.durationMs === 0) {
       // Nothing could compute (loads or copies in flight): wait for the next landing, unless a
       // new request wakes the engine first (LiveLoop.wake cuts idle waits short).
@@ -67,9 +78,35 @@ export class RankEngine implements LoopEngine<StepResult> {
       const ts = this.wallSeconds();
       for (const outlet of this.outlets) outlet.publish(result.events, ts);
     }
+    this.unpublished = false;
+    // Synchronously, before the loop steps this engine again: its residency equals what was published.
+    for (const fn of this.atPublished.splice(0)) fn();
     if (result.dropped && result.dropped.length > 0) {
       this.logger.warn(`worker ${this.worker} rank ${this.rank}: dropped ${result.dropped.length} host store(s) whose token ids could not be recovered`);
     }
+  }
+
+  /**
+   * Every resident block as one raw payload, with the raw seq it reflects: built when the engine's
+   * residency equals what its PUB has sent (now, or right after the pending step's events go out).
+   */
+  dump(): Promise<DumpOutcome> {
+    const pub = this.rawPublisher;
+    if (!pub) return Promise.resolve({ ok: false, status: 404, message: `worker ${this.worker} rank ${this.rank} publishes no raw KV events (no --zmq-kv-events-ports)` });
+    return new Promise((resolve) => {
+      // May run inside the live loop (deliver): it must not throw there.
+      const build = () => {
+        try {
+          const dump = stateDumpEvents(this.engine);
+          if (!dump) return resolve({ ok: false, status: 501, message: "state dumps need token records, kept only with a host tier (--num-host-blocks > 0)" });
+          resolve({ ok: true, seq: pub.nextSeq - 1, payload: pub.encodeDump(dump.events, this.wallSeconds()), unresolved: dump.unresolved });
+        } catch (err) {
+          resolve({ ok: false, status: 500, message: `state dump failed: ${(err as Error).message}` });
+        }
+      };
+      if (this.unpublished) this.atPublished.push(build);
+      else build();
+    });
   }
 }
 
@@ -146,6 +183,14 @@ export class MockerWorkerPool implements WorkerPool {
     }
     this.byRequest.clear();
     return n;
+  }
+
+  async dump(worker: number, rank: number): Promise<DumpReply> {
+    const engine = this.ranks[worker]?.[rank];
+    if (!engine) return { ok: false, status: 404, message: `unknown worker ${worker} rank ${rank}; this process serves workers 0..${this.ranks.length - 1}` };
+    const r = await engine.dump();
+    if (r.ok && r.unresolved > 0) this.logger.warn(`worker ${worker} rank ${rank}: state dump left out ${r.unresolved} block(s) whose parent chain has no token record`);
+    return r;
   }
 
   get inFlight(): number {

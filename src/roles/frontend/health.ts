@@ -1,0 +1,28 @@
+// The frontend's GET /health: `status` is "healthy", "degraded" (an agent's state is being re-synced,
+// one of its slots is degraded, or workers publish through an agent and none is followed: the index
+// may miss blocks for a while) or "no workers".
+// Degraded still answers 200, so load balancers keep the frontend; --strict-health makes it 503.
+import type { AgentFeedHealth } from "./agent-feed.ts";
+
+export interface HealthInputs {
+  workerCount: number;
+  models: string[];
+  agents?: AgentFeedHealth | undefined;
+  discovery?: unknown;
+  strict: boolean;
+}
+
+export function healthResponse(h: HealthInputs): Response {
+  const a = h.agents;
+  const degraded = a !== undefined && (a.resyncing > 0 || a.degraded_slots > 0 || (a.workers_without_agent ?? 0) > 0);
+  const status = h.workerCount === 0 ? "no workers" : degraded ? "degraded" : "healthy";
+  const body = {
+    status,
+    instances: h.workerCount,
+    models: h.models,
+    ...(h.agents !== undefined ? { agents: h.agents } : {}),
+    ...(h.discovery !== undefined ? { discovery: h.discovery } : {}),
+  };
+  const code = status === "healthy" || (status === "degraded" && !h.strict) ? 200 : 503;
+  return Response.json(body, { status: code });
+}
