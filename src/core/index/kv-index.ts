@@ -258,7 +258,8 @@ export class KvIndex {
    * which a block held several times by a rank counts once and leaves with its last reference
    * (the rank's set keeps the count). Each block's list id
    * goes to ids[i], for release(). With `untilNew`, stops after the first block no rank held
-   * before; returns the index after the last block acquired.
+   * before; returns the index after the last block acquired. It may run while a query is open
+   * (its answers stay as they were, and endOverlaps() still clears them).
    */
   acquire(rankId: number, hashes: ArrayLike<bigint>, ids: Int32Array, from = 0, to = hashes.length, untilNew = false): number {
     if (to <= from) return from;

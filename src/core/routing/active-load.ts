@@ -106,13 +106,12 @@ export class ActiveLoad {
    * returned array (reserve() the ids read) until endPrefixes(), which must come before the next change.
    */
   beginPrefixes(hashes: ArrayLike<bigint>, count: number): Int32Array {
-    for (;;) {
-      const depth = this.blocks.beginOverlaps(hashes, count).device;
-      // The walk stops at the deepest indexed block; a deferred tail continuing there with this
-      // prompt's next block is indexed first, and the walk runs again.
-      const d = this.blocks.deepest;
-      if (this.deferredCount === 0 || d === 0 || d >= count || !this.indexTailAt(hashes, d, count)) return depth;
-    }
+    const depth = this.blocks.beginOverlaps(hashes, count).device;
+    // The walk stops at the deepest indexed block; a deferred tail continuing there with this
+    // prompt's next block is indexed now, and its rank's depth raised to match.
+    const d = this.blocks.deepest;
+    if (this.deferredCount > 0 && d > 0 && d < count) this.indexTailsAt(hashes, d, count, depth);
+    return depth;
   }
 
   endPrefixes(): void {
@@ -120,20 +119,19 @@ export class ActiveLoad {
   }
 
   /**
-   * Indexes the deferred tails that continue `hashes[0, d)` with block d, as far as they match
-   * `hashes[0, count)` (the rest of a tail stays private to its request: no prompt reaches it yet,
-   * and a long prompt's tail is not indexed for a short query); false when there is none.
+   * Indexes the deferred tails that continue `hashes[0, d)` (d = the walk's deepest block) with
+   * block d, as far as they match `hashes[0, count)`: the rest of a tail stays private to its
+   * request (no prompt reaches it yet, and a long prompt's tail is not indexed for a short query).
+   * No walk again: the tail's blocks were held by no one, so only its rank's depth changes, from d
+   * (it holds blocks 0..d-1) to the tail's end, written into the open query's `depth`.
    */
-  private indexTailAt(hashes: ArrayLike<bigint>, d: number, count: number): boolean {
+  private indexTailsAt(hashes: ArrayLike<bigint>, d: number, count: number, depth: Int32Array): void {
     let req = this.deferred[this.blocks.deviceListId(hashes[d - 1]!)];
-    if (req === undefined) return false;
+    if (req === undefined) return;
     const next = hashes[d]!;
-    let found = false;
     for (let after = req.nextDeferred; req !== undefined; req = after, after = req?.nextDeferred) {
       // A sequence hash names its position: a tail continuing block d - 1 starts at block d.
       if (req.hashes[d] !== next) continue;
-      if (!found) this.blocks.endOverlaps();
-      found = true;
       this.unmark(req);
       const total = req.hashes.length;
       const limit = Math.min(total, count);
@@ -142,8 +140,8 @@ export class ActiveLoad {
       this.blocks.addUnindexed(req.rankId, d - to);
       req.indexed = this.blocks.acquire(req.rankId, req.hashes, req.blockIds, d, to);
       if (req.indexed < total) this.defer(req);
+      depth[req.rankId] = to;
     }
-    return found;
   }
 
   /** Puts a request with an unindexed tail on the deferred list of its last indexed block. */
