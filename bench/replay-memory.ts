@@ -6,7 +6,7 @@ import { loadavg } from "node:os";
 import { resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "..");
-const TRACE = resolve(ROOT, "test/fixtures/traces/mooncake_synthetic_trace.jsonl");
+const TRACE = resolve(ROOT, "traces/mooncake_synthetic_trace.jsonl");
 const runs = Number(process.argv[2] ?? 3);
 const hostBlocks = (process.argv[3] ?? "0,50,100000").split(",").map(Number);
 

@@ -18,7 +18,7 @@ import type { ReplayReport } from "../src/core/replay/report.ts";
 import { runReplay, type ReplayOptions } from "../src/roles/replay/run-replay.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const TRACE = resolve(ROOT, "test/fixtures/traces/mooncake_conversation_trace.jsonl");
+const TRACE = resolve(ROOT, "traces/mooncake_conversation_trace.jsonl");
 const BINARY = resolve(ROOT, "dist/kvcr-mock");
 const DYNAMO_PUBLISHED_S = 1.3;
 const runs = Math.max(1, Number(process.argv[2] ?? 3));

@@ -24,7 +24,7 @@ const BLOCK_SIZE = 64;
 const PROMPT_BLOCKS = 32;
 const DECISIONS = 20_000;
 const RUNS = 3;
-const TRACE = new URL("../test/fixtures/traces/mooncake_conversation_trace.jsonl", import.meta.url).pathname;
+const TRACE = new URL("../traces/mooncake_conversation_trace.jsonl", import.meta.url).pathname;
 
 const hasher = createBlockHasher();
 const logger = createLogger({ level: "silent" });

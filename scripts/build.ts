@@ -1,17 +1,13 @@
-// Builds the single binary (default dist/kvcr-mock; `bun scripts/build.ts OUTFILE` to choose)
-// with Bun's compile API. Autoloading bunfig/.env is off so the binary behaves the same in any
-// working directory.
+// Builds the single binary for this machine (default dist/kvcr-mock; `bun scripts/build.ts OUTFILE`
+// to choose). How a binary is made: scripts/lib/compile.ts; every target: scripts/release.ts.
 import { resolve } from "node:path";
+import { buildCommit, compile, ROOT } from "./lib/compile.ts";
 
-const root = resolve(import.meta.dir, "..");
-const outfile = resolve(process.argv[2] ?? resolve(root, "dist/kvcr-mock"));
-const result = await Bun.build({
-  entrypoints: [resolve(root, "src/cli.ts")],
-  compile: { outfile, autoloadBunfig: false, autoloadDotenv: false },
-  minify: true,
-});
-if (!result.success) {
-  for (const log of result.logs) console.error(log);
+const outfile = resolve(process.argv[2] ?? resolve(ROOT, "dist/kvcr-mock"));
+try {
+  await compile({ outfile, commit: await buildCommit(), bytecode: true });
+} catch (err) {
+  console.error((err as Error).message);
   process.exit(1);
 }
 console.log(`built ${outfile}`);

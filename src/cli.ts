@@ -1,4 +1,5 @@
-// Entry for `bun build --compile` and `bun src/cli.ts`: runs the root command, nothing else.
+// Entry for `bun build --compile` and `bun src/cli.ts`: runs the root command, nothing else. No
+// top-level await, so the binary can be compiled to bytecode (faster start).
 import { main } from "./cli/main.ts";
 
-process.exit(await main(process.argv.slice(2)));
+main(process.argv.slice(2)).then((code) => process.exit(code));

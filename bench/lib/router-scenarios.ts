@@ -10,7 +10,7 @@ import { simulatedStackFrom, type SimulatedStack } from "../../src/roles/simulat
 import type { WorkloadOptions } from "../../src/roles/workload.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
-export const TRACE = resolve(ROOT, "test/fixtures/traces/mooncake_conversation_trace.jsonl");
+export const TRACE = resolve(ROOT, "traces/mooncake_conversation_trace.jsonl");
 export const MODES = ["kv", "round-robin"] as const;
 export const WORKERS = 4;
 export const SWEEP = [2, 8, 32];
@@ -53,7 +53,7 @@ export const SCENARIOS: RouterScenario[] = [
     mockers: {},
     workload: { trace: TRACE, traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 1, prefixTokens: 1, suffixTokens: 1, outputTokens: 1 }, seed: 0 },
     requestsAt: traceRequests,
-    replayFlags: `--trace test/fixtures/traces/mooncake_conversation_trace.jsonl --requests <max(16, 4c)> --num-workers ${WORKERS} --num-host-blocks 4096`,
+    replayFlags: `--trace traces/mooncake_conversation_trace.jsonl --requests <max(16, 4c)> --num-workers ${WORKERS} --num-host-blocks 4096`,
   },
 ];
 

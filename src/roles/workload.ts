@@ -2,6 +2,7 @@
 // synthetic shared-prefix generator, plus the arrival spec its flags choose. Shared here
 // so the two roles read traces, report bad lines and pick arrivals identically.
 import type { ArrivalSpec } from "../core/workload/arrivals.ts";
+import { tracePath } from "./builtin-traces.ts";
 import { parseMooncakeTrace } from "../core/workload/mooncake-trace.ts";
 import { sharedPrefixProblems, sharedPrefixWorkload, type SharedPrefixOptions } from "../core/workload/synthetic.ts";
 import type { WorkloadRequest } from "../core/workload/workload.ts";
@@ -68,7 +69,7 @@ export function loadWorkload(opts: WorkloadOptions, deps: WorkloadDeps, nothingD
   }
   let text: string;
   try {
-    text = deps.readFile(opts.trace);
+    text = deps.readFile(tracePath(opts.trace));
   } catch (err) {
     throw new KvcrError("TRACE_UNREADABLE", `cannot read --trace ${opts.trace}: ${(err as Error).message}`);
   }

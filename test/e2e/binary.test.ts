@@ -20,10 +20,11 @@ beforeAll(async () => {
 afterAll(() => dir?.[Symbol.dispose]());
 
 describe("compiled binary", () => {
-  test("--version prints the package version", async () => {
+  test("--version prints the package version and the build's commit", async () => {
     const r = await runCli(["--version"], { bin, cwd: dir.path });
     expect(r.exitCode).toBe(0);
-    expect(r.stdout.trim()).toBe(pkg.version);
+    expect(r.stdout.trim()).toStartWith(`${pkg.version}+`);
+    expect(r.stdout.trim()).not.toBe(`${pkg.version}+source`);
   });
 
   test("events taps a live stream inside the binary (ZMTP over Bun TCP when compiled)", async () => {
@@ -65,7 +66,7 @@ describe("compiled binary", () => {
     expect(help.stdout).toContain(`kvcr-mock ${cmd}`);
     expect(help.stdout).toContain("--log-level");
     const version = await runCli([cmd, "--version"], { bin, cwd: dir.path });
-    expect(version.stdout.trim()).toBe(pkg.version);
+    expect(version.stdout.trim()).toStartWith(`${pkg.version}+`);
   });
 
   test("events --help lists its own flags from the binary", async () => {

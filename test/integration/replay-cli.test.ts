@@ -3,12 +3,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FIXTURES_DIR, runCli, tempDir } from "../harness.ts";
+import { REPO_ROOT, runCli, tempDir } from "../harness.ts";
 
 const dir = tempDir("kvcr-replay-");
 afterAll(() => dir[Symbol.dispose]());
-const conversation = join(FIXTURES_DIR, "traces/mooncake_conversation_trace.jsonl");
-const synthetic = join(FIXTURES_DIR, "traces/mooncake_synthetic_trace.jsonl");
+const conversation = join(REPO_ROOT, "traces/mooncake_conversation_trace.jsonl");
+const synthetic = join(REPO_ROOT, "traces/mooncake_synthetic_trace.jsonl");
 const REPORT_KEYS = [
   "completed", "failed", "duration", "request_throughput", "output_throughput", "total_token_throughput",
   ...["ttft", "tpot", "itl", "e2el"].flatMap((m) => ["mean", "median", "p50", "p90", "p99"].map((s) => `${s}_${m}_ms`)),

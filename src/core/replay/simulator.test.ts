@@ -8,7 +8,7 @@ import { buildReport } from "./report.ts";
 import { simulate, type SimulationOptions } from "./simulator.ts";
 
 const hasher = createBlockHasher();
-const TRACE = new URL("../../../test/fixtures/traces/mooncake_conversation_trace.jsonl", import.meta.url).pathname;
+const TRACE = new URL("../../../traces/mooncake_conversation_trace.jsonl", import.meta.url).pathname;
 const trace = parseMooncakeTrace(readFileSync(TRACE, "utf8"));
 const base: SimulationOptions = { engine: {}, numWorkers: 1, routerMode: "round-robin", arrival: { kind: "trace", speedupRatio: 1 }, seed: 0 };
 

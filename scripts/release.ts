@@ -1,0 +1,66 @@
+// `npm run release`: every target's binary into dist/release/ as kvcr-mock-<version>-<os>-<arch>
+// (.exe on Windows), a .tar.gz of each beside it (one file, `kvcr-mock[.exe]`, inside: Windows 10+
+// and macOS extract it with their own tar), SHA256SUMS over every file, and manifest.json (version,
+// commit, per target: files, sizes, checksums, build mode). Bun fetches each target's runtime
+// from the npm registry on first use. Bytecode (faster start) where the target takes it; a target
+// that refuses it is built without and the manifest says so.
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import pkg from "../package.json" with { type: "json" };
+import { buildCommit, compile, ROOT } from "./lib/compile.ts";
+
+export const TARGETS = [
+  { os: "linux", arch: "x64", bun: "bun-linux-x64" },
+  { os: "linux", arch: "x64-musl", bun: "bun-linux-x64-musl" },
+  { os: "linux", arch: "arm64", bun: "bun-linux-arm64" },
+  { os: "darwin", arch: "x64", bun: "bun-darwin-x64" },
+  { os: "darwin", arch: "arm64", bun: "bun-darwin-arm64" },
+  { os: "windows", arch: "x64", bun: "bun-windows-x64" },
+] as const;
+
+const outDir = resolve(process.argv[2] ?? join(ROOT, "dist/release"));
+const only = process.env.KVCR_RELEASE_TARGETS?.split(",").filter(Boolean);
+
+interface ReleaseFile {
+  name: string;
+  bytes: number;
+  sha256: string;
+}
+
+const sha256 = (path: string) => new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex");
+
+rmSync(outDir, { recursive: true, force: true });
+mkdirSync(outDir, { recursive: true });
+const commit = await buildCommit();
+const entries: { os: string; arch: string; bun_target: string; bytecode: boolean; binary: ReleaseFile; archive: ReleaseFile }[] = [];
+for (const t of TARGETS) {
+  const name = `${t.os}-${t.arch}`;
+  if (only && !only.includes(name)) continue;
+  const exe = t.os === "windows" ? ".exe" : "";
+  const binary = `kvcr-mock-${pkg.version}-${name}${exe}`;
+  const started = performance.now();
+  let bytecode = true;
+  try {
+    await compile({ outfile: join(outDir, binary), target: t.bun, commit, bytecode });
+  } catch {
+    bytecode = false;
+    await compile({ outfile: join(outDir, binary), target: t.bun, commit, bytecode });
+  }
+  // The archive holds the binary under its plain name, as install.sh and a user unpacking it expect.
+  const stage = join(outDir, `.stage-${name}`);
+  mkdirSync(stage);
+  writeFileSync(join(stage, `kvcr-mock${exe}`), readFileSync(join(outDir, binary)), { mode: 0o755 });
+  const archive = `kvcr-mock-${pkg.version}-${name}.tar.gz`;
+  const tar = Bun.spawnSync(["tar", "-czf", join(outDir, archive), "-C", stage, `kvcr-mock${exe}`], { stderr: "pipe" });
+  rmSync(stage, { recursive: true, force: true });
+  if (tar.exitCode !== 0) throw new Error(`tar of ${archive} failed: ${tar.stderr.toString()}`);
+  const file = (f: string) => ({ name: f, bytes: statSync(join(outDir, f)).size, sha256: sha256(join(outDir, f)) });
+  const entry = { os: t.os, arch: t.arch, bun_target: t.bun, bytecode, binary: file(binary), archive: file(archive) };
+  entries.push(entry);
+  console.log(`${name}: ${binary} (${(entry.binary.bytes / 2 ** 20).toFixed(0)} MiB${bytecode ? ", bytecode" : ""}), ${archive} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+const sums = entries.flatMap((e) => [e.binary, e.archive]).map((f) => `${f.sha256}  ${f.name}\n`).join("");
+writeFileSync(join(outDir, "SHA256SUMS"), sums);
+const manifest = { name: "kvcr-mock", version: `${pkg.version}+${commit}`, package_version: pkg.version, commit, targets: entries };
+writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+console.log(`${entries.length} target(s) in ${outDir}: SHA256SUMS, manifest.json`);
