@@ -19,6 +19,8 @@ import type { RoutingState } from "./routing-state.ts";
 import type { FetchLike } from "./worker-call.ts";
 
 const RETRY_MS = 500;
+/** A snapshot that takes longer is given up on (and retried): a hung agent must not stall the feed. */
+const SNAPSHOT_TIMEOUT_MS = 15_000;
 /** How often each followed agent's /health is read for its degraded slots. */
 export const AGENT_HEALTH_POLL_MS = 1000;
 
@@ -45,6 +47,8 @@ interface Follow {
   /** Rank ids this agent's state touched (cleared on re-sync). */
   readonly rankIds: Set<number>;
   closed: boolean;
+  /** A gap showed while a snapshot was loading (among the batches held meanwhile): load again after it. */
+  resyncAgain: boolean;
   /** Degraded slots the agent's /health reported last. */
   degradedSlots: number;
   poll: ReturnType<typeof setInterval> | undefined;
@@ -78,7 +82,7 @@ export class AgentFeed implements Disposable {
       batch: (cursor, events) => this.onBatch(f, cursor, events),
       undecodable: (err) => this.onUndecodable(f, err),
     });
-    const f: Follow = { record, sub, live: false, next: 0n, held: [], loading: undefined, retry: undefined, rankIds: new Set(), closed: false, degradedSlots: 0, poll: undefined, polling: false };
+    const f: Follow = { record, sub, live: false, next: 0n, held: [], loading: undefined, retry: undefined, rankIds: new Set(), closed: false, resyncAgain: false, degradedSlots: 0, poll: undefined, polling: false };
     f.poll = setInterval(() => this.pollHealth(f), AGENT_HEALTH_POLL_MS);
     this.follows.set(record.agent_id, f);
     this.logger.info(`agent ${record.agent_id}: following ${record.router_events_endpoint}, snapshot from ${record.http_url}`);
@@ -194,16 +198,28 @@ export class AgentFeed implements Disposable {
   }
 
   private resync(f: Follow, why: string): void {
-    if (f.closed || f.loading) return;
+    if (f.closed) return;
+    if (f.loading) {
+      // The load in flight is already stale (a gap among its held batches, or a newer event):
+      // stop applying, and load again once it settles.
+      f.live = false;
+      f.resyncAgain = true;
+      return;
+    }
     if (why !== "start") this.resyncs++;
     f.live = false;
     f.held = [];
     f.loading = this.load(f)
       .then(() => {
         f.loading = undefined;
+        if (f.resyncAgain) {
+          f.resyncAgain = false;
+          this.resync(f, "gap");
+        }
       })
       .catch((err: unknown) => {
         f.loading = undefined;
+        f.resyncAgain = false;
         if (f.closed) return;
         this.logger.warn(`agent ${f.record.agent_id}: snapshot load failed (${(err as Error).message}); retrying in ${RETRY_MS} ms`);
         f.retry = setTimeout(() => this.resync(f, "retry"), RETRY_MS);
@@ -212,7 +228,7 @@ export class AgentFeed implements Disposable {
 
   private async load(f: Follow): Promise<void> {
     const url = `${f.record.http_url.replace(/\/$/, "")}/v1/snapshot`;
-    const res = await this.fetchFn(url, { method: "GET" });
+    const res = await this.fetchFn(url, { method: "GET", signal: AbortSignal.timeout(SNAPSHOT_TIMEOUT_MS) });
     if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
     const parsed = checkRecord(AgentSnapshotSchema, await res.json());
     if (!parsed.ok) throw new Error(`GET ${url}: bad snapshot at ${parsed.problem}`);

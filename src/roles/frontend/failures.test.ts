@@ -120,12 +120,22 @@ describe("retry: a request that never reached its worker goes to the next-best o
     expect(f.calls.filter((c) => c.worker === "a")).toHaveLength(1);
   });
 
-  test("a worker answering 503 → the next worker", async () => {
-    const f = fleet({ a: () => Response.json({ error: { message: "shutting down" } }, { status: 503 }), b: serves });
+  test("a worker answering 503 → the next worker; the 503s count toward --worker-eject-after, not at once", async () => {
+    const f = fleet({ a: () => Response.json({ error: { message: "busy" } }, { status: 503 }), b: serves });
     const res = await f.app.fetch(post("/v1/chat/completions", chat()));
     expect(res.status).toBe(200);
     expect(f.calls.map((c) => c.worker)).toEqual(["a", "b"]);
     expect(await f.metrics()).toContain("kvcr_frontend_retries_total 1");
+    expect(f.state.health.isEjected("a")).toBe(false);
+    for (let i = 0; i < 4; i++) await f.app.fetch(post("/v1/chat/completions", chat()));
+    expect(f.state.health.isEjected("a")).toBe(true); // the third 503 in a row
+    expect(await f.metrics()).toContain('kvcr_frontend_worker_ejections_total{reason="failures"} 1');
+  });
+
+  test("a retry with no other worker left is not counted", async () => {
+    const f = fleet({ a: refuses });
+    expect((await f.app.fetch(post("/v1/completions", cmpl()))).status).toBe(502);
+    expect(await f.metrics()).toContain("kvcr_frontend_retries_total 0");
   });
 
   test("at most --router-retries times, then the last worker's error", async () => {

@@ -11,7 +11,7 @@ const agents = (resyncing: number, degraded: number) => ({ followed: 1, resyncin
 describe("frontend /health", () => {
   test("healthy, degraded (200, or 503 with --strict-health) and no workers", async () => {
     const ok = healthResponse({ workerCount: 2, models: ["m"], agents: agents(0, 0), strict: true });
-    expect([ok.status, await ok.json()]).toEqual([200, { status: "healthy", instances: 2, models: ["m"], agents: agents(0, 0) }]);
+    expect([ok.status, await ok.json()]).toEqual([200, { status: "healthy", instances: 2, ejected: 0, models: ["m"], agents: agents(0, 0) }]);
     for (const a of [agents(1, 0), agents(0, 2), { followed: 0, resyncing: 0, degraded_slots: 0, workers_without_agent: 2 }]) {
       const lax = healthResponse({ workerCount: 2, models: ["m"], agents: a, strict: false });
       expect([lax.status, ((await lax.json()) as { status: string }).status]).toEqual([200, "degraded"]);
@@ -20,6 +20,13 @@ describe("frontend /health", () => {
     }
     const none = healthResponse({ workerCount: 0, models: [], strict: false });
     expect([none.status, ((await none.json()) as { status: string }).status]).toEqual([503, "no workers"]);
+  });
+
+  test("a worker out of routing makes the frontend degraded; every worker out of it, no workers (503)", async () => {
+    const some = healthResponse({ workerCount: 2, ejected: 1, models: ["m"], strict: false });
+    expect([some.status, await some.json()]).toEqual([200, { status: "degraded", instances: 2, ejected: 1, models: ["m"] }]);
+    const all = healthResponse({ workerCount: 2, ejected: 2, models: ["m"], strict: false });
+    expect([all.status, ((await all.json()) as { status: string }).status]).toEqual([503, "no workers"]);
   });
 
   test("an agent whose stream is not connected counts as re-syncing; dropping it ends that", () => {

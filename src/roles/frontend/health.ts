@@ -1,11 +1,14 @@
-// The frontend's GET /health: `status` is "healthy", "degraded" (an agent's state is being re-synced,
-// one of its slots is degraded, or workers publish through an agent and none is followed: the index
-// may miss blocks for a while) or "no workers".
-// Degraded still answers 200, so load balancers keep the frontend; --strict-health makes it 503.
+// The frontend's GET /health: `status` is "healthy", "degraded" (a worker is out of routing after
+// failures; an agent's state is being re-synced, one of its slots is degraded, or workers publish
+// through an agent and none is followed: the index may miss blocks for a while) or "no workers"
+// (none registered, or every one out of routing: requests get 503). Degraded still answers 200,
+// so load balancers keep the frontend; --strict-health makes it 503.
 import type { AgentFeedHealth } from "./agent-feed.ts";
 
 export interface HealthInputs {
   workerCount: number;
+  /** Workers out of routing after failures, waiting for their /health. */
+  ejected?: number;
   models: string[];
   agents?: AgentFeedHealth | undefined;
   discovery?: unknown;
@@ -15,10 +18,12 @@ export interface HealthInputs {
 export function healthResponse(h: HealthInputs): Response {
   const a = h.agents;
   const degraded = a !== undefined && (a.resyncing > 0 || a.degraded_slots > 0 || (a.workers_without_agent ?? 0) > 0);
-  const status = h.workerCount === 0 ? "no workers" : degraded ? "degraded" : "healthy";
+  const ejected = h.ejected ?? 0;
+  const status = h.workerCount - ejected <= 0 ? "no workers" : degraded || ejected > 0 ? "degraded" : "healthy";
   const body = {
     status,
     instances: h.workerCount,
+    ejected,
     models: h.models,
     ...(h.agents !== undefined ? { agents: h.agents } : {}),
     ...(h.discovery !== undefined ? { discovery: h.discovery } : {}),

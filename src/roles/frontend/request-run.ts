@@ -262,26 +262,27 @@ export class RequestRun {
     const { state, metrics, logger } = this.deps;
     if (f.kind === "client" || this.clientGone || this.deps.closing?.()) throw new RunFailed(f.failure);
     if (f.kind === "unsent" || f.kind === "lost" || f.kind === "shutdown") state.reportFailure(a.workerId, true);
-    else if (f.kind === "stalled" || f.kind === "error") state.reportFailure(a.workerId, false);
+    else if (f.kind === "stalled" || f.kind === "error" || f.kind === "busy") state.reportFailure(a.workerId, false);
     else if (f.kind === "refused") state.reportSuccess(a.workerId); // alive and answering: the request was at fault
     let how: "retry" | "new_request" | "ongoing_request";
-    if (f.kind === "unsent" && this.retriesLeft > 0) {
+    if ((f.kind === "unsent" || f.kind === "busy") && this.retriesLeft > 0) {
       this.retriesLeft--;
       how = "retry";
     } else if (f.kind !== "refused" && f.kind !== "error" && this.migrationsLeft > 0 && this.generated !== undefined) {
       this.migrationsLeft--;
       how = a.reply === undefined ? "new_request" : "ongoing_request";
     } else throw new RunFailed(f.failure);
-    if (how === "retry") metrics.retries++;
-    else metrics.migration(this.req.model, how);
     this.attempt = undefined;
     if (this.completionTokens >= this.req.maxTokens) {
-      this.done = true; // every token was out, only the summary was lost
+      this.done = true; // every token was out, only the summary was lost: nothing is sent again
       return;
     }
     const prompt = this.completionTokens === 0 ? this.req.prompt : [...this.req.prompt, ...this.generated!];
     const next = state.route(this.req.model, prompt, this.tried);
     if ("status" in next) throw new RunFailed(f.failure);
+    // Counted once another attempt is really on its way.
+    if (how === "retry") metrics.retries++;
+    else metrics.migration(this.req.model, how);
     logger?.warn(`${this.req.requestId}: ${f.failure.body.error.message}; ${how === "retry" ? "retried" : "migrated"} on worker ${next.worker.id}${this.completionTokens > 0 ? ` after ${this.completionTokens} token(s)` : ""}`);
     this.plan = next;
   }

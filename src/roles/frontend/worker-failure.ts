@@ -47,14 +47,15 @@ function workerMessage(text: string): string {
 
 /**
  * What went wrong with one attempt, as the retry and ejection rules see it:
- * - unsent: the worker never got the request (connection refused) or turned it away with 503: retried;
+ * - unsent: the worker never got the request (connection refused): retried;
+ * - busy: the worker turned it away with 503: retried, and counted toward ejection (not at once);
  * - lost: the connection broke after the request was written, or the stream ended unfinished;
  * - shutdown: the worker cancelled the request itself (it is stopping);
  * - stalled: nothing arrived for the stall timeout; gone: the worker's discovery record vanished;
  * - refused: the worker's 400 (the client's to fix); error: any other answer; client: the client left.
  * lost, shutdown, stalled and gone may migrate; unsent, lost and shutdown take the worker out at once.
  */
-export type FailureKind = "unsent" | "lost" | "shutdown" | "stalled" | "gone" | "refused" | "error" | "client";
+export type FailureKind = "unsent" | "busy" | "lost" | "shutdown" | "stalled" | "gone" | "refused" | "error" | "client";
 
 export interface AttemptFailure {
   kind: FailureKind;
@@ -74,7 +75,7 @@ export function attemptFailure(ctrl: WorkerCancel, err: unknown, workerId: strin
 /** A worker that answered other than 200: 503 (not taking requests) is retried elsewhere. */
 export function answerAttemptFailure(workerId: string, status: number, text: string): AttemptFailure {
   const failure = answerFailure(workerId, status, text);
-  return { kind: status === 503 ? "unsent" : status === 400 ? "refused" : "error", failure };
+  return { kind: status === 503 ? "busy" : status === 400 ? "refused" : "error", failure };
 }
 
 /** A stream that ended without its summary line, or with the worker's own cancel. */
