@@ -22,8 +22,9 @@ export const benchCommand = defineRoleCommand({
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     try {
-      const outcome = await runBench(benchOptionsFrom(config), {
-        ...reportIo(logger),
+      const io = reportIo(logger);
+      const outcome = await runBench(benchOptionsFrom(config, io.readFile), {
+        ...io,
         sleep: (ms) => Bun.sleep(ms),
         progress: progressBar(process.stderr),
         stop: stop.signal,

@@ -32,6 +32,13 @@ export const benchOptions = defineOptions({
     withReplay: { kind: "bool", default: false, description: "Also simulate the same workload with `replay` (use --num-workers, --router-mode and the engine flags of the stack) and print predicted vs measured" },
   }),
   ...reportOptions,
+  ...group("Faults and audit", {
+    faults: { kind: "string", nonEmpty: true, description: "Apply this fault schedule (YAML or JSON list of {at, target, fault}) during each run; implies the audit" },
+    audit: { kind: "bool", default: false, description: "Sample the mockers' truth and the router's index every --audit-interval: index precision / recall, recovery after faults, routing regret" },
+    auditInterval: { kind: "number", min: 0.05, max: 3600, description: "Seconds between audit samples (default 1 when --audit or --faults is given; giving it turns the audit on)" },
+    mockerUrls: { kind: "string", nonEmpty: true, description: "The stack's mockers, comma-separated base URLs (for a router without GET /v1/index; default: found through the frontend's index)" },
+    compare: { kind: "string", nonEmpty: true, description: "A.json,B.json: print the headline figures of two --output-json results side by side, and run nothing" },
+  }),
   ...group("Comparisons and fresh stacks", {
     compareRouterModes: { kind: "string", nonEmpty: true, description: "Run the same workload against one stack per router mode (kv,round-robin[,random]) and print them side by side" },
     urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL" },
@@ -79,8 +86,35 @@ export function parseModes(text: string): string[] | string {
   return modes;
 }
 
+/** Audit interval in seconds, or undefined when no audit runs (--audit, --faults or --audit-interval turn it on). */
+export function auditIntervalOf(c: Pick<BenchConfig, "audit" | "faults" | "auditInterval">): number | undefined {
+  return c.auditInterval ?? (c.audit || c.faults !== undefined ? 1 : undefined);
+}
+
+/** "http://a:1,http://b:2" → the URLs and any problem lines. */
+export function parseMockerUrls(text: string): { urls: string[]; problems: string[] } {
+  const urls = text.split(",").map((u) => u.trim()).filter(Boolean);
+  const problems = urls.filter((u) => !/^https?:\/\/\S+$/.test(u)).map((u) => `--mocker-urls: got "${u}", expected an http(s) base URL such as http://127.0.0.1:8100`);
+  if (urls.length === 0) problems.push(`--mocker-urls: got "${text}", expected comma-separated http(s) base URLs of the mockers`);
+  return { urls, problems };
+}
+
+/** "A.json,B.json" → the two paths, or a problem line. */
+export function parseCompare(text: string): [string, string] | string {
+  const parts = text.split(",").map((p) => p.trim());
+  return parts.length === 2 && parts.every(Boolean) ? [parts[0]!, parts[1]!] : `--compare: got "${text}", expected two result files, comma-separated: A.json,B.json`;
+}
+
 export function benchProblems(c: BenchConfig): string[] {
+  if (c.compare !== undefined) {
+    const p = parseCompare(c.compare);
+    return typeof p === "string" ? [p] : [];
+  }
   const problems = engineProblems(c);
+  if (c.mockerUrls !== undefined) {
+    problems.push(...parseMockerUrls(c.mockerUrls).problems);
+    if (auditIntervalOf(c) === undefined) problems.push("--mocker-urls: only used by the audit and fault schedules; add --audit or --faults");
+  }
   if (c.concurrency !== undefined && c.requestRate !== undefined) problems.push("--concurrency and --request-rate: choose one arrival mode");
   if (c.sweepConcurrency !== undefined && (c.concurrency !== undefined || c.requestRate !== undefined)) problems.push("--sweep-concurrency sets the concurrency of each point: drop --concurrency / --request-rate");
   if (c.trace === undefined && c.prefixTokens + c.suffixTokens < 1) problems.push("--prefix-tokens + --suffix-tokens: a synthetic prompt needs at least 1 token");
@@ -105,7 +139,7 @@ export function benchProblems(c: BenchConfig): string[] {
   } else if (c.url !== undefined && c.compareRouterModes !== undefined) {
     problems.push("--compare-router-modes with --url: one URL is one router mode; give --url-per-mode kv=URL,round-robin=URL, or neither to start a fresh stack per mode");
   } else if (fresh && c.compareRouterModes === undefined && c.sweepConcurrency === undefined) {
-    problems.push("--url: required (the OpenAI-compatible server to drive, e.g. http://127.0.0.1:8000), unless --compare-router-modes or --sweep-concurrency start fresh stacks");
+    problems.push("--url: required (the OpenAI-compatible server to drive, e.g. http://127.0.0.1:8000), unless --compare-router-modes or --sweep-concurrency start fresh stacks, or --compare reads two results");
   }
   if (c.stackConfig !== undefined && !fresh) problems.push("--stack-config: only for fresh stacks (drop --url / --url-per-mode)");
   if (c.withReplay && c.duration !== undefined) problems.push("--with-replay: the simulation runs the whole workload; use --requests instead of --duration");

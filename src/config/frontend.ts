@@ -3,7 +3,7 @@
 // migration), and discovery.
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
-import { ROUTER_MODES, routerTuningOptions } from "./router.ts";
+import { REPLAY_ONLY_ROUTER_MODES, ROUTER_MODES, routerTuningOptions } from "./router.ts";
 
 /** What the frontend does when a worker fails (docs/DECISIONS.md, "Frontend"); `up` hands these on to its frontend. */
 export const frontendFailureOptions = group("Failures", {
@@ -58,6 +58,7 @@ export const frontendOptions = defineOptions({
     routerMode: {
       kind: "enum",
       choices: ROUTER_MODES,
+      refused: REPLAY_ONLY_ROUTER_MODES,
       default: "round-robin",
       env: "DYN_ROUTER_MODE",
       description: "How each request picks its (worker, rank): kv uses the KV index (as Dynamo's frontend, the default is round-robin)",

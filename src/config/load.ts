@@ -76,7 +76,7 @@ export function loadConfig<T extends OptionTable>(
     raw[key] = spec.default;
     for (const [i, candidate] of given.entries()) {
       const result = v.safeParse(schemaFor(spec), candidate.value);
-      if (!result.success) problems.push(`${candidate.label}: got ${show(candidate.value)}, expected ${expectation(spec)}`);
+      if (!result.success) problems.push(invalid(candidate, spec));
       else if (i === 0) raw[key] = result.output;
     }
   }
@@ -87,7 +87,7 @@ export function loadConfig<T extends OptionTable>(
       if (!spec) continue;
       const result = v.safeParse(schemaFor(spec), candidate.value);
       if (result.success) raw[key] = result.output;
-      else problems.push(`${candidate.label}: got ${show(candidate.value)}, expected ${expectation(spec)}`);
+      else problems.push(invalid(candidate, spec));
     }
   }
   if (problems.length === 0 && refine) problems.push(...refine(raw as ConfigOf<T>));
@@ -226,6 +226,13 @@ function readConfigFile(
       out.set(entry[0], { value, label });
     }
   }
+}
+
+/** The problem line of a value the option does not accept (an enum's refused value gives its own reason). */
+function invalid(candidate: Candidate, spec: OptionSpec): string {
+  const refused = spec.kind === "enum" ? spec.refused : undefined;
+  const reason = refused !== undefined && typeof candidate.value === "string" && Object.hasOwn(refused, candidate.value) ? refused[candidate.value] : undefined;
+  return reason !== undefined ? `${candidate.label}: ${reason}` : `${candidate.label}: got ${show(candidate.value)}, expected ${expectation(spec)}`;
 }
 
 function show(value: unknown): string {

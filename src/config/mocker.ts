@@ -55,6 +55,7 @@ export const mockerOptions = defineOptions({
   }),
   ...group("HTTP and ports", {
     httpPort: { kind: "int", min: 0, max: 65535, default: 0, description: "HTTP port for /v1/generate, /health, /metrics; 0 = pick" },
+    admin: { kind: "bool", default: false, description: "Serve the fault API (/admin/faults: inject event, HTTP and process faults at run time); up always enables it" },
   }),
   ...stateAgentOptions,
   ...discoveryOptions,

@@ -30,7 +30,11 @@ export interface IntOption extends BaseOption<"int", number> { readonly min?: nu
 export interface NumberOption extends BaseOption<"number", number> { readonly min?: number; readonly max?: number }
 export interface StringOption extends BaseOption<"string", string> { readonly nonEmpty?: boolean }
 export type BoolOption = BaseOption<"bool", boolean>;
-export interface EnumOption<C extends string = string> extends BaseOption<"enum", C> { readonly choices: readonly C[] }
+export interface EnumOption<C extends string = string> extends BaseOption<"enum", C> {
+  readonly choices: readonly C[];
+  /** Values this command refuses with a reason of their own (e.g. a mode only another command has), instead of "expected one of". */
+  readonly refused?: Readonly<Record<string, string>>;
+}
 export interface IntListOption extends BaseOption<"intList", number[]> { readonly min?: number; readonly max?: number }
 /** Free-form JSON value (objects from a config file, or a JSON string on the command line). */
 export type JsonOption = BaseOption<"json", unknown>;

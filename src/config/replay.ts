@@ -2,7 +2,7 @@
 // shared-prefix generator), arrivals, workers and router, the engine options, and the report.
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
-import { routerTuningOptions } from "./router.ts";
+import { REPLAY_ROUTER_MODES, routerTuningOptions } from "./router.ts";
 
 export const workloadOptions = defineOptions({
   ...group("Workload", {
@@ -37,7 +37,12 @@ export const reportOptions = group("Report", {
 
 export const replayRouterOptions = group("Workers and router", {
   numWorkers: { kind: "int", min: 1, max: 100_000, default: 1, description: "Simulated workers (each with --data-parallel-size ranks)" },
-  routerMode: { kind: "enum", choices: ["kv", "round-robin", "random"], default: "kv", description: "How each request picks its (worker, rank)" },
+  routerMode: {
+    kind: "enum",
+    choices: REPLAY_ROUTER_MODES,
+    default: "kv",
+    description: "How each request picks its (worker, rank); oracle = kv's cost on the engines' true cache at each decision (replay only: the bound other modes are compared to)",
+  },
   ...routerTuningOptions,
 });
 
@@ -46,6 +51,13 @@ export const replayOptions = defineOptions({
   ...replayRouterOptions,
   ...engineOptions,
   ...reportOptions,
+  ...group("Report", {
+    regret: {
+      kind: "bool",
+      default: false,
+      description: "Judge every routing decision against the engines' true cache and load (the report's regret); off by default: it keeps a second index of every KV event, about a third more replay time (--router-mode oracle keeps it anyway)",
+    },
+  }),
 });
 
 export type ReplayConfig = ConfigOf<typeof replayOptions>;

@@ -43,6 +43,11 @@ export const stackOptions = defineOptions({
     maxRestarts: { kind: "int", min: 0, max: 1_000_000, default: 5, description: "Restarts of one child within 10 minutes before the stack stops (with --restart on-failure)" },
     restartBackoff: { kind: "number", min: 0, max: 3600, default: 1, description: "Seconds before a child's first restart; doubled per restart up to 30 s, reset once it has stayed up 60 s" },
   }),
+  ...group("Faults and audit", {
+    faults: { kind: "string", nonEmpty: true, description: "Apply this fault schedule (YAML or JSON list of {at, target, fault}) to the stack, `at` counted from ready" },
+    audit: { kind: "bool", default: false, description: "Compare the frontend's index with the mockers' truth every --audit-interval and log the stack-wide worst precision / recall" },
+    auditInterval: { kind: "number", min: 0.05, max: 3600, default: 1, description: "Seconds between audit samples (with --audit)" },
+  }),
 });
 
 export const agentPassOn = defineOptions({
@@ -142,6 +147,7 @@ export function upProblems(c: UpConfig): string[] {
     // Checked here too, so `up` fails at once rather than through its mockers.
     if (c.kvEventsEncoding === "array") problems.push(ARRAY_ENCODING_WITH_STATE_AGENT);
   }
+  if (c.audit && !roles.roles.has("frontend")) problems.push("--audit: compares the frontend's index with the mockers' truth; include frontend in --roles");
   if (c.maxSlots !== undefined && c.kvStateAgent && roles.roles.has("agent") && roles.roles.has("mockers") && c.maxSlots < ranks) {
     problems.push(`--max-slots: got ${c.maxSlots}, but this stack has ${ranks} CacheOwner slots (workers × dp); the agent would reject some`);
   }

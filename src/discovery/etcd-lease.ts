@@ -30,6 +30,8 @@ export class EtcdLease {
   /** etcd went back: the next tick (now) puts every record again. */
   private recheckDue = false;
   private closed = false;
+  /** Renewals are skipped until this wall ms (DiscoveryStore.holdRenewals). */
+  heldUntilMs = 0;
   private tick: Promise<void> = Promise.resolve();
 
   constructor(
@@ -72,7 +74,7 @@ export class EtcdLease {
 
   /** One renewal; false when etcd gave no answer about the lease (retried soon). */
   private async keepAlive(): Promise<boolean> {
-    if (this.closed) return true;
+    if (this.closed || Date.now() < this.heldUntilMs) return true;
     let ttl: number;
     try {
       const reply = await this.deps.client.call<{ result?: { TTL?: string } }>("/v3/lease/keepalive", { ID: this.id });

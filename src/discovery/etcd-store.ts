@@ -101,6 +101,10 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
     });
   }
 
+  holdRenewals(untilMs: number): void {
+    for (const lease of this.leases.values()) void lease.then((l) => void (l.heldUntilMs = untilMs), () => {});
+  }
+
   async put(key: string, value: unknown, options: PutOptions = {}): Promise<LeasedRecord> {
     this.assertOpen();
     validateKey(key);

@@ -44,6 +44,8 @@ export class FileProcessLease {
   private tick: Promise<void> = Promise.resolve();
   private repairsLeft = 0;
   private closed = false;
+  /** Renewals are skipped until this wall ms (DiscoveryStore.holdRenewals). */
+  heldUntilMs = 0;
 
   constructor(
     readonly leaseTtlMs: number,
@@ -76,7 +78,7 @@ export class FileProcessLease {
   }
 
   private async renew(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || Date.now() < this.heldUntilMs) return;
     const lateMs = Date.now() - this.expiresAtMs;
     const present = await this.deps.files.exists(this.fileName);
     const dirId = await this.deps.files.dirIdentity();

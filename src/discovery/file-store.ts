@@ -121,6 +121,10 @@ export class FileDiscoveryStore implements DiscoveryStore {
     this.monitor = new DirectoryMonitor({ files: this.files, logger: opts.logger, gcGraceMs: opts.gcGraceMs, pollIntervalMs: opts.pollIntervalMs, useFsWatch: opts.useFsWatch });
   }
 
+  holdRenewals(untilMs: number): void {
+    for (const lease of this.leases.values()) void lease.then((l) => void (l.heldUntilMs = untilMs), () => {});
+  }
+
   async put(key: string, value: unknown, options: PutOptions = {}): Promise<LeasedRecord> {
     this.assertOpen();
     const fileName = keyToFileName(validateKey(key));

@@ -73,6 +73,12 @@ export interface DiscoveryStore extends AsyncDisposable {
   watch(prefix: string, onChange: DiscoveryListener): Promise<DiscoveryWatch>;
   /** Withdraws every record this store owns and closes every watch; no timer outlives it. */
   close(): Promise<void>;
+  /**
+   * Stops renewing this store's leases until `untilMs` (wall ms; 0 = renew again now), as a stalled
+   * process would: its records lapse for readers, and the first renewal after puts them back as
+   * after any lapse. The mocker's lease_stop fault.
+   */
+  holdRenewals?(untilMs: number): void;
   /** Connection to the backing store, for /health and /metrics (read it through discoveryStatus()). */
   status?(): DiscoveryStatus;
 }

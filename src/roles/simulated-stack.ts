@@ -42,6 +42,8 @@ export interface SimulationRun {
   arrival: ArrivalSpec;
   /** Seeds random routing and Poisson arrivals (engines take engine.seed). */
   seed: number;
+  /** Judge every decision's regret (default false: it costs a second index). */
+  regret?: boolean;
   /** Wall clock (deps.now) when the run started; the report's wall time counts from here. */
   startedMs: number;
   onProgress?: (done: number, total: number) => void;
@@ -59,6 +61,7 @@ export function simulateStack(workload: readonly WorkloadRequest[], s: Simulated
       router: s.router,
       arrival: run.arrival,
       seed: run.seed,
+      regret: run.regret,
       onProgress: run.onProgress,
     },
     { hasher: deps.hasher },

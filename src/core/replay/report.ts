@@ -1,6 +1,7 @@
 // The `kvcr-mock replay` report, with the metric names of vLLM's benchmark_serving (and aiperf's
 // units): completed/failed, duration, throughputs, TTFT/TPOT/ITL/E2EL summaries, plus what only
 // a replay knows: prefix-cache reuse, per-worker spread, wall and simulated time.
+import type { RegretSummary } from "../routing/regret.ts";
 import type { SimulationResult } from "./simulator.ts";
 import { metricFields, servingTotals, type ServingTotals } from "./serving-figures.ts";
 
@@ -33,6 +34,8 @@ export interface ReplayReport extends ServingTotals {
   rejected: number;
   /** Requests the router held back while every worker was saturated (its queue threshold). */
   queued: number;
+  /** Each routed request's chosen true overlap and queue depth against the best candidate's at its decision (absent with regret off). */
+  regret?: RegretSummary;
   /** First failures (request index in the workload, reason). */
   errors: { request: number; error: string }[];
 }
@@ -91,6 +94,7 @@ export function buildReport(sim: SimulationResult, meta: { routerMode: string; w
     replay_speed_requests_per_s: wallS > 0 ? sim.numRequests / wallS : 0,
     rejected: sim.rejected,
     queued: sim.queued,
+    regret: sim.regret,
     errors,
   } as ReplayReport;
 }

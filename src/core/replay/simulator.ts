@@ -1,7 +1,9 @@
 // Offline replay (`kvcr-mock replay`): N engines on one discrete-event virtual clock, requests
 // routed by an in-process router (the kv router reads an index fed by the engines' own events). A
 // worker steps back to back while it has work; its step's tokens, finishes and events take effect
-// at the step's end. No sockets, no wall clock: the same inputs give the same run.
+// at the step's end. No sockets, no wall clock: the same inputs give the same run. Every decision
+// is judged against the engines' true state (truth.ts, when regret is on), which the oracle
+// mode routes on.
 import { KvIndex } from "../index/kv-index.ts";
 import type { BlockHashes, BlockHasher } from "../kv/block-hash.ts";
 import type { EngineConfig } from "../engine/engine-config.ts";
@@ -12,7 +14,9 @@ import type { ActiveRequest } from "../routing/active-load.ts";
 import { OVERLOADED, Router, RouterMode, type RouterOptions } from "../routing/router.ts";
 import { arrivalTimesMs, type ArrivalSpec } from "../workload/arrivals.ts";
 import type { WorkloadRequest } from "../workload/workload.ts";
+import type { RegretSummary } from "../routing/regret.ts";
 import { EventHeap } from "./event-heap.ts";
+import { ReplayTruth } from "./truth.ts";
 
 export interface SimulationOptions {
   engine: Partial<EngineConfig>;
@@ -25,6 +29,11 @@ export interface SimulationOptions {
   arrival: ArrivalSpec;
   /** Seeds random routing and Poisson arrivals (engines take engine.seed). */
   seed: number;
+  /**
+   * Judge every decision against the engines' true state (default true). Keeping that state is a
+   * second index fed every KV event: off, a replay outside oracle mode runs faster.
+   */
+  regret?: boolean;
   /** Called as requests complete (about every 1%), e.g. for a progress bar. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -55,6 +64,8 @@ export interface SimulationResult {
   /** Requests per worker, per data-parallel rank. */
   readonly requestsPerRank: number[][];
   readonly engines: EngineMetrics[];
+  /** Every routed request's cache and load regret against the truth at its decision (exact); absent with regret off. */
+  readonly regret?: RegretSummary;
 }
 
 const STEP_END = 0;
@@ -72,10 +83,14 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const blockSize = engines[0]!.config.blockSize;
   const rng = createRng(opts.seed);
   const kvMode = opts.routerMode === RouterMode.kv;
-  const index = kvMode ? new KvIndex() : undefined;
+  const oracle = opts.routerMode === RouterMode.oracle;
+  const truth = oracle || opts.regret === true ? new ReplayTruth(W, blockSize, engines[0]!.config) : undefined;
+  const judged = opts.regret === true;
+  const index = kvMode ? new KvIndex() : oracle ? truth!.index : undefined;
   const router = new Router({ ...opts.router, mode: opts.routerMode }, rng, index);
-  // Without KV events the router predicts the index from its own decisions: engine events are not fed.
-  const eventIndex = opts.router?.approximateTtlMs === undefined ? index : undefined;
+  // Without KV events the router predicts the index from its own decisions: engine events are not
+  // fed. The oracle's index is the truth, fed as each step is taken.
+  const eventIndex = kvMode && opts.router?.approximateTtlMs === undefined ? index : undefined;
   for (let s = 0; s < W; s++) {
     const c = engines[s]!.config;
     router.add(s, { capacityBlocks: c.numGpuBlocks, worker: s - (s % dp), maxNumBatchedTokens: c.maxNumBatchedTokens });
@@ -133,7 +148,10 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     if (bufferOf[i] !== undefined) buffers.release(bufferOf[i]!);
     bufferOf[i] = undefined;
     const req = active[i];
-    if (req !== undefined) router.finish(req);
+    if (req !== undefined) {
+      router.finish(req);
+      truth?.completed(worker[i]!);
+    }
     active[i] = undefined;
     done++;
     if (opts.onProgress && (done % progressEvery === 0 || done === n)) opts.onProgress(done, n);
@@ -145,6 +163,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
 
   const startStep = (w: number, t: number) => {
     const res = engines[w]!.step(t);
+    truth?.stepped(w, res.events);
     if (res.scheduledRequests > 0) {
       busy[w] = 1;
       pending[w] = res;
@@ -227,6 +246,8 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
       return;
     }
     const w = decision.rankId;
+    if (judged) truth!.judge(w, hashes.sequence, tokens.length);
+    truth?.dispatched(w);
     active[i] = decision.request;
     worker[i] = w;
     requestsPerRank[Math.floor(w / dp)]![w % dp]!++;
@@ -284,6 +305,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     requestsPerWorker: requestsPerRank.map((ranks) => ranks.reduce((a, b) => a + b, 0)),
     requestsPerRank,
     engines: engines.map((e) => e.metrics()),
+    regret: judged ? truth!.summary() : undefined,
   };
 }
 

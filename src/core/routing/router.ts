@@ -3,6 +3,8 @@
 // kv-cost.ts and active-load.ts). Candidates are (worker, dp rank) pairs named by a numeric
 // rank id the caller assigns (the same id its KvIndex is fed under); they come and go at run
 // time. Every mode keeps the same load tracker and busy thresholds, so figures compare.
+// oracle (replay only) is kv on the truth: the caller gives it an index of the engines' own state
+// at decision time (docs/DECISIONS.md "Regret and oracle"): the bound the other modes are compared to.
 import type { KvIndex } from "../index/kv-index.ts";
 import type { Rng } from "../random/rng.ts";
 import { ActiveLoad, type ActiveRequest } from "./active-load.ts";
@@ -10,7 +12,7 @@ import { ApproximateIndex } from "./approximate-index.ts";
 import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, prefillBlocks, uncachedPromptTokens, type CostWeights } from "./kv-cost.ts";
 import { selectByCost } from "./worker-selection.ts";
 
-export const RouterMode = { roundRobin: "round-robin", random: "random", kv: "kv" } as const;
+export const RouterMode = { roundRobin: "round-robin", random: "random", kv: "kv", oracle: "oracle" } as const;
 export type RouterMode = (typeof RouterMode)[keyof typeof RouterMode];
 
 export interface RouteQuery {
@@ -107,6 +109,8 @@ export class Router {
   private stamp = 0;
   /** The chosen candidate's overlaps (selectKv → commit, no allocation). */
   private readonly chosen = { device: 0, host: 0, disk: 0, activePrefix: 0 };
+  /** kv and oracle: the decision reads the index (the other modes price nothing). */
+  private readonly priced: boolean;
 
   constructor(
     opts: RouterOptions,
@@ -114,7 +118,9 @@ export class Router {
     private readonly index?: KvIndex,
   ) {
     if (opts.mode === RouterMode.kv && !index) throw new RangeError("kv routing needs an index");
+    if (opts.mode === RouterMode.oracle && !index) throw new RangeError("oracle routing needs the engines' true residency as its index (replay only)");
     this.mode = opts.mode;
+    this.priced = opts.mode === RouterMode.kv || opts.mode === RouterMode.oracle;
     this.weights = {
       prefillLoadScale: opts.prefillLoadScale ?? 1,
       overlapCredit: opts.overlapScoreCredit ?? 1,
@@ -214,6 +220,7 @@ export class Router {
         c = this.rng.int(m);
         break;
       case RouterMode.kv:
+      case RouterMode.oracle:
         c = this.selectKv(q, pick, m);
         break;
     }
@@ -367,7 +374,7 @@ export class Router {
     const rankId = this.rankIds[pos]!;
     const full = q.seqHashes.length;
     const chosen = this.chosen;
-    if (this.mode !== RouterMode.kv) {
+    if (!this.priced) {
       // No index is consulted: the whole prompt counts as prefill; the active prefix still
       // gives the decode term (decision logs and metrics compare across modes).
       chosen.device = chosen.host = chosen.disk = 0;

@@ -24,6 +24,8 @@ export interface LoadDeps {
   onProgress?(done: number, total: number): void;
   /** Stops sending (Ctrl-C); in-flight requests are aborted through the same signal. */
   stop?: AbortSignal;
+  /** Called with startMs once warm-up is over, just before the first measured request (fault schedules and the audit start here). */
+  onStart?(startMs: number): void;
 }
 
 export interface TimedRecord extends RequestRecord {
@@ -51,6 +53,7 @@ export async function driveLoad(plan: LoadPlan, deps: LoadDeps): Promise<LoadRes
   let inFlight = 0;
   let cutShort = false;
   const startMs = deps.now();
+  deps.onStart?.(startMs);
   const expired = () => deps.stop?.aborted === true || (plan.durationMs !== undefined && deps.now() - startMs >= plan.durationMs);
 
   const one = async (index: number) => {

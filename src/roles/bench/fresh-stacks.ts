@@ -8,12 +8,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { upConfigFrom, type UpConfig } from "../../config/up.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { ProcessControl } from "../fault-runner.ts";
 import type { StartedStack } from "./run-bench.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** The launcher's startStack, as far as bench needs it. */
-export type LaunchStack = (config: UpConfig, deps: { logger: Logger; env: Env }) => Promise<{ readonly frontendUrl: string | undefined; close(): Promise<void> }>;
+export type LaunchStack = (
+  config: UpConfig,
+  deps: { logger: Logger; env: Env },
+) => Promise<{ readonly frontendUrl: string | undefined; readonly processes: readonly { role: string; url: string }[]; readonly control: ProcessControl; close(): Promise<void> }>;
 
 let stacks = 0;
 
@@ -38,6 +42,8 @@ export function freshStacks(launch: LaunchStack, stackConfig: string | undefined
       }
       return {
         url: handle.frontendUrl,
+        mockerUrls: handle.processes.filter((p) => p.role === "mocker").map((p) => p.url),
+        control: handle.control,
         close: async () => {
           await handle.close();
           rmSync(dir, { recursive: true, force: true });

@@ -1,18 +1,22 @@
 // `--report FILE.html`: one self-contained page (uPlot's JS and CSS inlined at build time, the
 // data as JSON; no network) with, per run (router mode or concurrency point): TTFT and ITL
 // distributions, latency vs load, output throughput over time and prefix-cache reuse, plus the
-// side-by-side figures. Charts are built from records here; the page only draws them.
+// side-by-side figures; with faults or an audit (report-observed.ts) also fault windows shaded on
+// every time chart, index accuracy over time and the regret histogram. Charts are built from
+// records here; the page only draws them.
 import uplotCss from "uplot/dist/uPlot.min.css" with { type: "text" };
 import uplotJs from "uplot/dist/uPlot.iife.min.js" with { type: "text" };
 import { percentile } from "../../core/replay/stats.ts";
 import type { TimedRecord } from "./drive-load.ts";
 import { formatSideBySide } from "./format-result.ts";
 import type { BenchResult } from "./metrics.ts";
+import type { RunObservation } from "./observe-run.ts";
+import { accuracyChart, faultWindows, regretChart, type FaultWindow } from "./report-observed.ts";
 
 export interface ReportRun {
   label: string;
   records: readonly TimedRecord[];
-  result: BenchResult;
+  result: BenchResult & RunObservation;
   startMs: number;
 }
 
@@ -23,9 +27,15 @@ export interface ChartSpec {
   yLabel: string;
   /** x values, then one y array per run (null = no point). */
   data: (number | null)[][];
+  /** Series labels when they are not one per run. */
+  series?: string[];
+  /** Draw bars (a histogram) instead of lines. */
+  bars?: boolean;
+  /** Fault windows to shade (time charts). */
+  windows?: FaultWindow[];
 }
 
-/** The number of charts every report has (the Chromium test counts them). */
+/** The number of charts every report has (the Chromium test counts them); an audit adds accuracy, regret adds its histogram. */
 export const CHART_COUNT = 5;
 const QUANTILES = Array.from({ length: 101 }, (_, i) => i);
 const LOAD_BINS = 40;
@@ -59,8 +69,10 @@ export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
   const longestS = Math.max(0.001, ...runs.map((r) => r.result.duration));
   const binS = longestS / THROUGHPUT_BINS;
   const tX = Array.from({ length: THROUGHPUT_BINS }, (_, b) => round((b + 1) * binS));
+  const windows = faultWindows(runs.map((r) => r.result));
   charts.push({
     id: "throughput",
+    windows,
     title: "Output throughput over time",
     xLabel: "seconds since start",
     yLabel: "output tokens/s",
@@ -103,6 +115,11 @@ export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
       }),
     ],
   });
+  const labels = runs.map((r) => r.label);
+  const accuracy = accuracyChart(labels, runs.map((r) => r.result));
+  if (accuracy) charts.push(accuracy);
+  const regret = regretChart(labels, runs.map((r) => r.result));
+  if (regret) charts.push(regret);
   return charts;
 }
 
@@ -119,6 +136,7 @@ h1{font-size:20px} pre{background:#f6f6f6;padding:12px;overflow:auto}
 </style></head>
 <body><h1>${escapeHtml(opts.title)}</h1>
 <pre id="summary">${escapeHtml(summary)}</pre>
+${faultList(runs)}
 <div id="charts"></div>
 <script>${uplotJs.replace(/<\/script/gi, "<\\/script")}</script>
 <script>
@@ -130,20 +148,44 @@ h1{font-size:20px} pre{background:#f6f6f6;padding:12px;overflow:auto}
     var el = document.createElement("div");
     el.className = "chart";
     el.id = "chart-" + c.id;
+    var wins = c.windows || [];
+    el.setAttribute("data-fault-windows", String(wins.length));
     root.appendChild(el);
-    var series = [{ label: c.xLabel }].concat(R.labels.map(function (l, i) {
-      return { label: l, stroke: colors[i % colors.length], width: 2, spanGaps: true, points: { show: c.data[0].length <= 60 } };
+    var bars = c.bars && uPlot.paths && uPlot.paths.bars ? uPlot.paths.bars({ size: [0.8, 60] }) : null;
+    var series = [{ label: c.xLabel }].concat((c.series || R.labels).map(function (l, i) {
+      var color = colors[i % colors.length];
+      return bars
+        ? { label: l, stroke: color, fill: color + "55", width: 1, paths: bars, points: { show: false } }
+        : { label: l, stroke: color, width: 2, spanGaps: true, points: { show: c.data[0].length <= 60 } };
     }));
+    // Fault windows: shaded behind the series in the colour of their run, a 2 px line when instant.
+    var shade = { hooks: { drawClear: [function (u) {
+      var ctx = u.ctx;
+      ctx.save();
+      wins.forEach(function (w) {
+        var x0 = u.valToPos(w.from_s, "x", true), x1 = u.valToPos(w.to_s, "x", true);
+        ctx.fillStyle = colors[w.run % colors.length] + "30";
+        ctx.fillRect(x0, u.bbox.top, Math.max(2, x1 - x0), u.bbox.height);
+      });
+      ctx.restore();
+    }] } };
     new uPlot({
       title: c.title, width: 900, height: 320,
       scales: { x: { time: false } },
       axes: [{ label: c.xLabel }, { label: c.yLabel, size: 70 }],
-      series: series
+      series: series,
+      plugins: wins.length > 0 ? [shade] : []
     }, c.data, el);
   });
 })();
 </script></body></html>
 `;
+}
+
+/** The applied faults as a list under the summary (the shaded windows' key). */
+function faultList(runs: readonly ReportRun[]): string {
+  const items = runs.flatMap((r) => (r.result.faults ?? []).map((f) => `<li>${escapeHtml(`${runs.length > 1 ? `[${r.label}] ` : ""}${f.applied_s.toFixed(2)} s${f.ends_at_s !== null && f.ends_at_s > f.applied_s ? `–${f.ends_at_s.toFixed(2)} s` : ""}: ${f.kind} on ${f.target}${f.error ? ` (not applied: ${f.error})` : ""}`)}</li>`));
+  return items.length > 0 ? `<h2>Faults (shaded on the time charts)</h2>\n<ul id="faults">${items.join("")}</ul>` : "";
 }
 
 function median(values: number[]): number | null {

@@ -1,11 +1,13 @@
 // Resolved `bench` config → the bench role's options (the parsing of list flags was validated by
 // benchProblems; the engine and router flags describe the stack for --with-replay).
-import { parsePercentiles, parseModes, parseUrlPerMode, type BenchConfig } from "../../config/bench.ts";
+import { auditIntervalOf, parseCompare, parseMockerUrls, parsePercentiles, parseModes, parseUrlPerMode, type BenchConfig } from "../../config/bench.ts";
+import { loadSchedule } from "../../config/fault-schedule.ts";
 import { simulatedStackFrom } from "../simulated-stack.ts";
 import { arrivalOptionsFrom, workloadOptionsFrom } from "../workload.ts";
 import type { BenchOptions, BenchTarget } from "./run-bench.ts";
 
-export function benchOptionsFrom(c: BenchConfig): BenchOptions {
+/** `readFile` reads the --faults schedule (a bad one throws ConfigError: exit 2, before anything runs). */
+export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => string): BenchOptions {
   const modes = c.compareRouterModes !== undefined ? (parseModes(c.compareRouterModes) as string[]) : undefined;
   const perMode = c.urlPerMode !== undefined ? (parseUrlPerMode(c.urlPerMode) as Map<string, string>) : undefined;
   // Without a URL, each run gets a fresh stack (one per mode; --router-mode for a sweep alone).
@@ -35,5 +37,11 @@ export function benchOptionsFrom(c: BenchConfig): BenchOptions {
     report: c.report,
     // Workers and ranks kept apart, as replay does.
     withReplay: c.withReplay ? simulatedStackFrom(c) : undefined,
+    schedule: c.faults !== undefined && readFile ? loadSchedule(c.faults, readFile) : undefined,
+    auditIntervalS: auditIntervalOf(c),
+    mockerUrls: c.mockerUrls !== undefined ? parseMockerUrls(c.mockerUrls).urls : undefined,
+    blockSize: c.blockSize,
+    prefillTiming: { timingModel: c.timingModel, prefillMs: c.prefillMs, maxNumBatchedTokens: c.maxNumBatchedTokens },
+    compare: c.compare !== undefined ? (parseCompare(c.compare) as [string, string]) : undefined,
   };
 }

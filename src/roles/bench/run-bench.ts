@@ -1,21 +1,28 @@
 // `kvcr-mock bench` as a function: load the workload (shared with replay), resolve the model,
 // drive each run (one URL; or one stack per router mode; or one concurrency per sweep point),
 // print the result table(s), write the JSON and the HTML report, and with --with-replay print
-// replay's prediction of the same run beside the measurement.
+// replay's prediction of the same run beside the measurement. With --faults / --audit each run is
+// observed too (observe-run.ts); --compare prints two earlier results side by side instead.
+import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
+import type { PrefillTiming } from "../../core/routing/regret.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
 import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { errorMessage } from "../../protocol/openai-stream.ts";
 import { get } from "../../transport/http/client.ts";
+import type { ProcessControl } from "../fault-runner.ts";
 import { simulateStack, type SimulatedStack } from "../simulated-stack.ts";
 import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../workload.ts";
 import { driveLoad, type LoadResult } from "./drive-load.ts";
 import { formatPrediction, formatResult, formatSideBySide } from "./format-result.ts";
 import { renderHtml, type ReportRun } from "./html-report.ts";
 import { buildResult, type BenchResult } from "./metrics.ts";
+import { compareResults } from "./compare-results.ts";
+import { formatObserved } from "./format-observed.ts";
+import { observeRun, type RunObservation } from "./observe-run.ts";
 import { buildBody, type BodyOptions } from "./request-body.ts";
 import { sendRequest } from "./send-request.ts";
 import { predictionFigures } from "./with-replay.ts";
@@ -46,6 +53,18 @@ export interface BenchOptions extends ArrivalOptions {
   outputJson?: string;
   report?: string;
   withReplay?: SimulatedStack;
+  /** --faults: applied during each run (from its first measured request). */
+  schedule?: ScheduleEntry[];
+  /** Seconds between audit samples; undefined = no audit. */
+  auditIntervalS?: number;
+  /** --mocker-urls: the mockers of the stack under test (default: through the frontend's GET /v1/index). */
+  mockerUrls?: string[];
+  /** The stack's KV block size (tokens), for regret's prompt hashes (default 64, the engine's). */
+  blockSize?: number;
+  /** The stack's engine timing (engine flags), to price regret in prefill time. */
+  prefillTiming?: PrefillTiming;
+  /** --compare A.json,B.json: print two results side by side and run nothing. */
+  compare?: [string, string];
 }
 
 export type BenchTarget = { label?: string; url: string } | { label?: string; fresh: { routerMode: string } };
@@ -53,6 +72,10 @@ export type BenchTarget = { label?: string; url: string } | { label?: string; fr
 /** A stack started for one run (the launcher's code, as `up` runs it). */
 export interface StartedStack {
   url: string;
+  /** Its mockers' base URLs, in stack order. */
+  mockerUrls?: string[];
+  /** Kill / restart of its children (fault schedules). */
+  control?: ProcessControl;
   close(): Promise<void>;
 }
 
@@ -71,14 +94,25 @@ export interface BenchDeps {
   progress?(label: string, total: number): { update(done: number): void; stop(): void };
   /** Ctrl-C: stop sending, abort in-flight requests, report what was measured. */
   stop?: AbortSignal;
+  /** Wall ms (fault times); default Date.now. */
+  wallNow?(): number;
 }
 
+/** A run's result with what was observed besides the requests (faults, audit, recovery, regret). */
+export type ObservedResult = BenchResult & RunObservation;
+
 export interface BenchOutcome {
-  results: BenchResult[];
+  results: ObservedResult[];
   replay?: ReplayReport;
+  /** --compare ran instead of a benchmark. */
+  compared?: boolean;
 }
 
 export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<BenchOutcome> {
+  if (opts.compare) {
+    deps.stdout.write(compareResults(opts.compare, deps.readFile));
+    return { results: [], compared: true };
+  }
   for (const [flag, path] of [["--output-json", opts.outputJson], ["--report", opts.report]] as const) {
     if (path === undefined || path === "-") continue;
     try {
@@ -106,8 +140,19 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
         const model = opts.model ?? models.get(url) ?? (await discoverModel(url, opts, deps));
         models.set(url, model);
         deps.logger.info(`${label ? `[${label}] ` : ""}${workload.length} requests to ${url}${opts.endpoint} (model ${model}), arrivals ${describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for at most ${opts.durationS} s` : ""}`);
-        const load = await runOne(workload, point.arrival, url, model, label, opts, deps);
-        const result = buildResult(load, runMeta(opts, url, model, point.arrival, label), opts.percentiles);
+        const observer = observeRun(
+          { schedule: opts.schedule, auditIntervalS: opts.auditIntervalS, endpoints: { indexUrl: url.replace(/\/+$/, ""), mockerUrls: opts.mockerUrls ?? stack?.mockerUrls }, control: stack?.control, blockSize: opts.blockSize ?? 64, promptsAreTokens: opts.promptFormat === "tokens", timing: opts.prefillTiming },
+          { logger: deps.logger, now: deps.now, wallNow: deps.wallNow ?? Date.now, hasher: deps.hasher },
+        );
+        let load: LoadResult;
+        try {
+          load = await runOne(workload, point.arrival, url, model, label, opts, deps, (t0) => observer.start(t0));
+        } catch (err) {
+          await observer.finish([], workload).catch(() => {}); // stops the schedule and the audit
+          throw err;
+        }
+        const observed = await observer.finish(load.records, workload);
+        const result: ObservedResult = { ...buildResult(load, runMeta(opts, url, model, point.arrival, label), opts.percentiles), ...observed };
         runs.push({ label: label ?? "run", records: load.records, result, startMs: load.startMs });
         logFailures(result, label, deps.logger);
       } finally {
@@ -128,6 +173,7 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
   else {
     if (results.length === 1) deps.stdout.write(formatResult(results[0]!, opts.percentiles));
     else if (results.length > 1) deps.stdout.write(formatSideBySide(results, opts.percentiles));
+    for (const r of results) deps.stdout.write(formatObserved(r));
     if (replay) deps.stdout.write(`\nReplay prediction vs live measurement (${opts.withReplay!.numWorkers} simulated worker(s), router ${opts.withReplay!.routerMode}):\n${formatPrediction(predictionFigures(replay, results[0]!))}`);
   }
   if (opts.outputJson !== undefined && opts.outputJson !== "-") write(deps, "--output-json", opts.outputJson, jsonText);
@@ -140,10 +186,11 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
 
 /** 1 when a run completed no request (nothing was measured), else 0; partial failures are results. */
 export function benchExitCode(outcome: BenchOutcome): 0 | 1 {
+  if (outcome.compared) return 0;
   return outcome.results.length === 0 || outcome.results.some((r) => r.completed === 0) ? 1 : 0;
 }
 
-async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec, url: string, model: string, label: string | undefined, opts: BenchOptions, deps: BenchDeps): Promise<LoadResult> {
+async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec, url: string, model: string, label: string | undefined, opts: BenchOptions, deps: BenchDeps, onStart: (startMs: number) => void): Promise<LoadResult> {
   const body: BodyOptions = { model, endpoint: opts.endpoint, promptFormat: opts.promptFormat, stream: opts.stream, ignoreEos: opts.ignoreEos };
   const endpointUrl = url.replace(/\/+$/, "") + opts.endpoint;
   const headers = authHeaders(opts);
@@ -164,6 +211,7 @@ async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec
         sleep: deps.sleep,
         onProgress: progress ? (done) => progress.update(done) : undefined,
         stop: deps.stop,
+        onStart,
       },
     );
   } finally {

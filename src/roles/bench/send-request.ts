@@ -36,7 +36,12 @@ export interface RequestRecord {
   /** Cached prompt tokens the server reported; undefined when it did not say. */
   cachedTokens?: number;
   worker?: string;
+  /** The serving rank, from the x-kvcr-dp-rank response header (our frontend and mockers send it). */
+  dpRank?: number;
 }
+
+/** Response header naming the serving data-parallel rank. */
+export const DP_RANK_HEADER = "x-kvcr-dp-rank";
 
 export type Clock = () => number;
 
@@ -61,6 +66,8 @@ export async function sendRequest(spec: RequestSpec, now: Clock): Promise<Reques
     return fail(e.reason, e.message);
   }
   rec.worker = res.headers.get(spec.workerHeader) ?? undefined;
+  const rank = res.headers.get(DP_RANK_HEADER);
+  if (rank !== null && /^\d+$/.test(rank)) rec.dpRank = Number(rank);
   try {
     if (res.status !== 200) {
       const text = await res.text().catch(() => "");

@@ -1,7 +1,7 @@
 // The frontend's HTTP surface as a pure app (tests call `app.fetch(new Request(...))`, no port):
-// the route table (/v1/models, /v1/completions, /v1/chat/completions, /health, /live, /metrics) and
-// a generate request's admission (body cap 413, body deadline 408, parse 400, route 404/503/529);
-// proxy.ts calls the worker.
+// the route table (/v1/models, /v1/completions, /v1/chat/completions, /v1/index, /health, /live,
+// /metrics) and a generate request's admission (body cap 413, body deadline 408, parse 400, route
+// 404/503/529); proxy.ts calls the worker.
 import { applyChatTemplate, tokenize } from "../../core/text/tokenizer.ts";
 import { concatBytes } from "../../lib/bytes.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
@@ -12,6 +12,7 @@ import { pathOf } from "../../transport/http/path-of.ts";
 import type { Kind } from "./openai-reply.ts";
 import type { AgentFeedHealth } from "./agent-feed.ts";
 import { healthResponse } from "./health.ts";
+import { indexResidency } from "./index-residency.ts";
 import { createProxy, type ProxyDeps } from "./proxy.ts";
 
 export interface FrontendAppDeps extends ProxyDeps {
@@ -30,6 +31,8 @@ export interface FrontendAppDeps extends ProxyDeps {
   agentHealth?: () => AgentFeedHealth;
   /** --strict-health: /health answers 503 while degraded. */
   strictHealth?: boolean;
+  /** The router-event cursor a worker's indexed state reflects, where its feed has one (`GET /v1/index`). */
+  indexCursor?: (workerId: string) => number | undefined;
 }
 
 export interface FrontendApp {
@@ -38,7 +41,7 @@ export interface FrontendApp {
   close?(): void;
 }
 
-const ROUTES = "routes: GET /v1/models, POST /v1/completions, POST /v1/chat/completions, GET /health, /live, /metrics";
+const ROUTES = "routes: GET /v1/models, POST /v1/completions, POST /v1/chat/completions, GET /v1/index, GET /health, /live, /metrics";
 
 export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   const { state, metrics, logger } = deps;
@@ -68,10 +71,13 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       case "/v1/models":
         if (req.method !== "GET") return openAiError(405, `use GET for ${path}`);
         return Response.json({ object: "list", data: state.models().map((id) => ({ id, object: "model", created: 0, owned_by: "kvcr-mock" })) });
+      case "/v1/index":
+        if (req.method !== "GET") return openAiError(405, `use GET for ${path}`);
+        return Response.json(indexResidency(state, deps.indexCursor));
       case "/live":
         return Response.json({ status: "live" });
       case "/health":
-        return healthResponse({ workerCount: state.workerCount, models: state.models(), agents: deps.agentHealth?.(), discovery: deps.discoveryHealth?.(), strict: deps.strictHealth ?? false });
+        return healthResponse({ workerCount: state.workerCount, ejected: state.health.ejectedCount, models: state.models(), agents: deps.agentHealth?.(), discovery: deps.discoveryHealth?.(), strict: deps.strictHealth ?? false });
       case "/metrics":
         return new Response(renderMetrics(metrics.families(state, deps.feedMetrics ?? (() => []))), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
       default:
@@ -117,7 +123,7 @@ function promptTokens(r: GenerationRequest): number[] {
   return p.kind === "tokens" ? p.ids : tokenize(p.text);
 }
 
-const KNOWN_ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/live", "/metrics"]);
+const KNOWN_ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/v1/index", "/health", "/live", "/metrics"]);
 
 const tooLarge = (n: string, max: number) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
 

@@ -198,6 +198,7 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     extraEngineArgs: undefined,
     staggerDelay: config.staggerDelay,
     httpPort: ctx.ports.mockers[i]!,
+    admin: true, // up's mockers always serve the fault API (bench and up schedules post to it)
     kvStateAgent: stateAgent,
     kvStateAgentRawHost: stateAgent ? config.kvStateAgentRawHost : undefined,
     kvStateAgentCacheSlot: stateAgent ? config.cacheSlotBase + first * dp : undefined,

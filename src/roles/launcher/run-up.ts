@@ -1,14 +1,17 @@
 // `kvcr-mock up` from start to exit code: start the stack, print where it is, then run until a
 // child exits and is not restarted (--restart no, or past --max-restarts: exit 1, naming it),
 // SIGINT/SIGTERM (exit 0), `-- CMD` finishes (CMD's code) or the demo request is answered; the
-// stack is stopped on every path.
+// stack is stopped on every path. Meanwhile --faults and --audit watch it (stack-watch.ts).
+import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadSchedule } from "../../config/fault-schedule.ts";
 import type { UpConfig } from "../../config/up.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { LIFELINE_ENV, untilSignal } from "../../lib/role.ts";
 import { startStack, type StackDeps, type StackHandle } from "./start.ts";
+import { watchStack, type StackWatch } from "./stack-watch.ts";
 import { DEFAULT_RESTART_WINDOW_MS, describeExit } from "./supervisor.ts";
 
 export interface UpContext {
@@ -26,10 +29,13 @@ export const DEMO_PROMPT = "Explain KV-cache-aware routing in one sentence.";
 
 export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
   const { logger } = ctx;
+  // Read before anything starts: a bad schedule is a usage error (exit 2).
+  const schedule = config.faults !== undefined ? loadSchedule(config.faults, (p) => readFileSync(p, "utf8")) : undefined;
   const t0 = performance.now();
   const signal = untilSignal((sig) => logger.warn(`${sig} again: already stopping the stack`));
   const stateFile = config.stateFile ?? (ctx.rest.length > 0 ? join(tmpdir(), `kvcr-mock-up-${process.pid}.json`) : undefined);
   let stack: StackHandle;
+  let watch: StackWatch | undefined;
   try {
     stack = await startStack({ ...config, stateFile }, { logger, env: ctx.env, color: process.stderr.isTTY && !ctx.env.NO_COLOR, cancel: signal, ...ctx.stack });
   } catch (err) {
@@ -42,6 +48,7 @@ export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
   try {
     const print = ctx.print ?? ((text: string) => void (ctx.rest.length > 0 || config.demo ? process.stderr : process.stdout).write(text));
     print(summary(stack, config, stateFile, performance.now() - t0));
+    watch = watchStack(stack, { schedule, auditIntervalS: config.audit ? config.auditInterval : undefined }, logger);
     const failed = stack.failure.then((e) => {
       if (e.restarts !== undefined) {
         const tail = e.stderrTail?.length ? `; its last stderr lines:\n${e.stderrTail.map((l) => `    ${l}`).join("\n")}` : "; it wrote nothing to stderr";
@@ -59,6 +66,7 @@ export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
     if (ctx.rest.length > 0) return await runCommand(ctx.rest, stack, stateFile!, ctx.env, logger, [failed, stopped]);
     return await Promise.race([failed, stopped]);
   } finally {
+    await watch?.stop();
     await stack.close();
     logger.info("stack stopped");
   }

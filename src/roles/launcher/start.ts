@@ -2,6 +2,7 @@
 // mockers and frontend stage by stage under one Supervisor, each gated on readiness; a failed start
 // stops what it started. Also used by `bench --compare-router-modes`.
 import { readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
+import type { ScheduleTarget } from "../../config/fault-schedule.ts";
 import { globalWorkers, parseRoles, upOptions, type UpConfig } from "../../config/up.ts";
 import { agentOptions } from "../../config/agent.ts";
 import { frontendOptions } from "../../config/frontend.ts";
@@ -17,7 +18,9 @@ import { processAlive } from "../../lib/process-alive.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
+import type { ProcessControl } from "../fault-runner.ts";
 import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
+import { mockerBase } from "../stack-truth.ts";
 import { plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
@@ -62,6 +65,8 @@ export interface StackHandle extends RoleHandle {
   readonly failure: Promise<ChildExit>;
   /** The JSON written to --state-file. */
   state(): StackState;
+  /** Kill or restart one child (fault schedules): the agent, the frontend, or the mocker at a base URL. */
+  readonly control: ProcessControl;
 }
 
 export interface StackState {
@@ -249,6 +254,33 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     }
   }
 
+  // Fault schedules: `kill` is a crash (SIGKILL; --restart decides what follows), `restart` a
+  // clean stop and start again on the same argv and readiness gate.
+  const childOf = (target: ScheduleTarget, mocker: string | undefined) => {
+    const spec = stackPlan.processes.find((p) => (target.role === "worker" ? p.role === "mocker" && mocker !== undefined && mockerBase(p.url) === mockerBase(mocker) : p.role === target.role));
+    const entry = spec && processes.find((p) => p.name === spec.name);
+    if (!spec || !entry) throw new KvcrError("NO_SUCH_CHILD", `this stack runs no ${target.role === "worker" ? `mocker at ${mocker ?? "(unknown)"}` : target.role} of its own to control`);
+    return { spec, entry };
+  };
+  const control: ProcessControl = {
+    kill: async (target, mocker) => {
+      const { spec } = childOf(target, mocker);
+      const child = supervisor.current(spec.name);
+      if (!child?.running) throw new KvcrError("NOT_RUNNING", `${spec.name} is not running`);
+      child.signal("SIGKILL");
+      return `${spec.name} (pid ${child.pid}, SIGKILL)`;
+    },
+    restart: async (target, mocker) => {
+      const { spec, entry } = childOf(target, mocker);
+      const before = entry.pid;
+      const next = await supervisor.restartNow(spec.name, spec.argv, gateOf(spec), config.gracePeriod * 1000);
+      entry.pid = next.pid;
+      if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes).catch(() => {});
+      await writeState().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
+      return `${spec.name} (pid ${before} → ${next.pid}, ready again)`;
+    },
+  };
+
   const owned = scope.move();
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= owned.disposeAsync());
@@ -263,6 +295,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     processes,
     failure: supervisor.failure,
     state,
+    control,
     close,
     [Symbol.asyncDispose]: close,
   };

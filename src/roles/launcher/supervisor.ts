@@ -184,6 +184,8 @@ export class Supervisor implements AsyncDisposable {
   private readonly stopRequested: Promise<void>;
   private requestStop!: () => void;
   private readonly restartable = new Map<string, Restartable>();
+  /** Children stopped on request (a scheduled restart): their exit is neither a failure nor restarted by policy. */
+  private readonly asked = new Set<SupervisedChild>();
   private readonly logs = new Map<string, WriteStream>();
   private readonly colors = new Map<string, number>();
   private readonly write: (text: string) => void;
@@ -230,7 +232,7 @@ export class Supervisor implements AsyncDisposable {
     const child = new SupervisedChild(name, proc, prefix, this.write, log, this.opts.tailLines ?? 20);
     this.children.push(child);
     void child.exited.then((e) => {
-      if (this.stopping) return;
+      if (this.stopping || this.asked.has(child)) return;
       const r = this.restartable.get(name);
       if (r?.current === child) void this.restart(r, child, e);
       else if (!r) this.resolveFailure(e);
@@ -246,6 +248,36 @@ export class Supervisor implements AsyncDisposable {
   restartOnFailure(child: SupervisedChild, argv: readonly string[], gate: ReadinessGate, policy: RestartPolicy, hooks: RestartHooks = {}, env: Readonly<Record<string, string | undefined>> = {}): void {
     if (!child.running || this.stopping) return; // its exit is (or will be) the failure as before
     this.restartable.set(child.name, { argv, env, gate, policy, hooks, current: child, recent: [], total: 0, nextDelayMs: policy.backoffMs, upSince: performance.now() });
+  }
+
+  /** The latest child started under this name. */
+  current(name: string): SupervisedChild | undefined {
+    return this.children.findLast((c) => c.name === name);
+  }
+
+  /**
+   * Restarts a child on request (a fault schedule's `restart`): SIGTERM (SIGKILL after `graceMs`),
+   * then the same argv again, gated on readiness. Its exit counts neither as a failure nor against
+   * the restart policy, which keeps watching the new child.
+   */
+  async restartNow(name: string, argv: readonly string[], gate: ReadinessGate, graceMs: number, env: Readonly<Record<string, string | undefined>> = {}): Promise<SupervisedChild> {
+    const old = this.current(name);
+    if (old) {
+      this.asked.add(old);
+      old.signal("SIGTERM");
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = await Promise.race([old.exited.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
+      clearTimeout(timer);
+      if (late) old.signal("SIGKILL");
+      await old.exited;
+      void Promise.resolve(old.proc.stdin.end()).catch(() => {});
+    }
+    const next = this.spawn(name, argv, env);
+    const r = this.restartable.get(name);
+    if (r) [r.current, r.upSince] = [next, undefined];
+    await this.waitReady(next, gate);
+    if (r && r.current === next) r.upSince = performance.now();
+    return next;
   }
 
   private async restart(r: Restartable, child: SupervisedChild, exit: ChildExit): Promise<void> {

@@ -6,7 +6,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { createBlockHasher } from "../../lib/xxh3.ts";
 import { engineConfigFrom } from "../engine-config-from-options.ts";
 import type { WorkerIdentity } from "./identity.ts";
-import { RankEngine } from "./worker-pool.ts";
+import { RankEngine } from "./rank-engine.ts";
 
 /** Rank engines per worker, indexed [worker][rank]. */
 export function createRankEngines(config: MockerConfig, workers: readonly WorkerIdentity[], logger: Logger): RankEngine[][] {

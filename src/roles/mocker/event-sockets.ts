@@ -7,6 +7,7 @@ import { holdPort } from "../../transport/port-hold.ts";
 import { createPortPlan } from "../../transport/port-plan.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { openWorkerOutlets, type WorkerOutlets } from "./outlets.ts";
+import type { PublishFaults } from "./rank-publisher.ts";
 import type { WorkerEndpoints } from "./records.ts";
 
 export interface EventSockets {
@@ -16,14 +17,14 @@ export interface EventSockets {
   endpoints: WorkerEndpoints[];
 }
 
-export function openEventSockets(config: MockerConfig, workers: readonly WorkerIdentity[], logger: Logger, scope: AsyncDisposableStack): EventSockets {
+export function openEventSockets(config: MockerConfig, workers: readonly WorkerIdentity[], logger: Logger, scope: AsyncDisposableStack, faultsFor?: (worker: number, rank: number) => PublishFaults): EventSockets {
   // Port-0 listeners (raw PUBs, replay, relays, hint ports) take consecutive free ports from one
   // plan: thousands of kernel port-0 searches were most of a 4,096-worker start-up.
   const ports = createPortPlan();
   const outlets: WorkerOutlets[] = [];
   const endpoints: WorkerEndpoints[] = [];
   for (const id of workers) {
-    const o = openWorkerOutlets(config, id, logger, ports);
+    const o = openWorkerOutlets(config, id, logger, ports, faultsFor);
     scope.defer(() => o.close());
     outlets.push(o);
     let hintPorts: number[] | undefined;

@@ -1,13 +1,17 @@
 // The mocker process's HTTP API: POST /v1/generate streams NDJSON token lines then a summary
 // line; /live, /health (200 once every worker registered), /metrics (Prometheus text);
 // GET /v1/kv-dump?worker=W&dp_rank=R, a (worker, rank)'s full KV state as one raw payload
-// (docs/http-api.md, "State dump").
+// (docs/http-api.md, "State dump"); with the process's extra routes, the truth (/v1/residency) and
+// the fault API (/admin/*, only with --admin). HTTP faults act on /v1/generate here.
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
 import { parseGenerateRequest, type GenerateRequest } from "../../protocol/generate.ts";
 import { DUMP_CONTENT_TYPE, DUMP_PATH, DUMP_SEQ_HEADER } from "../../protocol/kv-events/state-dump.ts";
 import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
+import type { RequestFaultPlan } from "./faults/http-faults.ts";
+import { cuttingSink, delayedSink } from "./faults/http-faults.ts";
+import { OVERLAP_PATH, overlapRoute, RESIDENCY_PATH, residencyRoute, type ResidencyDeps } from "./residency-app.ts";
 import { TokenStream, type TokenSink } from "./token-stream.ts";
 
 export type { TokenSink };
@@ -25,6 +29,18 @@ export interface WorkerPool {
   metrics(): MetricFamily[];
   /** Every resident block of (worker, rank) as one raw payload and the raw seq it reflects. */
   dump?(worker: number, rank: number): Promise<DumpReply>;
+  /** The worker's id, for the x-kvcr-worker header (default: its index). */
+  workerId?(worker: number): string;
+}
+
+/** The routes beyond the worker API, each optional. */
+export interface MockerRoutes {
+  /** The fault API (--admin); without it every /admin/* path is a 404. */
+  admin?: (req: Request, pathname: string) => Promise<Response>;
+  /** GET /v1/residency and POST /v1/residency/overlap. */
+  residency?: ResidencyDeps;
+  /** HTTP faults of /v1/generate; `closing` aborts when the process closes (hung requests end). */
+  faults?: { plan(worker: number, rank: number): RequestFaultPlan | undefined; closing: AbortSignal };
 }
 
 export type DumpReply = { ok: true; seq: number; payload: Uint8Array } | { ok: false; status: 400 | 404 | 500 | 501; message: string };
@@ -37,15 +53,20 @@ export interface HttpAppLimits {
 }
 
 const NDJSON_HEADERS = { "content-type": "application/x-ndjson" };
-const ROUTES: ReadonlySet<string> = new Set(["/v1/generate", DUMP_PATH, "/live", "/health", "/metrics"]);
+const ROUTES: ReadonlySet<string> = new Set(["/v1/generate", DUMP_PATH, "/live", "/health", "/metrics", RESIDENCY_PATH, OVERLAP_PATH]);
 
-export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits): (req: Request) => Promise<Response> {
+export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits, routes: MockerRoutes = {}): (req: Request) => Promise<Response> {
   return async (req) => {
     const pathname = pathOf(req.url, ROUTES);
     if (pathname === "/v1/generate") {
       if (req.method !== "POST") return openAiError(405, "use POST for /v1/generate");
-      return generate(req, pool, limits);
+      return generate(req, pool, limits, routes.faults);
     }
+    if (pathname.startsWith("/admin/") || pathname === "/admin") {
+      return routes.admin ? routes.admin(req, pathname) : openAiError(404, `no route ${pathname}: the fault API needs --admin`);
+    }
+    if (routes.residency && pathname === RESIDENCY_PATH) return residencyRoute(req, routes.residency);
+    if (routes.residency && pathname === OVERLAP_PATH) return overlapRoute(req, routes.residency);
     if (req.method !== "GET") return openAiError(405, `use GET for ${pathname}`);
     switch (pathname) {
       case "/live":
@@ -61,12 +82,12 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits): (req
       case DUMP_PATH:
         return dump(req, pool);
       default:
-        return openAiError(404, `no route ${pathname}; routes: POST /v1/generate, GET /live, /health, /metrics, /v1/kv-dump`);
+        return openAiError(404, `no route ${pathname}; routes: POST /v1/generate, GET /live, /health, /metrics, /v1/kv-dump, /v1/residency, POST /v1/residency/overlap`);
     }
   };
 }
 
-async function generate(req: Request, pool: WorkerPool, limits: HttpAppLimits): Promise<Response> {
+async function generate(req: Request, pool: WorkerPool, limits: HttpAppLimits, faults: MockerRoutes["faults"]): Promise<Response> {
   let body: unknown;
   try {
     body = await req.json();
@@ -77,20 +98,54 @@ async function generate(req: Request, pool: WorkerPool, limits: HttpAppLimits): 
   if (!parsed.ok) return openAiError(400, parsed.problem);
   const tooLong = contextLengthProblem(limits.maxModelLen, parsed.value.tokenIds.length, parsed.value.maxTokens);
   if (tooLong !== undefined) return openAiError(400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED });
+  const { worker, dpRank } = parsed.value;
+  const servedBy = { "x-kvcr-worker": pool.workerId?.(worker) ?? String(worker), "x-kvcr-dp-rank": String(dpRank) };
+
+  const fault = faults?.plan(worker, dpRank);
+  if (fault?.error) return withHeaders(openAiError(fault.error.status, `injected fault ${fault.error.faultId}: http_error ${fault.error.status}`, { code: "injected_fault" }), servedBy);
+  if (fault?.hang) return hang(req, faults!.closing);
 
   let requestId: string | undefined;
   const stream = new TokenStream(() => {
     // A client that goes away cancels its request so its blocks are freed.
     if (requestId !== undefined) pool.cancel(requestId);
   });
-  const outcome = pool.submit(parsed.value, stream);
-  if (!outcome.ok) return openAiError(outcome.status, outcome.message);
+  // The client-side end first: a cut counts the tokens that reached the client, after any latency.
+  let sink: TokenSink = stream;
+  if (fault?.cutAfterTokens !== undefined) {
+    sink = cuttingSink(sink, fault.cutAfterTokens, () => {
+      stream.cut();
+      if (requestId !== undefined) pool.cancel(requestId);
+    });
+  }
+  let delayed: ReturnType<typeof delayedSink> | undefined;
+  if (fault?.latency) sink = delayed = delayedSink(sink, fault.latency.ttftMs, fault.latency.perTokenMs);
+  const outcome = pool.submit(parsed.value, sink);
+  if (!outcome.ok) return withHeaders(openAiError(outcome.status, outcome.message), servedBy);
   requestId = outcome.requestId;
-  req.signal.addEventListener("abort", () => stream.cancel());
+  req.signal.addEventListener("abort", () => {
+    delayed?.cancel();
+    stream.cancel();
+  });
   // The head goes out with the first output: a request already finished by then is one plain body.
   await stream.firstOutput;
   const whole = stream.takeWholeBody();
-  return new Response(whole ?? stream.body, { headers: NDJSON_HEADERS });
+  return new Response(whole ?? stream.body, { headers: { ...NDJSON_HEADERS, ...servedBy } });
+}
+
+function withHeaders(res: Response, headers: Record<string, string>): Response {
+  for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
+  return res;
+}
+
+/** The hang fault: the request is read and never answered, until the client leaves or the process closes. */
+function hang(req: Request, closing: AbortSignal): Promise<Response> {
+  return new Promise((resolve) => {
+    const end = () => resolve(openAiError(503, "hung by an injected fault; the mocker is closing or the client left"));
+    if (closing.aborted || req.signal.aborted) return end();
+    req.signal.addEventListener("abort", end, { once: true });
+    closing.addEventListener("abort", end, { once: true });
+  });
 }
 
 async function dump(req: Request, pool: WorkerPool): Promise<Response> {

@@ -1,4 +1,5 @@
-// seq hash → local hash of the blocks one (worker, rank) holds, per tier, for the direct-mode relay.
+// seq hash → local hash of the blocks one (worker, rank) holds, per tier, for the direct-mode relay
+// and the truth endpoint (GET /v1/residency).
 // Router events carry {seq_hash, local_hash} for every block, removals included, but
 // the engine's removed events carry only sequence hashes; stored events fill this, removals drain it.
 import type { KvTier } from "../../core/kv/kv-events.ts";
@@ -25,6 +26,11 @@ export class LocalHashIndex {
     const local = map.get(seqHash);
     if (local !== undefined) map.delete(seqHash);
     return local;
+  }
+
+  /** The local hash of a block held in `tier`, if it is held there. */
+  get(tier: KvTier, seqHash: bigint): bigint | undefined {
+    return this.tier(tier).get(seqHash);
   }
 
   cleared(tier: KvTier): void {

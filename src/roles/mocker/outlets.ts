@@ -6,10 +6,10 @@ import type { Logger } from "../../lib/logger.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";
 import type { MetricFamily, MetricType } from "../../protocol/prometheus.ts";
 import type { WorkerIdentity } from "./identity.ts";
-import { RankPublisher } from "./rank-publisher.ts";
+import { RankPublisher, type PublishFaults } from "./rank-publisher.ts";
 import { tcpEndpoint } from "./records.ts";
 import { RouterEventRelay } from "./router-event-relay.ts";
-import type { EventOutlet } from "./worker-pool.ts";
+import type { EventOutlet } from "./rank-engine.ts";
 
 export interface WorkerOutlets {
   rawPorts: number[];
@@ -24,7 +24,7 @@ export interface WorkerOutlets {
   close(): void;
 }
 
-export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logger: Logger, ports?: PortPlan): WorkerOutlets {
+export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logger: Logger, ports?: PortPlan, faultsFor?: (worker: number, rank: number) => PublishFaults): WorkerOutlets {
   const publishers: RankPublisher[] = [];
   let relay: RouterEventRelay | undefined;
   const closeAll = () => {
@@ -47,6 +47,7 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
             logger,
             label: `worker ${id.index} rank ${r}`,
             ports,
+            faults: faultsFor?.(id.index, r),
           }),
         );
       }
@@ -80,6 +81,8 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
         family("kvcr_mocker_replay_bad_requests_total", "Malformed replay requests ignored", (s) => s.badReplayRequests),
         family("kvcr_mocker_replay_truncated_total", "Replay replies cut short by the ROUTER's queue", (s) => s.truncatedReplays),
         family("kvcr_mocker_raw_encode_errors_total", "Engine steps the vLLM encoder refused (logged; no seq used)", (s) => s.encodeErrors),
+        family("kvcr_mocker_raw_batches_faulted_total", "Raw batches the fault API dropped, delayed, duplicated, reordered or corrupted", (s) => s.faultedBatches),
+        family("kvcr_mocker_replay_requests_ignored_total", "Replay requests left unanswered by the no_replay fault", (s) => s.ignoredReplayRequests),
         family("kvcr_mocker_raw_subscribers", "Subscribers connected to the raw PUB whose subscription matches its topic", (s) => s.subscribers, "gauge"),
       ];
       if (relay) {

@@ -1,10 +1,11 @@
 // The raw KV-event stream of one (worker, rank), as vLLM's ZmqEventPublisher: a PUB (send HWM
 // 100,000) sending [topic, seq u64 BE, payload] once per engine step that produced events, seq
-// from 0 and +1 per batch, and optionally the replay ROUTER over the last batches.
+// from 0 and +1 per batch, and optionally the replay ROUTER over the last batches. Event-stream
+// faults (faults/event-faults.ts) act here, on the wire only: what the engine holds never changes.
 import type { Logger } from "../../lib/logger.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
 import { encodeBatch, VllmKvEventsEncoding, Medium, type HostMedium } from "../../protocol/kv-events/index.ts";
-import { SeqFrame } from "../../protocol/seq-frame.ts";
+import { encodeSeq, SeqFrame } from "../../protocol/seq-frame.ts";
 import { PubSocket } from "../../transport/zmtp/index.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";
 import { bindOrClose } from "./bind.ts";
@@ -41,7 +42,32 @@ export interface RankPublisherOptions {
   replayCapacity?: number;
   /** Where port-0 binds take their ports from (the mocker's plan); default: the kernel picks. */
   ports?: PortPlan;
+  /** Injected faults on this stream (the mocker's fault API); none by default. */
+  faults?: PublishFaults;
 }
+
+/** What the fault API does to one batch; undefined = publish it as usual. */
+export interface BatchFaultPlan {
+  /** "gap": not sent, its seq used and kept for replay (a visible gap); "silent": as if never published. */
+  drop?: "gap" | "silent";
+  /** Sent this much later; later batches queue behind it (order kept). */
+  delayMs?: number;
+  /** Sent this many times (2 = duplicated). */
+  copies?: number;
+  /** Held back and sent right after the next batch (swapped with it). */
+  holdForNext?: boolean;
+  /** The live frame carries undecodable bytes instead of its payload (replay keeps the true one). */
+  corrupt?: boolean;
+}
+
+export interface PublishFaults {
+  plan(): BatchFaultPlan | undefined;
+  /** False while replay requests are to be ignored. */
+  replayOpen(): boolean;
+}
+
+/** Not msgpack: 0xc1 is the one byte msgpack never uses, so any decoder refuses the payload. */
+const CORRUPT_PAYLOAD = new Uint8Array([0xc1, 0xc1, 0xc1, 0xc1]);
 
 export interface RankPublisherStats {
   /** Batches sent (seqs used); each goes to every subscriber not at its HWM. */
@@ -51,10 +77,14 @@ export interface RankPublisherStats {
   batchesDroppedByHwm: number;
   /** Steps whose events could not be encoded (an engine bug): logged, no seq used. */
   encodeErrors: number;
+  /** Batches the fault API dropped, delayed, duplicated, reordered or corrupted. */
+  faultedBatches: number;
   subscribers: number;
   replayRequestsServed: number;
   badReplayRequests: number;
   truncatedReplays: number;
+  /** Replay requests the no_replay fault left unanswered. */
+  ignoredReplayRequests: number;
 }
 
 export class RankPublisher {
@@ -82,6 +112,15 @@ export class RankPublisher {
   private seq = 0;
   private events = 0;
   private encodeErrors = 0;
+  private faultedBatches = 0;
+  /** Batches numbered so far (unlike `seq`, never reset by a fault). */
+  private batches = 0;
+  private readonly faults: PublishFaults | undefined;
+  /** A batch held back by reorder_batches, sent after the next one. */
+  private held: Uint8Array[] | undefined;
+  /** Batches waiting out delay_batches, in send order. */
+  private readonly delayed: { frames: Uint8Array[]; atMs: number }[] = [];
+  private delayTimer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
 
   constructor(opts: RankPublisherOptions) {
@@ -91,6 +130,7 @@ export class RankPublisher {
     this.hostMedium = opts.hostMedium ?? Medium.CpuPinned;
     this.encoding = opts.encoding ?? VllmKvEventsEncoding.map;
     this.logger = opts.logger;
+    this.faults = opts.faults;
     this.label = opts.label ?? `rank ${opts.dataParallelRank}`;
     this.topicFrame = new TextEncoder().encode(opts.topic);
     this.frames = [this.topicFrame, this.seqFrame.bytes, EMPTY];
@@ -99,7 +139,8 @@ export class RankPublisher {
     if (opts.replayPort !== undefined) {
       this.buffer = new ReplayBuffer(opts.replayCapacity ?? REPLAY_BATCHES);
       try {
-        this.replay = new ReplayServer({ host: opts.host, port: opts.replayPort, ports: opts.ports, topic: this.topicFrame, buffer: this.buffer, logger: opts.logger, label: this.label });
+        const faults = opts.faults;
+        this.replay = new ReplayServer({ host: opts.host, port: opts.replayPort, ports: opts.ports, topic: this.topicFrame, buffer: this.buffer, logger: opts.logger, label: this.label, open: faults ? () => faults.replayOpen() : undefined });
       } catch (e) {
         this.pub.close();
         throw e;
@@ -116,6 +157,11 @@ export class RankPublisher {
    */
   publish(events: readonly KvEvent[], tsSeconds: number): void {
     if (events.length === 0 || this.closed) return;
+    const plan = this.faults?.plan();
+    if (plan?.drop === "silent") {
+      this.faultedBatches++;
+      return;
+    }
     let payload: Uint8Array;
     try {
       payload = encodeBatch({ ts: tsSeconds, events: toVllmEvents(events, this.kvcrOwnsHost, this.hostMedium), dataParallelRank: this.dataParallelRank }, this.encoding);
@@ -125,12 +171,61 @@ export class RankPublisher {
       return;
     }
     const seq = this.seq++;
+    this.batches++;
+    this.events += events.length;
+    this.buffer?.push(BigInt(seq), payload);
+    if (plan !== undefined || this.held !== undefined || this.delayed.length > 0) return this.publishFaulted(seq, payload, plan);
     this.seqFrame.set(seq);
     this.frames[2] = payload;
     this.pub.send(this.frames);
     this.frames[2] = EMPTY; // the PUB has copied it; do not pin the last payload
-    this.events += events.length;
-    this.buffer?.push(BigInt(seq), payload);
+  }
+
+  /** The slow path while a fault acts on this stream: frames of their own (they may wait). */
+  private publishFaulted(seq: number, payload: Uint8Array, plan: BatchFaultPlan | undefined): void {
+    if (plan !== undefined) this.faultedBatches++;
+    const frames = [this.topicFrame, encodeSeq(BigInt(seq)), plan?.corrupt ? CORRUPT_PAYLOAD : payload];
+    if (plan?.drop === "gap") return;
+    if (plan?.holdForNext && this.held === undefined) {
+      this.held = frames;
+      return;
+    }
+    for (let i = 0; i < (plan?.copies ?? 1); i++) this.sendOrDelay(frames, plan?.delayMs ?? 0);
+    this.flushHeld();
+  }
+
+  /** Sends the batch reorder_batches held back (after the one that overtook it, or when the fault ends). */
+  flushHeld(): void {
+    const held = this.held;
+    this.held = undefined;
+    if (held && !this.closed) this.sendOrDelay(held, 0);
+  }
+
+  private sendOrDelay(frames: Uint8Array[], delayMs: number): void {
+    if (delayMs <= 0 && this.delayed.length === 0) {
+      this.pub.send(frames);
+      return;
+    }
+    const last = this.delayed[this.delayed.length - 1];
+    this.delayed.push({ frames, atMs: Math.max(performance.now() + delayMs, last?.atMs ?? 0) });
+    if (this.delayTimer === undefined) this.armDelay();
+  }
+
+  private armDelay(): void {
+    const first = this.delayed[0];
+    if (!first || this.closed) return;
+    this.delayTimer = setTimeout(() => {
+      this.delayTimer = undefined;
+      const now = performance.now();
+      while (this.delayed.length > 0 && this.delayed[0]!.atMs <= now) this.pub.send(this.delayed.shift()!.frames);
+      this.armDelay();
+    }, Math.max(0, first.atMs - performance.now()));
+  }
+
+  /** reset_seq: numbering starts again at 0 and the replay buffer empties, as a restarted publisher's. */
+  resetSeq(): void {
+    this.seq = 0;
+    this.buffer?.clear();
   }
 
   /** A state dump's events as one payload of this stream's encoding (not published, no seq used). */
@@ -151,14 +246,16 @@ export class RankPublisher {
   stats(): RankPublisherStats {
     const pub = this.pub.stats();
     return {
-      batchesPublished: this.seq,
+      batchesPublished: this.batches,
       eventsPublished: this.events,
       batchesDroppedByHwm: pub.messagesDropped,
       encodeErrors: this.encodeErrors,
+      faultedBatches: this.faultedBatches,
       subscribers: this.subscriberCount(),
       replayRequestsServed: this.replay?.requestsServed ?? 0,
       badReplayRequests: this.replay?.badRequests ?? 0,
       truncatedReplays: this.replay?.truncatedReplies ?? 0,
+      ignoredReplayRequests: this.replay?.ignoredRequests ?? 0,
     };
   }
 
@@ -166,6 +263,9 @@ export class RankPublisher {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.delayTimer);
+    this.delayed.length = 0;
+    this.held = undefined;
     this.pub.close();
     this.replay?.close();
   }

@@ -20,6 +20,13 @@ export class ReplayBuffer {
     else this.start = (this.start + 1) % this.capacity;
   }
 
+  /** Forgets every batch (a publisher whose seq starts over). */
+  clear(): void {
+    this.start = 0;
+    this.size = 0;
+    this.payloads.fill(undefined as unknown as Uint8Array);
+  }
+
   get length(): number {
     return this.size;
   }

@@ -24,6 +24,8 @@ export interface ReplayServerOptions {
   label: string;
   /** Where a port-0 bind takes its port from (the mocker's plan); default: the kernel picks. */
   ports?: PortPlan;
+  /** False while requests are ignored (the no_replay fault): they get no answer at all. */
+  open?: () => boolean;
 }
 
 export class ReplayServer {
@@ -40,6 +42,9 @@ export class ReplayServer {
   private readonly buffer: ReplayBuffer;
   private readonly logger: Logger;
   private readonly label: string;
+  private readonly open: (() => boolean) | undefined;
+  /** Requests left unanswered by the no_replay fault. */
+  ignoredRequests = 0;
   private lastBadLogMs = -Infinity;
   private badSinceLog = 0;
 
@@ -48,6 +53,7 @@ export class ReplayServer {
     this.buffer = opts.buffer;
     this.logger = opts.logger;
     this.label = opts.label;
+    this.open = opts.open;
     // A full replay (capacity batches + end marker) must fit one requester's queue: the kernel may
     // take none of it before the whole reply is queued (libzmq's ROUTER would drop it silently).
     this.socket = new RouterSocket({ logger: opts.logger, sendHighWaterMark: opts.buffer.capacity + 1 });
@@ -62,6 +68,10 @@ export class ReplayServer {
   private readonly onRequest = (frames: Frames): void => {
     const request = parseReplayRequest(frames);
     if ("problem" in request) return this.badRequest(request.problem);
+    if (this.open && !this.open()) {
+      this.ignoredRequests++;
+      return;
+    }
     const identity = frames[0]!;
     const socket = this.socket;
     const topic = this.topic;

@@ -12,10 +12,15 @@ import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status
 import type { DiscoveryStore } from "../../discovery/store.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
-import { xxh3 } from "../../lib/xxh3.ts";
+import { createBlockHasher, xxh3 } from "../../lib/xxh3.ts";
 import { serveHttp } from "../../transport/http/server.ts";
 import { createRankEngines } from "./engines.ts";
 import { openEventSockets } from "./event-sockets.ts";
+import { createAdminFetch } from "./faults/admin-app.ts";
+import { rankEventFaults } from "./faults/event-faults.ts";
+import { unsupportedKind, wireFaultHooks } from "./faults/fault-hooks.ts";
+import { FaultTable } from "./faults/fault-table.ts";
+import { planRequest } from "./faults/http-faults.ts";
 import { createMockerFetch } from "./http-app.ts";
 import { workerIdentities, type WorkerIdentity } from "./identity.ts";
 import { LiveLoop } from "./live-loop.ts";
@@ -31,6 +36,8 @@ export interface MockerDeps {
   env: Readonly<Record<string, string | undefined>>;
   /** Injected in tests; otherwise the configured backend is opened (and closed with the role). */
   discovery?: DiscoveryStore;
+  /** What the exit fault calls (default process.exit; tests inject their own). */
+  exit?: (code: number) => void;
 }
 
 export interface MockerHandle extends RoleHandle {
@@ -41,6 +48,8 @@ export interface MockerHandle extends RoleHandle {
   readonly pool: MockerWorkerPool;
   /** Per worker: its raw publishers and relay (tests wait on subscribers through these). */
   readonly outlets: readonly WorkerOutlets[];
+  /** The injected faults (the fault API's table; empty unless faults were posted). */
+  readonly faults: FaultTable;
 }
 
 const LIMITS = { maxPromptTokens: 1 << 20, maxOutputTokens: 1 << 20 };
@@ -54,7 +63,14 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
 
   const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
   const ranks = createRankEngines(config, workers, logger);
-  const { outlets, endpoints } = openEventSockets(config, workers, logger, scope);
+  // Faults exist in every process (so the code paths are one); only --admin lets anyone post them.
+  const faults = new FaultTable(workers.map((w) => w.workerId), config.dataParallelSize, logger);
+  const stopping = new AbortController();
+  scope.defer(() => {
+    stopping.abort();
+    faults.close();
+  });
+  const { outlets, endpoints } = openEventSockets(config, workers, logger, scope, (w, r) => rankEventFaults(faults, w, r));
   ranks.forEach((worker, i) =>
     worker.forEach((rank, r) => {
       rank.outlets.push(...outlets[i]!.forRank(r));
@@ -64,8 +80,18 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   const t0 = performance.now();
   const loop = new LiveLoop<StepResult>(() => performance.now() - t0);
   scope.defer(() => loop.close()); // pushed after the outlets: engines stop stepping before those close
-  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store)], () => discoveryHealth(store));
-  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: createMockerFetch(pool, { ...LIMITS, maxModelLen: config.maxModelLen }) });
+  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store)], () => discoveryHealth(store), workers.map((w) => w.workerId));
+  wireFaultHooks({ table: faults, pool, store, logger, exit: deps.exit ?? ((code) => process.exit(code)) });
+  // The fetch needs the URL the server gets: the residency routes read it when asked.
+  const residency = { ranks, workerIds: pool.workerIds, requestUrl: "", blockSize: config.blockSize, hasher: createBlockHasher() };
+  const fetch = createMockerFetch(pool, { ...LIMITS, maxModelLen: config.maxModelLen }, {
+    admin: config.admin ? createAdminFetch(faults, (kind) => unsupportedKind(kind, store)) : undefined,
+    residency,
+    // An unknown worker or rank gets its 404 from the pool, not an injected fault.
+    faults: { plan: (w, r) => (ranks[w]?.[r] ? planRequest(faults, w, r) : undefined), closing: stopping.signal },
+  });
+  const http = serveHttp({ host: config.host, port: config.httpPort, fetch });
+  residency.requestUrl = `${http.url}/v1/generate`;
   scope.defer(() => http.stop(true).catch(() => {}));
   logger.info(`serving ${config.numWorkers} worker(s) × ${config.dataParallelSize} rank(s) of ${config.modelName} on ${http.url}`);
   logEventSockets(config, workers, endpoints, logger);
@@ -75,6 +101,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
     // First on close. Stop accepting without waiting for open streams (stop(false) resolves only
     // when they end): in-flight requests are cancelled at once, so shutdown never waits on a long generation.
     void http.stop(false).catch(() => {});
+    stopping.abort(); // hung requests (the hang fault) end too
     const cancelled = pool.cancelAll();
     if (cancelled > 0) logger.info(`cancelled ${cancelled} in-flight request(s)`);
   });
@@ -111,6 +138,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
     endpoints,
     pool,
     outlets,
+    faults,
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -27,6 +27,8 @@ export class TokenStream implements TokenSink {
   private ended!: () => void;
   private readonly endedPromise = new Promise<void>((resolve) => (this.ended = resolve));
   private finished = false;
+  /** cut(): the body ends with a connection reset instead of its last chunk. */
+  private wasCut = false;
   private outputStarted!: () => void;
   /** Resolves at the first token, the summary or a cancel, whichever comes first. */
   readonly firstOutput = new Promise<void>((resolve) => (this.outputStarted = resolve));
@@ -38,9 +40,10 @@ export class TokenStream implements TokenSink {
       pull: (controller) => {
         this.controller = controller;
         this.flush();
+        if (this.wasCut) return resetAfterWrites();
         if (this.done) this.end();
         // Pending until the request ends: the stream stays open for the live loop to write to.
-        return this.endedPromise;
+        return this.endedPromise.then(() => (this.wasCut ? resetAfterWrites() : undefined));
       },
       cancel: () => this.cancel(),
     }) as ReadableStream<Uint8Array>;
@@ -76,6 +79,19 @@ export class TokenStream implements TokenSink {
     this.ended();
     this.outputStarted();
     this.onCancel();
+  }
+
+  /**
+   * The cut_stream fault: what was written goes out, then the connection is reset (the client sees
+   * a body that ends without its last chunk). Nothing more is written; the caller frees the request.
+   */
+  cut(): void {
+    if (this.done) return;
+    this.done = true;
+    this.wasCut = true;
+    this.outputStarted();
+    this.flush();
+    this.ended();
   }
 
   /**
@@ -147,3 +163,11 @@ export class TokenStream implements TokenSink {
 }
 
 const encoder = new TextEncoder();
+
+/**
+ * Rejecting the body's pull with no reason makes Bun drop the connection (no last chunk) without
+ * logging an error; a timer turn first, or Bun discards what was just flushed.
+ */
+function resetAfterWrites(): Promise<never> {
+  return new Promise((_, reject) => setTimeout(() => reject(undefined), 0));
+}

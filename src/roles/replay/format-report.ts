@@ -1,5 +1,6 @@
 // The human table of a replay report: vLLM's result rows (roles/result-block.ts), then replay's own.
 import type { ReplayReport } from "../../core/replay/report.ts";
+import type { RegretSummary } from "../../core/routing/regret.ts";
 import { resultBlock, servingRows, type Row } from "../result-block.ts";
 
 export function formatReport(r: ReplayReport): string {
@@ -17,10 +18,22 @@ export function formatReport(r: ReplayReport): string {
   row("Preemptions", r.preemptions);
   row("Host (G2) blocks stored", r.host_blocks_stored);
   row("Host stores dropped (token ids lost)", r.host_stores_dropped);
+  if (r.regret) regretRows(row, r.regret);
   row("Simulated time (s)", r.simulated_time_s.toFixed(2));
   row("Wall time (s)", r.wall_time_s.toFixed(3));
   row("Simulated requests per wall second", r.replay_speed_requests_per_s.toFixed(0));
   return end(r.errors.map((e) => `request ${e.request}: ${e.error}`), r.failed);
+}
+
+/** How far decisions were from the best (worker, rank) on the engines' true state (docs/DECISIONS.md "Regret and oracle"). */
+function regretRows(row: (label: string, value: string | number) => void, g: RegretSummary): void {
+  row("Routed to a best-cache (worker, rank)", `${(g.best_cache_share * 100).toFixed(1)} %`);
+  row("Cache regret mean / p99 (blocks)", `${g.mean_blocks.toFixed(2)} / ${g.p99_blocks.toFixed(2)}`);
+  if (g.mean_prefill_ms !== undefined) row("Cache regret mean / p99 (prefill ms)", `${g.mean_prefill_ms.toFixed(2)} / ${(g.p99_prefill_ms ?? 0).toFixed(2)}`);
+  if (g.load) {
+    row("Routed to a least-loaded rank", `${(g.load.least_loaded_share * 100).toFixed(1)} %`);
+    row("Load regret mean / p99 (requests)", `${g.load.mean.toFixed(2)} / ${g.load.p99.toFixed(2)}`);
+  }
 }
 
 /** Few workers: every count; many: min / mean / max. */

@@ -10,5 +10,6 @@ export function replayOptionsFrom(c: ReplayConfig): ReplayOptions {
     ...arrivalOptionsFrom(c),
     ...simulatedStackFrom(c),
     outputJson: c.outputJson,
+    regret: c.regret,
   };
 }

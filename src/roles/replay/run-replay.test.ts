@@ -78,6 +78,20 @@ describe("replay role", () => {
     for (const k of ["mean_ttft_ms", "p99_itl_ms", "p90_tpot_ms", "median_e2el_ms", "request_throughput", "output_throughput", "wall_time_s", "simulated_time_s"]) expect(typeof printed[k]).toBe("number");
   });
 
+  test("--router-mode oracle runs like any mode; with --regret the table and the JSON carry the regret, without it none", async () => {
+    const h = harness({});
+    const report = await runReplay({ ...opts, routerMode: "oracle", requests: 30, concurrency: 4, regret: true, outputJson: "r.json" }, h.deps);
+    const table = h.out.join("");
+    expect(table).toContain("Workers × ranks / router:               2 × 1 / oracle");
+    expect(table).toContain(`Routed to a best-cache (worker, rank):  ${(report.regret!.best_cache_share * 100).toFixed(1)} %`);
+    for (const row of ["Cache regret mean / p99 (blocks):", "Cache regret mean / p99 (prefill ms):", "Routed to a least-loaded rank:", "Load regret mean / p99 (requests):"]) expect(table).toContain(row);
+    expect(JSON.parse(h.written["r.json"]!).regret).toMatchObject({ requests: 30, interval_s: 0 });
+    const off = harness({});
+    expect((await runReplay({ ...opts, requests: 30, concurrency: 4, regret: false, outputJson: "r.json" }, off.deps)).regret).toBeUndefined();
+    expect(off.out.join("")).not.toContain("regret");
+    expect(JSON.parse(off.written["r.json"]!)).not.toHaveProperty("regret");
+  });
+
   test("--requests takes the first N requests of a trace", async () => {
     const h = harness({ "t.jsonl": [good(0, [1, 2]), good(1, [1, 3]), good(2, [1, 4])].join("\n") });
     expect((await runReplay({ ...opts, trace: "t.jsonl", requests: 2 }, h.deps)).completed).toBe(2);

@@ -1,0 +1,44 @@
+// `up --faults FILE` and `up --audit`: once the stack is ready, apply the schedule to it (faults to
+// its mockers, kill / restart through its supervisor) and log the index audit's stack-wide worst
+// precision / recall once per interval. Both stop with the stack.
+import type { ScheduleEntry } from "../../config/fault-schedule.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { startAudit, type AuditRun } from "../audit-loop.ts";
+import { runSchedule, type ScheduleRun } from "../fault-runner.ts";
+import type { StackHandle } from "./start.ts";
+
+export interface WatchOptions {
+  schedule?: readonly ScheduleEntry[];
+  /** Seconds between audit samples; undefined = no audit. */
+  auditIntervalS?: number;
+}
+
+export interface StackWatch {
+  stop(): Promise<void>;
+}
+
+export function watchStack(stack: Pick<StackHandle, "frontendUrl" | "processes" | "control">, opts: WatchOptions, logger: Logger): StackWatch {
+  const startMs = performance.now();
+  const mockerUrls = () => stack.processes.filter((p) => p.role === "mocker").map((p) => p.url);
+  let schedule: ScheduleRun | undefined;
+  let audit: AuditRun | undefined;
+  if (opts.schedule && opts.schedule.length > 0) {
+    logger.info(`fault schedule: ${opts.schedule.length} entr${opts.schedule.length === 1 ? "y" : "ies"}, the first at ${opts.schedule[0]!.atS} s from now`);
+    schedule = runSchedule(opts.schedule, startMs, { logger, now: () => performance.now(), wallNow: Date.now, mockers: async () => mockerUrls(), control: stack.control });
+  }
+  if (opts.auditIntervalS !== undefined && stack.frontendUrl) {
+    audit = startAudit(startMs, {
+      logger,
+      now: () => performance.now(),
+      endpoints: { indexUrl: stack.frontendUrl, mockerUrls: mockerUrls() },
+      intervalS: opts.auditIntervalS,
+      onPoint: (p) => logger.info(`audit ${p.t_s.toFixed(1)} s: worst precision ${p.precision.toFixed(4)}, worst recall ${p.recall.toFixed(4)} over ${Object.keys(p.workers).length} worker(s)`),
+    });
+  }
+  return {
+    stop: async () => {
+      await schedule?.stop();
+      await audit?.stop();
+    },
+  };
+}
