@@ -100,15 +100,17 @@ describe("agent kill -9 and restart with default flags", () => {
     for (let i = 0; i < 5; i++) await send(); // published while no agent listens: only the dump can bring them back
 
     await startAgent();
-    const t0 = performance.now();
     await waitFor(async () => fe.agents.liveCount() === 1 && (await consistent()), { what: "frontend index = restarted agent's snapshot = mocker residency", timeoutMs: 5000 });
-    expect(performance.now() - t0).toBeLessThan(5000);
-    await waitFor(() => fe.agents.health().resyncing === 0 && fe.agents.health().degraded_slots === 0, { what: "the frontend healthy again", timeoutMs: 5000 });
     watching = false;
     await watcher;
-    expect(statuses.has("healthy 200")).toBe(true);
-    const after = await fetch(`${fe.url}/health`);
-    expect([after.status, ((await after.json()) as { status: string }).status]).toEqual([200, "healthy"]);
+    // Healthy again once the agent's slot reports its dump applied (its /health is read every second).
+    await waitFor(
+      async () => {
+        const after = await fetch(`${fe.url}/health`);
+        return after.status === 200 && ((await after.json()) as { status: string }).status === "healthy";
+      },
+      { what: "the frontend's /health to say healthy 200 again", timeoutMs: 5000 },
+    );
 
     // Same default id: one host record, the restarted agent's own.
     const records = await store.list(keys.kindPrefix(NS, "agent"));
