@@ -189,13 +189,20 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
 
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener("abort", () => {
+      const signal = this.abort.signal;
+      // The listener leaves with the timer: a long outage pauses many times on one signal.
+      const onAbort = () => {
         clearTimeout(timer);
         resolve();
-      }, { once: true });
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener("abort", onAbort, { once: true });
     });
   }
+
 
   async close(): Promise<void> {
     if (this.closed) return;

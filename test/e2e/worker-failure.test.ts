@@ -36,14 +36,28 @@ interface Sent {
   done?: { ok: boolean; worker: string | null; text: string };
 }
 
-/** One streamed completion; ok when it ends with [DONE] and carries no error event. */
+const PROMPT_TOKENS = 48;
+const MAX_TOKENS = 40;
+
+/**
+ * One streamed completion; ok when it ends with [DONE], carries no error event, has exactly one
+ * text chunk per token (no gap, no duplicate: a migrated stream must still count MAX_TOKENS) and a
+ * usage of the original prompt and every token.
+ */
 async function stream(url: string, i: number): Promise<Sent["done"]> {
   // Distinct prompts of 3 full blocks, so each in-flight request shows as active blocks on its worker.
-  const prompt = Array.from({ length: 48 }, (_, k) => 1000 + i * 64 + k);
+  const prompt = Array.from({ length: PROMPT_TOKENS }, (_, k) => 1000 + i * 64 + k);
   try {
-    const res = await fetch(`${url}/v1/completions`, { method: "POST", body: JSON.stringify({ model: "mock-model", prompt, max_tokens: 40, stream: true }) });
+    const res = await fetch(`${url}/v1/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "mock-model", prompt, max_tokens: MAX_TOKENS, stream: true, stream_options: { include_usage: true } }),
+    });
     const text = await res.text();
-    return { ok: res.status === 200 && text.endsWith("data: [DONE]\n\n") && !text.includes('"error"'), worker: res.headers.get("x-kvcr-worker"), text };
+    const events = text.split("\n\n").filter((e) => e.startsWith("data: {")).map((e) => JSON.parse(e.slice(6)) as { choices?: { text?: string }[]; usage?: { prompt_tokens: number; completion_tokens: number } | null });
+    const tokenChunks = events.filter((e) => (e.choices?.[0]?.text ?? "") !== "").length;
+    const usage = events.find((e) => e.usage)?.usage;
+    const whole = tokenChunks === MAX_TOKENS && usage?.prompt_tokens === PROMPT_TOKENS && usage?.completion_tokens === MAX_TOKENS;
+    return { ok: res.status === 200 && text.endsWith("data: [DONE]\n\n") && !text.includes('"error"') && whole, worker: res.headers.get("x-kvcr-worker"), text };
   } catch (err) {
     return { ok: false, worker: null, text: String(err) };
   }

@@ -100,10 +100,10 @@ function padded(e: VllmKvEvent, bytes: number): Uint8Array {
   return encode([1.5, [event], 0], { useBigInt64: true });
 }
 
-function startAgent(p: ScriptedPublisher, opts: { dump?: boolean; replay?: boolean } = {}) {
+function startAgent(p: ScriptedPublisher, opts: { dump?: boolean; replay?: boolean; maxPayloadBytes?: number } = {}) {
   const outbound = new RouterEventOutbound("127.0.0.1", 0, logger);
   cleanups.push(() => outbound[Symbol.asyncDispose]());
-  const agent = new KvStateAgent({ maxSlots: 2, retentionMs: 50, replayTimeoutMs: 2000, logger, hasher: createBlockHasher(), outbound });
+  const agent = new KvStateAgent({ maxSlots: 2, retentionMs: 50, replayTimeoutMs: 2000, logger, hasher: createBlockHasher(), outbound, ...(opts.maxPayloadBytes ? { maxPayloadBytes: opts.maxPayloadBytes } : {}) });
   cleanups.push(() => agent.close());
   agent.putSource("static:0", {
     cache_owner_id: OWNER, worker_id: "w", dp_rank: 0, block_size: BLOCK, ingress_protocol: "vllm_residency_v1", raw_endpoint: p.rawEndpoint, raw_topic: "", incarnation: 0,
@@ -156,6 +156,17 @@ describe("agent slot resync", () => {
     expect(view().state).toBe("active");
     expect(held()).toEqual(p.expectedSeqHashes());
     expect(agent.health()).toMatchObject({ status: "healthy", oversize_payloads_total: view().oversize_payloads });
+  });
+
+  test("a message far over the socket's limit (the SUB drops the connection) is counted lost and rebuilt from the dump, with no later batch needed", async () => {
+    const p = new ScriptedPublisher(100);
+    const { view, held } = startAgent(p, { maxPayloadBytes: 64 * 1024 });
+    await waitFor(() => view().connected && !view().raw_replaying, { what: "the slot attached and back-filled" });
+    p.storeNext();
+    await waitFor(() => view().raw_cursor === 0, { what: "the first batch" });
+    p.storeNext(1 * MiB); // over 2 × 64 KiB + 64 KiB: never reaches the slot as a message
+    await waitFor(() => view().oversize_payloads >= 1 && view().state_dumps_applied >= 1 && !view().degraded && view().raw_cursor === 1, { what: "the lost batch rebuilt from the dump", timeoutMs: 10_000 });
+    expect(held()).toEqual(p.expectedSeqHashes());
   });
 
   test("a replay reply with a far-ahead seq is dropped and counted; the gap it left is rebuilt from the dump", async () => {

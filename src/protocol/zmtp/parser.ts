@@ -6,6 +6,9 @@ import { hexPreview, ProtocolError } from "../../lib/errors.ts";
 import { CommandKind, decodeCommand, isCommandFault, type ZmtpCommand } from "./commands.ts";
 import { AS_SERVER_OFFSET, FrameFlag, GREETING_BYTES, MECHANISM_BYTES, MECHANISM_OFFSET, NULL_MECHANISM, RESERVED_FLAG_BITS } from "./constants.ts";
 
+/** In the reason a peer is dropped for: a message over the size limit (the socket's user may count it lost). */
+export const MESSAGE_TOO_LARGE = "exceeds maxMessageBytes";
+
 export interface Greeting {
   major: number;
   minor: number;
@@ -147,7 +150,7 @@ export class ZmtpParser {
         if (size > this.maxMessageBytes) return this.fail(`command frame of ${size} bytes exceeds maxMessageBytes ${this.maxMessageBytes}`, chunk, this.headerAt);
       } else {
         if (this.messageBytes + size > this.maxMessageBytes) {
-          return this.fail(`message of at least ${this.messageBytes + size} bytes exceeds maxMessageBytes ${this.maxMessageBytes}`, chunk, this.headerAt);
+          return this.fail(`message of at least ${this.messageBytes + size} bytes ${MESSAGE_TOO_LARGE} ${this.maxMessageBytes}`, chunk, this.headerAt);
         }
         this.messageBytes += size;
       }

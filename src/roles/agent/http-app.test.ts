@@ -131,9 +131,19 @@ describe("agent HTTP app", () => {
       });
     });
 
-    test("an oversized body gets 413", async () => {
+    test("an oversized body gets 413, also chunked (no content-length) and read only up to the cap", async () => {
       await withApp(async (get) => {
         expect((await post(get, JSON.stringify({ ...source, pad: "x".repeat(70_000) }))).status).toBe(413);
+        let pulled = 0;
+        const endless = new ReadableStream<Uint8Array>({
+          pull(c) {
+            pulled++;
+            c.enqueue(new Uint8Array(16 * 1024).fill(32));
+          },
+        });
+        const res = await get("/v1/sources", { method: "POST", body: endless, headers: { "content-type": "application/json" } });
+        expect(res.status).toBe(413);
+        expect(pulled).toBeLessThan(16);
       });
     });
 

@@ -1,11 +1,13 @@
 // The agent's HTTP API as a pure app (route table, 404/405 and errors inside; no port in tests):
-// GET /live, /health, /metrics, /v1/slots, /v1/snapshot; POST /v1/sources (201, 400, 409, 413, 500;
+// GET /live, /health, /metrics, /version, /v1/slots, /v1/snapshot; POST /v1/sources (201, 400, 409, 413, 500;
 // all or nothing: nothing registered unless 201);
 // DELETE /v1/sources/{cache_owner_id} (URL-encoded; 404 when unknown).
 import { discoveryHealth, discoveryMetricFamilies } from "../../discovery/status.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";
+import { readCapped } from "../../lib/read-capped.ts";
 import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../../protocol/prometheus.ts";
+import { VERSION, VERSION_PATH } from "../version.ts";
 import type { KvStateAgent } from "./agent.ts";
 
 /** Largest POST /v1/sources body (an intent is a few hundred bytes). */
@@ -34,6 +36,7 @@ export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, disco
       path: "/metrics",
       methods: { GET: () => new Response(renderMetrics([...agent.metrics(), ...(discovery ? discoveryMetricFamilies(discovery) : [])]), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }) },
     },
+    { path: VERSION_PATH, methods: { GET: () => Response.json({ version: VERSION }) } },
     { path: "/v1/slots", methods: { GET: () => Response.json(agent.slotViews()) } },
     { path: "/v1/snapshot", methods: { GET: () => Response.json(agent.snapshot()) } },
     { path: "/v1/sources", methods: { POST: (req) => addSource(agent, req) } },
@@ -54,7 +57,7 @@ export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, disco
       },
     },
   ];
-  const list = "GET /live, /health, /metrics, /v1/slots, /v1/snapshot; POST /v1/sources; DELETE /v1/sources/{cache_owner_id}";
+  const list = "GET /live, /health, /metrics, /version, /v1/slots, /v1/snapshot; POST /v1/sources; DELETE /v1/sources/{cache_owner_id}";
 
   return {
     async fetch(req) {
@@ -77,8 +80,9 @@ export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, disco
 async function addSource(agent: KvStateAgent, req: Request): Promise<Response> {
   const length = Number(req.headers.get("content-length") ?? "0");
   if (length > MAX_SOURCE_BODY_BYTES) return openAiError(413, `body of ${length} bytes exceeds ${MAX_SOURCE_BODY_BYTES}`);
-  const text = await req.text();
-  if (text.length > MAX_SOURCE_BODY_BYTES) return openAiError(413, `body of ${text.length} bytes exceeds ${MAX_SOURCE_BODY_BYTES}`);
+  // Capped as it is read: a chunked body declares no length.
+  const text = req.body ? await readCapped(req.body.getReader(), MAX_SOURCE_BODY_BYTES) : "";
+  if (text === undefined) return openAiError(413, `body of more than ${MAX_SOURCE_BODY_BYTES} bytes exceeds ${MAX_SOURCE_BODY_BYTES}`);
   let body: unknown;
   try {
     body = JSON.parse(text);

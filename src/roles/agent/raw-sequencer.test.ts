@@ -190,6 +190,21 @@ describe("RawSequencer", () => {
       expect(h.s.counters).toMatchObject({ dumpsFailed: 1, dumpsApplied: 1 });
     });
 
+    test("a dump retry that comes during a replay repair waits for the repair and then runs (not dropped)", () => {
+      const h = harness(true, true);
+      h.live(0, 3);
+      h.s.replayEnded(); // the repair of 1..2 gave nothing: lost, the dump is asked for
+      h.s.dumpFailed("answered 500");
+      h.live(4, 7); // a new gap: a repair starts
+      expect(h.s.isRepairing).toBe(true);
+      h.s.retryDump(); // the retry timer fires meanwhile
+      h.replay(5, 6);
+      h.s.replayEnded();
+      expect(h.s.isDumping).toBe(true);
+      h.s.dumpArrived(7, new Uint8Array(0));
+      expect(h.s.degraded).toBe(false);
+    });
+
     test("without a dump a loss leaves the slot degraded until the publisher starts again from 0", () => {
       const h = harness(false);
       h.live(0, 3);

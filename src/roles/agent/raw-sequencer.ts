@@ -192,7 +192,10 @@ export class RawSequencer {
 
   /** Ask for a dump again (after a failed one) if the slot is still degraded. */
   retryDump(): void {
-    if (this.hasDump && this.degraded && !this.order.isReplaying) this.beginDump();
+    if (!this.hasDump || !this.degraded || this.dumping) return;
+    // During a replay repair the dump waits for it to end (drain() asks), rather than being dropped.
+    if (this.order.isReplaying) this.dumpWanted = true;
+    else this.beginDump();
   }
 
   /** Ends the hold (repair or dump) and processes the held live batches; a loss among them is final. */

@@ -7,6 +7,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { decodeFlat, FlatBatch, flatFromBatch } from "../../protocol/kv-events/flat-decode.ts";
 import { decodeBatch, liveSeqNumber, parseReplayReply, replayRequest } from "../../protocol/kv-events/index.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
+import { MESSAGE_TOO_LARGE } from "../../protocol/zmtp/parser.ts";
 import { DealerSocket, SubSocket } from "../../transport/zmtp/index.ts";
 import { addSequencerCounters, NO_SEQUENCER_COUNTERS, RawSequencer, type SequencerCounters } from "./raw-sequencer.ts";
 import { SlotDumps } from "./slot-dumps.ts";
@@ -242,6 +243,13 @@ export class AgentSlot {
         return;
       }
       sequencer.live(seq, frames[2]!);
+    });
+    // A message far over the limit never reaches onMessage: the SUB drops the connection (and dials
+    // again). That batch is lost all the same: counted, and the slot rebuilds (dump) and says so.
+    sub.onPeerDropped((reason) => {
+      if (gen !== this.generation || !reason.includes(MESSAGE_TOO_LARGE)) return;
+      this.counters.oversizePayloads++;
+      sequencer.lostBatch(`a raw message over the socket's limit (${reason})`);
     });
     sub.subscribe(this.topic);
     sub.connect(intent.raw_endpoint);

@@ -146,10 +146,6 @@ export class RequestRun {
         this.pending = attemptFailure(a.ctrl, err, a.workerId, true);
         continue;
       }
-      if (!a.heardBack) {
-        a.heardBack = true;
-        this.deps.state.firstToken(a.plan); // the worker's prefill is over (its first body chunk)
-      }
       const out: GenerateLine[] = [];
       const ended = chunk === undefined;
       for (const line of ended ? a.lines.end() : a.lines.push(chunk!)) {
@@ -178,6 +174,11 @@ export class RequestRun {
 
   /** One line of the current attempt: a token goes out (and is tracked), the summary ends the run. */
   private take(a: Attempt, line: GenerateLine, out: GenerateLine[]): void {
+    if (!a.heardBack) {
+      // The worker's prefill is over at its first line (blank heartbeat lines before it are not lines).
+      a.heardBack = true;
+      this.deps.state.firstToken(a.plan);
+    }
     if ("token_id" in line) {
       this.completionTokens++;
       if (this.generated !== undefined) {

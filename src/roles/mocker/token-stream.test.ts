@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { summaryLine, tokenLine, type GenerateSummary } from "../../protocol/generate.ts";
-import { TokenStream } from "./token-stream.ts";
+import { HEARTBEAT_MS, TokenStream } from "./token-stream.ts";
 
 const summary: GenerateSummary = { finish_reason: "length", prompt_tokens: 3, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: 4 };
 const turn = () => new Promise((r) => setImmediate(r));
@@ -89,4 +89,19 @@ test("a finished stream is never reported cancelled", async () => {
   s.cancel();
   expect(await text).toBe(summaryLine(summary));
   expect(cancelled).toBe(0);
+});
+
+test("a request with no output yet sends blank heartbeat lines (its head goes out with the first), and none once tokens flow", async () => {
+  const s = new TokenStream(() => {});
+  let started = false;
+  void s.firstOutput.then(() => (started = true));
+  const read = chunks(s.body);
+  await Bun.sleep(HEARTBEAT_MS * 2.5);
+  expect(started).toBe(true); // the head could go out: the frontend's stall watch hears the worker
+  s.tokens([7]);
+  await Bun.sleep(HEARTBEAT_MS * 1.5);
+  s.finish({ ...summary, completion_tokens: 1 });
+  const text = (await read).join("");
+  expect(text).toMatch(/^\n\n+\{"token_id":7\}\n\{"finish_reason"/);
+  expect(text.split("\n").filter((l) => l === "").length).toBeLessThanOrEqual(4); // 2 heartbeats + the final newline split
 });

@@ -11,6 +11,29 @@ export interface TokenSink {
 }
 
 const PREFIX = new TextEncoder().encode(TOKEN_LINE_PREFIX);
+/**
+ * A request still queued or in prefill sends a blank line (a heartbeat, skipped by readers) about
+ * this often, its head going out with the first one: the frontend's stall watch then tells a
+ * worker that stopped from one that is busy, however long the queue.
+ */
+export const HEARTBEAT_MS = 1000;
+const BLANK_LINE = 0x0a;
+
+/** One timer for every stream still waiting for its first output. */
+const waiting = new Set<TokenStream>();
+let ticker: ReturnType<typeof setInterval> | undefined;
+function watchForHeartbeat(s: TokenStream): void {
+  waiting.add(s);
+  if (ticker !== undefined) return;
+  ticker = setInterval(() => {
+    for (const w of waiting) w.heartbeat();
+    if (waiting.size === 0) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  }, HEARTBEAT_MS);
+  ticker.unref(); // waiting requests keep their server alive, not this timer
+}
 /** Longest token line: prefix, 10 digits (u32), `}` and `\n`. */
 const MAX_LINE_BYTES = PREFIX.length + 10 + 2;
 const INITIAL_BYTES = 512;
@@ -47,11 +70,27 @@ export class TokenStream implements TokenSink {
       },
       cancel: () => this.cancel(),
     }) as ReadableStream<Uint8Array>;
+    watchForHeartbeat(this);
   }
+
+  /** A blank line while no output has come yet (the head goes out with the first one). */
+  heartbeat(): void {
+    if (this.done || this.hasOutput) {
+      waiting.delete(this);
+      return;
+    }
+    this.outputStarted();
+    this.reserve(1);
+    this.buf[this.len++] = BLANK_LINE;
+    this.flush();
+  }
+
+  /** Tokens, the summary or an end came: heartbeats stop. */
+  private hasOutput = false;
 
   tokens(ids: readonly number[]): void {
     if (this.done) return;
-    this.outputStarted();
+    this.started();
     for (let i = 0; i < ids.length; i++) this.appendTokenLine(ids[i]!);
     if (!this.flushQueued) {
       this.flushQueued = true;
@@ -63,7 +102,7 @@ export class TokenStream implements TokenSink {
     if (this.done) return;
     this.done = true;
     this.finished = true;
-    this.outputStarted();
+    this.started();
     this.appendText(summaryLine(summary));
     if (this.controller) {
       this.flush();
@@ -77,7 +116,7 @@ export class TokenStream implements TokenSink {
     this.done = true;
     this.len = 0;
     this.ended();
-    this.outputStarted();
+    this.started();
     this.onCancel();
   }
 
@@ -89,7 +128,7 @@ export class TokenStream implements TokenSink {
     if (this.done) return;
     this.done = true;
     this.wasCut = true;
-    this.outputStarted();
+    this.started();
     this.flush();
     this.ended();
   }
@@ -105,6 +144,12 @@ export class TokenStream implements TokenSink {
     this.len = 0;
     this.ended();
     return bytes;
+  }
+
+  private started(): void {
+    this.hasOutput = true;
+    waiting.delete(this);
+    this.outputStarted();
   }
 
   private readonly flush = (): void => {

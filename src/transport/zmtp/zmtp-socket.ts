@@ -44,6 +44,7 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
   protected sent = 0;
   protected dropped = 0;
   private peerErrors = 0;
+  private peerDropped: ((reason: string) => void) | undefined;
 
   constructor(opts: ZmtpSocketOptions = {}) {
     this.options = { ...DEFAULT_OPTIONS, ...definedOnly(opts) };
@@ -177,9 +178,17 @@ export abstract class ZmtpSocket implements ConnectionOwner, Disposable, AsyncDi
     this.peerCommand(conn, command);
   }
 
+  /** Called with the reason each time a peer is dropped for an error (a protocol fault, a message over the size limit). */
+  onPeerDropped(hook: (reason: string) => void): void {
+    this.peerDropped = hook;
+  }
+
   connectionClosed(conn: Connection, reason: string | undefined): void {
     this.connections.delete(conn);
-    if (reason !== undefined) this.peerErrors++;
+    if (reason !== undefined) {
+      this.peerErrors++;
+      this.peerDropped?.(reason);
+    }
     const i = this.peers.indexOf(conn);
     if (i >= 0) {
       this.peers.splice(i, 1);
