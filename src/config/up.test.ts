@@ -21,3 +21,9 @@ describe("up's restart options", () => {
     }
   });
 });
+
+describe("up --router-mode", () => {
+  test("oracle is refused with the reason (it exists only in replay)", () => {
+    expect(thrownBy(ConfigError, () => upConfigFrom(["--router-mode", "oracle"])).problems.join("\n")).toContain("oracle is replay-only");
+  });
+});

@@ -111,6 +111,9 @@ describe("agent kill -9 and restart with default flags", () => {
       },
       { what: "the frontend's /health to say healthy 200 again", timeoutMs: 5000 },
     );
+    // GET /v1/index says which agent cursor its state reflects: at rest, the agent's own.
+    const index = (await (await fetch(`${fe.url}/v1/index`)).json()) as { sources: { cursor?: number }[] };
+    expect(index.sources.map((s) => s.cursor)).toEqual([(await snapshot()).cursor]);
 
     // Same default id: one host record, the restarted agent's own.
     const records = await store.list(keys.kindPrefix(NS, "agent"));

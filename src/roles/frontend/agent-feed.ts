@@ -117,6 +117,15 @@ export class AgentFeed implements Disposable {
   }
 
   /** Agents whose snapshot is loaded and whose stream is followed (tests wait on it). */
+  /**
+   * The cursor of the agent stream a (worker, rank)'s state follows, as applied so far
+   * (`GET /v1/index`); undefined when no live agent covers it.
+   */
+  cursorOfRank(rankId: number): number | undefined {
+    for (const f of this.follows.values()) if (f.live && f.rankIds.has(rankId)) return Number(f.next - 1n);
+    return undefined;
+  }
+
   liveCount(): number {
     let n = 0;
     for (const f of this.follows.values()) if (f.live) n++;

@@ -50,6 +50,12 @@ export class DirectFeed implements Disposable {
     f.sub.close();
   }
 
+  /** The last router-event cursor applied from a worker's relay (`GET /v1/index`); undefined before any. */
+  cursorOf(workerId: string): number | undefined {
+    const c = this.follows.get(workerId)?.lastCursor;
+    return c === undefined || c === 0n ? undefined : Number(c);
+  }
+
   /** Subscriptions established (tests wait on it). */
   connectedCount(): number {
     let n = 0;

@@ -130,6 +130,8 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     feedMetrics: () => [...direct.metrics(), ...agents.metrics(), ...discoveryMetricFamilies(store)],
     discoveryHealth: () => discoveryHealth(store),
     // Workers that publish through an agent while no agent is followed live: their blocks are missing.
+    // A worker's cursor: its relay's (direct mode) or the agent stream its rank 0 follows.
+    indexCursor: (workerId) => direct.cursorOf(workerId) ?? agents.cursorOfRank(state.rankIdOf(workerId, 0)),
     agentHealth: () => ({ ...agents.health(), workers_without_agent: agents.liveCount() > 0 ? 0 : state.workerList().filter((w) => w.record.kv_event_source_mode === EVENT_MODES.stateAgent).length }),
     strictHealth: config.strictHealth,
     idPrefix,
