@@ -1,6 +1,7 @@
 // One state-dump fetch for a slot (protocol/kv-events/state-dump.ts): GET the publisher's dump URL
 // with a deadline, read at most `maxBytes` of body (the one payload limit also holds here), and
 // return the payload with the raw seq it reflects, or why not. Never throws.
+import { readCappedBytes } from "../../lib/read-capped.ts";
 import { DUMP_SEQ_HEADER, parseDumpSeq } from "../../protocol/kv-events/state-dump.ts";
 
 export type DumpFetch = { ok: true; seq: number; payload: Uint8Array } | { ok: false; problem: string; oversize: boolean };
@@ -35,7 +36,7 @@ export async function fetchStateDump(url: string, opts: DumpFetchOptions): Promi
       await res.body?.cancel().catch(() => {});
       return fail(`dump of ${declared} bytes exceeds --max-event-payload-bytes ${opts.maxBytes}`, true);
     }
-    const body = await readAtMost(res, opts.maxBytes);
+    const body = res.body ? await readCappedBytes(res.body.getReader(), opts.maxBytes) : new Uint8Array(0);
     if (body === undefined) return fail(`dump exceeds --max-event-payload-bytes ${opts.maxBytes}`, true);
     return { ok: true, seq, payload: body };
   } catch (err) {
@@ -45,30 +46,4 @@ export async function fetchStateDump(url: string, opts: DumpFetchOptions): Promi
     clearTimeout(timer);
     opts.signal?.removeEventListener("abort", stop);
   }
-}
-
-/** The body, or undefined (and the rest cancelled) once it passes `max` bytes. */
-async function readAtMost(res: Response, max: number): Promise<Uint8Array | undefined> {
-  if (!res.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > max) {
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
