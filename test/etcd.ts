@@ -1,6 +1,7 @@
 // A real etcd for tests: the Debian `etcd-server` binary started on free loopback ports with a temp
 // data dir, stopped (SIGKILL, dir removed) on dispose, also when the test failed. Without etcd a
 // developer run skips these tests with one line saying how to install it; under CI=true it fails.
+import { afterAll, beforeAll } from "bun:test";
 import { existsSync } from "node:fs";
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -140,6 +141,21 @@ export async function startEtcd(opts: { host?: string; fast?: boolean; dataDirBa
       await rm(backupDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One etcd for the enclosing describe: started before its tests, stopped after them (also when
+ * they fail); `set` receives it. `let etcd!: EtcdServer; useEtcd((s) => (etcd = s));`
+ */
+export function useEtcd(set: (server: EtcdServer) => void, opts?: Parameters<typeof startEtcd>[0]): void {
+  let server: EtcdServer | undefined;
+  beforeAll(async () => {
+    server = await startEtcd(opts);
+    set(server);
+  }, 20_000);
+  afterAll(async () => {
+    await server?.[Symbol.asyncDispose]();
+  });
 }
 
 export interface CutableProxy extends Disposable {

@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { waitFor } from "../../test/harness.ts";
 import { keys } from "./keys.ts";
-import type { DiscoveryEvent, DiscoveryStore } from "./store.ts";
+import type { DiscoveryEvent, DiscoveryLogger, DiscoveryStore } from "./store.ts";
 
 export interface StoreFixture extends AsyncDisposable {
   /** Opens another client of the same backing store. Leases short enough to watch them lapse. */
@@ -22,6 +22,22 @@ export function eventLog() {
     summary: () => events.map((e) => (e.type === "put" ? `put ${e.entry.key} r${e.entry.revision}` : `delete ${e.key} ${e.reason}`)),
     until: (n: number, what = `${n} events`) => waitFor(() => events.length >= n, { what, timeoutMs: 5_000 }),
   };
+}
+
+/** What a consumer of the watch believes is live: key → `r<revision>=<value>`. */
+export function believed(log: ReturnType<typeof eventLog>): Record<string, string> {
+  const state: Record<string, string> = {};
+  for (const e of log.events) {
+    if (e.type === "put") state[e.entry.key] = `r${e.entry.revision}=${JSON.stringify(e.entry.value)}`;
+    else delete state[e.key];
+  }
+  return state;
+}
+
+/** A discovery logger that keeps its warnings (tests check what was said). */
+export function warningLog(): { warnings: string[]; logger: DiscoveryLogger } {
+  const warnings: string[] = [];
+  return { warnings, logger: { warn: (m) => void warnings.push(m), debug: () => {} } };
 }
 
 export function discoveryStoreSuite(backend: string, makeFixture: () => Promise<StoreFixture>): void {

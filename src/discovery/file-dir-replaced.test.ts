@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { cp, mkdir, rename, rm } from "node:fs/promises";
 import { makeTempDir, waitFor, type TempDir } from "../../test/harness.ts";
 import { renderMetrics } from "../protocol/prometheus.ts";
-import { eventLog } from "./discovery-store.suite.ts";
+import { believed, eventLog, warningLog } from "./discovery-store.suite.ts";
 import { openFileDiscoveryStore, type FileDiscoveryStore } from "./file-store.ts";
 import { keys } from "./keys.ts";
 import { discoveryMetricFamilies } from "./status.ts";
@@ -13,20 +13,6 @@ import type { DiscoveryEntry, DiscoveryLogger } from "./store.ts";
 
 const LEASE_TTL_MS = 150;
 
-function capture(): { warnings: string[]; logger: DiscoveryLogger } {
-  const warnings: string[] = [];
-  return { warnings, logger: { warn: (m) => void warnings.push(m), debug: () => {} } };
-}
-
-/** What a consumer of the watch believes is live: key → `r<revision>=<value>`. */
-function believed(log: ReturnType<typeof eventLog>): Record<string, string> {
-  const state: Record<string, string> = {};
-  for (const e of log.events) {
-    if (e.type === "put") state[e.entry.key] = `r${e.entry.revision}=${JSON.stringify(e.entry.value)}`;
-    else delete state[e.key];
-  }
-  return state;
-}
 
 const asState = (entries: readonly DiscoveryEntry[]) => Object.fromEntries(entries.map((e) => [e.key, `r${e.revision}=${JSON.stringify(e.value)}`]));
 
@@ -60,8 +46,8 @@ describe("file discovery: the directory replaced", () => {
 
   for (const useFsWatch of [true, false]) {
     test(`swapped for an older copy that still holds the owner's lease file: records re-written as they are now (${useFsWatch ? "fs.watch + poll" : "poll only"})`, async () => {
-      const owner = capture();
-      const watcher = capture();
+      const owner = warningLog();
+      const watcher = warningLog();
       await using a = await open(owner.logger, useFsWatch);
       await using b = await open(watcher.logger, useFsWatch);
       const log = eventLog();
@@ -84,8 +70,8 @@ describe("file discovery: the directory replaced", () => {
   }
 
   test("removed and re-created empty: the watcher lists it again (counted) and the owner's records come back", async () => {
-    await using a = await open(capture().logger);
-    await using b = await open(capture().logger);
+    await using a = await open(warningLog().logger);
+    await using b = await open(warningLog().logger);
     const log = eventLog();
     await using _w = await b.watch("dynamo/", log.listener);
     await a.put(keys.worker("dynamo", "w1"), 1);

@@ -2,10 +2,10 @@
 // restored from an older backup, compacted past a cut-off watcher, or shown gone by a plain list.
 // Owners put their records back, watchers list again and end with exactly etcd's state, and both
 // are counted on /metrics. Its own etcd: wiping it would break other files' tests.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { waitFor } from "../harness.ts";
-import { cutableProxy, etcdAvailable, startEtcd, type EtcdServer } from "../etcd.ts";
-import { eventLog } from "../../src/discovery/discovery-store.suite.ts";
+import { cutableProxy, etcdAvailable, type EtcdServer, useEtcd } from "../etcd.ts";
+import { believed, eventLog, warningLog } from "../../src/discovery/discovery-store.suite.ts";
 import { b64, EtcdClient } from "../../src/discovery/etcd-client.ts";
 import { openEtcdDiscoveryStore, type EtcdDiscoveryOptions } from "../../src/discovery/etcd-store.ts";
 import { keys } from "../../src/discovery/keys.ts";
@@ -15,20 +15,6 @@ import { renderMetrics } from "../../src/protocol/prometheus.ts";
 
 const LEASE_TTL_MS = 1_000;
 
-function capture(): { warnings: string[]; logger: DiscoveryLogger } {
-  const warnings: string[] = [];
-  return { warnings, logger: { warn: (m) => void warnings.push(m), debug: () => {} } };
-}
-
-/** What a consumer of the watch believes is live: key → `r<revision>=<value>`. */
-function believed(log: ReturnType<typeof eventLog>): Record<string, string> {
-  const state: Record<string, string> = {};
-  for (const e of log.events) {
-    if (e.type === "put") state[e.entry.key] = `r${e.entry.revision}=${JSON.stringify(e.entry.value)}`;
-    else delete state[e.key];
-  }
-  return state;
-}
 
 function asState(entries: readonly DiscoveryEntry[]): Record<string, string> {
   return Object.fromEntries(entries.map((e) => [e.key, `r${e.revision}=${JSON.stringify(e.value)}`]));
@@ -49,21 +35,16 @@ async function churn(store: DiscoveryStore, times = 30): Promise<void> {
 const hasEtcd = etcdAvailable();
 
 describe.skipIf(!hasEtcd)("etcd losing its history", () => {
-  let etcd: EtcdServer;
-  beforeAll(async () => {
-    etcd = await startEtcd();
-  }, 20_000);
-  afterAll(async () => {
-    await etcd?.[Symbol.asyncDispose]();
-  });
+  let etcd!: EtcdServer;
+  useEtcd((s) => (etcd = s));
 
   let ns = 0;
   const open = (over: Partial<EtcdDiscoveryOptions> = {}) =>
-    openEtcdDiscoveryStore({ endpoints: etcd.endpoint, root: `h${++ns}`, leaseTtlMs: LEASE_TTL_MS, logger: capture().logger, watchRetryMs: 50, requestTimeoutMs: 500, ...over });
+    openEtcdDiscoveryStore({ endpoints: etcd.endpoint, root: `h${++ns}`, leaseTtlMs: LEASE_TTL_MS, logger: warningLog().logger, watchRetryMs: 50, requestTimeoutMs: 500, ...over });
 
   test("etcd wiped and started empty on the same port: the owner's records come back on a new lease, a watcher sees what is put after", async () => {
-    const owner = capture();
-    const watcher = capture();
+    const owner = warningLog();
+    const watcher = warningLog();
     await using a = await open({ logger: owner.logger });
     const root = `h${ns}`;
     await using b = await open({ root, logger: watcher.logger });
@@ -91,7 +72,7 @@ describe.skipIf(!hasEtcd)("etcd losing its history", () => {
   }, 40_000);
 
   test("etcd restored from an older backup that still holds the owner's lease: the records are put back as they are now", async () => {
-    const owner = capture();
+    const owner = warningLog();
     await using a = await open({ logger: owner.logger, leaseTtlMs: 3_000 }); // outlives the restarts
     const root = `h${ns}`;
     await using b = await open({ root });
@@ -114,7 +95,7 @@ describe.skipIf(!hasEtcd)("etcd losing its history", () => {
     await using a = await open();
     const root = `h${ns}`;
     using link = cutableProxy(etcd.endpoint);
-    const watcher = capture();
+    const watcher = warningLog();
     await using b = await open({ root, endpoints: link.endpoint, logger: watcher.logger });
     const log = eventLog();
     await using _w = await b.watch("dynamo/", log.listener);
@@ -162,7 +143,7 @@ describe("a list that shows etcd went back (a fake gateway)", () => {
         return Response.json({ header: header() });
       },
     });
-    const watcher = capture();
+    const watcher = warningLog();
     await using store = await openEtcdDiscoveryStore({ endpoints: `http://127.0.0.1:${gateway.port}`, leaseTtlMs: 1_000, logger: watcher.logger, watchRetryMs: 50 });
     const log = eventLog();
     await using _w = await store.watch("dynamo/", log.listener);

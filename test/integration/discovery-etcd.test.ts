@@ -1,10 +1,10 @@
 // etcd backend: the shared contract suite against a real etcd (test/etcd.ts starts one per file),
 // plus what only etcd has: the key layout under `kvcr/`, one lease per process, lapsed leases
 // reported as expired, watches resumed across an etcd restart, compaction, and bad endpoints.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { spawnBun, waitFor } from "../harness.ts";
-import { cutableProxy, etcdAvailable, startEtcd, type EtcdServer } from "../etcd.ts";
+import { cutableProxy, etcdAvailable, type EtcdServer, useEtcd } from "../etcd.ts";
 import { discoveryStoreSuite, eventLog } from "../../src/discovery/discovery-store.suite.ts";
 import { b64, EtcdClient, prefixRangeEnd, unb64 } from "../../src/discovery/etcd-client.ts";
 import { openEtcdDiscoveryStore, type EtcdDiscoveryOptions } from "../../src/discovery/etcd-store.ts";
@@ -46,13 +46,8 @@ describe("etcd answers that are not a lapse (a fake gateway)", () => {
 const hasEtcd = etcdAvailable();
 
 describe.skipIf(!hasEtcd)("etcd backend", () => {
-  let etcd: EtcdServer;
-  beforeAll(async () => {
-    etcd = await startEtcd();
-  }, 20_000);
-  afterAll(async () => {
-    await etcd?.[Symbol.asyncDispose]();
-  });
+  let etcd!: EtcdServer;
+  useEtcd((s) => (etcd = s));
 
   let ns = 0;
   /** Each fixture gets its own key root, so suites never see each other's records. */

@@ -1,11 +1,11 @@
 // A frontend and a mocker on etcd, etcd wiped and started empty on the same port: the mocker's
 // worker is put back, and a mocker that registers only after the wipe is routed to, although
 // etcd's revisions count from 1 again below where the frontend's watches had got to.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { b64, EtcdClient } from "../../src/discovery/etcd-client.ts";
 import { startFrontend, type FrontendHandle } from "../../src/roles/frontend/start.ts";
 import { startMocker, type MockerHandle } from "../../src/roles/mocker/index.ts";
-import { etcdAvailable, startEtcd, type EtcdServer } from "../etcd.ts";
+import { etcdAvailable, type EtcdServer, useEtcd } from "../etcd.ts";
 import { waitFor, withTimeout } from "../harness.ts";
 import { frontendConfig, logger } from "./frontend-kit.ts";
 import { mockerConfig } from "./mocker-kit.ts";
@@ -13,13 +13,8 @@ import { mockerConfig } from "./mocker-kit.ts";
 const hasEtcd = etcdAvailable();
 
 describe.skipIf(!hasEtcd)("stack on etcd through an etcd wipe", () => {
-  let etcd: EtcdServer;
-  beforeAll(async () => {
-    etcd = await startEtcd();
-  }, 20_000);
-  afterAll(async () => {
-    await etcd?.[Symbol.asyncDispose]();
-  });
+  let etcd!: EtcdServer;
+  useEtcd((s) => (etcd = s));
 
   test("a mocker registered after the wipe is routed to; the one from before is put back", async () => {
     const discovery = ["--discovery-backend", "etcd", "--etcd-endpoints", etcd.endpoint, "--namespace", "wipe", "--discovery-lease-ttl", "1"];
