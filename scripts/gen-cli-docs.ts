@@ -175,7 +175,7 @@ function optionTable(table: OptionTable, sections: CommandDocs["sections"]): str
   const rows = [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`];
   for (const [key, spec] of Object.entries(table)) {
     const flag = flagName(key, spec);
-    const flags = [`\`--${flag}\``, ...(spec.kind === "bool" && spec.default === true ? [`\`--no-${flag}\``] : [])].join(", ");
+    const flags = [`\`--${flag}\``, ...(spec.kind === "bool" && spec.default === true ? [`\`--no-${flag}\``] : []), ...(spec.aliases ?? []).map((a) => `\`--${a}\``)].join(", ");
     const env = envNames(key, spec).map((e) => `\`${e}\``).join(" or ");
     const accepts = expectation(spec) + (spec.flagOnly ? "; flag or environment only, not in a config file" : "");
     const section = sections ? Object.entries(sections).find(([, keys]) => keys.includes(key))?.[0] : undefined;

@@ -1,6 +1,6 @@
 // One compiled binary for one target, as `npm run build` (host) and `npm run release` (every
 // target) make it: minified, bytecode where the target takes it, bunfig/.env autoloading off (the
-// binary behaves the same in any directory), the build's commit defined in (cli/version.ts), and
+// binary behaves the same in any directory), the build's commit defined in (lib/version.ts), and
 // msgpackr's optional native extension replaced by nothing: bundled, its loader kept the build
 // checkout's node_modules path and loaded the .node file from there when it existed, so the binary
 // behaved differently on the machine that built it. msgpackr (only the tests' reference codec; the

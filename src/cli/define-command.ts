@@ -98,6 +98,7 @@ function helpArgs(table: OptionTable): ArgsDef {
     const notes = [
       spec.default !== undefined && !(spec.kind === "bool" && spec.default === false) ? `default ${JSON.stringify(spec.default)}` : "",
       spec.kind === "enum" ? spec.choices.join("|") : "",
+      spec.aliases?.length ? `also ${spec.aliases.map((a) => `--${a}`).join(", ")}` : "",
       `env ${envNames(key, spec).join(" or ")}`,
     ].filter(Boolean);
     args[flagName(key, spec)] = {

@@ -4,7 +4,7 @@ import { ConfigError, KvcrError } from "../lib/errors.ts";
 import type { Command } from "./define-command.ts";
 import { helpStyleFor, renderHelp } from "./help.ts";
 import { rootCommand } from "./root.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../lib/version.ts";
 
 export async function main(argv: readonly string[]): Promise<number> {
   const dashDash = argv.indexOf("--");

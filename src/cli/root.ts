@@ -1,6 +1,6 @@
 // The root command: subcommands load lazily so `kvcr-mock events` does not load the engine.
 import type { Command } from "./define-command.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../lib/version.ts";
 
 export const rootCommand = {
   meta: {

@@ -11,6 +11,7 @@ import {
   envNames,
   expectation,
   flagName,
+  nearestFlag,
   schemaFor,
   type ConfigOf,
   type OptionSpec,
@@ -59,7 +60,10 @@ export function loadConfig<T extends OptionTable>(
 ): LoadedConfig<T> {
   const problems: string[] = [];
   const byFlag = new Map<string, [string, OptionSpec]>();
-  for (const [key, spec] of Object.entries(table)) byFlag.set(flagName(key, spec), [key, spec]);
+  for (const [key, spec] of Object.entries(table)) {
+    byFlag.set(flagName(key, spec), [key, spec]);
+    for (const alias of spec.aliases ?? []) byFlag.set(alias, [key, spec]);
+  }
 
   const fromFlags = parseArgv(sources.argv, byFlag, problems);
   for (const p of fromFlags.positionals) problems.push(`unexpected argument "${p}" (this command takes only --flags)`);
@@ -138,16 +142,26 @@ function parseArgv(
       if (positive && positive[1].kind === "bool") [entry, negated] = [positive, true];
     }
     if (!entry) {
-      problems.push(`--${name}: unknown flag (see --help for the flags this command takes)`);
+      const near = nearestFlag(name, byFlag.keys());
+      problems.push(`--${name}: unknown flag${near ? `; did you mean --${near}?` : ""} (see --help for the flags this command takes)`);
+      // Its value, if it has one, goes with it: one problem line per mistake, not a second "unexpected argument".
+      if (inline === undefined && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith("--")) i++;
       continue;
     }
     const [key, spec] = entry;
-    const label = `--${flagName(key, spec)}`;
+    // Named as typed: an alias's problem line names the alias.
+    const label = `--${negated ? name.slice(3) : name}`;
     if (spec.kind === "bool" && inline === undefined) {
       values.set(key, { value: !negated, label });
       continue;
     }
     let text = inline;
+    if (text === undefined && spec.kind === "string" && spec.variadic) {
+      // argparse's nargs="+": every argument up to the next --flag.
+      const words: string[] = [];
+      while (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith("--")) words.push(argv[++i]!);
+      if (words.length > 0) text = words.join(" ");
+    }
     if (text === undefined) {
       const next = argv[i + 1];
       if (next === undefined || (next.startsWith("--") && next !== "--")) {

@@ -20,6 +20,11 @@ interface BaseOption<K extends OptionKind, T> {
   /** Accepted on the command line only (e.g. --config itself), not inside a config file. */
   readonly flagOnly?: boolean;
   /**
+   * Other spellings of the flag (without `--`), accepted on the command line and as config-file
+   * keys: another tool's name for the same setting (vLLM's `--num-prompts` for `--requests`).
+   */
+  readonly aliases?: readonly string[];
+  /**
    * The topic --help lists the option under ("Router", "Discovery"), and docs/cli.md's table for it.
    * Set with group() where a table is declared rather than option by option.
    */
@@ -27,8 +32,20 @@ interface BaseOption<K extends OptionKind, T> {
 }
 
 export interface IntOption extends BaseOption<"int", number> { readonly min?: number; readonly max?: number }
-export interface NumberOption extends BaseOption<"number", number> { readonly min?: number; readonly max?: number }
-export interface StringOption extends BaseOption<"string", string> { readonly nonEmpty?: boolean }
+export interface NumberOption extends BaseOption<"number", number> {
+  readonly min?: number;
+  readonly max?: number;
+  /** Also takes `inf` (Infinity), as Python's float() does for vLLM's `--request-rate inf`. */
+  readonly allowInfinity?: boolean;
+}
+export interface StringOption extends BaseOption<"string", string> {
+  readonly nonEmpty?: boolean;
+  /**
+   * On the command line, takes every following argument up to the next `--flag`, joined by a
+   * space (argparse's nargs="+": `--goodput ttft:500 tpot:50`).
+   */
+  readonly variadic?: boolean;
+}
 export type BoolOption = BaseOption<"bool", boolean>;
 export interface EnumOption<C extends string = string> extends BaseOption<"enum", C> {
   readonly choices: readonly C[];
@@ -101,7 +118,7 @@ export function expectation(spec: OptionSpec): string {
     case "int":
       return `an integer${range(spec)}`;
     case "number":
-      return `a number${range(spec)}`;
+      return `a number${range(spec)}${spec.allowInfinity ? " or inf" : ""}`;
     case "string":
       return spec.nonEmpty ? "a non-empty string" : "a string";
     case "bool":
@@ -126,7 +143,7 @@ export function schemaFor(spec: OptionSpec): v.GenericSchema {
     case "int":
       return bounded(v.pipe(v.number(), v.integer()), spec);
     case "number":
-      return bounded(v.pipe(v.number(), v.finite()), spec);
+      return bounded(spec.allowInfinity ? v.pipe(v.number(), v.check((n) => !Number.isNaN(n))) : v.pipe(v.number(), v.finite()), spec);
     case "string":
       return spec.nonEmpty ? v.pipe(v.string(), v.nonEmpty()) : v.string();
     case "bool":
@@ -148,6 +165,7 @@ export function coerceText(spec: OptionSpec, text: string): unknown {
   switch (spec.kind) {
     case "int":
     case "number":
+      if (spec.kind === "number" && spec.allowInfinity && /^\+?inf(inity)?$/i.test(text.trim())) return Infinity;
       return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text.trim()) ? Number(text) : text;
     case "bool":
       if (/^(true|1|yes|on)$/i.test(text)) return true;
@@ -167,4 +185,32 @@ export function coerceText(spec: OptionSpec, text: string): unknown {
     default:
       return text;
   }
+}
+
+/**
+ * The known flag closest to a misspelt one (edit distance, a transposition counting once), or
+ * undefined when none is close enough to be a plausible typo: at most a third of its length.
+ */
+export function nearestFlag(name: string, known: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = editDistance(name, candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions). */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = d;
+    }
+  }
+  return rows[a.length]![b.length]!;
 }

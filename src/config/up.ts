@@ -38,6 +38,7 @@ export const stackOptions = defineOptions({
     mockerCmd: { kind: "string", nonEmpty: true, description: "Run this command as each mocker process (placeholders: docs/cli.md)" },
     frontendCmd: { kind: "string", nonEmpty: true, description: "Run this command as the frontend (placeholders: docs/cli.md)" },
     stateFile: { kind: "string", nonEmpty: true, description: "Write the ready stack's pids, ports and URLs here as JSON" },
+    prometheusConfig: { kind: "string", nonEmpty: true, description: "Once ready, write a Prometheus scrape config for the stack's /metrics (agent, each mocker process, frontend, at their actual ports) to FILE" },
     logDir: { kind: "string", nonEmpty: true, description: "Also write each child's output to DIR/<name>.log" },
     restart: { kind: "enum", choices: RESTART_POLICIES, default: "on-failure", description: "on-failure: restart a child that exits after the stack is ready (backoff, readiness gate); no: any child exit stops the stack" },
     maxRestarts: { kind: "int", min: 0, max: 1_000_000, default: 5, description: "Restarts of one child within 10 minutes before the stack stops (with --restart on-failure)" },

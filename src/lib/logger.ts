@@ -27,7 +27,8 @@ function jsonReporter(stream: NodeJS.WritableStream) {
   return {
     log(obj: LogObject) {
       const [msg, ...rest] = obj.args;
-      const line: Record<string, unknown> = { ts: obj.date.toISOString(), level: obj.type, tag: obj.tag || undefined, msg: String(msg) };
+      // `role`: the process's role (its tag), the field `up --log-format json` sets on every line it passes on.
+      const line: Record<string, unknown> = { ts: obj.date.toISOString(), level: obj.type, role: obj.tag || undefined, tag: obj.tag || undefined, msg: String(msg) };
       if (rest.length > 0) line.args = rest.map((a) => (typeof a === "bigint" ? a.toString() : a));
       stream.write(JSON.stringify(line) + "\n");
     },

@@ -6,8 +6,11 @@ export interface MetricFamily {
   name: string;
   help: string;
   type: MetricType;
-  /** `suffix` names a histogram's series (`_bucket`, `_sum`, `_count`). */
-  samples: { labels?: Record<string, string | number>; value: number; suffix?: string }[];
+  /**
+   * `suffix` names a histogram's series (`_bucket`, `_sum`, `_count`). `labelText` is the label set
+   * already rendered by `labelText()` (`{a="b"}`), for exporters with many series per scrape.
+   */
+  samples: { labels?: Record<string, string | number>; labelText?: string; value: number; suffix?: string }[];
 }
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -23,12 +26,13 @@ export function renderMetrics(families: readonly MetricFamily[]): string {
   const lines: string[] = [];
   for (const f of byName.values()) {
     lines.push(`# HELP ${f.name} ${f.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`, `# TYPE ${f.name} ${f.type}`);
-    for (const s of f.samples) lines.push(`${f.name}${s.suffix ?? ""}${labelText(s.labels)} ${formatValue(s.value)}`);
+    for (const s of f.samples) lines.push(`${f.name}${s.suffix ?? ""}${s.labelText ?? labelText(s.labels)} ${formatValue(s.value)}`);
   }
   return lines.join("\n") + "\n";
 }
 
-function labelText(labels: Record<string, string | number> | undefined): string {
+/** A label set as exposition text: `{a="b",c="d"}` with values escaped, "" when empty. */
+export function labelText(labels: Record<string, string | number> | undefined): string {
   if (!labels) return "";
   const parts = Object.entries(labels).map(([k, v]) => `${k}="${String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`);
   return parts.length ? `{${parts.join(",")}}` : "";

@@ -4,6 +4,7 @@
 import type { ArrivalSpec } from "../core/workload/arrivals.ts";
 import { tracePath } from "./builtin-traces.ts";
 import { parseMooncakeTrace } from "../core/workload/mooncake-trace.ts";
+import { randomDataset, randomDatasetProblems, type RandomDatasetOptions } from "../core/workload/random-dataset.ts";
 import { sharedPrefixProblems, sharedPrefixWorkload, type SharedPrefixOptions } from "../core/workload/synthetic.ts";
 import type { WorkloadRequest } from "../core/workload/workload.ts";
 import type { ConfigOf } from "../config/options.ts";
@@ -20,6 +21,8 @@ export interface WorkloadOptions {
   traceBlockSize: number;
   skipBadLines: boolean;
   synthetic: Omit<SharedPrefixOptions, "requests" | "seed">;
+  /** vLLM's random dataset instead of the shared-prefix one (bench --dataset-name random). */
+  random?: Omit<RandomDatasetOptions, "requests" | "seed">;
   /** Synthetic: number of requests. Trace: only its first N requests. */
   requests?: number;
   seed: number;
@@ -29,8 +32,14 @@ export interface WorkloadOptions {
 export interface ArrivalOptions {
   /** Closed loop with N in flight (wins over request rate and timestamps). */
   concurrency?: number;
-  /** Poisson arrivals at this many requests per second. */
+  /** Poisson arrivals at this many requests per second (Infinity: all at once). */
   requestRate?: number;
+  /** Gamma shape of the gaps at requestRate (1 = Poisson). */
+  burstiness?: number;
+  /** Rescale the gaps so the last arrival is at n / rate (vLLM's bench does). */
+  scaleToRate?: boolean;
+  /** vLLM's --max-concurrency: alone, a closed loop of N. */
+  maxConcurrency?: number;
   /** Trace timestamps are divided by this. */
   arrivalSpeedupRatio: number;
 }
@@ -61,6 +70,11 @@ export interface WorkloadDeps {
 
 /** What a role does with the workload, for messages ("nothing was simulated"). */
 export function loadWorkload(opts: WorkloadOptions, deps: WorkloadDeps, nothingDone = "nothing was simulated"): WorkloadRequest[] {
+  if (opts.trace === undefined && opts.random) {
+    const problems = randomDatasetProblems(opts.random);
+    if (problems.length > 0) throw new ConfigError(problems);
+    return randomDataset({ ...opts.random, requests: opts.requests ?? DEFAULT_SYNTHETIC_REQUESTS, seed: opts.seed });
+  }
   if (opts.trace === undefined) {
     const synthetic = { ...opts.synthetic, requests: opts.requests ?? DEFAULT_SYNTHETIC_REQUESTS, seed: opts.seed };
     const problems = sharedPrefixProblems(synthetic);
@@ -90,16 +104,25 @@ export function loadWorkload(opts: WorkloadOptions, deps: WorkloadDeps, nothingD
   return requests;
 }
 
-/** --concurrency wins, then --request-rate, else trace timestamps (synthetic: all at once). */
+/**
+ * --concurrency wins, then a finite --request-rate, then --max-concurrency alone (a closed loop,
+ * as vLLM's semaphore over requests all due at 0), then --request-rate inf, else trace timestamps
+ * (synthetic: all at once).
+ */
 export function arrivalSpecOf(o: ArrivalOptions): ArrivalSpec {
   if (o.concurrency !== undefined) return { kind: "concurrency", concurrency: o.concurrency };
-  if (o.requestRate !== undefined) return { kind: "rate", requestsPerSecond: o.requestRate };
+  if (o.requestRate !== undefined && o.requestRate !== Infinity) {
+    return { kind: "rate", requestsPerSecond: o.requestRate, ...(o.burstiness !== undefined && o.burstiness !== 1 ? { burstiness: o.burstiness } : {}), ...(o.scaleToRate ? { scaleToRate: true } : {}) };
+  }
+  if (o.maxConcurrency !== undefined) return { kind: "concurrency", concurrency: o.maxConcurrency };
+  if (o.requestRate !== undefined) return { kind: "rate", requestsPerSecond: Infinity };
   return { kind: "trace", speedupRatio: o.arrivalSpeedupRatio };
 }
 
 export function describeArrival(a: ArrivalSpec, fromTrace: boolean): string {
   if (a.kind === "concurrency") return `closed loop, concurrency ${a.concurrency}`;
-  if (a.kind === "rate") return `Poisson, ${a.requestsPerSecond} req/s`;
+  if (a.kind === "rate" && a.requestsPerSecond === Infinity) return "all at once (request rate inf)";
+  if (a.kind === "rate") return a.burstiness !== undefined && a.burstiness !== 1 ? `gamma (burstiness ${a.burstiness}), ${a.requestsPerSecond} req/s` : `Poisson, ${a.requestsPerSecond} req/s`;
   // Synthetic requests carry timestamp 0: without --request-rate or --concurrency they all arrive at once.
   if (!fromTrace) return "all at once (synthetic workload; --request-rate or --concurrency to pace it)";
   return a.speedupRatio === 1 ? "trace timestamps" : `trace timestamps ÷ ${a.speedupRatio}`;

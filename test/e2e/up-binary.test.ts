@@ -74,7 +74,8 @@ describe("kvcr-mock up from the compiled binary", () => {
       mockers.flatMap((m) =>
         m.raw_endpoints!.map(async (raw, w) => {
           const metrics = await (await fetch(`${m.url}/metrics`)).text();
-          const published = Number(new RegExp(`kvcr_mocker_raw_batches_published_total\\{worker="${w}",dp_rank="0"\\} (\\d+)`).exec(metrics)![1]);
+          // Samples come in worker order; the label is the worker id.
+          const published = Number([...metrics.matchAll(/^kvcr_mocker_raw_batches_published_total\{worker="[^"]*",dp_rank="0"\} (\d+)$/gm)][w]![1]);
           if (published === 0) return []; // a worker the router never picked
           const tap = spawnProcess([bin, "events", "--endpoint", raw[0]!, "--replay", m.replay_endpoints![w]![0]!, "--from-seq", "0", "--log-level", "error"]);
           try {

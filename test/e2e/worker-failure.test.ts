@@ -88,7 +88,7 @@ describe("a worker killed under load (compiled binary)", () => {
       // State-agent mode names mocker-i's only worker by its cache slot i.
       const victim = { pid: state.processes.find((p) => p.name === "mocker-2")!.pid, worker: "kvcr-slot-2" };
       const metrics = async () => (await fetch(`${url}/metrics`)).text();
-      const victimBlocks = (text: string) => metric(text, "kvcr_frontend_worker_active_blocks", `{worker="${victim.worker}",dp_rank="0"}`);
+      const victimBlocks = (text: string) => metric(text, "dynamo_frontend_worker_active_decode_blocks", `{dp_rank="0",worker_id="${victim.worker}",worker_type="decode"}`);
 
       // Steady load: one request every 50 ms (20 req/s) until told to stop.
       const sent: Sent[] = [];
@@ -132,7 +132,7 @@ describe("a worker killed under load (compiled binary)", () => {
       for (const s of failed) expect(s.done!.worker === victim.worker || s.done!.text.includes(victim.worker), why).toBe(true);
       if (migrationLimit > 0) {
         expect(failed, why).toEqual([]);
-        const migrated = metric(await metrics(), "kvcr_frontend_model_migration_total", '{model="mock-model",migration_type="ongoing_request"}');
+        const migrated = metric(await metrics(), "dynamo_frontend_model_migration_total", '{migration_type="ongoing_request",model="mock-model"}');
         expect(migrated).toBeGreaterThanOrEqual(1);
       }
     }, 60_000);

@@ -150,8 +150,6 @@ describe("kvcr-mock bench (CLI)", () => {
     const none = await runCli(["bench"]);
     expect(none.exitCode).toBe(2);
     expect(none.stderr).toContain("--url: required");
-    const chat = await runCli(["bench", "--url", "http://127.0.0.1:1", "--endpoint", "/v1/chat/completions"]);
-    expect(chat.stderr).toContain("--prompt-format tokens: a chat endpoint takes text messages");
   });
 });
 

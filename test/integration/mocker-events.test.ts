@@ -104,12 +104,12 @@ describe("mocker in state-agent mode, 2 workers × 2 ranks", () => {
     // /metrics reports the same counts, per worker and rank, and no drops.
     const metrics = await (await fetch(`${mocker.httpUrl}/metrics`)).text();
     for (const { w, r } of publishers) {
-      expect(metrics).toContain(`kvcr_mocker_raw_batches_published_total{worker="${w}",dp_rank="${r}"} ${received.get(`${w}/${r}`)!.length}\n`);
-      expect(metrics).toContain(`kvcr_mocker_raw_batches_dropped_total{worker="${w}",dp_rank="${r}"} 0\n`);
+      expect(metrics).toContain(`kvcr_mocker_raw_batches_published_total{worker="${mocker.workers[w]!.workerId}",dp_rank="${r}"} ${received.get(`${w}/${r}`)!.length}\n`);
+      expect(metrics).toContain(`kvcr_mocker_raw_batches_dropped_total{worker="${mocker.workers[w]!.workerId}",dp_rank="${r}"} 0\n`);
       // G2 traffic: the host blocks stored on the raw stream, counted by the engine.
       const hostStored = received.get(`${w}/${r}`)!.flatMap((m) => decodeBatch(m.payload).events).filter((e): e is BlockStored => e.type === "BlockStored" && e.medium === "CPU_PINNED");
       expect(hostStored.length).toBeGreaterThan(0);
-      expect(metrics).toContain(`kvcr_mocker_host_blocks_stored_total{worker="${w}",dp_rank="${r}"} ${hostStored.reduce((n, e) => n + e.blockHashes.length, 0)}\n`);
+      expect(metrics).toContain(`kvcr_mocker_host_blocks_stored_total{worker="${mocker.workers[w]!.workerId}",dp_rank="${r}"} ${hostStored.reduce((n, e) => n + e.blockHashes.length, 0)}\n`);
     }
 
     const all: { w: number; r: number; batch: VllmKvEventBatch }[] = [];

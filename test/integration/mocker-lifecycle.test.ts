@@ -74,7 +74,7 @@ describe("mocker HTTP edge", () => {
     expect((await fetch(`${m.httpUrl}/v1/generate`)).status).toBe(405);
     expect((await fetch(`${m.httpUrl}/nope`)).status).toBe(404);
     const metrics = await (await fetch(`${m.httpUrl}/metrics`)).text();
-    expect(metrics).toContain('kvcr_mocker_waiting_requests{worker="1",dp_rank="1"} 0');
+    expect(metrics).toContain(`vllm:num_requests_waiting{engine="1",model_name="mocker-engine",worker="${m.workers[1]!.workerId}"} 0`);
     expect(metrics).toContain('kvcr_discovery_connected{backend="file"} 1\n');
   });
 

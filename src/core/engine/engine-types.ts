@@ -1,6 +1,7 @@
 // The public shapes of the mock engine API: requests in, step results and metrics out.
 import type { DroppedStore } from "../kv/host-offload.ts";
 import type { KvEvent } from "../kv/kv-events.ts";
+import type { TransferOp } from "../kv/transfer-lane.ts";
 
 export interface EngineRequest {
   /** Unique among the engine's unfinished requests. */
@@ -26,6 +27,20 @@ export interface TokenOut {
   tokenId: number;
 }
 
+/**
+ * A request's first output token in this step, with what vLLM reports about it then (its prompt's
+ * cache sources and when it was first scheduled): the mocker's metrics read it, the engine keeps nothing.
+ */
+export interface FirstToken {
+  requestId: string;
+  promptTokens: number;
+  /** G1 hits plus G2 loads at first admission. */
+  cachedTokens: number;
+  hostLoadedTokens: number;
+  /** Start (engine clock) of the step that first admitted it. */
+  scheduledAtMs: number;
+}
+
 export interface FinishedRequest {
   requestId: string;
   promptTokens: number;
@@ -46,6 +61,10 @@ export interface StepResult {
   /** One token per request that produced one this step, in scheduling order. */
   tokens: readonly TokenOut[];
   finished: readonly FinishedRequest[];
+  /** G1↔G2 copies submitted in this step (absent when none): vLLM's offloading-connector transfers. */
+  transfers?: { d2h: TransferOp[]; h2d: TransferOp[] };
+  /** Requests whose first token is in `tokens` (absent when none). */
+  firstTokens?: FirstToken[];
   /** Host stores refused in this step (token ids unrecoverable); log them. */
   dropped?: DroppedStore[];
 }
@@ -53,6 +72,8 @@ export interface StepResult {
 export interface EngineMetrics {
   waitingRequests: number;
   runningRequests: number;
+  /** Of runningRequests, those waiting for a G2 prefix load to land (vLLM keeps these waiting, deferred). */
+  loadingRequests: number;
   activeBlocks: number;
   gpuBlocks: number;
   /** activeBlocks / gpuBlocks. */

@@ -9,7 +9,7 @@ import { RequestPhase, RequestState } from "../scheduler/request-state.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { stepDurationMs, type TimingConfig } from "../timing/timing-model.ts";
 import { DEFAULT_ENGINE_CONFIG, engineConfigProblems, type EngineConfig } from "./engine-config.ts";
-import type { AddResult, EngineMetrics, EngineRequest, FinishedRequest, StepResult, TokenOut } from "./engine-types.ts";
+import type { AddResult, EngineMetrics, EngineRequest, FinishedRequest, FirstToken, StepResult, TokenOut } from "./engine-types.ts";
 import { outputKey, outputToken } from "./output-tokens.ts";
 
 const NONE_FINISHED: readonly FinishedRequest[] = Object.freeze([]);
@@ -110,6 +110,7 @@ export class MockEngine {
     const plan = sched.schedule(nowMs);
     const scheduled = sched.scheduled;
     const tokens: TokenOut[] = [];
+    let firstTokens: FirstToken[] | undefined;
     let finished: readonly FinishedRequest[] = NONE_FINISHED;
     let durationMs = 0;
     if (scheduled.length > 0) {
@@ -128,6 +129,7 @@ export class MockEngine {
         r.tokens[len] = tokenId;
         r.numOutput++;
         tokens.push({ requestId: r.id, tokenId });
+        if (r.numOutput === 1) (firstTokens ??= []).push({ requestId: r.id, promptTokens: r.promptLen, cachedTokens: Math.max(r.cachedTokens, 0), hostLoadedTokens: r.hostLoadedTokens, scheduledAtMs: r.scheduledAtMs });
         if (r.numOutput === r.maxTokens) {
           r.phase = RequestPhase.finished;
           anyFinished = true;
@@ -144,10 +146,16 @@ export class MockEngine {
     }
     kv.flushOffload(nowMs + durationMs);
     const result: StepResult = { durationMs, scheduledRequests: scheduled.length, events: kv.events.take(), tokens, finished };
+    if (firstTokens) result.firstTokens = firstTokens;
     const off = kv.offload;
     if (off !== null && off.droppedStores.length > 0) {
       result.dropped = off.droppedStores;
       off.droppedStores = [];
+    }
+    if (off !== null && (off.d2h.ops.length > 0 || off.h2d.ops.length > 0)) {
+      result.transfers = { d2h: off.d2h.ops, h2d: off.h2d.ops };
+      off.d2h.ops = [];
+      off.h2d.ops = [];
     }
     return result;
   }
@@ -187,6 +195,7 @@ export class MockEngine {
     return {
       waitingRequests: s.waiting.size,
       runningRequests: s.running.length,
+      loadingRequests: s.loadingCount,
       activeBlocks: kv.g1.activeBlocks,
       gpuBlocks: kv.g1.capacity,
       gpuCacheUsage: kv.g1.activeBlocks / kv.g1.capacity,

@@ -35,8 +35,8 @@ export class HostOffload {
   readonly tier: HostTier;
   readonly registry: BlockTokenRegistry;
   readonly instantH2d: boolean;
-  private readonly d2h: TransferLane;
-  private readonly h2d: TransferLane;
+  readonly d2h: TransferLane;
+  readonly h2d: TransferLane;
   private readonly pending: PendingCopy[] = [];
   private pendingHead = 0;
   // Candidates of the current step: sequence hash, source G1 slot, starts-a-new-run flag.

@@ -38,6 +38,8 @@ export class RequestState {
   hostLoadedTokens = 0;
   /** The current admission set cachedTokens (its first), so a load falling short corrects them. */
   loadReported = false;
+  /** Step start (engine clock) of the first admission, -1 before: vLLM's scheduled_ts, for queue and prefill times. */
+  scheduledAtMs = -1;
   /** Tokens scheduled in the current step (0 = not scheduled). */
   scheduledTokens = 0;
   /** Output-token key derived from the prompt (see output-tokens.ts). */

@@ -120,6 +120,7 @@ export class Scheduler {
       if (r.loadReported) {
         r.cachedTokens = cachedLen;
         r.hostLoadedTokens = cachedLen - k * bs;
+        r.scheduledAtMs = nowMs;
       }
       this.prefixQueryTokens += r.length;
       this.prefixHitTokens += cachedLen;

@@ -1,11 +1,23 @@
 // When each workload request arrives: trace timestamps (divided by an arrival speedup
 // ratio), a Poisson process at a request rate, or a closed loop of N in flight (no schedule).
 import type { Rng } from "../random/rng.ts";
+import { sampleGamma } from "./gamma.ts";
 import type { WorkloadRequest } from "./workload.ts";
 
 export type ArrivalSpec =
   | { kind: "trace"; speedupRatio: number }
-  | { kind: "rate"; requestsPerSecond: number }
+  | {
+      kind: "rate";
+      /** Infinity sends everything at 0 (vLLM's `--request-rate inf`). */
+      requestsPerSecond: number;
+      /** Gamma shape of the gaps (vLLM's --burstiness): 1 = Poisson, below 1 burstier, Infinity evenly spaced. */
+      burstiness?: number;
+      /**
+       * Rescale the gaps so the last arrival is at n / rate, as vLLM's bench does ("stabilizing the
+       * throughput across seeds"); replay keeps its raw Poisson draws.
+       */
+      scaleToRate?: boolean;
+    }
   | { kind: "concurrency"; concurrency: number };
 
 /** Arrival times (ms from 0) in workload order, or undefined for a closed loop. */
@@ -21,11 +33,24 @@ export function arrivalTimesMs(requests: readonly WorkloadRequest[], spec: Arriv
       return out;
     }
     case "rate": {
-      // Exponential gaps; the first request arrives at 0 (as vLLM's benchmark starts).
+      const rate = spec.requestsPerSecond;
+      const shape = spec.burstiness ?? 1;
+      if (rate === Infinity) return out; // all at 0
+      // The first request arrives at 0 (as vLLM's benchmark starts). Shape 1 keeps the exponential
+      // draw (same stream as before burstiness existed); other shapes draw Gamma(shape, 1/(rate·shape)).
+      const gapMs = () =>
+        shape === Infinity ? 1000 / rate : shape === 1 ? (-Math.log(1 - rng.next()) / rate) * 1000 : sampleGamma(rng, shape, 1 / (rate * shape)) * 1000;
       let t = 0;
       for (let i = 0; i < requests.length; i++) {
-        if (i > 0) t += (-Math.log(1 - rng.next()) / spec.requestsPerSecond) * 1000;
+        if (i > 0) t += gapMs();
         out[i] = t;
+      }
+      const last = out[requests.length - 1] ?? 0;
+      if (spec.scaleToRate && last > 0) {
+        // vLLM accumulates n gaps (its first request also waits one) and scales their sum to n / rate;
+        // with the first request at 0 the span of n − 1 gaps is scaled to (n − 1) / rate.
+        const factor = (((requests.length - 1) / rate) * 1000) / last;
+        for (let i = 0; i < out.length; i++) out[i]! *= factor;
       }
       return out;
     }

@@ -80,4 +80,15 @@ describe("driveLoad", () => {
     );
     expect([t.records.length, slept, t.cutShort]).toEqual([1, 1, true]);
   });
+
+  test("a schedule under maxInFlight: never more in flight, every arrival sent once (late when no slot was free)", async () => {
+    const f = fake(50);
+    // All ten due at 0 (vLLM's --request-rate inf with --max-concurrency 2).
+    const w = Array.from({ length: 10 }, () => req(0));
+    const r = await driveLoad({ workload: w, arrival: { kind: "trace", speedupRatio: 1 }, seed: 0, warmupRequests: 0, maxInFlight: 2 }, f.deps);
+    expect(r.records.length).toBe(10);
+    expect(f.maxInFlight()).toBe(2);
+    expect(Math.max(...r.records.map((x) => x.inFlightAtSend))).toBe(2);
+    expect(new Set(r.records.map((x) => x.index)).size).toBe(10);
+  });
 });

@@ -15,6 +15,11 @@ export interface LoadPlan {
   warmupRequests: number;
   /** Stop sending after this long (ms from the first measured request). */
   durationMs?: number;
+  /**
+   * With a schedule: at most this many in flight; an arrival waits for a free slot and is sent
+   * late (vLLM's --max-concurrency beside --request-rate, a semaphore around each request).
+   */
+  maxInFlight?: number;
 }
 
 export interface LoadDeps {
@@ -56,11 +61,25 @@ export async function driveLoad(plan: LoadPlan, deps: LoadDeps): Promise<LoadRes
   deps.onStart?.(startMs);
   const expired = () => deps.stop?.aborted === true || (plan.durationMs !== undefined && deps.now() - startMs >= plan.durationMs);
 
+  // Slots for maxInFlight: a finished request hands its slot straight to the oldest waiter (the
+  // count stays), so a new arrival cannot slip in between.
+  const waiters: (() => void)[] = [];
+  const free = () => plan.maxInFlight === undefined || inFlight < plan.maxInFlight;
+  const release = () => {
+    const next = waiters.shift();
+    if (next) next();
+    else inFlight--;
+  };
   const one = async (index: number) => {
-    inFlight++;
+    // A free slot is taken synchronously, so the request is on its way before anything else runs.
+    if (free()) inFlight++;
+    else {
+      await new Promise<void>((resolve) => waiters.push(resolve));
+      if (deps.stop?.aborted) return release(); // stopped while waiting: never sent
+    }
     const inFlightAtSend = inFlight;
     const rec = await deps.send(plan.workload[index]!, deps.stop);
-    inFlight--;
+    release();
     records.push({ ...rec, index, inFlightAtSend });
     deps.onProgress?.(records.length, n);
   };

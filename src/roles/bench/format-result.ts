@@ -1,7 +1,7 @@
 // Human tables of a bench run: one run laid out like `vllm bench serve`'s result block, several
 // runs (router modes, concurrency points) side by side, and replay's prediction beside the
 // measurement (--with-replay).
-import { METRIC_NAMES, resultBlock, servingRows } from "../result-block.ts";
+import { METRIC_NAMES, resultBlock, servingRows, type Row } from "../result-block.ts";
 import { METRICS, percentileKey, type BenchResult } from "./metrics.ts";
 
 const num = (r: BenchResult, key: string) => (r as unknown as Record<string, number>)[key]!;
@@ -10,7 +10,14 @@ export function formatResult(r: BenchResult, percentiles: readonly number[]): st
   const block = resultBlock();
   const { title, row, end } = block;
   title(r.label ? `Serving Benchmark Result (${r.label})` : "Serving Benchmark Result");
-  servingRows(block, r, { afterCounts: r.max_concurrency !== null ? [["Maximum request concurrency", r.max_concurrency]] : [], percentiles });
+  const afterCounts: Row[] = [];
+  if (r.aborted > 0) afterCounts.push(["Aborted requests", r.aborted]);
+  if (r.max_concurrency !== null) afterCounts.push(["Maximum request concurrency", r.max_concurrency]);
+  if (r.request_rate !== "inf") afterCounts.push(["Request rate configured (RPS)", r.request_rate.toFixed(2)]);
+  // vLLM prints these beside its throughputs; here they follow the reuse ratio.
+  const afterCache: Row[] = [["Peak output token throughput (tok/s)", r.max_output_tokens_per_s.toFixed(2)], ["Peak concurrent requests", r.max_concurrent_requests.toFixed(2)]];
+  if (r.request_goodput !== null) afterCache.unshift(["Request goodput (req/s)", r.request_goodput.toFixed(2)]);
+  servingRows(block, r, { afterCounts, afterCache, percentiles });
   if (Object.keys(r.per_worker).length > 0) {
     title("Per worker", "-");
     row("Requests per worker", spread(r.per_worker));

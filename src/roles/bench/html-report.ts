@@ -1,9 +1,10 @@
 // `--report FILE.html`: one self-contained page (uPlot's JS and CSS inlined at build time, the
-// data as JSON; no network) with, per run (router mode or concurrency point): TTFT and ITL
-// distributions, latency vs load, output throughput over time and prefix-cache reuse, plus the
-// side-by-side figures; with faults or an audit (report-observed.ts) also fault windows shaded on
-// every time chart, index accuracy over time and the regret histogram. Charts are built from
-// records here; the page only draws them.
+// data as JSON; no network) with a header saying what was run (report-header.ts), then, per run
+// (router mode or concurrency point): TTFT and ITL distributions, latency vs load, output
+// throughput over time (from token arrival times, token-throughput.ts) and prefix-cache reuse,
+// plus the side-by-side figures; with faults or an audit (report-observed.ts) also fault windows
+// shaded on every time chart, index accuracy over time and the regret histogram. Charts are built
+// from records here; the page only draws them, each as wide as the window.
 import uplotCss from "uplot/dist/uPlot.min.css" with { type: "text" };
 import uplotJs from "uplot/dist/uPlot.iife.min.js" with { type: "text" };
 import { percentile } from "../../core/replay/stats.ts";
@@ -11,7 +12,9 @@ import type { TimedRecord } from "./drive-load.ts";
 import { formatSideBySide } from "./format-result.ts";
 import type { BenchResult } from "./metrics.ts";
 import type { RunObservation } from "./observe-run.ts";
+import { escapeHtml, headerHtml, type ReportHeader } from "./report-header.ts";
 import { accuracyChart, faultWindows, regretChart, type FaultWindow } from "./report-observed.ts";
+import { throughputBinS, tokenThroughput } from "./token-throughput.ts";
 
 export interface ReportRun {
   label: string;
@@ -33,6 +36,8 @@ export interface ChartSpec {
   bars?: boolean;
   /** Fault windows to shade (time charts). */
   windows?: FaultWindow[];
+  /** The y axis starts at 0 (a rate: a steady one then reads flat, not magnified). */
+  yFromZero?: boolean;
 }
 
 /** The number of charts every report has (the Chromium test counts them); an audit adds accuracy, regret adds its histogram. */
@@ -40,7 +45,6 @@ export const CHART_COUNT = 5;
 const QUANTILES = Array.from({ length: 101 }, (_, i) => i);
 const LOAD_BINS = 40;
 const REUSE_BINS = 50;
-const THROUGHPUT_BINS = 40;
 
 export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
   const ok = runs.map((r) => r.records.filter((x) => x.ok));
@@ -65,25 +69,19 @@ export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
     data: [loadX, ...ok.map((rs) => loadX.map((_, b) => median(rs.filter((r) => Math.ceil(r.inFlightAtSend / binWidth) - 1 === b).map((r) => r.ttftMs))))],
   });
 
-  // Output tokens per second, attributed to the time bin each request ended in (40 bins over the longest run).
+  // Output tokens per second, each token in the bin it arrived in; one round bin width for every run (at most 60 bins over the longest).
   const longestS = Math.max(0.001, ...runs.map((r) => r.result.duration));
-  const binS = longestS / THROUGHPUT_BINS;
-  const tX = Array.from({ length: THROUGHPUT_BINS }, (_, b) => round((b + 1) * binS));
+  const binS = throughputBinS(longestS);
+  const bins = Math.max(1, Math.ceil(longestS / binS));
   const windows = faultWindows(runs.map((r) => r.result));
   charts.push({
     id: "throughput",
     windows,
-    title: "Output throughput over time",
-    xLabel: "seconds since start",
+    yFromZero: true,
+    title: `Output throughput over time (tokens counted when they arrived, ${binS} s bins)`,
+    xLabel: "seconds since start (bin middle)",
     yLabel: "output tokens/s",
-    data: [
-      tX,
-      ...runs.map((run, i) => {
-        const perBin = new Array<number>(THROUGHPUT_BINS).fill(0);
-        for (const r of ok[i]!) perBin[Math.min(THROUGHPUT_BINS - 1, Math.max(0, Math.floor((r.sentMs + r.e2elMs - run.startMs) / 1000 / binS)))]! += r.outputTokens;
-        return perBin.map((tokens, b) => ((b + 1) * binS <= run.result.duration + binS ? round(tokens / binS, 1) : null));
-      }),
-    ],
+    data: [Array.from({ length: bins }, (_, b) => round((b + 0.5) * binS)), ...runs.map((run, i) => tokenThroughput(ok[i]!, run.startMs, run.result.duration, binS, bins))],
   });
 
   // Prefix reuse: cumulative cached / prompt tokens as the run's requests complete (in send order).
@@ -123,7 +121,7 @@ export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
   return charts;
 }
 
-export function renderHtml(runs: readonly ReportRun[], opts: { title: string; percentiles: readonly number[] }): string {
+export function renderHtml(runs: readonly ReportRun[], opts: { title: string; percentiles: readonly number[]; header?: ReportHeader }): string {
   const payload = { labels: runs.map((r) => r.label), charts: buildCharts(runs) };
   const json = JSON.stringify(payload).replace(/</g, "\\u003c");
   const summary = formatSideBySide(runs.map((r) => r.result), opts.percentiles);
@@ -132,9 +130,13 @@ export function renderHtml(runs: readonly ReportRun[], opts: { title: string; pe
 <style>${uplotCss}
 body{font:14px system-ui,sans-serif;margin:24px;color:#222;background:#fff}
 h1{font-size:20px} pre{background:#f6f6f6;padding:12px;overflow:auto}
-.chart{margin:18px 0}
+#run-header{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0 0 12px}
+#run-header dt{font-weight:600} #run-header dd{margin:0;font-family:ui-monospace,monospace;overflow-wrap:anywhere}
+#run-targets{border-collapse:collapse;margin:0 0 12px} #run-targets td,#run-targets th{border:1px solid #ddd;padding:2px 8px;text-align:left}
+.chart{margin:18px 0;width:100%}
 </style></head>
 <body><h1>${escapeHtml(opts.title)}</h1>
+${opts.header ? headerHtml(opts.header, runs) : ""}
 <pre id="summary">${escapeHtml(summary)}</pre>
 ${faultList(runs)}
 <div id="charts"></div>
@@ -144,6 +146,9 @@ ${faultList(runs)}
   var R = ${json};
   var colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
   var root = document.getElementById("charts");
+  var plots = [];
+  // Every chart as wide as the page; redrawn at the new width when the page's width changes.
+  var width = function () { return Math.max(320, root.clientWidth); };
   R.charts.forEach(function (c) {
     var el = document.createElement("div");
     el.className = "chart";
@@ -169,14 +174,24 @@ ${faultList(runs)}
       });
       ctx.restore();
     }] } };
-    new uPlot({
-      title: c.title, width: 900, height: 320,
-      scales: { x: { time: false } },
+    plots.push(new uPlot({
+      title: c.title, width: width(), height: 320,
+      scales: c.yFromZero ? { x: { time: false }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } } : { x: { time: false } },
       axes: [{ label: c.xLabel }, { label: c.yLabel, size: 70 }],
       series: series,
       plugins: wins.length > 0 ? [shade] : []
-    }, c.data, el);
+    }, c.data, el));
   });
+  // Watching the container (not only the window) also catches a scroll bar appearing once the charts are in.
+  var drawn = -1; // the first fit() sizes every chart to the width the page has once they are all in
+  var fit = function () {
+    if (width() === drawn) return;
+    drawn = width();
+    plots.forEach(function (u) { u.setSize({ width: drawn, height: 320 }); });
+  };
+  if (typeof ResizeObserver === "function") new ResizeObserver(fit).observe(root);
+  window.addEventListener("resize", fit);
+  fit();
 })();
 </script></body></html>
 `;
@@ -195,8 +210,4 @@ function median(values: number[]): number | null {
 function round(x: number, digits = 3): number {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }

@@ -3,7 +3,9 @@
 // percentile of TTFT, TPOT, ITL and E2EL (computed and named as replay's, core/replay/serving-figures.ts),
 // plus prefix-cache reuse, error_breakdown and per_worker.
 import { metricFields, percentileKey as keyOf, servingTotals, type ServingTotals } from "../../core/replay/serving-figures.ts";
+import type { GoodputSlo } from "../../config/bench.ts";
 import type { LoadResult, TimedRecord } from "./drive-load.ts";
+import { goodRequests, peakFigures, type PeakFigures } from "./vllm-figures.ts";
 
 export const METRICS = ["ttft", "tpot", "itl", "e2el"] as const;
 export type Metric = (typeof METRICS)[number];
@@ -20,12 +22,22 @@ export interface RunMeta {
   warmupRequests: number;
   /** Label of the run in comparisons (mode, concurrency point). */
   label?: string;
+  /** Gamma shape of the arrivals (1 = Poisson). */
+  burstiness?: number;
+  /** vLLM's tokenizer_id (--tokenizer, else the model); no tokenizer is loaded. */
+  tokenizerId?: string;
+  /** --goodput SLOs (ms); request_goodput is null without them. */
+  goodput?: GoodputSlo;
 }
 
 export type BenchResult = {
   date: string;
   label?: string;
   backend: string;
+  /** vLLM's legacy copy of backend. */
+  endpoint_type: string;
+  tokenizer_id: string;
+  burstiness: number;
   model_id: string;
   base_url: string;
   endpoint: string;
@@ -36,13 +48,19 @@ export type BenchResult = {
   /** Cached prompt tokens / prompt tokens over completed requests; null when the server reports no cached_tokens. */
   prefix_cache_reuse_ratio: number | null;
   cached_tokens: number;
-  /** Failed requests by HTTP status ("500") or cause (timeout, connection, stream_cut, stream_error, bad_response, empty_output, aborted). */
+  /** Failed requests by HTTP status ("500") or cause (timeout, connection, stream_cut, stream_error, bad_response, empty_output). */
   error_breakdown: Record<string, number>;
+  /** Requests cut off by a stop (Ctrl-C): neither completed nor failed. */
+  aborted: number;
+  /** Completed requests within every --goodput SLO, per second; null without --goodput (as vLLM). */
+  request_goodput: number | null;
+  /** Things that make the figures less trustworthy (a busy load client, a warm cache), also logged. */
+  warnings: string[];
   /** Requests per worker, from the worker response header; empty when the server sends none. */
   per_worker: Record<string, number>;
   /** The first failures, "request N: message". */
   errors: string[];
-} & ServingTotals & { [K in `${"mean" | "median" | "std"}_${Metric}_ms`]: number } & Record<MetricKey, number>;
+} & ServingTotals & PeakFigures & { [K in `${"mean" | "median" | "std"}_${Metric}_ms`]: number } & Record<MetricKey, number>;
 
 export function percentileKey(q: number, metric: Metric): MetricKey {
   return keyOf(q, metric) as MetricKey;
@@ -50,7 +68,8 @@ export function percentileKey(q: number, metric: Metric): MetricKey {
 
 export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readonly number[], date = new Date()): BenchResult {
   const ok = load.records.filter((r) => r.ok);
-  const failed = load.records.filter((r) => !r.ok);
+  const aborted = load.records.filter((r) => !r.ok && r.errorKind === "aborted").length;
+  const failed = load.records.filter((r) => !r.ok && r.errorKind !== "aborted");
   const ttft = Float64Array.from(ok, (r) => r.ttftMs);
   const e2el = Float64Array.from(ok, (r) => r.e2elMs);
   const tpot = Float64Array.from(ok.filter((r) => r.outputTokens > 1), (r) => (r.e2elMs - r.ttftMs) / (r.outputTokens - 1));
@@ -76,14 +95,20 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
     date: date.toISOString(),
     ...(meta.label !== undefined ? { label: meta.label } : {}),
     backend: meta.backend,
+    endpoint_type: meta.backend,
     model_id: meta.modelId,
+    tokenizer_id: meta.tokenizerId ?? meta.modelId,
     base_url: meta.baseUrl,
     endpoint: meta.endpoint,
     num_prompts: load.records.length,
     request_rate: meta.requestRate,
+    burstiness: meta.burstiness ?? 1,
     max_concurrency: meta.maxConcurrency,
     warmup_requests: meta.warmupRequests,
     ...servingTotals({ completed: ok.length, failed: failed.length, durationS: duration, inputTokens: input, outputTokens: output }),
+    aborted,
+    request_goodput: meta.goodput !== undefined ? (duration > 0 ? goodRequests(ok, meta.goodput) / duration : 0) : null,
+    ...peakFigures(ok),
     ...metricFields("ttft", ttft, percentiles),
     ...metricFields("tpot", tpot, percentiles),
     ...metricFields("itl", itl, percentiles),
@@ -93,6 +118,7 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
     error_breakdown: sortedByKey(errorBreakdown),
     per_worker: sortedByKey(perWorker),
     errors: failed.slice(0, ERROR_SAMPLE_LIMIT).map((r) => `request ${r.index}: ${r.error ?? r.errorKind}`),
+    warnings: [] as string[],
   };
   return result as BenchResult;
 }

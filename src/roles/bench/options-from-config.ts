@@ -1,6 +1,21 @@
 // Resolved `bench` config → the bench role's options (the parsing of list flags was validated by
 // benchProblems; the engine and router flags describe the stack for --with-replay).
-import { auditIntervalOf, parseCompare, parseMockerUrls, parsePercentiles, parseModes, parseUrlPerMode, type BenchConfig } from "../../config/bench.ts";
+import {
+  auditIntervalOf,
+  isChat,
+  parseCompare,
+  parseGoodput,
+  parseMockerUrls,
+  parsePairs,
+  parsePercentileMetrics,
+  parsePercentiles,
+  parseModes,
+  parseUrlPerMode,
+  RANDOM_DEFAULTS,
+  targetUrl,
+  type BenchConfig,
+  type GoodputSlo,
+} from "../../config/bench.ts";
 import { loadSchedule } from "../../config/fault-schedule.ts";
 import { simulatedStackFrom } from "../simulated-stack.ts";
 import { arrivalOptionsFrom, workloadOptionsFrom } from "../workload.ts";
@@ -11,22 +26,58 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
   const modes = c.compareRouterModes !== undefined ? (parseModes(c.compareRouterModes) as string[]) : undefined;
   const perMode = c.urlPerMode !== undefined ? (parseUrlPerMode(c.urlPerMode) as Map<string, string>) : undefined;
   // Without a URL, each run gets a fresh stack (one per mode; --router-mode for a sweep alone).
+  const url = targetUrl(c);
   const targets: BenchTarget[] =
-    c.url !== undefined
-      ? [{ url: c.url }]
+    url !== undefined
+      ? [{ url }]
       : modes && perMode
         ? modes.map((m) => ({ label: m, url: perMode.get(m)! }))
         : (modes ?? [c.routerMode]).map((m) => ({ label: modes ? m : undefined, fresh: { routerMode: m } }));
+  // --backend openai-chat without --endpoint: vLLM's pairing is /v1/chat/completions.
+  const endpoint = c.backend === "openai-chat" && c.endpoint === "/v1/completions" ? "/v1/chat/completions" : c.endpoint;
+  const finiteRate = c.requestRate !== undefined && c.requestRate !== Infinity;
+  const sampling = { temperature: c.temperature, top_p: c.topP, top_k: c.topK, min_p: c.minP, frequency_penalty: c.frequencyPenalty, presence_penalty: c.presencePenalty, repetition_penalty: c.repetitionPenalty };
+  const bodyExtra = { ...Object.fromEntries(Object.entries(sampling).filter(([, v]) => v !== undefined)), ...(c.extraBody as Record<string, unknown> | undefined) };
+  const workload = workloadOptionsFrom(c);
   return {
     targets,
     model: c.model,
-    endpoint: c.endpoint,
-    promptFormat: c.promptFormat,
+    servedModelName: c.servedModelName,
+    backend: c.backend,
+    label: c.label,
+    tokenizerId: c.tokenizer,
+    endpoint,
+    // A chat message is text: token ids cannot go in it.
+    promptFormat: isChat(endpoint) ? "text" : c.promptFormat,
     stream: c.stream,
     ignoreEos: c.ignoreEos,
     apiKey: c.apiKey,
-    workload: workloadOptionsFrom(c),
+    headers: c.header !== undefined ? (parsePairs(c.header, "--header") as Record<string, string>) : undefined,
+    bodyExtra,
+    workload: {
+      ...workload,
+      synthetic: { ...workload.synthetic, outputTokens: c.outputLen ?? workload.synthetic.outputTokens },
+      random: useRandomDataset(c)
+        ? {
+            inputLen: c.inputLen ?? c.randomInputLen ?? RANDOM_DEFAULTS.inputLen,
+            outputLen: c.outputLen ?? c.randomOutputLen ?? RANDOM_DEFAULTS.outputLen,
+            prefixLen: c.randomPrefixLen ?? RANDOM_DEFAULTS.prefixLen,
+            rangeRatio: c.randomRangeRatio ?? RANDOM_DEFAULTS.rangeRatio,
+          }
+        : undefined,
+    },
     ...arrivalOptionsFrom(c),
+    burstiness: c.burstiness,
+    // vLLM's bench scales its gaps so the last arrival is at n / rate; so does this one.
+    scaleToRate: true,
+    maxConcurrency: c.maxConcurrency,
+    maxInFlight: finiteRate ? c.maxConcurrency : undefined,
+    goodput: c.goodput !== undefined ? (parseGoodput(c.goodput) as GoodputSlo) : undefined,
+    percentileMetrics: c.percentileMetrics !== undefined ? (parsePercentileMetrics(c.percentileMetrics) as BenchOptions["percentileMetrics"]) : undefined,
+    metadata: c.metadata !== undefined ? (parsePairs(c.metadata, "--metadata") as Record<string, string>) : undefined,
+    saveDetailed: c.saveDetailed,
+    readyCheckTimeoutS: c.readyCheckTimeoutSec,
+    saveResult: c.saveResult || c.appendResult ? { dir: c.resultDir, filename: c.resultFilename, append: c.appendResult } : undefined,
     sweepConcurrency: c.sweepConcurrency,
     warmupRequests: c.warmupRequests,
     durationS: c.duration,
@@ -44,4 +95,14 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
     prefillTiming: { timingModel: c.timingModel, prefillMs: c.prefillMs, maxNumBatchedTokens: c.maxNumBatchedTokens },
     compare: c.compare !== undefined ? (parseCompare(c.compare) as [string, string]) : undefined,
   };
+}
+
+/**
+ * vLLM's random dataset: asked for by name, or implied by a --random-* / --input-len flag given
+ * without --dataset-name (vLLM's default dataset is random); a --trace wins over both.
+ */
+export function useRandomDataset(c: BenchConfig): boolean {
+  if (c.trace !== undefined) return false;
+  if (c.datasetName !== undefined) return c.datasetName === "random";
+  return [c.inputLen, c.randomInputLen, c.randomOutputLen, c.randomPrefixLen, c.randomRangeRatio].some((v) => v !== undefined);
 }

@@ -10,6 +10,8 @@ export interface BodyOptions {
   promptFormat: "tokens" | "text";
   stream: boolean;
   ignoreEos: boolean;
+  /** Sampling parameters and --extra-body, merged last (they win over the fields above). */
+  extra?: Record<string, unknown>;
 }
 
 export function buildBody(o: BodyOptions, tokens: Uint32Array, outputTokens: number): Record<string, unknown> {
@@ -26,7 +28,7 @@ export function buildBody(o: BodyOptions, tokens: Uint32Array, outputTokens: num
     body.ignore_eos = true;
     body.min_tokens = outputTokens;
   }
-  return body;
+  return o.extra ? Object.assign(body, o.extra) : body;
 }
 
 const LETTERS = "abcdefghijklmnopqrstuvwxyz";

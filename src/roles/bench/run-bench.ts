@@ -3,6 +3,7 @@
 // print the result table(s), write the JSON and the HTML report, and with --with-replay print
 // replay's prediction of the same run beside the measurement. With --faults / --audit each run is
 // observed too (observe-run.ts); --compare prints two earlier results side by side instead.
+import type { GoodputSlo } from "../../config/bench.ts";
 import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
@@ -19,7 +20,13 @@ import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type
 import { driveLoad, type LoadResult } from "./drive-load.ts";
 import { formatPrediction, formatResult, formatSideBySide } from "./format-result.ts";
 import { renderHtml, type ReportRun } from "./html-report.ts";
-import { buildResult, type BenchResult } from "./metrics.ts";
+import { reportHeader } from "./report-header.ts";
+import { warmFirstRequest, warmIndexAtStart } from "./cold-cache.ts";
+import { lagWarning, monitorEventLoopLag, type LagSummary } from "./event-loop-lag.ts";
+import { buildResult, type BenchResult, type Metric } from "./metrics.ts";
+import { waitUntilReady } from "./ready-check.ts";
+import { resultJson } from "./result-json.ts";
+import { saveResult } from "./save-result.ts";
 import { compareResults } from "./compare-results.ts";
 import { formatObserved } from "./format-observed.ts";
 import { observeRun, type RunObservation } from "./observe-run.ts";
@@ -65,6 +72,29 @@ export interface BenchOptions extends ArrivalOptions {
   prefillTiming?: PrefillTiming;
   /** --compare A.json,B.json: print two results side by side and run nothing. */
   compare?: [string, string];
+  /** With a request rate: at most this many in flight (vLLM's --max-concurrency beside --request-rate). */
+  maxInFlight?: number;
+  /** vLLM's --max-concurrency as given (the result's max_concurrency and file name). */
+  maxConcurrency?: number;
+  /** The model name sent in requests when it differs from `model` (vLLM's --served-model-name). */
+  servedModelName?: string;
+  /** The result's backend (default: openai, or openai-chat for a chat endpoint). */
+  backend?: string;
+  /** The result's label and the --save-result name's first part. */
+  label?: string;
+  tokenizerId?: string;
+  /** Extra request headers (--header). */
+  headers?: Record<string, string>;
+  /** Merged into every request body: sampling parameters and --extra-body. */
+  bodyExtra?: Record<string, unknown>;
+  goodput?: GoodputSlo;
+  percentileMetrics?: Metric[];
+  metadata?: Record<string, string>;
+  saveDetailed?: boolean;
+  /** Seconds to wait for a first test request to complete before measuring (0: none). */
+  readyCheckTimeoutS?: number;
+  /** --save-result / --append-result: where (vLLM's default name unless `filename`). */
+  saveResult?: { dir?: string; filename?: string; append: boolean };
 }
 
 export type BenchTarget = { label?: string; url: string } | { label?: string; fresh: { routerMode: string } };
@@ -99,13 +129,15 @@ export interface BenchDeps {
 }
 
 /** A run's result with what was observed besides the requests (faults, audit, recovery, regret). */
-export type ObservedResult = BenchResult & RunObservation;
+export type ObservedResult = BenchResult & RunObservation & { client_event_loop_lag?: LagSummary };
 
 export interface BenchOutcome {
   results: ObservedResult[];
   replay?: ReplayReport;
   /** --compare ran instead of a benchmark. */
   compared?: boolean;
+  /** A stop signal (Ctrl-C) cut the benchmark short; the results are partial. */
+  stopped?: boolean;
 }
 
 export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<BenchOutcome> {
@@ -144,15 +176,31 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
           { schedule: opts.schedule, auditIntervalS: opts.auditIntervalS, endpoints: { indexUrl: url.replace(/\/+$/, ""), mockerUrls: opts.mockerUrls ?? stack?.mockerUrls }, control: stack?.control, blockSize: opts.blockSize ?? 64, promptsAreTokens: opts.promptFormat === "tokens", timing: opts.prefillTiming },
           { logger: deps.logger, now: deps.now, wallNow: deps.wallNow ?? Date.now, hasher: deps.hasher },
         );
+        const warnings: string[] = [];
+        const warnAt = (w: string | undefined) => {
+          if (w === undefined) return;
+          warnings.push(w);
+          deps.logger.warn(`${label ? `[${label}] ` : ""}${w}`);
+        };
+        // One cold-cache warning per run: the index before, else the first request after.
+        const warmIndex = opts.withReplay ? await warmIndexAtStart(url) : undefined;
+        warnAt(warmIndex);
         let load: LoadResult;
+        // Real time, whatever clock the run uses: it is this process's loop that is measured.
+        const lag = monitorEventLoopLag();
         try {
           load = await runOne(workload, point.arrival, url, model, label, opts, deps, (t0) => observer.start(t0));
         } catch (err) {
+          lag.stop(NaN);
           await observer.finish([], workload).catch(() => {}); // stops the schedule and the audit
           throw err;
         }
         const observed = await observer.finish(load.records, workload);
-        const result: ObservedResult = { ...buildResult(load, runMeta(opts, url, model, point.arrival, label), opts.percentiles), ...observed };
+        const built = buildResult(load, runMeta(opts, url, model, point.arrival, label), opts.percentiles);
+        const lagSummary = lag.stop(built.median_itl_ms);
+        warnAt(lagWarning(lagSummary));
+        if (opts.withReplay && opts.warmupRequests === 0 && warmIndex === undefined) warnAt(warmFirstRequest(load.records));
+        const result: ObservedResult = { ...built, warnings, client_event_loop_lag: lagSummary, ...observed };
         runs.push({ label: label ?? "run", records: load.records, result, startMs: load.startMs });
         logFailures(result, label, deps.logger);
       } finally {
@@ -168,7 +216,9 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
     replay = simulateStack(workload, opts.withReplay, { arrival: points[0]!.arrival, seed: opts.workload.seed, startedMs: deps.now() }, deps);
   }
 
-  const jsonText = JSON.stringify(results.length === 1 && !replay ? results[0] : { runs: results, ...(replay ? { replay } : {}) }, null, 2) + "\n";
+  const shaped = runs.map((r) => resultJson(r.result, r.records, { percentileMetrics: opts.percentileMetrics, metadata: opts.metadata, detailed: opts.saveDetailed }));
+  const doc = shaped.length === 1 && !replay ? shaped[0] : { runs: shaped, ...(replay ? { replay } : {}) };
+  const jsonText = JSON.stringify(doc, null, 2) + "\n";
   if (opts.outputJson === "-") deps.stdout.write(jsonText);
   else {
     if (results.length === 1) deps.stdout.write(formatResult(results[0]!, opts.percentiles));
@@ -177,36 +227,49 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
     if (replay) deps.stdout.write(`\nReplay prediction vs live measurement (${opts.withReplay!.numWorkers} simulated worker(s), router ${opts.withReplay!.routerMode}):\n${formatPrediction(predictionFigures(replay, results[0]!))}`);
   }
   if (opts.outputJson !== undefined && opts.outputJson !== "-") write(deps, "--output-json", opts.outputJson, jsonText);
+  if (opts.saveResult && results.length > 0) {
+    const first = results[0]!;
+    const name = { label: opts.label, backend: first.backend, requestRate: first.request_rate, maxConcurrency: opts.maxConcurrency, model: first.model_id };
+    const path = saveResult(opts.saveResult, doc, name, { readFile: deps.readFile, write: (p, t) => write(deps, "--save-result", p, t) });
+    deps.logger.info(`result saved to ${path}`);
+  }
   if (opts.report !== undefined && runs.length > 0) {
-    write(deps, "--report", opts.report, renderHtml(runs, { title: `kvcr-mock bench: ${runs.map((r) => r.label).join(" vs ")}`, percentiles: opts.percentiles }));
+    write(deps, "--report", opts.report, renderHtml(runs, { title: `kvcr-mock bench: ${runs.map((r) => r.label).join(" vs ")}`, percentiles: opts.percentiles, header: reportHeader(opts) }));
     deps.logger.info(`report written to ${opts.report}`);
   }
-  return { results, replay };
+  return { results, replay, ...(deps.stop?.aborted ? { stopped: true } : {}) };
 }
 
-/** 1 when a run completed no request (nothing was measured), else 0; partial failures are results. */
-export function benchExitCode(outcome: BenchOutcome): 0 | 1 {
+/**
+ * 130 when a stop signal cut the run short (the shell's code for SIGINT; the partial result was
+ * still written), 1 when a run completed no request (nothing was measured), else 0; partial
+ * failures are results.
+ */
+export function benchExitCode(outcome: BenchOutcome): 0 | 1 | 130 {
   if (outcome.compared) return 0;
+  if (outcome.stopped) return 130;
   return outcome.results.length === 0 || outcome.results.some((r) => r.completed === 0) ? 1 : 0;
 }
 
 async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec, url: string, model: string, label: string | undefined, opts: BenchOptions, deps: BenchDeps, onStart: (startMs: number) => void): Promise<LoadResult> {
-  const body: BodyOptions = { model, endpoint: opts.endpoint, promptFormat: opts.promptFormat, stream: opts.stream, ignoreEos: opts.ignoreEos };
+  const body: BodyOptions = { model: opts.servedModelName ?? model, endpoint: opts.endpoint, promptFormat: opts.promptFormat, stream: opts.stream, ignoreEos: opts.ignoreEos, extra: opts.bodyExtra };
   const endpointUrl = url.replace(/\/+$/, "") + opts.endpoint;
   const headers = authHeaders(opts);
+  const sendOne = (req: WorkloadRequest, signal: AbortSignal | undefined) => {
+    const tokens = new Uint32Array(req.inputLength);
+    req.writeTokens(tokens);
+    return sendRequest(
+      { url: endpointUrl, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: opts.saveDetailed },
+      deps.now,
+    );
+  };
+  if ((opts.readyCheckTimeoutS ?? 0) > 0) await waitUntilReady(opts.readyCheckTimeoutS!, { send: () => sendOne(workload[0]!, deps.stop), now: deps.now, sleep: deps.sleep, stop: deps.stop });
   const progress = deps.progress?.(label ?? "bench", workload.length);
   try {
     return await driveLoad(
-      { workload, arrival, seed: opts.workload.seed, warmupRequests: opts.warmupRequests, durationMs: opts.durationS !== undefined ? opts.durationS * 1000 : undefined },
+      { workload, arrival, seed: opts.workload.seed, warmupRequests: opts.warmupRequests, durationMs: opts.durationS !== undefined ? opts.durationS * 1000 : undefined, maxInFlight: opts.maxInFlight },
       {
-        send: (req, signal) => {
-          const tokens = new Uint32Array(req.inputLength);
-          req.writeTokens(tokens);
-          return sendRequest(
-            { url: endpointUrl, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal },
-            deps.now,
-          );
-        },
+        send: sendOne,
         now: deps.now,
         sleep: deps.sleep,
         onProgress: progress ? (done) => progress.update(done) : undefined,
@@ -249,19 +312,22 @@ async function discoverModel(url: string, opts: BenchOptions, deps: BenchDeps): 
 }
 
 function authHeaders(opts: BenchOptions): Record<string, string> {
-  return opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
+  return { ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}), ...opts.headers };
 }
 
 function runMeta(opts: BenchOptions, url: string, model: string, arrival: ArrivalSpec, label: string | undefined) {
   return {
-    backend: /chat\/completions/.test(opts.endpoint) ? "openai-chat" : "openai",
+    backend: opts.backend ?? (/chat\/completions/.test(opts.endpoint) ? "openai-chat" : "openai"),
     modelId: model,
     baseUrl: url,
     endpoint: opts.endpoint,
-    requestRate: arrival.kind === "rate" ? arrival.requestsPerSecond : ("inf" as const),
-    maxConcurrency: arrival.kind === "concurrency" ? arrival.concurrency : null,
+    requestRate: arrival.kind === "rate" && arrival.requestsPerSecond !== Infinity ? arrival.requestsPerSecond : ("inf" as const),
+    maxConcurrency: arrival.kind === "concurrency" ? arrival.concurrency : (opts.maxInFlight ?? null),
     warmupRequests: opts.warmupRequests,
-    label,
+    label: label ?? opts.label,
+    burstiness: arrival.kind === "rate" ? (arrival.burstiness ?? 1) : 1,
+    tokenizerId: opts.tokenizerId,
+    goodput: opts.goodput,
   };
 }
 
@@ -269,7 +335,8 @@ function logFailures(r: BenchResult, label: string | undefined, logger: Logger):
   const at = label ? `[${label}] ` : "";
   const first = r.errors[0] ? ` (first: ${r.errors[0]})` : "";
   const kinds = Object.entries(r.error_breakdown).map(([k, v]) => `${k}: ${v}`).join(", ");
-  if (r.completed === 0) logger.error(`${at}no request completed: all ${r.failed} failed [${kinds}]${first}; exit status 1`);
+  if (r.aborted > 0) logger.warn(`${at}${r.aborted} in-flight request(s) aborted by the stop (counted as aborted, not failed)`);
+  if (r.completed === 0 && r.failed > 0) logger.error(`${at}no request completed: all ${r.failed} failed [${kinds}]${first}; exit status 1`);
   else if (r.failed > 0) logger.warn(`${at}${r.failed} of ${r.failed + r.completed} requests failed [${kinds}]${first}; the figures cover the ${r.completed} that completed`);
   if (r.failed > 0 && r.errors.some((e) => /ignore_eos|min_tokens/.test(e))) logger.warn(`${at}the server rejects ignore_eos / min_tokens: run with --no-ignore-eos`);
 }

@@ -16,8 +16,10 @@ export interface RequestSpec {
   workerHeader: string;
   /** Prompt length we sent (used when the server reports no usage). */
   inputLength: number;
-  /** Aborts the request (Ctrl-C); counted as failed with cause "aborted". */
+  /** Aborts the request (Ctrl-C); counted as aborted, apart from the failures. */
   signal?: AbortSignal;
+  /** Keep the generated text (--save-detailed's generated_texts). */
+  keepText?: boolean;
 }
 
 export interface RequestRecord {
@@ -38,6 +40,8 @@ export interface RequestRecord {
   worker?: string;
   /** The serving rank, from the x-kvcr-dp-rank response header (our frontend and mockers send it). */
   dpRank?: number;
+  /** The generated text, when the spec asked to keep it. */
+  text?: string;
 }
 
 /** Response header naming the serving data-parallel rank. */
@@ -79,6 +83,7 @@ export async function sendRequest(spec: RequestSpec, now: Clock): Promise<Reques
       }
       return fail(String(res.status), `HTTP ${res.status}: ${message.slice(0, 200) || res.statusText}`);
     }
+    if (spec.keepText) rec.text = "";
     return spec.stream ? await readStream(res, rec, now, fail) : await readWhole(res, rec, now, fail);
   } catch (err) {
     const e = classify(err, spec.url);
@@ -107,6 +112,7 @@ async function readStream(res: Response, rec: RequestRecord, now: Clock, fail: F
       if (c.kind === "bad") return fail("bad_response", c.message);
       if (c.usage) usage = c.usage;
       if (c.text === "") continue;
+      if (rec.text !== undefined) rec.text += c.text;
       chunks++;
       if (Number.isNaN(rec.ttftMs)) rec.ttftMs = t - rec.sentMs;
       else rec.itlMs.push(t - last);
@@ -131,6 +137,7 @@ async function readWhole(res: Response, rec: RequestRecord, now: Clock, fail: Fa
   if (typeof content !== "string") return fail("bad_response", `response has no choices[0].text or message.content: ${text.slice(0, 120)}`);
   // Without streaming the first token is only seen with the last: TTFT = E2E (as vLLM reports it).
   rec.ttftMs = t - rec.sentMs;
+  if (rec.text !== undefined) rec.text = content;
   return finish(rec, readUsage(doc.usage), content === "" ? 0 : 1, t);
 }
 

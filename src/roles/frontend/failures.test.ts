@@ -234,7 +234,7 @@ describe("migration: a failed worker's request resumes elsewhere as one uninterr
       expect(pieces.join("")).toBe(textOf(prompt.length, 8));
       expect(events.filter((e) => e.choices?.[0]?.delta?.role === "assistant")).toHaveLength(kind === "chat" ? 1 : 0);
       expect(events.at(-1)!.usage).toEqual({ prompt_tokens: prompt.length, completion_tokens: 8, total_tokens: prompt.length + 8, prompt_tokens_details: { cached_tokens: 0 } });
-      expect(await f.metrics()).toContain('kvcr_frontend_model_migration_total{model="m",migration_type="ongoing_request"} 1');
+      expect(await f.metrics()).toContain('dynamo_frontend_model_migration_total{migration_type="ongoing_request",model="m"} 1');
       expect(f.state.health.isEjected("a")).toBe(true);
     });
 
@@ -269,7 +269,7 @@ describe("migration: a failed worker's request resumes elsewhere as one uninterr
     };
     const g = fleet({ a: broken, b: serves }, { failures: { migrationLimit: 1 } });
     expect((await g.app.fetch(post("/v1/completions", cmpl()))).status).toBe(200);
-    expect(await g.metrics()).toContain('kvcr_frontend_model_migration_total{model="m",migration_type="new_request"} 1');
+    expect(await g.metrics()).toContain('dynamo_frontend_model_migration_total{migration_type="new_request",model="m"} 1');
   });
 
   test("at most --migration-limit times", async () => {
@@ -284,7 +284,7 @@ describe("migration: a failed worker's request resumes elsewhere as one uninterr
     const f = fleet({ a: cutsAfter(3), b: serves }, { failures: { migrationLimit: 1, migrationMaxSeqLen: 7 } });
     expect((await f.app.fetch(post("/v1/completions", cmpl()))).status).toBe(502);
     expect(f.calls).toHaveLength(1);
-    expect(await f.metrics()).toContain('kvcr_frontend_model_migration_max_seq_len_exceeded_total{model="m"} 1');
+    expect(await f.metrics()).toContain('dynamo_frontend_model_migration_max_seq_len_exceeded_total{model="m"} 1');
     // Exactly at the limit still migrates.
     const g = fleet({ a: cutsAfter(3), b: serves }, { failures: { migrationLimit: 1, migrationMaxSeqLen: 8 } });
     expect((await g.app.fetch(post("/v1/completions", cmpl()))).status).toBe(200);

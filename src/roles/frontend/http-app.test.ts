@@ -113,10 +113,10 @@ describe("bad HTTP input → OpenAI error JSON, and the app keeps serving", () =
     const text = await (await f.app.fetch(new Request("http://frontend/metrics"))).text();
     expect(text).toContain('kvcr_frontend_requests_total{route="/v1/completions",status="200"} 1');
     expect(text).toContain('kvcr_frontend_requests_total{route="/v1/completions",status="400"} 1');
-    expect(text).toContain('kvcr_frontend_worker_active_blocks{worker="a",dp_rank="0"} 0');
+    expect(text).toContain('dynamo_frontend_worker_active_decode_blocks{dp_rank="0",worker_id="a",worker_type="decode"} 0');
     expect(text).toContain("kvcr_frontend_routing_decision_seconds_count 1");
     expect(text).toContain('kvcr_frontend_index_blocks{tier="device"} 0');
-    for (const family of ["kvcr_frontend_worker_active_prefill_tokens", "kvcr_frontend_worker_busy", "kvcr_frontend_rejected_requests_total", "kvcr_frontend_orphan_stores_total"]) {
+    for (const family of ["dynamo_frontend_worker_active_prefill_tokens", "kvcr_frontend_worker_busy", "kvcr_frontend_rejected_requests_total", "kvcr_frontend_orphan_stores_total"]) {
       expect(text).toContain(`# TYPE ${family} `);
     }
   });
@@ -304,7 +304,7 @@ describe("the router's view of load", () => {
       expect(router.rejected).toBe(1);
       const metrics = await (await a.fetch(new Request("http://frontend/metrics"))).text();
       expect(metrics).toContain('kvcr_frontend_worker_busy{worker="a",dp_rank="1"} 1');
-      expect(metrics).toContain('kvcr_frontend_worker_active_prefill_tokens{worker="a",dp_rank="0"} 9');
+      expect(metrics).toContain('dynamo_frontend_worker_active_prefill_tokens{dp_rank="0",worker_id="a",worker_type="decode"} 9');
       expect(metrics).toContain('kvcr_frontend_rejected_requests_total{model="m"} 1');
       expect(metrics).toContain(`kvcr_frontend_requests_total{route="/v1/completions",status="${status}"} 1`);
       open();

@@ -1,7 +1,8 @@
 // The frontend's HTTP surface as a pure app (tests call `app.fetch(new Request(...))`, no port):
-// the route table (/v1/models, /v1/completions, /v1/chat/completions, /v1/index, /health, /live,
-// /metrics) and a generate request's admission (body cap 413, body deadline 408, parse 400, route
-// 404/503/529); proxy.ts calls the worker.
+// the route table (/v1/models[/{id}], /v1/completions, /v1/chat/completions, /tokenize, /detokenize,
+// /v1/index, /health, /ping, /live, /metrics, /version) and a generate request's admission (body cap
+// 413, body deadline 408, parse 400, route 404/503/529); proxy.ts calls the worker, vllm-routes.ts
+// answers the model card and tokenizer routes.
 import { applyChatTemplate, tokenize } from "../../core/text/tokenizer.ts";
 import { concatBytes } from "../../lib/bytes.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
@@ -9,11 +10,14 @@ import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/co
 import { BadRequest, openAiError, parseChatRequest, parseCompletionRequest, type GenerationRequest } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
+import { VERSION_PATH, versionResponse } from "../version.ts";
 import type { Kind } from "./openai-reply.ts";
 import type { AgentFeedHealth } from "./agent-feed.ts";
 import { healthResponse } from "./health.ts";
 import { indexResidency } from "./index-residency.ts";
 import { createProxy, type ProxyDeps } from "./proxy.ts";
+import { detokenizeAnswer, modelList, modelRoute, MODELS_PREFIX, tokenizeAnswer } from "./vllm-routes.ts";
+import { errorTypeOf, type RequestTrack } from "./dynamo-metrics.ts";
 
 export interface FrontendAppDeps extends ProxyDeps {
   logger: Logger;
@@ -41,7 +45,7 @@ export interface FrontendApp {
   close?(): void;
 }
 
-const ROUTES = "routes: GET /v1/models, POST /v1/completions, POST /v1/chat/completions, GET /v1/index, GET /health, /live, /metrics";
+const ROUTES = "routes: GET /v1/models, /v1/models/{id}, POST /v1/completions, /v1/chat/completions, /tokenize, /detokenize, GET /v1/index, /health, /live, /metrics, /version, GET or POST /ping";
 
 export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   const { state, metrics, logger } = deps;
@@ -57,7 +61,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
       logger.error(`${req.method} ${path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       res = openAiError(500, `internal error: ${(err as Error).message}`);
     }
-    metrics.request(KNOWN_ROUTES.has(path) ? path : "other", res.status);
+    metrics.request(KNOWN_ROUTES.has(path) ? path : isModelPath(path) ? `${MODELS_PREFIX}{id}` : "other", res.status);
     return res;
   };
 
@@ -70,19 +74,47 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
         return generate(req, path === "/v1/chat/completions" ? "chat" : "completion", t0);
       case "/v1/models":
         if (req.method !== "GET") return openAiError(405, `use GET for ${path}`);
-        return Response.json({ object: "list", data: state.models().map((id) => ({ id, object: "model", created: 0, owned_by: "kvcr-mock" })) });
+        return Response.json(modelList(state));
+      case "/tokenize":
+      case "/detokenize":
+        if (req.method !== "POST") return openAiError(405, `use POST for ${path}`);
+        return tokenizer(req, path);
       case "/v1/index":
         if (req.method !== "GET") return openAiError(405, `use GET for ${path}`);
         return Response.json(indexResidency(state, deps.indexCursor));
       case "/live":
         return Response.json({ status: "live" });
       case "/health":
-        return healthResponse({ workerCount: state.workerCount, ejected: state.health.ejectedCount, models: state.models(), agents: deps.agentHealth?.(), discovery: deps.discoveryHealth?.(), strict: deps.strictHealth ?? false });
+        return health();
+      case "/ping":
+        // vLLM's /ping (SageMaker's probe, GET or POST) answers as /health does, with an empty body.
+        if (req.method !== "GET" && req.method !== "POST") return openAiError(405, "use GET or POST for /ping");
+        return new Response(null, { status: health().status });
+      case VERSION_PATH:
+        return versionResponse(req.method);
       case "/metrics":
         return new Response(renderMetrics(metrics.families(state, deps.feedMetrics ?? (() => []))), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
       default:
+        if (isModelPath(path)) return req.method === "GET" ? modelRoute(state, path.slice(MODELS_PREFIX.length)) : openAiError(405, `use GET for ${MODELS_PREFIX}{id}`);
         return openAiError(404, `no route ${req.method} ${path}; ${ROUTES}`, { code: "not_found" });
     }
+  }
+
+  function health(): Response {
+    return healthResponse({ workerCount: state.workerCount, ejected: state.health.ejectedCount, models: state.models(), agents: deps.agentHealth?.(), discovery: deps.discoveryHealth?.(), strict: deps.strictHealth ?? false });
+  }
+
+  /** POST /tokenize and /detokenize: the same body caps as generation, then vllm-routes.ts. */
+  async function tokenizer(req: Request, path: string): Promise<Response> {
+    const raw = await readBody(req, deps.maxRequestBytes, deps.bodyTimeoutMs, logger);
+    if (raw instanceof Response) return raw;
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch (err) {
+      return openAiError(400, `body is not valid JSON: ${(err as Error).message}`, { param: "body" });
+    }
+    return path === "/tokenize" ? tokenizeAnswer(json, state, deps) : detokenizeAnswer(json, state);
   }
 
   async function generate(req: Request, kind: Kind, t0: number): Promise<Response> {
@@ -96,25 +128,35 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     }
     const parsed = kind === "chat" ? parseChatRequest(json, deps) : parseCompletionRequest(json, deps);
     if (parsed instanceof BadRequest) return openAiError(400, parsed.message, { param: parsed.param });
+    // Dynamo's request accounting starts once the model is known and ends with the response.
+    const track = metrics.dynamo.begin(parsed.model, kind === "chat" ? "chat_completions" : "completions", parsed.stream);
     const tokens = promptTokens(parsed);
-    if (tokens.length === 0) return openAiError(400, "prompt: tokenizes to no tokens", { param: kind === "chat" ? "messages" : "prompt" });
+    if (tokens.length === 0) return refused(track, 400, "prompt: tokenizes to no tokens", { param: kind === "chat" ? "messages" : "prompt" });
     // vLLM's rule, before routing: prompt + max_tokens above the model's context is the client's to fix.
     const tooLong = contextLengthProblem(state.maxModelLen(parsed.model), tokens.length, parsed.maxTokens);
-    if (tooLong !== undefined) return openAiError(400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED, param: kind === "chat" ? "messages" : "prompt" });
+    if (tooLong !== undefined) return refused(track, 400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED, param: kind === "chat" ? "messages" : "prompt" });
     const routed = state.routeOrHold(parsed.model, tokens, req.signal);
     const plan = routed instanceof Promise ? await routed : routed;
-    if ("status" in plan) return openAiError(plan.status, plan.message, { code: plan.code, param: plan.status === 404 ? "model" : undefined });
+    if ("status" in plan) return refused(track, plan.status, plan.message, { code: plan.code, param: plan.status === 404 ? "model" : undefined });
     metrics.decision.observe(plan.decisionMs / 1000);
     if (plan.kvHint) metrics.hintsAttached++;
+    metrics.dynamo.routed(plan.decisionMs);
+    metrics.routedTo(plan.worker.id, plan.dpRank);
     const d = plan.decision;
     // Built only when debug is on: this line is on every request's path.
     if (logger.level >= LOG_LEVELS.debug) logger.debug(
       `route ${parsed.model}: worker ${plan.worker.id} rank ${plan.dpRank} cost ${d.cost.toFixed(3)} = prefill ${d.prefillBlocks.toFixed(3)} + active ${d.activeBlocks} + new ${d.newBlocks} block(s) (isl ${plan.promptTokens}, outstanding prefill ${d.activePrefillTokens} tokens; overlap device ${d.deviceOverlap} host ${d.hostOverlap} disk ${d.diskOverlap}); index ${state.index.size("device")} device / ${state.index.size("host")} host block(s)${plan.kvHint ? "; kv_hint attached" : ""}`,
     );
-    return await proxy(req, { kind, request: parsed, tokens, plan, t0 });
+    return await proxy(req, { kind, request: parsed, tokens, plan, t0, track });
   }
 
   return { fetch, close: () => proxy.close() };
+}
+
+/** An error answer to a parsed request, counted as Dynamo counts it. */
+function refused(track: RequestTrack, ...error: Parameters<typeof openAiError>): Response {
+  track.end(errorTypeOf(error[0]));
+  return openAiError(...error);
 }
 
 function promptTokens(r: GenerationRequest): number[] {
@@ -123,7 +165,9 @@ function promptTokens(r: GenerationRequest): number[] {
   return p.kind === "tokens" ? p.ids : tokenize(p.text);
 }
 
-const KNOWN_ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/v1/index", "/health", "/live", "/metrics"]);
+const KNOWN_ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/v1/index", "/health", "/live", "/metrics", "/tokenize", "/detokenize", "/ping", VERSION_PATH]);
+
+const isModelPath = (path: string) => path.startsWith(MODELS_PREFIX) && path.length > MODELS_PREFIX.length;
 
 const tooLarge = (n: string, max: number) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
 

@@ -17,6 +17,7 @@ import {
   type ResponseMeta,
 } from "../../protocol/openai.ts";
 import type { GenerateLine } from "../../protocol/generate.ts";
+import { errorTypeOf, type ErrorType } from "./dynamo-metrics.ts";
 import { failureResponse, type WorkerFailure } from "./worker-failure.ts";
 
 export type Kind = "completion" | "chat";
@@ -34,10 +35,10 @@ export interface ReplyContext {
   readonly workerId: string;
   /** Response headers naming the (worker, rank) that served it. */
   readonly servedBy: Record<string, string>;
-  /** The first token reaches the client: the time to first token is observed. */
-  firstToken(): void;
-  /** The request ended, any way (idempotent). */
-  finish(): void;
+  /** `n` tokens reach the client now (TTFT on the first, then ITL and output tokens). */
+  tokens(n: number): void;
+  /** The request ended: success (with the prompt's cached tokens), or the error it ended with (idempotent). */
+  finish(error?: ErrorType, cachedTokens?: number): void;
   /** A failed read as the client's error. */
   failure(err: unknown): WorkerFailure;
 }
@@ -56,15 +57,17 @@ export async function wholeReply(src: LineSource, c: ReplyContext): Promise<Resp
       }
     }
   } catch (err) {
-    c.finish();
-    return failureResponse(c.failure(err));
+    const f = c.failure(err);
+    c.finish(errorTypeOf(f.status));
+    return failureResponse(f);
   }
   // TTFT of a non-streaming request is its time to the whole answer: no token reaches the client earlier.
-  if (ids.length > 0) c.firstToken();
-  c.finish();
+  c.tokens(ids.length);
   if (!summary || !("finish_reason" in summary) || summary.finish_reason !== "length") {
+    c.finish("backend_error");
     return openAiError(502, `worker ${c.workerId} ended the request without finishing it (${summary && "finish_reason" in summary ? summary.finish_reason : "no summary"})`, { code: "worker_failed" });
   }
+  c.finish(undefined, summary.cached_tokens);
   let text = "";
   for (const id of ids) text += detokenizeOne(id);
   const u = usage(summary.prompt_tokens, summary.completion_tokens, summary.cached_tokens);
@@ -81,28 +84,31 @@ export function sseReply(src: LineSource, c: ReplyContext, includeUsage: boolean
       try {
         lines = await src.read();
       } catch (err) {
-        c.finish();
         const f = c.failure(err);
+        c.finish(errorTypeOf(f.status));
         if (f.status !== 499) controller.enqueue(ENCODER.encode(sseData(f.body)));
         controller.close();
         return;
       }
       if (lines === undefined) {
-        c.finish();
+        c.finish("truncated_stream");
         controller.close();
         return;
       }
       // Every line of one read in one write (a worker chunk often carries several tokens).
       let out = "";
+      let n = 0;
+      for (const line of lines) if ("token_id" in line) n++;
+      c.tokens(n);
       for (const line of lines) {
         if ("token_id" in line) {
-          if (first) c.firstToken();
           const text = detokenizeOne(line.token_id);
           out += sseData(kind === "chat" ? chatChunk(meta, first ? { role: "assistant", content: text } : { content: text }, null) : completionChunk(meta, text, null));
           first = false;
           continue;
         }
-        c.finish();
+        if (line.finish_reason === "length") c.finish(undefined, line.cached_tokens);
+        else c.finish("backend_error");
         if (line.finish_reason !== "length") {
           out += sseData(openAiErrorBody(502, `worker ${c.workerId} cancelled the request`, { code: "worker_failed" }));
         } else {
@@ -118,7 +124,7 @@ export function sseReply(src: LineSource, c: ReplyContext, includeUsage: boolean
     },
     cancel() {
       src.cancel();
-      c.finish();
+      c.finish("cancelled");
     },
   });
   return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...c.servedBy } });

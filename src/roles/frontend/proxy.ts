@@ -3,6 +3,7 @@
 // leaving), maps a run that failed before any answer to the client's error, and hands the rest to
 // openai-reply.ts. An ejected worker is probed back by health-probe.ts, started here.
 import type { Logger } from "../../lib/logger.ts";
+import { errorTypeOf, type ErrorType, type RequestTrack } from "./dynamo-metrics.ts";
 import type { GenerationRequest, ResponseMeta } from "../../protocol/openai.ts";
 import { HealthProbe, type ProbeWorker } from "./health-probe.ts";
 import type { FrontendMetrics } from "./metrics.ts";
@@ -38,8 +39,10 @@ export interface RoutedRequest {
   request: GenerationRequest;
   tokens: number[];
   plan: RoutePlan;
-  /** When the frontend received it (monotonic ms): latency and TTFT count from here. */
+  /** When the frontend received it (monotonic ms). */
   t0: number;
+  /** Dynamo's per-request accounting (http-app.ts begins it); ended here. */
+  track?: RequestTrack;
 }
 
 export interface Proxy {
@@ -56,23 +59,24 @@ export function createProxy(deps: ProxyDeps): Proxy {
   let closing = false;
   let seq = 0;
 
-  const proxy = async (req: Request, { kind, request: r, tokens, plan, t0 }: RoutedRequest): Promise<Response> => {
+  const proxy = async (req: Request, { kind, request: r, tokens, plan, track }: RoutedRequest): Promise<Response> => {
     const requestId = `${deps.idPrefix}-${++seq}`;
     const run = new RequestRun({ state, metrics, callWorker: deps.callWorker, stalls, policy, logger: deps.logger, closing: () => closing }, { model: r.model, prompt: tokens, maxTokens: r.maxTokens, requestId, plan });
     let finished = false;
-    const finish = () => {
+    const finish = (error?: ErrorType, cachedTokens?: number) => {
       if (finished) return;
       finished = true;
       run.close();
       probes.wake();
-      metrics.latency.observe((deps.now() - t0) / 1000);
+      track?.end(error, cachedTokens);
     };
     req.signal.addEventListener("abort", () => run.cancel(), { once: true });
     try {
       await run.open();
     } catch (err) {
-      finish();
-      return failureResponse(failureOf(err, run.plan.worker.id));
+      const f = failureOf(err, run.plan.worker.id);
+      finish(errorTypeOf(f.status));
+      return failureResponse(f);
     }
     const meta: ResponseMeta = { id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${requestId}`, created: Math.floor(deps.wallSeconds()), model: r.model };
     const served = run.plan;
@@ -82,7 +86,7 @@ export function createProxy(deps: ProxyDeps): Proxy {
       workerId: served.worker.id,
       // Which (worker, rank) served it first: `kvcr-mock bench` counts its per_worker spread from these.
       servedBy: { "x-kvcr-worker": served.worker.id, "x-kvcr-dp-rank": String(served.dpRank) },
-      firstToken: () => metrics.ttft.observe((deps.now() - t0) / 1000),
+      tokens: (n) => track?.tokens(n, tokens.length),
       finish,
       failure: (err) => failureOf(err, run.plan.worker.id),
     };

@@ -70,7 +70,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
   });
   const direct = scope.use(new DirectFeed(state, logger, now));
   const agents = scope.use(new AgentFeed(state, logger, fetchFn));
-  const metrics = new FrontendMetrics();
+  const metrics = new FrontendMetrics({ now, routerId: idPrefix, migrationLimit: config.migrationLimit });
   const ns = config.namespace;
 
   const onWorker = (e: DiscoveryEvent) => {

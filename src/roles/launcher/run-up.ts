@@ -10,6 +10,7 @@ import type { UpConfig } from "../../config/up.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { LIFELINE_ENV, untilSignal } from "../../lib/role.ts";
+import { readyJsonLine } from "./json-lines.ts";
 import { startStack, type StackDeps, type StackHandle } from "./start.ts";
 import { watchStack, type StackWatch } from "./stack-watch.ts";
 import { DEFAULT_RESTART_WINDOW_MS, describeExit } from "./supervisor.ts";
@@ -47,7 +48,8 @@ export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
   }
   try {
     const print = ctx.print ?? ((text: string) => void (ctx.rest.length > 0 || config.demo ? process.stderr : process.stdout).write(text));
-    print(summary(stack, config, stateFile, performance.now() - t0));
+    const elapsedMs = performance.now() - t0;
+    print(config.logFormat === "json" ? `${readyJsonLine({ elapsedMs, mode: config.kvStateAgent ? "state-agent" : "direct", model: config.modelName, namespace: stack.namespace, processes: stack.processes, discovery: `${config.discoveryBackend} ${config.discoveryBackend === "etcd" ? config.etcdEndpoints : stack.discoveryDir}`, stateFile, frontendUrl: stack.frontendUrl })}\n` : summary(stack, config, stateFile, elapsedMs));
     watch = watchStack(stack, { schedule, auditIntervalS: config.audit ? config.auditInterval : undefined }, logger);
     const failed = stack.failure.then((e) => {
       if (e.restarts !== undefined) {

@@ -25,6 +25,7 @@ import { plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
 import { DEFAULT_BACKOFF_MAX_MS, DEFAULT_RESTART_WINDOW_MS, DEFAULT_STABLE_MS, describeExit, Supervisor, type ChildExit, type ReadinessGate, type SupervisedChild } from "./supervisor.ts";
+import { writePrometheusConfig } from "./prometheus-config.ts";
 
 export interface StackDeps {
   logger: Logger;
@@ -139,7 +140,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   const config: ResolvedConfig = { ...given, namespace: where.namespace, discoveryDir: where.discoveryDir };
   const { discoveryDir } = where;
   const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports, discoveryDir });
-  const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, logDir: config.logDir, env: childEnvironment(deps.env ?? process.env) });
+  const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, format: config.logFormat, logDir: config.logDir, env: childEnvironment(deps.env ?? process.env) });
   await using scope = new AsyncDisposableStack();
   // A stack's own discovery subdirectory goes once its children (stopped first) have withdrawn their records.
   if (where.own && given.discoveryDir === undefined && config.discoveryBackend === "file") scope.defer(() => rmdir(discoveryDir).catch(() => {}));
@@ -222,6 +223,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
         await rm(tmp, { force: true });
       }
     }));
+  if (config.prometheusConfig) await writePrometheusConfig(config.prometheusConfig, processes);
   if (config.stateFile) {
     const path = config.stateFile;
     scope.defer(async () => {

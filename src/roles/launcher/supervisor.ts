@@ -1,14 +1,17 @@
 // The one owner of every child `up` starts: spawns each with a stdin lifeline
 // (KVCR_LIFELINE=stdin, see lib/role.ts) in its own process group, prefixes its output with its
-// name, races each readiness probe against the child's exit under a named deadline (as nats.js's
-// test launcher does), restarts a child put under a restart policy (backoff, readiness gate, a
+// name (with --log-format json: sets it as `role` on each line, json-lines.ts), races each
+// readiness probe against the child's exit under a named deadline (as nats.js's test launcher
+// does), restarts a child put under a restart policy (backoff, readiness gate, a
 // limit per window), reports the first child that exits unasked and is not (or no longer)
 // restarted, and stops them all: SIGTERM, then SIGKILL after a grace period. Nothing it started
 // outlives it, even when it is SIGKILLed.
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { KvcrError, ReadinessError } from "../../lib/errors.ts";
+import type { LogFormat } from "../../lib/logger.ts";
 import { LIFELINE_ENV } from "../../lib/role.ts";
+import { childJsonLine } from "./json-lines.ts";
 
 export interface ChildExit {
   name: string;
@@ -63,6 +66,8 @@ export interface SupervisorOptions {
   /** Where prefixed child output goes (default: up's stderr). */
   write?: (text: string) => void;
   color?: boolean;
+  /** json: each child line is written as one JSON object with `role` (its name) instead of prefixed. */
+  format?: LogFormat;
   /** Also write each child's output, unprefixed, to DIR/<name>.log. */
   logDir?: string;
   /** The children's environment (default: this process's). */
@@ -83,7 +88,7 @@ export class SupervisedChild {
   constructor(
     readonly name: string,
     readonly proc: Bun.Subprocess<"pipe", "pipe", "pipe">,
-    prefix: string,
+    label: string | ((line: string) => string),
     write: (text: string) => void,
     log: WriteStream | undefined,
     tailLines: number,
@@ -97,7 +102,7 @@ export class SupervisedChild {
           ring.push(line);
           if (ring.length > tailLines) ring.shift();
         }
-        write(`${prefix}${line}\n`);
+        write(`${typeof label === "string" ? label + line : label(line)}\n`);
         log?.write(`${line}\n`);
       };
       try {
@@ -211,7 +216,7 @@ export class Supervisor implements AsyncDisposable {
     if (!this.colors.has(name)) this.colors.set(name, COLORS[this.colors.size % COLORS.length]!);
     const color = this.opts.color ? this.colors.get(name) : undefined;
     const label = `${name.padEnd(this.width)} | `;
-    const prefix = color ? `\x1b[${color}m${label}\x1b[0m` : label;
+    const prefix = this.opts.format === "json" ? (line: string) => childJsonLine(name, line) : color ? `\x1b[${color}m${label}\x1b[0m` : label;
     let proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
     try {
       proc = Bun.spawn([...argv], {

@@ -7,13 +7,14 @@ import { createBlockHasher } from "../../lib/xxh3.ts";
 import { engineConfigFrom } from "../engine-config-from-options.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { RankEngine } from "./rank-engine.ts";
+import { VllmRankStats } from "./vllm-stats.ts";
 
 /** Rank engines per worker, indexed [worker][rank]. */
-export function createRankEngines(config: MockerConfig, workers: readonly WorkerIdentity[], logger: Logger): RankEngine[][] {
+export function createRankEngines(config: MockerConfig, workers: readonly WorkerIdentity[], logger: Logger, clockMs: () => number): RankEngine[][] {
   const hasher = createBlockHasher();
   const engineConfig = engineConfigFrom(config);
   const wallSeconds = () => Date.now() / 1000;
   return workers.map((id) =>
-    Array.from({ length: config.dataParallelSize }, (_, r) => new RankEngine(id.index, r, createEngine(engineConfig, { hasher }), wallSeconds, logger)),
+    Array.from({ length: config.dataParallelSize }, (_, r) => new RankEngine(id.index, r, createEngine(engineConfig, { hasher }), wallSeconds, logger, new VllmRankStats(config.maxModelLen), clockMs)),
   );
 }

@@ -1,5 +1,5 @@
 // The mocker process's HTTP API: POST /v1/generate streams NDJSON token lines then a summary
-// line; /live, /health (200 once every worker registered), /metrics (Prometheus text);
+// line; /live, /health (200 once every worker registered), /metrics (Prometheus text), /version;
 // GET /v1/kv-dump?worker=W&dp_rank=R, a (worker, rank)'s full KV state as one raw payload
 // (docs/http-api.md, "State dump"); with the process's extra routes, the truth (/v1/residency) and
 // the fault API (/admin/*, only with --admin). HTTP faults act on /v1/generate here.
@@ -9,6 +9,7 @@ import { DUMP_CONTENT_TYPE, DUMP_PATH, DUMP_SEQ_HEADER } from "../../protocol/kv
 import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
+import { VERSION_PATH, versionResponse } from "../version.ts";
 import type { RequestFaultPlan } from "./faults/http-faults.ts";
 import { cuttingSink, delayedSink } from "./faults/http-faults.ts";
 import { OVERLAP_PATH, overlapRoute, RESIDENCY_PATH, residencyRoute, type ResidencyDeps } from "./residency-app.ts";
@@ -53,7 +54,7 @@ export interface HttpAppLimits {
 }
 
 const NDJSON_HEADERS = { "content-type": "application/x-ndjson" };
-const ROUTES: ReadonlySet<string> = new Set(["/v1/generate", DUMP_PATH, "/live", "/health", "/metrics", RESIDENCY_PATH, OVERLAP_PATH]);
+const ROUTES: ReadonlySet<string> = new Set(["/v1/generate", DUMP_PATH, "/live", "/health", "/metrics", VERSION_PATH, RESIDENCY_PATH, OVERLAP_PATH]);
 
 export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits, routes: MockerRoutes = {}): (req: Request) => Promise<Response> {
   return async (req) => {
@@ -67,6 +68,7 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits, route
     }
     if (routes.residency && pathname === RESIDENCY_PATH) return residencyRoute(req, routes.residency);
     if (routes.residency && pathname === OVERLAP_PATH) return overlapRoute(req, routes.residency);
+    if (pathname === VERSION_PATH) return versionResponse(req.method);
     if (req.method !== "GET") return openAiError(405, `use GET for ${pathname}`);
     switch (pathname) {
       case "/live":
@@ -82,7 +84,7 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits, route
       case DUMP_PATH:
         return dump(req, pool);
       default:
-        return openAiError(404, `no route ${pathname}; routes: POST /v1/generate, GET /live, /health, /metrics, /v1/kv-dump, /v1/residency, POST /v1/residency/overlap`);
+        return openAiError(404, `no route ${pathname}; routes: POST /v1/generate, GET /live, /health, /metrics, /version, /v1/kv-dump, /v1/residency, POST /v1/residency/overlap`);
     }
   };
 }

@@ -57,7 +57,8 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
     closeAll();
     throw err;
   }
-  const labels = (r: number) => ({ worker: id.index, dp_rank: r });
+  // `worker` is the worker id, as on the vLLM families, the frontend and discovery.
+  const labels = (r: number) => ({ worker: id.workerId, dp_rank: r });
   return {
     rawPorts: publishers.map((p) => p.port),
     replayPorts: id.replayPorts ? publishers.map((p) => p.replayPort!) : undefined,
@@ -87,7 +88,7 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
       ];
       if (relay) {
         const s = relay.stats();
-        const relayed = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "counter", samples: [{ labels: { worker: id.index }, value }] });
+        const relayed = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "counter", samples: [{ labels: { worker: id.workerId }, value }] });
         out.push(
           relayed("kvcr_mocker_router_event_batches_total", "Router-event batches relayed (direct mode)", s.batchesPublished),
           relayed("kvcr_mocker_router_event_batches_dropped_total", "Router-event batches dropped at a subscriber's high-water mark", s.batchesDroppedByHwm),

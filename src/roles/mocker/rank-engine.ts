@@ -10,6 +10,7 @@ import type { LoopEngine } from "./live-loop.ts";
 import { LocalHashIndex } from "./local-hash-index.ts";
 import type { RankPublisher } from "./rank-publisher.ts";
 import { stateDumpEvents } from "./state-dump.ts";
+import type { VllmRankStats } from "./vllm-stats.ts";
 
 /** Where a rank's KV events go after each step (raw PUB, relay); both are optional. */
 export interface EventOutlet {
@@ -39,6 +40,8 @@ export class RankEngine implements LoopEngine<StepResult> {
   private heldTokens: StepResult | undefined;
   /** clear_all waiting for the rank to have no running request (vLLM refuses a reset meanwhile). */
   private clearPending: (() => void) | undefined;
+  /** When the last step's results are due (loop clock): its tokens count as produced then. */
+  private stepEndMs = 0;
 
   constructor(
     readonly worker: number,
@@ -46,6 +49,10 @@ export class RankEngine implements LoopEngine<StepResult> {
     readonly engine: MockEngine,
     private readonly wallSeconds: () => number,
     private readonly logger: Logger,
+    /** vLLM's engine metrics for this rank (vllm-metrics.ts). */
+    readonly stats: VllmRankStats,
+    /** The live loop's clock (ms): arrivals and deliveries are timed on it. */
+    readonly clockMs: () => number,
   ) {}
 
   hasWork(): boolean {
@@ -59,17 +66,20 @@ export class RankEngine implements LoopEngine<StepResult> {
     if (result.scheduledRequests === 0 && result.durationMs === 0) {
       // Nothing could compute (loads or copies in flight): wait for the next landing, unless a
       // new request wakes the engine first (LiveLoop.wake cuts idle waits short).
+      this.stepEndMs = nowMs;
       const wake = this.engine.nextWakeMs();
       return { durationMs: wake !== undefined ? Math.max(wake - nowMs, 0.1) : 1, result, idle: true };
     }
-    return { durationMs: result.durationMs * this.timeScale, result };
+    const durationMs = result.durationMs * this.timeScale;
+    this.stepEndMs = nowMs + durationMs;
+    return { durationMs, result };
   }
 
   deliver(result: StepResult): void {
     // Paused: the step in flight did compute, so its KV events go out (what the truth endpoint
     // lists stays what was published) but its tokens wait for resume().
     if (this.paused) this.heldTokens = result;
-    else this.deliverTokens(result);
+    else this.deliverTokens(result, this.stepEndMs);
     this.publishEvents(result.events);
     if (result.dropped && result.dropped.length > 0) {
       this.logger.warn(`worker ${this.worker} rank ${this.rank}: dropped ${result.dropped.length} host store(s) whose token ids could not be recovered`);
@@ -88,7 +98,7 @@ export class RankEngine implements LoopEngine<StepResult> {
     this.paused = false;
     const held = this.heldTokens;
     this.heldTokens = undefined;
-    if (held) this.deliverTokens(held);
+    if (held) this.deliverTokens(held, this.clockMs());
     return this.hasWork();
   }
 
@@ -109,7 +119,8 @@ export class RankEngine implements LoopEngine<StepResult> {
     });
   }
 
-  private deliverTokens(result: StepResult): void {
+  private deliverTokens(result: StepResult, atMs: number): void {
+    this.stats.delivered(result, atMs);
     const one = this.oneToken;
     for (const t of result.tokens) {
       one[0] = t.tokenId;

@@ -62,7 +62,9 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   await using scope = new AsyncDisposableStack();
 
   const store = deps.discovery ?? scope.use(await openDiscoveryStore(config, logger));
-  const ranks = createRankEngines(config, workers, logger);
+  const t0 = performance.now();
+  const clockMs = () => performance.now() - t0;
+  const ranks = createRankEngines(config, workers, logger, clockMs);
   // Faults exist in every process (so the code paths are one); only --admin lets anyone post them.
   const faults = new FaultTable(workers.map((w) => w.workerId), config.dataParallelSize, logger);
   const stopping = new AbortController();
@@ -77,10 +79,9 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       rank.rawPublisher = outlets[i]!.publishers[r];
     }),
   );
-  const t0 = performance.now();
-  const loop = new LiveLoop<StepResult>(() => performance.now() - t0);
+  const loop = new LiveLoop<StepResult>(clockMs);
   scope.defer(() => loop.close()); // pushed after the outlets: engines stop stepping before those close
-  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store)], () => discoveryHealth(store), workers.map((w) => w.workerId));
+  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store)], () => discoveryHealth(store), workers.map((w) => w.workerId), config.modelName);
   wireFaultHooks({ table: faults, pool, store, logger, exit: deps.exit ?? ((code) => process.exit(code)) });
   // The fetch needs the URL the server gets: the residency routes read it when asked.
   const residency = { ranks, workerIds: pool.workerIds, requestUrl: "", blockSize: config.blockSize, hasher: createBlockHasher() };

@@ -9,6 +9,7 @@ import type { DumpReply, SubmitOutcome, TokenSink, WorkerPool } from "./http-app
 import type { LiveLoop } from "./live-loop.ts";
 import { engineMetricFamilies } from "./metrics.ts";
 import type { RankEngine } from "./rank-engine.ts";
+import { vllmMetricFamilies } from "./vllm-metrics.ts";
 
 interface InFlight {
   rank: RankEngine;
@@ -32,6 +33,8 @@ export class MockerWorkerPool implements WorkerPool {
     readonly discovery?: () => unknown,
     /** Worker ids by index (the x-kvcr-worker header). */
     readonly workerIds: readonly string[] = ranks.map((_, i) => String(i)),
+    /** vLLM's model_name label. */
+    private readonly modelName = "mocker-engine",
   ) {}
 
   workerId(worker: number): string {
@@ -58,6 +61,7 @@ export class MockerWorkerPool implements WorkerPool {
     if (this.byRequest.has(id)) return { ok: false, status: 409, message: `request_id ${id} is already in flight` };
     const added = rank.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens });
     if (!added.ok) return { ok: false, status: 400, message: added.reason };
+    rank.stats.arrived(id, req.maxTokens, rank.clockMs());
     if (req.kvHint) this.logger.debug(`router hint for request ${id} (worker ${req.worker}, rank ${req.dpRank}), ignored: ${JSON.stringify(req.kvHint)}`);
     const flight: InFlight = { rank, sink, promptTokens: req.tokenIds.length, completionTokens: 0 };
     this.byRequest.set(id, flight);
@@ -81,6 +85,7 @@ export class MockerWorkerPool implements WorkerPool {
     this.byRequest.delete(requestId);
     flight.rank.sinks.delete(requestId);
     flight.rank.engine.abortRequest(requestId);
+    flight.rank.stats.aborted(requestId);
   }
 
   /** Ends every in-flight request (shutdown): streams get a last line with finish_reason cancelled. */
@@ -89,6 +94,7 @@ export class MockerWorkerPool implements WorkerPool {
     for (const [id, f] of this.byRequest) {
       f.rank.sinks.delete(id);
       f.rank.engine.abortRequest(id);
+      f.rank.stats.aborted(id);
       f.sink.finish({ finish_reason: "cancelled", prompt_tokens: f.promptTokens, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: f.completionTokens });
       n++;
     }
@@ -109,6 +115,8 @@ export class MockerWorkerPool implements WorkerPool {
   }
 
   metrics(): MetricFamily[] {
-    return [...engineMetricFamilies(this.ranks.flat()), ...this.extraMetrics()];
+    const ranks = this.ranks.flat();
+    const views = ranks.map((r) => ({ workerId: this.workerId(r.worker), rank: r.rank, engine: r.engine, stats: r.stats }));
+    return [...vllmMetricFamilies(views, this.modelName), ...engineMetricFamilies(views), ...this.extraMetrics()];
   }
 }
