@@ -4,7 +4,7 @@
 // 413, body deadline 408, parse 400, route 404/503/529); proxy.ts calls the worker, vllm-routes.ts
 // answers the model card and tokenizer routes.
 import { applyChatTemplate, tokenize } from "../../core/text/tokenizer.ts";
-import { concatBytes } from "../../lib/bytes.ts";
+import { readCapped } from "../../lib/read-capped.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
 import { BadRequest, openAiError, parseChatRequest, parseCompletionRequest, type GenerationRequest } from "../../protocol/openai.ts";
@@ -188,7 +188,7 @@ async function readBody(req: Request, max: number, timeoutMs: number, logger: Lo
   const expired = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
   // A declared length within the limit: one read (Bun holds no more than it declared).
   const reader = length !== null && declared >= 0 ? undefined : req.body?.getReader();
-  const read = reader ? readCapped(reader, max) : req.text();
+  const read = reader ? readCapped(reader, max).then((text) => text ?? tooLarge(`more than ${max}`, max)) : req.text();
   try {
     const out = await Promise.race([read, expired]);
     if (out !== "timeout") return out;
@@ -205,20 +205,3 @@ async function readBody(req: Request, max: number, timeoutMs: number, logger: Lo
   }
 }
 
-type BodyReader = { read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>; cancel(): Promise<void> };
-
-async function readCapped(reader: BodyReader, max: number): Promise<string | Response> {
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > max) {
-      void reader.cancel().catch(() => {});
-      return tooLarge(`more than ${max}`, max);
-    }
-    parts.push(value);
-  }
-  return new TextDecoder().decode(parts.length === 1 ? parts[0] : concatBytes(parts, size));
-}

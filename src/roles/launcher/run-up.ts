@@ -11,6 +11,7 @@ import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { LIFELINE_ENV, untilSignal } from "../../lib/role.ts";
 import { readyJsonLine } from "./json-lines.ts";
+import { upUnsupportedOn } from "./platform.ts";
 import { startStack, type StackDeps, type StackHandle } from "./start.ts";
 import { watchStack, type StackWatch } from "./stack-watch.ts";
 import { DEFAULT_RESTART_WINDOW_MS, describeExit } from "./supervisor.ts";
@@ -30,6 +31,8 @@ export const DEMO_PROMPT = "Explain KV-cache-aware routing in one sentence.";
 
 export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
   const { logger } = ctx;
+  const unsupported = upUnsupportedOn(process.platform);
+  if (unsupported !== undefined) throw new KvcrError("PLATFORM_UNSUPPORTED", unsupported);
   // Read before anything starts: a bad schedule is a usage error (exit 2).
   const schedule = config.faults !== undefined ? loadSchedule(config.faults, (p) => readFileSync(p, "utf8")) : undefined;
   const t0 = performance.now();
