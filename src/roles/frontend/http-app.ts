@@ -104,28 +104,28 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     return healthResponse({ workerCount: state.workerCount, ejected: state.health.ejectedCount, models: state.models(), agents: deps.agentHealth?.(), discovery: deps.discoveryHealth?.(), strict: deps.strictHealth ?? false });
   }
 
-  /** POST /tokenize and /detokenize: the same body caps as generation, then vllm-routes.ts. */
-  async function tokenizer(req: Request, path: string): Promise<Response> {
+  /** The body as JSON, within the body caps (413, 408, 499), or the error answer (400 when not JSON). */
+  async function readJson(req: Request): Promise<{ json: unknown } | Response> {
     const raw = await readBody(req, deps.maxRequestBytes, deps.bodyTimeoutMs, logger);
     if (raw instanceof Response) return raw;
-    let json: unknown;
     try {
-      json = JSON.parse(raw);
+      return { json: JSON.parse(raw) as unknown };
     } catch (err) {
       return openAiError(400, `body is not valid JSON: ${(err as Error).message}`, { param: "body" });
     }
-    return path === "/tokenize" ? tokenizeAnswer(json, state, deps) : detokenizeAnswer(json, state);
+  }
+
+  /** POST /tokenize and /detokenize: the same body caps as generation, then vllm-routes.ts. */
+  async function tokenizer(req: Request, path: string): Promise<Response> {
+    const body = await readJson(req);
+    if (body instanceof Response) return body;
+    return path === "/tokenize" ? tokenizeAnswer(body.json, state, deps) : detokenizeAnswer(body.json, state);
   }
 
   async function generate(req: Request, kind: Kind, t0: number): Promise<Response> {
-    const raw = await readBody(req, deps.maxRequestBytes, deps.bodyTimeoutMs, logger);
-    if (raw instanceof Response) return raw;
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch (err) {
-      return openAiError(400, `body is not valid JSON: ${(err as Error).message}`, { param: "body" });
-    }
+    const body = await readJson(req);
+    if (body instanceof Response) return body;
+    const json = body.json;
     const parsed = kind === "chat" ? parseChatRequest(json, deps) : parseCompletionRequest(json, deps);
     if (parsed instanceof BadRequest) return openAiError(400, parsed.message, { param: parsed.param });
     // Dynamo's request accounting starts once the model is known and ends with the response.
