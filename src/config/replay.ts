@@ -6,7 +6,7 @@ import { REPLAY_ROUTER_MODES, routerTuningOptions } from "./router.ts";
 
 export const workloadOptions = defineOptions({
   ...group("Workload", {
-    trace: { kind: "string", nonEmpty: true, description: "Mooncake-style JSONL trace (timestamp, input_length, output_length, hash_ids); without it the synthetic shared-prefix workload runs" },
+    trace: { kind: "string", nonEmpty: true, description: "Mooncake-style JSONL trace (timestamp, input_length, output_length, hash_ids), or a built-in one: builtin:mooncake-conversation, builtin:mooncake-synthetic; without it the synthetic shared-prefix workload runs" },
     traceBlockSize: { kind: "int", min: 1, default: 512, description: "Tokens each trace hash id stands for" },
     skipBadLines: { kind: "bool", default: false, description: "Replay the good lines of a trace with bad ones (otherwise stop before simulating)" },
     requests: { kind: "int", min: 1, description: "Synthetic: number of requests (default 100). Trace: replay only its first N requests" },

@@ -18,3 +18,8 @@ describe("built-in traces", () => {
     expect(requests.length).toBe(12_031);
   });
 });
+
+test("--help names the built-in traces", async () => {
+  const { replayOptions } = await import("../config/replay.ts");
+  for (const name of BUILTIN_TRACE_NAMES) expect(replayOptions.trace.description).toContain(name);
+});
