@@ -240,8 +240,12 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     for (const spec of stackPlan.processes) {
       const entry = processes.find((p) => p.name === spec.name)!;
       supervisor.restartOnFailure(started.get(spec.name)!, spec.argv, gateOf(spec), policy, {
-        onRestart: ({ name, exit, attempt, delayMs }) =>
-          logger.warn(`${name} (pid ${exit.pid}) ${describeExit(exit)}: restarting it in ${fmtDelay(delayMs)} (attempt ${attempt} of ${config.maxRestarts} within ${DEFAULT_RESTART_WINDOW_MS / 60_000} min)`),
+        onRestart: ({ name, exit, attempt, delayMs }) => {
+          logger.warn(`${name} (pid ${exit.pid}) ${describeExit(exit)}: restarting it in ${fmtDelay(delayMs)} (attempt ${attempt} of ${config.maxRestarts} within ${DEFAULT_RESTART_WINDOW_MS / 60_000} min)`);
+          // The state file says so at once, not only once the new child is ready (it may never be).
+          entry.restarts++;
+          void writeState().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
+        },
         onNotReady: (name, err) => logger.warn(`restarted ${name} is not ready: ${err.message}`),
         onReady: (child, restarts) => {
           entry.pid = child.pid;

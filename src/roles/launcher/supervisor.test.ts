@@ -74,7 +74,7 @@ describe("Supervisor", () => {
     const failed = await sup.failure;
     expect(events.map((e) => [e.attempt, e.delayMs, describeExit(e.exit)])).toEqual([[1, 10, "was killed by SIGKILL"], [2, 15, "exited with code 3"]]);
     expect([describeExit(failed), failed.restarts, failed.stderrTail]).toEqual(["exited with code 3", 2, ["first line", "broken config"]]);
-    expect(sup.children).toHaveLength(3); // the first and two restarts, all with the name m
+    expect(sup.children).toHaveLength(1); // each restart replaced the exited child: only the last one is kept
   });
 
   test("restartOnFailure: a restarted child that passes its gate is handed to onReady with its restart count; stop() during a backoff starts nothing", async () => {
@@ -85,7 +85,7 @@ describe("Supervisor", () => {
     sup.restartOnFailure(first, sh("exec sleep 30"), gate, { maxRestarts: 5, windowMs: 60_000, backoffMs: 10, backoffMaxMs: 30_000, stableMs: 60_000 }, { onReady: (c, n) => ready.push([c.pid, n]) });
     first.signal("SIGKILL");
     await waitFor(() => ready.length === 1, { what: "the restarted child to be ready" });
-    const second = sup.children[1]!;
+    const second = sup.children[0]!; // the restarted child replaced the first in the list
     expect(ready).toEqual([[second.pid, 1]]);
     expect(second.running).toBe(true);
     const restarted = new Promise<void>((r) => sup.restartOnFailure(second, sh("exec sleep 30"), gate, { maxRestarts: 5, windowMs: 60_000, backoffMs: 60_000, backoffMaxMs: 60_000, stableMs: 60_000 }, { onRestart: () => r() }));
@@ -94,6 +94,6 @@ describe("Supervisor", () => {
     const t0 = performance.now();
     await sup.stop(1_000);
     expect(performance.now() - t0).toBeLessThan(5_000);
-    expect(sup.children).toHaveLength(2);
+    expect(sup.children).toEqual([second]);
   });
 });

@@ -314,6 +314,9 @@ export class Supervisor implements AsyncDisposable {
       return;
     }
     r.current = next;
+    // The exited child leaves the list (its output is drained): a child restarted for days does not grow it.
+    const at = this.children.indexOf(child);
+    if (at >= 0) this.children.splice(at, 1);
     try {
       await this.waitReady(next, r.gate);
     } catch (err) {
