@@ -21,7 +21,12 @@ while [ $# -gt 0 ]; do
     --from) [ $# -ge 2 ] || die "--from needs a directory"; from="$2"; shift 2 ;;
     --url) [ $# -ge 2 ] || die "--url needs a base URL"; url="$2"; shift 2 ;;
     --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; prefix="$2"; shift 2 ;;
-    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help)
+      echo "usage: sh install.sh [--from DIR | --url BASE_URL] [--prefix DIR]"
+      echo "  --from DIR     the release files (archives + SHA256SUMS) in a directory, e.g. dist/release"
+      echo "  --url URL      download them from URL/<file> (default: \$KVCR_MOCK_RELEASE_URL)"
+      echo "  --prefix DIR   install into DIR/bin (default: ~/.local)"
+      exit 0 ;;
     *) die "unknown argument $1 (try --help)" ;;
   esac
 done
@@ -39,9 +44,13 @@ case "$(uname -m)" in
   aarch64 | arm64) arch=arm64 ;;
   *) die "no release for CPU $(uname -m) (built for x86_64 and arm64)" ;;
 esac
-# Alpine and other musl systems take the musl build (x64 only).
-if [ "$os" = linux ] && [ "$arch" = x64 ] && { [ -e /lib/ld-musl-x86_64.so.1 ] || ldd --version 2>&1 | grep -qi musl; }; then
+# Alpine and other musl systems take the musl build (built for x64 only); an x64 CPU without AVX2
+# (older ones, some VMs) the baseline build, which the default one would crash on.
+if [ "$os" = linux ] && { ls /lib/ld-musl-*.so.1 > /dev/null 2>&1 || ldd --version 2>&1 | grep -qi musl; }; then
+  [ "$arch" = x64 ] || die "no release for musl on $arch (built for musl on x86_64 only)"
   arch=x64-musl
+elif [ "$os" = linux ] && [ "$arch" = x64 ] && [ -r /proc/cpuinfo ] && ! grep -qw avx2 /proc/cpuinfo; then
+  arch=x64-baseline
 fi
 
 tmp=$(mktemp -d)
@@ -78,10 +87,16 @@ fi
 exe=kvcr-mock
 [ "$os" = windows ] && exe=kvcr-mock.exe
 tar -xzf "$tmp/$archive" -C "$tmp" "$exe" || die "cannot unpack $archive"
+chmod 755 "$tmp/$exe"
+# Run before it is put in place: a binary this machine cannot run is not installed.
+if [ "$os" = windows ]; then
+  version=$archive
+else
+  version=$("$tmp/$exe" --version 2>&1) || die "$archive does not run on this machine: $version; nothing installed"
+fi
 mkdir -p "$prefix/bin"
 mv "$tmp/$exe" "$prefix/bin/$exe"
-chmod 755 "$prefix/bin/$exe"
-echo "installed $("$prefix/bin/$exe" --version 2>/dev/null || echo "$archive") ($os-$arch, SHA-256 verified) at $prefix/bin/$exe"
+echo "installed $version ($os-$arch, SHA-256 verified) at $prefix/bin/$exe"
 case ":${PATH}:" in
   *":$prefix/bin:"*) ;;
   *) echo "note: $prefix/bin is not on your PATH" ;;

@@ -4,13 +4,15 @@
 // commit, per target: files, sizes, checksums, build mode). Bun fetches each target's runtime
 // from the npm registry on first use. Bytecode (faster start) where the target takes it; a target
 // that refuses it is built without and the manifest says so.
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { buildCommit, compile, ROOT } from "./lib/compile.ts";
 
 export const TARGETS = [
   { os: "linux", arch: "x64", bun: "bun-linux-x64" },
+  // For x64 CPUs without AVX2, which the default runtime needs (install.sh picks it there).
+  { os: "linux", arch: "x64-baseline", bun: "bun-linux-x64-baseline" },
   { os: "linux", arch: "x64-musl", bun: "bun-linux-x64-musl" },
   { os: "linux", arch: "arm64", bun: "bun-linux-arm64" },
   { os: "darwin", arch: "x64", bun: "bun-darwin-x64" },
@@ -29,6 +31,11 @@ interface ReleaseFile {
 
 const sha256 = (path: string) => new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex");
 
+// Only a directory an earlier release made (or an empty/new one) is cleared: a mistyped path is left alone.
+if (existsSync(outDir) && readdirSync(outDir).length > 0 && !existsSync(join(outDir, "manifest.json"))) {
+  console.error(`${outDir} is not empty and holds no manifest.json (not a release directory): not clearing it`);
+  process.exit(1);
+}
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 const commit = await buildCommit();
@@ -42,7 +49,9 @@ for (const t of TARGETS) {
   let bytecode = true;
   try {
     await compile({ outfile: join(outDir, binary), target: t.bun, commit, bytecode });
-  } catch {
+  } catch (err) {
+    // Said, not swallowed: a failure that is not about bytecode fails again below, loudly.
+    console.warn(`${name}: the bytecode build failed (${(err as Error).message.split("\n")[0]}); building without bytecode`);
     bytecode = false;
     await compile({ outfile: join(outDir, binary), target: t.bun, commit, bytecode });
   }

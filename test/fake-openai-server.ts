@@ -24,6 +24,8 @@ export interface FakeServer extends AsyncDisposable {
   readonly bodies: Record<string, unknown>[];
   /** Per request: when it arrived, when each content chunk and [DONE] were written (performance.now). */
   readonly timings: Timing[];
+  /** Each generation request's x-request-id header (null when absent), in arrival order. */
+  readonly requestIds: (string | null)[];
 }
 
 export interface Timing {
@@ -38,6 +40,7 @@ export function startFakeOpenAi(o: FakeServerOptions = {}): FakeServer {
   const itlMs = o.itlMs ?? 10;
   const bodies: Record<string, unknown>[] = [];
   const timings: Timing[] = [];
+  const requestIds: (string | null)[] = [];
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const later = (ms: number, f: () => void) => {
     const t = setTimeout(() => {
@@ -59,6 +62,7 @@ export function startFakeOpenAi(o: FakeServerOptions = {}): FakeServer {
       const body = (await req.json()) as Record<string, unknown>;
       const n = bodies.length;
       bodies.push(body);
+      requestIds.push(req.headers.get("x-request-id"));
       const timing: Timing = { receivedMs, chunkMs: [] };
       timings.push(timing);
       const behaviour = o.plan?.(n, body) ?? "ok";
@@ -105,6 +109,7 @@ export function startFakeOpenAi(o: FakeServerOptions = {}): FakeServer {
   return {
     url: `http://127.0.0.1:${server.port}`,
     bodies,
+    requestIds,
     timings,
     async [Symbol.asyncDispose]() {
       for (const t of timers) clearTimeout(t);

@@ -97,3 +97,19 @@ describe("vLLM's flag names", () => {
     expect(problems([...url, "--zzzzzzzz=4"])[0]).toBe("--zzzzzzzz: unknown flag (see --help for the flags this command takes)");
   });
 });
+
+test("--random-* flags beside another workload are refused, not silently unused", () => {
+  const problems = (argv: string[]) => {
+    try {
+      load(argv);
+      return "";
+    } catch (err) {
+      return thrownBy(ConfigError, () => {
+        throw err;
+      }).problems.join("\n");
+    }
+  };
+  expect(problems(["--url", "http://x", "--trace", "t.jsonl", "--random-input-len", "10"])).toContain("--random-input-len: only shape --dataset-name random; --trace runs another workload");
+  expect(problems(["--url", "http://x", "--dataset-name", "prefix_repetition", "--input-len", "5", "--random-range-ratio", "0.5"])).toContain("--random-range-ratio, --input-len: only shape --dataset-name random");
+  expect(problems(["--url", "http://x", "--dataset-name", "random", "--random-input-len", "10"])).toBe("");
+});

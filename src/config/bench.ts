@@ -29,6 +29,7 @@ export const benchOptions = defineOptions({
     requestTimeout: { kind: "number", min: 0.001, default: 300, description: "Seconds one request may take before it is counted as failed (timeout)" },
     workerHeader: { kind: "string", nonEmpty: true, default: "x-kvcr-worker", description: "Response header naming the worker that served a request (per_worker spread)" },
     header: { kind: "string", nonEmpty: true, variadic: true, description: "KEY=VALUE … extra headers sent with every request (vLLM's --header)" },
+    requestIdPrefix: { kind: "string", description: "Each request carries x-request-id: <prefix><n> (n from 0, in send order), as vllm bench serve sends it" },
     extraBody: { kind: "json", description: "JSON object merged into every request body (vLLM's --extra-body)" },
     temperature: { kind: "number", min: 0, default: 0, description: "Sampling temperature sent with every request (vLLM's bench leaves it to the server; 0 keeps runs comparable)" },
     topP: { kind: "number", min: 0, max: 1, description: "top_p sent with every request" },
@@ -100,7 +101,6 @@ export const benchOptions = defineOptions({
     tokenizerMode: { kind: "string", nonEmpty: true, description: "Not needed (no tokenizer is loaded)" },
     skipTokenizerInit: { kind: "bool", default: false, description: "Not needed (no tokenizer is loaded)" },
     trustRemoteCode: { kind: "bool", default: false, description: "Not needed (no tokenizer is loaded)" },
-    requestIdPrefix: { kind: "string", description: "Not sent: requests carry no x-request-id" },
     disableShuffle: { kind: "bool", default: false, description: "Generated workloads are not shuffled anyway" },
     noOversample: { kind: "bool", default: false, description: "Generated workloads have exactly --num-prompts requests anyway" },
     skipChatTemplate: { kind: "bool", default: false, description: "Prompts are never templated client-side anyway" },
@@ -180,6 +180,12 @@ export function benchProblems(c: BenchConfig): string[] {
   if (c.concurrency !== undefined && c.maxConcurrency !== undefined) problems.push("--concurrency and --max-concurrency: give one (alone, --max-concurrency N is --concurrency N)");
   if (c.burstiness !== 1 && !finiteRate) problems.push("--burstiness: shapes the gaps of --request-rate arrivals; give a finite --request-rate");
   if (c.randomRangeRatio !== undefined && c.randomRangeRatio >= 1) problems.push(`--random-range-ratio: got ${c.randomRangeRatio}, expected a number in [0, 1)`);
+  // The random dataset's flags shape nothing else: given beside another workload they would be silently unused.
+  const randomFlags = ([["--random-input-len", c.randomInputLen], ["--random-output-len", c.randomOutputLen], ["--random-prefix-len", c.randomPrefixLen], ["--random-range-ratio", c.randomRangeRatio], ["--input-len", c.inputLen]] as const)
+    .filter(([, v]) => v !== undefined)
+    .map(([flag]) => flag);
+  const otherWorkload = c.trace !== undefined ? "--trace" : c.datasetName !== undefined && c.datasetName !== "random" ? `--dataset-name ${c.datasetName}` : undefined;
+  if (randomFlags.length > 0 && otherWorkload !== undefined) problems.push(`${randomFlags.join(", ")}: only shape --dataset-name random; ${otherWorkload} runs another workload (drop them, or use --dataset-name random)`);
   if (c.goodput !== undefined) {
     const g = parseGoodput(c.goodput);
     if (typeof g === "string") problems.push(g);

@@ -52,12 +52,15 @@ describe("bench as vllm bench serve", () => {
       "--num-prompts", "6", "--max-concurrency", "2", "--request-rate", "inf", "--burstiness", "1", "--seed", "3", "--ignore-eos", "--disable-tqdm",
       "--goodput", "ttft:60000", "tpot:60000", "--metric-percentiles", "50,99", "--percentile-metrics", "ttft,tpot,itl,e2el",
       "--save-result", "--save-detailed", "--result-dir", resultDir, "--label", "compat", "--metadata", "tp=1", "--ready-check-timeout-sec", "5",
+      "--request-id-prefix", "compat-",
     ]);
     expect(r.exitCode).toBe(0);
     for (const line of ["Request goodput (req/s):", "Peak output token throughput (tok/s):", "Peak concurrent requests:", "Maximum request concurrency:"]) expect(r.stdout).toContain(line);
     // The trailing /v1 was dropped: the server saw /v1/completions, not /v1/v1/completions; the
     // ready check's test request is the one more it saw than the result counts.
     expect(server.bodies.length).toBe(7);
+    // vLLM's x-request-id: the prefix and the send order (the ready check's request first).
+    expect([...server.requestIds].sort()).toEqual(["compat-0", "compat-1", "compat-2", "compat-3", "compat-4", "compat-5", "compat-6"]);
     expect(server.bodies[0]).toMatchObject({ model: "fake-model", ignore_eos: true, max_tokens: expect.any(Number) });
     const files = readdirSync(resultDir);
     expect(files.length).toBe(1);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { TimedRecord } from "./drive-load.ts";
-import { buildResult, percentileKey } from "./metrics.ts";
+import { buildResult, percentileKey, vllmDate } from "./metrics.ts";
 
 const rec = (over: Partial<TimedRecord>): TimedRecord => ({ ok: true, sentMs: 0, ttftMs: 10, itlMs: [], e2elMs: 10, promptTokens: 100, outputTokens: 1, index: 0, inFlightAtSend: 1, ...over });
 const meta = { backend: "openai", modelId: "m", baseUrl: "http://x", endpoint: "/v1/completions", requestRate: "inf" as const, maxConcurrency: 2, warmupRequests: 0 };
@@ -41,7 +41,7 @@ describe("bench metrics on known inputs", () => {
       error_breakdown: { "500": 2, timeout: 1 },
       per_worker: { w0: 2, w1: 2 },
       errors: ["request 3: HTTP 500: boom", "request 4: timed out", "request 5: HTTP 500: boom"],
-      date: "1970-01-01T00:00:00.000Z",
+      date: vllmDate(new Date(0)),
     });
     expect(r[percentileKey(99.9, "ttft")]).toBeCloseTo(200 + 100 * 0.998, 9);
     expect(percentileKey(99.9, "ttft")).toBe("p99.9_ttft_ms");
@@ -57,4 +57,8 @@ describe("bench metrics on known inputs", () => {
     const none = buildResult({ records: [rec({ ok: false, errorKind: "connection" })], startMs: 0, endMs: 0, warmup: { sent: 0, failed: 0 }, cutShort: false }, meta, [99]);
     expect(none).toMatchObject({ completed: 0, failed: 1, mean_ttft_ms: 0, p99_ttft_ms: 0, request_throughput: 0 });
   });
+});
+
+test("the result's date is vLLM's %Y%m%d-%H%M%S (local time), as scripts reading its result files parse it", () => {
+  expect(vllmDate(new Date(2026, 11, 3, 9, 5, 7))).toBe("20261203-090507");
 });

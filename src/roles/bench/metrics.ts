@@ -7,6 +7,12 @@ import type { GoodputSlo } from "../../config/bench.ts";
 import type { LoadResult, TimedRecord } from "./drive-load.ts";
 import { goodRequests, peakFigures, type PeakFigures } from "./vllm-figures.ts";
 
+/** A date as `vllm bench serve` writes it in its result and file names: `%Y%m%d-%H%M%S`, local time. */
+export function vllmDate(d: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}${two(d.getMonth() + 1)}${two(d.getDate())}-${two(d.getHours())}${two(d.getMinutes())}${two(d.getSeconds())}`;
+}
+
 export const METRICS = ["ttft", "tpot", "itl", "e2el"] as const;
 export type Metric = (typeof METRICS)[number];
 export type MetricKey = `${string}_${Metric}_ms`;
@@ -92,7 +98,7 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
   const perWorker: Record<string, number> = {};
   for (const r of load.records) if (r.worker !== undefined) perWorker[r.worker] = (perWorker[r.worker] ?? 0) + 1;
   const result = {
-    date: date.toISOString(),
+    date: vllmDate(date), // vLLM's format, which scripts reading its result files parse
     ...(meta.label !== undefined ? { label: meta.label } : {}),
     backend: meta.backend,
     endpoint_type: meta.backend,

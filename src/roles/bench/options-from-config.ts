@@ -53,6 +53,7 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
     ignoreEos: c.ignoreEos,
     apiKey: c.apiKey,
     headers: c.header !== undefined ? (parsePairs(c.header, "--header") as Record<string, string>) : undefined,
+    requestIdPrefix: c.requestIdPrefix,
     bodyExtra,
     workload: {
       ...workload,

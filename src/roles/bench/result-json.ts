@@ -2,7 +2,7 @@
 // --percentile-metrics, --metadata copied to the top level, and with --save-detailed vLLM's
 // per-request arrays (send order; ttfts, itls and start_times in seconds as vLLM writes them,
 // the aggregate keys stay in ms). Also vLLM's default --save-result file name.
-import { METRICS, type Metric } from "./metrics.ts";
+import { METRICS, vllmDate, type Metric } from "./metrics.ts";
 import type { TimedRecord } from "./drive-load.ts";
 
 export interface ResultJsonOptions {
@@ -45,8 +45,6 @@ export function detailedArrays(records: readonly TimedRecord[]) {
 export function defaultResultFilename(p: { label?: string; backend: string; requestRate: number | "inf"; maxConcurrency?: number; model: string; date: Date }): string {
   // The rate as Python prints a float (10 → "10.0", inf → "inf").
   const rate = p.requestRate === "inf" || p.requestRate === Infinity ? "inf" : Number.isInteger(p.requestRate) ? `${p.requestRate}.0` : String(p.requestRate);
-  const d = p.date;
-  const two = (n: number) => String(n).padStart(2, "0");
-  const stamp = `${d.getFullYear()}${two(d.getMonth() + 1)}${two(d.getDate())}-${two(d.getHours())}${two(d.getMinutes())}${two(d.getSeconds())}`;
+  const stamp = vllmDate(p.date);
   return `${p.label ?? p.backend}-${rate}qps${p.maxConcurrency !== undefined ? `-concurrency${p.maxConcurrency}` : ""}-${p.model.split("/").at(-1)}-${stamp}.json`;
 }

@@ -85,6 +85,8 @@ export interface BenchOptions extends ArrivalOptions {
   tokenizerId?: string;
   /** Extra request headers (--header). */
   headers?: Record<string, string>;
+  /** --request-id-prefix: each request carries `x-request-id: <prefix><n>`, as vllm bench serve sends it. */
+  requestIdPrefix?: string;
   /** Merged into every request body: sampling parameters and --extra-body. */
   bodyExtra?: Record<string, unknown>;
   goodput?: GoodputSlo;
@@ -255,11 +257,14 @@ async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec
   const body: BodyOptions = { model: opts.servedModelName ?? model, endpoint: opts.endpoint, promptFormat: opts.promptFormat, stream: opts.stream, ignoreEos: opts.ignoreEos, extra: opts.bodyExtra };
   const endpointUrl = url.replace(/\/+$/, "") + opts.endpoint;
   const headers = authHeaders(opts);
+  let sent = 0;
+  const prefix = opts.requestIdPrefix;
   const sendOne = (req: WorkloadRequest, signal: AbortSignal | undefined) => {
     const tokens = new Uint32Array(req.inputLength);
     req.writeTokens(tokens);
+    const id = sent++;
     return sendRequest(
-      { url: endpointUrl, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: opts.saveDetailed },
+      { url: endpointUrl, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers: prefix === undefined ? headers : { ...headers, "x-request-id": `${prefix}${id}` }, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: opts.saveDetailed },
       deps.now,
     );
   };
