@@ -61,6 +61,11 @@ export function runSchedule(entries: readonly ScheduleEntry[], startMs: number, 
   const applied: AppliedFault[] = [];
   const stopper = new AbortController();
   const stopped = new Promise<void>((resolve) => stopper.signal.addEventListener("abort", () => resolve(), { once: true }));
+  // The stack's workers as last seen whole: a worker index still names the same worker while one
+  // of the mockers is down (killed, restarting) and cannot be asked.
+  const known: { workers?: StackWorker[] } = {};
+  // Each due entry starts at its time, whatever the ones before it are still doing (a restart waits for readiness).
+  const running: Promise<void>[] = [];
   const done = (async () => {
     for (const [i, e] of entries.entries()) {
       const wait = startMs + e.atS * 1000 - deps.now();
@@ -72,10 +77,12 @@ export function runSchedule(entries: readonly ScheduleEntry[], startMs: number, 
       if (stopper.signal.aborted) {
         const left = entries.length - i;
         deps.logger.warn(`fault schedule: ${left} entr${left === 1 ? "y" : "ies"} not applied (the run ended first), from entry ${e.entry} at ${e.atS} s`);
-        return;
+        break;
       }
-      applied.push(await applyEntry(e, startMs, deps));
+      running.push(applyEntry(e, startMs, deps, known).then((rec) => void applied.push(rec)));
     }
+    await Promise.all(running);
+    applied.sort((a, b) => a.entry - b.entry);
   })();
   return {
     applied,
@@ -88,18 +95,29 @@ export function runSchedule(entries: readonly ScheduleEntry[], startMs: number, 
   };
 }
 
-async function applyEntry(e: ScheduleEntry, startMs: number, deps: FaultRunnerDeps): Promise<AppliedFault> {
-  const appliedS = (deps.now() - startMs) / 1000;
-  const wall = deps.wallNow();
+async function applyEntry(e: ScheduleEntry, startMs: number, deps: FaultRunnerDeps, known: { workers?: StackWorker[] }): Promise<AppliedFault> {
+  let appliedS = (deps.now() - startMs) / 1000;
   const kind = e.action.kind === "fault" ? e.action.fault.kind : e.action.kind;
-  const rec: AppliedFault = { entry: e.entry, at_s: e.atS, applied_s: round(appliedS), applied_at: new Date(wall).toISOString(), target: e.targetText, kind, id: null, ends_at_s: null };
+  const rec: AppliedFault = { entry: e.entry, at_s: e.atS, applied_s: round(appliedS), applied_at: new Date(deps.wallNow()).toISOString(), target: e.targetText, kind, id: null, ends_at_s: null };
+  // Stamped when the fault takes effect (the mocker's answer, the kill), not before the lookup that precedes it.
+  const stamp = () => {
+    appliedS = (deps.now() - startMs) / 1000;
+    rec.applied_s = round(appliedS);
+    rec.applied_at = new Date(deps.wallNow()).toISOString();
+  };
   try {
-    const worker = e.target.role === "worker" ? await findWorker(e.target.worker, deps) : undefined;
+    const worker = e.target.role === "worker" ? await findWorker(e.target.worker, deps, known) : undefined;
     if (worker) [rec.worker_id, rec.mocker] = [worker.workerId, worker.mocker];
     if (e.action.kind === "fault") {
       const rank = e.target.role === "worker" ? e.target.rank : undefined;
       const body = { ...e.action.fault, target: { worker: worker!.workerId, ...(rank !== undefined ? { rank } : {}) } };
       rec.id = await postFault(worker!.mocker, body);
+      stamp();
+    } else if (e.action.kind === "kill") {
+      if (!deps.control) throw new Error(`${e.action.kind} needs a stack this command started (up, or bench's own stack); skipped`);
+      const what = await deps.control.kill(e.target, worker?.mocker);
+      stamp();
+      deps.logger.info(`fault schedule: entry ${e.entry}: kill ${what}`);
     } else {
       if (!deps.control) throw new Error(`${e.action.kind} needs a stack this command started (up, or bench's own stack); skipped`);
       const what = await deps.control[e.action.kind](e.target, worker?.mocker);
@@ -117,10 +135,12 @@ async function applyEntry(e: ScheduleEntry, startMs: number, deps: FaultRunnerDe
 }
 
 /** Worker W: an index over the stack's workers (mockers in order, each one's workers in its order), or a worker id. */
-async function findWorker(w: number | string, deps: FaultRunnerDeps): Promise<StackWorker> {
+async function findWorker(w: number | string, deps: FaultRunnerDeps, known: { workers?: StackWorker[] }): Promise<StackWorker> {
   const mockers = await deps.mockers();
   if (mockers.length === 0) throw new Error("no mockers known (give --mocker-urls, or a router serving GET /v1/index)");
-  const workers = await stackWorkers(mockers);
+  const seen = await stackWorkers(mockers);
+  if (seen.complete) known.workers = seen.workers;
+  const workers = seen.complete ? seen.workers : (known.workers ?? seen.workers);
   const found = typeof w === "number" ? workers[w] : workers.find((x) => x.workerId === w);
   if (!found) throw new Error(`no worker ${w} in this stack (it has ${workers.length}: ${workers.map((x) => x.workerId).join(", ")})`);
   return found;

@@ -56,12 +56,16 @@ export interface StackWorker {
   mocker: string;
 }
 
-/** The stack's workers in order: mockers in stack order, each one's workers as its residency lists them (its worker order). */
-export async function stackWorkers(mockers: readonly string[]): Promise<StackWorker[]> {
-  const out: StackWorker[] = [];
-  for (const m of mockers) {
-    const doc = await readResidency(`${m}/v1/residency`);
-    for (const s of doc.sources) if (!out.some((w) => w.workerId === s.worker_id)) out.push({ workerId: s.worker_id, mocker: m });
-  }
-  return out;
+/**
+ * The stack's workers in order: mockers in stack order, each one's workers as its residency lists
+ * them (its worker order). `complete` is false when a mocker did not answer (killed, restarting):
+ * its workers are missing, and positions after them shift.
+ */
+export async function stackWorkers(mockers: readonly string[]): Promise<{ workers: StackWorker[]; complete: boolean }> {
+  const docs = await Promise.all(mockers.map((m) => readResidency(`${m}/v1/residency`).catch(() => undefined)));
+  const workers: StackWorker[] = [];
+  docs.forEach((doc, i) => {
+    for (const s of doc?.sources ?? []) if (!workers.some((w) => w.workerId === s.worker_id)) workers.push({ workerId: s.worker_id, mocker: mockers[i]! });
+  });
+  return { workers, complete: docs.every((d) => d !== undefined) };
 }

@@ -5,6 +5,7 @@ import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { startAudit, type AuditRun } from "../audit-loop.ts";
 import { runSchedule, type ScheduleRun } from "../fault-runner.ts";
+import { mockerUrlsOf, type StackEndpoints } from "../stack-truth.ts";
 import type { StackHandle } from "./start.ts";
 
 export interface WatchOptions {
@@ -19,18 +20,20 @@ export interface StackWatch {
 
 export function watchStack(stack: Pick<StackHandle, "frontendUrl" | "processes" | "control">, opts: WatchOptions, logger: Logger): StackWatch {
   const startMs = performance.now();
-  const mockerUrls = () => stack.processes.filter((p) => p.role === "mocker").map((p) => p.url);
+  const local = () => stack.processes.filter((p) => p.role === "mocker").map((p) => p.url);
+  // No mocker on this host (`--roles frontend`): they are found through the frontend's /v1/index.
+  const ends: StackEndpoints = { ...(stack.frontendUrl ? { indexUrl: stack.frontendUrl } : {}), ...(local().length > 0 ? { mockerUrls: local() } : {}) };
   let schedule: ScheduleRun | undefined;
   let audit: AuditRun | undefined;
   if (opts.schedule && opts.schedule.length > 0) {
     logger.info(`fault schedule: ${opts.schedule.length} entr${opts.schedule.length === 1 ? "y" : "ies"}, the first at ${opts.schedule[0]!.atS} s from now`);
-    schedule = runSchedule(opts.schedule, startMs, { logger, now: () => performance.now(), wallNow: Date.now, mockers: async () => mockerUrls(), control: stack.control });
+    schedule = runSchedule(opts.schedule, startMs, { logger, now: () => performance.now(), wallNow: Date.now, mockers: () => mockerUrlsOf(ends), control: stack.control });
   }
   if (opts.auditIntervalS !== undefined && stack.frontendUrl) {
     audit = startAudit(startMs, {
       logger,
       now: () => performance.now(),
-      endpoints: { indexUrl: stack.frontendUrl, mockerUrls: mockerUrls() },
+      endpoints: ends,
       intervalS: opts.auditIntervalS,
       onPoint: (p) => logger.info(`audit ${p.t_s.toFixed(1)} s: worst precision ${p.precision.toFixed(4)}, worst recall ${p.recall.toFixed(4)} over ${Object.keys(p.workers).length} worker(s)`),
     });

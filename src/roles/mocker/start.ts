@@ -86,7 +86,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   // The fetch needs the URL the server gets: the residency routes read it when asked.
   const residency = { ranks, workerIds: pool.workerIds, requestUrl: "", blockSize: config.blockSize, hasher: createBlockHasher() };
   const fetch = createMockerFetch(pool, { ...LIMITS, maxModelLen: config.maxModelLen }, {
-    admin: config.admin ? createAdminFetch(faults, (kind) => unsupportedKind(kind, store)) : undefined,
+    admin: config.admin ? createAdminFetch(faults, (kind) => unsupportedKind(kind, store, ranks.some((w) => w.some((r) => r.rawPublisher !== undefined)))) : undefined,
     residency,
     // An unknown worker or rank gets its 404 from the pool, not an injected fault.
     faults: { plan: (w, r) => (ranks[w]?.[r] ? planRequest(faults, w, r) : undefined), closing: stopping.signal },

@@ -4,7 +4,7 @@
 // here: the publisher and /v1/generate ask the table as batches and requests come.
 import type { Logger } from "../../../lib/logger.ts";
 import type { DiscoveryStore } from "../../../discovery/store.ts";
-import type { FaultKind } from "../../../protocol/faults.ts";
+import { faultFamily, type FaultKind } from "../../../protocol/faults.ts";
 import type { RankEngine } from "../rank-engine.ts";
 import type { MockerWorkerPool } from "../worker-pool.ts";
 import type { FaultTable, HeldFault } from "./fault-table.ts";
@@ -64,13 +64,18 @@ export function wireFaultHooks(deps: FaultHookDeps): void {
         case "lease_stop":
           if (!table.any(["lease_stop"])) store.holdRenewals?.(0);
           break;
+        case "reorder_batches":
+          // A batch held back to be sent after the next one goes out now: an idle rank must not keep it.
+          for (const r of targeted(held)) if (!table.has("reorder_batches", r.worker, r.rank)) r.rawPublisher?.flushHeld();
+          break;
       }
     },
   });
 }
 
-/** Why this process cannot apply `kind`, if it cannot. */
-export function unsupportedKind(kind: FaultKind, store: DiscoveryStore): string | undefined {
+/** Why this process cannot apply `kind`, if it cannot. `rawStreams`: its ranks publish raw vLLM events (event faults act there). */
+export function unsupportedKind(kind: FaultKind, store: DiscoveryStore, rawStreams: boolean): string | undefined {
   if (kind === "lease_stop" && !store.holdRenewals) return `the ${store.backend} discovery store has no lease control`;
+  if (faultFamily(kind) === "event" && !rawStreams) return "event-stream faults act on the raw vLLM stream, which this process does not publish (direct mode without --zmq-kv-events-ports): they would change nothing";
   return undefined;
 }
