@@ -8,8 +8,15 @@ import type { Residency } from "../protocol/residency.ts";
 import { auditPoint, type AuditPoint } from "./index-audit.ts";
 import { mockerUrlsOf, readResidency, type StackEndpoints } from "./stack-truth.ts";
 
-/** Events travel mocker → agent → router in a few ms: the second index read comes this long after the truth. */
+/**
+ * Events travel mocker → agent → router in a few ms: the second index read comes this long after
+ * the truth, and again (doubling, up to INDEX_SETTLE_MAX_MS in all) while the point is short of 1 —
+ * on a loaded machine transit can take longer. A block really missing from the index (or really
+ * extra) is missing from every read, so waiting longer never hides it; it only lets events that were
+ * in transit at the truth read arrive.
+ */
 export const INDEX_SETTLE_MS = 50;
+const INDEX_SETTLE_MAX_MS = 400;
 
 export interface TruthSample {
   t_s: number;
@@ -88,9 +95,12 @@ async function sampleOnce(startMs: number, log: AuditLog, deps: AuditLoopDeps): 
     const truth: Residency = { sources: docs.flatMap((d) => d?.sources ?? []) };
     log.truth.push({ t_s, truth });
     if (!before || !indexUrl) return;
-    await new Promise((r) => setTimeout(r, INDEX_SETTLE_MS));
-    const after = await readResidency(indexUrl);
-    const point = auditPoint({ t_s, truth, indexBefore: before, indexAfter: after });
+    let point: AuditPoint | undefined;
+    for (let waited = 0, settle = INDEX_SETTLE_MS; waited < INDEX_SETTLE_MAX_MS && !(point && point.precision === 1 && point.recall === 1); waited += settle, settle *= 2) {
+      await new Promise((r) => setTimeout(r, Math.min(settle, INDEX_SETTLE_MAX_MS - waited)));
+      point = auditPoint({ t_s, truth, indexBefore: before, indexAfter: await readResidency(indexUrl) });
+    }
+    if (point === undefined) return;
     log.points.push(point);
     deps.onPoint?.(point);
   } catch (err) {

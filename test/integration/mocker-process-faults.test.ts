@@ -54,11 +54,14 @@ describe("process faults", () => {
     await m.ready;
     const run = async () => (await fetch(`${m.httpUrl}/v1/generate`, { method: "POST", body: JSON.stringify({ worker: 0, token_ids: [1, 2, 3, 4, 5], max_tokens: 4 }) })).text();
     const plain = await run();
-    for (const body of [{ kind: "slow", factor: 3 }, { kind: "latency", ttft_ms: 5, per_token_ms: { dist: "uniform", min: 1, max: 2 } }]) {
+    for (const body of [{ kind: "slow", factor: 3 }, { kind: "latency", ttft_ms: 60, per_token_ms: { dist: "uniform", min: 10, max: 20 } }]) {
       expect((await fetch(`${m.httpUrl}/admin/faults`, { method: "POST", body: JSON.stringify(body) })).status).toBe(201);
     }
     expect(m.pool.ranks[0]![0]!.timeScale).toBe(3);
+    const t0 = performance.now();
     const faulted = await run();
+    // The latency is really there: at least the TTFT plus three gaps of at least 10 ms (a lower bound, never too tight).
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(60 + 3 * 10);
     const lines = (t: string) => t.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines(faulted).map((l) => ("token_id" in l ? "token" : l.finish_reason))).toEqual(lines(plain).map((l) => ("token_id" in l ? "token" : l.finish_reason)));
     expect((await fetch(`${m.httpUrl}/admin/faults`, { method: "DELETE" })).status).toBe(200);

@@ -114,10 +114,12 @@ describe("event-stream faults", () => {
 
   test("delay_batches delays a batch and keeps the order of those behind it", async () => {
     const r = await rig();
-    r.add({ kind: "delay_batches", ms: 30, count: 1 });
+    r.add({ kind: "delay_batches", ms: 60, count: 1 });
+    const t0 = performance.now();
     r.publish();
     r.publish();
     expect((await r.receive(2)).map((b) => b.seq)).toEqual([0n, 1n]);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(59); // the delay happened (a lower bound)
   });
 
   test("reset_seq numbers from 0 again and empties replay, as a restarted publisher", async () => {
