@@ -156,6 +156,16 @@ describe("bench audit and fault schedules", () => {
     expect(page.errors).toEqual([]);
   }, 60_000);
 
+  test("a visible loss (drop_batches keeping the seq, 10 %): the agent sees the gaps and rebuilds, and the index recovers on its own", async () => {
+    const entries = schedule(["- {at: 0.3s, target: worker 0, fault: {kind: drop_batches, share: 0.1, for: 1.5}}"]);
+    const r = (await runBench(options({ durationS: 4, schedule: entries }), deps)).results[0]!;
+    expect(r.faults!.map((f) => [f.kind, f.error])).toEqual([["drop_batches", undefined]]);
+    // Without a clear_all: the gaps are repaired (state dump), so the run ends accurate and the recovery is measured.
+    const last = r.audit!.points.at(-1)!;
+    expect([last.precision, last.recall]).toEqual([1, 1]);
+    expect(r.recovery_s![0]!.recovery_s).not.toBeNull();
+  }, 60_000);
+
   test("another router (no GET /v1/index): faults and truth still reach the mockers given by --mocker-urls", async () => {
     await using fake = startFakeOpenAi({ ttftMs: 2, itlMs: 1, worker: (n) => `w${n % 2}` });
     const entries = schedule(["- {at: 0.2s, target: worker 1 rank 0, fault: {kind: latency, ttft_ms: 1, for: 30}}"]);
