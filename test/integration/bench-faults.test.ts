@@ -11,12 +11,12 @@ import { join } from "node:path";
 import { loadSchedule } from "../../src/config/fault-schedule.ts";
 import { upConfigFrom } from "../../src/config/up.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import { CHART_COUNT } from "../../src/roles/bench/html-report.ts";
 import { runBench, type BenchOptions, type ObservedResult } from "../../src/roles/bench/run-bench.ts";
 import { accuracyOf, compareCounts } from "../../src/roles/index-audit.ts";
 import { startStack, type StackHandle } from "../../src/roles/launcher/start.ts";
 import { readResidency } from "../../src/roles/stack-truth.ts";
+import { benchDeps, benchOptions } from "../bench-kit.ts";
 import { CHROMIUM, openPage } from "../chromium.ts";
 import { freshStackStarter } from "../../src/cli/bench-stack.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";
@@ -41,35 +41,16 @@ afterAll(async () => {
 });
 
 function options(over: Partial<BenchOptions>): BenchOptions {
-  return {
-    targets: [{ url: stack.frontendUrl! }],
-    endpoint: "/v1/completions",
-    promptFormat: "tokens",
-    stream: true,
-    ignoreEos: true,
+  return benchOptions(stack.frontendUrl!, {
     workload: { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 6, prefixTokens: 256, suffixTokens: 64, outputTokens: 4 }, seed: 11, requests: 100_000 },
     requestRate: 30,
-    arrivalSpeedupRatio: 1,
-    warmupRequests: 0,
-    percentiles: [50, 99],
-    requestTimeoutS: 10,
-    workerHeader: "x-kvcr-worker",
     auditIntervalS: INTERVAL_S,
     blockSize: 64,
     ...over,
-  };
+  });
 }
 
-const deps = {
-  hasher: createBlockHasher(),
-  readFile: (p: string) => readFileSync(p, "utf8"),
-  writeFile: (p: string, t: string) => writeFileSync(p, t),
-  checkWritable: () => {},
-  stdout: { write: () => true },
-  logger,
-  now: () => performance.now(),
-  sleep: (ms: number) => Bun.sleep(ms),
-};
+const deps = benchDeps({ logger });
 
 function schedule(lines: string[]) {
   const path = join(dir.path, `s-${Math.random().toString(36).slice(2)}.yaml`);

@@ -5,11 +5,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createLogger } from "../../src/lib/logger.ts";
-import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import { runBench } from "../../src/roles/bench/run-bench.ts";
 import { VERSION } from "../../src/roles/version.ts";
 import { CHROMIUM, decodePng, openPage } from "../chromium.ts";
+import { benchDeps, benchOptions } from "../bench-kit.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";
 import { tempDir } from "../harness.ts";
 
@@ -23,31 +22,12 @@ describe("bench HTML report: header, width, throughput from token arrivals", () 
     using dir = tempDir("kvcr-report-page-");
     const report = join(dir.path, "report.html");
     const { results } = await runBench(
-      {
-        targets: [{ url: server.url }],
-        endpoint: "/v1/completions",
-        promptFormat: "tokens",
-        stream: true,
-        ignoreEos: true,
+      benchOptions(server.url, {
         workload: { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 2, prefixTokens: 16, suffixTokens: 4, outputTokens: TOKENS }, requests: 24, seed: 11 },
         concurrency: 4,
-        arrivalSpeedupRatio: 1,
-        warmupRequests: 0,
-        percentiles: [50, 99],
-        requestTimeoutS: 10,
-        workerHeader: "x-kvcr-worker",
         report,
-      },
-      {
-        hasher: createBlockHasher(),
-        readFile: (p) => readFileSync(p, "utf8"),
-        writeFile: (p, t) => writeFileSync(p, t),
-        checkWritable: () => {},
-        stdout: { write: () => {} },
-        logger: createLogger({ level: "silent" }),
-        now: () => performance.now(),
-        sleep: (ms) => Bun.sleep(ms),
-      },
+      }),
+      benchDeps(),
     );
     expect(results[0]!.completed).toBe(24);
     const html = readFileSync(report, "utf8");

@@ -4,10 +4,9 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createLogger } from "../../src/lib/logger.ts";
-import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import { CHART_COUNT } from "../../src/roles/bench/html-report.ts";
 import { runBench } from "../../src/roles/bench/run-bench.ts";
+import { benchDeps, benchOptions } from "../bench-kit.ts";
 import { CHROMIUM, decodePng, openPage } from "../chromium.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";
 import { tempDir } from "../harness.ts";
@@ -21,31 +20,14 @@ describe("bench HTML report", () => {
     const report = join(dir.path, "report.html");
     const out: string[] = [];
     const { results } = await runBench(
-      {
+      benchOptions(kv.url, {
         targets: [{ label: "kv", url: kv.url }, { label: "round-robin", url: rr.url }],
-        endpoint: "/v1/completions",
-        promptFormat: "tokens",
-        stream: true,
-        ignoreEos: true,
         workload: { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 2, prefixTokens: 32, suffixTokens: 8, outputTokens: 5 }, requests: 24, seed: 3 },
         sweepConcurrency: [2, 6],
-        arrivalSpeedupRatio: 1,
-        warmupRequests: 0,
         percentiles: [50, 90, 99],
-        requestTimeoutS: 10,
-        workerHeader: "x-kvcr-worker",
         report,
-      },
-      {
-        hasher: createBlockHasher(),
-        readFile: (p) => readFileSync(p, "utf8"),
-        writeFile: (p, t) => writeFileSync(p, t),
-        checkWritable: () => {},
-        stdout: { write: (t: string) => out.push(t) },
-        logger: createLogger({ level: "silent" }),
-        now: () => performance.now(),
-        sleep: (ms) => Bun.sleep(ms),
-      },
+      }),
+      benchDeps({ stdout: { write: (t: string) => out.push(t) } }),
     );
     expect(results.map((r) => r.label)).toEqual(["kv c=2", "kv c=6", "round-robin c=2", "round-robin c=6"]);
     expect(out.join("")).toMatch(/^ +kv c=2 +kv c=6 +round-robin c=2 +round-robin c=6$/m);

@@ -6,40 +6,22 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "../../src/lib/logger.ts";
-import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import { runBench, type BenchDeps, type BenchOptions } from "../../src/roles/bench/run-bench.ts";
+import { benchDeps, benchOptions } from "../bench-kit.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";
 import { CLI_ENTRY, runCli, spawnChild, tempDir, waitFor, withTimeout } from "../harness.ts";
 
 function deps(logs: string[] = []): BenchDeps {
-  return {
-    hasher: createBlockHasher(),
-    readFile: (p) => readFileSync(p, "utf8"),
-    writeFile: () => {},
-    checkWritable: () => {},
-    stdout: { write: () => true },
-    logger: createLogger({ level: "warn", stream: { write: (t: string) => logs.push(t) } as unknown as NodeJS.WritableStream }),
-    now: () => performance.now(),
-    sleep: (ms) => Bun.sleep(ms),
-  };
+  return benchDeps({ writeFile: () => {}, logger: createLogger({ level: "warn", stream: { write: (t: string) => logs.push(t) } as unknown as NodeJS.WritableStream }) });
 }
 
-const base = (url: string, over: Partial<BenchOptions> = {}): BenchOptions => ({
-  targets: [{ url }],
-  model: "fake-model",
-  endpoint: "/v1/completions",
-  promptFormat: "tokens",
-  stream: true,
-  ignoreEos: true,
-  workload: { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 2, prefixTokens: 16, suffixTokens: 4, outputTokens: 6 }, requests: 8, seed: 1 },
-  concurrency: 4,
-  arrivalSpeedupRatio: 1,
-  warmupRequests: 0,
-  percentiles: [50, 99],
-  requestTimeoutS: 10,
-  workerHeader: "x-kvcr-worker",
-  ...over,
-});
+const base = (url: string, over: Partial<BenchOptions> = {}): BenchOptions =>
+  benchOptions(url, {
+    model: "fake-model",
+    workload: { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 2, prefixTokens: 16, suffixTokens: 4, outputTokens: 6 }, requests: 8, seed: 1 },
+    concurrency: 4,
+    ...over,
+  });
 
 describe("bench as vllm bench serve", () => {
   test("a vLLM command line runs unchanged: vLLM's file name, keys and units, goodput, per-request arrays", async () => {
