@@ -1,6 +1,6 @@
 // `npm run release`: every target's binary into dist/release/ as kvcr-mock-<version>-<os>-<arch>
-// (.exe on Windows), a .tar.gz of each beside it (one file, `kvcr-mock[.exe]`, inside: Windows 10+
-// and macOS extract it with their own tar), SHA256SUMS over every file, and manifest.json (version,
+// (.exe on Windows), a .tar.gz of each beside it (`kvcr-mock[.exe]`, LICENSE and the bundled packages'
+// THIRD_PARTY_NOTICES.txt inside: Windows 10+ and macOS extract it with their own tar), SHA256SUMS over every file, and manifest.json (version,
 // commit, per target: files, sizes, checksums, build mode). Bun fetches each target's runtime
 // from the npm registry on first use. Bytecode (faster start) where the target takes it; a target
 // that refuses it is built without and the manifest says so.
@@ -39,6 +39,7 @@ if (existsSync(outDir) && readdirSync(outDir).length > 0 && !existsSync(join(out
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 const commit = await buildCommit();
+const notices = thirdPartyNotices();
 const entries: { os: string; arch: string; bun_target: string; bytecode: boolean; binary: ReleaseFile; archive: ReleaseFile }[] = [];
 for (const t of TARGETS) {
   const name = `${t.os}-${t.arch}`;
@@ -59,8 +60,10 @@ for (const t of TARGETS) {
   const stage = join(outDir, `.stage-${name}`);
   mkdirSync(stage);
   writeFileSync(join(stage, `kvcr-mock${exe}`), readFileSync(join(outDir, binary)), { mode: 0o755 });
+  writeFileSync(join(stage, "LICENSE"), readFileSync(join(ROOT, "LICENSE")));
+  writeFileSync(join(stage, "THIRD_PARTY_NOTICES.txt"), notices);
   const archive = `kvcr-mock-${pkg.version}-${name}.tar.gz`;
-  const tar = Bun.spawnSync(["tar", "-czf", join(outDir, archive), "-C", stage, `kvcr-mock${exe}`], { stderr: "pipe" });
+  const tar = Bun.spawnSync(["tar", "-czf", join(outDir, archive), "-C", stage, `kvcr-mock${exe}`, "LICENSE", "THIRD_PARTY_NOTICES.txt"], { stderr: "pipe" });
   rmSync(stage, { recursive: true, force: true });
   if (tar.exitCode !== 0) throw new Error(`tar of ${archive} failed: ${tar.stderr.toString()}`);
   const file = (f: string) => ({ name: f, bytes: statSync(join(outDir, f)).size, sha256: sha256(join(outDir, f)) });
@@ -73,3 +76,20 @@ writeFileSync(join(outDir, "SHA256SUMS"), sums);
 const manifest = { name: "kvcr-mock", version: `${pkg.version}+${commit}`, package_version: pkg.version, commit, targets: entries };
 writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
 console.log(`${entries.length} target(s) in ${outDir}: SHA256SUMS, manifest.json`);
+
+/** The licenses of the packages bundled into the binary (package.json's dependencies), and where the runtime's are. */
+function thirdPartyNotices(): string {
+  const parts = [
+    "kvcr-mock bundles the following packages into its binary. Their licenses follow.",
+    "The binary also embeds the Bun runtime (https://bun.sh, MIT); the licenses of Bun and of the components it bundles are listed at https://bun.sh/docs/project/licensing.",
+    "Its built-in traces (builtin:mooncake-conversation, builtin:mooncake-synthetic) are data files copied from kvcache-ai/Mooncake (FAST25-release/traces), licensed Apache-2.0.",
+  ];
+  for (const dep of Object.keys(pkg.dependencies)) {
+    const dir = join(ROOT, "node_modules", dep);
+    const file = readdirSync(dir).find((f) => /^licen[cs]e/i.test(f));
+    if (file === undefined) throw new Error(`no license file in node_modules/${dep}: cannot write THIRD_PARTY_NOTICES.txt`);
+    const version = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
+    parts.push(`${"=".repeat(72)}\n${dep} ${version}\n${"=".repeat(72)}\n${readFileSync(join(dir, file), "utf8").trim()}`);
+  }
+  return parts.join("\n\n") + "\n";
+}
