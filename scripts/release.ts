@@ -1,9 +1,10 @@
 // `npm run release`: every target's binary into dist/release/ as kvcr-mock-<version>-<os>-<arch>
-// (.exe on Windows), a .tar.gz of each beside it (`kvcr-mock[.exe]`, LICENSE and the bundled packages'
-// THIRD_PARTY_NOTICES.txt inside: Windows 10+ and macOS extract it with their own tar), SHA256SUMS over every file, and manifest.json (version,
-// commit, per target: files, sizes, checksums, build mode). Bun fetches each target's runtime
-// from the npm registry on first use. Bytecode (faster start) where the target takes it; a target
-// that refuses it is built without and the manifest says so.
+// (.exe on Windows), a .tar.gz of each beside it (`kvcr-mock[.exe]`, LICENSE and
+// THIRD_PARTY_NOTICES.txt inside; Windows 10+ and macOS extract it with their own tar), SHA256SUMS
+// over every file, and manifest.json (version, commit, per target: files, sizes, checksums, build
+// mode). Bun fetches each target's runtime from the npm registry on first use. Bytecode (faster
+// start) where the target takes it; a target that refuses it is built without and the manifest
+// says so.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
