@@ -63,11 +63,15 @@ describe("up --faults", () => {
     expect((await fetch(`${frontend.url}/v1/models`)).status).toBe(200);
   }, 90_000);
 
-  test("up --audit logs the worst precision and recall once per interval", async () => {
+  test("up --audit logs the worst precision and recall once per interval, and each worker's worst as it stops", async () => {
     const { child } = await up(["--audit", "--audit-interval", "0.2"]);
     const lines = [];
     for (let i = 0; i < 3; i++) lines.push(await child.readErrLine((l) => l.includes("audit "), 10_000));
     for (const l of lines) expect(l).toMatch(/audit [\d.]+ s: worst precision 1\.0000, worst recall 1\.0000 over 2 worker\(s\)/);
+    // Stopping, it sums up each worker's worst (as bench's result does).
+    child.proc.kill("SIGTERM");
+    const summary = await child.readErrLine((l) => l.includes("audit summary: worker "), 20_000);
+    expect(summary).toMatch(/audit summary: worker kvcr-slot-\d: worst precision 1\.0000 \(at [\d.]+ s\), worst recall 1\.0000/);
   }, 60_000);
 
   test("a bad schedule stops up before anything starts, exit 2, naming the entry and field", async () => {

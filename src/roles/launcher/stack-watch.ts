@@ -5,6 +5,7 @@ import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { startAudit, type AuditRun } from "../audit-loop.ts";
 import { runSchedule, type ScheduleRun } from "../fault-runner.ts";
+import { recoveryTimes, worstPerWorker } from "../index-audit.ts";
 import { mockerUrlsOf, type StackEndpoints } from "../stack-truth.ts";
 import type { StackHandle } from "./start.ts";
 
@@ -41,7 +42,17 @@ export function watchStack(stack: Pick<StackHandle, "frontendUrl" | "processes" 
   return {
     stop: async () => {
       await schedule?.stop();
-      await audit?.stop();
+      const log = await audit?.stop();
+      if (log === undefined || log.points.length === 0) return;
+      // What bench writes into its result, said once as the stack stops: each worker's worst, each fault's recovery.
+      for (const [w, a] of Object.entries(worstPerWorker(log.points))) {
+        logger.info(`audit summary: worker ${w}: worst precision ${a.precision.toFixed(4)} (at ${a.precision_t_s.toFixed(1)} s), worst recall ${a.recall.toFixed(4)} (at ${a.recall_t_s.toFixed(1)} s)`);
+      }
+      const applied = schedule?.applied.filter((f) => f.error === undefined) ?? [];
+      recoveryTimes(log.points, applied).forEach((r, i) => {
+        const f = applied[i]!;
+        logger.info(`audit summary: entry ${f.entry} (${f.kind} on ${f.target}): ${r === null ? "not recovered (precision and recall never back to 0.99)" : `recovered ${r.toFixed(2)} s after it ended`}`);
+      });
     },
   };
 }
