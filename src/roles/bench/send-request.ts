@@ -102,15 +102,19 @@ async function readStream(res: Response, rec: RequestRecord, now: Clock, fail: F
   const parser = new SseParser();
   let chunks = 0;
   let last = NaN;
+  // E2E latency ends at the last chunk carrying a choice (text or a finish reason), as vLLM's
+  // client measures it: not at a trailing usage chunk or [DONE].
+  let lastChoice = NaN;
   let usage: StreamUsage | undefined;
   for await (const bytes of res.body) {
     const t = now();
     for (const payload of parser.push(bytes)) {
-      if (payload === SSE_DONE) return finish(rec, usage, chunks, t);
+      if (payload === SSE_DONE) return finish(rec, usage, chunks, Number.isNaN(lastChoice) ? t : lastChoice);
       const c = readChunk(payload);
       if (c.kind === "error") return fail("stream_error", `error in stream: ${c.message}`);
       if (c.kind === "bad") return fail("bad_response", c.message);
       if (c.usage) usage = c.usage;
+      if (c.text !== "" || c.finishReason !== undefined) lastChoice = t;
       if (c.text === "") continue;
       if (rec.text !== undefined) rec.text += c.text;
       chunks++;
