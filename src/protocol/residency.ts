@@ -27,6 +27,8 @@ export const ResidencySourceSchema = v.object({
   cursor: v.optional(count),
   /** The worker's request URL (its discovery record's `request_url`): where its mocker answers. */
   url: v.optional(v.string()),
+  /** Requests waiting or running on the rank at the read (mocker): its load, for load regret. */
+  requests: v.optional(count),
   tiers: ResidencyTiersSchema,
 });
 export type ResidencySource = v.InferOutput<typeof ResidencySourceSchema>;

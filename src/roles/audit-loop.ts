@@ -21,6 +21,8 @@ const INDEX_SETTLE_MAX_MS = 400;
 export interface TruthSample {
   t_s: number;
   truth: Residency;
+  /** Requests waiting or running per (worker, rank), keyed "worker_id/dp_rank", where the truth says (load regret). */
+  load?: Record<string, number>;
 }
 
 export interface AuditLog {
@@ -93,7 +95,9 @@ async function sampleOnce(startMs: number, log: AuditLog, deps: AuditLoopDeps): 
     const t_s = (deps.now() - startMs) / 1000;
     const docs = await Promise.all(mockers.map((m) => readResidency(`${m}/v1/residency`).catch(() => undefined)));
     const truth: Residency = { sources: docs.flatMap((d) => d?.sources ?? []) };
-    log.truth.push({ t_s, truth });
+    const load: Record<string, number> = {};
+    for (const s of truth.sources) if (s.requests !== undefined) load[`${s.worker_id}/${s.dp_rank}`] = s.requests;
+    log.truth.push({ t_s, truth, ...(Object.keys(load).length > 0 ? { load } : {}) });
     if (!before || !indexUrl) return;
     let point: AuditPoint | undefined;
     for (let waited = 0, settle = INDEX_SETTLE_MS; waited < INDEX_SETTLE_MAX_MS && !(point && point.precision === 1 && point.recall === 1); waited += settle, settle *= 2) {

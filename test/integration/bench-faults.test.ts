@@ -69,6 +69,8 @@ describe("bench audit and fault schedules", () => {
     for (const p of r.audit!.points) expect([p.t_s, p.precision, p.recall]).toEqual([p.t_s, 1, 1]);
     expect(Object.keys(r.audit!.worst).sort()).toEqual(["kvcr-slot-0", "kvcr-slot-1"]);
     expect(r.regret!.requests).toBeGreaterThan(20);
+    // Load regret too: the truth samples carry each rank's requests waiting or running.
+    expect(r.regret!.load?.requests).toBeGreaterThan(20);
   }, 30_000);
 
   test("a silent loss lowers accuracy until clear_all; recovery_s matches this test's own polling; the report shows it", async () => {

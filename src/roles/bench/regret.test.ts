@@ -14,7 +14,7 @@ describe("live regret", () => {
   test("a single-worker stack has no regret", () => {
     const samples: TruthSample[] = [0, 1, 2].map((t) => ({ t_s: t, truth: truth(source("w0", H.slice(0, t * 3))), load: { "w0/0": t } }));
     const s = liveRegret([req(0.5, "w0"), req(1.5, "w0"), req(2.5, "w0")], samples, 16, timing);
-    expect(s).toEqual({ requests: 3, best_cache_share: 1, mean_blocks: 0, p99_blocks: 0, mean_prefill_ms: 0, p99_prefill_ms: 0, histogram: [{ bucket_blocks: 0, count: 3 }], interval_s: 1, skipped_requests: 0, load: { unit: "load as sampled", requests: 3, least_loaded_share: 1, mean: 0, p99: 0 } });
+    expect(s).toEqual({ requests: 3, best_cache_share: 1, mean_blocks: 0, p99_blocks: 0, mean_prefill_ms: 0, p99_prefill_ms: 0, histogram: [{ bucket_blocks: 0, count: 3 }], interval_s: 1, skipped_requests: 0, load: { unit: "requests waiting or running on the rank, as sampled", requests: 3, least_loaded_share: 1, mean: 0, p99: 0 } });
   });
 
   test("the index was stale: truth says B holds the prefix, the request went to A", () => {

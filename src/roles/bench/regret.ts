@@ -3,6 +3,7 @@
 // seconds), with the same arithmetic as replay's exact regret (src/core/routing/regret.ts).
 import { prefillTimeMs, RegretTally, tieredOverlap, Tier, uncachedTokens, type PrefillTiming, type RegretSummary } from "../../core/routing/regret.ts";
 import { blockSetOf, type Residency } from "../../protocol/residency.ts";
+import type { TruthSample } from "../audit-loop.ts";
 
 export type { RegretSummary } from "../../core/routing/regret.ts";
 
@@ -18,13 +19,7 @@ export interface RegretRequest {
   prompt_tokens?: number;
 }
 
-export interface TruthSample {
-  /** When the sample was taken (s). */
-  t_s: number;
-  truth: Residency;
-  /** Load per (worker, rank), keyed "worker_id/dp_rank" (any one measure; lower = less loaded). */
-  load?: Record<string, number>;
-}
+export type { TruthSample };
 
 /** A sample's residency as hash-string sets per source and tier, built once per sample used. */
 interface SampleSets {
@@ -81,7 +76,7 @@ export function liveRegret(requests: readonly RegretRequest[], samples: readonly
     if (least !== undefined) withLoad = true;
     tally.push(best - chosen, ms, mine, least);
   }
-  const out = tally.summary(samplingIntervalS(sorted), withLoad ? "load as sampled" : undefined);
+  const out = tally.summary(samplingIntervalS(sorted), withLoad ? "requests waiting or running on the rank, as sampled" : undefined);
   out.skipped_requests = skipped;
   return out;
 }

@@ -34,6 +34,7 @@ export function rankResidency(rank: RankEngine, workerId: string, requestUrl?: s
     dp_rank: rank.rank,
     ...(seq !== undefined ? { seq } : {}),
     ...(requestUrl !== undefined ? { url: requestUrl } : {}),
+    requests: rank.engine.pendingRequests,
     tiers: { device: tier("device"), host: tier("host"), disk: [] },
   };
 }
