@@ -339,7 +339,23 @@ export class Router {
     let ties = 0;
     // Host and disk overlaps are read only when something is indexed there (the common device-only case reads less).
     const lower = this.index!.hasLowerTiers();
-    for (let c = 0; c < m; c++) {
+    if (pick === undefined && !sampled && !lower) {
+      // The common case (every candidate, lowest cost, device only) without the branches below: the
+      // same arithmetic, so the same costs and ties.
+      for (let c = 0; c < m; c++) {
+        const rankId = rankIds[c]!;
+        const prefill = (pf[rankId]! + isl) / bs - cw * od[rankId]!;
+        const cost = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
+        if (best === -1 || cost < bestCost) {
+          best = c;
+          bestCost = cost;
+          ties = 1;
+        } else if (cost === bestCost) {
+          ties++;
+          if (this.rng.int(ties) === 0) best = c;
+        }
+      }
+    } else for (let c = 0; c < m; c++) {
       const rankId = rankIds[pick === undefined ? c : pick[c]!]!;
       // kvCost (kv-cost.ts), inlined: this loop runs once per candidate per request.
       const credit = lower ? cw * od[rankId]! + wHost * oh[rankId]! + wDisk * ok[rankId]! : cw * od[rankId]!;
