@@ -331,48 +331,28 @@ export class Router {
     const { prefillLoadScale: scale, overlapCredit: cw, host: wHost, disk: wDisk } = this.weights;
     const isl = q.promptTokens;
     const bs = q.blockSize;
-    const sampled = this.temperature > 0;
     const costs = this.costs;
     const rankIds = this.rankIds;
-    let best = -1;
-    let bestCost = 0;
-    let ties = 0;
     // Host and disk overlaps are read only when something is indexed there (the common device-only case reads less).
     const lower = this.index!.hasLowerTiers();
-    if (pick === undefined && !sampled && !lower) {
-      // The common case (every candidate, lowest cost, device only) without the branches below: the
-      // same arithmetic, so the same costs and ties.
+    // kvCost (kv-cost.ts), inlined: this runs once per candidate per request. The common case
+    // (every candidate, device only) gets a loop without the per-candidate branches.
+    if (pick === undefined && !lower) {
       for (let c = 0; c < m; c++) {
         const rankId = rankIds[c]!;
         const prefill = (pf[rankId]! + isl) / bs - cw * od[rankId]!;
-        const cost = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
-        if (best === -1 || cost < bestCost) {
-          best = c;
-          bestCost = cost;
-          ties = 1;
-        } else if (cost === bestCost) {
-          ties++;
-          if (this.rng.int(ties) === 0) best = c;
-        }
+        costs[c] = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
       }
-    } else for (let c = 0; c < m; c++) {
-      const rankId = rankIds[pick === undefined ? c : pick[c]!]!;
-      // kvCost (kv-cost.ts), inlined: this loop runs once per candidate per request.
-      const credit = lower ? cw * od[rankId]! + wHost * oh[rankId]! + wDisk * ok[rankId]! : cw * od[rankId]!;
-      const prefill = (pf[rankId]! + isl) / bs - credit;
-      const cost = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
-      if (sampled) costs[c] = cost;
-      else if (best === -1 || cost < bestCost) {
-        best = c;
-        bestCost = cost;
-        ties = 1;
-      } else if (cost === bestCost) {
-        // Reservoir sampling keeps a uniform choice among equal candidates in one pass.
-        ties++;
-        if (this.rng.int(ties) === 0) best = c;
+    } else {
+      for (let c = 0; c < m; c++) {
+        const rankId = rankIds[pick === undefined ? c : pick[c]!]!;
+        const credit = lower ? cw * od[rankId]! + wHost * oh[rankId]! + wDisk * ok[rankId]! : cw * od[rankId]!;
+        const prefill = (pf[rankId]! + isl) / bs - credit;
+        costs[c] = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
       }
     }
-    if (sampled) best = selectByCost(costs, m, this.rng, this.temperature);
+    // Lowest cost with exact ties uniformly at random, or sampled by temperature (worker-selection.ts).
+    const best = selectByCost(costs, m, this.rng, this.temperature);
     // The chosen candidate's overlaps, read before the walks end (commit() counts the request).
     const rankId = rankIds[pick === undefined ? best : pick[best]!]!;
     const chosen = this.chosen;
