@@ -26,7 +26,7 @@ function replay(sc: RouterScenario, requests: number, concurrency: number, mode:
   const workload = loadWorkload({ ...sc.workload, requests }, { readFile: (p) => readFileSync(p, "utf8"), logger });
   // The oracle is kv's stack and tuning with the truth for an index (`up` has no oracle mode).
   const stack = mode === "oracle" ? { ...simulatedStackOf(sc, "kv"), routerMode: "oracle" as const } : simulatedStackOf(sc, mode);
-  return simulateStack(workload, stack, { arrival: { kind: "concurrency", concurrency }, seed: sc.workload.seed, startedMs: performance.now() }, { hasher, now: () => performance.now() });
+  return simulateStack(workload, stack, { arrival: { kind: "concurrency", concurrency }, seed: sc.workload.seed, regret: true, startedMs: performance.now() }, { hasher, now: () => performance.now() });
 }
 
 /** Quoted reference (not run here): an earlier prototype's reuse kv, rr and mean TTFT kv/rr at 400 requests. */
