@@ -48,6 +48,18 @@ describe.skipIf(process.platform !== "linux")("install.sh", () => {
     expect(existsSync(join(dir.path, "prefix"))).toBe(false);
   });
 
+  test("bad arguments: exit 1 naming the problem, before anything is read", async () => {
+    const none = await runCli([INSTALL], { bin: "/bin/sh" });
+    expect([none.exitCode, none.stderr.trim()]).toEqual([1, "install.sh: say where the release is: --from DIR or --url BASE_URL"]);
+    const unknown = await runCli([INSTALL, "--form", "x"], { bin: "/bin/sh" });
+    expect([unknown.exitCode, unknown.stderr.trim()]).toEqual([1, "install.sh: unknown argument --form (try --help)"]);
+    const dangling = await runCli([INSTALL, "--from"], { bin: "/bin/sh" });
+    expect([dangling.exitCode, dangling.stderr.trim()]).toEqual([1, "install.sh: --from needs a directory"]);
+    using dir = tempDir("kvcr-install-");
+    const missing = await install(join(dir.path, "nowhere"), join(dir.path, "prefix"));
+    expect([missing.exitCode, missing.stderr.trim()]).toEqual([1, `install.sh: ${join(dir.path, "nowhere")}/SHA256SUMS not found`]);
+  });
+
   test("no archive for this machine, or a binary that does not run here: exit non-zero, saying why", async () => {
     using none = tempDir("kvcr-install-");
     await release(none.path, "#!/bin/sh\necho 9.9.9\n", ["darwin-arm64"]);
