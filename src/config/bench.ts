@@ -195,7 +195,8 @@ export function benchProblems(c: BenchConfig): string[] {
     if (typeof m === "string") problems.push(m);
   }
   for (const [flag, text] of [["--header", c.header], ["--metadata", c.metadata]] as const) {
-    if (text !== undefined && typeof parsePairs(text, flag) === "string") problems.push(parsePairs(text, flag) as string);
+    const pairs = text === undefined ? undefined : parsePairs(text, flag);
+    if (typeof pairs === "string") problems.push(pairs);
   }
   if (c.extraBody !== undefined && (typeof c.extraBody !== "object" || c.extraBody === null || Array.isArray(c.extraBody))) problems.push(`--extra-body: got ${JSON.stringify(c.extraBody)}, expected a JSON object such as '{"top_k": 5}'`);
   if (c.url !== undefined && (c.host !== undefined || c.port !== undefined)) problems.push("--url and --host/--port: give one (the target is --url, or http://HOST:PORT)");

@@ -6,7 +6,7 @@
 import type { Logger } from "../lib/logger.ts";
 import type { Residency } from "../protocol/residency.ts";
 import { auditPoint, type AuditPoint } from "./index-audit.ts";
-import { mockerUrlsOf, readResidency, type StackEndpoints } from "./stack-truth.ts";
+import { mockerUrlsOf, readResidency, readTruths, type StackEndpoints } from "./stack-truth.ts";
 
 /**
  * Events travel mocker → agent → router in a few ms: the second index read comes this long after
@@ -93,7 +93,7 @@ async function sampleOnce(startMs: number, log: AuditLog, deps: AuditLoopDeps): 
     }
     const mockers = await mockerUrlsOf(ends, before);
     const t_s = (deps.now() - startMs) / 1000;
-    const docs = await Promise.all(mockers.map((m) => readResidency(`${m}/v1/residency`).catch(() => undefined)));
+    const docs = await readTruths(mockers);
     const truth: Residency = { sources: docs.flatMap((d) => d?.sources ?? []) };
     const load: Record<string, number> = {};
     for (const s of truth.sources) if (s.requests !== undefined) load[`${s.worker_id}/${s.dp_rank}`] = s.requests;

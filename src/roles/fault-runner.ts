@@ -113,14 +113,10 @@ async function applyEntry(e: ScheduleEntry, startMs: number, deps: FaultRunnerDe
       const body = { ...e.action.fault, target: { worker: worker!.workerId, ...(rank !== undefined ? { rank } : {}) } };
       rec.id = await postFault(worker!.mocker, body);
       stamp();
-    } else if (e.action.kind === "kill") {
-      if (!deps.control) throw new Error(`${e.action.kind} needs a stack this command started (up, or bench's own stack); skipped`);
-      const what = await deps.control.kill(e.target, worker?.mocker);
-      stamp();
-      deps.logger.info(`fault schedule: entry ${e.entry}: kill ${what}`);
     } else {
       if (!deps.control) throw new Error(`${e.action.kind} needs a stack this command started (up, or bench's own stack); skipped`);
       const what = await deps.control[e.action.kind](e.target, worker?.mocker);
+      if (e.action.kind === "kill") stamp(); // a restart is stamped at its start: it lasts until ready
       deps.logger.info(`fault schedule: entry ${e.entry}: ${e.action.kind} ${what}`);
     }
     const d = faultDurationS(e.action);

@@ -50,6 +50,11 @@ export async function mockerUrlsOf(ends: StackEndpoints, index?: Residency): Pro
   return out;
 }
 
+/** Each mocker's `GET /v1/residency`, in order; undefined for one that does not answer (killed, restarting). */
+export function readTruths(mockers: readonly string[]): Promise<(Residency | undefined)[]> {
+  return Promise.all(mockers.map((m) => readResidency(`${m}/v1/residency`).catch(() => undefined)));
+}
+
 /** One worker of the stack: its id and its mocker. */
 export interface StackWorker {
   workerId: string;
@@ -62,7 +67,7 @@ export interface StackWorker {
  * its workers are missing, and positions after them shift.
  */
 export async function stackWorkers(mockers: readonly string[]): Promise<{ workers: StackWorker[]; complete: boolean }> {
-  const docs = await Promise.all(mockers.map((m) => readResidency(`${m}/v1/residency`).catch(() => undefined)));
+  const docs = await readTruths(mockers);
   const workers: StackWorker[] = [];
   docs.forEach((doc, i) => {
     for (const s of doc?.sources ?? []) if (!workers.some((w) => w.workerId === s.worker_id)) workers.push({ workerId: s.worker_id, mocker: mockers[i]! });

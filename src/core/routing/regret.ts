@@ -2,6 +2,7 @@
 // (worker, rank) at the moment it was made, judged on true residency. One home for the arithmetic,
 // used by replay (exact truth, every request) and by bench's live regret (the nearest truth sample).
 // docs/DECISIONS.md "Regret and oracle" gives the definitions.
+import { grown } from "../kv/grown.ts";
 import { percentile } from "../replay/stats.ts";
 import { polynomialPrefillMs, TimingModelKind } from "../timing/timing-model.ts";
 
@@ -114,15 +115,15 @@ export class RegretTally {
 
   /** add() without an object per decision (the replay hot path). */
   push(regretBlocks: number, prefillMs: number | undefined, loadChosen: number | undefined, loadLeast: number | undefined): void {
-    if (this.n === this.blocks.length) this.blocks = grow(this.blocks);
+    if (this.n === this.blocks.length) this.blocks = grown(this.blocks, this.blocks.length * 2);
     this.blocks[this.n++] = regretBlocks;
     if (regretBlocks === 0) this.best++;
     if (prefillMs !== undefined) {
-      if (this.nMs === this.ms.length) this.ms = grow(this.ms);
+      if (this.nMs === this.ms.length) this.ms = grown(this.ms, this.ms.length * 2);
       this.ms[this.nMs++] = Math.max(0, prefillMs);
     }
     if (loadChosen !== undefined && loadLeast !== undefined) {
-      if (this.nLoad === this.loads.length) this.loads = grow(this.loads);
+      if (this.nLoad === this.loads.length) this.loads = grown(this.loads, this.loads.length * 2);
       const extra = Math.max(0, loadChosen - loadLeast);
       this.loads[this.nLoad++] = extra;
       if (extra === 0) this.leastLoaded++;
@@ -174,10 +175,4 @@ function mean(xs: Float64Array): number {
   let s = 0;
   for (let i = 0; i < xs.length; i++) s += xs[i]!;
   return s / xs.length;
-}
-
-function grow(a: Float64Array): Float64Array<ArrayBuffer> {
-  const b = new Float64Array(a.length * 2);
-  b.set(a);
-  return b;
 }

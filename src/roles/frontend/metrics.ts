@@ -3,52 +3,15 @@
 // busy flags per (worker, rank), requests shed, index size per tier, retries and ejections, and the
 // event feeds' counters.
 import type { MetricFamily } from "../../protocol/prometheus.ts";
+import { HistogramSeries } from "../../protocol/prometheus-histogram.ts";
 import { DynamoFrontendMetrics } from "./dynamo-metrics.ts";
 import type { RoutingState } from "./routing-state.ts";
-
-export class Histogram {
-  private readonly counts: Float64Array;
-  private sum = 0;
-  private count = 0;
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private readonly bounds: readonly number[],
-  ) {
-    this.counts = new Float64Array(bounds.length);
-  }
-
-  observe(v: number): void {
-    this.sum += v;
-    this.count++;
-    const b = this.bounds;
-    for (let i = 0; i < b.length; i++) {
-      if (v <= b[i]!) {
-        this.counts[i]!++;
-        return;
-      }
-    }
-  }
-
-  family(): MetricFamily {
-    const samples: MetricFamily["samples"] = [];
-    let cumulative = 0;
-    this.bounds.forEach((le, i) => {
-      cumulative += this.counts[i]!;
-      samples.push({ suffix: "_bucket", labels: { le }, value: cumulative });
-    });
-    samples.push({ suffix: "_bucket", labels: { le: "+Inf" }, value: this.count });
-    samples.push({ suffix: "_sum", value: this.sum }, { suffix: "_count", value: this.count });
-    return { name: this.name, help: this.help, type: "histogram", samples };
-  }
-}
 
 const DECISION_S = [0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005];
 
 export class FrontendMetrics {
   readonly dynamo: DynamoFrontendMetrics;
-  readonly decision = new Histogram("kvcr_frontend_routing_decision_seconds", "Time to hash the prompt and pick a (worker, rank)", DECISION_S);
+  readonly decision = new HistogramSeries(DECISION_S, "rust");
   /** Count per route, then per status: no key string built on every request. */
   private readonly requests = new Map<string, Map<number, number>>();
   hintsAttached = 0;
@@ -118,7 +81,7 @@ export class FrontendMetrics {
     return [
       ...this.dynamo.families(state),
       requests,
-      this.decision.family(),
+      { name: "kvcr_frontend_routing_decision_seconds", help: "Time to hash the prompt and pick a (worker, rank)", type: "histogram", samples: this.decision.samples({}) },
       routed,
       { name: "kvcr_frontend_workers", help: "Workers in routing", type: "gauge", samples: [{ value: state.workerCount }] },
       { name: "kvcr_frontend_queued_requests", help: "Requests held while every worker is saturated (--router-queue-threshold)", type: "gauge", samples: [{ value: state.heldCount }] },

@@ -21,9 +21,9 @@ export interface StackWatch {
 
 export function watchStack(stack: Pick<StackHandle, "frontendUrl" | "processes" | "control">, opts: WatchOptions, logger: Logger): StackWatch {
   const startMs = performance.now();
-  const local = () => stack.processes.filter((p) => p.role === "mocker").map((p) => p.url);
+  const local = stack.processes.filter((p) => p.role === "mocker").map((p) => p.url);
   // No mocker on this host (`--roles frontend`): they are found through the frontend's /v1/index.
-  const ends: StackEndpoints = { ...(stack.frontendUrl ? { indexUrl: stack.frontendUrl } : {}), ...(local().length > 0 ? { mockerUrls: local() } : {}) };
+  const ends: StackEndpoints = { ...(stack.frontendUrl ? { indexUrl: stack.frontendUrl } : {}), ...(local.length > 0 ? { mockerUrls: local } : {}) };
   let schedule: ScheduleRun | undefined;
   let audit: AuditRun | undefined;
   if (opts.schedule && opts.schedule.length > 0) {

@@ -10,6 +10,7 @@ import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
 import { VERSION_PATH, versionResponse } from "../version.ts";
+import { ADMIN_PREFIX } from "./faults/admin-app.ts";
 import type { RequestFaultPlan } from "./faults/http-faults.ts";
 import { cuttingSink, delayedSink } from "./faults/http-faults.ts";
 import { OVERLAP_PATH, overlapRoute, RESIDENCY_PATH, residencyRoute, type ResidencyDeps } from "./residency-app.ts";
@@ -63,7 +64,7 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits, route
       if (req.method !== "POST") return openAiError(405, "use POST for /v1/generate");
       return generate(req, pool, limits, routes.faults);
     }
-    if (pathname.startsWith("/admin/") || pathname === "/admin") {
+    if (pathname.startsWith(ADMIN_PREFIX) || pathname === ADMIN_PREFIX.slice(0, -1)) {
       return routes.admin ? routes.admin(req, pathname) : openAiError(404, `no route ${pathname}: the fault API needs --admin`);
     }
     if (routes.residency && pathname === RESIDENCY_PATH) return residencyRoute(req, routes.residency);

@@ -1,6 +1,7 @@
 // The fault API of a mocker started with --admin (docs/http-api.md, "Faults"): POST /admin/faults
 // adds one (400 naming the field, 201 with the fault and its id), GET lists the pending and active
 // ones, DELETE /admin/faults/{id} ends one and DELETE /admin/faults every one.
+import { readCapped } from "../../../lib/read-capped.ts";
 import { checkFault, type FaultKind } from "../../../protocol/faults.ts";
 import { openAiError } from "../../../protocol/openai.ts";
 import type { FaultTable } from "./fault-table.ts";
@@ -29,8 +30,9 @@ export function createAdminFetch(table: FaultTable, unsupported: (kind: FaultKin
 }
 
 async function add(req: Request, table: FaultTable, unsupported: (kind: FaultKind) => string | undefined): Promise<Response> {
-  const text = await req.text();
-  if (text.length > MAX_BODY_BYTES) return openAiError(413, `fault body over ${MAX_BODY_BYTES} bytes`);
+  // Capped as it is read: a chunked body declares no length.
+  const text = req.body ? await readCapped(req.body.getReader(), MAX_BODY_BYTES) : "";
+  if (text === undefined) return openAiError(413, `fault body over ${MAX_BODY_BYTES} bytes`);
   let body: unknown;
   try {
     body = JSON.parse(text);

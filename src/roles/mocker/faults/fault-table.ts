@@ -109,7 +109,7 @@ export class FaultTable {
   /** The first fault of `kind` in effect for (worker, rank), if any. */
   find<K extends FaultKind>(kind: K, worker: number, rank: number): (HeldFault & { spec: FaultOf<K> }) | undefined {
     for (const h of this.faults.values()) {
-      if (h.active && h.spec.kind === kind && (h.worker === undefined || h.worker === worker) && (h.rank === undefined || h.rank === rank)) {
+      if (h.active && h.spec.kind === kind && this.targets(h, worker, rank)) {
         return h as HeldFault & { spec: FaultOf<K> };
       }
     }
