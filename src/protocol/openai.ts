@@ -55,7 +55,7 @@ export interface GenerationRequest {
 
 /** OpenAI's documented default for /v1/completions; used for chat too (a mock has no context limit). */
 export const DEFAULT_MAX_TOKENS = 16;
-const MAX_TOKEN_ID = 0xffff_ffff;
+export const MAX_TOKEN_ID = 0xffff_ffff;
 
 /** What the parsers enforce beyond field types: the frontend's --max-tokens-limit and --max-prompt-bytes. */
 export interface RequestLimits {
@@ -142,7 +142,8 @@ function asObject(body: unknown): Body | BadRequest {
   return body as Body;
 }
 
-function tokenIds(v: readonly unknown[], param: string): number[] | BadRequest {
+/** The array as token ids (integers 0..MAX_TOKEN_ID), or a 400 naming the first that is not. */
+export function tokenIds(v: readonly unknown[], param: string): number[] | BadRequest {
   for (let i = 0; i < v.length; i++) {
     const t = v[i];
     if (typeof t !== "number" || !Number.isInteger(t) || t < 0 || t > MAX_TOKEN_ID) return new BadRequest(param, `${param}[${i}]: expected a token id from 0 to ${MAX_TOKEN_ID}, got ${show(t)}`);

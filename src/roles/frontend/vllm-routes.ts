@@ -4,7 +4,7 @@
 // bodies, on the frontend's own mock tokenizer; bench calls them to re-align prompts) and `/ping`.
 // http-app.ts reads bodies (size and time caps) and checks methods; these build the answers.
 import { applyChatTemplate, detokenize, detokenizeOne, tokenize } from "../../core/text/tokenizer.ts";
-import { BadRequest, openAiError, parseChatRequest, type RequestLimits } from "../../protocol/openai.ts";
+import { BadRequest, openAiError, parseChatRequest, tokenIds, type RequestLimits } from "../../protocol/openai.ts";
 
 export const MODELS_PREFIX = "/v1/models/";
 
@@ -95,17 +95,13 @@ export function tokenizeAnswer(json: unknown, view: ModelView, limits: RequestLi
   });
 }
 
-const MAX_TOKEN_ID = 0xffff_ffff;
-
 /** `POST /detokenize`: `{model?, tokens}` → `{prompt}`, the mock vocabulary's rendering of the ids. */
 export function detokenizeAnswer(json: unknown, view: ModelView): Response {
   const c = common(json, view);
   if (c instanceof Response) return c;
   const tokens = c.body.tokens;
   if (!Array.isArray(tokens)) return openAiError(400, "tokens: expected an array of token ids", { param: "tokens" });
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i];
-    if (typeof t !== "number" || !Number.isInteger(t) || t < 0 || t > MAX_TOKEN_ID) return openAiError(400, `tokens[${i}]: expected a token id from 0 to ${MAX_TOKEN_ID}`, { param: "tokens" });
-  }
-  return Response.json({ prompt: detokenize(tokens as number[]) });
+  const ids = tokenIds(tokens, "tokens");
+  if (ids instanceof BadRequest) return openAiError(400, ids.message, { param: ids.param });
+  return Response.json({ prompt: detokenize(ids) });
 }

@@ -5,7 +5,7 @@
 // when what it holds equals what its PUB has sent (as the state dump is).
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { KvTier } from "../../core/kv/kv-events.ts";
-import { openAiError } from "../../protocol/openai.ts";
+import { BadRequest, openAiError, tokenIds } from "../../protocol/openai.ts";
 import { prefixOverlap, residencyBlocks, type Residency, type ResidencySource } from "../../protocol/residency.ts";
 import type { RankEngine } from "./rank-engine.ts";
 
@@ -85,11 +85,9 @@ function queryHashes(body: unknown, deps: ResidencyDeps): bigint[] | string {
   if (b.token_ids !== undefined) {
     const ids = b.token_ids;
     if (!Array.isArray(ids) || ids.length > MAX_QUERY_BLOCKS * deps.blockSize) return "token_ids: expected an array of token ids";
-    for (let i = 0; i < ids.length; i++) {
-      const t: unknown = ids[i];
-      if (typeof t !== "number" || !Number.isInteger(t) || t < 0 || t > 0xffff_ffff) return `token_ids[${i}]: expected an integer from 0 to 4294967295, got ${JSON.stringify(t)}`;
-    }
-    return [...deps.hasher.hashBlocks(ids as number[], deps.blockSize).sequence];
+    const checked = tokenIds(ids, "token_ids");
+    if (checked instanceof BadRequest) return checked.message;
+    return [...deps.hasher.hashBlocks(checked, deps.blockSize).sequence];
   }
   const list = b.block_hashes;
   if (!Array.isArray(list) || list.length > MAX_QUERY_BLOCKS) return "block_hashes: expected an array of decimal u64 strings";
