@@ -8,7 +8,7 @@ import { KvStateAgent } from "./agent/agent.ts";
 import { createAgentApp } from "./agent/http-app.ts";
 import { RouterEventOutbound } from "./agent/outbound.ts";
 import { createMockerFetch, type WorkerPool } from "./mocker/http-app.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../lib/version.ts";
 
 test("mocker, agent and frontend: GET /version → {version}; another method → 405", async () => {
   expect(VERSION.startsWith(`${pkg.version}+`)).toBe(true);

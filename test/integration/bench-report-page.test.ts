@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runBench } from "../../src/roles/bench/run-bench.ts";
-import { VERSION } from "../../src/roles/version.ts";
+import { VERSION } from "../../src/lib/version.ts";
 import { CHROMIUM, decodePng, openPage } from "../chromium.ts";
 import { benchDeps, benchOptions } from "../bench-kit.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";

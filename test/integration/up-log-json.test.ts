@@ -4,7 +4,7 @@
 // /version answers along the way.
 import { afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
-import { VERSION } from "../../src/roles/version.ts";
+import { VERSION } from "../../src/lib/version.ts";
 import { CLI_ENTRY, FIXTURES_DIR, pidAlive, spawnProcess, tempDir, withTimeout } from "../harness.ts";
 
 const FAKE = `${process.execPath} ${join(FIXTURES_DIR, "fake-role.ts")}`;

@@ -7,7 +7,7 @@ import type { DiscoveryStore } from "../../discovery/store.ts";
 import { readCapped } from "../../lib/read-capped.ts";
 import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../../protocol/prometheus.ts";
-import { VERSION, VERSION_PATH } from "../version.ts";
+import { VERSION_PATH, versionResponse } from "../version.ts";
 import type { KvStateAgent } from "./agent.ts";
 
 /** Largest POST /v1/sources body (an intent is a few hundred bytes). */
@@ -36,7 +36,7 @@ export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, disco
       path: "/metrics",
       methods: { GET: () => new Response(renderMetrics([...agent.metrics(), ...(discovery ? discoveryMetricFamilies(discovery) : [])]), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }) },
     },
-    { path: VERSION_PATH, methods: { GET: () => Response.json({ version: VERSION }) } },
+    { path: VERSION_PATH, methods: { GET: () => versionResponse("GET") } },
     { path: "/v1/slots", methods: { GET: () => Response.json(agent.slotViews()) } },
     { path: "/v1/snapshot", methods: { GET: () => Response.json(agent.snapshot()) } },
     { path: "/v1/sources", methods: { POST: (req) => addSource(agent, req) } },

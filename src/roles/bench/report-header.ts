@@ -2,7 +2,7 @@
 // the command line, kvcr-mock's version, the date, each run's URL and model, the workload, its
 // seed and the arrivals. run-bench.ts builds it from the options it was given; html-report.ts
 // adds the per-run rows from the results and draws it.
-import { VERSION } from "../version.ts";
+import { VERSION } from "../../lib/version.ts";
 import { arrivalSpecOf, DEFAULT_SYNTHETIC_REQUESTS, describeArrival, type WorkloadOptions } from "../workload.ts";
 import type { BenchOptions } from "./run-bench.ts";
 import type { BenchResult } from "./metrics.ts";

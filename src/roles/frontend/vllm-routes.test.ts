@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { app, ndjsonWorker, post, routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
 import { applyChatTemplate, detokenize, tokenize } from "../../core/text/tokenizer.ts";
-import { VERSION } from "../version.ts";
+import { VERSION } from "../../lib/version.ts";
 
 function frontend(records = [workerRecord("a", { model: "Qwen/Qwen3-0.6B", max_model_len: 4096 }), workerRecord("b", { model: "m" })]) {
   const state = routingState("round-robin");
