@@ -3,7 +3,7 @@
 // ITL, duration and sequence-length histograms with Dynamo's default log buckets printed as the Rust
 // crate prints them (le="0" first, "1" not "1.0"); output tokens as they stream; cancellations and
 // busy rejections; per-model config gauges from the worker records.
-import { HistogramVec, leText } from "../../protocol/prometheus-histogram.ts";
+import { HistogramVec, leText, type HistogramSeries } from "../../protocol/prometheus-histogram.ts";
 import type { MetricFamily } from "../../protocol/prometheus.ts";
 import type { RoutingState } from "./routing-state.ts";
 
@@ -96,6 +96,8 @@ export class DynamoFrontendMetrics {
     let ended = false;
     let osl = 0;
     let lastMs = -1;
+    // The ITL series is looked up once per request, not once per token (its key is built by JSON).
+    let itl: HistogramSeries | undefined;
     const leaveQueue = () => {
       if (queued) this.queued.add(m, -1);
       queued = false;
@@ -110,7 +112,7 @@ export class DynamoFrontendMetrics {
           leaveQueue();
           this.ttft.with(m).observe((at - t0) / 1000);
           this.isl.with(m).observe(promptTokens);
-        } else this.itl.with(m).observe((at - lastMs) / 1000 / n, n);
+        } else (itl ??= this.itl.with(m)).observe((at - lastMs) / 1000 / n, n);
         lastMs = at;
         osl += n;
       },
