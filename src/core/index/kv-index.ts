@@ -107,9 +107,9 @@ class TierIndex {
   }
 
   /**
-   * Reference-counted store (an index of blocks in use, see KvIndex.acquire) into the rank's
-   * set `own`, which holds each block's count: the rank joins the block's holder list with its
-   * first reference. Returns the block's list id, which stays its own while any reference is held
+   * One reference more (an index of blocks in use, see KvIndex.attach) in the rank's set `own`,
+   * which holds each block's count: the rank joins the block's holder list with its first
+   * reference. Returns the block's list id, which stays its own while any reference is held
    * (release by id needs no hashing).
    */
   acquire(own: U64Map, rankId: number, w0: number, w1: number): number {
@@ -123,14 +123,15 @@ class TierIndex {
     return id;
   }
 
-  /** Drops one reference of `rankId` to the block of list `id`; the rank leaves its list with the last. */
-  release(own: U64Map, rankId: number, id: number): void {
+  /** Drops one reference of `rankId` to the block of list `id`; the rank leaves its list with the last (true then). */
+  release(own: U64Map, rankId: number, id: number): boolean {
     const w0 = this.keyW0[id]!;
     const w1 = this.keyW1[id]!;
-    if (own.decrement(w0, w1) !== 0) return;
+    if (own.decrement(w0, w1) !== 0) return false;
     this.total--;
     this.counts[rankId]!--;
     this.unlist(id, rankId, w0, w1);
+    return true;
   }
 
   /** False when the rank did not hold the block. */
@@ -203,6 +204,8 @@ export class KvIndex {
   private firstList = -1;
   /** The longest device prefix any rank holds, of the last beginOverlaps() query. */
   deepest = 0;
+  /** The list ids of the last query's blocks [0, deepest): valid until a detach (see attach). */
+  private pathIds = new Int32Array(32);
 
   constructor() {
     this.tiers = { device: new TierIndex(), host: new TierIndex(), disk: new TierIndex() };
@@ -253,40 +256,58 @@ export class KvIndex {
   }
 
   /**
-   * One more reference of `rankId` to blocks [from, to) of the device tier: an index of blocks in
-   * use rather than cached (the router's active-block tracker), fed by acquire()/release() only, in
-   * which a block held several times by a rank counts once and leaves with its last reference
-   * (the rank's set keeps the count). Each block's list id
-   * goes to ids[i], for release(). With `untilNew`, stops after the first block no rank held
-   * before; returns the index after the last block acquired. It may run while a query is open
-   * (its answers stay as they were, and endOverlaps() still clears them).
+   * The router's tracker of blocks in use (an index fed by attach(), extend() and detach() only,
+   * device tier): a rank's blocks are prefix-closed chains of in-flight prompts, and each block
+   * the rank holds counts, in its set, the chains that end there plus its children the rank holds.
+   * A block shared by several chains is thus held once, and a chain joins or leaves by touching the
+   * blocks it adds or drops and the one it hangs from, never its whole shared prefix.
+   *
+   * attach: a chain of `hashes` on the rank, which holds its blocks [0, held) already — as the last
+   * beginOverlaps() walked these very hashes, with nothing detached since (their ids are that
+   * walk's). Adds blocks [held, to), with `untilNew` only up to the first block no rank held;
+   * writes every block's list id to ids[i] (for extend() and detach()); returns the chain's end.
    */
-  acquire(rankId: number, hashes: ArrayLike<bigint>, ids: Int32Array, from = 0, to = hashes.length, untilNew = false): number {
-    if (to <= from) return from;
+  attach(rankId: number, hashes: ArrayLike<bigint>, ids: Int32Array, held: number, to: number, untilNew: boolean): number {
     this.reserve(rankId);
     const tier = this.tiers.device;
     const own = tier.own(rankId);
-    const words = this.wordsOf(hashes, to - from, from);
-    for (let i = from; i < to; i++) {
-      const k = 2 * (i - from);
-      ids[i] = tier.acquire(own, rankId, words[k]!, words[k + 1]!);
+    const words = this.wordsOf(hashes, Math.max(held, to));
+    const known = Math.min(held, this.deepest);
+    ids.set(this.pathIds.subarray(0, known));
+    // Past the walk's deepest block: a deferred tail the walk indexed for this rank.
+    for (let i = known; i < held; i++) ids[i] = tier.holders.get(words[2 * i]!, words[2 * i + 1]!);
+    // The block the chain hangs from gains a child, or (nothing new) another chain ending there.
+    if (held > 0) own.increment(words[2 * held - 2]!, words[2 * held - 1]!);
+    for (let i = held; i < to; i++) {
+      ids[i] = tier.acquire(own, rankId, words[2 * i]!, words[2 * i + 1]!);
       if (untilNew && tier.opened) return i + 1;
     }
-    return to;
+    return Math.max(held, to);
   }
 
-  /** One reference less of `rankId` to each block whose id acquire() gave (ids[0, count)). */
-  release(rankId: number, ids: Int32Array, count: number): void {
+  /**
+   * Moves the end of an attached chain from block from − 1 to block to − 1: blocks [from, to), which
+   * no chain of the rank holds, are added (ids as attach). May run while a query is open (its
+   * answers stay as they were, and endOverlaps() still clears them).
+   */
+  extend(rankId: number, hashes: ArrayLike<bigint>, ids: Int32Array, from: number, to: number): void {
+    const tier = this.tiers.device;
+    const own = tier.own(rankId);
+    const words = this.wordsOf(hashes, to - from, from);
+    for (let i = from; i < to; i++) ids[i] = tier.acquire(own, rankId, words[2 * (i - from)]!, words[2 * (i - from) + 1]!);
+  }
+
+  /** Ends a chain of `rankId` (ids[0, end) from attach/extend): its blocks leave from the end while nothing else holds them. */
+  detach(rankId: number, ids: Int32Array, end: number): void {
     const tier = this.tiers.device;
     const own = tier.byRank.get(rankId);
     if (own === undefined) return;
-    for (let i = 0; i < count; i++) tier.release(own, rankId, ids[i]!);
+    for (let i = end - 1; i >= 0 && tier.release(own, rankId, ids[i]!); i--);
   }
 
-  /** The list id of a device block (an acquired block's name while any reference is held); -1 when absent. */
-  deviceListId(hash: bigint): number {
-    splitU64(hash);
-    return this.tiers.device.holders.get(SPLIT[0]!, SPLIT[1]!);
+  /** The list id of the last query's deepest block (-1 when it had none); valid until the next change. */
+  deepestListId(): number {
+    return this.deepest > 0 ? this.pathIds[this.deepest - 1]! : -1;
   }
 
   /** Counts `n` more (or fewer) blocks in the rank's device footprint that are not indexed. */
@@ -358,6 +379,7 @@ export class KvIndex {
     this.firstList = -1;
     if (count === 0) return q;
     const words = this.wordsOf(seqHashes, count);
+    if (this.pathIds.length < count) this.pathIds = new Int32Array(Math.max(count, this.pathIds.length * 2));
     this.deviceWalk(words, count);
     this.continuation(this.tiers.host, words, count, this.hst, this.dev, undefined);
     this.continuation(this.tiers.disk, words, count, this.dsk, this.dev, this.hst);
@@ -374,13 +396,21 @@ export class KvIndex {
     const slab = lists.slab;
     const lo = first === -1 ? 0 : lists.off[first]!;
     const hi = first === -1 ? 0 : lo + lists.len[first]!;
-    for (let k = lo; k < hi; k++) dev[slab[k]!] = 0;
+    // A long list (a prefix every rank shares) is cleared faster as one block than rank by rank.
+    const wide = hi - lo > dev.length >> 3;
+    if (wide) dev.fill(0);
+    else for (let k = lo; k < hi; k++) dev[slab[k]!] = 0;
     const nt = this.touchedCount;
     for (let t = 0; t < nt; t++) {
       const s = touched[t]!;
       dev[s] = hst[s] = dsk[s] = 0;
     }
-    if (this.lowerWritten) for (let k = lo; k < hi; k++) hst[slab[k]!] = dsk[slab[k]!] = 0;
+    if (this.lowerWritten) {
+      if (wide) {
+        hst.fill(0);
+        dsk.fill(0);
+      } else for (let k = lo; k < hi; k++) hst[slab[k]!] = dsk[slab[k]!] = 0;
+    }
     this.touchedCount = 0;
     this.firstList = -1;
     this.lowerWritten = false;
@@ -406,6 +436,8 @@ export class KvIndex {
     const id0 = dt.total > 0 ? dt.holders.get(words[0]!, words[1]!) : -1;
     this.firstList = id0;
     if (id0 === -1) return;
+    const path = this.pathIds;
+    path[0] = id0;
     const { slab, off, len } = dt.lists;
     // The set is read at `active[base + a]`: block 0's list in the slab, then the copy in `kept`.
     let active = slab;
@@ -421,6 +453,7 @@ export class KvIndex {
     for (let i = 1; i < count && n0 > 0; i++) {
       const id = dt.holders.get(words[2 * i]!, words[2 * i + 1]!);
       if (id === -1) break;
+      path[i] = id;
       if (len[id] === n0 && dt.fpA[id] === fpA && dt.fpB[id] === fpB) {
         depth = i + 1;
         continue;

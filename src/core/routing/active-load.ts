@@ -1,6 +1,6 @@
 // The router's own view of each (worker, rank)'s load, from the requests it sent there (as
-// Dynamo's ActiveSequences): the full-block sequence hashes of every in-flight prompt,
-// reference-counted in one index keyed by block hash, so a block shared by several in-flight
+// Dynamo's ActiveSequences): the full-block sequence hashes of every in-flight prompt, held as
+// chains in one index keyed by block hash (KvIndex.attach), so a block shared by several in-flight
 // requests counts once and a decision walks the prompt's blocks once for every candidate; and
 // the prefill tokens still outstanding (added at routing, dropped at the request's first token).
 // A request's load stays until it finishes, even when its candidate left routing meanwhile (the
@@ -39,6 +39,8 @@ export class ActiveLoad {
   private deferredCount = 0;
   /** Released id arrays by log2 of their length. */
   private readonly spareIds: Int32Array[][] = [];
+  /** The hashes of the last beginPrefixes() walk while its answers hold (no add or finish since): add() reuses them. */
+  private walked: ArrayLike<bigint> | undefined;
 
   /** Sizes the per-rank arrays for ids up to `rankId` (reads by id stay in range). */
   reserve(rankId: number): void {
@@ -46,11 +48,20 @@ export class ActiveLoad {
     this.blocks.reserve(rankId);
   }
 
-  /** Counts a routed request: its prompt blocks as active, its uncached prompt tokens as prefill. */
-  add(rankId: number, hashes: ArrayLike<bigint>, prefillTokens: number): ActiveRequest {
+  /**
+   * Counts a routed request: its prompt blocks as active, its uncached prompt tokens as prefill.
+   * `held`: the longest prefix of `hashes` active on the rank, as the last beginPrefixes() on these
+   * hashes gave it (the router's decision walk); without it, or after a change since, it walks again.
+   */
+  add(rankId: number, hashes: ArrayLike<bigint>, prefillTokens: number, held?: number): ActiveRequest {
     this.reserve(rankId);
+    if (held === undefined || hashes !== this.walked) {
+      held = this.beginPrefixes(hashes, hashes.length)[rankId]!;
+      this.endPrefixes();
+    }
+    this.walked = undefined; // the rank's prefix changes
     const blockIds = this.idArray(hashes.length);
-    const indexed = this.blocks.acquire(rankId, hashes, blockIds, 0, hashes.length, true);
+    const indexed = this.blocks.attach(rankId, hashes, blockIds, held, hashes.length, true);
     const req: ActiveRequest = { rankId, hashes, blockIds, indexed, prefillTokens, done: false, nextDeferred: undefined };
     if (indexed < hashes.length) {
       this.blocks.addUnindexed(rankId, hashes.length - indexed);
@@ -72,12 +83,13 @@ export class ActiveLoad {
     if (req.done) return;
     this.firstToken(req);
     req.done = true;
+    this.walked = undefined; // a detach may close lists, whose ids are then reused
     const total = req.hashes.length;
     if (req.indexed < total) {
       this.unmark(req);
       this.blocks.addUnindexed(req.rankId, req.indexed - total);
     }
-    this.blocks.release(req.rankId, req.blockIds, req.indexed);
+    this.blocks.detach(req.rankId, req.blockIds, req.indexed);
     const spare = this.spareIds[Math.log2(req.blockIds.length)];
     if (spare !== undefined && spare.length < SPARE_ID_ARRAYS) spare.push(req.blockIds);
   }
@@ -107,6 +119,7 @@ export class ActiveLoad {
    */
   beginPrefixes(hashes: ArrayLike<bigint>, count: number): Int32Array {
     const depth = this.blocks.beginOverlaps(hashes, count).device;
+    this.walked = count === hashes.length ? hashes : undefined;
     // The walk stops at the deepest indexed block; a deferred tail continuing there with this
     // prompt's next block is indexed now, and its rank's depth raised to match.
     const d = this.blocks.deepest;
@@ -126,7 +139,7 @@ export class ActiveLoad {
    * (it holds blocks 0..d-1) to the tail's end, written into the open query's `depth`.
    */
   private indexTailsAt(hashes: ArrayLike<bigint>, d: number, count: number, depth: Int32Array): void {
-    let req = this.deferred[this.blocks.deviceListId(hashes[d - 1]!)];
+    let req = this.deferred[this.blocks.deepestListId()];
     if (req === undefined) return;
     const next = hashes[d]!;
     for (let after = req.nextDeferred; req !== undefined; req = after, after = req?.nextDeferred) {
@@ -138,7 +151,8 @@ export class ActiveLoad {
       let to = d + 1;
       while (to < limit && req.hashes[to] === hashes[to]) to++;
       this.blocks.addUnindexed(req.rankId, d - to);
-      req.indexed = this.blocks.acquire(req.rankId, req.hashes, req.blockIds, d, to);
+      this.blocks.extend(req.rankId, req.hashes, req.blockIds, d, to);
+      req.indexed = to;
       if (req.indexed < total) this.defer(req);
       depth[req.rankId] = to;
     }

@@ -336,12 +336,23 @@ export class Router {
     // Host and disk overlaps are read only when something is indexed there (the common device-only case reads less).
     const lower = this.index!.hasLowerTiers();
     // kvCost (kv-cost.ts), inlined: this runs once per candidate per request. The common case
-    // (every candidate, device only) gets a loop without the per-candidate branches.
-    if (pick === undefined && !lower) {
+    // (every candidate, device only, lowest cost) picks in the same loop, without the
+    // per-candidate branches or a cost array; it draws ties as selectByCost does.
+    let best: number;
+    if (pick === undefined && !lower && this.temperature === 0) {
+      const rng = this.rng;
+      let bestCost = Infinity;
+      let ties = 0;
+      best = -1;
       for (let c = 0; c < m; c++) {
         const rankId = rankIds[c]!;
         const prefill = (pf[rankId]! + isl) / bs - cw * od[rankId]!;
-        costs[c] = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
+        const cost = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
+        if (cost < bestCost) {
+          best = c;
+          bestCost = cost;
+          ties = 1;
+        } else if (cost === bestCost && rng.int(++ties) === 0) best = c;
       }
     } else {
       for (let c = 0; c < m; c++) {
@@ -350,9 +361,9 @@ export class Router {
         const prefill = (pf[rankId]! + isl) / bs - credit;
         costs[c] = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
       }
+      // Lowest cost with exact ties uniformly at random, or sampled by temperature (worker-selection.ts).
+      best = selectByCost(costs, m, this.rng, this.temperature);
     }
-    // Lowest cost with exact ties uniformly at random, or sampled by temperature (worker-selection.ts).
-    const best = selectByCost(costs, m, this.rng, this.temperature);
     // The chosen candidate's overlaps, read before the walks end (commit() counts the request).
     const rankId = rankIds[pick === undefined ? best : pick[best]!]!;
     const chosen = this.chosen;
@@ -384,7 +395,7 @@ export class Router {
     const activePrefillTokens = this.load.activePrefillTokens(rankId);
     const newBlocks = full - activePrefix;
     const prefill = prefillBlocks({ promptTokens: q.promptTokens, blockSize: q.blockSize, device, host, disk, activeBlocks, activePrefillTokens, newBlocks }, w);
-    const request = this.load.add(rankId, q.seqHashes, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w));
+    const request = this.load.add(rankId, q.seqHashes, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w), activePrefix);
     this.approx?.record(rankId, q.seqHashes, q.nowMs ?? 0);
     return {
       rankId,
