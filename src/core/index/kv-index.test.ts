@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { KvIndex } from "./kv-index.ts";
+import { KvIndex, RankSet } from "./kv-index.ts";
 
 const stored = (tier: "device" | "host", ...h: bigint[]) => ({ kind: "stored" as const, tier, blockHashes: h });
 const removed = (tier: "device" | "host", ...h: bigint[]) => ({ kind: "removed" as const, tier, blockHashes: h });
@@ -120,6 +120,42 @@ describe("kv index against a reference model (fast-check)", () => {
         }
       }),
       { numRuns: 300, seed: 17 },
+    );
+  });
+
+  test("a walk with a cover gives every cover rank max(device, floor) = its prefix, whoever holds block 0", () => {
+    const deviceEvent = fc.record({ rankId: fc.integer({ min: 0, max: 3 }), kind: fc.constantFrom("stored" as const, "stored" as const, "removed" as const), hashes: fc.array(hashArb, { maxLength: 6 }) });
+    fc.assert(
+      fc.property(fc.array(deviceEvent, { maxLength: 40 }), fc.array(fc.array(hashArb, { maxLength: 8 }), { minLength: 1, maxLength: 5 }), fc.boolean(), (events, queries, exact) => {
+        const ix = new KvIndex();
+        const ref = [0, 1, 2, 3].map(() => new Set<bigint>());
+        for (const e of events) {
+          ix.apply(e.rankId, { kind: e.kind, tier: "device", blockHashes: e.hashes });
+          for (const h of e.hashes) e.kind === "stored" ? ref[e.rankId]!.add(h) : ref[e.rankId]!.delete(h);
+        }
+        for (const q of queries) {
+          // The cover is block 0's holders exactly (the fast case) or every rank.
+          const members = [0, 1, 2, 3].filter((s) => !exact || (q.length > 0 && ref[s]!.has(q[0]!)));
+          const cover = new RankSet();
+          for (const s of members) cover.add(s);
+          const ov = ix.beginOverlaps(q, q.length, cover);
+          for (const s of members) {
+            let d = 0;
+            while (d < q.length && ref[s]!.has(q[d]!)) d++;
+            expect(Math.max(ov.device[s]!, ov.floor)).toBe(d);
+          }
+          ix.endOverlaps();
+          // Cleared for the next query, read without a cover.
+          const plain = ix.beginOverlaps(q, q.length);
+          for (const s of [0, 1, 2, 3]) {
+            let d = 0;
+            while (d < q.length && ref[s]!.has(q[d]!)) d++;
+            expect([plain.device[s], plain.floor]).toEqual([d, 0]);
+          }
+          ix.endOverlaps();
+        }
+      }),
+      { numRuns: 300, seed: 23 },
     );
   });
 });

@@ -172,6 +172,43 @@ export interface OverlapsByRank {
   device: Int32Array;
   host: Int32Array;
   disk: Int32Array;
+  /**
+   * Every rank of the query's cover holds at least this device prefix: its depth is
+   * max(device[s], floor). 0 without a cover, or when block 0's holders are not exactly the cover.
+   */
+  floor: number;
+}
+
+/**
+ * A set of rank ids kept with its size and fingerprint (as a holder list keeps its own), so a
+ * walk can tell at once that block 0's holders are exactly this set (the router's candidates).
+ */
+export class RankSet {
+  size = 0;
+  fpA = 0;
+  fpB = 0;
+  private member = new Uint8Array(64);
+
+  has(rankId: number): boolean {
+    return rankId < this.member.length && this.member[rankId] === 1;
+  }
+
+  add(rankId: number): void {
+    if (this.has(rankId)) return;
+    if (rankId >= this.member.length) this.member = grown(this.member, Math.max(rankId + 1, this.member.length * 2));
+    this.member[rankId] = 1;
+    this.size++;
+    this.fpA = (this.fpA + weightA(rankId)) | 0;
+    this.fpB = (this.fpB + weightB(rankId)) | 0;
+  }
+
+  delete(rankId: number): void {
+    if (!this.has(rankId)) return;
+    this.member[rankId] = 0;
+    this.size--;
+    this.fpA = (this.fpA - weightA(rankId)) | 0;
+    this.fpB = (this.fpB - weightB(rankId)) | 0;
+  }
 }
 
 export class KvIndex {
@@ -191,7 +228,7 @@ export class KvIndex {
   private dsk = new Int32Array(64);
   private touched = new Int32Array(64);
   private touchedCount = 0;
-  private readonly query: OverlapsByRank = { device: this.dev, host: this.hst, disk: this.dsk };
+  private readonly query: OverlapsByRank = { device: this.dev, host: this.hst, disk: this.dsk, floor: 0 };
   private walk = new Int32Array(64);
   private mark = new Int32Array(64);
   // Each rank's two fingerprint weights, cached (weightA/weightB of its id).
@@ -367,20 +404,24 @@ export class KvIndex {
   /**
    * overlaps() by rank id, for a caller that reads every candidate once anyway (the router):
    * the three overlaps of rank s are at device/host/disk[s] (0 past their length) until
-   * endOverlaps(), which must come before the next query or event.
+   * endOverlaps(), which must come before the next query or event. With a `cover` (a set every
+   * rank read is in), its ranks' device depths may come as max(device[s], floor) instead: when
+   * block 0's holders are exactly the cover and nothing is indexed below device, the ranks that
+   * drop out together at the prefix they all share are not written one by one.
    */
-  beginOverlaps(seqHashes: ArrayLike<bigint>, count: number): OverlapsByRank {
+  beginOverlaps(seqHashes: ArrayLike<bigint>, count: number, cover?: RankSet): OverlapsByRank {
     const q = this.query;
     q.device = this.dev;
     q.host = this.hst;
     q.disk = this.dsk;
+    q.floor = 0;
     this.touchedCount = 0;
     this.deepest = 0;
     this.firstList = -1;
     if (count === 0) return q;
     const words = this.wordsOf(seqHashes, count);
     if (this.pathIds.length < count) this.pathIds = new Int32Array(Math.max(count, this.pathIds.length * 2));
-    this.deviceWalk(words, count);
+    q.floor = this.deviceWalk(words, count, this.hasLowerTiers() ? undefined : cover);
     this.continuation(this.tiers.host, words, count, this.hst, this.dev, undefined);
     this.continuation(this.tiers.disk, words, count, this.dsk, this.dev, this.hst);
     return q;
@@ -425,7 +466,7 @@ export class KvIndex {
    * The device walk of overlaps(): dev[s] = s's device prefix. Every rank it gives a depth is in
    * block 0's holder list (firstList, which endOverlaps() clears from: no copy of it is kept).
    */
-  private deviceWalk(words: Int32Array, count: number): void {
+  private deviceWalk(words: Int32Array, count: number, cover: RankSet | undefined): number {
     const dev = this.dev;
     // The ranks still matching (the holders of blocks 0..i-1) go on while they hold block i.
     // When block i's holder set equals that set (same size and fingerprint: the common case, a
@@ -435,7 +476,7 @@ export class KvIndex {
     const dt = this.tiers.device;
     const id0 = dt.total > 0 ? dt.holders.get(words[0]!, words[1]!) : -1;
     this.firstList = id0;
-    if (id0 === -1) return;
+    if (id0 === -1) return 0;
     const path = this.pathIds;
     path[0] = id0;
     const { slab, off, len } = dt.lists;
@@ -446,6 +487,10 @@ export class KvIndex {
     let fpA = dt.fpA[id0]!;
     let fpB = dt.fpB[id0]!;
     let depth = 1;
+    // Block 0's holders are the cover: while the set is still that list, its ranks share one
+    // depth, which the caller reads as the floor instead of a write per rank.
+    let dense = cover !== undefined && cover.size === n0 && cover.fpA === fpA && cover.fpB === fpB;
+    let floor = 0;
     const mark = this.mark;
     const wA = this.wA;
     const wB = this.wB;
@@ -458,13 +503,20 @@ export class KvIndex {
         depth = i + 1;
         continue;
       }
-      const stamp = (this.stamp = (this.stamp + 1) & 0x7fffffff || 1);
-      for (let k = off[id]!, end = k + len[id]!; k < end; k++) mark[slab[k]!] = stamp;
       let n = 0;
-      for (let a = 0; a < n0; a++) {
-        const s = active[base + a]!;
-        if (mark[s] === stamp) kept[n++] = s;
-        else dev[s] = depth;
+      if (dense) {
+        // The survivors are block i's holders in the cover; the rest keep the floor.
+        for (let k = off[id]!, end = k + len[id]!; k < end; k++) if (cover!.has(slab[k]!)) kept[n++] = slab[k]!;
+        floor = depth;
+        dense = false;
+      } else {
+        const stamp = (this.stamp = (this.stamp + 1) & 0x7fffffff || 1);
+        for (let k = off[id]!, end = k + len[id]!; k < end; k++) mark[slab[k]!] = stamp;
+        for (let a = 0; a < n0; a++) {
+          const s = active[base + a]!;
+          if (mark[s] === stamp) kept[n++] = s;
+          else dev[s] = depth;
+        }
       }
       active = kept;
       base = 0;
@@ -477,8 +529,10 @@ export class KvIndex {
       }
       if (n > 0) depth = i + 1;
     }
-    for (let a = 0; a < n0; a++) dev[active[base + a]!] = depth;
     this.deepest = depth;
+    if (dense) return depth;
+    for (let a = 0; a < n0; a++) dev[active[base + a]!] = depth;
+    return floor;
   }
 
   /** Extends `out[s]` while s holds block base(s) + out[s] in this tier, walking blocks in order. */

@@ -41,7 +41,7 @@ describe("active load", () => {
         for (let s = 0; s < 3; s++) load.reserve(s);
         const inflight: { rankId: number; hashes: bigint[]; req: ActiveRequest }[] = [];
         const check = (q: bigint[]) => {
-          const depth = load.beginPrefixes(q, q.length);
+          const depth = load.beginPrefixes(q, q.length).device;
           const got = [0, 1, 2].map((s) => depth[s]!);
           load.endPrefixes();
           expect(got).toEqual([0, 1, 2].map((s) => naivePrefix(inflight, s, q)));
@@ -74,13 +74,13 @@ describe("active load", () => {
     const r = load.add(0, a, 0);
     expect([r.indexed, load.activeBlocks(0)]).toEqual([1, 6]); // block 0 indexed, 5 counted
     const b = hashesOf([0, 0, 0, 1]); // shares a's first 3 blocks
-    expect(load.beginPrefixes(b, b.length)[0]).toBe(3);
+    expect(load.beginPrefixes(b, b.length).device[0]).toBe(3);
     load.endPrefixes();
     expect(r.indexed).toBe(3); // b leaves a after block 2: blocks 3..5 stay a's private tail
     load.add(1, b, 0);
     expect([load.activeBlocks(0), load.activeBlocks(1)]).toEqual([6, 4]);
     const c = hashesOf([0, 0, 0, 0, 0]); // follows a further
-    expect(load.beginPrefixes(c, c.length)[0]).toBe(5);
+    expect(load.beginPrefixes(c, c.length).device[0]).toBe(5);
     load.endPrefixes();
     expect(r.indexed).toBe(5);
     load.finish(r);

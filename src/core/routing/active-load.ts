@@ -10,7 +10,7 @@
 // it (a sequence hash names its whole prefix), so they are only counted, not indexed, until a
 // later prompt's walk reaches that first new block with the same next block; then the tail is
 // indexed before the walk is read. Counts stay exact and most blocks never touch the index.
-import { KvIndex } from "../index/kv-index.ts";
+import { KvIndex, type OverlapsByRank, type RankSet } from "../index/kv-index.ts";
 
 /** One routed request's share of its candidate's load, until finish(). */
 export interface ActiveRequest {
@@ -56,7 +56,7 @@ export class ActiveLoad {
   add(rankId: number, hashes: ArrayLike<bigint>, prefillTokens: number, held?: number): ActiveRequest {
     this.reserve(rankId);
     if (held === undefined || hashes !== this.walked) {
-      held = this.beginPrefixes(hashes, hashes.length)[rankId]!;
+      held = this.beginPrefixes(hashes, hashes.length).device[rankId]!;
       this.endPrefixes();
     }
     this.walked = undefined; // the rank's prefix changes
@@ -114,17 +114,18 @@ export class ActiveLoad {
   }
 
   /**
-   * Per rank, the longest prefix of `hashes[0, count)` already active there, at [rankId] of the
-   * returned array (reserve() the ids read) until endPrefixes(), which must come before the next change.
+   * Per rank, the longest prefix of `hashes[0, count)` already active there, at device[rankId] of
+   * the returned overlaps (reserve() the ids read; with a `cover`, max(device[rankId], floor) for its
+   * ranks: KvIndex.beginOverlaps) until endPrefixes(), which must come before the next change.
    */
-  beginPrefixes(hashes: ArrayLike<bigint>, count: number): Int32Array {
-    const depth = this.blocks.beginOverlaps(hashes, count).device;
+  beginPrefixes(hashes: ArrayLike<bigint>, count: number, cover?: RankSet): OverlapsByRank {
+    const q = this.blocks.beginOverlaps(hashes, count, cover);
     this.walked = count === hashes.length ? hashes : undefined;
     // The walk stops at the deepest indexed block; a deferred tail continuing there with this
     // prompt's next block is indexed now, and its rank's depth raised to match.
     const d = this.blocks.deepest;
-    if (this.deferredCount > 0 && d > 0 && d < count) this.indexTailsAt(hashes, d, count, depth);
-    return depth;
+    if (this.deferredCount > 0 && d > 0 && d < count) this.indexTailsAt(hashes, d, count, q.device);
+    return q;
   }
 
   endPrefixes(): void {

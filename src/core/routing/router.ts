@@ -5,7 +5,7 @@
 // time. Every mode keeps the same load tracker and busy thresholds, so figures compare.
 // oracle (replay only) is kv on the truth: the caller gives it an index of the engines' own state
 // at decision time (docs/DECISIONS.md "Regret and oracle"): the bound the other modes are compared to.
-import type { KvIndex } from "../index/kv-index.ts";
+import { type KvIndex, RankSet } from "../index/kv-index.ts";
 import type { Rng } from "../random/rng.ts";
 import { ActiveLoad, type ActiveRequest } from "./active-load.ts";
 import { ApproximateIndex } from "./approximate-index.ts";
@@ -100,6 +100,8 @@ export class Router {
   private readonly workerOf: number[] = [];
   private readonly batchedTokens: number[] = [];
   private readonly positionOf = new Map<number, number>();
+  /** The candidates' rank ids as a set with its fingerprint (the walks' cover). */
+  private readonly cover = new RankSet();
   private next = 0;
   // Per-decision scratch.
   private costs = new Float64Array(16);
@@ -162,6 +164,7 @@ export class Router {
       pos = this.rankIds.length;
       this.positionOf.set(rankId, pos);
       this.rankIds.push(rankId);
+      this.cover.add(rankId);
       if (this.costs.length < this.rankIds.length) this.costs = new Float64Array(this.rankIds.length * 2);
     }
     this.capacity[pos] = c.capacityBlocks;
@@ -174,6 +177,7 @@ export class Router {
     const pos = this.positionOf.get(rankId);
     if (pos === undefined) return;
     this.positionOf.delete(rankId);
+    this.cover.delete(rankId);
     const last = this.rankIds.length - 1;
     if (pos !== last) {
       this.rankIds[pos] = this.rankIds[last]!;
@@ -321,11 +325,15 @@ export class Router {
   private selectKv(q: RouteQuery, pick: number[] | undefined, m: number): number {
     const full = q.seqHashes.length;
     // Every candidate's id is within these arrays (add() reserved it): no range checks below.
-    const ov = this.index!.beginOverlaps(q.seqHashes, full);
+    // Depths below a walk's floor read as the floor (the candidates all share that prefix).
+    const ov = this.index!.beginOverlaps(q.seqHashes, full, this.cover);
     const od = ov.device;
     const oh = ov.host;
     const ok = ov.disk;
-    const act = this.load.beginPrefixes(q.seqHashes, full);
+    const odFloor = ov.floor;
+    const prefixes = this.load.beginPrefixes(q.seqHashes, full, this.cover);
+    const act = prefixes.device;
+    const actFloor = prefixes.floor;
     const ab = this.load.activeBlocksByRank();
     const pf = this.load.prefillByRank();
     const { prefillLoadScale: scale, overlapCredit: cw, host: wHost, disk: wDisk } = this.weights;
@@ -346,8 +354,10 @@ export class Router {
       best = -1;
       for (let c = 0; c < m; c++) {
         const rankId = rankIds[c]!;
-        const prefill = (pf[rankId]! + isl) / bs - cw * od[rankId]!;
-        const cost = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
+        const d = od[rankId]!;
+        const a = act[rankId]!;
+        const prefill = (pf[rankId]! + isl) / bs - cw * (d > odFloor ? d : odFloor);
+        const cost = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - (a > actFloor ? a : actFloor));
         if (cost < bestCost) {
           best = c;
           bestCost = cost;
@@ -357,9 +367,10 @@ export class Router {
     } else {
       for (let c = 0; c < m; c++) {
         const rankId = rankIds[pick === undefined ? c : pick[c]!]!;
-        const credit = lower ? cw * od[rankId]! + wHost * oh[rankId]! + wDisk * ok[rankId]! : cw * od[rankId]!;
+        const d = Math.max(od[rankId]!, odFloor);
+        const credit = lower ? cw * d + wHost * oh[rankId]! + wDisk * ok[rankId]! : cw * d;
         const prefill = (pf[rankId]! + isl) / bs - credit;
-        costs[c] = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - act[rankId]!);
+        costs[c] = scale * (prefill > 0 ? prefill : 0) + ab[rankId]! + (full - Math.max(act[rankId]!, actFloor));
       }
       // Lowest cost with exact ties uniformly at random, or sampled by temperature (worker-selection.ts).
       best = selectByCost(costs, m, this.rng, this.temperature);
@@ -367,10 +378,10 @@ export class Router {
     // The chosen candidate's overlaps, read before the walks end (commit() counts the request).
     const rankId = rankIds[pick === undefined ? best : pick[best]!]!;
     const chosen = this.chosen;
-    chosen.device = od[rankId]!;
+    chosen.device = Math.max(od[rankId]!, odFloor);
     chosen.host = oh[rankId]!;
     chosen.disk = ok[rankId]!;
-    chosen.activePrefix = act[rankId]!;
+    chosen.activePrefix = Math.max(act[rankId]!, actFloor);
     this.load.endPrefixes();
     this.index!.endOverlaps();
     return best;
@@ -385,7 +396,7 @@ export class Router {
       // No index is consulted: the whole prompt counts as prefill; the active prefix still
       // gives the decode term (decision logs and metrics compare across modes).
       chosen.device = chosen.host = chosen.disk = 0;
-      const act = this.load.beginPrefixes(q.seqHashes, full);
+      const act = this.load.beginPrefixes(q.seqHashes, full).device;
       chosen.activePrefix = rankId < act.length ? act[rankId]! : 0;
       this.load.endPrefixes();
     }
