@@ -310,7 +310,8 @@ export class KvIndex {
     const own = tier.own(rankId);
     const words = this.wordsOf(hashes, Math.max(held, to));
     const known = Math.min(held, this.deepest);
-    ids.set(this.pathIds.subarray(0, known));
+    const path = this.pathIds;
+    for (let i = 0; i < known; i++) ids[i] = path[i]!;
     // Past the walk's deepest block: a deferred tail the walk indexed for this rank.
     for (let i = known; i < held; i++) ids[i] = tier.holders.get(words[2 * i]!, words[2 * i + 1]!);
     // The block the chain hangs from gains a child, or (nothing new) another chain ending there.

@@ -47,7 +47,20 @@ export class BlockHasher {
     const count = Math.floor(tokens.length / blockSize);
     const local = new BigUint64Array(count);
     const sequence = new BigUint64Array(count);
-    if (count === 0) return { local, sequence };
+    this.hashInto(tokens, blockSize, parent, local, sequence);
+    return { local, sequence };
+  }
+
+  /** hashBlocks() without the local hashes (a router needs only the sequence hashes). */
+  sequenceHashes(tokens: ArrayLike<number>, blockSize: number, parent?: bigint): BigUint64Array {
+    const sequence = new BigUint64Array(Math.floor(tokens.length / blockSize));
+    this.hashInto(tokens, blockSize, parent, undefined, sequence);
+    return sequence;
+  }
+
+  private hashInto(tokens: ArrayLike<number>, blockSize: number, parent: bigint | undefined, local: BigUint64Array | undefined, sequence: BigUint64Array): void {
+    const count = sequence.length;
+    if (count === 0) return;
     const used = count * blockSize;
     const staging = this.stage(used);
     if (tokens instanceof Uint32Array) {
@@ -66,11 +79,10 @@ export class BlockHasher {
         pair[1] = l;
         s = this.xxh3(pair, BLOCK_HASH_SEED);
       }
-      local[b] = l;
+      if (local !== undefined) local[b] = l;
       sequence[b] = s;
       prev = s;
     }
-    return { local, sequence };
   }
 
   /** The staging buffer, grown (and the view cache dropped) when `tokens` do not fit. */

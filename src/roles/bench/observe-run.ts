@@ -111,7 +111,7 @@ export function regretRequests(records: readonly TimedRecord[], workload: readon
     const tokens = new Uint32Array(req.inputLength);
     req.writeTokens(tokens);
     // The router's hashes: full blocks only (a partial last block is never cached).
-    out.push({ start_s: (r.sentMs - startMs) / 1000, seq_hashes: Array.from(hasher.hashBlocks(tokens, blockSize).sequence), worker_id: r.worker, dp_rank: r.dpRank, prompt_tokens: req.inputLength });
+    out.push({ start_s: (r.sentMs - startMs) / 1000, seq_hashes: Array.from(hasher.sequenceHashes(tokens, blockSize)), worker_id: r.worker, dp_rank: r.dpRank, prompt_tokens: req.inputLength });
   }
   return out;
 }

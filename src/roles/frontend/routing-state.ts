@@ -253,7 +253,7 @@ export class RoutingState {
     }
     const t0 = this.opts.now();
     const bs = this.blockSize!;
-    const seq = this.opts.hasher.hashBlocks(tokens, bs).sequence;
+    const seq = this.opts.hasher.sequenceHashes(tokens, bs);
     const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: exclude === undefined ? undefined : this.rankIdsOf(exclude) });
     if (decision === undefined) return { status: 503, message: `no other worker of model ${model} is left to try`, code: "no_workers" };
     if (decision === OVERLOADED) {

@@ -87,7 +87,7 @@ function queryHashes(body: unknown, deps: ResidencyDeps): bigint[] | string {
     if (!Array.isArray(ids) || ids.length > MAX_QUERY_BLOCKS * deps.blockSize) return "token_ids: expected an array of token ids";
     const checked = tokenIds(ids, "token_ids");
     if (checked instanceof BadRequest) return checked.message;
-    return [...deps.hasher.hashBlocks(checked, deps.blockSize).sequence];
+    return [...deps.hasher.sequenceHashes(checked, deps.blockSize)];
   }
   const list = b.block_hashes;
   if (!Array.isArray(list) || list.length > MAX_QUERY_BLOCKS) return "block_hashes: expected an array of decimal u64 strings";
