@@ -1,11 +1,23 @@
 // Block hashes as Dynamo's router computes them: local hash = XXH3-64(seed 1337) of a block's token
 // ids as u32 LE; sequence hash chains the previous sequence hash and the local hash (16 bytes, both
-// u64 LE). The XXH3 function is injected (src/lib/xxh3.ts binds Bun's) so this file stays pure.
+// u64 LE). The XXH3 function is injected (src/lib/xxh3.ts binds Bun's, and a WebAssembly chain of a
+// whole prompt's blocks) so this file stays pure.
 
 export const BLOCK_HASH_SEED = 1337n;
 
 /** XXH3-64 over the bytes of a typed-array view (byteOffset honoured), with a u64 seed. */
 export type Xxh3 = (data: ArrayBufferView, seed: bigint) => bigint;
+
+/** A prompt's block hashes in one call: the same hashes as block by block with Xxh3, made faster. */
+export interface BlockChain {
+  /** Whether blocks of this many tokens go through the chain (otherwise block by block). */
+  accepts(blockSize: number): boolean;
+  /**
+   * Writes the local (when given) and sequence hashes of the first `sequence.length` full blocks of
+   * `tokens`, chained from `parent` when given.
+   */
+  hash(tokens: ArrayLike<number>, blockSize: number, seed: bigint, parent: bigint | undefined, local: BigUint64Array | undefined, sequence: BigUint64Array): void;
+}
 
 export interface BlockHashes {
   /** One per full block, in order; the partial tail block has none. */
@@ -22,7 +34,10 @@ export class BlockHasher {
   private views: Uint32Array[] = [];
   private viewsBlockSize = 0;
 
-  constructor(private readonly xxh3: Xxh3) {}
+  constructor(
+    private readonly xxh3: Xxh3,
+    private readonly chain?: BlockChain,
+  ) {}
 
   /** Local hash of exactly one block's tokens. */
   localHash(blockTokens: Uint32Array): bigint {
@@ -61,6 +76,10 @@ export class BlockHasher {
   private hashInto(tokens: ArrayLike<number>, blockSize: number, parent: bigint | undefined, local: BigUint64Array | undefined, sequence: BigUint64Array): void {
     const count = sequence.length;
     if (count === 0) return;
+    if (this.chain?.accepts(blockSize)) {
+      this.chain.hash(tokens, blockSize, BLOCK_HASH_SEED, parent, local, sequence);
+      return;
+    }
     const used = count * blockSize;
     const staging = this.stage(used);
     if (tokens instanceof Uint32Array) {
