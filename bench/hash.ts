@@ -1,10 +1,11 @@
 // Block hashing throughput (src/core/kv/block-hash.ts): 64-token blocks of 8k-token prompts through
-// BlockHasher.hashBlocks (number[] and Uint32Array input) and through the per-block API, against a
-// peer measured in the same run: the naive loop (a subarray and two bare Bun.hash.xxHash3 calls
-// per block, no BlockHasher).
-// Run: `npx bun bench/hash.ts` (about 6 s; BENCH_ROUND_MS and BENCH_ROUNDS adjust it).
-import { BLOCK_HASH_SEED } from "../src/core/kv/block-hash.ts";
-import { createBlockHasher } from "../src/lib/xxh3.ts";
+// BlockHasher.hashBlocks (number[] and Uint32Array input; the WebAssembly chain of src/lib/xxh3-wasm.ts)
+// and through the per-block API, against a peer measured in the same run: the naive loop (a subarray
+// and two bare Bun.hash.xxHash3 calls per block, no BlockHasher). Then, per block size, the chain
+// against the same BlockHasher going block by block with Bun's call: where the chain stops paying.
+// Run: `npx bun bench/hash.ts` (about 12 s; BENCH_ROUND_MS and BENCH_ROUNDS adjust it).
+import { BLOCK_HASH_SEED, BlockHasher } from "../src/core/kv/block-hash.ts";
+import { CHAIN_MAX_BLOCK_TOKENS, createBlockHasher, wasmChain, xxh3 } from "../src/lib/xxh3.ts";
 import { envNumber, measure } from "./lib/measure.ts";
 
 const BLOCK_SIZE = 64;
@@ -61,4 +62,22 @@ for (const [name, rate] of results) {
   console.log(
     `${name.padEnd(36)} ${(rate / 1e6).toFixed(2).padStart(6)} M blocks/s ${((rate * BLOCK_SIZE) / 1e6).toFixed(0).padStart(6)} M tokens/s  ${(rate / peer).toFixed(2)}x peer`,
   );
+}
+
+// The chain against block by block, per block size (same prompts, Uint32Array).
+const blockByBlock = new BlockHasher(xxh3);
+const chainAlways = new BlockHasher(xxh3, wasmChain(Infinity));
+console.log(`\nPer block size (the chain is used up to ${CHAIN_MAX_BLOCK_TOKENS} tokens a block):`);
+for (const bs of [16, 64, 128, 256, 512]) {
+  const blocks = PROMPT_TOKENS / bs;
+  const r = measure(
+    [
+      { name: "chain", unitsPerOp: blocks, run: () => low(chainAlways.sequenceHashes(typed[next++ & 7]!, bs)[blocks - 1]!) },
+      { name: "block by block", unitsPerOp: blocks, run: () => low(blockByBlock.sequenceHashes(typed[next++ & 7]!, bs)[blocks - 1]!) },
+    ],
+    { roundMs: envNumber("BENCH_ROUND_MS", 400), rounds: envNumber("BENCH_ROUNDS", 3) },
+  );
+  const chain = r.get("chain")!;
+  const each = r.get("block by block")!;
+  console.log(`  ${String(bs).padStart(3)}-token blocks: chain ${(chain / 1e6).toFixed(2)} M blocks/s, block by block ${(each / 1e6).toFixed(2)} M blocks/s → ${(chain / each).toFixed(2)}x`);
 }

@@ -13,11 +13,11 @@ export const CHAIN_MAX_BLOCK_TOKENS = 128;
 
 let wasm: Xxh3Wasm | undefined;
 
-/** The process's WebAssembly chain (made on first use). */
-export function wasmChain(): BlockChain {
+/** The process's WebAssembly chain (made on first use), for blocks of up to `maxBlockTokens`. */
+export function wasmChain(maxBlockTokens = CHAIN_MAX_BLOCK_TOKENS): BlockChain {
   const w = (wasm ??= new Xxh3Wasm());
   return {
-    accepts: (blockSize) => blockSize <= CHAIN_MAX_BLOCK_TOKENS,
+    accepts: (blockSize) => blockSize <= maxBlockTokens,
     hash: (tokens, blockSize, seed, parent, local, sequence) => w.chain(tokens, blockSize, seed, parent, local, sequence),
   };
 }
