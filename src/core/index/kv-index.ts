@@ -63,16 +63,17 @@ class TierIndex {
   private keyW0 = new Int32Array(256);
   private keyW1 = new Int32Array(256);
 
-  /** Adds the block to the rank's set (valued with the block's list id, so removal needs no holder lookup). */
-  store(rankId: number, w0: number, w1: number): void {
-    let id = this.holders.get(w0, w1);
-    const fresh = id === -1;
-    if (fresh) id = this.nextListId();
-    if (!this.own(rankId).setIfAbsent(w0, w1, id)) return;
-    if (fresh) {
+  /**
+   * Adds the block to the rank's set `own` (valued with the block's list id, so removal needs no
+   * holder lookup). One probe of the holders: a block no rank holds is new to this rank too.
+   */
+  store(own: U64Map, rankId: number, w0: number, w1: number): void {
+    let id = this.holders.getOrInsert(w0, w1, this.nextListId());
+    if (id === -1) {
+      id = this.nextListId();
       this.openList(id, w0, w1);
-      this.holders.setIfAbsent(w0, w1, id);
-    }
+      own.setIfAbsent(w0, w1, id);
+    } else if (!own.setIfAbsent(w0, w1, id)) return;
     this.list(id, rankId);
   }
 
@@ -134,10 +135,8 @@ class TierIndex {
     return true;
   }
 
-  /** False when the rank did not hold the block. */
-  remove(rankId: number, w0: number, w1: number): boolean {
-    const set = this.byRank.get(rankId);
-    if (set === undefined) return false;
+  /** Takes the block out of the rank's set `set`; false when the rank did not hold it. */
+  remove(set: U64Map, rankId: number, w0: number, w1: number): boolean {
     const id = set.delete(w0, w1);
     if (id === -1) return false;
     this.total--;
@@ -267,14 +266,20 @@ export class KvIndex {
       }
       if (rankId >= this.dev.length) this.grow(rankId);
       if (rankId >= tier.counts.length) tier.grow(rankId);
+      const own = tier.own(rankId);
       for (const h of hashes) {
         splitU64(h);
-        tier.store(rankId, SPLIT[0]!, SPLIT[1]!);
+        tier.store(own, rankId, SPLIT[0]!, SPLIT[1]!);
       }
     } else {
+      const set = tier.byRank.get(rankId);
+      if (set === undefined) {
+        this.unknownRemovals += hashes.length;
+        return;
+      }
       for (const h of hashes) {
         splitU64(h);
-        if (!tier.remove(rankId, SPLIT[0]!, SPLIT[1]!)) this.unknownRemovals++;
+        if (!tier.remove(set, rankId, SPLIT[0]!, SPLIT[1]!)) this.unknownRemovals++;
       }
     }
   }
