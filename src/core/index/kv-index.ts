@@ -320,7 +320,11 @@ export class KvIndex {
     // Past the walk's deepest block: a deferred tail the walk indexed for this rank.
     for (let i = known; i < held; i++) ids[i] = tier.holders.get(words[2 * i]!, words[2 * i + 1]!);
     // The block the chain hangs from gains a child, or (nothing new) another chain ending there.
-    if (held > 0) own.increment(words[2 * held - 2]!, words[2 * held - 1]!);
+    // A stale `held` would corrupt every count after it: refuse it (nothing changed yet).
+    if (held > 0 && (ids[held - 1]! < 0 || own.increment(words[2 * held - 2]!, words[2 * held - 1]!) === 1)) {
+      if (ids[held - 1]! >= 0) own.decrement(words[2 * held - 2]!, words[2 * held - 1]!);
+      throw new RangeError(`attach: rank ${rankId} does not hold block ${held - 1} of this prompt (a stale held prefix)`);
+    }
     for (let i = held; i < to; i++) {
       ids[i] = tier.acquire(own, rankId, words[2 * i]!, words[2 * i + 1]!);
       if (untilNew && tier.opened) return i + 1;

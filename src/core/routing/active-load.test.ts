@@ -4,6 +4,7 @@
 // shared prefixes so that deferred tails are reached, indexed and released in every order.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { RankSet } from "../index/kv-index.ts";
 import { ActiveLoad, type ActiveRequest } from "./active-load.ts";
 
 /** A prompt: a path in a tree of blocks; block i's hash names its whole prefix (as sequence hashes). */
@@ -17,11 +18,12 @@ function hashesOf(path: readonly number[]): bigint[] {
   return out;
 }
 
-type Op = { kind: "add"; rankId: number; path: number[] } | { kind: "finish"; pick: number } | { kind: "query"; path: number[] };
+type Op = { kind: "add"; rankId: number; path: number[]; walk: "router" | "own" } | { kind: "finish"; pick: number } | { kind: "query"; path: number[] };
 
 const path = fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 0, maxLength: 8 });
 const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ kind: fc.constant("add" as const), rankId: fc.integer({ min: 0, max: 2 }), path }),
+  // "router": walked with the candidates as the cover and `held` passed on, as Router does; "own": add() walks itself.
+  fc.record({ kind: fc.constant("add" as const), rankId: fc.integer({ min: 0, max: 2 }), path, walk: fc.constantFrom("router" as const, "own" as const) }),
   fc.record({ kind: fc.constant("finish" as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant("query" as const), path }),
 );
@@ -38,7 +40,11 @@ describe("active load", () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
         const load = new ActiveLoad();
-        for (let s = 0; s < 3; s++) load.reserve(s);
+        const cover = new RankSet();
+        for (let s = 0; s < 3; s++) {
+          load.reserve(s);
+          cover.add(s);
+        }
         const inflight: { rankId: number; hashes: bigint[]; req: ActiveRequest }[] = [];
         const check = (q: bigint[]) => {
           const depth = load.beginPrefixes(q, q.length).device;
@@ -50,8 +56,15 @@ describe("active load", () => {
         for (const o of ops) {
           if (o.kind === "add") {
             const hashes = hashesOf(o.path);
-            check(hashes); // the router always walks a prompt before counting it
-            inflight.push({ rankId: o.rankId, hashes, req: load.add(o.rankId, hashes, 10) });
+            check(hashes);
+            let held: number | undefined;
+            if (o.walk === "router") {
+              const q = load.beginPrefixes(hashes, hashes.length, cover);
+              held = Math.max(q.device[o.rankId]!, q.floor);
+              load.endPrefixes();
+              expect(held).toBe(naivePrefix(inflight, o.rankId, hashes));
+            }
+            inflight.push({ rankId: o.rankId, hashes, req: load.add(o.rankId, hashes, 10, held) });
           } else if (o.kind === "finish" && inflight.length > 0) {
             const [r] = inflight.splice(o.pick % inflight.length, 1);
             load.finish(r!.req);
@@ -64,6 +77,19 @@ describe("active load", () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  test("a stale held prefix is refused and changes nothing", () => {
+    const load = new ActiveLoad();
+    const h = hashesOf([0, 0, 0]);
+    load.beginPrefixes(h, h.length);
+    load.endPrefixes();
+    expect(() => load.add(0, h, 0, 2)).toThrow(/does not hold block 1/);
+    expect(load.activeBlocks(0)).toBe(0);
+    const r = load.add(0, h, 0);
+    expect(load.activeBlocks(0)).toBe(3);
+    load.finish(r);
+    expect(load.activeBlocks(0)).toBe(0);
   });
 
   test("a private tail is counted without being indexed until a sibling reaches it, and only as far as the sibling follows it", () => {
