@@ -2,6 +2,7 @@
 // it, so the single binary carries the WebAssembly without reading a file at run time. Shared by
 // scripts/build-wasm.ts (writes it) and the test that the committed module is this output.
 import { resolve } from "node:path";
+import { ROOT } from "./compile.ts";
 
 /** The part of AssemblyScript's compiler API used here (its own typings would bring its std types in). */
 interface Asc {
@@ -9,7 +10,6 @@ interface Asc {
 }
 const ASC_MODULE = "assemblyscript/asc";
 
-export const ROOT = resolve(import.meta.dir, "../..");
 export const WASM_SOURCE = resolve(ROOT, "wasm/xxh3.ts");
 export const WASM_MODULE = resolve(ROOT, "src/lib/xxh3-wasm-bytes.ts");
 

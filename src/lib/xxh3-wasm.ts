@@ -35,7 +35,7 @@ export class Xxh3Wasm {
     const out = align8(this.base + data.length);
     this.reserve(out + 8);
     this.u8.set(data, this.base);
-    this.words(seed);
+    this.split[0] = seed;
     this.ex.xxh3(this.base, data.length, this.splitWords[0]!, this.splitWords[1]!, out);
     return this.u64[out / 8]!;
   }
@@ -55,17 +55,13 @@ export class Xxh3Wasm {
     const at = this.base / 4;
     if (tokens instanceof Uint32Array) this.u32.set(tokens.length === used ? tokens : tokens.subarray(0, used), at);
     else for (let i = 0; i < used; i++) this.u32[at + i] = tokens[i]!;
-    this.words(parent ?? 0n);
+    this.split[0] = parent ?? 0n;
     const parentLo = this.splitWords[0]!;
     const parentHi = this.splitWords[1]!;
-    this.words(seed);
+    this.split[0] = seed;
     this.ex.chain(this.base, count, 4 * blockSize, this.splitWords[0]!, this.splitWords[1]!, parent === undefined ? 0 : 1, parentLo, parentHi, local === undefined ? 0 : outLocal, outSeq);
     sequence.set(this.u64.subarray(outSeq / 8, outSeq / 8 + count));
     if (local !== undefined) local.set(this.u64.subarray(outLocal / 8, outLocal / 8 + count));
-  }
-
-  private words(x: bigint): void {
-    this.split[0] = x;
   }
 
   /** Grows the memory to hold `end` bytes (views are remade: growing detaches the old buffer). */

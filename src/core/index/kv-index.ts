@@ -325,11 +325,7 @@ export class KvIndex {
       if (ids[held - 1]! >= 0) own.decrement(words[2 * held - 2]!, words[2 * held - 1]!);
       throw new RangeError(`attach: rank ${rankId} does not hold block ${held - 1} of this prompt (a stale held prefix)`);
     }
-    for (let i = held; i < to; i++) {
-      ids[i] = tier.acquire(own, rankId, words[2 * i]!, words[2 * i + 1]!);
-      if (untilNew && tier.opened) return i + 1;
-    }
-    return Math.max(held, to);
+    return this.addBlocks(own, rankId, words, 0, ids, held, to, untilNew);
   }
 
   /**
@@ -338,10 +334,21 @@ export class KvIndex {
    * answers stay as they were, and endOverlaps() still clears them).
    */
   extend(rankId: number, hashes: ArrayLike<bigint>, ids: Int32Array, from: number, to: number): void {
+    this.addBlocks(this.tiers.device.own(rankId), rankId, this.wordsOf(hashes, to - from, from), from, ids, from, to, false);
+  }
+
+  /**
+   * Blocks [from, to) of a chain, new to the rank, each held once (words of block i at 2 × (i − base)):
+   * with `untilNew`, only up to the first block no rank held. Returns the chain's new end.
+   */
+  private addBlocks(own: U64Map, rankId: number, words: Int32Array, base: number, ids: Int32Array, from: number, to: number, untilNew: boolean): number {
     const tier = this.tiers.device;
-    const own = tier.own(rankId);
-    const words = this.wordsOf(hashes, to - from, from);
-    for (let i = from; i < to; i++) ids[i] = tier.acquire(own, rankId, words[2 * (i - from)]!, words[2 * (i - from) + 1]!);
+    for (let i = from; i < to; i++) {
+      const k = 2 * (i - base);
+      ids[i] = tier.acquire(own, rankId, words[k]!, words[k + 1]!);
+      if (untilNew && tier.opened) return i + 1;
+    }
+    return Math.max(from, to);
   }
 
   /** Ends a chain of `rankId` (ids[0, end) from attach/extend): its blocks leave from the end while nothing else holds them. */
