@@ -85,6 +85,11 @@ export class RouterEventPub {
     return this.pub.subscriberCount(this.frames[0]!);
   }
 
+  /** Subscribers dropped for passing a subscription bound. */
+  subscribersOverLimits(): number {
+    return this.pub.peersOverSubscriptionLimits;
+  }
+
   /** Batch copies dropped for subscribers at their send high-water mark. */
   droppedByHwm(): number {
     return this.pub.stats().messagesDropped;

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { SubscriptionSet } from "./subscriptions.ts";
 
 const te = new TextEncoder();
@@ -50,5 +51,51 @@ describe("SubscriptionSet", () => {
     s.add(new Uint8Array(0));
     s.clear();
     expect(s.size).toBe(0);
+  });
+});
+
+describe("SubscriptionSet against a plain list (the trie's model)", () => {
+  const bytes = fc.uint8Array({ maxLength: 6 }).map((a) => a.map((x) => x % 3)); // few symbols: shared prefixes and splits
+  const op = fc.oneof(fc.record({ add: bytes }), fc.record({ remove: bytes }), fc.record({ match: bytes }));
+  const key = (a: Uint8Array) => Array.from(a).join(",");
+
+  test("add, remove and match agree with reference-counted prefixes in a list", () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 80 }), (ops) => {
+        const s = new SubscriptionSet();
+        const model = new Map<string, { prefix: Uint8Array; n: number }>();
+        for (const o of ops) {
+          if ("add" in o) {
+            const e = model.get(key(o.add));
+            expect(s.add(o.add)).toBe(e === undefined);
+            if (e) e.n++;
+            else model.set(key(o.add), { prefix: o.add.slice(), n: 1 });
+          } else if ("remove" in o) {
+            const e = model.get(key(o.remove));
+            expect(s.remove(o.remove)).toBe(e?.n === 1);
+            if (e && --e.n === 0) model.delete(key(o.remove));
+          } else {
+            const want = [...model.values()].some(({ prefix }) => prefix.length <= o.match.length && prefix.every((x, i) => o.match[i] === x));
+            expect(s.matches(o.match)).toBe(want);
+            expect(s.has(o.match)).toBe(model.has(key(o.match)));
+          }
+          expect(s.size).toBe(model.size);
+          expect(s.bytes).toBe([...model.values()].reduce((t, e) => t + e.prefix.length, 0));
+        }
+        expect(s.topics().map(key).sort()).toEqual([...model.keys()].sort());
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test("removing every prefix leaves no node behind (memory returns to empty)", () => {
+    const s = new SubscriptionSet();
+    const prefixes = Array.from({ length: 2000 }, (_, i) => b(`kv@${i}`));
+    for (const p of prefixes) s.add(p);
+    for (const p of prefixes) s.remove(p);
+    expect(s.size).toBe(0);
+    expect(s.bytes).toBe(0);
+    expect(s.topics()).toEqual([]);
+    expect((s as unknown as { root: { children: unknown } }).root.children).toBeUndefined();
   });
 });

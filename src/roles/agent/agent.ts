@@ -273,6 +273,7 @@ export class KvStateAgent {
       counter("kvcr_agent_router_events_total", "Router events published", out.eventsPublished),
       counter("kvcr_agent_router_batches_dropped_total", "Router-event batch copies dropped for subscribers at their send high-water mark", out.droppedByHwm()),
       { name: "kvcr_agent_router_event_subscribers", help: "Subscribers of the router-event stream", type: "gauge", samples: [{ value: out.subscriberCount() }] },
+      counter("kvcr_agent_router_event_subscribers_dropped_total", "Subscribers dropped for passing a subscription bound (count, prefix length, total bytes)", out.subscribersOverLimits()),
       this.lag.family("kvcr_agent_ingest_lag_seconds", "Live raw batch ingest lag: agent wall clock minus the batch ts"),
     ];
   }

@@ -85,6 +85,7 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
         family("kvcr_mocker_raw_batches_faulted_total", "Raw batches the fault API dropped, delayed, duplicated, reordered or corrupted", (s) => s.faultedBatches),
         family("kvcr_mocker_replay_requests_ignored_total", "Replay requests left unanswered by the no_replay fault", (s) => s.ignoredReplayRequests),
         family("kvcr_mocker_raw_subscribers", "Subscribers connected to the raw PUB whose subscription matches its topic", (s) => s.subscribers, "gauge"),
+        family("kvcr_mocker_raw_subscribers_dropped_total", "Subscribers dropped for passing a subscription bound (count, prefix length, total bytes)", (s) => s.subscribersOverLimits),
       ];
       if (relay) {
         const s = relay.stats();
@@ -94,6 +95,7 @@ export function openWorkerOutlets(config: MockerConfig, id: WorkerIdentity, logg
           relayed("kvcr_mocker_router_event_batches_dropped_total", "Router-event batches dropped at a subscriber's high-water mark", s.batchesDroppedByHwm),
           relayed("kvcr_mocker_router_event_unknown_removals_total", "Removed blocks never stored through the relay (left out)", s.unknownRemovals),
           relayed("kvcr_mocker_router_event_invalid_total", "Engine events the relay could not encode (logged, skipped)", s.invalidEvents),
+          relayed("kvcr_mocker_router_event_subscribers_dropped_total", "Subscribers dropped for passing a subscription bound (count, prefix length, total bytes)", s.subscribersOverLimits),
         );
       }
       return out;

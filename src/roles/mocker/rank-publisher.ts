@@ -80,6 +80,8 @@ export interface RankPublisherStats {
   /** Batches the fault API dropped, delayed, duplicated, reordered or corrupted. */
   faultedBatches: number;
   subscribers: number;
+  /** Subscribers dropped for passing a subscription bound (count, prefix length, the PUB's total). */
+  subscribersOverLimits: number;
   replayRequestsServed: number;
   badReplayRequests: number;
   truncatedReplays: number;
@@ -252,6 +254,7 @@ export class RankPublisher {
       encodeErrors: this.encodeErrors,
       faultedBatches: this.faultedBatches,
       subscribers: this.subscriberCount(),
+      subscribersOverLimits: this.pub.peersOverSubscriptionLimits,
       replayRequestsServed: this.replay?.requestsServed ?? 0,
       badReplayRequests: this.replay?.badRequests ?? 0,
       truncatedReplays: this.replay?.truncatedReplies ?? 0,

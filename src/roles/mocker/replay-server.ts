@@ -28,6 +28,9 @@ export interface ReplayServerOptions {
   open?: () => boolean;
 }
 
+/** Largest replay request taken: a few frames of a few bytes, with room for a peer's READY. */
+const REPLAY_REQUEST_MAX_BYTES = 1024;
+
 export class ReplayServer {
   readonly endpoint: string;
   readonly port: number;
@@ -56,7 +59,8 @@ export class ReplayServer {
     this.open = opts.open;
     // A full replay (capacity batches + end marker) must fit one requester's queue: the kernel may
     // take none of it before the whole reply is queued (libzmq's ROUTER would drop it silently).
-    this.socket = new RouterSocket({ logger: opts.logger, sendHighWaterMark: opts.buffer.capacity + 1 });
+    // A request is a seq of 8 bytes: anything near REPLAY_REQUEST_MAX_BYTES is refused from its header.
+    this.socket = new RouterSocket({ logger: opts.logger, sendHighWaterMark: opts.buffer.capacity + 1, maxMessageBytes: REPLAY_REQUEST_MAX_BYTES });
     ({ endpoint: this.endpoint, port: this.port } = bindOrClose(this.socket, opts.host, opts.port, opts.ports));
     this.socket.onMessage(this.onRequest);
   }

@@ -47,6 +47,7 @@ export interface RouterEventRelayStats {
   /** Engine events that cannot be relayed (an engine bug): logged and skipped. */
   invalidEvents: number;
   subscribers: number;
+  subscribersOverLimits: number;
 }
 
 /** A rank's view of the relay, with the same publish(events, tsSeconds) shape as RankPublisher. */
@@ -134,6 +135,7 @@ export class RouterEventRelay {
       unknownRemovals: this.unknownRemovals,
       invalidEvents: this.invalidEvents + this.out.encodeErrors,
       subscribers: this.subscriberCount(),
+      subscribersOverLimits: this.out.subscribersOverLimits(),
     };
   }
 
