@@ -1,7 +1,7 @@
 // The audit's sampling loop (bench --audit-interval, up --audit): every interval, read the index
 // (the frontend's GET /v1/index), every mocker's truth (GET /v1/residency), then the index again a
 // moment later (index-audit.ts explains why), and keep the point and the truth sample (regret uses
-// them). A router without /v1/index (another implementation) is audited on truth alone; a mocker
+// them) unless told to keep nothing (up's audit runs for days: memory must stay flat). A router without /v1/index (another implementation) is audited on truth alone; a mocker
 // that does not answer (killed) holds nothing.
 import type { Logger } from "../lib/logger.ts";
 import type { Residency } from "../protocol/residency.ts";
@@ -43,6 +43,11 @@ export interface AuditLoopDeps {
   intervalS: number;
   /** Called with each point (up logs it). */
   onPoint?(p: AuditPoint): void;
+  /**
+   * False: keep no points and no truth samples (the log's lists stay empty), only hand each point
+   * to onPoint — for `up --audit`, which runs for days and must not grow. Default true (bench).
+   */
+  keepSamples?: boolean;
 }
 
 export interface AuditRun {
@@ -97,7 +102,7 @@ async function sampleOnce(startMs: number, log: AuditLog, deps: AuditLoopDeps): 
     const truth: Residency = { sources: docs.flatMap((d) => d?.sources ?? []) };
     const load: Record<string, number> = {};
     for (const s of truth.sources) if (s.requests !== undefined) load[`${s.worker_id}/${s.dp_rank}`] = s.requests;
-    log.truth.push({ t_s, truth, ...(Object.keys(load).length > 0 ? { load } : {}) });
+    if (deps.keepSamples !== false) log.truth.push({ t_s, truth, ...(Object.keys(load).length > 0 ? { load } : {}) });
     if (!before || !indexUrl) return;
     let point: AuditPoint | undefined;
     for (let waited = 0, settle = INDEX_SETTLE_MS; waited < INDEX_SETTLE_MAX_MS && !(point && point.precision === 1 && point.recall === 1); waited += settle, settle *= 2) {
@@ -105,7 +110,7 @@ async function sampleOnce(startMs: number, log: AuditLog, deps: AuditLoopDeps): 
       point = auditPoint({ t_s, truth, indexBefore: before, indexAfter: await readResidency(indexUrl) });
     }
     if (point === undefined) return;
-    log.points.push(point);
+    if (deps.keepSamples !== false) log.points.push(point);
     deps.onPoint?.(point);
   } catch (err) {
     log.failed_reads++;

@@ -108,14 +108,17 @@ export interface WorstAccuracy extends Accuracy {
 /** Per worker, its lowest precision and recall over the points. */
 export function worstPerWorker(points: readonly AuditPoint[]): Record<string, WorstAccuracy> {
   const out: Record<string, WorstAccuracy> = {};
-  for (const p of points) {
-    for (const [w, a] of Object.entries(p.workers)) {
-      const cur = (out[w] ??= { precision: a.precision, recall: a.recall, precision_t_s: p.t_s, recall_t_s: p.t_s });
-      if (a.precision < cur.precision) [cur.precision, cur.precision_t_s] = [a.precision, p.t_s];
-      if (a.recall < cur.recall) [cur.recall, cur.recall_t_s] = [a.recall, p.t_s];
-    }
-  }
+  for (const p of points) foldWorst(out, p);
   return out;
+}
+
+/** Folds one point into per-worker worsts (a run that keeps no points keeps this instead). */
+export function foldWorst(out: Record<string, WorstAccuracy>, p: AuditPoint): void {
+  for (const [w, a] of Object.entries(p.workers)) {
+    const cur = (out[w] ??= { precision: a.precision, recall: a.recall, precision_t_s: p.t_s, recall_t_s: p.t_s });
+    if (a.precision < cur.precision) [cur.precision, cur.precision_t_s] = [a.precision, p.t_s];
+    if (a.recall < cur.recall) [cur.recall, cur.recall_t_s] = [a.recall, p.t_s];
+  }
 }
 
 /** What recovery is measured from: the fault's end (start + for) where it has one, else when it was applied. */
@@ -129,10 +132,17 @@ export interface FaultTiming {
  * at or after it where every worker's precision and recall are ≥ RECOVERED; null when none is.
  */
 export function recoveryTimes(points: readonly AuditPoint[], faults: readonly FaultTiming[], threshold = RECOVERED): (number | null)[] {
-  return faults.map((f) => {
+  const found: (number | null)[] = faults.map(() => null);
+  for (const p of points) foldRecoveries(found, p, faults, threshold);
+  return found;
+}
+
+/** Folds one point (in time order) into `found`: each fault not yet recovered that this point recovers. */
+export function foldRecoveries(found: (number | null)[], p: AuditPoint, faults: readonly FaultTiming[], threshold = RECOVERED): void {
+  if (p.precision < threshold || p.recall < threshold) return;
+  faults.forEach((f, i) => {
     const from = f.ends_at_s ?? f.applied_s;
-    const p = points.find((x) => x.t_s >= from && x.precision >= threshold && x.recall >= threshold);
-    return p === undefined ? null : round(p.t_s - from);
+    if ((found[i] ?? null) === null && p.t_s >= from) found[i] = round(p.t_s - from);
   });
 }
 

@@ -5,7 +5,7 @@ import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { startAudit, type AuditRun } from "../audit-loop.ts";
 import { runSchedule, type ScheduleRun } from "../fault-runner.ts";
-import { recoveryTimes, worstPerWorker } from "../index-audit.ts";
+import { foldRecoveries, foldWorst, type WorstAccuracy } from "../index-audit.ts";
 import { mockerUrlsOf, type StackEndpoints } from "../stack-truth.ts";
 import type { StackHandle } from "./start.ts";
 
@@ -30,27 +30,38 @@ export function watchStack(stack: Pick<StackHandle, "frontendUrl" | "processes" 
     logger.info(`fault schedule: ${opts.schedule.length} entr${opts.schedule.length === 1 ? "y" : "ies"}, the first at ${opts.schedule[0]!.atS} s from now`);
     schedule = runSchedule(opts.schedule, startMs, { logger, now: () => performance.now(), wallNow: Date.now, mockers: () => mockerUrlsOf(ends), control: stack.control });
   }
+  // Summaries are folded point by point, so nothing grows with the run's length.
+  const worst: Record<string, WorstAccuracy> = {};
+  const applied = () => schedule?.applied.filter((f) => f.error === undefined) ?? [];
+  const recovered: (number | null)[] = [];
+  let points = 0;
   if (opts.auditIntervalS !== undefined && stack.frontendUrl) {
     audit = startAudit(startMs, {
       logger,
       now: () => performance.now(),
       endpoints: ends,
       intervalS: opts.auditIntervalS,
-      onPoint: (p) => logger.info(`audit ${p.t_s.toFixed(1)} s: worst precision ${p.precision.toFixed(4)}, worst recall ${p.recall.toFixed(4)} over ${Object.keys(p.workers).length} worker(s)`),
+      keepSamples: false,
+      onPoint: (p) => {
+        points++;
+        foldWorst(worst, p);
+        foldRecoveries(recovered, p, applied());
+        logger.info(`audit ${p.t_s.toFixed(1)} s: worst precision ${p.precision.toFixed(4)}, worst recall ${p.recall.toFixed(4)} over ${Object.keys(p.workers).length} worker(s)`);
+      },
     });
   }
   return {
     stop: async () => {
       await schedule?.stop();
-      const log = await audit?.stop();
-      if (log === undefined || log.points.length === 0) return;
+      if (!audit) return;
+      await audit.stop();
+      if (points === 0) return;
       // What bench writes into its result, said once as the stack stops: each worker's worst, each fault's recovery.
-      for (const [w, a] of Object.entries(worstPerWorker(log.points))) {
+      for (const [w, a] of Object.entries(worst)) {
         logger.info(`audit summary: worker ${w}: worst precision ${a.precision.toFixed(4)} (at ${a.precision_t_s.toFixed(1)} s), worst recall ${a.recall.toFixed(4)} (at ${a.recall_t_s.toFixed(1)} s)`);
       }
-      const applied = schedule?.applied.filter((f) => f.error === undefined) ?? [];
-      recoveryTimes(log.points, applied).forEach((r, i) => {
-        const f = applied[i]!;
+      applied().forEach((f, i) => {
+        const r = recovered[i] ?? null;
         logger.info(`audit summary: entry ${f.entry} (${f.kind} on ${f.target}): ${r === null ? "not recovered (precision and recall never back to 0.99)" : `recovered ${r.toFixed(2)} s after it ended`}`);
       });
     },
