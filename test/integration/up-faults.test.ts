@@ -17,7 +17,7 @@ afterEach(async () => {
 
 interface State {
   frontend_url: string;
-  processes: { name: string; role: string; pid: number; url: string }[];
+  processes: { name: string; role: string; pid: number; url: string; ports: { zmqKvEvents?: number[] }; raw_endpoints?: string[][] }[];
 }
 
 async function up(args: string[]): Promise<{ child: ChildProcess; state: State; stateFile: string }> {
@@ -58,6 +58,10 @@ describe("up --faults", () => {
     await child.readErrLine((l) => l.includes(`fault schedule: entry 2: kill mocker-0 (pid ${m0!.pid}, SIGKILL)`), 15_000);
     await child.readErrLine((l) => /mocker-0 restarted \(pid \d+\) and ready again/.test(l), 30_000);
     expect(pidAlive(m0!.pid)).toBe(false);
+    // The restarted mocker picked new raw ports: the state file lists those it bound, not the old ones.
+    await waitFor(() => (JSON.parse(readFileSync(stateFile, "utf8")) as State).processes.find((p) => p.name === "mocker-0")!.pid !== m0!.pid, { what: "the state file to name the new mocker-0" });
+    const m0After = (JSON.parse(readFileSync(stateFile, "utf8")) as State).processes.find((p) => p.name === "mocker-0")!;
+    expect(m0After.ports.zmqKvEvents).toEqual(m0After.raw_endpoints!.map((ranks) => Number(ranks[0]!.split(":").at(-1))));
     await child.readErrLine((l) => new RegExp(`fault schedule: entry 3: restart frontend \\(pid ${frontend.pid} → \\d+, ready again\\)`).test(l), 30_000);
     await waitFor(() => (JSON.parse(readFileSync(stateFile, "utf8")) as State).processes.find((p) => p.role === "frontend")!.pid !== frontend.pid, { what: "the state file to name the new frontend" });
     expect((await fetch(`${frontend.url}/v1/models`)).status).toBe(200);

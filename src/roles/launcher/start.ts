@@ -21,7 +21,7 @@ import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
 import type { ProcessControl } from "../fault-runner.ts";
 import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
 import { mockerBase } from "../stack-truth.ts";
-import { plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
+import { plan, stackDiscovery, STAGES, type ChosenPorts, type ProcessSpec, type StackPlan } from "./plan.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
 import { DEFAULT_BACKOFF_MAX_MS, DEFAULT_RESTART_WINDOW_MS, DEFAULT_STABLE_MS, describeExit, Supervisor, type ChildExit, type ReadinessGate, type SupervisedChild } from "./supervisor.ts";
@@ -194,7 +194,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   }
 
   const processes: StackProcess[] = stackPlan.processes.map((spec) => ({ name: spec.name, role: spec.role, pid: started.get(spec.name)!.pid, url: spec.url, external: spec.external, ports: spec.ports, restarts: 0 }));
-  if (store) await addRawEndpoints(store, config, processes);
+  if (store) await addRawEndpoints(store, config, processes, stackPlan.processes);
   const state = (): StackState => ({
     pid: process.pid,
     namespace: config.namespace,
@@ -252,7 +252,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
           entry.restarts = restarts;
           logger.info(`${child.name} restarted (pid ${child.pid}) and ready again`);
           void (async () => {
-            if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes).catch(() => {}); // it may have picked new raw ports
+            if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes, stackPlan.processes).catch(() => {}); // it may have picked new raw ports
             await writeState();
           })().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
         },
@@ -281,7 +281,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
       const before = entry.pid;
       const next = await supervisor.restartNow(spec.name, spec.argv, gateOf(spec), config.gracePeriod * 1000);
       entry.pid = next.pid;
-      if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes).catch(() => {});
+      if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes, stackPlan.processes).catch(() => {});
       await writeState().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
       return `${spec.name} (pid ${before} → ${next.pid}, ready again)`;
     },
@@ -364,8 +364,11 @@ async function refuseSlotOverlap(store: DiscoveryStore, config: ResolvedConfig):
   );
 }
 
-/** Each mocker's raw (and replay) endpoints, from its workers' records (ports it picked itself when given 0). */
-async function addRawEndpoints(store: DiscoveryStore, config: ResolvedConfig, processes: StackProcess[]): Promise<void> {
+/**
+ * Each mocker's raw (and replay) endpoints, from its workers' records, and the ports it picked
+ * itself where the plan said 0 — read again after a restart, which picks new ones.
+ */
+async function addRawEndpoints(store: DiscoveryStore, config: ResolvedConfig, processes: StackProcess[], plan: readonly ProcessSpec[]): Promise<void> {
   const byPort = new Map<string, { raw: string[][]; replay: string[][] }>();
   for (const entry of await store.list(keys.kindPrefix(config.namespace, "worker"))) {
     const r = checkRecord(WorkerRecordSchema, entry.value);
@@ -385,10 +388,11 @@ async function addRawEndpoints(store: DiscoveryStore, config: ResolvedConfig, pr
     // Ports the mocker picked (0 in the plan) as bound: each worker's first rank's endpoint.
     const bound = (planned: number | number[] | undefined, endpoints: string[][]) =>
       Array.isArray(planned) ? planned.map((port, j) => port || endpointPort(endpoints[j]?.[0]) || port) : planned;
+    const planned = plan.find((s) => s.name === p.name)?.ports ?? p.ports;
     p.ports = {
       ...p.ports,
-      ...(p.ports.zmqKvEvents !== undefined ? { zmqKvEvents: bound(p.ports.zmqKvEvents, found.raw)! } : {}),
-      ...(p.ports.zmqReplay !== undefined ? { zmqReplay: bound(p.ports.zmqReplay, found.replay)! } : {}),
+      ...(planned.zmqKvEvents !== undefined ? { zmqKvEvents: bound(planned.zmqKvEvents, found.raw)! } : {}),
+      ...(planned.zmqReplay !== undefined ? { zmqReplay: bound(planned.zmqReplay, found.replay)! } : {}),
     };
   }
 }
