@@ -1,10 +1,10 @@
 // An OpenAI-style streaming server with fixed, known delays, for bench tests and scripts:
 // POST /v1/completions (and /v1/chat/completions) stream one content chunk after `ttftMs`, then
 // one every `itlMs`, then a usage chunk and [DONE]. A plan chooses, per request, to behave or to
-// fail: HTTP 500, a stream cut before [DONE], a stall, an error chunk.
+// fail: HTTP 500, a stream cut before [DONE], a connection reset mid-stream, a stall, an error chunk.
 import type { Server } from "bun";
 
-export type Behaviour = "ok" | "500" | "cut" | "stall" | "error-chunk";
+export type Behaviour = "ok" | "500" | "cut" | "reset" | "stall" | "error-chunk";
 
 export interface FakeServerOptions {
   ttftMs?: number;
@@ -82,6 +82,7 @@ export function startFakeOpenAi(o: FakeServerOptions = {}): FakeServer {
             if (cancelled) return;
             if (behaviour === "stall" && i === 1) return; // one token, then nothing
             if (behaviour === "cut" && i === 2) return controller.close(); // no [DONE]
+            if (behaviour === "reset" && i === 2) return controller.error(new Error("injected reset")); // the connection dies mid-body
             if (behaviour === "error-chunk" && i === 1) {
               send({ error: { message: "injected stream error", code: 500 } });
               return controller.close();

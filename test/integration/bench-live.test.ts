@@ -94,6 +94,14 @@ describe("bench against a server with known delays", () => {
     expect(logs.join("")).toContain("12 of 15 requests failed");
   });
 
+  test("a connection reset mid-stream is a cut stream that says how many chunks arrived", async () => {
+    await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 2, plan: () => "reset" });
+    const out = await runBench(base(server.url, { workload: { ...base("").workload, requests: 2 } }), deps());
+    const r = out.results[0]!;
+    expect(r.error_breakdown).toEqual({ stream_cut: 2 });
+    expect(r.errors.every((e) => e.includes("stream cut after 2 chunk(s)"))).toBe(true);
+  });
+
   test("nothing listening: every request fails with cause connection, exit status 1", async () => {
     const out = await runBench(base("http://127.0.0.1:9", { model: "m", workload: { ...base("").workload, requests: 3 } }), deps());
     expect(out.results[0]).toMatchObject({ completed: 0, failed: 3, error_breakdown: { connection: 3 } });

@@ -117,7 +117,7 @@ async function readStream(res: Response, rec: RequestRecord, now: Clock, fail: F
       if (c.text !== "" || c.finishReason !== undefined) lastChoice = t;
       if (c.text === "") continue;
       if (rec.text !== undefined) rec.text += c.text;
-      chunks++;
+      rec.outputTokens = ++chunks; // so far: a cut stream's error says how far it got
       if (Number.isNaN(rec.ttftMs)) rec.ttftMs = t - rec.sentMs;
       else rec.itlMs.push(t - last);
       last = t;
