@@ -1,7 +1,7 @@
 // The liveness watch: silence bookkeeping on a given clock; the loop reporting only the silent child
 // (not one that is not up, not one up itself was too stalled to hear); and with real processes, a
 // SIGSTOPped child SIGKILLed through the supervisor and restarted by its policy, its exit saying
-// it hung.
+// it hung; without a policy, that kill is the stack's failure.
 import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { FIXTURES_DIR, heldPort, pidAlive, waitFor } from "../../../test/harness.ts";
@@ -83,6 +83,18 @@ describe("watchLiveness", () => {
 });
 
 describe("liveness with real processes", () => {
+  test("without a restart policy, a hung child's kill is the stack's failure, saying it hung; a child not past its gate is never killed", async () => {
+    await using sup = new Supervisor(["m", "n"], { write: () => {} });
+    const m = sup.spawn("m", ["/bin/sh", "-c", "exec sleep 30"]);
+    const n = sup.spawn("n", ["/bin/sh", "-c", "exec sleep 30"]);
+    await sup.waitReady(m, { what: "nothing", probe: async () => {}, timeoutMs: 5_000, intervalMs: 20 });
+    expect(sup.killHung("n", 5300)).toBeUndefined();
+    expect(sup.killHung("m", 5300)).toBe(m);
+    const failed = await sup.failure;
+    expect([failed.name, describeExit(failed)]).toEqual(["m", "was killed by SIGKILL (hung: no answer to its liveness probe for 5.3 s)"]);
+    expect(n.running).toBe(true);
+  });
+
   test("a SIGSTOPped child is SIGKILLed through the supervisor and restarted by its policy; its exit says it hung", async () => {
     const held = heldPort();
     const port = held.port;
