@@ -21,6 +21,13 @@ export const frontendFailureOptions = group("Failures", {
     default: 3,
     description: "Failed requests in a row that take a worker out of routing (back after 1 s doubling to 30 s, once its /health answers 200)",
   },
+  workerStallTimeout: {
+    kind: "number",
+    min: 0.001,
+    default: 5,
+    description:
+      "Seconds a worker may send nothing before its request fails with 504 (or migrates); its /health is then asked (1 s deadline) and a worker that does not answer leaves routing at once. Default below the 10 s --discovery-lease-ttl: a stalled worker is caught before its record lapses",
+  },
   migrationLimit: {
     kind: "int",
     min: 0,
@@ -77,12 +84,6 @@ export const frontendOptions = defineOptions({
     },
     bodyTimeoutMs: { kind: "int", min: 1, default: 30_000, description: "Milliseconds a request body may take to arrive in full (408 after, and the connection is closed)" },
     maxTokensLimit: { kind: "int", min: 1, default: 1 << 20, description: "Largest max_tokens / max_completion_tokens accepted (400 above)" },
-    workerStallTimeout: {
-      kind: "number",
-      min: 0.001,
-      default: 5,
-      description: "Seconds a worker may send nothing before its request fails with 504 (default below the 10 s --discovery-lease-ttl: a stalled worker is caught before its record lapses)",
-    },
   }),
   ...frontendFailureOptions,
   ...discoveryOptions,

@@ -43,6 +43,13 @@ export const stackOptions = defineOptions({
     restart: { kind: "enum", choices: RESTART_POLICIES, default: "on-failure", description: "on-failure: restart a child that exits after the stack is ready (backoff, readiness gate); no: any child exit stops the stack" },
     maxRestarts: { kind: "int", min: 0, max: 1_000_000, default: 5, description: "Restarts of one child within 10 minutes before the stack stops (with --restart on-failure)" },
     restartBackoff: { kind: "number", min: 0, max: 3600, default: 1, description: "Seconds before a child's first restart; doubled per restart up to 30 s, reset once it has stayed up 60 s" },
+    livenessTimeout: {
+      kind: "number",
+      min: 0,
+      max: 3600,
+      default: 5,
+      description: "Seconds a ready child may leave its liveness probe (GET /live about once a second) unanswered before up SIGKILLs it; its exit is then handled as any other (--restart); 0 = off",
+    },
   }),
   ...group("Faults and audit", {
     faults: { kind: "string", nonEmpty: true, description: "Apply this fault schedule (YAML or JSON list of {at, target, fault}) to the stack, `at` counted from ready" },
@@ -148,6 +155,7 @@ export function upProblems(c: UpConfig): string[] {
     // Checked here too, so `up` fails at once rather than through its mockers.
     if (c.kvEventsEncoding === "array") problems.push(ARRAY_ENCODING_WITH_STATE_AGENT);
   }
+  if (c.livenessTimeout > 0 && c.livenessTimeout < 1) problems.push(`--liveness-timeout: got ${c.livenessTimeout}, expected 0 (off) or at least 1 second (a probe's own deadline is up to 1 s)`);
   if (c.audit && !roles.roles.has("frontend")) problems.push("--audit: compares the frontend's index with the mockers' truth; include frontend in --roles");
   if (c.maxSlots !== undefined && c.kvStateAgent && roles.roles.has("agent") && roles.roles.has("mockers") && c.maxSlots < ranks) {
     problems.push(`--max-slots: got ${c.maxSlots}, but this stack has ${ranks} CacheOwner slots (workers × dp); the agent would reject some`);

@@ -32,11 +32,12 @@ export function workerRecord(id: string, over: Partial<WorkerRecord> = {}): Work
   };
 }
 
-export function routingState(mode: RouterMode = "kv", over: { router?: Omit<RouterOptions, "mode">; blockSize?: number; overloadStatus?: number; now?: () => number } = {}): RoutingState {
+export function routingState(mode: RouterMode = "kv", over: { router?: Omit<RouterOptions, "mode">; blockSize?: number; overloadStatus?: number; now?: () => number; ejectAfter?: number } = {}): RoutingState {
   return new RoutingState({
     router: { ...over.router, mode },
     blockSize: over.blockSize,
     overloadStatus: over.overloadStatus,
+    ejectAfter: over.ejectAfter,
     hasher: createBlockHasher(),
     rng: createRng(7),
     logger,

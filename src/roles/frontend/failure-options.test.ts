@@ -44,11 +44,11 @@ describe("frontend failure options", () => {
   });
 
   test("up hands the failure flags to its frontend and --max-model-len to its mockers", () => {
-    const config = upConfigFrom(["--migration-limit", "1", "--router-retries", "4", "--worker-eject-after", "5", "--migration-max-seq-len", "900", "--max-model-len", "4096"]);
+    const config = upConfigFrom(["--migration-limit", "1", "--router-retries", "4", "--worker-eject-after", "5", "--migration-max-seq-len", "900", "--worker-stall-timeout", "1.5", "--max-model-len", "4096"]);
     const p = plan(config, { self: ["/bin/kvcr"], ports: { agent: 9091, frontend: 8000, mockers: [7000] }, discoveryDir: "/d" });
     const frontend = p.processes.find((x) => x.role === "frontend")!.argv;
     const f = load(frontend.slice(2));
-    expect([f.migrationLimit, f.routerRetries, f.workerEjectAfter, f.migrationMaxSeqLen]).toEqual([1, 4, 5, 900]);
+    expect([f.migrationLimit, f.routerRetries, f.workerEjectAfter, f.migrationMaxSeqLen, f.workerStallTimeout]).toEqual([1, 4, 5, 900, 1.5]);
     const mocker = p.processes.find((x) => x.role === "mocker")!.argv;
     expect(loadConfig({ ...mockerOptions, ...commonOptions }, { argv: mocker.slice(2), env: {} }).config.maxModelLen).toBe(4096);
   });

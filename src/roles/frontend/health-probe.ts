@@ -3,14 +3,14 @@
 // (the mocker's HTTP /health, next to the record's request_url); 200 brings a worker back.
 import type { RoutingState } from "./routing-state.ts";
 
-/** True when the worker's /health answered 200. */
-export type ProbeWorker = (healthUrl: string) => Promise<boolean>;
+/** True when the worker's /health answered 200 within `timeoutMs` (default 2 s). */
+export type ProbeWorker = (healthUrl: string, timeoutMs?: number) => Promise<boolean>;
 
 const SWEEP_MS = 250;
 const PROBE_TIMEOUT_MS = 2000;
 
-const fetchProbe: ProbeWorker = async (url) => {
-  const res = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+export const fetchProbe: ProbeWorker = async (url, timeoutMs = PROBE_TIMEOUT_MS) => {
+  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   await res.arrayBuffer();
   return res.status === 200;
 };

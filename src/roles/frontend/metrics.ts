@@ -1,11 +1,12 @@
 // The frontend's /metrics: Dynamo's frontend and router families (dynamo-metrics.ts), then what
 // only kvcr-mock has: HTTP requests by route and status, routing decision time, requests routed and
-// busy flags per (worker, rank), requests shed, index size per tier, retries and ejections, and the
-// event feeds' counters.
+// busy flags per (worker, rank), requests shed, index size per tier, retries, stall probes and
+// ejections, and the event feeds' counters.
 import type { MetricFamily } from "../../protocol/prometheus.ts";
 import { HistogramSeries } from "../../protocol/prometheus-histogram.ts";
 import { DynamoFrontendMetrics } from "./dynamo-metrics.ts";
 import type { RoutingState } from "./routing-state.ts";
+import type { StallProbeCounts } from "./stall-probe.ts";
 
 const DECISION_S = [0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005];
 
@@ -17,6 +18,8 @@ export class FrontendMetrics {
   hintsAttached = 0;
   /** Attempts sent again to another worker after one never reached its worker (--router-retries). */
   retries = 0;
+  /** /health probes of a worker after a request stalled on it, by outcome (stall-probe.ts). */
+  readonly stallProbes: StallProbeCounts = { answered: 0, failed: 0 };
   /** Requests routed per (worker, rank): the routing spread. */
   private readonly routed = new Map<string, { worker: string; rank: number; n: number }>();
 
@@ -41,16 +44,22 @@ export class FrontendMetrics {
     else this.routed.set(key, { worker, rank, n: 1 });
   }
 
-  /** Retries and ejections (migrations are Dynamo's family). */
+  /** Retries, stall probes and ejections (migrations are Dynamo's family). */
   private failureFamilies(state: RoutingState): MetricFamily[] {
     const h = state.health;
     return [
       { name: "kvcr_frontend_retries_total", help: "Requests sent again to the next-best worker after their worker could not be reached or answered 503 (--router-retries)", type: "counter", samples: [{ value: this.retries }] },
       {
         name: "kvcr_frontend_worker_ejections_total",
-        help: "Workers taken out of routing: reason failures (--worker-eject-after in a row) or down (connection failed, shutdown, cut stream)",
+        help: "Workers taken out of routing: reason failures (--worker-eject-after in a row), down (connection failed, shutdown, cut stream) or stalled (a request stalled and the worker's /health did not answer)",
         type: "counter",
-        samples: (["failures", "down"] as const).map((reason) => ({ labels: { reason }, value: h.ejections[reason] })),
+        samples: (["failures", "down", "stalled"] as const).map((reason) => ({ labels: { reason }, value: h.ejections[reason] })),
+      },
+      {
+        name: "kvcr_frontend_stall_probes_total",
+        help: "/health probes of a worker after a request stalled on it (--worker-stall-timeout): answered (200 within 1 s: the stall counts toward --worker-eject-after) or failed (the worker leaves routing at once)",
+        type: "counter",
+        samples: (["answered", "failed"] as const).map((outcome) => ({ labels: { outcome }, value: this.stallProbes[outcome] })),
       },
       { name: "kvcr_frontend_ejected_workers", help: "Workers out of routing now, waiting for their /health to answer", type: "gauge", samples: [{ value: h.ejectedCount }] },
     ];

@@ -1,14 +1,16 @@
 // One routed request's trip to its workers: builds its RequestRun (retries and migrations across
 // attempts, request-run.ts), keeps the client-facing bookkeeping (latency, TTFT, the client
 // leaving), maps a run that failed before any answer to the client's error, and hands the rest to
-// openai-reply.ts. An ejected worker is probed back by health-probe.ts, started here.
+// openai-reply.ts. An ejected worker is probed back by health-probe.ts, and a stalled one probed
+// (stall-probe.ts), both started here.
 import type { Logger } from "../../lib/logger.ts";
 import { errorTypeOf, type ErrorType, type RequestTrack } from "./dynamo-metrics.ts";
 import type { GenerationRequest, ResponseMeta } from "../../protocol/openai.ts";
-import { HealthProbe, type ProbeWorker } from "./health-probe.ts";
+import { fetchProbe, HealthProbe, type ProbeWorker } from "./health-probe.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import { sseReply, wholeReply, type Kind, type ReplyContext } from "./openai-reply.ts";
 import { RequestRun, RunFailed, type RunPolicy } from "./request-run.ts";
+import { StallProbe } from "./stall-probe.ts";
 import type { RoutePlan, RoutingState } from "./routing-state.ts";
 import { callFailure, failureResponse, type WorkerFailure } from "./worker-failure.ts";
 import { StallWatch, WorkerCancel, type WorkerTransport } from "./worker-call.ts";
@@ -27,7 +29,7 @@ export interface ProxyDeps {
   idPrefix: string;
   /** Retries and migrations (default: 2 retries, no migration, as the frontend's flags default). */
   failures?: Partial<RunPolicy>;
-  /** Asks an ejected worker's /health (default: GET over fetch, 200 = healthy). */
+  /** Asks a worker's /health, ejected or stalled (default: GET over fetch, 200 = healthy). */
   probeWorker?: ProbeWorker;
   /** Retries and migrations are logged here (warn). */
   logger?: Logger;
@@ -55,13 +57,15 @@ export function createProxy(deps: ProxyDeps): Proxy {
   const { state, metrics } = deps;
   const stalls = new StallWatch(deps.stallTimeoutMs, deps.now);
   const policy: RunPolicy = { retries: deps.failures?.retries ?? 2, migrationLimit: deps.failures?.migrationLimit ?? 0, migrationMaxSeqLen: deps.failures?.migrationMaxSeqLen };
-  const probes = new HealthProbe(state, deps.probeWorker);
+  const probeWorker = deps.probeWorker ?? fetchProbe;
+  const probes = new HealthProbe(state, probeWorker);
+  const stallProbe = new StallProbe(state, probeWorker, metrics.stallProbes, () => probes.wake());
   let closing = false;
   let seq = 0;
 
   const proxy = async (req: Request, { kind, request: r, tokens, plan, track }: RoutedRequest): Promise<Response> => {
     const requestId = `${deps.idPrefix}-${++seq}`;
-    const run = new RequestRun({ state, metrics, callWorker: deps.callWorker, stalls, policy, logger: deps.logger, closing: () => closing }, { model: r.model, prompt: tokens, maxTokens: r.maxTokens, requestId, plan });
+    const run = new RequestRun({ state, metrics, callWorker: deps.callWorker, stalls, stallProbe, policy, logger: deps.logger, closing: () => closing }, { model: r.model, prompt: tokens, maxTokens: r.maxTokens, requestId, plan });
     let finished = false;
     const finish = (error?: ErrorType, cachedTokens?: number) => {
       if (finished) return;

@@ -4,11 +4,13 @@
 // worker with prompt + the tokens already sent as its prompt and max_tokens less them
 // (--migration-limit, --migration-max-seq-len). The reply reads one uninterrupted list of lines
 // whose summary counts the original prompt and every token sent. Each failure is reported to the
-// routing state, which ejects the worker when the rules say so (worker-health.ts).
+// routing state, which ejects the worker when the rules say so (worker-health.ts); a stall first
+// asks the worker's /health (stall-probe.ts).
 import type { Logger } from "../../lib/logger.ts";
 import { GenerateLineReader, type GenerateBody, type GenerateLine, type GenerateSummary } from "../../protocol/generate.ts";
 import type { FrontendMetrics } from "./metrics.ts";
 import type { RoutePlan, RoutingState } from "./routing-state.ts";
+import type { StallProbe } from "./stall-probe.ts";
 import { answerAttemptFailure, attemptFailure, unfinishedStream, type AttemptFailure, type WorkerFailure } from "./worker-failure.ts";
 import { ClientGone, readAll, WorkerCancel, type Stall, type StallWatch, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
 
@@ -27,6 +29,8 @@ export interface RunDeps {
   callWorker: WorkerTransport;
   stalls: StallWatch;
   policy: RunPolicy;
+  /** Asks a stalled worker's /health before its stall is reported (without it, a stall counts toward ejection). */
+  stallProbe?: StallProbe;
   logger?: Logger;
   /** True once the frontend is stopping: failures are final. */
   closing?: () => boolean;
@@ -263,6 +267,7 @@ export class RequestRun {
     const { state, metrics, logger } = this.deps;
     if (f.kind === "client" || this.clientGone || this.deps.closing?.()) throw new RunFailed(f.failure);
     if (f.kind === "unsent" || f.kind === "lost" || f.kind === "shutdown") state.reportFailure(a.workerId, true);
+    else if (f.kind === "stalled" && this.deps.stallProbe) void this.deps.stallProbe.stalled(a.plan.worker);
     else if (f.kind === "stalled" || f.kind === "error" || f.kind === "busy") state.reportFailure(a.workerId, false);
     else if (f.kind === "refused") state.reportSuccess(a.workerId); // alive and answering: the request was at fault
     let how: "retry" | "new_request" | "ongoing_request";

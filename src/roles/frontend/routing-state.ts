@@ -290,15 +290,21 @@ export class RoutingState {
     return this.held.hold(model, tokens, signal);
   }
 
-  /** A request failed on the worker (`down`: its connection failed, it shut down or cut a stream). True when this ejects it. */
-  reportFailure(workerId: string, down: boolean): boolean {
+  /**
+   * A request failed on the worker. `down`: its connection failed, it shut down or cut a stream;
+   * `stalled`: a request stalled on it and its /health did not answer: either ejects it at once.
+   * True when this ejects it.
+   */
+  reportFailure(workerId: string, down: boolean | "stalled"): boolean {
     const entry = this.workers.get(workerId);
     if (entry === undefined || this.health.isEjected(workerId)) return false;
     const now = this.opts.now();
-    if (!(down ? this.health.down(workerId, now) : this.health.failure(workerId, now))) return false;
+    const ejected = down === false ? this.health.failure(workerId, now) : this.health.down(workerId, now, down === "stalled" ? "stalled" : "down");
+    if (!ejected) return false;
     const router = this.routers.get(entry.record.model);
     for (const s of entry.rankIds) router?.remove(s);
-    this.opts.logger.warn(`worker ${workerId} left routing after ${down ? "it went down" : "failed requests in a row"}; back once its /health answers`);
+    const why = down === "stalled" ? "a request stalled and its /health did not answer" : down ? "it went down" : "failed requests in a row";
+    this.opts.logger.warn(`worker ${workerId} left routing after ${why}; back once its /health answers`);
     return true;
   }
 

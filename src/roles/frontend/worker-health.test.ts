@@ -17,7 +17,13 @@ describe("WorkerHealth", () => {
     const h = new WorkerHealth(3);
     expect(h.down("a", 0)).toBe(true);
     expect(h.down("a", 0)).toBe(false); // already out
-    expect(h.ejections).toEqual({ failures: 0, down: 1 });
+    expect(h.ejections).toEqual({ failures: 0, down: 1, stalled: 0 });
+  });
+
+  test("a stalled worker whose /health did not answer is ejected at once, counted as stalled", () => {
+    const h = new WorkerHealth(3);
+    expect(h.down("a", 0, "stalled")).toBe(true);
+    expect([h.isEjected("a"), h.ejections]).toEqual([true, { failures: 0, down: 0, stalled: 1 }]);
   });
 
   test("the probe waits out the backoff, doubles it while /health fails, and brings the worker back on 200", () => {

@@ -1,13 +1,16 @@
 // Which workers are ejected from routing, and when each is probed again (pure: the clock is passed
 // in; health-probe.ts does the probing). A worker is ejected after `ejectAfter` failed requests in
 // a row, or at once when it is reported down (connection refused or lost, shutdown, a cut stream:
-// Dynamo's report_instance_down). It stays out for a backoff (1 s doubling to 30 s, back to 1 s
+// Dynamo's report_instance_down; or a stalled request whose worker's /health did not answer). It stays out for a backoff (1 s doubling to 30 s, back to 1 s
 // after a request succeeds on it) and returns only once its /health answers 200.
 
 export const EJECT_BACKOFF_MS = { first: 1000, max: 30_000 } as const;
 
-/** Why a worker left routing: too many failures in a row, or reported down at once. */
-export type EjectReason = "failures" | "down";
+/**
+ * Why a worker left routing: too many failures in a row, reported down at once, or a request that
+ * stalled on it and a /health probe that got no answer (stall-probe.ts).
+ */
+export type EjectReason = "failures" | "down" | "stalled";
 
 interface Entry {
   /** Failed requests in a row. */
@@ -21,7 +24,7 @@ interface Entry {
 
 export class WorkerHealth {
   /** Ejections so far, by reason (a counter for /metrics). */
-  readonly ejections: Record<EjectReason, number> = { failures: 0, down: 0 };
+  readonly ejections: Record<EjectReason, number> = { failures: 0, down: 0, stalled: 0 };
   private readonly entries = new Map<string, Entry>();
   private ejectedNow = 0;
 
@@ -52,11 +55,11 @@ export class WorkerHealth {
     return e.streak >= this.ejectAfter && this.eject(e, nowMs, "failures");
   }
 
-  /** The worker is down (its connection failed, it shut down, it cut a stream): ejected at once. True when this ejects it. */
-  down(id: string, nowMs: number): boolean {
+  /** The worker is down (its connection failed, it shut down, it cut a stream; or it stalled and its /health did not answer): ejected at once. True when this ejects it. */
+  down(id: string, nowMs: number, reason: Exclude<EjectReason, "failures"> = "down"): boolean {
     const e = this.entry(id);
     e.streak++;
-    return this.eject(e, nowMs, "down");
+    return this.eject(e, nowMs, reason);
   }
 
   /** Ejected workers whose backoff is over and that are not being probed: they are now. */

@@ -85,6 +85,13 @@ describe("plan", () => {
     expect(af.processes[1]!.readiness).toEqual({ kind: "ok", url: "http://127.0.0.1:8000/live" });
   });
 
+  test("liveness: a kvcr-mock role is probed on /live; an external command on the route its readiness gate requires", () => {
+    const own = plan(up(), ctx()).processes.map((s) => [s.name, s.livenessUrl]);
+    expect(own).toEqual([["agent", "http://127.0.0.1:9091/live"], ["mocker-0", "http://127.0.0.1:7000/live"], ["frontend", "http://127.0.0.1:8000/live"]]);
+    const external = plan(up("--agent-cmd", "a {port}", "--mocker-cmd", "m {port}", "--frontend-cmd", "f {port}"), ctx()).processes.map((s) => [s.name, s.livenessUrl]);
+    expect(external).toEqual([["agent", "http://127.0.0.1:9091/live"], ["mocker-0", "http://127.0.0.1:7000/health"], ["frontend", "http://127.0.0.1:8000/health"]]);
+  });
+
   test("external commands: placeholders filled and shell-quoted, run by exec under /bin/sh", () => {
     const p = plan(up("--mocker-processes=2", "--mocker-cmd", "my-mocker --port {port} --slot {cache_slot} --raw {zmq_kv_events_ports} --ns {namespace} --agent {agent_url} {{x}}", "--discovery-dir", "/tmp/a b"), ctx(2));
     const m1 = p.processes.find((s) => s.name === "mocker-1")!;

@@ -34,6 +34,12 @@ export interface ProcessSpec {
   url: string;
   ports: Record<string, number | number[]>;
   readiness: Readiness;
+  /**
+   * What `up`'s liveness watch GETs once the process is up: `/live` of a kvcr-mock role; for a
+   * `--<role>-cmd`, the route its readiness gate already requires (the agent's /live, a mocker's
+   * or frontend's /health). Any answer counts as alive.
+   */
+  livenessUrl: string;
   /** Seconds the readiness gate may take. */
   readyTimeoutS: number;
 }
@@ -110,6 +116,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
       url: agentUrl!,
       ports: { http: ctx.ports.agent },
       readiness: { kind: "ok", url: `${agentUrl}/live` },
+      livenessUrl: `${agentUrl}/live`,
       readyTimeoutS: config.agentReadyTimeout,
     });
   }
@@ -141,6 +148,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         url,
         ports: { http: ctx.ports.mockers[i]!, zmqKvEvents: mocker.zmqKvEventsPorts!, ...(mocker.zmqReplayPorts ? { zmqReplay: mocker.zmqReplayPorts } : {}) },
         readiness: { kind: "ok", url: `${url}/health` },
+        livenessUrl: `${url}${config.mockerCmd ? "/health" : "/live"}`,
         readyTimeoutS: config.readyTimeout,
       });
     }
@@ -164,6 +172,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
       readiness: roles.has("mockers")
         ? { kind: "frontend", modelsUrl: `${frontendUrl}/v1/models`, healthUrl: `${frontendUrl}/health`, model: config.modelName, workers: totalWorkers }
         : { kind: "ok", url: `${frontendUrl}/live` },
+      livenessUrl: `${frontendUrl}${config.frontendCmd ? "/health" : "/live"}`,
       readyTimeoutS: config.readyTimeout,
     });
   }

@@ -1,7 +1,8 @@
 // startStack: check the given ports, pick the rest, plan, then start agent (or await its record),
-// mockers and frontend stage by stage under one Supervisor, each gated on readiness; a failed start
-// stops what it started. Also used by `bench --compare-router-modes`.
-import { readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
+// mockers and frontend stage by stage under one Supervisor, each gated on readiness, and once ready
+// supervise them (restart policy, liveness watch); a failed start stops what it started. Also used
+// by `bench --compare-router-modes`.
+import { rmdir } from "node:fs/promises";
 import type { ScheduleTarget } from "../../config/fault-schedule.ts";
 import { globalWorkers, parseRoles, upOptions, type UpConfig } from "../../config/up.ts";
 import { agentOptions } from "../../config/agent.ts";
@@ -10,22 +11,21 @@ import { mockerOptions } from "../../config/mocker.ts";
 import type { OptionTable } from "../../config/options.ts";
 import { defaultDiscoveryDir } from "../../discovery/file-store.ts";
 import { openDiscoveryStore } from "../../discovery/open.ts";
-import { keys } from "../../discovery/keys.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";
 import { KvcrError, ReadinessError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { processAlive } from "../../lib/process-alive.ts";
 import type { RoleHandle } from "../../lib/role.ts";
-import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
 import type { ProcessControl } from "../fault-runner.ts";
-import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
 import { mockerBase } from "../stack-truth.ts";
-import { plan, stackDiscovery, STAGES, type ChosenPorts, type ProcessSpec, type StackPlan } from "./plan.ts";
+import { plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
 import { DEFAULT_BACKOFF_MAX_MS, DEFAULT_RESTART_WINDOW_MS, DEFAULT_STABLE_MS, describeExit, Supervisor, type ChildExit, type ReadinessGate, type SupervisedChild } from "./supervisor.ts";
 import { writePrometheusConfig } from "./prometheus-config.ts";
+import { watchLiveness } from "./liveness.ts";
+import { addRawEndpoints, refuseSlotOverlap, waitForAgentRecord, type ResolvedConfig } from "./stack-records.ts";
+import { claimStateFile, StateFileWriter } from "./state-file.ts";
 
 export interface StackDeps {
   logger: Logger;
@@ -48,6 +48,8 @@ export interface StackProcess {
   ports: Record<string, number | number[]>;
   /** Times `up` restarted it (--restart on-failure); pid is the current one's. */
   restarts: number;
+  /** How many of those restarts followed a kill for not answering its liveness probe (--liveness-timeout). */
+  livenessRestarts: number;
   /** Raw KV-event endpoints of a mocker's workers, per worker (from their discovery records). */
   rawEndpoints?: string[][];
   /** Their replay endpoints, when the stack has replay sockets. */
@@ -78,7 +80,7 @@ export interface StackState {
   model: string;
   agent_url: string | null;
   frontend_url: string | null;
-  processes: { name: string; role: string; pid: number; url: string; external: boolean; restarts: number; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][] }[];
+  processes: { name: string; role: string; pid: number; url: string; external: boolean; restarts: number; liveness_restarts: number; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][] }[];
 }
 
 /** Environment variables that set an option of some kvcr-mock command besides KVCR_* (DYN_NAMESPACE, …). */
@@ -127,9 +129,6 @@ export function choosePorts(config: UpConfig, roles: Set<string>): ChosenPorts {
     mockers: picked.slice(2),
   };
 }
-
-/** `up`'s config with its discovery namespace and directory resolved (stackDiscovery). */
-type ResolvedConfig = UpConfig & { namespace: string; discoveryDir: string };
 
 export async function startStack(given: UpConfig, deps: StackDeps): Promise<StackHandle> {
   const { logger } = deps;
@@ -193,7 +192,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     if (mockers.length > 0) logger.info("every raw stream has its agent subscription");
   }
 
-  const processes: StackProcess[] = stackPlan.processes.map((spec) => ({ name: spec.name, role: spec.role, pid: started.get(spec.name)!.pid, url: spec.url, external: spec.external, ports: spec.ports, restarts: 0 }));
+  const processes: StackProcess[] = stackPlan.processes.map((spec) => ({ name: spec.name, role: spec.role, pid: started.get(spec.name)!.pid, url: spec.url, external: spec.external, ports: spec.ports, restarts: 0, livenessRestarts: 0 }));
   if (store) await addRawEndpoints(store, config, processes, stackPlan.processes);
   const state = (): StackState => ({
     pid: process.pid,
@@ -203,34 +202,18 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     model: config.modelName,
     agent_url: stackPlan.agentUrl ?? null,
     frontend_url: stackPlan.frontendUrl ?? null,
-    processes: processes.map(({ rawEndpoints, replayEndpoints, ...p }) => ({
+    processes: processes.map(({ rawEndpoints, replayEndpoints, livenessRestarts, ...p }) => ({
       ...p,
+      liveness_restarts: livenessRestarts,
       ...(rawEndpoints ? { raw_endpoints: rawEndpoints } : {}),
       ...(replayEndpoints ? { replay_endpoints: replayEndpoints } : {}),
     })),
   });
-  // Rewrites are serialized (one tmp file) and none starts once the stack is stopping.
-  let writing = Promise.resolve();
-  let stateRemoved = false;
-  const writeState = () =>
-    (writing = writing.then(async () => {
-      if (!config.stateFile || stateRemoved || supervisor.isStopping) return;
-      const tmp = `${config.stateFile}.${process.pid}.tmp`;
-      try {
-        await writeFile(tmp, JSON.stringify(state(), null, 2) + "\n");
-        await rename(tmp, config.stateFile);
-      } finally {
-        await rm(tmp, { force: true });
-      }
-    }));
+  const stateFile = config.stateFile ? new StateFileWriter(config.stateFile, state, () => supervisor.isStopping) : undefined;
+  const writeState = async () => stateFile?.write();
   if (config.prometheusConfig) await writePrometheusConfig(config.prometheusConfig, processes);
-  if (config.stateFile) {
-    const path = config.stateFile;
-    scope.defer(async () => {
-      stateRemoved = true;
-      await writing.catch(() => {});
-      await rm(path, { force: true });
-    });
+  if (stateFile) {
+    scope.defer(() => stateFile.remove());
     await writeState();
   }
 
@@ -244,6 +227,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
           logger.warn(`${name} (pid ${exit.pid}) ${describeExit(exit)}: restarting it in ${fmtDelay(delayMs)} (attempt ${attempt} of ${config.maxRestarts} within ${DEFAULT_RESTART_WINDOW_MS / 60_000} min)`);
           // The state file says so at once, not only once the new child is ready (it may never be).
           entry.restarts++;
+          if (exit.hungMs !== undefined) entry.livenessRestarts++;
           void writeState().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
         },
         onNotReady: (name, err) => logger.warn(`restarted ${name} is not ready: ${err.message}`),
@@ -258,6 +242,21 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
         },
       });
     }
+  }
+
+  // --liveness-timeout: a child up but silent that long is SIGKILLed; its exit goes the way of any exit.
+  if (config.livenessTimeout > 0) {
+    const timeoutMs = config.livenessTimeout * 1000;
+    const liveness = watchLiveness({
+      targets: stackPlan.processes.map((spec) => ({ name: spec.name, url: spec.livenessUrl })),
+      timeoutMs,
+      upChild: (name) => supervisor.upChild(name),
+      hung: ({ name, url }, pid, silentMs) => {
+        logger.warn(`${name} (pid ${pid}) has not answered ${url} for ${(silentMs / 1000).toFixed(1)} s (--liveness-timeout ${config.livenessTimeout}): SIGKILL`);
+        supervisor.killHung(name, silentMs);
+      },
+    });
+    scope.defer(() => liveness.stop());
   }
 
   // Fault schedules: `kill` is a crash (SIGKILL; --restart decides what follows), `restart` a
@@ -318,104 +317,3 @@ function fmtDelay(ms: number): string {
   return `${Number((ms / 1000).toFixed(3))} s`;
 }
 
-/** `up --roles mockers` in state-agent mode: the agent runs elsewhere; wait for its host record. */
-async function waitForAgentRecord(store: DiscoveryStore, config: ResolvedConfig, cancel: Promise<unknown> = new Promise(() => {})): Promise<AgentHostRecord> {
-  let cancelled = false;
-  void cancel.then(() => (cancelled = true));
-  const deadline = performance.now() + config.agentReadyTimeout * 1000;
-  const prefix = keys.kindPrefix(config.namespace, "agent");
-  let lastProblem = "no agent record";
-  for (;;) {
-    for (const entry of await store.list(prefix)) {
-      const r = checkRecord(AgentHostRecordSchema, entry.value);
-      if (r.ok) return r.value;
-      lastProblem = `${entry.key}: ${r.problem}`;
-    }
-    if (cancelled) throw new KvcrError("STACK_CANCELLED", "start-up cancelled");
-    if (performance.now() >= deadline) {
-      throw new ReadinessError(
-        `no state agent registered in namespace ${config.namespace} within ${config.agentReadyTimeout} s (${lastProblem}; looked under ${prefix}): start the agent first (up --roles agent,...), or check --namespace and the discovery settings`,
-      );
-    }
-    await Promise.race([Bun.sleep(Math.min(250, Math.max(0, deadline - performance.now()))), cancel]);
-  }
-}
-
-/**
- * With several `up`s on one namespace, CacheOwner slot ranges must not overlap: an attachment
- * intent already in discovery for a slot this stack's mockers would own is refused before any
- * mocker starts, naming both owners.
- */
-async function refuseSlotOverlap(store: DiscoveryStore, config: ResolvedConfig): Promise<void> {
-  const W = config.workersPerProcess * config.dataParallelSize;
-  const first = BigInt(config.cacheSlotBase);
-  const end = first + BigInt(globalWorkers(config) * config.dataParallelSize);
-  await refuseSlotClashes(
-    store,
-    {
-      namespace: config.namespace,
-      ownerAlive: config.discoveryBackend === "file" ? processAlive : undefined,
-      clash: ({ slot, workerId, dpRank, pid }) =>
-        slot === undefined || slot < first || slot >= end
-          ? undefined
-          : `slot ${slot} is attached by worker ${String(workerId)} rank ${String(dpRank)} (pid ${pid}) and would be owned by this up's mocker-${(slot - first) / BigInt(W)}`,
-    },
-    (clashes) => `CacheOwner slots ${first}–${end - 1n} of this stack overlap ones already in discovery (namespace ${config.namespace}): ${clashes}. Choose another --cache-slot-base.`,
-  );
-}
-
-/**
- * Each mocker's raw (and replay) endpoints, from its workers' records, and the ports it picked
- * itself where the plan said 0 — read again after a restart, which picks new ones.
- */
-async function addRawEndpoints(store: DiscoveryStore, config: ResolvedConfig, processes: StackProcess[], plan: readonly ProcessSpec[]): Promise<void> {
-  const byPort = new Map<string, { raw: string[][]; replay: string[][] }>();
-  for (const entry of await store.list(keys.kindPrefix(config.namespace, "worker"))) {
-    const r = checkRecord(WorkerRecordSchema, entry.value);
-    if (!r.ok || r.value.model !== config.modelName) continue;
-    const port = new URL(r.value.request_url).port;
-    const found = byPort.get(port) ?? { raw: [], replay: [] };
-    found.raw[r.value.worker_index] = r.value.raw_endpoints;
-    if (r.value.replay_endpoints) found.replay[r.value.worker_index] = r.value.replay_endpoints;
-    byPort.set(port, found);
-  }
-  for (const p of processes) {
-    if (p.role !== "mocker") continue;
-    const found = byPort.get(String(p.ports.http));
-    if (!found) continue;
-    p.rawEndpoints = found.raw;
-    if (found.replay.length > 0) p.replayEndpoints = found.replay;
-    // Ports the mocker picked (0 in the plan) as bound: each worker's first rank's endpoint.
-    const bound = (planned: number | number[] | undefined, endpoints: string[][]) =>
-      Array.isArray(planned) ? planned.map((port, j) => port || endpointPort(endpoints[j]?.[0]) || port) : planned;
-    const planned = plan.find((s) => s.name === p.name)?.ports ?? p.ports;
-    p.ports = {
-      ...p.ports,
-      ...(planned.zmqKvEvents !== undefined ? { zmqKvEvents: bound(planned.zmqKvEvents, found.raw)! } : {}),
-      ...(planned.zmqReplay !== undefined ? { zmqReplay: bound(planned.zmqReplay, found.replay)! } : {}),
-    };
-  }
-}
-
-function endpointPort(endpoint: string | undefined): number {
-  return Number(/:(\d+)$/.exec(endpoint ?? "")?.[1] ?? 0);
-}
-
-/**
- * Before anything starts: a state file naming a live `up` (another stack's) is refused; one whose
- * pid is gone (an `up` that was SIGKILLed) is stale and removed at once, so no exit path of this
- * `up` leaves it behind. Unreadable or foreign content is overwritten, as before.
- */
-async function claimStateFile(path: string, logger: Logger): Promise<void> {
-  let pid: unknown;
-  try {
-    pid = (JSON.parse(await readFile(path, "utf8")) as { pid?: unknown }).pid;
-  } catch {
-    return; // missing, unreadable or not JSON: written over once the stack is ready
-  }
-  if (typeof pid === "number" && Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
-    throw new KvcrError("STATE_FILE_IN_USE", `--state-file ${path} belongs to a running up (pid ${pid}): stop it first or choose another state file`);
-  }
-  await rm(path, { force: true });
-  logger.info(`removed stale state file ${path}${typeof pid === "number" ? ` (its up, pid ${pid}, is gone)` : ""}`);
-}

@@ -4,25 +4,18 @@
 // readiness probe against the child's exit under a named deadline (as nats.js's test launcher
 // does), restarts a child put under a restart policy (backoff, readiness gate, a
 // limit per window), reports the first child that exits unasked and is not (or no longer)
-// restarted, and stops them all: SIGTERM, then SIGKILL after a grace period. Nothing it started
-// outlives it, even when it is SIGKILLed.
+// restarted, and stops them all: SIGTERM, then SIGKILL after a grace period. A child the liveness
+// watch (liveness.ts) finds hung is SIGKILLed here and its exit takes the same path as any other.
+// Nothing it started outlives it, even when it is SIGKILLed.
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { KvcrError, ReadinessError } from "../../lib/errors.ts";
 import type { LogFormat } from "../../lib/logger.ts";
 import { LIFELINE_ENV } from "../../lib/role.ts";
 import { childJsonLine } from "./json-lines.ts";
+import { describeExit, SupervisedChild, type ChildExit } from "./supervised-child.ts";
 
-export interface ChildExit {
-  name: string;
-  pid: number;
-  code: number | null;
-  signal: string | null;
-  /** Set when the child was under a restart policy and exceeded it: restarts done in the window. */
-  restarts?: number;
-  /** Its last stderr lines, when `restarts` is set. */
-  stderrTail?: string[];
-}
+export { describeExit, SupervisedChild, type ChildExit } from "./supervised-child.ts";
 
 /** `up --restart on-failure`: how a child that exits unasked is restarted. */
 export interface RestartPolicy {
@@ -57,11 +50,6 @@ export interface RestartHooks {
   onNotReady?: (name: string, err: Error) => void;
 }
 
-/** "exited with code 2" / "was killed by SIGKILL". */
-export function describeExit(e: Pick<ChildExit, "code" | "signal">): string {
-  return e.signal ? `was killed by ${e.signal}` : `exited with code ${e.code}`;
-}
-
 export interface SupervisorOptions {
   /** Where prefixed child output goes (default: up's stderr). */
   write?: (text: string) => void;
@@ -77,83 +65,6 @@ export interface SupervisorOptions {
 }
 
 const COLORS = [36, 33, 35, 32, 34, 31, 96, 93, 95, 92];
-
-export class SupervisedChild {
-  private readonly tailBuf: string[] = [];
-  private readonly stderrBuf: string[] = [];
-  readonly exited: Promise<ChildExit>;
-  /** Resolves once both output streams are fully read (the last lines are written). */
-  readonly drained: Promise<void>;
-
-  constructor(
-    readonly name: string,
-    readonly proc: Bun.Subprocess<"pipe", "pipe", "pipe">,
-    label: string | ((line: string) => string),
-    write: (text: string) => void,
-    log: WriteStream | undefined,
-    tailLines: number,
-  ) {
-    this.exited = proc.exited.then((): ChildExit => ({ name, pid: proc.pid, code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode) }));
-    const pump = async (stream: ReadableStream<Uint8Array>, isStderr: boolean) => {
-      const decoder = new TextDecoder();
-      let buf = "";
-      const emit = (line: string) => {
-        for (const ring of isStderr ? [this.tailBuf, this.stderrBuf] : [this.tailBuf]) {
-          ring.push(line);
-          if (ring.length > tailLines) ring.shift();
-        }
-        write(`${typeof label === "string" ? label + line : label(line)}\n`);
-        log?.write(`${line}\n`);
-      };
-      try {
-        for await (const chunk of stream) {
-          buf += decoder.decode(chunk, { stream: true });
-          let nl: number;
-          while ((nl = buf.indexOf("\n")) >= 0) {
-            emit(buf.slice(0, nl));
-            buf = buf.slice(nl + 1);
-          }
-        }
-      } catch {
-        // The pipe broke with the child: what was read is kept.
-      }
-      if (buf.length > 0) emit(buf);
-    };
-    this.drained = Promise.all([pump(proc.stdout, false), pump(proc.stderr, true)]).then(() => {});
-  }
-
-  get pid(): number {
-    return this.proc.pid;
-  }
-
-  get running(): boolean {
-    return this.proc.exitCode === null && this.proc.signalCode === null;
-  }
-
-  /** The last lines the child wrote (stdout and stderr interleaved as read). */
-  tail(): string[] {
-    return [...this.tailBuf];
-  }
-
-  /** The last lines the child wrote to stderr. */
-  stderrTail(): string[] {
-    return [...this.stderrBuf];
-  }
-
-  /** Signals the child's whole process group (it leads one), or the child alone if that fails. */
-  signal(sig: NodeJS.Signals): void {
-    if (!this.running) return;
-    try {
-      process.kill(-this.proc.pid, sig);
-    } catch {
-      try {
-        this.proc.kill(sig);
-      } catch {
-        // Already gone.
-      }
-    }
-  }
-}
 
 export interface ReadinessGate {
   /** What is awaited, for messages: "its /live". */
@@ -191,6 +102,8 @@ export class Supervisor implements AsyncDisposable {
   private readonly restartable = new Map<string, Restartable>();
   /** Children stopped on request (a scheduled restart): their exit is neither a failure nor restarted by policy. */
   private readonly asked = new Set<SupervisedChild>();
+  /** Children that passed a readiness gate (liveness applies to them only). */
+  private readonly passedGate = new WeakSet<SupervisedChild>();
   private readonly logs = new Map<string, WriteStream>();
   private readonly colors = new Map<string, number>();
   private readonly write: (text: string) => void;
@@ -258,6 +171,27 @@ export class Supervisor implements AsyncDisposable {
   /** The latest child started under this name. */
   current(name: string): SupervisedChild | undefined {
     return this.children.findLast((c) => c.name === name);
+  }
+
+  /**
+   * The child under this name that is up: running, past its readiness gate, and neither being
+   * restarted nor stopped on request. Undefined meanwhile (a readiness gate has its own deadline).
+   */
+  upChild(name: string): SupervisedChild | undefined {
+    const c = this.current(name);
+    if (this.stopping || !c?.running || this.asked.has(c) || !this.passedGate.has(c)) return undefined;
+    const r = this.restartable.get(name);
+    return r === undefined || (r.current === c && r.upSince !== undefined) ? c : undefined;
+  }
+
+  /**
+   * The child `name` (the one up now) stopped answering its liveness probe: SIGKILL. Its exit is
+   * then handled as any other: restarted under the policy (counted, backed off), or the failure.
+   */
+  killHung(name: string, silentMs: number): SupervisedChild | undefined {
+    const c = this.upChild(name);
+    c?.killHung(silentMs);
+    return c;
   }
 
   /**
@@ -346,7 +280,10 @@ export class Supervisor implements AsyncDisposable {
         ),
         exited,
       ]);
-      if (outcome === "ready") return;
+      if (outcome === "ready") {
+        this.passedGate.add(child);
+        return;
+      }
       if (typeof outcome === "object") {
         await child.drained;
         throw new ReadinessError(`${child.name} ${describeExit(outcome)} before it was ready (waiting for ${gate.what})${this.tailText(child)}`);

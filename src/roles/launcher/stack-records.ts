@@ -1,0 +1,106 @@
+// What `up` reads from discovery around its children: the state agent's host record (a
+// mockers-only `up` waits for it), CacheOwner slot clashes with intents already registered (refused
+// before any mocker starts), and the raw and replay endpoints each mocker's workers bound.
+import { globalWorkers, type UpConfig } from "../../config/up.ts";
+import { keys } from "../../discovery/keys.ts";
+import type { DiscoveryStore } from "../../discovery/store.ts";
+import { KvcrError, ReadinessError } from "../../lib/errors.ts";
+import { processAlive } from "../../lib/process-alive.ts";
+import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
+import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
+import type { ProcessSpec } from "./plan.ts";
+
+/** `up`'s config with its discovery namespace and directory resolved (stackDiscovery). */
+export type ResolvedConfig = UpConfig & { namespace: string; discoveryDir: string };
+
+/** A started process's ports and endpoints as the state file lists them (start.ts's StackProcess). */
+export interface ProcessEndpoints {
+  name: string;
+  role: string;
+  ports: Record<string, number | number[]>;
+  rawEndpoints?: string[][];
+  replayEndpoints?: string[][];
+}
+
+/** `up --roles mockers` in state-agent mode: the agent runs elsewhere; wait for its host record. */
+export async function waitForAgentRecord(store: DiscoveryStore, config: ResolvedConfig, cancel: Promise<unknown> = new Promise(() => {})): Promise<AgentHostRecord> {
+  let cancelled = false;
+  void cancel.then(() => (cancelled = true));
+  const deadline = performance.now() + config.agentReadyTimeout * 1000;
+  const prefix = keys.kindPrefix(config.namespace, "agent");
+  let lastProblem = "no agent record";
+  for (;;) {
+    for (const entry of await store.list(prefix)) {
+      const r = checkRecord(AgentHostRecordSchema, entry.value);
+      if (r.ok) return r.value;
+      lastProblem = `${entry.key}: ${r.problem}`;
+    }
+    if (cancelled) throw new KvcrError("STACK_CANCELLED", "start-up cancelled");
+    if (performance.now() >= deadline) {
+      throw new ReadinessError(
+        `no state agent registered in namespace ${config.namespace} within ${config.agentReadyTimeout} s (${lastProblem}; looked under ${prefix}): start the agent first (up --roles agent,...), or check --namespace and the discovery settings`,
+      );
+    }
+    await Promise.race([Bun.sleep(Math.min(250, Math.max(0, deadline - performance.now()))), cancel]);
+  }
+}
+
+/**
+ * With several `up`s on one namespace, CacheOwner slot ranges must not overlap: an attachment
+ * intent already in discovery for a slot this stack's mockers would own is refused before any
+ * mocker starts, naming both owners.
+ */
+export async function refuseSlotOverlap(store: DiscoveryStore, config: ResolvedConfig): Promise<void> {
+  const W = config.workersPerProcess * config.dataParallelSize;
+  const first = BigInt(config.cacheSlotBase);
+  const end = first + BigInt(globalWorkers(config) * config.dataParallelSize);
+  await refuseSlotClashes(
+    store,
+    {
+      namespace: config.namespace,
+      ownerAlive: config.discoveryBackend === "file" ? processAlive : undefined,
+      clash: ({ slot, workerId, dpRank, pid }) =>
+        slot === undefined || slot < first || slot >= end
+          ? undefined
+          : `slot ${slot} is attached by worker ${String(workerId)} rank ${String(dpRank)} (pid ${pid}) and would be owned by this up's mocker-${(slot - first) / BigInt(W)}`,
+    },
+    (clashes) => `CacheOwner slots ${first}–${end - 1n} of this stack overlap ones already in discovery (namespace ${config.namespace}): ${clashes}. Choose another --cache-slot-base.`,
+  );
+}
+
+/**
+ * Each mocker's raw (and replay) endpoints, from its workers' records, and the ports it picked
+ * itself where the plan said 0 — read again after a restart, which picks new ones.
+ */
+export async function addRawEndpoints(store: DiscoveryStore, config: ResolvedConfig, processes: ProcessEndpoints[], plan: readonly ProcessSpec[]): Promise<void> {
+  const byPort = new Map<string, { raw: string[][]; replay: string[][] }>();
+  for (const entry of await store.list(keys.kindPrefix(config.namespace, "worker"))) {
+    const r = checkRecord(WorkerRecordSchema, entry.value);
+    if (!r.ok || r.value.model !== config.modelName) continue;
+    const port = new URL(r.value.request_url).port;
+    const found = byPort.get(port) ?? { raw: [], replay: [] };
+    found.raw[r.value.worker_index] = r.value.raw_endpoints;
+    if (r.value.replay_endpoints) found.replay[r.value.worker_index] = r.value.replay_endpoints;
+    byPort.set(port, found);
+  }
+  for (const p of processes) {
+    if (p.role !== "mocker") continue;
+    const found = byPort.get(String(p.ports.http));
+    if (!found) continue;
+    p.rawEndpoints = found.raw;
+    if (found.replay.length > 0) p.replayEndpoints = found.replay;
+    // Ports the mocker picked (0 in the plan) as bound: each worker's first rank's endpoint.
+    const bound = (planned: number | number[] | undefined, endpoints: string[][]) =>
+      Array.isArray(planned) ? planned.map((port, j) => port || endpointPort(endpoints[j]?.[0]) || port) : planned;
+    const planned = plan.find((s) => s.name === p.name)?.ports ?? p.ports;
+    p.ports = {
+      ...p.ports,
+      ...(planned.zmqKvEvents !== undefined ? { zmqKvEvents: bound(planned.zmqKvEvents, found.raw)! } : {}),
+      ...(planned.zmqReplay !== undefined ? { zmqReplay: bound(planned.zmqReplay, found.replay)! } : {}),
+    };
+  }
+}
+
+function endpointPort(endpoint: string | undefined): number {
+  return Number(/:(\d+)$/.exec(endpoint ?? "")?.[1] ?? 0);
+}
