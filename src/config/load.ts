@@ -5,13 +5,13 @@
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
+import { closestName } from "../lib/closest-name.ts";
 import { ConfigError } from "../lib/errors.ts";
 import {
   coerceText,
   envNames,
   expectation,
   flagName,
-  nearestFlag,
   schemaFor,
   type ConfigOf,
   type OptionSpec,
@@ -142,7 +142,7 @@ function parseArgv(
       if (positive && positive[1].kind === "bool") [entry, negated] = [positive, true];
     }
     if (!entry) {
-      const near = nearestFlag(name, byFlag.keys());
+      const near = closestName(name, byFlag.keys());
       problems.push(`--${name}: unknown flag${near ? `; did you mean --${near}?` : ""} (see --help for the flags this command takes)`);
       // Its value, if it has one, goes with it: one problem line per mistake, not a second "unexpected argument".
       if (inline === undefined && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith("--")) i++;
