@@ -2,6 +2,7 @@
 // mockers and frontend stage by stage under one Supervisor, each gated on readiness; a failed start
 // stops what it started. Also used by `bench --compare-router-modes`.
 import { readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
+import { resolve as resolvePath } from "node:path";
 import type { ScheduleTarget } from "../../config/fault-schedule.ts";
 import { globalWorkers, parseRoles, upOptions, type UpConfig } from "../../config/up.ts";
 import { agentOptions } from "../../config/agent.ts";
@@ -223,7 +224,10 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
         await rm(tmp, { force: true });
       }
     }));
-  if (config.prometheusConfig) await writePrometheusConfig(config.prometheusConfig, processes);
+  if (config.prometheusConfig) {
+    await writePrometheusConfig(config.prometheusConfig, processes);
+    logger.info(`Prometheus scrape config (${processes.length} /metrics targets) written to ${resolvePath(config.prometheusConfig)}`);
+  }
   if (config.stateFile) {
     const path = config.stateFile;
     scope.defer(async () => {
