@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { CLI_ENTRY, cleanupList, heldPort, REPO_ROOT, spawnProcess, tempDir, waitFor, type ChildProcess } from "../harness.ts";
+import { CLI_ENTRY, cleanupList, heldPort, REPO_ROOT, spawnProcess, tempDir, waitFor, runCli, type ChildProcess } from "../harness.ts";
 
 const cleanups = cleanupList();
 
@@ -45,16 +45,17 @@ describe("the README's tour, as written", () => {
   const [tour, onePiece] = tourBlocks();
 
   test("has the commands this test follows", () => {
-    expect(tour!.map((l) => l.split(" ").slice(0, 4).join(" "))).toEqual([
-      "npm start -- up",
-      "curl -s localhost:8000/v1/chat/completions -H",
+    const head = (l: string) => l.split(/\s+/).slice(0, 5).join(" ");
+    expect(tour!.map(head)).toEqual([
+      "npm start -- up #",
+      "curl -s localhost:8000/v1/chat/completions -H 'Content-Type:",
       "npm start -- bench --url",
       "npm start -- bench --url",
       "npm start -- replay --trace",
       "npm start -- bench --compare-router-modes",
       "npm start -- up --num-workers",
     ]);
-    expect(onePiece!.map((l) => l.split(" ").slice(0, 4).join(" "))).toEqual(["npm start -- mocker", "npm start -- events", "curl -N localhost:8100/v1/generate -d"]);
+    expect(onePiece!.map(head)).toEqual(["npm start -- mocker --num-workers", "npm start -- events --endpoint", `curl -N localhost:8100/v1/generate -d '{"worker":0,"token_ids":[1,2,3,4,5,6,7,8],"max_tokens":4}'`]);
   });
 
   test("the stack, a request, bench, faults with the audit, replay, the router comparison, a command against a stack", async () => {
@@ -70,11 +71,9 @@ describe("the README's tour, as written", () => {
     };
     /** Runs a foreground line to its end: its output and exit code. */
     const run = async (line: TourLine, timeoutMs: number) => {
-      const child = start(line);
-      const code = await waitFor(async () => (await Promise.race([child.proc.exited, Bun.sleep(100).then(() => null)])) ?? false, { timeoutMs, what: line.sh }).catch(() => null);
-      expect(code === null ? `still running: ${line.sh}` : { code, stderr: code === 0 ? "" : child.stderrText() }).toEqual({ code: 0, stderr: "" });
-      await child.proc.exited;
-      return child.stdoutText();
+      const r = await runCli(["-c", line.sh], { bin: "sh", cwd: dir.path, env, timeoutMs });
+      expect({ line: line.sh, code: r.exitCode, stderr: r.exitCode === 0 ? "" : r.stderr }).toEqual({ line: line.sh, code: 0, stderr: "" });
+      return r.stdout;
     };
 
     release();
@@ -126,9 +125,9 @@ describe("the README's tour, as written", () => {
     const tap = start(events!);
     await tap.readErrLine((l) => l.includes("events: subscribed to"), 15_000);
 
-    const generate = start(curl!);
-    expect(await generate.proc.exited).toBe(0);
-    const tokens = generate.stdoutText().trim().split("\n").map((l) => JSON.parse(l));
+    const generate = await runCli(["-c", curl!.sh], { bin: "sh", cwd: dir.path, env, timeoutMs: 15_000 });
+    expect(generate.exitCode).toBe(0);
+    const tokens = generate.stdout.trim().split("\n").map((l) => JSON.parse(l));
     expect(tokens.length).toBeGreaterThan(0);
     // The two 4-token blocks of the prompt, stored and published, come out of the tap.
     const batch = JSON.parse(await tap.readLine((l) => l.includes("BlockStored"), 15_000));
