@@ -123,7 +123,7 @@ export interface BenchDeps {
   logger: Logger;
   now(): number;
   sleep(ms: number): Promise<void>;
-  /** Progress display for a run of `total` requests (a bar on a TTY); undefined = none. */
+  /** Progress display for a run of `total` requests (a bar on a TTY; 0 = not known in advance); undefined = none. */
   progress?(label: string, total: number): { update(done: number): void; stop(): void };
   /** Ctrl-C: stop sending, abort in-flight requests, report what was measured. */
   stop?: AbortSignal;
@@ -274,7 +274,9 @@ async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec
     );
   };
   if ((opts.readyCheckTimeoutS ?? 0) > 0) await waitUntilReady(opts.readyCheckTimeoutS!, { send: () => sendOne(workload[0]!, deps.stop), now: deps.now, sleep: deps.sleep, stop: deps.stop });
-  const progress = deps.progress?.(label ?? "bench", workload.length);
+  // A --duration run's generated workload is an upper bound, not the count it will send.
+  const durationBound = opts.durationS !== undefined && opts.workload.trace === undefined && opts.workload.requests === undefined;
+  const progress = deps.progress?.(label ?? "bench", durationBound ? 0 : workload.length);
   try {
     return await driveLoad(
       { workload, arrival, seed: opts.workload.seed, warmupRequests: opts.warmupRequests, durationMs: opts.durationS !== undefined ? opts.durationS * 1000 : undefined, maxInFlight: opts.maxInFlight },
