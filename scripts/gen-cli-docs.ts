@@ -12,9 +12,9 @@
 // the page is regenerated.
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
-import type { ArgsDef, CommandDef, CommandMeta } from "../src/cli/define-command.ts";
+import type { CommandMeta, HelpRows, HelpSubject } from "../src/cli/define-command.ts";
 import { renderHelp } from "../src/cli/help.ts";
-import { rootCommand } from "../src/cli/root.ts";
+import { COMMANDS as CLI_COMMANDS, ROOT_HELP } from "../src/cli/root.ts";
 import { agentOptions } from "../src/config/agent.ts";
 import { benchOptions } from "../src/config/bench.ts";
 import { commonOptions } from "../src/config/common.ts";
@@ -60,12 +60,11 @@ const COMMANDS: Record<string, CommandDocs> = {
 const HELP_LAYOUT = { width: 200, color: false };
 
 export async function renderCliDocs(): Promise<string> {
-  const rootMeta = (await resolveValue(rootCommand.meta)) ?? ({} as CommandMeta);
-  const subs = Object.entries((await resolveValue(rootCommand.subCommands)) ?? {});
-  const commands: { name: string; meta: CommandMeta; def: CommandDef; docs: CommandDocs }[] = [];
-  for (const [name, sub] of subs) {
-    const def = (await resolveValue(sub as CommandDef | (() => Promise<CommandDef>))) as CommandDef;
-    const meta = (await resolveValue(def.meta)) ?? ({} as CommandMeta);
+  const rootMeta = ROOT_HELP.meta;
+  const commands: { name: string; meta: CommandMeta; def: HelpSubject; docs: CommandDocs }[] = [];
+  for (const [name, load] of Object.entries(CLI_COMMANDS)) {
+    const def = await load();
+    const meta = def.meta;
     if (meta.hidden) continue;
     const docs = COMMANDS[name];
     if (!docs) throw new Error(`scripts/gen-cli-docs.ts: command "${name}" has no entry in COMMANDS (name the option table its src/cli/${name}.ts uses)`);
@@ -125,9 +124,9 @@ export async function renderCliDocs(): Promise<string> {
 
   for (const c of commands) {
     const table = { ...c.docs.options, ...commonOptions } as OptionTable;
-    const args = ((await resolveValue(c.def.args)) ?? {}) as ArgsDef;
+    const args = c.def.flags ?? {};
     checkAgainstHelp(c.name, table, args);
-    const help = await renderHelp(c.def, rootCommand, HELP_LAYOUT);
+    const help = await renderHelp(c.def, ROOT_HELP, HELP_LAYOUT);
     const usage = help.split("\n").find((l) => l.startsWith("USAGE "))?.slice("USAGE ".length) ?? `kvcr-mock ${c.name} [OPTIONS]`;
     const own = Object.fromEntries(Object.entries(c.docs.options).filter(([key]) => !(key in commonOptions)));
     out.push(
@@ -223,7 +222,7 @@ function defaultText(spec: OptionSpec): string {
  * must be exactly this table's, in order, with descriptions that start with the table's and the
  * same topics: proof that the page documents the table the command really uses.
  */
-function checkAgainstHelp(name: string, table: OptionTable, args: ArgsDef): void {
+function checkAgainstHelp(name: string, table: OptionTable, args: HelpRows): void {
   const fromTable = Object.entries(table).map(([key, spec]) => flagName(key, spec));
   const fromHelp = Object.keys(args);
   if (fromTable.join(" ") !== fromHelp.join(" ")) {
@@ -256,10 +255,6 @@ function cell(text: string): string {
     .map((part, i) => (i % 2 === 1 ? part : part.replace(/</g, "&lt;").replace(/>/g, "&gt;")))
     .join("")
     .replace(/\|/g, "\\|");
-}
-
-async function resolveValue<T>(value: T | Promise<T> | (() => T | Promise<T>) | undefined): Promise<T | undefined> {
-  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
 }
 
 if (import.meta.main) {

@@ -3,8 +3,9 @@
 // binary behaves the same in any directory), the build's commit defined in (lib/version.ts), and
 // msgpackr's optional native extension replaced by nothing: bundled, its loader kept the build
 // checkout's node_modules path and loaded the .node file from there when it existed, so the binary
-// behaved differently on the machine that built it. msgpackr (only the tests' reference codec; the
-// wire codecs are our own) then runs its JavaScript decoder everywhere.
+// behaved differently on the machine that built it. msgpackr (off the wire path only: the `events`
+// tap's view of payloads the wire decoder refuses; the wire codecs are our own) then runs its
+// JavaScript decoder everywhere.
 import { resolve } from "node:path";
 import type { BunPlugin } from "bun";
 

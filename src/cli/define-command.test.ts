@@ -28,7 +28,7 @@ describe("defineRoleCommand", () => {
         return 3;
       },
     });
-    const code = await cmd.run(["--num-workers", "3", "--no-enable-prefix-caching", "--log-level", "silent", "--", "echo", "hi"]);
+    const code = await cmd.exec(["--num-workers", "3", "--no-enable-prefix-caching", "--log-level", "silent", "--", "echo", "hi"]);
     expect(seen).toEqual({ workers: 3, caching: false, level: "silent", rest: ["echo", "hi"] });
     expect(code).toBe(3);
   });
@@ -37,14 +37,14 @@ describe("defineRoleCommand", () => {
     let closed = 0;
     const role = { ready: Promise.resolve(), ports: {}, close: async () => void closed++, [Symbol.asyncDispose]: async () => {} };
     const cmd = defineRoleCommand({ name: "demo", description: "demo", options, run: (_, { serve }) => serve(async () => role, { quiet: true, stops: [Promise.resolve(7)] }) });
-    expect(await cmd.run(["--log-level", "silent"])).toBe(7);
+    expect(await cmd.exec(["--log-level", "silent"])).toBe(7);
     expect(closed).toBe(1);
   });
 
   test("bad config never reaches run", async () => {
     let ran = false;
     const cmd = defineRoleCommand({ name: "demo", description: "demo", options, run: async () => void (ran = true) });
-    const err = await cmd.run(["--num-workers", "0", "--", "x"]).catch((e: unknown) => e);
+    const err = await cmd.exec(["--num-workers", "0", "--", "x"]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toEqual(["--num-workers: got 0, expected an integer ≥ 1"]);
     expect(ran).toBe(false);

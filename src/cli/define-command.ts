@@ -1,13 +1,18 @@
-// Commands without a CLI framework: a command is its name and description, its --help rows and
-// run(argv) → exit code. defineRoleCommand builds one from an option table, so --help comes from
-// the same descriptors the loader validates, and `run` gets that table's typed config, a tagged
-// logger and `serve`, the one place a serving role meets signals, crashes and its lifeline.
+// A command is a citty command (`defineCommand`: meta, run) that the root command's `subCommands`
+// hold and citty resolves; on top the project adds the --help rows of its option table and
+// `exec(argv)` → exit code. defineRoleCommand builds one from an option table, so --help comes from
+// the same descriptors the strict loader validates, and `exec` gets that table's typed config, a
+// tagged logger and `serve`, the one place a serving role meets signals, crashes and its lifeline.
+import { defineCommand, type CommandDef as CittyCommandDef } from "citty";
 import { commonOptions } from "../config/common.ts";
 import { loadConfig, type ConfigSections, type Overlay, type Refine } from "../config/load.ts";
 import { envNames, flagName, type ConfigOf, type OptionTable } from "../config/options.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { serveRole, untilCrash, untilSignal, untilStopSignal, type RoleHandle } from "../lib/role.ts";
+import { VERSION } from "../lib/version.ts";
+import { helpStyleFor, renderHelp } from "./help.ts";
+import { PROGRAM } from "./program.ts";
 
 export interface CommandMeta {
   name: string;
@@ -21,19 +26,61 @@ export interface CommandMeta {
  * --help rows: flag (without `--`) → its text; no `valueHint` for a boolean, `negativeDescription`
  * adds `--no-FLAG`, `group` is the heading it is listed under (the option's topic).
  */
-export type ArgsDef = Record<string, { description: string; valueHint?: string; negativeDescription?: string; group?: string }>;
+export type HelpRows = Record<string, { description: string; valueHint?: string; negativeDescription?: string; group?: string }>;
 
-/** What --help renders: the root command lists its commands (loaded on use), a command its flags. */
-export interface CommandDef {
+/** What --help renders: the root lists its commands (loaded on use), a command its flags. */
+export interface HelpSubject {
   meta: CommandMeta;
-  args?: ArgsDef;
-  subCommands?: Record<string, () => Promise<Command>>;
+  flags?: HelpRows;
+  commands?: Readonly<Record<string, () => Promise<{ meta: CommandMeta }>>>;
 }
 
-export interface Command extends CommandDef {
-  args: ArgsDef;
+/** A citty command (what `defineCommand` returns, run by citty) with what the project adds. */
+export type Command = CittyCommandDef & {
+  meta: CommandMeta;
+  /** Not citty's `args`: citty's own (lenient) parser is never given our flags; loadConfig reads them. */
+  flags: HelpRows;
   /** Runs with the arguments after the command's name; resolves to the exit code. */
-  run(argv: readonly string[]): Promise<number>;
+  exec(argv: readonly string[]): Promise<number>;
+};
+
+/**
+ * A command's exit status on its way out of citty, which drops what a subcommand's `run` returns:
+ * `run` throws it for a non-zero code, and cli/main.ts returns its `code`.
+ */
+export class ExitStatus extends Error {
+  constructor(readonly code: number) {
+    super(`exit status ${code}`);
+    this.name = "ExitStatus";
+  }
+}
+
+/**
+ * The citty command for `exec`: --help and --version (before any `--`) answer here, so they reach
+ * the command citty resolved; a non-zero exit code leaves as an ExitStatus.
+ */
+export function defineCliCommand(meta: CommandMeta, flags: HelpRows, exec: (argv: readonly string[]) => Promise<number>): Command {
+  const command: Command = Object.assign(
+    defineCommand({
+      meta,
+      async run({ rawArgs }) {
+        const dashDash = rawArgs.indexOf("--");
+        const own = dashDash === -1 ? rawArgs : rawArgs.slice(0, dashDash);
+        if (own.includes("--help") || own.includes("-h")) {
+          process.stdout.write((await renderHelp(command, { meta: PROGRAM }, helpStyleFor(process.stdout, process.env))) + "\n");
+          return;
+        }
+        if (own.includes("--version")) {
+          process.stdout.write(`${VERSION}\n`);
+          return;
+        }
+        const code = await exec(rawArgs);
+        if (code !== 0) throw new ExitStatus(code);
+      },
+    }),
+    { meta, flags, exec },
+  );
+  return command;
 }
 
 export interface ServeOptions {
@@ -74,26 +121,22 @@ export interface RoleCommandSpec<T extends OptionTable> {
 
 export function defineRoleCommand<T extends OptionTable>(spec: RoleCommandSpec<T>): Command {
   const options = { ...spec.options, ...commonOptions };
-  return {
-    meta: { name: spec.name, description: spec.description },
-    args: helpArgs(options),
-    async run(argv) {
-      const { config, rest } = loadConfig(options, { argv, env: process.env }, spec.refine, { overlay: spec.overlay, sections: spec.sections });
-      if (rest.length > 0 && !spec.takesRest) throw new ConfigError([`unexpected arguments after --: ${rest.join(" ")}`]);
-      const logger = createLogger({ level: config.logLevel, format: config.logFormat, tag: spec.name });
-      const serve: CommandContext["serve"] = async (start, opts = {}) => {
-        const signal = opts.quiet ? untilSignal().then(() => 0) : untilStopSignal(logger, opts.repeatNote);
-        const role = await start();
-        return serveRole(role, { name: spec.name, logger, stops: [signal, ...(opts.stops ?? []), untilCrash(logger)] });
-      };
-      return (await spec.run(config, { logger, rest, env: process.env, serve })) ?? 0;
-    },
-  };
+  return defineCliCommand({ name: spec.name, description: spec.description }, helpRows(options), async (argv) => {
+    const { config, rest } = loadConfig(options, { argv, env: process.env }, spec.refine, { overlay: spec.overlay, sections: spec.sections });
+    if (rest.length > 0 && !spec.takesRest) throw new ConfigError([`unexpected arguments after --: ${rest.join(" ")}`]);
+    const logger = createLogger({ level: config.logLevel, format: config.logFormat, tag: spec.name });
+    const serve: CommandContext["serve"] = async (start, opts = {}) => {
+      const signal = opts.quiet ? untilSignal().then(() => 0) : untilStopSignal(logger, opts.repeatNote);
+      const role = await start();
+      return serveRole(role, { name: spec.name, logger, stops: [signal, ...(opts.stops ?? []), untilCrash(logger)] });
+    };
+    return (await spec.run(config, { logger, rest, env: process.env, serve })) ?? 0;
+  });
 }
 
 /** The --help rows of an option table (cli/help.ts renders them; parsing is strict, in loadConfig). */
-function helpArgs(table: OptionTable): ArgsDef {
-  const args: ArgsDef = {};
+function helpRows(table: OptionTable): HelpRows {
+  const args: HelpRows = {};
   for (const [key, spec] of Object.entries(table)) {
     const notes = [
       spec.default !== undefined && !(spec.kind === "bool" && spec.default === false) ? `default ${JSON.stringify(spec.default)}` : "",

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { defineOptions, group } from "../config/options.ts";
 import { defineRoleCommand } from "./define-command.ts";
 import { helpStyleFor, renderHelp, wrap } from "./help.ts";
-import { rootCommand } from "./root.ts";
+import { COMMANDS } from "./root.ts";
 
 const options = defineOptions({
   numWorkers: { kind: "int", min: 1, default: 1, description: "Workers in this process" },
@@ -86,8 +86,8 @@ describe("--help topics", () => {
 
   test("every option of every command has a topic", async () => {
     const untitled: string[] = [];
-    for (const [name, load] of Object.entries(rootCommand.subCommands)) {
-      for (const [flag, def] of Object.entries((await load()).args)) if (!def.group) untitled.push(`${name} --${flag}`);
+    for (const [name, load] of Object.entries(COMMANDS)) {
+      for (const [flag, def] of Object.entries((await load()).flags)) if (!def.group) untitled.push(`${name} --${flag}`);
     }
     expect(untitled).toEqual([]);
   });

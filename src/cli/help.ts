@@ -3,7 +3,7 @@
 // flags put their description on the next line, descriptions wrap, one flag column for every
 // topic), and carries ANSI colour only when the stream is a terminal and NO_COLOR is unset
 // (https://no-color.org).
-import type { CommandDef } from "./define-command.ts";
+import type { HelpSubject } from "./define-command.ts";
 
 export interface HelpStyle {
   /** Columns to fit into. */
@@ -38,12 +38,12 @@ export function wrap(text: string, width: number): string[] {
   return lines;
 }
 
-export async function renderHelp(cmd: CommandDef, parent: CommandDef | undefined, style: HelpStyle): Promise<string> {
+export async function renderHelp(cmd: HelpSubject, parent: HelpSubject | undefined, style: HelpStyle): Promise<string> {
   const paint = (what: keyof typeof ANSI, text: string) => (style.color ? `\x1b[${ANSI[what][0]}m${text}\x1b[${ANSI[what][1]}m` : text);
   const { meta } = cmd;
   const name = [parent?.meta.name, meta.name].filter(Boolean).join(" ");
   const version = meta.version ?? parent?.meta.version;
-  const args = Object.entries(cmd.args ?? {});
+  const args = Object.entries(cmd.flags ?? {});
 
   // Topic → its rows, in the order the topics first appear.
   const groups = new Map<string | undefined, [left: string, right: string][]>();
@@ -54,7 +54,7 @@ export async function renderHelp(cmd: CommandDef, parent: CommandDef | undefined
     if (def.negativeDescription) rows.push([`--no-${flag}`, def.negativeDescription]);
   }
   const commandRows: [string, string][] = [];
-  for (const [subName, load] of Object.entries(cmd.subCommands ?? {})) {
+  for (const [subName, load] of Object.entries(cmd.commands ?? {})) {
     const subMeta = (await load()).meta;
     if (!subMeta.hidden) commandRows.push([subName, subMeta.description]);
   }

@@ -1,20 +1,27 @@
-// The root command: subcommands load lazily so `kvcr-mock events` does not load the engine.
+// The root command: citty resolves the command word among `subCommands`, which load lazily so
+// `kvcr-mock events` does not load the engine. The table has no prototype, so a word such as
+// `toString` or `__proto__` names no command (citty looks names up with `in`).
+import { defineCommand } from "citty";
 import type { Command } from "./define-command.ts";
-import { VERSION } from "../lib/version.ts";
+import { PROGRAM } from "./program.ts";
 
-export const rootCommand = {
-  meta: {
-    name: "kvcr-mock",
-    version: VERSION,
-    description: "GPU-free KV-cache-aware LLM serving stack: mock vLLM workers with real ZeroMQ KV events, offline trace replay",
-  },
-  subCommands: {
-    agent: () => import("./agent.ts").then((m) => m.agentCommand),
-    bench: () => import("./bench.ts").then((m) => m.benchCommand),
-    events: () => import("./events.ts").then((m) => m.eventsCommand),
-    frontend: () => import("./frontend.ts").then((m) => m.frontendCommand),
-    mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
-    replay: () => import("./replay.ts").then((m) => m.replayCommand),
-    up: () => import("./up.ts").then((m) => m.upCommand),
-  } satisfies Record<string, () => Promise<Command>>,
-};
+/** Command name → its loader, in a table without a prototype. */
+function commandTable(loaders: Record<string, () => Promise<Command>>): Readonly<Record<string, () => Promise<Command>>> {
+  return Object.freeze(Object.assign(Object.create(null) as Record<string, () => Promise<Command>>, loaders));
+}
+
+/** The commands, each loaded when it is used. */
+export const COMMANDS = commandTable({
+  agent: () => import("./agent.ts").then((m) => m.agentCommand),
+  bench: () => import("./bench.ts").then((m) => m.benchCommand),
+  events: () => import("./events.ts").then((m) => m.eventsCommand),
+  frontend: () => import("./frontend.ts").then((m) => m.frontendCommand),
+  mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
+  replay: () => import("./replay.ts").then((m) => m.replayCommand),
+  up: () => import("./up.ts").then((m) => m.upCommand),
+});
+
+export const rootCommand = defineCommand({ meta: PROGRAM, subCommands: COMMANDS });
+
+/** The root as --help renders it. */
+export const ROOT_HELP = { meta: PROGRAM, commands: COMMANDS };

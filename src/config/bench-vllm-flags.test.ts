@@ -91,10 +91,12 @@ describe("vLLM's flag names", () => {
     expect(() => load([...url, "--tokenizer-mode", "auto", "--skip-tokenizer-init", "--trust-remote-code", "--ready-check-timeout-sec", "0", "--request-id-prefix", "b-", "--disable-shuffle", "--no-oversample", "--skip-chat-template"])).not.toThrow();
   });
 
-  test("an unknown flag is answered with the nearest known name", () => {
+  test("an unknown flag is answered with the nearest known name, and only a close one", () => {
     expect(problems([...url, "--max-concurency", "4"])).toEqual(["--max-concurency: unknown flag; did you mean --max-concurrency? (see --help for the flags this command takes)"]);
     expect(problems([...url, "--num-prompt=4"])[0]).toContain("did you mean --num-prompts?");
     expect(problems([...url, "--zzzzzzzz=4"])[0]).toBe("--zzzzzzzz: unknown flag (see --help for the flags this command takes)");
+    // Another word, not a typo: no "did you mean --prefix-tokens?".
+    expect(problems([...url, "--prefill-workers", "2"])).toEqual(["--prefill-workers: unknown flag (see --help for the flags this command takes)"]);
   });
 });
 

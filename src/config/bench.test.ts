@@ -29,7 +29,10 @@ describe("bench options", () => {
 
   test("conflicting arrival and replay flags are named", () => {
     expect(problems(["--url", "http://a:1", "--sweep-concurrency", "8,32", "--concurrency", "4"])).toEqual(["--sweep-concurrency sets the concurrency of each point: drop --concurrency / --request-rate"]);
-    expect(problems(["--url", "http://a:1", "--with-replay", "--duration", "5"])).toEqual(["--with-replay: the simulation runs the whole workload; use --requests instead of --duration"]);
+    expect(problems(["--url", "http://a:1", "--with-replay", "--duration", "5", "--concurrency", "2"])).toEqual(["--with-replay: the simulation runs the whole workload; use --requests instead of --duration"]);
+    // --duration with nothing pacing the arrivals would send its whole generated workload at once.
+    expect(problems(["--url", "http://a:1", "--duration", "5"])).toEqual(["--duration: arrivals all at once would send every request generated for the run at its start; pace them with --concurrency N or --request-rate R (or give --requests)"]);
+    for (const pace of [["--concurrency", "2"], ["--request-rate", "10"], ["--max-concurrency", "3"], ["--requests", "50"]]) expect(() => load(["--url", "http://a:1", "--duration", "5", ...pace])).not.toThrow();
     expect(problems(["--url", "http://a:1", "--percentiles", "0,101"])).toEqual(['--percentiles: got "0" in "0,101", expected numbers above 0 and at most 100, comma-separated']);
     expect(problems(["--url", "http://a:1", "--endpoint", "v1/completions"])).toEqual(['--endpoint: got "v1/completions", expected a path starting with / (e.g. /v1/completions)']);
   });

@@ -179,6 +179,10 @@ export function benchProblems(c: BenchConfig): string[] {
   if (c.concurrency !== undefined && finiteRate) problems.push("--concurrency and --request-rate: choose one arrival mode (or --max-concurrency N to cap a rate's requests in flight)");
   if (c.concurrency !== undefined && c.maxConcurrency !== undefined) problems.push("--concurrency and --max-concurrency: give one (alone, --max-concurrency N is --concurrency N)");
   if (c.burstiness !== 1 && !finiteRate) problems.push("--burstiness: shapes the gaps of --request-rate arrivals; give a finite --request-rate");
+  // A --duration run's synthetic workload is only an upper bound: sent all at once, all of it would go out at the start.
+  if (c.duration !== undefined && c.trace === undefined && c.requests === undefined && !finiteRate && c.concurrency === undefined && c.maxConcurrency === undefined && c.sweepConcurrency === undefined) {
+    problems.push("--duration: arrivals all at once would send every request generated for the run at its start; pace them with --concurrency N or --request-rate R (or give --requests)");
+  }
   if (c.randomRangeRatio !== undefined && c.randomRangeRatio >= 1) problems.push(`--random-range-ratio: got ${c.randomRangeRatio}, expected a number in [0, 1)`);
   // The random dataset's flags shape nothing else: given beside another workload they would be silently unused.
   const randomFlags = ([["--random-input-len", c.randomInputLen], ["--random-output-len", c.randomOutputLen], ["--random-prefix-len", c.randomPrefixLen], ["--random-range-ratio", c.randomRangeRatio], ["--input-len", c.inputLen]] as const)

@@ -32,6 +32,9 @@ describe("parseSchedule", () => {
 
   test("JSON by extension", () => {
     expect(parseSchedule('[{"at": 1, "target": "worker 0", "fault": {"kind": "clear_all"}}]', "s.json")[0]!.action.kind).toBe("fault");
+    // A bare kind is short for {kind: …}, as docs/up.md writes it; a bare unknown word names the kinds.
+    expect(parseSchedule("- {at: 1, target: worker 0, fault: clear_all}", "s.yaml")[0]!.action).toEqual(parseSchedule("- {at: 1, target: worker 0, fault: {kind: clear_all}}", "s.yaml")[0]!.action);
+    expect(problems("- {at: 1, target: worker 0, fault: explode}")[0]).toMatch(/^--faults s\.yaml: entry 1: fault\.kind: expected one of drop_batches/);
   });
 
   test("durations and targets", () => {

@@ -27,7 +27,8 @@ export interface ScheduleEntry {
 const EntrySchema = v.strictObject({
   at: v.union([v.pipe(v.number(), v.minValue(0)), v.string()], 'expected seconds ≥ 0 or a duration such as "30s", "500ms", "2m"'),
   target: v.pipe(v.string("expected a string: \"worker W [rank R]\", \"agent\" or \"frontend\""), v.nonEmpty("must not be empty")),
-  fault: v.union([v.picklist(["kill", "restart"]), v.record(v.string(), v.unknown())], "expected a fault object with a kind, or kill, or restart"),
+  // A bare kind (`clear_all`) is short for `{kind: clear_all}`, for kinds that need no field.
+  fault: v.union([v.string(), v.record(v.string(), v.unknown())], "expected a fault kind, a fault object with a kind, or kill, or restart"),
 });
 
 /** "30s" / "1.5s" / "500ms" / "2m" / 12 → seconds; undefined when unreadable. */
@@ -70,7 +71,11 @@ export function checkSchedule(doc: unknown, where: string): { entries: ScheduleE
     let action: ScheduleAction | undefined;
     const f = r.output.fault;
     if (f === "kill" || f === "restart") action = { kind: f };
-    else if ("target" in f) problems.push(`${at}: fault.target: give the target in the entry's target ("worker W rank R"), not in the fault`);
+    else if (typeof f === "string") {
+      const c = checkFault({ kind: f });
+      if (c.ok) action = { kind: "fault", fault: c.value };
+      else problems.push(`${at}: fault.${c.problem.replace(/^\(record\): /, "")}`);
+    } else if ("target" in f) problems.push(`${at}: fault.target: give the target in the entry's target ("worker W rank R"), not in the fault`);
     else {
       const c = checkFault(f);
       if (c.ok) action = { kind: "fault", fault: c.value };

@@ -5,13 +5,13 @@
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
+import { closestName } from "../lib/closest-name.ts";
 import { ConfigError } from "../lib/errors.ts";
 import {
   coerceText,
   envNames,
   expectation,
   flagName,
-  nearestFlag,
   schemaFor,
   type ConfigOf,
   type OptionSpec,
@@ -38,8 +38,9 @@ export type Refine<T extends OptionTable> = (config: ConfigOf<T>) => string[];
 /**
  * A layer above the flags, computed from the config resolved so far (e.g. the mocker's
  * --extra-engine-args file, which overrides flags). Its values are validated like any other.
+ * `given` holds the keys some source set (not left at their default).
  */
-export type Overlay<T extends OptionTable> = (config: ConfigOf<T>, problems: string[]) => Map<string, Candidate>;
+export type Overlay<T extends OptionTable> = (config: ConfigOf<T>, problems: string[], given: ReadonlySet<string>) => Map<string, Candidate>;
 
 /**
  * A sectioned config file (`up`'s stack file): the top level holds only these section names, and
@@ -73,11 +74,13 @@ export function loadConfig<T extends OptionTable>(
   const fromFile = configPath ? readConfigFile(configPath, table, byFlag, sources.readFile, problems, opts.sections) : new Map<string, Candidate>();
 
   const raw: Record<string, unknown> = {};
+  const givenKeys = new Set<string>();
   for (const [key, spec] of Object.entries(table)) {
     // Every value given is checked, also one a higher source overrides: a broken config file or
     // environment variable is reported even when a flag happens to win.
     const given = [fromFlags.values.get(key), ...envCandidates(key, spec, env), fromFile.get(key)].filter((c): c is Candidate => c !== undefined);
     raw[key] = spec.default;
+    if (given.length > 0) givenKeys.add(key);
     for (const [i, candidate] of given.entries()) {
       const result = v.safeParse(schemaFor(spec), candidate.value);
       if (!result.success) problems.push(invalid(candidate, spec));
@@ -86,7 +89,7 @@ export function loadConfig<T extends OptionTable>(
   }
 
   if (problems.length === 0 && opts.overlay) {
-    for (const [key, candidate] of opts.overlay(raw as ConfigOf<T>, problems)) {
+    for (const [key, candidate] of opts.overlay(raw as ConfigOf<T>, problems, givenKeys)) {
       const spec = table[key];
       if (!spec) continue;
       const result = v.safeParse(schemaFor(spec), candidate.value);
@@ -142,7 +145,7 @@ function parseArgv(
       if (positive && positive[1].kind === "bool") [entry, negated] = [positive, true];
     }
     if (!entry) {
-      const near = nearestFlag(name, byFlag.keys());
+      const near = closestName(name, byFlag.keys());
       problems.push(`--${name}: unknown flag${near ? `; did you mean --${near}?` : ""} (see --help for the flags this command takes)`);
       // Its value, if it has one, goes with it: one problem line per mistake, not a second "unexpected argument".
       if (inline === undefined && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith("--")) i++;

@@ -186,31 +186,3 @@ export function coerceText(spec: OptionSpec, text: string): unknown {
       return text;
   }
 }
-
-/**
- * The known flag closest to a misspelt one (edit distance, a transposition counting once), or
- * undefined when none is close enough to be a plausible typo: at most a third of its length.
- */
-export function nearestFlag(name: string, known: Iterable<string>): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const d = editDistance(name, candidate);
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
-}
-
-/** Optimal string alignment distance (Levenshtein plus adjacent transpositions). */
-function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
-      rows[i]![j] = d;
-    }
-  }
-  return rows[a.length]![b.length]!;
-}

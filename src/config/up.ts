@@ -6,7 +6,7 @@ import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
 import { agentOptions } from "./agent.ts";
 import { frontendFailureOptions, frontendOptions } from "./frontend.ts";
-import type { ConfigSections } from "./load.ts";
+import type { ConfigSections, Overlay } from "./load.ts";
 import { ARRAY_ENCODING_WITH_STATE_AGENT, maxModelLenOption, stateAgentOptions } from "./mocker.ts";
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
@@ -26,7 +26,8 @@ export const stackOptions = defineOptions({
     modelName: { kind: "string", nonEmpty: true, default: "mock-model", description: "Model name every worker serves" },
     kvStateAgent: { kind: "bool", default: true, description: "State-agent mode (the agent ingests raw streams); --no-kv-state-agent = direct mode" },
     mockerProcesses: { kind: "int", min: 1, max: 1024, default: 1, description: "Mocker processes" },
-    workersPerProcess: { kind: "int", min: 1, max: 100_000, default: 2, description: "Workers in each mocker process" },
+    numWorkers: { kind: "int", min: 1, max: 100_000_000, description: "Workers in the whole stack, spread evenly over --mocker-processes (default: --mocker-processes × --workers-per-process)" },
+    workersPerProcess: { kind: "int", min: 1, max: 100_000, default: 2, description: "Workers in each mocker process (--num-workers gives the total instead)" },
     cacheSlotBase: { kind: "int", min: 0, default: 0, description: "First CacheOwner slot; global worker k rank r owns base + k × dp + r" },
     demo: { kind: "bool", default: false, description: "Once ready, send the same chat request twice through the frontend (the second hits the KV cache), print both, stop" },
   }),
@@ -163,7 +164,25 @@ export function upProblems(c: UpConfig): string[] {
   return problems;
 }
 
+/**
+ * --num-workers, the stack's total (the word mocker, replay and bench use for their workers), as
+ * workers per process: it must spread evenly over --mocker-processes, and agree with
+ * --workers-per-process when both are given.
+ */
+export const upWorkersOverlay: Overlay<typeof upOptions & typeof commonOptions> = (c, problems, given) => {
+  if (c.numWorkers === undefined) return new Map();
+  const perProcess = c.numWorkers / c.mockerProcesses;
+  if (!Number.isInteger(perProcess)) {
+    problems.push(`--num-workers: ${c.numWorkers} workers do not spread evenly over --mocker-processes ${c.mockerProcesses}; give a multiple of ${c.mockerProcesses}, or --workers-per-process`);
+  } else if (given.has("workersPerProcess") && c.workersPerProcess !== perProcess) {
+    problems.push(`--num-workers: ${c.numWorkers} over --mocker-processes ${c.mockerProcesses} is ${perProcess} per process, but --workers-per-process is ${c.workersPerProcess}; give one of the two`);
+  } else {
+    return new Map([["workersPerProcess", { value: perProcess, label: "--num-workers / --mocker-processes" }]]);
+  }
+  return new Map();
+};
+
 /** `up`'s config from flags, validated as the command does (throws ConfigError); env defaults to none. */
 export function upConfigFrom(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): UpConfig {
-  return loadConfig({ ...upOptions, ...commonOptions }, { argv, env }, (c) => upProblems(c as UpConfig), { sections: STACK_SECTIONS }).config as UpConfig;
+  return loadConfig({ ...upOptions, ...commonOptions }, { argv, env }, (c) => upProblems(c as UpConfig), { sections: STACK_SECTIONS, overlay: upWorkersOverlay }).config as UpConfig;
 }

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { KvcrError } from "../lib/errors.ts";
 import { thrownBy } from "../../test/harness.ts";
-import { ENCODE_INVALID, MsgpackReader, MsgpackWriter, pack, unpack } from "./msgpack.ts";
+import { ENCODE_INVALID, MsgpackReader, MsgpackWriter, pack, unpack, unpackJson } from "./msgpack.ts";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 function written(fn: (w: MsgpackWriter) => void): Uint8Array {
@@ -85,5 +85,19 @@ describe("MsgpackReader reads msgpackr's encodings", () => {
     r.skip("first");
     expect(r.str("second")).toBe("after");
     expect(r.atEnd()).toBe(true);
+  });
+});
+
+describe("unpackJson (msgpackr, off the wire path)", () => {
+  test("64-bit ints exact as decimal strings on both sides of 2^53 and 2^63, bytes as hex, maps as objects", () => {
+    const bytes = pack({ small: 5, big: 2n ** 60n + 1n, huge: 2n ** 64n - 1n, neg: -(2n ** 63n), bin: Uint8Array.from([0, 171]), list: [true, null, 1.5, "x"] });
+    expect(unpackJson(bytes)).toEqual({ small: 5, big: "1152921504606846977", huge: "18446744073709551615", neg: "-9223372036854775808", bin: "00ab", list: [true, null, 1.5, "x"] });
+    // Our wire writer's uint64 `cf` below 2^53 reads back as an exact decimal string too.
+    expect(unpackJson(written((w) => w.writeU64(2n ** 40n)))).toBe("1099511627776");
+  });
+  test("refuses what is not one whole plain msgpack value", () => {
+    for (const hex of ["c1", "81a3666f6fc1", "d40501", "0102", "92c0", "ddffffffff"]) {
+      expect(() => unpackJson(Uint8Array.from(Buffer.from(hex, "hex")))).toThrow();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { encodeBatch, encodeSeq } from "../../src/protocol/kv-events/index.ts";
+import { pack } from "../../src/protocol/msgpack.ts";
 import { PubSocket } from "../../src/transport/zmtp/index.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";
 import { runCli, spawnChild, tempDir, waitFor } from "../harness.ts";
@@ -34,8 +35,13 @@ describe("compiled binary", () => {
     const { proc } = child;
     await waitFor(() => pub.subscriberCount() === 1, { timeoutMs: 10_000, what: "the binary's subscription" });
     pub.send([new Uint8Array(0), encodeSeq(3n), encodeBatch({ ts: 1.5, events: [{ type: "AllBlocksCleared" }], dataParallelRank: 0 })]);
-    const first = await new LineQueue(proc.stdout).next(() => true, 10_000, "the binary's first line");
+    const lines = new LineQueue(proc.stdout);
+    const first = await lines.next(() => true, 10_000, "the binary's first line");
     expect(JSON.parse(first)).toEqual({ seq: 3, topic: "", ts: 1.5, data_parallel_rank: 0, events: [{ type: "AllBlocksCleared" }] });
+    // A payload the vLLM decoder refuses is shown through msgpackr, which the binary carries.
+    pub.send([new Uint8Array(0), encodeSeq(4n), pack([1.5, [{ type: "BlockEvicted", block_hashes: [2n ** 63n + 1n] }], 0])]);
+    const foreign = JSON.parse(await lines.next(() => true, 10_000, "the binary's line for a foreign payload"));
+    expect(foreign.payload).toEqual([1.5, [{ type: "BlockEvicted", block_hashes: ["9223372036854775809"] }], 0]);
   });
 
   test("events exits 0 once its stdout reader goes away (`| head -n 1`)", async () => {

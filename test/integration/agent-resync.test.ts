@@ -2,10 +2,10 @@
 // dump): what replay cannot rebuild comes back whole from the dump; payloads over the limit are
 // dropped and counted and the slot resyncs instead of being quarantined; a publisher without a
 // dump leaves the slot degraded and says so; counters never go down when a slot is freed.
-import { encode } from "@msgpack/msgpack";
 import { describe, expect, test } from "bun:test";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import { DUMP_SEQ_HEADER } from "../../src/protocol/kv-events/state-dump.ts";
+import { pack } from "../../src/protocol/msgpack.ts";
 import { encodeBatch, encodeSeq, parseReplayRequest, replayBatchFrames, replayEndFrames, type VllmKvEvent } from "../../src/protocol/kv-events/index.ts";
 import { KvStateAgent, type SlotView } from "../../src/roles/agent/agent.ts";
 import { RouterEventOutbound } from "../../src/roles/agent/outbound.ts";
@@ -97,7 +97,7 @@ function stored(h: bigint, i: number): VllmKvEvent {
 function padded(e: VllmKvEvent, bytes: number): Uint8Array {
   const s = e as Extract<VllmKvEvent, { type: "BlockStored" }>;
   const event = { type: "BlockStored", block_hashes: s.blockHashes, parent_block_hash: s.parentBlockHash, token_ids: s.tokenIds, block_size: BLOCK, lora_id: null, medium: "GPU", lora_name: null, padding: new Uint8Array(bytes) };
-  return encode([1.5, [event], 0], { useBigInt64: true });
+  return pack([1.5, [event], 0]);
 }
 
 function startAgent(p: ScriptedPublisher, opts: { dump?: boolean; replay?: boolean; maxPayloadBytes?: number } = {}) {

@@ -102,10 +102,20 @@ describe("bench against a server with known delays", () => {
     expect(r.errors.every((e) => e.includes("stream cut after 2 chunk(s)"))).toBe(true);
   });
 
-  test("nothing listening: every request fails with cause connection, exit status 1", async () => {
-    const out = await runBench(base("http://127.0.0.1:9", { model: "m", workload: { ...base("").workload, requests: 3 } }), deps());
-    expect(out.results[0]).toMatchObject({ completed: 0, failed: 3, error_breakdown: { connection: 3 } });
-    expect(benchExitCode(out)).toBe(1);
+  test("nothing listening: the server is named unreachable before anything is sent, and no table is printed", async () => {
+    for (const model of ["m", undefined]) {
+      const out: string[] = [];
+      const err = await runBench(base("http://127.0.0.1:9", { model, workload: { ...base("").workload, requests: 3 } }), deps([], out)).catch((e: unknown) => e);
+      expect((err as Error).message).toStartWith("the server at http://127.0.0.1:9 is unreachable (");
+      expect((err as Error).message).toContain("nothing was sent");
+      expect(out).toEqual([]);
+    }
+  });
+
+  test("from the command line: exit 1, one line on stderr, nothing on stdout", async () => {
+    const r = await runCli(["bench", "--url", "http://127.0.0.1:9", "--model", "m", "--requests", "3", "--log-level", "warn"]);
+    expect([r.exitCode, r.stdout]).toEqual([1, ""]);
+    expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^kvcr-mock: the server at http:\/\/127\.0\.0\.1:9 is unreachable \(.*\); nothing was sent/)]);
   });
 
   test("Poisson arrivals and --duration: sending stops at the deadline, in-flight requests finish", async () => {
@@ -113,9 +123,15 @@ describe("bench against a server with known delays", () => {
     // A clock moved only by the bench's waits for its next arrival: however slow the machine, every
     // arrival due before the 0.5 s deadline is sent and none after it.
     let clock = 0;
-    const virtualClock = { ...deps(), now: () => clock, sleep: async (ms: number) => void (clock += ms) };
+    const logs: string[] = [];
+    const logger = createLogger({ level: "info", stream: { write: (t: string) => logs.push(t) } as unknown as NodeJS.WritableStream });
+    const virtualClock = { ...deps(), logger, now: () => clock, sleep: async (ms: number) => void (clock += ms) };
     const { results } = await runBench(base(server.url, { concurrency: undefined, requestRate: 40, durationS: 0.5, workload: { ...base("").workload, requests: undefined } }), virtualClock);
     const r = results[0]!;
+    // The run is announced by its duration, not by the size of the workload generated for it.
+    const announced = logs.find((l) => l.includes(`requests to ${server.url}`));
+    expect(announced).toContain("for 0.5 s");
+    expect(announced).not.toMatch(/\d+ requests to/);
     // The schedule the bench follows: Poisson gaps at 40/s from the run's seed.
     const due = arrivalTimesMs(Array.from({ length: 100 }, () => ({}) as WorkloadRequest), { kind: "rate", requestsPerSecond: 40 }, createRng(1))!.filter((t) => t < 500).length;
     expect(due).toBeGreaterThan(3);

@@ -26,11 +26,13 @@ describe("up --prometheus-config", () => {
     const stateFile = join(dir.path, "state.json");
     const child: ChildProcess = spawnProcess([
       process.execPath, CLI_ENTRY, "up", "--discovery-dir", join(dir.path, "discovery"), "--agent-port", "0", "--http-port", "0",
-      "--mocker-processes", "2", "--workers-per-process", "1", "--num-gpu-blocks-override", "256", "--num-host-blocks", "64",
+      "--mocker-processes", "2", "--num-workers", "2", "--num-gpu-blocks-override", "256", "--num-host-blocks", "64",
       "--state-file", stateFile, "--prometheus-config", file, "--grace-period", "5",
     ]);
     cleanups.push(async () => void (await child[Symbol.asyncDispose]()));
     await child.readLine((l) => l.startsWith("kvcr-mock stack ready"), 60_000);
+    // It says where the file went (the path made absolute), and the stack has 2 mockers of 1 worker.
+    expect(await child.readErrLine((l) => l.includes("Prometheus scrape config"))).toContain(`(4 /metrics targets) written to ${file}`);
     const state = JSON.parse(readFileSync(stateFile, "utf8")) as { processes: { name: string; role: string; pid: number; url: string }[] };
     cleanups.push(async () => {
       for (const p of state.processes) if (pidAlive(p.pid)) process.kill(-p.pid, "SIGKILL");

@@ -4,9 +4,12 @@
 // independent of our writer, from the same values laid out as msgspec lays them out
 // (one-off script: Packr({ useRecords: false, variableMapSize: true }), small hashes as numbers,
 // hashes >= 2^63 as bigint, which msgpackr writes as uint64 `cf`). The array form is checked
-// against @msgpack/msgpack, another independent writer, run on hand-written positional values.
+// against @msgpack/msgpack, another independent writer, run on hand-written positional values
+// (it writes a bigint ≥ 0 as uint64 `cf`, as msgspec writes from 2^32 on; msgpackr cannot), and
+// read back with msgpackr, the project's reference decoder.
 import { describe, expect, test } from "bun:test";
-import { decode as independentDecode, encode as independentEncode } from "@msgpack/msgpack";
+import { encode as independentEncode } from "@msgpack/msgpack";
+import { unpack } from "../msgpack.ts";
 import { decodeFlat, FlatBatch, flatFromBatch } from "./flat-decode.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
 import type { VllmKvEventBatch } from "./index.ts";
@@ -175,7 +178,7 @@ describe("array encoding (--kv-events-encoding array: vLLM 0.9.1–0.23's array_
 });
 
 function decodeIndependently(bytes: Uint8Array): unknown[] {
-  return independentDecode(bytes, { useBigInt64: true }) as unknown[];
+  return unpack(bytes) as unknown[];
 }
 
 function flatView(f: FlatBatch) {

@@ -20,4 +20,13 @@ describe("bench progress bar", () => {
     expect(t.out.join("")).toContain("kv [");
     expect(t.out.join("")).toContain("4/10 requests");
   });
+
+  test("a run whose count is not known in advance (--duration) shows the count so far, no bound", () => {
+    const t = stream(true);
+    const bar = progressBar(t.s)!("bench", 0);
+    bar.update(7);
+    bar.stop();
+    expect(t.out.join("")).toContain("bench 7 requests");
+    expect(t.out.join("")).not.toMatch(/\/\d+ requests/);
+  });
 });

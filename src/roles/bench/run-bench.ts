@@ -33,6 +33,7 @@ import { observeRun, type RunObservation } from "./observe-run.ts";
 import { buildBody, type BodyOptions } from "./request-body.ts";
 import { sendRequest } from "./send-request.ts";
 import { predictionFigures } from "./with-replay.ts";
+import { assertReachable, unreachable } from "./reachable.ts";
 
 /** Synthetic requests generated for a --duration run without --requests (sending stops at the deadline). */
 export const DURATION_SYNTHETIC_REQUESTS = 100_000;
@@ -122,7 +123,7 @@ export interface BenchDeps {
   logger: Logger;
   now(): number;
   sleep(ms: number): Promise<void>;
-  /** Progress display for a run of `total` requests (a bar on a TTY); undefined = none. */
+  /** Progress display for a run of `total` requests (a bar on a TTY; 0 = not known in advance); undefined = none. */
   progress?(label: string, total: number): { update(done: number): void; stop(): void };
   /** Ctrl-C: stop sending, abort in-flight requests, report what was measured. */
   stop?: AbortSignal;
@@ -171,9 +172,13 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
       const stack = "fresh" in target ? await startFresh(target.fresh.routerMode, label, deps) : undefined;
       try {
         const url = stack?.url ?? (target as { url: string }).url;
+        // A running server must answer first (--ready-check-timeout-sec waits for one instead); without --model, discoverModel asks it.
+        if (!stack && opts.model !== undefined && !models.has(url) && !((opts.readyCheckTimeoutS ?? 0) > 0)) await assertReachable(url, authHeaders(opts));
         const model = opts.model ?? models.get(url) ?? (await discoverModel(url, opts, deps));
         models.set(url, model);
-        deps.logger.info(`${label ? `[${label}] ` : ""}${workload.length} requests to ${url}${opts.endpoint} (model ${model}), arrivals ${describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for at most ${opts.durationS} s` : ""}`);
+        // A --duration run's synthetic workload is only an upper bound: announce the duration, not the count.
+        const count = workloadOpts !== opts.workload ? "requests" : `${workload.length} requests`;
+        deps.logger.info(`${label ? `[${label}] ` : ""}${count} to ${url}${opts.endpoint} (model ${model}), arrivals ${describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for ${workloadOpts !== opts.workload ? "" : "at most "}${opts.durationS} s` : ""}`);
         const observer = observeRun(
           { schedule: opts.schedule, auditIntervalS: opts.auditIntervalS, endpoints: { indexUrl: url.replace(/\/+$/, ""), mockerUrls: opts.mockerUrls ?? stack?.mockerUrls }, control: stack?.control, blockSize: opts.blockSize ?? 64, promptsAreTokens: opts.promptFormat === "tokens", timing: opts.prefillTiming },
           { logger: deps.logger, now: deps.now, wallNow: deps.wallNow ?? Date.now, hasher: deps.hasher },
@@ -269,7 +274,9 @@ async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec
     );
   };
   if ((opts.readyCheckTimeoutS ?? 0) > 0) await waitUntilReady(opts.readyCheckTimeoutS!, { send: () => sendOne(workload[0]!, deps.stop), now: deps.now, sleep: deps.sleep, stop: deps.stop });
-  const progress = deps.progress?.(label ?? "bench", workload.length);
+  // A --duration run's generated workload is an upper bound, not the count it will send.
+  const durationBound = opts.durationS !== undefined && opts.workload.trace === undefined && opts.workload.requests === undefined;
+  const progress = deps.progress?.(label ?? "bench", durationBound ? 0 : workload.length);
   try {
     return await driveLoad(
       { workload, arrival, seed: opts.workload.seed, warmupRequests: opts.warmupRequests, durationMs: opts.durationS !== undefined ? opts.durationS * 1000 : undefined, maxInFlight: opts.maxInFlight },
@@ -299,7 +306,7 @@ async function discoverModel(url: string, opts: BenchOptions, deps: BenchDeps): 
   try {
     res = await get(modelsUrl, { headers: authHeaders(opts), signal: AbortSignal.timeout(10_000) });
   } catch (err) {
-    throw new KvcrError("MODEL_UNKNOWN", `no --model given and ${modelsUrl} could not be read (${(err as Error).message}); pass --model`);
+    throw unreachable(url, err);
   }
   const text = await res.text();
   let doc: unknown;

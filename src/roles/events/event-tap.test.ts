@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { encodeBatch, encodeSeq, REPLAY_END_SEQ, type VllmKvEventBatch } from "../../protocol/kv-events/index.ts";
+import { pack } from "../../protocol/msgpack.ts";
 import { EventTap, type TapLine } from "./event-tap.ts";
 
 const te = new TextEncoder();
@@ -94,6 +95,24 @@ describe("EventTap", () => {
     expect(lines[1]).toEqual({ error: "live message: expected [topic, seq (8 bytes), payload], got 2 frame(s)" });
     expect((lines[2] as { error: string }).error).toBe("live message: seq frame has 3 bytes, expected 8");
     expect((lines[3] as { error: string }).error).toMatch(/at byte 0/);
+    // Not msgpack at all: the reason alone, no generic view.
+    expect(lines[3]).not.toHaveProperty("payload");
+  });
+
+  test("a payload the vLLM decoder refuses is shown whole, decoded generically, 64-bit ints exact", () => {
+    const { tap, lines, view } = tapWith();
+    // A newer vLLM's event type, hashes across the 2^53 and 2^63 boundaries, bytes, an odd key.
+    const foreign = pack({ ts: 2.5, events: [{ type: "BlockEvicted", block_hashes: [2n ** 63n + 5n, 2n ** 60n + 1n, 7], raw: Uint8Array.from([1, 255]), __proto__: "x" }], data_parallel_rank: 1 });
+    tap.live([te.encode("kv"), encodeSeq(4n), foreign]);
+    tap.live(live(5, "kv"));
+    expect(view()).toEqual(["error @4", 5]);
+    expect(lines[0]).toEqual({
+      error: expect.stringContaining('event type: unknown "BlockEvicted"'),
+      seq: 4,
+      topic: "kv",
+      payload: { ts: 2.5, events: [{ type: "BlockEvicted", block_hashes: ["9223372036854775813", "1152921504606846977", 7], raw: "01ff", __proto__: "x" }], data_parallel_rank: 1 },
+    });
+    expect(Object.getPrototypeOf(((lines[0] as { payload?: unknown }).payload as { events: object[] }).events[0])).toBe(Object.prototype);
   });
 
   test("only well-formed replay replies under the subscribed topic are printed, malformed ones as error lines", () => {

@@ -1,14 +1,16 @@
 // The `events` tap's lines, free of sockets and timers: each batch as JSON, gaps and bad frames as
-// lines of their own (the tap carries on). Replay replies are parsed by protocol/kv-events/replay.ts
+// lines of their own (the tap carries on). A payload the vLLM decoder refuses (a newer event type,
+// another publisher's layout) is still shown, decoded generically by msgpackr, beside the reason. Replay replies are parsed by protocol/kv-events/replay.ts
 // and ordered against live by ReplayThenLive (roles/replay-then-live.ts).
 import { batchToJson, decodeBatch, parseLiveMessage, parseReplayReply } from "../../protocol/kv-events/index.ts";
 import type { VllmKvEventBatchJson } from "../../protocol/kv-events/index.ts";
+import { unpackJson, type PlainJson } from "../../protocol/msgpack.ts";
 import { ReplayThenLive } from "../replay-then-live.ts";
 
 export type TapLine =
   | VllmKvEventBatchJson
   | { gap: { expected: number | string; got: number | string } }
-  | { error: string; seq?: number | string };
+  | { error: string; seq?: number | string; topic?: string; payload?: PlainJson };
 
 export interface EventTapOptions {
   /** Replay start seq; undefined = live only. */
@@ -87,8 +89,17 @@ export class EventTap {
     try {
       line = batchToJson(decodeBatch(payload), { seq, topic: td.decode(topic) });
     } catch (err) {
-      line = { error: (err as Error).message, seq: seqJson(seq) };
+      line = { error: (err as Error).message, seq: seqJson(seq), topic: td.decode(topic), ...genericPayload(payload) };
     }
     this.emit(line);
+  }
+}
+
+/** The payload as generic msgpack, when it is one whole msgpack value at all (else nothing). */
+function genericPayload(payload: Uint8Array): { payload?: PlainJson } {
+  try {
+    return { payload: unpackJson(payload) };
+  } catch {
+    return {};
   }
 }

@@ -3,6 +3,7 @@
 // supervise them (restart policy, liveness watch); a failed start stops what it started. Also used
 // by `bench --compare-router-modes`.
 import { rmdir } from "node:fs/promises";
+import { resolve as resolvePath } from "node:path";
 import type { ScheduleTarget } from "../../config/fault-schedule.ts";
 import { globalWorkers, parseRoles, upOptions, type UpConfig } from "../../config/up.ts";
 import { agentOptions } from "../../config/agent.ts";
@@ -211,7 +212,10 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   });
   const stateFile = config.stateFile ? new StateFileWriter(config.stateFile, state, () => supervisor.isStopping) : undefined;
   const writeState = async () => stateFile?.write();
-  if (config.prometheusConfig) await writePrometheusConfig(config.prometheusConfig, processes);
+  if (config.prometheusConfig) {
+    await writePrometheusConfig(config.prometheusConfig, processes);
+    logger.info(`Prometheus scrape config (${processes.length} /metrics targets) written to ${resolvePath(config.prometheusConfig)}`);
+  }
   if (stateFile) {
     scope.defer(() => stateFile.remove());
     await writeState();
