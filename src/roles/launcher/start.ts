@@ -108,6 +108,8 @@ function fixedPorts(config: UpConfig, roles: Set<string>): [port: number, who: s
     for (const [base, flag] of [[config.zmqKvEventsPorts, "--zmq-kv-events-ports"], [config.zmqReplayPorts, "--zmq-replay-ports"]] as const) {
       if (base) for (let k = 0; k < ranks; k++) out.push([base + k, `mocker-${Math.floor(k / W)} (${flag} ${base} + ${k})`]);
     }
+    const api = config.workerApi ? config.openaiPortBase : undefined;
+    if (api) for (let k = 0; k < globalWorkers(config); k++) out.push([api + k, `mocker-${Math.floor(k / config.workersPerProcess)} (--openai-port-base ${api} + ${k})`]);
   }
   return out;
 }
