@@ -4,7 +4,7 @@
 import { agentOptions } from "../../config/agent.ts";
 import { discoveryOptions } from "../../config/discovery.ts";
 import { frontendFailureOptions, frontendOptions, requestLimitOptions } from "../../config/frontend.ts";
-import { stateAgentOptions, mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
+import { stateAgentOptions, mockerOptions, mockerProblems, workerApiPorts, type MockerConfig } from "../../config/mocker.ts";
 import type { ConfigOf, OptionTable } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
 import { routerTuningOptions } from "../../config/router.ts";
@@ -139,7 +139,12 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         argv: config.mockerCmd ? renderCommand(config.mockerCmd, values, "--mocker-cmd", "mocker") : [...ctx.self, "mocker", ...toArgv(mockerOptions, mocker), ...logFlags],
         external: config.mockerCmd !== undefined,
         url,
-        ports: { http: ctx.ports.mockers[i]!, zmqKvEvents: mocker.zmqKvEventsPorts!, ...(mocker.zmqReplayPorts ? { zmqReplay: mocker.zmqReplayPorts } : {}) },
+        ports: {
+          http: ctx.ports.mockers[i]!,
+          zmqKvEvents: mocker.zmqKvEventsPorts!,
+          ...(mocker.zmqReplayPorts ? { zmqReplay: mocker.zmqReplayPorts } : {}),
+          ...(config.workerApi ? { openai: workerApiPorts(mocker)! } : {}),
+        },
         readiness: { kind: "ok", url: `${url}/health` },
         readyTimeoutS: config.readyTimeout,
       });

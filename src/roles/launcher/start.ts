@@ -16,7 +16,7 @@ import { KvcrError, ReadinessError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { processAlive } from "../../lib/process-alive.ts";
 import type { RoleHandle } from "../../lib/role.ts";
-import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
+import { AgentHostRecordSchema, checkRecord, type AgentHostRecord } from "../../protocol/records.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
 import type { ProcessControl } from "../fault-runner.ts";
 import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
@@ -26,6 +26,7 @@ import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
 import { DEFAULT_BACKOFF_MAX_MS, DEFAULT_RESTART_WINDOW_MS, DEFAULT_STABLE_MS, describeExit, Supervisor, type ChildExit, type ReadinessGate, type SupervisedChild } from "./supervisor.ts";
 import { writePrometheusConfig } from "./prometheus-config.ts";
+import { addWorkerEndpoints } from "./worker-endpoints.ts";
 
 export interface StackDeps {
   logger: Logger;
@@ -52,6 +53,8 @@ export interface StackProcess {
   rawEndpoints?: string[][];
   /** Their replay endpoints, when the stack has replay sockets. */
   replayEndpoints?: string[][];
+  /** Each worker's own OpenAI API URL (--worker-api), by worker index in the process. */
+  workerApiUrls?: string[];
 }
 
 export interface StackHandle extends RoleHandle {
@@ -78,7 +81,7 @@ export interface StackState {
   model: string;
   agent_url: string | null;
   frontend_url: string | null;
-  processes: { name: string; role: string; pid: number; url: string; external: boolean; restarts: number; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][] }[];
+  processes: { name: string; role: string; pid: number; url: string; external: boolean; restarts: number; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][]; worker_api_urls?: string[] }[];
 }
 
 /** Environment variables that set an option of some kvcr-mock command besides KVCR_* (DYN_NAMESPACE, …). */
@@ -196,7 +199,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   }
 
   const processes: StackProcess[] = stackPlan.processes.map((spec) => ({ name: spec.name, role: spec.role, pid: started.get(spec.name)!.pid, url: spec.url, external: spec.external, ports: spec.ports, restarts: 0 }));
-  if (store) await addRawEndpoints(store, config, processes);
+  if (store) await addWorkerEndpoints(store, config, processes);
   const state = (): StackState => ({
     pid: process.pid,
     namespace: config.namespace,
@@ -205,10 +208,11 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     model: config.modelName,
     agent_url: stackPlan.agentUrl ?? null,
     frontend_url: stackPlan.frontendUrl ?? null,
-    processes: processes.map(({ rawEndpoints, replayEndpoints, ...p }) => ({
+    processes: processes.map(({ rawEndpoints, replayEndpoints, workerApiUrls, ...p }) => ({
       ...p,
       ...(rawEndpoints ? { raw_endpoints: rawEndpoints } : {}),
       ...(replayEndpoints ? { replay_endpoints: replayEndpoints } : {}),
+      ...(workerApiUrls ? { worker_api_urls: workerApiUrls } : {}),
     })),
   });
   // Rewrites are serialized (one tmp file) and none starts once the stack is stopping.
@@ -254,7 +258,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
           entry.restarts = restarts;
           logger.info(`${child.name} restarted (pid ${child.pid}) and ready again`);
           void (async () => {
-            if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes).catch(() => {}); // it may have picked new raw ports
+            if (store && spec.role === "mocker") await addWorkerEndpoints(store, config, processes).catch(() => {}); // it may have picked new raw ports
             await writeState();
           })().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
         },
@@ -283,7 +287,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
       const before = entry.pid;
       const next = await supervisor.restartNow(spec.name, spec.argv, gateOf(spec), config.gracePeriod * 1000);
       entry.pid = next.pid;
-      if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes).catch(() => {});
+      if (store && spec.role === "mocker") await addWorkerEndpoints(store, config, processes).catch(() => {});
       await writeState().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
       return `${spec.name} (pid ${before} → ${next.pid}, ready again)`;
     },
@@ -364,39 +368,6 @@ async function refuseSlotOverlap(store: DiscoveryStore, config: ResolvedConfig):
     },
     (clashes) => `CacheOwner slots ${first}–${end - 1n} of this stack overlap ones already in discovery (namespace ${config.namespace}): ${clashes}. Choose another --cache-slot-base.`,
   );
-}
-
-/** Each mocker's raw (and replay) endpoints, from its workers' records (ports it picked itself when given 0). */
-async function addRawEndpoints(store: DiscoveryStore, config: ResolvedConfig, processes: StackProcess[]): Promise<void> {
-  const byPort = new Map<string, { raw: string[][]; replay: string[][] }>();
-  for (const entry of await store.list(keys.kindPrefix(config.namespace, "worker"))) {
-    const r = checkRecord(WorkerRecordSchema, entry.value);
-    if (!r.ok || r.value.model !== config.modelName) continue;
-    const port = new URL(r.value.request_url).port;
-    const found = byPort.get(port) ?? { raw: [], replay: [] };
-    found.raw[r.value.worker_index] = r.value.raw_endpoints;
-    if (r.value.replay_endpoints) found.replay[r.value.worker_index] = r.value.replay_endpoints;
-    byPort.set(port, found);
-  }
-  for (const p of processes) {
-    if (p.role !== "mocker") continue;
-    const found = byPort.get(String(p.ports.http));
-    if (!found) continue;
-    p.rawEndpoints = found.raw;
-    if (found.replay.length > 0) p.replayEndpoints = found.replay;
-    // Ports the mocker picked (0 in the plan) as bound: each worker's first rank's endpoint.
-    const bound = (planned: number | number[] | undefined, endpoints: string[][]) =>
-      Array.isArray(planned) ? planned.map((port, j) => port || endpointPort(endpoints[j]?.[0]) || port) : planned;
-    p.ports = {
-      ...p.ports,
-      ...(p.ports.zmqKvEvents !== undefined ? { zmqKvEvents: bound(p.ports.zmqKvEvents, found.raw)! } : {}),
-      ...(p.ports.zmqReplay !== undefined ? { zmqReplay: bound(p.ports.zmqReplay, found.replay)! } : {}),
-    };
-  }
-}
-
-function endpointPort(endpoint: string | undefined): number {
-  return Number(/:(\d+)$/.exec(endpoint ?? "")?.[1] ?? 0);
 }
 
 /**
