@@ -26,9 +26,10 @@ export async function addWorkerEndpoints(store: DiscoveryStore, config: { namesp
     p.rawEndpoints = found.raw;
     if (found.replay.length > 0) p.replayEndpoints = found.replay;
     if (found.api.length > 0) p.workerApiUrls = found.api;
-    // Ports the mocker picked (0 in the plan) as bound: each worker's first rank's endpoint.
+    // Ports as bound, each worker's first rank's endpoint: what the mocker picked for a 0 in the
+    // plan, and again after a restart (which picks anew), whatever an earlier read filled in.
     const bound = (planned: number | number[] | undefined, endpoints: string[][]) =>
-      Array.isArray(planned) ? planned.map((port, j) => port || endpointPort(endpoints[j]?.[0]) || port) : planned;
+      Array.isArray(planned) ? planned.map((port, j) => endpointPort(endpoints[j]?.[0]) || port) : planned;
     p.ports = {
       ...p.ports,
       ...(p.ports.zmqKvEvents !== undefined ? { zmqKvEvents: bound(p.ports.zmqKvEvents, found.raw)! } : {}),

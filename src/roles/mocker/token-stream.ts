@@ -214,11 +214,10 @@ export class TokenStream implements TokenSink {
     this.len = p;
   }
 
+  /** UTF-8 straight into the buffer (an SSE chunk per token: no array per chunk). */
   private appendText(text: string): void {
-    const bytes = encoder.encode(text);
-    this.reserve(bytes.length);
-    this.buf.set(bytes, this.len);
-    this.len += bytes.length;
+    this.reserve(text.length * 3);
+    this.len += encoder.encodeInto(text, this.buf.subarray(this.len)).written;
   }
 
   private reserve(bytes: number): void {
