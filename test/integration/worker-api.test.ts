@@ -2,15 +2,10 @@
 // official `openai` client streams from a worker's port; a pinned rank's blocks land in that rank's
 // residency and raw events; a request through the worker API yields exactly what the same request
 // through /v1/generate yields on the same rank (events, residency, metrics); each worker's /metrics
-// holds only its own series; faults act on it; /load and /reset_prefix_cache; the port in discovery.
+// holds only its own series, in vLLM's labels. Faults, bad input and the rest: worker-api-edges.test.ts.
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { keys } from "../../src/discovery/keys.ts";
-import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";
-import type { WorkerRecord } from "../../src/protocol/records.ts";
-import { startMocker } from "../../src/roles/mocker/index.ts";
-import { cleanupList, heldPort, makeTempDir, waitFor } from "../harness.ts";
-import { logger, mockerConfig } from "./mocker-kit.ts";
+import { cleanupList } from "../harness.ts";
 import { json, residency, series, startWorkers, tapRank } from "./worker-api-kit.ts";
 
 const cleanups = cleanupList();
