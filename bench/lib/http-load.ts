@@ -3,6 +3,7 @@
 // (fixed rate), reads each response fully, and prints one JSON report on stdout.
 // Bodies: "completion" = OpenAI /v1/completions with a token-id prompt; "generate" = a mocker
 // /v1/generate body (round-robin over `workers`). Prompts: 8 shared 48-token prefixes + 16 unique tokens.
+// Or `requests`: prepared bodies, each with its URL, taken in turn.
 import { percentile } from "../../src/core/replay/stats.ts";
 import { KeepAliveClient } from "../../src/transport/http/keepalive-client.ts";
 
@@ -10,6 +11,8 @@ const JSON_HEADERS = { "content-type": "application/json" };
 
 export interface HttpLoadJob {
   url: string;
+  /** Instead of `url` and `body`: request i is requests[i % length] (prepared bodies, each with its URL). */
+  requests?: { url: string; body: string }[];
   body: "completion" | "generate";
   model?: string;
   workers?: number;
@@ -28,6 +31,8 @@ export interface HttpLoadReport {
   p99Ms: number;
   /** The load generator's own CPU µs per request it made (warm-up included). */
   clientCpuUsPerRequest: number;
+  /** Every request made, warm-up and tail included (closed loop: all of them were answered). */
+  made: number;
 }
 
 function prompt(i: number): number[] {
@@ -59,7 +64,8 @@ async function main(job: HttpLoadJob): Promise<HttpLoadReport> {
     made++;
     const start = performance.now();
     try {
-      const res = await client.request(job.url, { method: "POST", body: bodyOf(job, n), headers: JSON_HEADERS });
+      const prepared = job.requests?.[n % job.requests.length];
+      const res = await client.request(prepared?.url ?? job.url, { method: "POST", body: prepared?.body ?? bodyOf(job, n), headers: JSON_HEADERS });
       let size = 0;
       let last: Uint8Array | undefined;
       for (let c = await res.read(); c !== undefined; c = await res.read()) {
@@ -101,7 +107,7 @@ async function main(job: HttpLoadJob): Promise<HttpLoadReport> {
   const clientCpuUsPerRequest = (cpu.user + cpu.system) / Math.max(1, made);
   const durationS = job.durationMs / 1000;
   const sorted = Float64Array.from(latencies);
-  return { completed, failed, firstError, durationS, requestsPerS: completed / durationS, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), clientCpuUsPerRequest };
+  return { completed, failed, firstError, durationS, requestsPerS: completed / durationS, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), clientCpuUsPerRequest, made };
 }
 
 if (import.meta.main) {

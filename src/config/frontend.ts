@@ -44,6 +44,19 @@ export const frontendFailureOptions = group("Failures", {
   },
 });
 
+/** What every OpenAI route refuses: the frontend's, and each mock worker's own API (mocker --openai-port-base). */
+export const requestLimitOptions = group("Limits", {
+  maxRequestBytes: { kind: "int", min: 1024, default: 10 * 1024 * 1024, description: "Largest request body accepted (413 above)" },
+  maxPromptBytes: {
+    kind: "int",
+    min: 1,
+    default: 1 << 20,
+    description: "Largest prompt text in UTF-8 bytes (completions prompt, or all chat messages' content); 400 above, before tokenizing",
+  },
+  bodyTimeoutMs: { kind: "int", min: 1, default: 30_000, description: "Milliseconds a request body may take to arrive in full (408 after, and the connection is closed)" },
+  maxTokensLimit: { kind: "int", min: 1, default: 1 << 20, description: "Largest max_tokens / max_completion_tokens accepted (400 above)" },
+});
+
 export const frontendOptions = defineOptions({
   ...group("HTTP", {
     httpPort: { kind: "int", min: 0, max: 65535, default: 8000, env: "DYN_HTTP_PORT", description: "HTTP port of the OpenAI-compatible API; 0 = pick" },
@@ -74,17 +87,7 @@ export const frontendOptions = defineOptions({
     kvCacheBlockSize: { kind: "int", min: 1, description: "Block size the router hashes prompts with; workers with another are refused (default: the first worker's)" },
     seed: { kind: "int", min: 0, max: 0xffff_ffff, description: "Seed of random routing and tie-breaking (default: random per process)" },
   }),
-  ...group("Limits", {
-    maxRequestBytes: { kind: "int", min: 1024, default: 10 * 1024 * 1024, description: "Largest request body accepted (413 above)" },
-    maxPromptBytes: {
-      kind: "int",
-      min: 1,
-      default: 1 << 20,
-      description: "Largest prompt text in UTF-8 bytes (completions prompt, or all chat messages' content); 400 above, before tokenizing",
-    },
-    bodyTimeoutMs: { kind: "int", min: 1, default: 30_000, description: "Milliseconds a request body may take to arrive in full (408 after, and the connection is closed)" },
-    maxTokensLimit: { kind: "int", min: 1, default: 1 << 20, description: "Largest max_tokens / max_completion_tokens accepted (400 above)" },
-  }),
+  ...requestLimitOptions,
   ...frontendFailureOptions,
   ...discoveryOptions,
 });

@@ -3,7 +3,7 @@ import { ConfigError } from "../lib/errors.ts";
 import { thrownBy } from "../../test/harness.ts";
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
-import { extraEngineArgsOverlay, mockerOptions, mockerProblems, type MockerConfig } from "./mocker.ts";
+import { extraEngineArgsOverlay, mockerOptions, mockerProblems, workerApiPorts, type MockerConfig } from "./mocker.ts";
 import { upConfigFrom } from "./up.ts";
 
 const table = { ...mockerOptions, ...commonOptions };
@@ -189,6 +189,22 @@ describe("port plans that clash with themselves", () => {
     expect(problems(["--extra-engine-args", "n.json"], { "n.json": JSON.stringify({ dynamo: { zmq_replay_port: "x" } }) })).toEqual([
       'dynamo.zmq_replay_port (in n.json): got "x", expected a base port from 0 to 65535 (0 = pick)',
     ]);
+  });
+});
+
+describe("worker API ports", () => {
+  test("a base gives worker i port P + i, 0 every worker a free one; a list gives one per worker", () => {
+    expect(workerApiPorts(load(["--num-workers", "3", "--openai-port-base", "8100"]))).toEqual([8100, 8101, 8102]);
+    expect(workerApiPorts(load(["--num-workers", "2", "--openai-port-base", "0"]))).toEqual([0, 0]);
+    expect(workerApiPorts(load(["--num-workers", "2", "--openai-ports", "9000,0"]))).toEqual([9000, 0]);
+    expect(workerApiPorts(load([]))).toBeUndefined();
+  });
+
+  test("both flags, a list of the wrong length, a base past 65535 and a clash with another port are named", () => {
+    expect(problems(["--num-workers", "2", "--openai-port-base", "8100", "--openai-ports", "1,2"])).toEqual(["--openai-ports: give either --openai-port-base or --openai-ports, not both"]);
+    expect(problems(["--num-workers", "2", "--openai-ports", "9000"])).toEqual(["--openai-ports: got 1 port(s), expected exactly one per worker (2)"]);
+    expect(problems(["--num-workers", "3", "--openai-port-base", "65534"])).toEqual(["--openai-port-base: 65534 + 2 (the last worker) exceeds port 65535"]);
+    expect(problems(["--num-workers", "2", "--openai-port-base", "8100", "--http-port", "8101"])).toEqual(["port 8101 is asked for twice: --http-port and --openai-port-base 8100 + 1 (worker 1)"]);
   });
 });
 

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineCoreOptions, engineOptions, engineProblems, kvCacheOptions } from "./engine.ts";
+import { requestLimitOptions } from "./frontend.ts";
 import type { Candidate } from "./load.ts";
 import { defineOptions, flagName, group, type ConfigOf } from "./options.ts";
 
@@ -37,6 +38,17 @@ export const maxModelLenOption = group("Workers and engine", {
   maxModelLen: { kind: "int", min: 1, max: 1 << 30, default: 131_072, description: "Context length in tokens: a request whose prompt + max_tokens exceed it is refused with 400 (vLLM's rule)" },
 });
 
+/** Each worker as a vLLM OpenAI server of its own (docs/commands.md, "Drive the workers with another router"). */
+export const workerApiOptions = group("Worker API", {
+  openaiPortBase: {
+    kind: "int",
+    min: 0,
+    max: 65535,
+    description: "Serve vLLM's OpenAI API on every worker: worker i on P + i (0 = free ports, each published in the worker's discovery record)",
+  },
+  openaiPorts: { kind: "intList", min: 0, max: 65535, description: "Worker API port per worker, instead of --openai-port-base; 0 = pick" },
+});
+
 export const mockerOptions = defineOptions({
   ...group("Workers and engine", {
     modelName: { kind: "string", nonEmpty: true, default: "mocker-engine", description: "Model name served" },
@@ -57,6 +69,8 @@ export const mockerOptions = defineOptions({
     httpPort: { kind: "int", min: 0, max: 65535, default: 0, description: "HTTP port for /v1/generate, /health, /metrics; 0 = pick" },
     admin: { kind: "bool", default: false, description: "Serve the fault API (/admin/faults: inject event, HTTP and process faults at run time); up always enables it" },
   }),
+  ...workerApiOptions,
+  ...requestLimitOptions,
   ...stateAgentOptions,
   ...discoveryOptions,
 });
@@ -154,12 +168,31 @@ function portClashes(c: MockerConfig): string[] {
     else owner.set(port, who);
   };
   claim(c.httpPort, "--http-port");
+  workerApiPorts(c)?.forEach((port, i) => claim(port, `${c.openaiPorts ? "--openai-ports" : `--openai-port-base ${c.openaiPortBase} +`} ${i} (worker ${i})`));
   for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {
     c[key]?.forEach((base, i) => {
       if (base !== 0) for (let r = 0; r < c.dataParallelSize; r++) claim(base + r, `${flag} (worker ${i} rank ${r})`);
     });
   }
   return clashes.slice(0, 5);
+}
+
+/** Worker i's API port (0 = pick), or undefined when the worker API is off. */
+export function workerApiPorts(c: Pick<MockerConfig, "openaiPortBase" | "openaiPorts" | "numWorkers">): number[] | undefined {
+  if (c.openaiPorts) return c.openaiPorts;
+  if (c.openaiPortBase === undefined) return undefined;
+  const base = c.openaiPortBase;
+  return Array.from({ length: c.numWorkers }, (_, i) => (base === 0 ? 0 : base + i));
+}
+
+function workerApiProblems(c: MockerConfig): string[] {
+  const problems: string[] = [];
+  if (c.openaiPortBase !== undefined && c.openaiPorts) problems.push("--openai-ports: give either --openai-port-base or --openai-ports, not both");
+  if (c.openaiPorts && c.openaiPorts.length !== c.numWorkers) problems.push(`--openai-ports: got ${c.openaiPorts.length} port(s), expected exactly one per worker (${c.numWorkers})`);
+  if (c.openaiPortBase !== undefined && c.openaiPortBase !== 0 && c.openaiPortBase + c.numWorkers - 1 > 65535) {
+    problems.push(`--openai-port-base: ${c.openaiPortBase} + ${c.numWorkers - 1} (the last worker) exceeds port 65535`);
+  }
+  return problems;
 }
 
 const HEX = (n: number) => new RegExp(`^[0-9a-f]{${n}}$`);
@@ -179,6 +212,7 @@ export function mockerProblems(c: MockerConfig): string[] {
     if (tooHigh !== undefined) problems.push(`${flag}: base ${tooHigh} + ${c.dataParallelSize - 1} ranks exceeds port 65535`);
   }
   if (c.zmqReplayPorts && !c.zmqKvEventsPorts) problems.push("--zmq-replay-ports: replay needs --zmq-kv-events-ports too");
+  problems.push(...workerApiProblems(c));
   problems.push(...portClashes(c));
   if (c.kvStateAgent) {
     const missing: [unknown, string, string][] = [

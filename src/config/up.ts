@@ -94,6 +94,10 @@ export const mockerPassOn = defineOptions({
   ...group("Supervision", {
     staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers of a process" },
   }),
+  ...group("Worker API", {
+    workerApi: { kind: "bool", default: false, description: "Every worker also serves vLLM's OpenAI API on a port of its own (listed in the ready summary and the state file), for routers other than the frontend" },
+    openaiPortBase: { kind: "int", min: 0, max: 65535, description: "With --worker-api: global worker k serves on P + k (default: each mocker process takes free ports)" },
+  }),
 });
 
 /** The namespace every role defaults to; `up` defaults to its own (stackDiscovery in roles/launcher/plan.ts). */
@@ -143,6 +147,15 @@ export function upProblems(c: UpConfig): string[] {
   const ranks = globalWorkers(c) * c.dataParallelSize;
   for (const [base, flag] of [[c.zmqKvEventsPorts, "--zmq-kv-events-ports"], [c.zmqReplayPorts, "--zmq-replay-ports"]] as const) {
     if (base !== undefined && base !== 0 && base + ranks - 1 > 65535) problems.push(`${flag}: base ${base} + ${ranks} ranks of this stack exceeds port 65535`);
+  }
+  if (c.openaiPortBase !== undefined) {
+    const workers = globalWorkers(c);
+    if (!c.workerApi) problems.push("--openai-port-base: needs --worker-api");
+    else if (c.openaiPortBase !== 0 && c.openaiPortBase + workers - 1 > 65535) problems.push(`--openai-port-base: base ${c.openaiPortBase} + ${workers} workers of this stack exceeds port 65535`);
+    for (const [base, flag, n] of [[c.zmqKvEventsPorts, "--zmq-kv-events-ports", ranks], [c.zmqReplayPorts, "--zmq-replay-ports", ranks]] as const) {
+      const b = c.openaiPortBase;
+      if (b && base && b < base + n && base < b + workers) problems.push(`--openai-port-base: range ${b}–${b + workers - 1} overlaps ${flag} ${base}–${base + n - 1}`);
+    }
   }
   if (c.zmqKvEventsPorts && c.zmqReplayPorts) {
     const [a, b] = [c.zmqKvEventsPorts, c.zmqReplayPorts];

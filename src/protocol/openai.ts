@@ -51,6 +51,8 @@ export interface GenerationRequest {
   maxTokens: number;
   stream: boolean;
   includeUsage: boolean;
+  /** stream_options.continuous_usage_stats (vLLM's): usage on every chunk too; only with include_usage, as vLLM. */
+  continuousUsage: boolean;
 }
 
 /** OpenAI's documented default for /v1/completions; used for chat too (a mock has no context limit). */
@@ -115,12 +117,16 @@ function common(b: Body, limits: RequestLimits, maxKeys: readonly string[], fiel
   if (b.n !== undefined && b.n !== null && b.n !== 1) return new BadRequest("n", `n: only 1 is supported, got ${show(b.n)}`);
   if (b.stream !== undefined && b.stream !== null && typeof b.stream !== "boolean") return new BadRequest("stream", `stream: expected true or false, got ${show(b.stream)}`);
   let includeUsage = false;
+  let continuousUsage = false;
   const so = b.stream_options;
   if (so !== undefined && so !== null) {
     if (typeof so !== "object" || Array.isArray(so)) return new BadRequest("stream_options", `stream_options: expected an object, got ${show(so)}`);
     const iu = (so as Body).include_usage;
     if (iu !== undefined && iu !== null && typeof iu !== "boolean") return new BadRequest("stream_options.include_usage", `stream_options.include_usage: expected true or false, got ${show(iu)}`);
     includeUsage = iu === true;
+    const cu = (so as Body).continuous_usage_stats;
+    if (cu !== undefined && cu !== null && typeof cu !== "boolean") return new BadRequest("stream_options.continuous_usage_stats", `stream_options.continuous_usage_stats: expected true or false, got ${show(cu)}`);
+    continuousUsage = includeUsage && cu === true;
   }
   for (const key in fields) {
     const v = b[key];
@@ -128,7 +134,7 @@ function common(b: Body, limits: RequestLimits, maxKeys: readonly string[], fiel
     const problem = fields[key]!(v);
     if (problem !== undefined) return new BadRequest(key, `${key}: ${problem}, got ${show(v)}`);
   }
-  return { model: b.model, maxTokens, stream: b.stream === true, includeUsage };
+  return { model: b.model, maxTokens, stream: b.stream === true, includeUsage, continuousUsage };
 }
 
 /** A 400 for prompt text over --max-prompt-bytes (counted without encoding, before any tokenizing). */

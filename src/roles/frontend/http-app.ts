@@ -3,20 +3,19 @@
 // /v1/index, /health, /ping, /live, /metrics, /version) and a generate request's admission (body cap
 // 413, body deadline 408, parse 400, route 404/503/529); proxy.ts calls the worker, vllm-routes.ts
 // answers the model card and tokenizer routes.
-import { applyChatTemplate, tokenize } from "../../core/text/tokenizer.ts";
-import { readCapped } from "../../lib/read-capped.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
-import { BadRequest, openAiError, parseChatRequest, parseCompletionRequest, type GenerationRequest } from "../../protocol/openai.ts";
+import { BadRequest, openAiError, parseChatRequest, parseCompletionRequest } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
+import { promptTokens, readJsonBody } from "../openai-body.ts";
 import { VERSION_PATH, versionResponse } from "../version.ts";
+import { detokenizeAnswer, modelList, modelRoute, MODELS_PREFIX, tokenizeAnswer } from "../vllm-routes.ts";
 import type { Kind } from "./openai-reply.ts";
 import type { AgentFeedHealth } from "./agent-feed.ts";
 import { healthResponse } from "./health.ts";
 import { indexResidency } from "./index-residency.ts";
 import { createProxy, type ProxyDeps } from "./proxy.ts";
-import { detokenizeAnswer, modelList, modelRoute, MODELS_PREFIX, tokenizeAnswer } from "./vllm-routes.ts";
 import { errorTypeOf, type RequestTrack } from "./dynamo-metrics.ts";
 
 export interface FrontendAppDeps extends ProxyDeps {
@@ -104,16 +103,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     return healthResponse({ workerCount: state.workerCount, ejected: state.health.ejectedCount, models: state.models(), agents: deps.agentHealth?.(), discovery: deps.discoveryHealth?.(), strict: deps.strictHealth ?? false });
   }
 
-  /** The body as JSON, within the body caps (413, 408, 499), or the error answer (400 when not JSON). */
-  async function readJson(req: Request): Promise<{ json: unknown } | Response> {
-    const raw = await readBody(req, deps.maxRequestBytes, deps.bodyTimeoutMs, logger);
-    if (raw instanceof Response) return raw;
-    try {
-      return { json: JSON.parse(raw) as unknown };
-    } catch (err) {
-      return openAiError(400, `body is not valid JSON: ${(err as Error).message}`, { param: "body" });
-    }
-  }
+  const readJson = (req: Request) => readJsonBody(req, deps, logger, pathOf(req.url, KNOWN_ROUTES));
 
   /** POST /tokenize and /detokenize: the same body caps as generation, then vllm-routes.ts. */
   async function tokenizer(req: Request, path: string): Promise<Response> {
@@ -159,49 +149,7 @@ function refused(track: RequestTrack, ...error: Parameters<typeof openAiError>):
   return openAiError(...error);
 }
 
-function promptTokens(r: GenerationRequest): number[] {
-  if (r.messages) return tokenize(applyChatTemplate(r.messages));
-  const p = r.prompt!;
-  return p.kind === "tokens" ? p.ids : tokenize(p.text);
-}
 
 const KNOWN_ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/v1/index", "/health", "/live", "/metrics", "/tokenize", "/detokenize", "/ping", VERSION_PATH]);
 
 const isModelPath = (path: string) => path.startsWith(MODELS_PREFIX) && path.length > MODELS_PREFIX.length;
-
-const tooLarge = (n: string, max: number) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });
-
-const bodyTimeout = (ms: number) =>
-  openAiError(408, `the request body did not arrive in full within ${ms} ms (--body-timeout-ms)`, { code: "request_timeout" });
-
-/**
- * The body as text; or a 413 when it exceeds `max` bytes (read with a cap, never fully buffered);
- * a 408 when it has not arrived within `timeoutMs` (reading stops, and `connection: close` makes
- * the server drop the connection after the answer); a 499 when the client went away mid-body
- * (logged at debug: a client's doing, not a fault of ours).
- */
-async function readBody(req: Request, max: number, timeoutMs: number, logger: Logger): Promise<string | Response> {
-  const length = req.headers.get("content-length");
-  const declared = Number(length ?? NaN);
-  if (declared > max) return tooLarge(String(declared), max);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
-  // A declared length within the limit: one read (Bun holds no more than it declared).
-  const reader = length !== null && declared >= 0 ? undefined : req.body?.getReader();
-  const read = reader ? readCapped(reader, max).then((text) => text ?? tooLarge(`more than ${max}`, max)) : req.text();
-  try {
-    const out = await Promise.race([read, expired]);
-    if (out !== "timeout") return out;
-    read.catch(() => {}); // settles (or not) after the answer; nobody waits for it
-    if (reader) void reader.cancel().catch(() => {});
-    const res = bodyTimeout(timeoutMs);
-    res.headers.set("connection", "close");
-    return res;
-  } catch (err) {
-    if (logger.level >= LOG_LEVELS.debug) logger.debug(`${req.method} ${pathOf(req.url, KNOWN_ROUTES)}: the client went away while sending its body (${err instanceof Error ? err.message || err.name : String(err)})`);
-    return openAiError(499, "the client closed the connection while sending its body", { code: "client_closed" });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-

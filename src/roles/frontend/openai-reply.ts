@@ -1,26 +1,15 @@
 // A request's answer lines (token lines, then a summary line, over every worker attempt:
 // request-run.ts) as the client's OpenAI reply: one aggregated completion/chat body, or SSE chunks
-// as tokens arrive (with an error event, usage chunk and [DONE] as the run ends). The request's
-// bookkeeping stays with the caller.
-import { detokenizeOne } from "../../core/text/tokenizer.ts";
-import {
-  chatBody,
-  chatChunk,
-  completionBody,
-  completionChunk,
-  openAiError,
-  openAiErrorBody,
-  SSE_DONE,
-  sseData,
-  usage,
-  usageChunk,
-  type ResponseMeta,
-} from "../../protocol/openai.ts";
+// as tokens arrive (with an error event, usage chunk and [DONE] as the run ends), both written by
+// the OpenAI answer every role shares (roles/openai-answer.ts). The request's bookkeeping stays
+// with the caller.
+import { openAiError, openAiErrorBody, type ResponseMeta } from "../../protocol/openai.ts";
 import type { GenerateLine } from "../../protocol/generate.ts";
+import { SSE_HEADERS, SseAnswer, wholeAnswerBody, type Kind, type StreamOptions } from "../openai-answer.ts";
 import { errorTypeOf, type ErrorType } from "./dynamo-metrics.ts";
 import { failureResponse, type WorkerFailure } from "./worker-failure.ts";
 
-export type Kind = "completion" | "chat";
+export type { Kind };
 
 /** Where the answer's lines come from: the next lines (undefined at the end), and the client leaving. */
 export interface LineSource {
@@ -68,16 +57,13 @@ export async function wholeReply(src: LineSource, c: ReplyContext): Promise<Resp
     return openAiError(502, `worker ${c.workerId} ended the request without finishing it (${summary && "finish_reason" in summary ? summary.finish_reason : "no summary"})`, { code: "worker_failed" });
   }
   c.finish(undefined, summary.cached_tokens);
-  let text = "";
-  for (const id of ids) text += detokenizeOne(id);
-  const u = usage(summary.prompt_tokens, summary.completion_tokens, summary.cached_tokens);
-  return Response.json(c.kind === "chat" ? chatBody(c.meta, text, "length", u) : completionBody(c.meta, text, "length", u), { headers: c.servedBy });
+  return Response.json(wholeAnswerBody(c.kind, c.meta, ids, summary), { headers: c.servedBy });
 }
 
 /** SSE chunks as tokens arrive; a client that goes away cancels the worker request. */
-export function sseReply(src: LineSource, c: ReplyContext, includeUsage: boolean): Response {
-  const { kind, meta } = c;
-  let first = true;
+export function sseReply(src: LineSource, c: ReplyContext, opts: StreamOptions): Response {
+  const answer = new SseAnswer(c.kind, c.meta, opts);
+  const ids: number[] = [];
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
       let lines: GenerateLine[] | undefined;
@@ -86,7 +72,7 @@ export function sseReply(src: LineSource, c: ReplyContext, includeUsage: boolean
       } catch (err) {
         const f = c.failure(err);
         c.finish(errorTypeOf(f.status));
-        if (f.status !== 499) controller.enqueue(ENCODER.encode(sseData(f.body)));
+        if (f.status !== 499) controller.enqueue(ENCODER.encode(answer.errorEvent(f.body)));
         controller.close();
         return;
       }
@@ -96,25 +82,24 @@ export function sseReply(src: LineSource, c: ReplyContext, includeUsage: boolean
         return;
       }
       // Every line of one read in one write (a worker chunk often carries several tokens).
-      let out = "";
-      let n = 0;
-      for (const line of lines) if ("token_id" in line) n++;
-      c.tokens(n);
+      ids.length = 0;
+      let summary: GenerateLine | undefined;
       for (const line of lines) {
-        if ("token_id" in line) {
-          const text = detokenizeOne(line.token_id);
-          out += sseData(kind === "chat" ? chatChunk(meta, first ? { role: "assistant", content: text } : { content: text }, null) : completionChunk(meta, text, null));
-          first = false;
-          continue;
+        if ("token_id" in line) ids.push(line.token_id);
+        else {
+          summary = line;
+          break;
         }
-        if (line.finish_reason === "length") c.finish(undefined, line.cached_tokens);
-        else c.finish("backend_error");
-        if (line.finish_reason !== "length") {
-          out += sseData(openAiErrorBody(502, `worker ${c.workerId} cancelled the request`, { code: "worker_failed" }));
+      }
+      c.tokens(ids.length);
+      let out = answer.tokenEvents(ids);
+      if (summary && "finish_reason" in summary) {
+        if (summary.finish_reason === "length") {
+          c.finish(undefined, summary.cached_tokens);
+          out += answer.finishEvents(summary);
         } else {
-          out += sseData(kind === "chat" ? chatChunk(meta, {}, "length") : completionChunk(meta, "", "length"));
-          if (includeUsage) out += sseData(usageChunk(meta, kind === "chat" ? "chat.completion.chunk" : "text_completion", usage(line.prompt_tokens, line.completion_tokens, line.cached_tokens)));
-          out += SSE_DONE;
+          c.finish("backend_error");
+          out += answer.errorEvent(openAiErrorBody(502, `worker ${c.workerId} cancelled the request`, { code: "worker_failed" }));
         }
         controller.enqueue(ENCODER.encode(out));
         controller.close();
@@ -127,5 +112,5 @@ export function sseReply(src: LineSource, c: ReplyContext, includeUsage: boolean
       c.finish("cancelled");
     },
   });
-  return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...c.servedBy } });
+  return new Response(stream, { headers: { ...SSE_HEADERS, ...c.servedBy } });
 }

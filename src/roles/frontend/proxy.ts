@@ -94,7 +94,7 @@ export function createProxy(deps: ProxyDeps): Proxy {
       finish,
       failure: (err) => failureOf(err, run.plan.worker.id),
     };
-    return r.stream ? sseReply(run, reply, r.includeUsage) : wholeReply(run, reply);
+    return r.stream ? sseReply(run, reply, { includeUsage: r.includeUsage, continuousUsage: r.continuousUsage, promptTokens: tokens.length }) : wholeReply(run, reply);
   };
   return Object.assign(proxy, {
     close: () => {

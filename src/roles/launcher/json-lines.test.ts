@@ -17,10 +17,10 @@ test("anything else is wrapped: plain text, a JSON array or number, a broken obj
 });
 
 test("the ready summary: one line, role up, the processes as fields", () => {
-  const line = readyJsonLine({ elapsedMs: 1234, mode: "direct", model: "m", namespace: "ns", processes: [{ name: "mocker-0", role: "mocker", url: "http://127.0.0.1:1", pid: 7, rawEndpoints: [["tcp://127.0.0.1:2"]] }], discovery: "file /d", stateFile: "/s.json" }, at);
+  const line = readyJsonLine({ elapsedMs: 1234, mode: "direct", model: "m", namespace: "ns", processes: [{ name: "mocker-0", role: "mocker", url: "http://127.0.0.1:1", pid: 7, rawEndpoints: [["tcp://127.0.0.1:2"]], workerApiUrls: ["http://127.0.0.1:3"] }], discovery: "file /d", stateFile: "/s.json" }, at);
   expect(line).not.toContain("\n");
   expect(JSON.parse(line)).toEqual({
     ts: "2026-01-02T03:04:05.000Z", level: "info", role: "up", msg: "kvcr-mock stack ready in 1.2 s", mode: "direct", model: "m", namespace: "ns",
-    processes: [{ name: "mocker-0", role: "mocker", url: "http://127.0.0.1:1", pid: 7, raw_endpoints: [["tcp://127.0.0.1:2"]] }], discovery: "file /d", state_file: "/s.json",
+    processes: [{ name: "mocker-0", role: "mocker", url: "http://127.0.0.1:1", pid: 7, raw_endpoints: [["tcp://127.0.0.1:2"]], worker_api_urls: ["http://127.0.0.1:3"] }], discovery: "file /d", state_file: "/s.json",
   });
 });

@@ -25,6 +25,7 @@ export interface ReadyProcess {
   pid: number;
   external?: boolean;
   rawEndpoints?: string[][];
+  workerApiUrls?: string[];
 }
 
 /** The ready summary as one JSON line of role "up" (the pretty form is a table for people). */
@@ -40,7 +41,7 @@ export function readyJsonLine(
     mode: r.mode,
     model: r.model,
     namespace: r.namespace,
-    processes: r.processes.map((p) => ({ name: p.name, role: p.role, url: p.url, pid: p.pid, ...(p.external ? { external: true } : {}), ...(p.rawEndpoints ? { raw_endpoints: p.rawEndpoints } : {}) })),
+    processes: r.processes.map((p) => ({ name: p.name, role: p.role, url: p.url, pid: p.pid, ...(p.external ? { external: true } : {}), ...(p.rawEndpoints ? { raw_endpoints: p.rawEndpoints } : {}), ...(p.workerApiUrls ? { worker_api_urls: p.workerApiUrls } : {}) })),
     discovery: r.discovery,
     ...(r.stateFile !== undefined ? { state_file: r.stateFile } : {}),
     ...(r.frontendUrl !== undefined ? { frontend_url: r.frontendUrl } : {}),

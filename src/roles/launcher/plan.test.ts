@@ -15,6 +15,25 @@ const ctx = (mockers = 1): PlanContext => ({ self: ["/bin/kvcr"], ports: { agent
 /** A planned mocker's argv, loaded back the way the child will load it. */
 const mockerConfigOf = (argv: string[]) => loadConfig({ ...mockerOptions, ...commonOptions }, { argv: argv.slice(2), env: {} }).config;
 
+describe("up --worker-api", () => {
+  test("every mocker serves its workers' APIs: free ports by default, or global worker k on the base + k", () => {
+    const free = plan(up("--worker-api", "--mocker-processes=2", "--workers-per-process=3"), ctx(2)).processes.filter((s) => s.role === "mocker");
+    expect(free.map((s) => mockerConfigOf(s.argv).openaiPortBase)).toEqual([0, 0]);
+    expect(free.map((s) => s.ports.openai)).toEqual([[0, 0, 0], [0, 0, 0]]);
+    const based = plan(up("--worker-api", "--openai-port-base=30000", "--mocker-processes=2", "--workers-per-process=3", "--data-parallel-size=2"), ctx(2)).processes.filter((s) => s.role === "mocker");
+    expect(based.map((s) => mockerConfigOf(s.argv).openaiPortBase)).toEqual([30000, 30003]);
+    expect(based.map((s) => s.ports.openai)).toEqual([[30000, 30001, 30002], [30003, 30004, 30005]]);
+    expect(plan(up(), ctx()).processes.filter((s) => s.role === "mocker").map((s) => [mockerConfigOf(s.argv).openaiPortBase, s.ports.openai])).toEqual([[undefined, undefined]]);
+  });
+
+  test("a base without --worker-api, past 65535, or overlapping the event ports is refused", () => {
+    const problems = (...argv: string[]) => [...thrownBy(ConfigError, () => up(...argv)).problems];
+    expect(problems("--openai-port-base=30000")).toEqual(["--openai-port-base: needs --worker-api"]);
+    expect(problems("--worker-api", "--openai-port-base=65535")).toEqual(["--openai-port-base: base 65535 + 2 workers of this stack exceeds port 65535"]);
+    expect(problems("--worker-api", "--openai-port-base=20001", "--zmq-kv-events-ports=20000")).toEqual(["--openai-port-base: range 20001–20002 overlaps --zmq-kv-events-ports 20000–20001"]);
+  });
+});
+
 describe("plan", () => {
   test("defaults: agent, one mocker × 2 workers in state-agent mode with G2 on, frontend, in that order", () => {
     const p = plan(up(), ctx());

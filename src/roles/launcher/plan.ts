@@ -3,8 +3,8 @@
 // no I/O, so the whole stack shape is tested without starting anything.
 import { agentOptions } from "../../config/agent.ts";
 import { discoveryOptions } from "../../config/discovery.ts";
-import { frontendFailureOptions, frontendOptions } from "../../config/frontend.ts";
-import { stateAgentOptions, mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
+import { frontendFailureOptions, frontendOptions, requestLimitOptions } from "../../config/frontend.ts";
+import { stateAgentOptions, mockerOptions, mockerProblems, workerApiPorts, type MockerConfig } from "../../config/mocker.ts";
 import type { ConfigOf, OptionTable } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
 import { routerTuningOptions } from "../../config/router.ts";
@@ -146,7 +146,12 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         argv: config.mockerCmd ? renderCommand(config.mockerCmd, values, "--mocker-cmd", "mocker") : [...ctx.self, "mocker", ...toArgv(mockerOptions, mocker), ...logFlags],
         external: config.mockerCmd !== undefined,
         url,
-        ports: { http: ctx.ports.mockers[i]!, zmqKvEvents: mocker.zmqKvEventsPorts!, ...(mocker.zmqReplayPorts ? { zmqReplay: mocker.zmqReplayPorts } : {}) },
+        ports: {
+          http: ctx.ports.mockers[i]!,
+          zmqKvEvents: mocker.zmqKvEventsPorts!,
+          ...(mocker.zmqReplayPorts ? { zmqReplay: mocker.zmqReplayPorts } : {}),
+          ...(config.workerApi ? { openai: workerApiPorts(mocker)! } : {}),
+        },
         readiness: { kind: "ok", url: `${url}/health` },
         livenessUrl: `${url}${config.mockerCmd ? "/health" : "/live"}`,
         readyTimeoutS: config.readyTimeout,
@@ -208,11 +213,20 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     staggerDelay: config.staggerDelay,
     httpPort: ctx.ports.mockers[i]!,
     admin: true, // up's mockers always serve the fault API (bench and up schedules post to it)
+    // --worker-api: each process serves its workers' APIs from the global base, or takes free ports.
+    openaiPortBase: config.workerApi ? (config.openaiPortBase ? config.openaiPortBase + first : 0) : undefined,
+    openaiPorts: undefined,
+    ...defaultsOf(requestLimitOptions),
     kvStateAgent: stateAgent,
     kvStateAgentRawHost: stateAgent ? config.kvStateAgentRawHost : undefined,
     kvStateAgentCacheSlot: stateAgent ? config.cacheSlotBase + first * dp : undefined,
     ...discoverySettings(config, ctx),
   };
+}
+
+/** An option table's defaults (options `up` does not take, handed on as each role defaults them). */
+function defaultsOf<T extends OptionTable>(table: T): ConfigOf<T> {
+  return Object.fromEntries(Object.entries(table).map(([k, spec]) => [k, spec.default])) as ConfigOf<T>;
 }
 
 /** `config`'s values for the keys of an option table. */

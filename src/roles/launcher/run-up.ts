@@ -86,6 +86,7 @@ function summary(stack: StackHandle, config: UpConfig, stateFile: string | undef
       : p.role === "agent" ? "/live /health /v1/slots /v1/snapshot /metrics"
       : `/v1/generate /health /metrics; raw KV events: ${rawText(p.rawEndpoints)}`;
     lines.push(`  ${p.name.padEnd(width)} ${p.url}  pid ${p.pid}${p.external ? " (external)" : ""}  ${what}`);
+    if (p.workerApiUrls) lines.push(`  ${"".padEnd(width)} worker API (vLLM's OpenAI server per worker): ${workerApiText(p.workerApiUrls)}`);
   }
   lines.push(`  ${"discovery".padEnd(width)} ${config.discoveryBackend} ${config.discoveryBackend === "etcd" ? config.etcdEndpoints : stack.discoveryDir}`);
   if (stateFile) lines.push(`  ${"state".padEnd(width)} ${stateFile}`);
@@ -100,6 +101,19 @@ function rawText(raw: string[][] | undefined): string {
   const all = raw?.flat() ?? [];
   if (all.length === 0) return "(see the workers' discovery records)";
   return all.length <= 4 ? all.join(" ") : `${all.slice(0, 4).join(" ")} … (${all.length} in all, listed in the state file)`;
+}
+
+/**
+ * Every worker's API URL: listed while short; as one range when the ports run on from the first
+ * (`http://h:{30000–30255}`, worker i on 30000 + i), as a mocker's port plan usually takes them.
+ */
+export function workerApiText(urls: readonly string[]): string {
+  const parsed = urls.map((u) => /^(.*):(\d+)$/.exec(u));
+  const base = parsed[0];
+  const consecutive = base && parsed.every((m, i) => m && m[1] === base[1] && Number(m[2]) === Number(base[2]) + i);
+  if (urls.length <= 4 || !consecutive) return urls.join(" ");
+  const first = Number(base[2]);
+  return `${base[1]}:{${first}–${first + urls.length - 1}} (${urls.length} workers: worker i on ${first} + i)`;
 }
 
 /** `up -- CMD…`: CMD runs against the ready stack; its exit code is up's. */

@@ -1,6 +1,7 @@
 // What `up` reads from discovery around its children: the state agent's host record (a
 // mockers-only `up` waits for it), CacheOwner slot clashes with intents already registered (refused
-// before any mocker starts), and the raw and replay endpoints each mocker's workers bound.
+// before any mocker starts), and what each mocker's workers bound: raw and replay endpoints, their
+// OpenAI API URLs, and the ports a mocker picked itself (0 in the plan), again after each restart.
 import { globalWorkers, type UpConfig } from "../../config/up.ts";
 import { keys } from "../../discovery/keys.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";
@@ -8,18 +9,18 @@ import { KvcrError, ReadinessError } from "../../lib/errors.ts";
 import { processAlive } from "../../lib/process-alive.ts";
 import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
 import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
-import type { ProcessSpec } from "./plan.ts";
 
 /** `up`'s config with its discovery namespace and directory resolved (stackDiscovery). */
 export type ResolvedConfig = UpConfig & { namespace: string; discoveryDir: string };
 
 /** A started process's ports and endpoints as the state file lists them (start.ts's StackProcess). */
 export interface ProcessEndpoints {
-  name: string;
   role: string;
   ports: Record<string, number | number[]>;
   rawEndpoints?: string[][];
   replayEndpoints?: string[][];
+  /** Each worker's own OpenAI API URL (--worker-api), by worker index in the process. */
+  workerApiUrls?: string[];
 }
 
 /** `up --roles mockers` in state-agent mode: the agent runs elsewhere; wait for its host record. */
@@ -68,19 +69,17 @@ export async function refuseSlotOverlap(store: DiscoveryStore, config: ResolvedC
   );
 }
 
-/**
- * Each mocker's raw (and replay) endpoints, from its workers' records, and the ports it picked
- * itself where the plan said 0 — read again after a restart, which picks new ones.
- */
-export async function addRawEndpoints(store: DiscoveryStore, config: ResolvedConfig, processes: ProcessEndpoints[], plan: readonly ProcessSpec[]): Promise<void> {
-  const byPort = new Map<string, { raw: string[][]; replay: string[][] }>();
+/** Each mocker's raw (and replay) endpoints and worker API URLs, from its workers' records (ports it picked itself when given 0). */
+export async function addWorkerEndpoints(store: DiscoveryStore, config: { namespace: string; modelName: string }, processes: ProcessEndpoints[]): Promise<void> {
+  const byPort = new Map<string, { raw: string[][]; replay: string[][]; api: string[] }>();
   for (const entry of await store.list(keys.kindPrefix(config.namespace, "worker"))) {
     const r = checkRecord(WorkerRecordSchema, entry.value);
     if (!r.ok || r.value.model !== config.modelName) continue;
     const port = new URL(r.value.request_url).port;
-    const found = byPort.get(port) ?? { raw: [], replay: [] };
+    const found = byPort.get(port) ?? { raw: [], replay: [], api: [] };
     found.raw[r.value.worker_index] = r.value.raw_endpoints;
     if (r.value.replay_endpoints) found.replay[r.value.worker_index] = r.value.replay_endpoints;
+    if (r.value.openai_url) found.api[r.value.worker_index] = r.value.openai_url;
     byPort.set(port, found);
   }
   for (const p of processes) {
@@ -89,18 +88,20 @@ export async function addRawEndpoints(store: DiscoveryStore, config: ResolvedCon
     if (!found) continue;
     p.rawEndpoints = found.raw;
     if (found.replay.length > 0) p.replayEndpoints = found.replay;
-    // Ports the mocker picked (0 in the plan) as bound: each worker's first rank's endpoint.
+    if (found.api.length > 0) p.workerApiUrls = found.api;
+    // Ports as bound, each worker's first rank's endpoint: what the mocker picked for a 0 in the
+    // plan, and again after a restart (which picks anew), whatever an earlier read filled in.
     const bound = (planned: number | number[] | undefined, endpoints: string[][]) =>
-      Array.isArray(planned) ? planned.map((port, j) => port || endpointPort(endpoints[j]?.[0]) || port) : planned;
-    const planned = plan.find((s) => s.name === p.name)?.ports ?? p.ports;
+      Array.isArray(planned) ? planned.map((port, j) => endpointPort(endpoints[j]?.[0]) || port) : planned;
     p.ports = {
       ...p.ports,
-      ...(planned.zmqKvEvents !== undefined ? { zmqKvEvents: bound(planned.zmqKvEvents, found.raw)! } : {}),
-      ...(planned.zmqReplay !== undefined ? { zmqReplay: bound(planned.zmqReplay, found.replay)! } : {}),
+      ...(p.ports.zmqKvEvents !== undefined ? { zmqKvEvents: bound(p.ports.zmqKvEvents, found.raw)! } : {}),
+      ...(p.ports.zmqReplay !== undefined ? { zmqReplay: bound(p.ports.zmqReplay, found.replay)! } : {}),
+      ...(p.ports.openai !== undefined ? { openai: bound(p.ports.openai, found.api.map((url) => [url]))! } : {}),
     };
   }
 }
 
 function endpointPort(endpoint: string | undefined): number {
-  return Number(/:(\d+)$/.exec(endpoint ?? "")?.[1] ?? 0);
+  return Number(/:(\d+)\/?$/.exec(endpoint ?? "")?.[1] ?? 0);
 }

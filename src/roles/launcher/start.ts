@@ -25,7 +25,7 @@ import { selfCommand } from "./self-command.ts";
 import { DEFAULT_BACKOFF_MAX_MS, DEFAULT_RESTART_WINDOW_MS, DEFAULT_STABLE_MS, describeExit, Supervisor, type ChildExit, type ReadinessGate, type SupervisedChild } from "./supervisor.ts";
 import { writePrometheusConfig } from "./prometheus-config.ts";
 import { watchLiveness } from "./liveness.ts";
-import { addRawEndpoints, refuseSlotOverlap, waitForAgentRecord, type ResolvedConfig } from "./stack-records.ts";
+import { addWorkerEndpoints, refuseSlotOverlap, waitForAgentRecord, type ResolvedConfig } from "./stack-records.ts";
 import { claimStateFile, StateFileWriter } from "./state-file.ts";
 
 export interface StackDeps {
@@ -55,6 +55,8 @@ export interface StackProcess {
   rawEndpoints?: string[][];
   /** Their replay endpoints, when the stack has replay sockets. */
   replayEndpoints?: string[][];
+  /** Each worker's own OpenAI API URL (--worker-api), by worker index in the process. */
+  workerApiUrls?: string[];
 }
 
 export interface StackHandle extends RoleHandle {
@@ -81,7 +83,7 @@ export interface StackState {
   model: string;
   agent_url: string | null;
   frontend_url: string | null;
-  processes: { name: string; role: string; pid: number; url: string; external: boolean; restarts: number; liveness_restarts: number; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][] }[];
+  processes: { name: string; role: string; pid: number; url: string; external: boolean; restarts: number; liveness_restarts: number; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][]; worker_api_urls?: string[] }[];
 }
 
 /** Environment variables that set an option of some kvcr-mock command besides KVCR_* (DYN_NAMESPACE, …). */
@@ -111,6 +113,8 @@ function fixedPorts(config: UpConfig, roles: Set<string>): [port: number, who: s
     for (const [base, flag] of [[config.zmqKvEventsPorts, "--zmq-kv-events-ports"], [config.zmqReplayPorts, "--zmq-replay-ports"]] as const) {
       if (base) for (let k = 0; k < ranks; k++) out.push([base + k, `mocker-${Math.floor(k / W)} (${flag} ${base} + ${k})`]);
     }
+    const api = config.workerApi ? config.openaiPortBase : undefined;
+    if (api) for (let k = 0; k < globalWorkers(config); k++) out.push([api + k, `mocker-${Math.floor(k / config.workersPerProcess)} (--openai-port-base ${api} + ${k})`]);
   }
   return out;
 }
@@ -194,7 +198,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   }
 
   const processes: StackProcess[] = stackPlan.processes.map((spec) => ({ name: spec.name, role: spec.role, pid: started.get(spec.name)!.pid, url: spec.url, external: spec.external, ports: spec.ports, restarts: 0, livenessRestarts: 0 }));
-  if (store) await addRawEndpoints(store, config, processes, stackPlan.processes);
+  if (store) await addWorkerEndpoints(store, config, processes);
   const state = (): StackState => ({
     pid: process.pid,
     namespace: config.namespace,
@@ -203,11 +207,12 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     model: config.modelName,
     agent_url: stackPlan.agentUrl ?? null,
     frontend_url: stackPlan.frontendUrl ?? null,
-    processes: processes.map(({ rawEndpoints, replayEndpoints, livenessRestarts, ...p }) => ({
+    processes: processes.map(({ rawEndpoints, replayEndpoints, workerApiUrls, livenessRestarts, ...p }) => ({
       ...p,
       liveness_restarts: livenessRestarts,
       ...(rawEndpoints ? { raw_endpoints: rawEndpoints } : {}),
       ...(replayEndpoints ? { replay_endpoints: replayEndpoints } : {}),
+      ...(workerApiUrls ? { worker_api_urls: workerApiUrls } : {}),
     })),
   });
   const stateFile = config.stateFile ? new StateFileWriter(config.stateFile, state, () => supervisor.isStopping) : undefined;
@@ -240,7 +245,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
           entry.restarts = restarts;
           logger.info(`${child.name} restarted (pid ${child.pid}) and ready again`);
           void (async () => {
-            if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes, stackPlan.processes).catch(() => {}); // it may have picked new raw ports
+            if (store && spec.role === "mocker") await addWorkerEndpoints(store, config, processes).catch(() => {}); // it may have picked new raw ports
             await writeState();
           })().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
         },
@@ -284,7 +289,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
       const before = entry.pid;
       const next = await supervisor.restartNow(spec.name, spec.argv, gateOf(spec), config.gracePeriod * 1000);
       entry.pid = next.pid;
-      if (store && spec.role === "mocker") await addRawEndpoints(store, config, processes, stackPlan.processes).catch(() => {});
+      if (store && spec.role === "mocker") await addWorkerEndpoints(store, config, processes).catch(() => {});
       await writeState().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
       return `${spec.name} (pid ${before} → ${next.pid}, ready again)`;
     },

@@ -4,30 +4,25 @@
 // (docs/http-api.md, "State dump"); with the process's extra routes, the truth (/v1/residency) and
 // the fault API (/admin/*, only with --admin). HTTP faults act on /v1/generate here.
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
-import { parseGenerateRequest, type GenerateRequest } from "../../protocol/generate.ts";
+import { parseGenerateRequest } from "../../protocol/generate.ts";
 import { DUMP_CONTENT_TYPE, DUMP_PATH, DUMP_SEQ_HEADER } from "../../protocol/kv-events/state-dump.ts";
 import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
 import { VERSION_PATH, versionResponse } from "../version.ts";
 import { ADMIN_PREFIX } from "./faults/admin-app.ts";
-import type { RequestFaultPlan } from "./faults/http-faults.ts";
-import { cuttingSink, delayedSink } from "./faults/http-faults.ts";
+import { runGeneration, streamedOutput, type RequestFaults, type Submitter, type SubmitOutcome } from "./generation.ts";
 import { OVERLAP_PATH, overlapRoute, RESIDENCY_PATH, residencyRoute, type ResidencyDeps } from "./residency-app.ts";
-import { TokenStream, type TokenSink } from "./token-stream.ts";
+import type { TokenSink } from "./token-stream.ts";
 
-export type { TokenSink };
+export type { SubmitOutcome, TokenSink };
 
-export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; status: 400 | 404 | 409 | 503; message: string };
-
-export interface WorkerPool {
+export interface WorkerPool extends Submitter {
   /** Every worker record is published (and, in state-agent mode, its attachment intents). */
   healthy(): boolean;
   /** The discovery connection (backend, connected, …), shown on /health; not part of healthiness:
    *  a process keeps serving through a discovery outage with what it knows. */
   discovery?: () => unknown;
-  submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome;
-  cancel(requestId: string): void;
   metrics(): MetricFamily[];
   /** Every resident block of (worker, rank) as one raw payload and the raw seq it reflects. */
   dump?(worker: number, rank: number): Promise<DumpReply>;
@@ -42,7 +37,7 @@ export interface MockerRoutes {
   /** GET /v1/residency and POST /v1/residency/overlap. */
   residency?: ResidencyDeps;
   /** HTTP faults of /v1/generate; `closing` aborts when the process closes (hung requests end). */
-  faults?: { plan(worker: number, rank: number): RequestFaultPlan | undefined; closing: AbortSignal };
+  faults?: RequestFaults;
 }
 
 export type DumpReply = { ok: true; seq: number; payload: Uint8Array } | { ok: false; status: 400 | 404 | 500 | 501; message: string };
@@ -54,7 +49,7 @@ export interface HttpAppLimits {
   maxModelLen?: number;
 }
 
-const NDJSON_HEADERS = { "content-type": "application/x-ndjson" };
+const NDJSON_OUTPUT = streamedOutput({ "content-type": "application/x-ndjson" });
 const ROUTES: ReadonlySet<string> = new Set(["/v1/generate", DUMP_PATH, "/live", "/health", "/metrics", VERSION_PATH, RESIDENCY_PATH, OVERLAP_PATH]);
 
 export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits, routes: MockerRoutes = {}): (req: Request) => Promise<Response> {
@@ -90,7 +85,7 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits, route
   };
 }
 
-async function generate(req: Request, pool: WorkerPool, limits: HttpAppLimits, faults: MockerRoutes["faults"]): Promise<Response> {
+async function generate(req: Request, pool: WorkerPool, limits: HttpAppLimits, faults: RequestFaults | undefined): Promise<Response> {
   let body: unknown;
   try {
     body = await req.json();
@@ -103,52 +98,7 @@ async function generate(req: Request, pool: WorkerPool, limits: HttpAppLimits, f
   if (tooLong !== undefined) return openAiError(400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED });
   const { worker, dpRank } = parsed.value;
   const servedBy = { "x-kvcr-worker": pool.workerId?.(worker) ?? String(worker), "x-kvcr-dp-rank": String(dpRank) };
-
-  const fault = faults?.plan(worker, dpRank);
-  if (fault?.error) return withHeaders(openAiError(fault.error.status, `injected fault ${fault.error.faultId}: http_error ${fault.error.status}`, { code: "injected_fault" }), servedBy);
-  if (fault?.hang) return hang(req, faults!.closing);
-
-  let requestId: string | undefined;
-  const stream = new TokenStream(() => {
-    // A client that goes away cancels its request so its blocks are freed.
-    if (requestId !== undefined) pool.cancel(requestId);
-  });
-  // The client-side end first: a cut counts the tokens that reached the client, after any latency.
-  let sink: TokenSink = stream;
-  if (fault?.cutAfterTokens !== undefined) {
-    sink = cuttingSink(sink, fault.cutAfterTokens, () => {
-      stream.cut();
-      if (requestId !== undefined) pool.cancel(requestId);
-    });
-  }
-  let delayed: ReturnType<typeof delayedSink> | undefined;
-  if (fault?.latency) sink = delayed = delayedSink(sink, fault.latency.ttftMs, fault.latency.perTokenMs);
-  const outcome = pool.submit(parsed.value, sink);
-  if (!outcome.ok) return withHeaders(openAiError(outcome.status, outcome.message), servedBy);
-  requestId = outcome.requestId;
-  req.signal.addEventListener("abort", () => {
-    delayed?.cancel();
-    stream.cancel();
-  });
-  // The head goes out with the first output: a request already finished by then is one plain body.
-  await stream.firstOutput;
-  const whole = stream.takeWholeBody();
-  return new Response(whole ?? stream.body, { headers: { ...NDJSON_HEADERS, ...servedBy } });
-}
-
-function withHeaders(res: Response, headers: Record<string, string>): Response {
-  for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
-  return res;
-}
-
-/** The hang fault: the request is read and never answered, until the client leaves or the process closes. */
-function hang(req: Request, closing: AbortSignal): Promise<Response> {
-  return new Promise((resolve) => {
-    const end = () => resolve(openAiError(503, "hung by an injected fault; the mocker is closing or the client left"));
-    if (closing.aborted || req.signal.aborted) return end();
-    req.signal.addEventListener("abort", end, { once: true });
-    closing.addEventListener("abort", end, { once: true });
-  });
+  return runGeneration(req, parsed.value, pool, faults, NDJSON_OUTPUT, servedBy);
 }
 
 async function dump(req: Request, pool: WorkerPool): Promise<Response> {

@@ -119,6 +119,22 @@ export class RankEngine implements LoopEngine<StepResult> {
     });
   }
 
+  /**
+   * vLLM's reset_prefix_cache as its API serves it: tried once, between steps; refused while
+   * requests run (their blocks cannot be freed). Resolves 0 when cleared (AllBlocksCleared
+   * published), else the running requests that stopped it.
+   */
+  tryClearCache(): Promise<number> {
+    return new Promise((resolve) =>
+      this.whenPublished(() => {
+        const r = this.engine.resetPrefixCache();
+        if (!r) return resolve(this.engine.metrics().runningRequests);
+        this.publishEvents(r.events);
+        resolve(0);
+      }),
+    );
+  }
+
   private deliverTokens(result: StepResult, atMs: number): void {
     this.stats.delivered(result, atMs);
     const one = this.oneToken;

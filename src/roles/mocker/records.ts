@@ -14,6 +14,8 @@ export interface WorkerEndpoints {
   routerEventsEndpoint: string | undefined;
   /** Router-hint placeholder port per CacheOwner, when hints are on. */
   hintPorts: number[] | undefined;
+  /** The worker's own OpenAI API base URL, when it serves one. */
+  openaiUrl?: string;
 }
 
 export function tcpEndpoint(host: string, port: number): string {
@@ -57,6 +59,7 @@ export function workerRecord(
     record.router_hint_sources = id.cacheOwnerIds.map((owner, r) => ({ cache_owner_id: owner, source_control_endpoint: tcpEndpoint(host, ep.hintPorts![r]!) }));
   }
   if (ctx.domain !== undefined) record.kv_transfer_domain = ctx.domain;
+  if (ep.openaiUrl !== undefined) record.openai_url = ep.openaiUrl;
   return record;
 }
 

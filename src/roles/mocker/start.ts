@@ -27,8 +27,9 @@ import { LiveLoop } from "./live-loop.ts";
 import type { WorkerOutlets } from "./outlets.ts";
 import { HeldRecords, publishMockerRecords } from "./publish-records.ts";
 import type { WorkerEndpoints } from "./records.ts";
-import { logEventSockets } from "./startup-log.ts";
+import { logEventSockets, logWorkerApis } from "./startup-log.ts";
 import { readTopology } from "./topology.ts";
+import { serveWorkerApis } from "./worker-api-servers.ts";
 import { MockerWorkerPool } from "./worker-pool.ts";
 
 export interface MockerDeps {
@@ -42,6 +43,8 @@ export interface MockerDeps {
 
 export interface MockerHandle extends RoleHandle {
   readonly httpUrl: string;
+  /** Each worker's OpenAI API base URL, by index (--openai-port-base / --openai-ports); undefined when off. */
+  readonly openaiUrls: readonly string[] | undefined;
   readonly workers: readonly WorkerIdentity[];
   /** Actual raw PUB / replay ports per worker and rank. */
   readonly endpoints: readonly WorkerEndpoints[];
@@ -52,7 +55,7 @@ export interface MockerHandle extends RoleHandle {
   readonly faults: FaultTable;
 }
 
-const LIMITS = { maxPromptTokens: 1 << 20, maxOutputTokens: 1 << 20 };
+const LIMITS = { maxPromptTokens: 1 << 20 };
 
 export async function startMocker(config: MockerConfig, deps: MockerDeps): Promise<MockerHandle> {
   const { logger } = deps;
@@ -83,25 +86,31 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   scope.defer(() => loop.close()); // pushed after the outlets: engines stop stepping before those close
   const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store)], () => discoveryHealth(store), workers.map((w) => w.workerId), config.modelName);
   wireFaultHooks({ table: faults, pool, store, logger, exit: deps.exit ?? ((code) => process.exit(code)) });
+  // An unknown worker or rank gets its 404 from the pool, not an injected fault.
+  const requestFaults = { plan: (w: number, r: number) => (ranks[w]?.[r] ? planRequest(faults, w, r) : undefined), closing: stopping.signal };
+  // Each worker's own OpenAI API (--openai-port-base): bound before the process serves anything, so a port in use stops it first.
+  const apis = serveWorkerApis(config, { engines: pool, logger, faults: requestFaults, closing: stopping.signal }, scope);
+  apis?.urls.forEach((url, i) => (endpoints[i]!.openaiUrl = url));
   // The fetch needs the URL the server gets: the residency routes read it when asked.
   const residency = { ranks, workerIds: pool.workerIds, requestUrl: "", blockSize: config.blockSize, hasher: createBlockHasher() };
-  const fetch = createMockerFetch(pool, { ...LIMITS, maxModelLen: config.maxModelLen }, {
+  const fetch = createMockerFetch(pool, { maxPromptTokens: LIMITS.maxPromptTokens, maxOutputTokens: config.maxTokensLimit, maxModelLen: config.maxModelLen }, {
     admin: config.admin ? createAdminFetch(faults, (kind) => unsupportedKind(kind, store, ranks.some((w) => w.some((r) => r.rawPublisher !== undefined)))) : undefined,
     residency,
-    // An unknown worker or rank gets its 404 from the pool, not an injected fault.
-    faults: { plan: (w, r) => (ranks[w]?.[r] ? planRequest(faults, w, r) : undefined), closing: stopping.signal },
+    faults: requestFaults,
   });
   const http = serveHttp({ host: config.host, port: config.httpPort, fetch });
   residency.requestUrl = `${http.url}/v1/generate`;
   scope.defer(() => http.stop(true).catch(() => {}));
   logger.info(`serving ${config.numWorkers} worker(s) × ${config.dataParallelSize} rank(s) of ${config.modelName} on ${http.url}`);
   logEventSockets(config, workers, endpoints, logger);
+  if (apis) logWorkerApis(config.host, apis.ports, logger);
 
   const records = scope.use(new HeldRecords(logger));
   scope.defer(() => {
     // First on close. Stop accepting without waiting for open streams (stop(false) resolves only
     // when they end): in-flight requests are cancelled at once, so shutdown never waits on a long generation.
     void http.stop(false).catch(() => {});
+    apis?.stopAccepting();
     stopping.abort(); // hung requests (the hang fault) end too
     const cancelled = pool.cancelAll();
     if (cancelled > 0) logger.info(`cancelled ${cancelled} in-flight request(s)`);
@@ -133,8 +142,9 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
 
   return {
     ready,
-    ports: { http: http.port, raw: endpoints.flatMap((e) => e.rawPorts), replay: endpoints.flatMap((e) => e.replayPorts ?? []) },
+    ports: { http: http.port, raw: endpoints.flatMap((e) => e.rawPorts), replay: endpoints.flatMap((e) => e.replayPorts ?? []), openai: apis?.ports ?? [] },
     httpUrl: http.url,
+    openaiUrls: apis?.urls,
     workers,
     endpoints,
     pool,

@@ -34,6 +34,13 @@ export function logEventSockets(config: MockerConfig, workers: readonly WorkerId
   }
 }
 
+/** Where the workers' own OpenAI APIs listen: one line, the port list while short. */
+export function logWorkerApis(host: string, ports: readonly number[], logger: Logger): void {
+  const h = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  const where = ports.length <= 8 ? ports.map((p) => `http://${h}:${p}`).join(" ") : portList(host, ports);
+  logger.info(`worker API (vLLM's OpenAI server, one per worker): ${where}${ports.length > 8 ? " (each worker's in discovery)" : ""}`);
+}
+
 /** `tcp://h:5557 tcp://h:5558` while short; `1,024 ports 30000–31023 on h` beyond 8. */
 function portList(host: string, ports: readonly number[]): string {
   if (ports.length <= 8) return ports.map((p) => tcpEndpoint(host, p)).join(" ");

@@ -1,6 +1,7 @@
-// The NDJSON body of one /v1/generate response, written fast: token lines formatted straight into
-// a byte buffer and written once per event-loop turn through Bun's direct ReadableStream (one
-// socket write per request per turn, not a string, an encode and a write per token).
+// The streamed body of one generation, written fast: /v1/generate's NDJSON token lines formatted
+// straight into a byte buffer, or the worker API's SSE chunks (a TextFormat), written once per
+// event-loop turn through Bun's direct ReadableStream (one socket write per request per turn, not
+// a string, an encode and a write per token).
 import { summaryLine, TOKEN_LINE_PREFIX, tokenLine, type GenerateSummary } from "../../protocol/generate.ts";
 
 /** Where a request's output goes; calls arrive from the live loop as steps complete. */
@@ -8,6 +9,14 @@ export interface TokenSink {
   /** `ids` is only valid during the call (the caller reuses the array). */
   tokens(ids: readonly number[]): void;
   finish(summary: GenerateSummary): void;
+}
+
+/** A body other than NDJSON: the text of a batch of tokens, of the end, and of a heartbeat. */
+export interface TextFormat {
+  tokens(ids: readonly number[]): string;
+  finish(summary: GenerateSummary): string;
+  /** Sent while no output has come yet; readers of the format must skip it. */
+  readonly heartbeat: string;
 }
 
 const PREFIX = new TextEncoder().encode(TOKEN_LINE_PREFIX);
@@ -58,8 +67,11 @@ export class TokenStream implements TokenSink {
   /** Resolves at the first token, the summary or a cancel, whichever comes first. */
   readonly firstOutput = new Promise<void>((resolve) => (this.outputStarted = resolve));
 
-  /** `onCancel` runs once if the client goes away before the summary line. */
-  constructor(private readonly onCancel: () => void) {
+  /** `onCancel` runs once if the client goes away before the summary line; without `format`, NDJSON. */
+  constructor(
+    private readonly onCancel: () => void,
+    private readonly format?: TextFormat,
+  ) {
     this.body = new ReadableStream({
       type: "direct",
       pull: (controller) => {
@@ -86,8 +98,11 @@ export class TokenStream implements TokenSink {
     }
     this.lastBeatMs = now;
     this.outputStarted();
-    this.reserve(1);
-    this.buf[this.len++] = BLANK_LINE;
+    if (this.format) this.appendText(this.format.heartbeat);
+    else {
+      this.reserve(1);
+      this.buf[this.len++] = BLANK_LINE;
+    }
     this.flush();
   }
 
@@ -97,7 +112,8 @@ export class TokenStream implements TokenSink {
   tokens(ids: readonly number[]): void {
     if (this.done) return;
     this.started();
-    for (let i = 0; i < ids.length; i++) this.appendTokenLine(ids[i]!);
+    if (this.format) this.appendText(this.format.tokens(ids));
+    else for (let i = 0; i < ids.length; i++) this.appendTokenLine(ids[i]!);
     if (!this.flushQueued) {
       this.flushQueued = true;
       queueMicrotask(this.flush);
@@ -109,7 +125,7 @@ export class TokenStream implements TokenSink {
     this.done = true;
     this.finished = true;
     this.started();
-    this.appendText(summaryLine(summary));
+    this.appendText(this.format ? this.format.finish(summary) : summaryLine(summary));
     if (this.controller) {
       this.flush();
       this.end();
@@ -198,11 +214,10 @@ export class TokenStream implements TokenSink {
     this.len = p;
   }
 
+  /** UTF-8 straight into the buffer (an SSE chunk per token: no array per chunk). */
   private appendText(text: string): void {
-    const bytes = encoder.encode(text);
-    this.reserve(bytes.length);
-    this.buf.set(bytes, this.len);
-    this.len += bytes.length;
+    this.reserve(text.length * 3);
+    this.len += encoder.encodeInto(text, this.buf.subarray(this.len)).written;
   }
 
   private reserve(bytes: number): void {
@@ -214,6 +229,11 @@ export class TokenStream implements TokenSink {
 }
 
 const encoder = new TextEncoder();
+
+/** A body that resets the connection at once: a whole answer cut by the cut_stream fault. */
+export function resetBody(): ReadableStream<Uint8Array> {
+  return new ReadableStream({ type: "direct", pull: () => resetAfterWrites() }) as ReadableStream<Uint8Array>;
+}
 
 /**
  * Rejecting the body's pull with no reason makes Bun drop the connection (no last chunk) without

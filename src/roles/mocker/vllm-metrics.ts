@@ -1,7 +1,8 @@
 // The mocker's vLLM V1 families: every (worker, rank) exported as one vLLM engine, with vLLM's names,
 // types, help and buckets (vllm/v1/metrics/loggers.py). Labels are vLLM's `model_name` and `engine`
 // (the dp rank, as a DP deployment numbers its engines) plus `worker`, the worker id the frontend,
-// discovery and `x-kvcr-worker` use, since one process serves many workers.
+// discovery and `x-kvcr-worker` use, since one process serves many workers; a worker's own API
+// lists only its ranks, without `worker`, exactly as vLLM labels them.
 import type { EngineMetrics } from "../../core/engine/engine-types.ts";
 import { labelText, type MetricFamily, type MetricType } from "../../protocol/prometheus.ts";
 import { FINISH_REASONS, PROMPT_SOURCES, type VllmRankStats } from "./vllm-stats.ts";
@@ -25,8 +26,9 @@ interface Row {
   extra: Map<string, string>;
 }
 
-/** Per rank: its label set and rendered texts, kept across scrapes (a scrape may list ~300k series). */
-const RENDERED = new WeakMap<VllmRankStats, { key: string; labels: Labels; text: string; extra: Map<string, string> }>();
+type Rendered = { key: string; labels: Labels; text: string; extra: Map<string, string> };
+/** Per rank: its label set and rendered texts, kept across scrapes (a scrape may list ~300k series); with and without `worker`. */
+const RENDERED = { process: new WeakMap<VllmRankStats, Rendered>(), worker: new WeakMap<VllmRankStats, Rendered>() };
 
 // [name without `vllm:`, type, help (vLLM's), value]; counters are named without `_total`, as in
 // vLLM's code, and get it on exposition as prometheus_client adds it.
@@ -71,14 +73,17 @@ function exposed(name: string, type: MetricType): string {
   return `vllm:${name}${type === "counter" ? "_total" : ""}`;
 }
 
-export function vllmMetricFamilies(ranks: readonly VllmRankView[], modelName: string): MetricFamily[] {
+/** `scope` "worker": one worker's API, vLLM's labels only (no `worker`). */
+export function vllmMetricFamilies(ranks: readonly VllmRankView[], modelName: string, scope: "process" | "worker" = "process"): MetricFamily[] {
+  const cache = RENDERED[scope];
+  const withWorker = scope === "process";
   // Labels sorted by name, as vLLM's scrape shows them.
   const rows: Row[] = ranks.map((v) => {
     const key = `${modelName}\u0000${v.workerId}\u0000${v.rank}`;
-    let c = RENDERED.get(v.stats);
+    let c = cache.get(v.stats);
     if (c?.key !== key) {
-      const labels = { engine: String(v.rank), model_name: modelName, worker: v.workerId };
-      RENDERED.set(v.stats, (c = { key, labels, text: labelText(labels), extra: new Map() }));
+      const labels: Labels = withWorker ? { engine: String(v.rank), model_name: modelName, worker: v.workerId } : { engine: String(v.rank), model_name: modelName };
+      cache.set(v.stats, (c = { key, labels, text: labelText(labels), extra: new Map() }));
     }
     return { v, m: v.engine.metrics(), labels: c.labels, text: c.text, extra: c.extra };
   });
@@ -120,7 +125,7 @@ export function vllmMetricFamilies(ranks: readonly VllmRankView[], modelName: st
           enable_prefix_caching: c.enablePrefixCaching ? "True" : "False",
           engine: String(v.rank),
           num_gpu_blocks: String(c.numGpuBlocks),
-          worker: v.workerId,
+          ...(withWorker ? { worker: v.workerId } : {}),
         },
         value: 1,
       };

@@ -12,6 +12,7 @@ import type { RankEngine } from "./rank-engine.ts";
 import { vllmMetricFamilies } from "./vllm-metrics.ts";
 
 interface InFlight {
+  worker: number;
   rank: RankEngine;
   sink: TokenSink;
   promptTokens: number;
@@ -21,6 +22,8 @@ interface InFlight {
 export class MockerWorkerPool implements WorkerPool {
   private nextId = 0;
   private readonly byRequest = new Map<string, InFlight>();
+  /** Requests in flight per worker, whichever API they came in on (the worker API's /load). */
+  private readonly inFlightByWorker: number[];
   registered = 0;
 
   constructor(
@@ -35,7 +38,9 @@ export class MockerWorkerPool implements WorkerPool {
     readonly workerIds: readonly string[] = ranks.map((_, i) => String(i)),
     /** vLLM's model_name label. */
     private readonly modelName = "mocker-engine",
-  ) {}
+  ) {
+    this.inFlightByWorker = ranks.map(() => 0);
+  }
 
   workerId(worker: number): string {
     return this.workerIds[worker] ?? String(worker);
@@ -63,8 +68,9 @@ export class MockerWorkerPool implements WorkerPool {
     if (!added.ok) return { ok: false, status: 400, message: added.reason };
     rank.stats.arrived(id, req.maxTokens, rank.clockMs());
     if (req.kvHint) this.logger.debug(`router hint for request ${id} (worker ${req.worker}, rank ${req.dpRank}), ignored: ${JSON.stringify(req.kvHint)}`);
-    const flight: InFlight = { rank, sink, promptTokens: req.tokenIds.length, completionTokens: 0 };
+    const flight: InFlight = { worker: req.worker, rank, sink, promptTokens: req.tokenIds.length, completionTokens: 0 };
     this.byRequest.set(id, flight);
+    this.inFlightByWorker[req.worker]!++;
     rank.sinks.set(id, {
       tokens: (ids) => {
         flight.completionTokens += ids.length;
@@ -72,6 +78,7 @@ export class MockerWorkerPool implements WorkerPool {
       },
       finish: (summary) => {
         this.byRequest.delete(id);
+        this.inFlightByWorker[req.worker]!--;
         sink.finish(summary);
       },
     });
@@ -83,6 +90,7 @@ export class MockerWorkerPool implements WorkerPool {
     const flight = this.byRequest.get(requestId);
     if (!flight) return;
     this.byRequest.delete(requestId);
+    this.inFlightByWorker[flight.worker]!--;
     flight.rank.sinks.delete(requestId);
     flight.rank.engine.abortRequest(requestId);
     flight.rank.stats.aborted(requestId);
@@ -99,6 +107,7 @@ export class MockerWorkerPool implements WorkerPool {
       n++;
     }
     this.byRequest.clear();
+    this.inFlightByWorker.fill(0);
     return n;
   }
 
@@ -112,6 +121,31 @@ export class MockerWorkerPool implements WorkerPool {
 
   get inFlight(): number {
     return this.byRequest.size;
+  }
+
+  /** Requests in flight on `worker` (all its ranks). */
+  workerLoad(worker: number): number {
+    return this.inFlightByWorker[worker] ?? 0;
+  }
+
+  /** Per rank of `worker`: its queue as vLLM's DP balancer counts it (loads waiting, as vLLM keeps them). */
+  rankLoads(worker: number): { waiting: number; running: number }[] {
+    return (this.ranks[worker] ?? []).map((r) => {
+      const m = r.engine.metrics();
+      return { waiting: m.waitingRequests + m.loadingRequests, running: m.runningRequests - m.loadingRequests };
+    });
+  }
+
+  /** `worker`'s vLLM families only, labelled as vLLM labels them (its own API's /metrics). */
+  workerMetrics(worker: number): MetricFamily[] {
+    const views = (this.ranks[worker] ?? []).map((r) => ({ workerId: this.workerId(r.worker), rank: r.rank, engine: r.engine, stats: r.stats }));
+    return vllmMetricFamilies(views, this.modelName, "worker");
+  }
+
+  /** vLLM's reset_prefix_cache on every rank of `worker`, between steps; the ranks that refused (requests running hold blocks). */
+  async resetPrefixCache(worker: number): Promise<{ rank: number; running: number }[]> {
+    const results = await Promise.all((this.ranks[worker] ?? []).map((r) => r.tryClearCache()));
+    return results.flatMap((running, rank) => (running === 0 ? [] : [{ rank, running }]));
   }
 
   metrics(): MetricFamily[] {

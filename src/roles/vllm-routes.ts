@@ -1,10 +1,10 @@
-// The frontend's routes beyond generation that vLLM's server has and its clients call: the model
-// card (`/v1/models` entries with `root` and `max_model_len`, read by `vllm bench serve` without
-// --model) and `GET /v1/models/{id}` (OpenAI's), `POST /tokenize` and `POST /detokenize` (vLLM's
-// bodies, on the frontend's own mock tokenizer; bench calls them to re-align prompts) and `/ping`.
-// http-app.ts reads bodies (size and time caps) and checks methods; these build the answers.
-import { applyChatTemplate, detokenize, detokenizeOne, tokenize } from "../../core/text/tokenizer.ts";
-import { BadRequest, openAiError, parseChatRequest, tokenIds, type RequestLimits } from "../../protocol/openai.ts";
+// The routes beyond generation that vLLM's server has and its clients call, for the frontend and
+// each mock worker's own API alike: the model card (`/v1/models` entries with `root` and
+// `max_model_len`, read by `vllm bench serve` without --model) and `GET /v1/models/{id}` (OpenAI's),
+// `POST /tokenize` and `POST /detokenize` (vLLM's bodies, on the built-in tokenizer; bench calls
+// them to re-align prompts). The caller reads bodies (size and time caps) and checks methods.
+import { applyChatTemplate, detokenize, detokenizeOne, tokenize } from "../core/text/tokenizer.ts";
+import { BadRequest, openAiError, parseChatRequest, tokenIds, type RequestLimits } from "../protocol/openai.ts";
 
 export const MODELS_PREFIX = "/v1/models/";
 
@@ -36,7 +36,7 @@ export function modelRoute(view: ModelView, encodedId: string): Response {
 }
 
 // vLLM's wording (its _check_model) and OpenAI's code.
-const modelNotFound = (id: string) => openAiError(404, `The model \`${id}\` does not exist.`, { param: "model", code: "model_not_found" });
+export const modelNotFound = (id: string) => openAiError(404, `The model \`${id}\` does not exist.`, { param: "model", code: "model_not_found" });
 
 type Body = Record<string, unknown>;
 

@@ -1,0 +1,139 @@
+// One worker's own vLLM OpenAI server (mocker --openai-port-base / --openai-ports), as a pure app:
+// completions and chat completions (streamed or not) through the same engine path as /v1/generate
+// (generation.ts: same KV events, metrics, truth and faults), its rank pinned by
+// X-data-parallel-rank or chosen by vLLM's DP balancer (dp-balance.ts); /v1/models, /tokenize,
+// /detokenize, /health, /ping, /version, /metrics (this worker's vLLM series only), /load and
+// /reset_prefix_cache. Request checks, error bodies and SSE are the frontend's (roles/openai-*.ts).
+import type { Logger } from "../../lib/logger.ts";
+import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
+import type { GenerateRequest } from "../../protocol/generate.ts";
+import { BadRequest, openAiError, openAiErrorBody, parseChatRequest, parseCompletionRequest, type RequestLimits, type ResponseMeta } from "../../protocol/openai.ts";
+import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
+import { pathOf } from "../../transport/http/path-of.ts";
+import { SSE_HEADERS, SseAnswer, wholeAnswerBody, type Kind } from "../openai-answer.ts";
+import { promptTokens, readJsonBody, type BodyCaps } from "../openai-body.ts";
+import { VERSION_PATH, versionResponse } from "../version.ts";
+import { detokenizeAnswer, modelList, modelNotFound, modelRoute, MODELS_PREFIX, tokenizeAnswer, type ModelView } from "../vllm-routes.ts";
+import { balancedRank, DP_RANK_HEADER, pinnedRank, type RankLoad } from "./dp-balance.ts";
+import { runGeneration, streamedOutput, wholeOutput, withHeaders, type RequestFaults, type Submitter } from "./generation.ts";
+import type { TextFormat } from "./token-stream.ts";
+
+/** What one worker's API needs of the process's engines (MockerWorkerPool). */
+export interface WorkerApiEngines extends Submitter {
+  workerId(worker: number): string;
+  rankLoads(worker: number): RankLoad[];
+  workerMetrics(worker: number): MetricFamily[];
+  workerLoad(worker: number): number;
+  resetPrefixCache(worker: number): Promise<{ rank: number; running: number }[]>;
+}
+
+export interface WorkerApiOptions {
+  /** The worker's index in its process. */
+  worker: number;
+  modelName: string;
+  maxModelLen: number | undefined;
+  limits: RequestLimits & BodyCaps;
+  logger: Logger;
+  faults?: RequestFaults;
+  /** Unix seconds for `created`. */
+  wallSeconds: () => number;
+  /** Aborted once the process is closing: /health answers 503. */
+  closing?: AbortSignal;
+}
+
+const ROUTE_LIST = "routes: POST /v1/completions, /v1/chat/completions, /tokenize, /detokenize, /reset_prefix_cache; GET /v1/models, /v1/models/{id}, /health, /load, /metrics, /version; GET or POST /ping";
+const ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/tokenize", "/detokenize", "/health", "/ping", "/metrics", "/load", "/reset_prefix_cache", VERSION_PATH]);
+/** An SSE comment while a request waits for its first token: clients skip it, the head goes out. */
+const SSE_HEARTBEAT = ":\n\n";
+
+export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOptions): (req: Request) => Promise<Response> {
+  const { worker } = o;
+  const workerId = engines.workerId(worker);
+  const models: ModelView = { models: () => [o.modelName], maxModelLen: () => o.maxModelLen };
+  let seq = 0;
+
+  const health = () => new Response(null, { status: o.closing?.aborted ? 503 : 200 });
+
+  async function generate(req: Request, kind: Kind, path: string): Promise<Response> {
+    const body = await readJsonBody(req, o.limits, o.logger, path);
+    if (body instanceof Response) return body;
+    const parsed = kind === "chat" ? parseChatRequest(body.json, o.limits) : parseCompletionRequest(body.json, o.limits);
+    if (parsed instanceof BadRequest) return openAiError(400, parsed.message, { param: parsed.param });
+    if (parsed.model !== o.modelName) return modelNotFound(parsed.model);
+    const param = kind === "chat" ? "messages" : "prompt";
+    const tokens = promptTokens(parsed);
+    if (tokens.length === 0) return openAiError(400, "prompt: tokenizes to no tokens", { param });
+    const tooLong = contextLengthProblem(o.maxModelLen, tokens.length, parsed.maxTokens);
+    if (tooLong !== undefined) return openAiError(400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED, param });
+    const loads = engines.rankLoads(worker);
+    const pinned = pinnedRank(req.headers.get(DP_RANK_HEADER), loads.length);
+    if (typeof pinned === "object") return openAiError(400, pinned.problem);
+    const dpRank = pinned ?? balancedRank(loads);
+    const g: GenerateRequest = { worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxTokens };
+    const meta: ResponseMeta = { id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${req.headers.get("x-request-id") ?? `${workerId}-${++seq}`}`, created: Math.floor(o.wallSeconds()), model: parsed.model };
+    const servedBy = { "x-kvcr-worker": workerId, "x-kvcr-dp-rank": String(dpRank) };
+    const output = parsed.stream
+      ? streamedOutput(SSE_HEADERS, sseFormat(new SseAnswer(kind, meta, { includeUsage: parsed.includeUsage, continuousUsage: parsed.continuousUsage, promptTokens: tokens.length })))
+      : wholeOutput(({ ids, summary }, headers) =>
+          summary.finish_reason === "length" ? Response.json(wholeAnswerBody(kind, meta, ids, summary), { headers }) : withHeaders(openAiError(503, STOPPING), headers),
+        );
+    return runGeneration(req, g, engines, o.faults, output, servedBy);
+  }
+
+  async function tokenizer(req: Request, path: string): Promise<Response> {
+    const body = await readJsonBody(req, o.limits, o.logger, path);
+    if (body instanceof Response) return body;
+    return path === "/tokenize" ? tokenizeAnswer(body.json, models, o.limits) : detokenizeAnswer(body.json, models);
+  }
+
+  async function resetPrefixCache(): Promise<Response> {
+    const refused = await engines.resetPrefixCache(worker);
+    if (refused.length === 0) return new Response(null, { status: 200 });
+    const ranks = refused.map((r) => `rank ${r.rank} (${r.running} running)`).join(", ");
+    return openAiError(409, `worker ${workerId}: the prefix cache of ${ranks} was not reset: running requests hold its blocks (vLLM's engine refuses a reset then); the other ranks were reset; retry once idle`, { code: "requests_running" });
+  }
+
+  return async (req) => {
+    const path = pathOf(req.url, ROUTES);
+    const method = req.method;
+    const only = (m: string) => openAiError(405, `use ${m} for ${path}`);
+    switch (path) {
+      case "/v1/completions":
+      case "/v1/chat/completions":
+        return method === "POST" ? generate(req, path === "/v1/chat/completions" ? "chat" : "completion", path) : only("POST");
+      case "/v1/models":
+        return method === "GET" ? Response.json(modelList(models)) : only("GET");
+      case "/tokenize":
+      case "/detokenize":
+        return method === "POST" ? tokenizer(req, path) : only("POST");
+      case "/health":
+        return method === "GET" ? health() : only("GET");
+      case "/ping":
+        // vLLM's /ping (SageMaker's probe) answers as /health does.
+        return method === "GET" || method === "POST" ? health() : only("GET or POST");
+      case VERSION_PATH:
+        return versionResponse(method);
+      case "/metrics":
+        return method === "GET" ? new Response(renderMetrics(engines.workerMetrics(worker)), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }) : only("GET");
+      case "/load":
+        // vLLM's server_load: this worker's requests in flight.
+        return method === "GET" ? Response.json({ server_load: engines.workerLoad(worker) }) : only("GET");
+      case "/reset_prefix_cache":
+        return method === "POST" ? resetPrefixCache() : only("POST");
+      default:
+        if (path.startsWith(MODELS_PREFIX) && path.length > MODELS_PREFIX.length) return method === "GET" ? modelRoute(models, path.slice(MODELS_PREFIX.length)) : only("GET");
+        return openAiError(404, `no route ${method} ${path} on worker ${workerId}'s API; ${ROUTE_LIST}`, { code: "not_found" });
+    }
+  };
+}
+
+const STOPPING = "the worker is stopping: the request was cancelled";
+
+/** The SSE body as the engine writes it: chunks per token batch, then the end (or the stopping error). */
+function sseFormat(answer: SseAnswer): TextFormat {
+  return {
+    tokens: (ids) => answer.tokenEvents(ids),
+    finish: (s) => (s.finish_reason === "length" ? answer.finishEvents(s) : answer.errorEvent(openAiErrorBody(503, STOPPING))),
+    heartbeat: SSE_HEARTBEAT,
+  };
+}
