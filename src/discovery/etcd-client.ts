@@ -112,6 +112,10 @@ export interface EtcdClientOptions {
 export class EtcdClient {
   private readonly endpoints: string[];
   private current = 0;
+  /** Endpoints the member probe found not answering. */
+  private readonly silent = new Set<number>();
+  /** Per endpoint: aborted when the member is abandoned, ending every request under way on it. */
+  private readonly abandons: AbortController[];
   private readonly timeoutMs: number;
   readonly status: EtcdConnectionStatus;
   /** Every reply's header goes through it, so an etcd wiped or replaced is noticed by any request. */
@@ -119,35 +123,78 @@ export class EtcdClient {
 
   constructor(private readonly opts: EtcdClientOptions) {
     this.endpoints = [...opts.endpoints];
+    this.abandons = this.endpoints.map(() => new AbortController());
     this.timeoutMs = opts.requestTimeoutMs ?? 5_000;
     this.status = { connected: true, endpoint: this.endpoints[0]!, failovers: 0, reconnects: 0 };
   }
 
-  /** POSTs `body` to `path`, trying each endpoint once starting from the last good one. */
+  /** The index of the member in use (the first every request tries). */
+  get inUse(): number {
+    return this.current;
+  }
+
+  /**
+   * The member probe's verdict on endpoint `index`: one that does not answer is tried last, and a
+   * reply from it does not make it the member in use again.
+   */
+  setAnswering(index: number, answering: boolean): void {
+    if (answering) this.silent.delete(index);
+    else this.silent.add(index);
+  }
+
+  /**
+   * Makes endpoint `index` the member in use and abandons the one before it: its requests under
+   * way (a hung member's never end on their own) are aborted and go on with the next endpoint,
+   * and a watch stream on it ends with an error.
+   */
+  switchTo(index: number): void {
+    if (index === this.current || index < 0 || index >= this.endpoints.length) return;
+    const from = this.current;
+    this.current = index;
+    this.status.endpoint = this.endpoints[index]!;
+    this.abandons[from]!.abort(new KvcrError("ETCD_MEMBER_ABANDONED", `etcd member ${this.endpoints[from]} abandoned (it does not answer)`));
+    this.abandons[from] = new AbortController();
+  }
+
+  /** The order to try endpoints in: the one in use, then the others, those not answering last. */
+  private order(): number[] {
+    const ring = this.endpoints.map((_, k) => (this.current + k) % this.endpoints.length);
+    return [...ring.filter((k) => !this.silent.has(k)), ...ring.filter((k) => this.silent.has(k))];
+  }
+
+  /** A request got through on `index`: it is the member in use unless the probe says it is silent. */
+  private answeredOn(index: number): void {
+    if (!this.silent.has(index) || this.silent.has(this.current)) this.current = index;
+    this.markUp(this.endpoints[this.current]!);
+  }
+
+  /** POSTs `body` to `path`, trying each endpoint once starting from the member in use. */
   async call<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
     let lastErr: unknown;
     const mark = this.epoch.mark();
-    for (let attempt = 0; attempt < this.endpoints.length; attempt++) {
-      const index = (this.current + attempt) % this.endpoints.length;
+    const order = this.order();
+    for (let attempt = 0; attempt < order.length; attempt++) {
+      const index = order[attempt]!;
       const endpoint = this.endpoints[index]!;
       let res: Response;
+      let text: string;
       try {
         const timeout = AbortSignal.timeout(this.timeoutMs);
+        const abandoned = this.abandons[index]!.signal;
         res = await fetch(`${endpoint}${path}`, {
           method: "POST",
           body: JSON.stringify(body),
           headers: { "content-type": "application/json" },
-          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+          signal: AbortSignal.any(signal ? [signal, timeout, abandoned] : [timeout, abandoned]),
         });
+        text = await res.text();
       } catch (err) {
         if (signal?.aborted) throw err;
         lastErr = err;
-        if (attempt + 1 < this.endpoints.length) this.status.failovers++;
+        if (attempt + 1 < order.length) this.status.failovers++;
         continue;
       }
-      const text = await res.text();
-      this.current = index;
-      this.markUp(endpoint);
+      this.answeredOn(index);
       let doc: Record<string, unknown>;
       try {
         doc = JSON.parse(text) as Record<string, unknown>;
@@ -176,12 +223,14 @@ export class EtcdClient {
   async *watch(createRequest: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<EtcdWatchResult> {
     let res: Response | undefined;
     let lastErr: unknown;
+    let on = this.current;
     const mark = this.epoch.mark();
-    for (let attempt = 0; attempt < this.endpoints.length && !res; attempt++) {
-      const index = (this.current + attempt) % this.endpoints.length;
+    for (const index of this.order()) {
       try {
-        res = await fetch(`${this.endpoints[index]}/v3/watch`, { method: "POST", body: JSON.stringify({ create_request: createRequest }), signal });
-        this.current = index;
+        // Abandoning the member ends the stream too: a hung member would hold it open forever.
+        res = await fetch(`${this.endpoints[index]}/v3/watch`, { method: "POST", body: JSON.stringify({ create_request: createRequest }), signal: AbortSignal.any([signal, this.abandons[index]!.signal]) });
+        on = index;
+        break;
       } catch (err) {
         if (signal.aborted) return;
         lastErr = err;
@@ -193,7 +242,7 @@ export class EtcdClient {
       throw new KvcrError("ETCD_UNREACHABLE", message, { cause: lastErr });
     }
     if (!res.ok || !res.body) throw new KvcrError("ETCD_BAD_REPLY", `etcd watch: HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
-    this.markUp(this.endpoints[this.current]!);
+    this.answeredOn(on);
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
     let buffered = "";

@@ -3,9 +3,12 @@
 // When that history is gone — compacted, or etcd went back to a lower revision or is another
 // cluster (wiped, restored, replaced; this stream or any other reply of the store shows it) — the
 // prefix is listed again, diffed against what was reported, and watched from the new revision.
-// Versions already reported (owner + revision) are never reported again.
+// Versions already reported (owner + revision) are never reported again, and an event older than
+// the etcd revision held for its key (a late delete, an old put) is ignored (etcd-key-revisions.ts).
+// The store also has it list again when it leaves a member that stopped answering.
 import { b64, prefixRangeEnd, type EtcdClient, type EtcdKv, type EtcdWatchResult } from "./etcd-client.ts";
-import { decodeKv, etcdKey, toEntry, versionOf, type EtcdEnvelope } from "./etcd-record.ts";
+import { KeyRevisions } from "./etcd-key-revisions.ts";
+import { decodeKv, etcdKey, revisionOf, toEntry, versionOf, type EtcdEnvelope } from "./etcd-record.ts";
 import { notifyListener } from "./notify-listener.ts";
 import type { DeleteReason, DiscoveryEvent, DiscoveryListener, DiscoveryLogger, DiscoveryWatch } from "./store.ts";
 
@@ -18,6 +21,8 @@ export interface WatchDeps {
   onClosed(watch: EtcdPrefixWatch): void;
   /** A re-list after lost history is done (counted as a resync). */
   onResynced(): void;
+  /** An event older than what the watch holds for its key was ignored. */
+  onStaleEvent(): void;
 }
 
 interface RangeReply {
@@ -48,6 +53,9 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
   private streamAbort = new AbortController();
   /** Why the prefix must be listed again (set until a re-list succeeds). */
   private resyncWhy: string | undefined;
+  /** The pending re-list is for lost history (counted as a resync), not a change of member. */
+  private resyncCounted = false;
+  private readonly revisions = new KeyRevisions();
   private loop: Promise<void> = Promise.resolve();
   private closed = false;
   /** Stream reopenings (after drops), for /metrics. */
@@ -67,12 +75,15 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
 
   /**
    * The history this watch follows is gone (`why`): list again and watch from the new revision.
-   * `logged`: the caller has warned already (the store, once for all its watches).
+   * `logged`: the caller has warned already (the store, once for all its watches). `counted`:
+   * history was lost (a resync on /metrics); false when the store left a member that stopped
+   * answering, whose stream may have missed changes.
    */
-  requestResync(why: string, logged = false): void {
+  requestResync(why: string, logged = false, counted = true): void {
     if (this.closed) return;
     if (this.resyncWhy === undefined && !logged) this.deps.logger.warn(`discovery: ${why}; listing ${JSON.stringify(this.prefix)} again and watching from the new revision`);
     this.resyncWhy = why;
+    if (counted) this.resyncCounted = true;
     this.streamAbort.abort();
   }
 
@@ -80,7 +91,8 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
   private async relist(): Promise<void> {
     await this.list();
     this.resyncWhy = undefined; // a change seen by this very range reply is covered by it
-    this.deps.onResynced();
+    if (this.resyncCounted) this.deps.onResynced();
+    this.resyncCounted = false;
   }
 
   private async list(): Promise<void> {
@@ -93,6 +105,7 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
       if (!live.has(key)) this.emitDelete(key, "expired");
     }
     for (const r of [...live.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) this.emitPut(r, now);
+    this.revisions.listed(revision, records.map((r) => [r.key, r.modRevision] as const));
     this.lastRevision = revision;
     this.clusterId = clusterId;
   }
@@ -149,8 +162,9 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
   private apply(result: EtcdWatchResult): void {
     const now = Date.now();
     for (const ev of result.events ?? []) {
-      const rev = BigInt(ev.kv.mod_revision ?? "0");
+      const rev = revisionOf(ev.kv.mod_revision);
       if (rev > this.lastRevision) this.lastRevision = rev;
+      if (!this.fresh(ev.type === "DELETE" ? "delete" : "put", decodeKv(this.deps.root, ev.kv).key, rev)) continue;
       if (ev.type === "DELETE") {
         const key = decodeKv(this.deps.root, ev.kv).key;
         const prev = ev.prev_kv ? decodeKv(this.deps.root, ev.prev_kv) : undefined;
@@ -169,6 +183,16 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
       const rev = BigInt(result.header.revision); // progress notification: all up to it were sent
       if (rev > this.lastRevision) this.lastRevision = rev;
     }
+  }
+
+  /** False (warned, counted) for an event older than what is held for its key; 0 = unknown, let through. */
+  private fresh(type: "put" | "delete", key: string, rev: bigint): boolean {
+    if (rev === 0n) return true;
+    const a = this.revisions.admit(type, key, rev);
+    if (a.fresh) return true;
+    this.deps.onStaleEvent();
+    this.deps.logger.warn(`discovery: ignoring a late ${type} of ${key} at etcd revision ${rev} under watch ${JSON.stringify(this.prefix)}: what is held is from revision ${a.heldRevision}, newer`);
+    return false;
   }
 
   private emitPut(record: EtcdEnvelope, nowMs: number): void {

@@ -1,6 +1,7 @@
 // The discovery contract every backend implements (file today, etcd later): leased records that
 // vanish when their owner stops renewing, prefix list, and list-then-watch. Payloads are generic
 // JSON; consumers validate them. Mirrors the etcd model Dynamo uses (lease + keepalive + watch).
+import type { MemberView } from "./etcd-members.ts";
 
 /** Which process wrote a record: pid plus a random per-store id (pids get reused). */
 export interface RecordOwner {
@@ -103,6 +104,16 @@ export interface DiscoveryStatus {
    * or is another cluster; the file backend's directory replaced.
    */
   watchResyncs: number;
+  /** etcd: each `--etcd-endpoints` member as its last status probe showed it. */
+  members?: MemberView[];
+  /** etcd: whether the cluster has quorum (absent until every member was probed once). */
+  quorum?: boolean;
+  /** Why discovery may be missing changes although the store answers (silent members, lost quorum). */
+  degradedReason?: string;
+  /** etcd: times the member in use stopped answering and another was used (every watch listed again). */
+  memberFailovers?: number;
+  /** etcd: watch events ignored as older than the record held for their key (a late delete or put). */
+  staleEventsIgnored?: number;
 }
 
 /** A store's status; stores without one (the file backend, test doubles) are always connected. */
