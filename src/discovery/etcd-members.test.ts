@@ -29,21 +29,22 @@ describe("etcd quorum", () => {
     expect(quorumOf([silent(A), ok(B), ok(C)])).toBe(true);
   });
 
-  test("two of three silent, or an answering member without a leader: lost", () => {
-    expect(quorumOf([silent(A), silent(B), ok(C)])).toBe(false);
+  test("an answering member without a leader (two of three hung: the last one's leader is gone), or no member answering: lost", () => {
     expect(quorumOf([silent(A), silent(B), leaderless(C)])).toBe(false);
     expect(quorumOf([ok(A), leaderless(B), ok(C)])).toBe(false);
+    expect(quorumOf([silent(A), silent(B), silent(C)])).toBe(false);
+    expect(quorumOf([silent(A)])).toBe(false);
   });
 
-  test("half of an even count is no majority; one member alone, silent: lost", () => {
-    expect(quorumOf([silent(A), ok(B)])).toBe(false);
-    expect(quorumOf([silent(A)])).toBe(false);
+  test("silent endpoints alone do not count against it: a dead endpoint beside a one-member etcd", () => {
+    expect(quorumOf([silent(A), ok(B)])).toBe(true);
     expect(quorumOf([ok(A)])).toBe(true);
   });
 
   test("unknown until every member was probed, unless already lost", () => {
     expect(quorumOf([ok(A), unprobed(B), ok(C)])).toBeUndefined();
-    expect(quorumOf([silent(A), unprobed(B), silent(C)])).toBe(false);
+    expect(quorumOf([silent(A), unprobed(B), silent(C)])).toBeUndefined();
+    expect(quorumOf([leaderless(A), unprobed(B), silent(C)])).toBe(false);
   });
 });
 
@@ -87,10 +88,12 @@ describe("what /health says of the members", () => {
   });
 
   test("a lost quorum is said, with why", () => {
-    expect(membersDegradedReason([silent(A), silent(B), ok(C)], 2)).toBe(
-      `etcd members ${A} (no answer within 3000 ms), ${B} (no answer within 3000 ms) do not answer; etcd quorum lost: 2 of 3 members do not answer`,
+    expect(membersDegradedReason([silent(A), silent(B), leaderless(C)], 2)).toBe(
+      `etcd members ${A} (no answer within 3000 ms), ${B} (no answer within 3000 ms) do not answer; etcd quorum lost: ${C} has no leader`,
     );
-    expect(membersDegradedReason([silent(A), silent(B), leaderless(C)], 2)).toContain(`etcd quorum lost: ${C} has no leader`);
+    expect(membersDegradedReason([silent(A), silent(B)], 0)).toBe(
+      `etcd member in use ${A} (no answer within 3000 ms) does not answer; etcd member ${B} (no answer within 3000 ms) does not answer; etcd quorum lost: no member answers`,
+    );
     expect(memberViews([leaderless(C)])).toEqual([{ endpoint: C, answering: true, leader: false, lastError: "etcdserver: no leader" }]);
   });
 });

@@ -51,14 +51,15 @@ export function readStatus(reply: StatusReply): { hasLeader: boolean; problem?: 
 }
 
 /**
- * Whether the cluster has quorum, over the configured members: false when an answering member
- * has no leader or when no strict majority answers; undefined until every member was probed once
- * (and nothing already shows it lost).
+ * Whether the cluster has quorum: false when a member that answers has no leader (etcd's leader
+ * steps down without a quorum, and a member cut off from it drops it after the election timeout)
+ * or when no member answers; undefined until every member was probed once (and nothing already
+ * shows it lost). Silent members alone do not count against it: the endpoints given need not be
+ * the cluster's members (one may be dead, or a proxy), etcd's own view of its leader is the truth.
  */
 export function quorumOf(members: readonly MemberState[]): boolean | undefined {
   if (members.some((m) => m.answering === true && m.hasLeader === false)) return false;
-  const silent = members.filter((m) => m.answering === false).length;
-  if (silent * 2 >= members.length) return false;
+  if (members.length > 0 && members.every((m) => m.answering === false)) return false;
   if (members.some((m) => m.answering === undefined)) return undefined;
   return true;
 }
@@ -92,8 +93,7 @@ export function membersDegradedReason(members: readonly MemberState[], current: 
   if (others.length > 0) reasons.push(`etcd member${others.length > 1 ? "s" : ""} ${others.map(silent).join(", ")} ${others.length > 1 ? "do" : "does"} not answer`);
   if (quorumOf(members) === false) {
     const leaderless = members.filter((m) => m.answering === true && m.hasLeader === false).map((m) => m.endpoint);
-    const silentCount = members.filter((m) => m.answering === false).length;
-    reasons.push(`etcd quorum lost: ${leaderless.length > 0 ? `${leaderless.join(", ")} ${leaderless.length > 1 ? "have" : "has"} no leader` : `${silentCount} of ${members.length} members do not answer`}`);
+    reasons.push(`etcd quorum lost: ${leaderless.length > 0 ? `${leaderless.join(", ")} ${leaderless.length > 1 ? "have" : "has"} no leader` : "no member answers"}`);
   }
   return reasons.length > 0 ? reasons.join("; ") : undefined;
 }

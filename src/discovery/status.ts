@@ -52,7 +52,7 @@ export function discoveryMetricFamilies(store: DiscoveryStore): MetricFamily[] {
     ...(s.members
       ? [
           { name: "kvcr_discovery_member_answering", help: "1 while the etcd member answers its status probe within the deadline, 0 otherwise", type: "gauge" as const, samples: s.members.map((m) => ({ labels: { ...labels, endpoint: m.endpoint }, value: m.answering === false ? 0 : 1 })) },
-          { name: "kvcr_discovery_quorum", help: "1 while the etcd cluster has quorum as its members' probes show (a strict majority answers, each with a leader), 0 otherwise", type: "gauge" as const, samples: [{ labels, value: s.quorum === false ? 0 : 1 }] },
+          { name: "kvcr_discovery_quorum", help: "0 while the etcd members' probes show quorum lost (a member that answers has no leader, or none answers), 1 otherwise", type: "gauge" as const, samples: [{ labels, value: s.quorum === false ? 0 : 1 }] },
         ]
       : []),
   ];

@@ -1,0 +1,179 @@
+// etcd members that hang (SIGSTOP: sockets open, nothing answered) under running stores, on a real
+// three-member cluster: the store leaves a silent member for a live one, lists again and keeps its
+// lease through it; /health's discovery object says degraded, names the member and reports a lost
+// quorum; and late events (a fake gateway replaying them) never eject a record put again since.
+import { describe, expect, test } from "bun:test";
+import { waitFor } from "../harness.ts";
+import { etcdAvailable } from "../etcd.ts";
+import { startEtcdCluster } from "../etcd-cluster.ts";
+import { believed, eventLog, warningLog } from "../../src/discovery/discovery-store.suite.ts";
+import { b64 } from "../../src/discovery/etcd-client.ts";
+import { openEtcdDiscoveryStore, type EtcdDiscoveryOptions, type EtcdDiscoveryStore } from "../../src/discovery/etcd-store.ts";
+import { keys } from "../../src/discovery/keys.ts";
+import { discoveryHealth, discoveryMetricFamilies } from "../../src/discovery/status.ts";
+import { renderMetrics } from "../../src/protocol/prometheus.ts";
+
+/** Short enough for a test, long enough that a loaded machine does not look like a hang. */
+const MEMBER_TIMEOUT_MS = 2_000;
+/** Renewed every 2 s: etcd's remaining TTL (whole seconds) visibly goes up at each renewal. */
+const LEASE_TTL_MS = 6_000;
+
+const hasEtcd = etcdAvailable();
+
+/** Every member answers with a leader, as the store sees them. */
+const allAnswering = (store: EtcdDiscoveryStore) => {
+  const h = discoveryHealth(store);
+  return h.quorum === true && !h.degraded && (h.members ?? []).every((m) => m.answering === true && m.leader === true);
+};
+
+describe.skipIf(!hasEtcd)("etcd members that hang (a three-member cluster)", () => {
+  let ns = 0;
+  const open = (endpoints: readonly string[], over: Partial<EtcdDiscoveryOptions> = {}) =>
+    openEtcdDiscoveryStore({ endpoints, root: `m${ns}`, leaseTtlMs: LEASE_TTL_MS, memberTimeoutMs: MEMBER_TIMEOUT_MS, watchRetryMs: 50, requestTimeoutMs: 5_000, logger: warningLog().logger, ...over });
+
+  test("a member hung under a watch is left within seconds: the watch lists again on a live member, sees what changed, the lease lives on", async () => {
+    ns++;
+    await using cluster = await startEtcdCluster();
+    const [m1, m2, m3] = cluster.members;
+    const watcher = warningLog();
+    await using w = await open(cluster.endpoints, { logger: watcher.logger });
+    await using p = await open([m2!.endpoint, m3!.endpoint]);
+    // Rides m1 alone: nowhere to go, so it must say it is not connected.
+    await using lone = await open([m1!.endpoint]);
+    const own = await w.put(keys.worker("dynamo", "watcher"), "mine");
+    const gone = await p.put(keys.worker("dynamo", "gone"), "soon withdrawn");
+    const log = eventLog();
+    await using _watch = await w.watch("dynamo/", log.listener);
+    await waitFor(() => allAnswering(w) && allAnswering(p), { what: "every member probed and answering", timeoutMs: 10_000 });
+    expect(w.status().endpoint).toBe(m1!.endpoint);
+
+    m1!.pause();
+    const pausedAt = performance.now();
+    // Changed while the watch's member is hung: the move must not miss them.
+    await gone.withdraw();
+    await p.put(keys.worker("dynamo", "late"), "put through another member");
+    await waitFor(() => w.status().endpoint !== m1!.endpoint, { what: "the store to leave the hung member", timeoutMs: 15_000 });
+    const movedMs = performance.now() - pausedAt;
+    await waitFor(() => Bun.deepEquals(believed(log), { "dynamo/workers/watcher": 'r1="mine"', "dynamo/workers/late": 'r1="put through another member"' }), { what: "the watch to show what changed during the hang", timeoutMs: 10_000 });
+    const seenMs = performance.now() - pausedAt;
+    console.log(`hung etcd member: left after ${movedMs.toFixed(0)} ms, changes made meanwhile seen after ${seenMs.toFixed(0)} ms (member timeout ${MEMBER_TIMEOUT_MS} ms)`);
+
+    const health = discoveryHealth(w);
+    expect(health).toMatchObject({ connected: true, degraded: true, quorum: true });
+    expect(health.degradedReason).toContain(`etcd member ${m1!.endpoint}`);
+    expect(health.members?.find((m) => m.endpoint === m1!.endpoint)).toMatchObject({ answering: false });
+    expect([m2!.endpoint, m3!.endpoint]).toContain(health.endpoint!);
+    expect(watcher.warnings.some((m) => m.includes(`etcd member ${m1!.endpoint} does not answer`) && m.includes(`moving to`))).toBe(true);
+    expect(renderMetrics(discoveryMetricFamilies(w))).toContain('kvcr_discovery_member_failovers_total{backend="etcd"} 1\n');
+
+    // The store that has only the hung member cannot move: it says so.
+    await waitFor(() => discoveryHealth(lone).connected === false, { what: "the lone store to report its member silent", timeoutMs: 10_000 });
+    expect(discoveryHealth(lone)).toMatchObject({ connected: false, degraded: true, endpoint: m1!.endpoint });
+
+    // The watcher's lease is renewed through a live member: etcd's remaining TTL goes up again.
+    const leaseOf = async () => {
+      const reply = await p.client.call<{ kvs?: { lease?: string }[] }>("/v3/kv/range", { key: b64(`m${ns}/${own.key}`) });
+      return reply.kvs?.[0]?.lease;
+    };
+    const lease = await leaseOf();
+    expect(lease).toBeDefined();
+    let lastTtl = Number.POSITIVE_INFINITY;
+    await waitFor(
+      async () => {
+        const ttl = Number((await p.client.call<{ TTL?: string }>("/v3/lease/timetolive", { ID: lease })).TTL ?? -1);
+        const renewed = ttl > lastTtl;
+        lastTtl = ttl;
+        return renewed;
+      },
+      { what: "a renewal of the watcher's lease after the move", timeoutMs: 10_000, intervalMs: 100 },
+    );
+    expect(await leaseOf()).toBe(lease);
+    expect(w.status().leaseRegrants).toBe(0);
+
+    m1!.resume();
+    await waitFor(() => allAnswering(w), { what: "the resumed member to answer again", timeoutMs: 15_000 });
+    await waitFor(() => discoveryHealth(lone).connected && !discoveryHealth(lone).degraded, { what: "the lone store to be connected again", timeoutMs: 15_000 });
+    // Nothing the resumed member replays undoes what the watcher believes.
+    await p.put(keys.worker("dynamo", "after"), 1);
+    await waitFor(() => believed(log)["dynamo/workers/after"] !== undefined, { what: "a put after the resume" });
+    expect(Object.keys(believed(log)).sort()).toEqual(["dynamo/workers/after", "dynamo/workers/late", "dynamo/workers/watcher"]);
+  }, 90_000);
+
+  test("two of three members hung: the store reports quorum lost, then back", async () => {
+    ns++;
+    await using cluster = await startEtcdCluster();
+    const [m1, m2, m3] = cluster.members;
+    const watcher = warningLog();
+    await using w = await open(cluster.endpoints, { logger: watcher.logger });
+    await using _watch = await w.watch("dynamo/", eventLog().listener);
+    await waitFor(() => allAnswering(w), { what: "every member probed and answering", timeoutMs: 10_000 });
+
+    m2!.pause();
+    m3!.pause();
+    const pausedAt = performance.now();
+    await waitFor(() => discoveryHealth(w).quorum === false, { what: "quorum loss to be reported", timeoutMs: 15_000 });
+    const lostMs = performance.now() - pausedAt;
+    const silentTwo = () => discoveryHealth(w).members?.filter((m) => m.answering === false).map((m) => m.endpoint).sort();
+    await waitFor(() => Bun.deepEquals(silentTwo(), [m2!.endpoint, m3!.endpoint].sort()), { what: "both hung members reported silent", timeoutMs: 15_000 });
+    console.log(`etcd quorum loss (2 of 3 members hung): reported after ${lostMs.toFixed(0)} ms, both members silent after ${(performance.now() - pausedAt).toFixed(0)} ms`);
+    const health = discoveryHealth(w);
+    expect(health.degraded).toBe(true);
+    expect(health.degradedReason).toContain("etcd quorum lost");
+    expect(renderMetrics(discoveryMetricFamilies(w))).toContain('kvcr_discovery_quorum{backend="etcd"} 0\n');
+    // m1 still answers (without a leader, once its election timeout passed): it stays in use.
+    expect(health.endpoint).toBe(m1!.endpoint);
+
+    m2!.resume();
+    m3!.resume();
+    await waitFor(() => allAnswering(w), { what: "quorum to come back", timeoutMs: 20_000 });
+    expect(watcher.warnings.some((m) => m.includes("etcd quorum is back"))).toBe(true);
+  }, 90_000);
+});
+
+describe("late etcd events (a fake gateway replaying them)", () => {
+  test("a delete older than the record held, and an older put, are ignored and counted; later changes apply", async () => {
+    const owner = { pid: 1, instanceId: "feed" };
+    const value = (revision: number, v: string, withdrawn = false) => b64(JSON.stringify({ format: "kvcr-discovery-etcd/v1", owner, revision, leaseTtlMs: 1000, ...(withdrawn ? { withdrawn } : {}), value: v }));
+    const key = (id: string) => b64(`kvcr/dynamo/workers/${id}`);
+    const header = (revision: number) => ({ cluster_id: "1", revision: String(revision) });
+    // Listed at revision 10: w1 as put again at 10. Then the stream brings the delete of its
+    // previous registration (revision 7) and that registration's put (8), both late, then news.
+    const results = [
+      { header: header(10), created: true },
+      { header: header(10), events: [{ type: "DELETE", kv: { key: key("w1"), mod_revision: "7" } }] },
+      { header: header(10), events: [{ kv: { key: key("w1"), value: value(1, "old"), mod_revision: "8" } }] },
+      { header: header(11), events: [{ kv: { key: key("w2"), value: value(1, "w2"), mod_revision: "11" } }] },
+      { header: header(13), events: [{ kv: { key: key("w1"), value: value(2, "new", true), mod_revision: "12" } }, { type: "DELETE", kv: { key: key("w1"), mod_revision: "13" }, prev_kv: { key: key("w1"), value: value(2, "new", true), mod_revision: "12" } }] },
+    ];
+    let watches = 0;
+    using gateway = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        const path = new URL(req.url).pathname;
+        if (path === "/v3/kv/range") return Response.json({ header: header(10), kvs: [{ key: key("w1"), value: value(2, "new"), mod_revision: "10", lease: "5" }] });
+        if (path === "/v3/maintenance/status") return Response.json({ header: header(10), leader: "1" });
+        if (path === "/v3/watch") {
+          watches++;
+          const body = results.map((r) => `${JSON.stringify({ result: r })}\n`).join("");
+          // Kept open, as etcd keeps a watch open.
+          return new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(body)) }));
+        }
+        return Response.json({ header: header(10) });
+      },
+    });
+    const watcher = warningLog();
+    await using store = await openEtcdDiscoveryStore({ endpoints: `http://127.0.0.1:${gateway.port}`, leaseTtlMs: 1_000, logger: watcher.logger, watchRetryMs: 50 });
+    const log = eventLog();
+    await using _w = await store.watch("dynamo/", log.listener);
+    await waitFor(() => log.events.length >= 3, { what: "the news after the late events" });
+    expect(log.summary()).toEqual(["put dynamo/workers/w1 r2", "put dynamo/workers/w2 r1", "delete dynamo/workers/w1 removed"]);
+    expect(watches).toBe(1);
+    expect(store.status().staleEventsIgnored).toBe(2);
+    expect(watcher.warnings.filter((m) => m.startsWith("discovery: ignoring a late"))).toEqual([
+      'discovery: ignoring a late delete of dynamo/workers/w1 at etcd revision 7 under watch "dynamo/": what is held is from revision 10, newer',
+      'discovery: ignoring a late put of dynamo/workers/w1 at etcd revision 8 under watch "dynamo/": what is held is from revision 10, newer',
+    ]);
+    expect(renderMetrics(discoveryMetricFamilies(store))).toContain('kvcr_discovery_stale_events_ignored_total{backend="etcd"} 2\n');
+  });
+});
