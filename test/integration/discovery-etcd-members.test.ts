@@ -3,11 +3,11 @@
 // lease through it; /health's discovery object says degraded, names the member and reports a lost
 // quorum; and late events (a fake gateway replaying them) never eject a record put again since.
 import { describe, expect, test } from "bun:test";
-import { waitFor } from "../harness.ts";
+import { waitFor, withTimeout } from "../harness.ts";
 import { etcdAvailable } from "../etcd.ts";
 import { startEtcdCluster } from "../etcd-cluster.ts";
 import { believed, eventLog, warningLog } from "../../src/discovery/discovery-store.suite.ts";
-import { b64 } from "../../src/discovery/etcd-client.ts";
+import { b64, EtcdClient } from "../../src/discovery/etcd-client.ts";
 import { openEtcdDiscoveryStore, type EtcdDiscoveryOptions, type EtcdDiscoveryStore } from "../../src/discovery/etcd-store.ts";
 import { keys } from "../../src/discovery/keys.ts";
 import { discoveryHealth, discoveryMetricFamilies } from "../../src/discovery/status.ts";
@@ -175,5 +175,29 @@ describe("late etcd events (a fake gateway replaying them)", () => {
       'discovery: ignoring a late put of dynamo/workers/w1 at etcd revision 8 under watch "dynamo/": what is held is from revision 10, newer',
     ]);
     expect(renderMetrics(discoveryMetricFamilies(store))).toContain('kvcr_discovery_stale_events_ignored_total{backend="etcd"} 2\n');
+  });
+
+  test("a request under way on a member that is left goes on with the next one; a silent member is tried last", async () => {
+    let hungRequests = 0;
+    // Takes the request and never answers, as a SIGSTOPped member.
+    using hung = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => {
+        hungRequests++;
+        return new Promise<Response>(() => {});
+      },
+    });
+    using live = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json({ header: { cluster_id: "1", revision: "3" }, count: "0" }) });
+    const [hungUrl, liveUrl] = [`http://127.0.0.1:${hung.port}`, `http://127.0.0.1:${live.port}`];
+    const client = new EtcdClient({ endpoints: [hungUrl, liveUrl], requestTimeoutMs: 60_000 });
+    const pending = client.call<{ count?: string }>("/v3/kv/range", { key: "AA==" });
+    await waitFor(() => hungRequests === 1, { what: "the request to reach the hung member" });
+    client.setAnswering(0, false);
+    client.switchTo(1);
+    expect(await withTimeout(pending, 5_000, "the request to finish on the live member")).toMatchObject({ count: "0" });
+    expect([client.inUse, client.status.endpoint]).toEqual([1, liveUrl]);
+    await client.call("/v3/kv/range", { key: "AA==" });
+    expect(hungRequests).toBe(1);
   });
 });
