@@ -60,6 +60,12 @@ export interface EtcdConnectionStatus {
   reconnects: number;
 }
 
+/** gRPC UNAVAILABLE: the member cannot serve now (no leader, leader changed, a timeout inside etcd). */
+const GRPC_UNAVAILABLE = 14;
+/** How long UNAVAILABLE answers are retried, every member in turn, before the caller gets one: an election's length. */
+export const UNAVAILABLE_RETRY_MS = 2_000;
+const UNAVAILABLE_PAUSE_MS = 100;
+
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
@@ -168,9 +174,26 @@ export class EtcdClient {
     this.markUp(this.endpoints[this.current]!);
   }
 
-  /** POSTs `body` to `path`, trying each endpoint once starting from the member in use. */
+  /**
+   * POSTs `body` to `path`, trying each endpoint once starting from the member in use. An
+   * UNAVAILABLE answer (no leader, leader changed: an election under way) moves on to the next
+   * member too, and rounds are tried again for a while (every request here is safe to repeat).
+   */
   async call<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    let giveUpAt: number | undefined; // counted from the first such answer (etcd may take seconds to give it)
+    for (;;) {
+      const round = await this.callRound<T>(path, body, signal);
+      if (round.ok) return round.doc;
+      giveUpAt ??= Date.now() + Math.min(this.timeoutMs, UNAVAILABLE_RETRY_MS);
+      if (Date.now() >= giveUpAt || signal?.aborted) throw round.unavailable;
+      await Bun.sleep(UNAVAILABLE_PAUSE_MS);
+    }
+  }
+
+  /** One try on each endpoint; `ok: false` when every member that answered said UNAVAILABLE. */
+  private async callRound<T>(path: string, body: unknown, signal?: AbortSignal): Promise<{ ok: true; doc: T } | { ok: false; unavailable: EtcdServerError }> {
     let lastErr: unknown;
+    let unavailable: EtcdServerError | undefined;
     const mark = this.epoch.mark();
     const order = this.order();
     for (let attempt = 0; attempt < order.length; attempt++) {
@@ -205,12 +228,16 @@ export class EtcdClient {
       // {error: {grpc_code, message}} — both are etcd's answer, never a reply to read fields from.
       const streamError = typeof doc.error === "object" && doc.error !== null ? (doc.error as { grpc_code?: number; message?: string }) : undefined;
       if (!res.ok || typeof doc.error === "string" || streamError) {
-        throw new EtcdServerError(path, Number(streamError?.grpc_code ?? doc.code ?? 0), String(streamError?.message ?? doc.message ?? doc.error ?? `HTTP ${res.status}`));
+        const err = new EtcdServerError(path, Number(streamError?.grpc_code ?? doc.code ?? 0), String(streamError?.message ?? doc.message ?? doc.error ?? `HTTP ${res.status}`));
+        if (err.grpcCode !== GRPC_UNAVAILABLE) throw err;
+        unavailable = err; // another member may have a leader
+        continue;
       }
       // Lease keep-alive is a stream on the gateway: its header sits under `result`.
       this.epoch.observe(mark, (doc.header ?? (doc.result as { header?: EtcdHeader } | undefined)?.header) as EtcdHeader | undefined);
-      return doc as T;
+      return { ok: true, doc: doc as T };
     }
+    if (unavailable) return { ok: false, unavailable };
     const message = `etcd unreachable at ${this.endpoints.join(", ")}: ${(lastErr as Error)?.message ?? String(lastErr)}`;
     this.markDown(message);
     throw new KvcrError("ETCD_UNREACHABLE", message, { cause: lastErr });
@@ -218,9 +245,10 @@ export class EtcdClient {
 
   /**
    * Opens one /v3/watch stream and yields each result. Ends when the server closes it; throws on
-   * a transport error (the caller reconnects). `signal` aborts it.
+   * a transport error (the caller reconnects). `signal` aborts it. `onOpened` hears which
+   * endpoint (index) it rides.
    */
-  async *watch(createRequest: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<EtcdWatchResult> {
+  async *watch(createRequest: Record<string, unknown>, signal: AbortSignal, onOpened?: (index: number) => void): AsyncGenerator<EtcdWatchResult> {
     let res: Response | undefined;
     let lastErr: unknown;
     let on = this.current;
@@ -243,6 +271,7 @@ export class EtcdClient {
     }
     if (!res.ok || !res.body) throw new KvcrError("ETCD_BAD_REPLY", `etcd watch: HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
     this.answeredOn(on);
+    onOpened?.(on);
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
     let buffered = "";

@@ -140,15 +140,30 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
     if (quorum === false && !this.quorumLost) this.opts.logger.warn(`discovery: ${membersDegradedReason(members, this.client.inUse)}`);
     if (quorum === true && this.quorumLost) this.opts.logger.warn("discovery: etcd quorum is back");
     this.quorumLost = quorum === false;
+    const now = Date.now();
     const from = this.client.inUse;
-    const to = memberToUse(members, from, Date.now(), this.opts.memberTimeoutMs);
-    if (to === from) return;
-    const left = members[from]!;
-    const why = `etcd member ${left.endpoint} ${left.answering ? "has no leader" : "does not answer"} (${left.lastError ?? "?"})`;
-    this.opts.logger.warn(`discovery: ${why}; moving to ${members[to]!.endpoint}, listing every watch again and watching from the listed revision`);
-    this.memberFailovers++;
-    this.client.switchTo(to);
-    for (const w of this.watches) w.requestResync(why, true, false);
+    const to = memberToUse(members, from, now, this.opts.memberTimeoutMs);
+    if (to !== from) {
+      const why = this.leftWhy(from);
+      this.opts.logger.warn(`discovery: ${why}; moving to ${members[to]!.endpoint}, listing every watch again and watching from the listed revision`);
+      this.memberFailovers++;
+      this.client.switchTo(to);
+      for (const w of this.watches) w.requestResync(why, true, false);
+    }
+    // A stream opened on a member the client has moved off since (a request failed over) may ride
+    // a member that is now silent or cut off: it lists again too, on the member in use.
+    for (const w of this.watches) {
+      const on = w.streamMember;
+      if (on === undefined || on === this.client.inUse || memberToUse(members, on, now, this.opts.memberTimeoutMs) === on) continue;
+      const why = this.leftWhy(on);
+      this.opts.logger.warn(`discovery: ${why} under watch ${JSON.stringify(w.prefix)}; listing it again on ${members[this.client.inUse]!.endpoint}`);
+      w.requestResync(why, true, false);
+    }
+  }
+
+  private leftWhy(index: number): string {
+    const m = this.probe.members[index]!;
+    return `etcd member ${m.endpoint} ${m.answering ? "has no leader" : "does not answer"} (${m.lastError ?? "?"})`;
   }
 
   holdRenewals(untilMs: number): void {

@@ -60,6 +60,8 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
   private closed = false;
   /** Stream reopenings (after drops), for /metrics. */
   reopens = 0;
+  /** The endpoint (index) the open stream rides; undefined between streams. */
+  streamMember: number | undefined;
 
   constructor(
     readonly prefix: string,
@@ -85,6 +87,7 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
     this.resyncWhy = why;
     if (counted) this.resyncCounted = true;
     this.streamAbort.abort();
+    this.streamMember = undefined; // the stream ends with that abort
   }
 
   /** A pending re-list; the flag stays set if it fails, so the next round tries again. */
@@ -115,12 +118,13 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
     const full = etcdKey(this.deps.root, this.prefix);
     while (!this.closed) {
       let woken: AbortSignal | undefined;
+      this.streamMember = undefined;
       try {
         if (this.resyncWhy !== undefined) await this.relist();
         this.streamAbort = new AbortController();
         woken = this.streamAbort.signal;
         const signal = AbortSignal.any([this.abort.signal, this.streamAbort.signal]);
-        const stream = this.deps.client.watch({ key: b64(full), range_end: prefixRangeEnd(full), start_revision: String(this.lastRevision + 1n), prev_kv: true }, signal);
+        const stream = this.deps.client.watch({ key: b64(full), range_end: prefixRangeEnd(full), start_revision: String(this.lastRevision + 1n), prev_kv: true }, signal, (i) => (this.streamMember = i));
         let received = false;
         for await (const result of stream) {
           failures = 0;
@@ -134,6 +138,7 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
         if (!received && this.resyncWhy === undefined) await this.pause(this.deps.retryMs); // closed at once: do not spin
         this.reopens++;
       } catch (err) {
+        this.streamMember = undefined;
         if (this.closed) return;
         if (woken?.aborted && this.resyncWhy !== undefined) continue; // woken to re-list, not a failure
         this.deps.client.markDown(`etcd watch ${this.prefix}: ${(err as Error).message}`);

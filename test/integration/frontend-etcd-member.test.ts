@@ -41,6 +41,8 @@ describe.skipIf(!hasEtcd)("frontend on an etcd cluster whose member in use hangs
     await startOne([m2!.endpoint, m3!.endpoint]);
     await waitFor(() => fe.state.workerCount === 2, { what: "the frontend to route the worker registered during the hang", timeoutMs: 15_000 });
     console.log(`frontend, hung etcd member: worker registered during the hang routed after ${(performance.now() - pausedAt).toFixed(0)} ms`);
+    // Had the hung member led, the other two elect a leader meanwhile (quorum lost until they have).
+    await waitFor(async () => (await health()).discovery.quorum === true, { what: "the two live members to have a leader", timeoutMs: 15_000 });
     const h = await health();
     expect(h.code).toBe(200);
     expect(h.status).toBe("degraded");
@@ -50,7 +52,8 @@ describe.skipIf(!hasEtcd)("frontend on an etcd cluster whose member in use hangs
     expect(h.discovery.members?.find((m) => m.endpoint === m1!.endpoint)?.answering).toBe(false);
 
     m1!.resume();
-    await waitFor(async () => (await health()).status === "healthy", { what: "the frontend healthy once the member answers again", timeoutMs: 15_000 });
-    expect(fe.state.workerCount).toBe(2);
+    // (A resumed old leader of etcd 3.4 before its late-2023 fix revokes the leases it saw lapse
+    // while stopped; the mockers put their records back.)
+    await waitFor(async () => (await health()).status === "healthy" && fe.state.workerCount === 2, { what: "the frontend healthy with both workers once the member answers again", timeoutMs: 15_000 });
   }, 90_000);
 });
