@@ -14,6 +14,8 @@ export interface MemberProbeOptions {
   logger: DiscoveryLogger;
   /** After every probe settles: the store reviews which member to use. */
   onSettled(): void;
+  /** A member that did not answer answers again. */
+  onResumed?(member: MemberState): void;
 }
 
 export class EtcdMemberProbe {
@@ -67,7 +69,8 @@ export class EtcdMemberProbe {
 
   private answered(m: MemberState, status: { hasLeader: boolean; problem?: string }): void {
     const now = Date.now();
-    if (m.answering === false) this.opts.logger.warn(`discovery: etcd member ${m.endpoint} answers again (silent for ${m.lastAnswerMs === undefined ? "?" : now - m.lastAnswerMs} ms)`);
+    const resumed = m.answering === false;
+    if (resumed) this.opts.logger.warn(`discovery: etcd member ${m.endpoint} answers again (silent for ${m.lastAnswerMs === undefined ? "?" : now - m.lastAnswerMs} ms)`);
     if (!status.hasLeader && m.hasLeader !== false) this.opts.logger.warn(`discovery: etcd member ${m.endpoint} has no leader (${status.problem})`);
     if (status.hasLeader && m.hasLeader === false) this.opts.logger.warn(`discovery: etcd member ${m.endpoint} has a leader again`);
     if (!status.hasLeader) m.leaderlessSinceMs ??= now;
@@ -76,6 +79,7 @@ export class EtcdMemberProbe {
     m.hasLeader = status.hasLeader;
     m.lastAnswerMs = now;
     m.lastError = status.problem;
+    if (resumed) this.opts.onResumed?.(m);
   }
 
   private silent(m: MemberState, why: string): void {

@@ -1,17 +1,16 @@
 // The `etcd` discovery backend: records live under `kvcr/{namespace}/{kind}/{id…}` on
 // one etcd lease per process (per TTL), kept alive every TTL/3; list is a prefix range read; watch
 // is list-then-stream resumed from the last revision. An etcd seen wiped, restored or replaced
-// (etcd-epoch.ts) makes every watch list again and every lease put its records again. Every member
-// is probed with a deadline (etcd-member-probe.ts); one in use that stops answering is left for
-// another, every watch listing again. Speaks etcd's JSON gateway over fetch (etcd-client.ts says
-// why), so it works unchanged inside the compiled binary.
+// (etcd-epoch.ts) makes every watch list again and every lease put its records again. A member in
+// use that stops answering is left for another, every watch listing again (etcd-failover.ts).
+// Speaks etcd's JSON gateway over fetch (etcd-client.ts says why), so it works unchanged inside
+// the compiled binary.
 import { randomBytes } from "node:crypto";
 import { ConfigError, KvcrError } from "../lib/errors.ts";
 import { createLogger } from "../lib/logger.ts";
 import { EtcdClient, parseEndpoints } from "./etcd-client.ts";
 import { EtcdLease } from "./etcd-lease.ts";
-import { EtcdMemberProbe } from "./etcd-member-probe.ts";
-import { memberToUse, memberViews, membersDegradedReason, quorumOf } from "./etcd-members.ts";
+import { EtcdFailover } from "./etcd-failover.ts";
 import { EtcdRecord } from "./etcd-leased-record.ts";
 import { ETCD_ROOT, toEntry } from "./etcd-record.ts";
 import { EtcdPrefixWatch, rangePrefix } from "./etcd-watch.ts";
@@ -30,6 +29,7 @@ export const ETCD_DISCOVERY_DEFAULTS = {
   /** Between status probes of each member. */
   memberProbeIntervalMs: 1_000,
 } as const;
+
 
 export interface EtcdDiscoveryOptions {
   /** `http://HOST:2379` URLs (or one comma-separated string), tried in turn. */
@@ -95,12 +95,10 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
   private readonly leases = new Map<number, Promise<EtcdLease>>();
   private readonly records = new HeldRecords<EtcdRecord>();
   private readonly watches = new Set<EtcdPrefixWatch>();
-  private readonly probe: EtcdMemberProbe;
+  private readonly failover: EtcdFailover;
   private leaseRegrants = 0;
   private watchResyncs = 0;
-  private memberFailovers = 0;
   private staleEventsIgnored = 0;
-  private quorumLost = false;
   private closed = false;
 
   constructor(
@@ -122,48 +120,15 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
       for (const w of this.watches) w.requestResync(why, true);
       for (const lease of this.leases.values()) void lease.then((l) => l.recheck(), () => {});
     });
-    this.probe = new EtcdMemberProbe({ endpoints, intervalMs: opts.memberProbeIntervalMs, timeoutMs: opts.memberTimeoutMs, logger: opts.logger, onSettled: () => this.reviewMembers() });
-    this.probe.start();
-  }
-
-  /**
-   * After each probe: tells the client which members answer, and leaves the member in use when it
-   * does not answer (or is cut off from the leader) for one that does. Requests under way on it
-   * go on with the new member (the lease is kept alive through it), and every watch lists its
-   * prefix again and watches from the listed revision, so nothing it missed stays missed.
-   */
-  private reviewMembers(): void {
-    if (this.closed) return;
-    const members = this.probe.members;
-    members.forEach((m, i) => this.client.setAnswering(i, m.answering !== false));
-    const quorum = quorumOf(members);
-    if (quorum === false && !this.quorumLost) this.opts.logger.warn(`discovery: ${membersDegradedReason(members, this.client.inUse)}`);
-    if (quorum === true && this.quorumLost) this.opts.logger.warn("discovery: etcd quorum is back");
-    this.quorumLost = quorum === false;
-    const now = Date.now();
-    const from = this.client.inUse;
-    const to = memberToUse(members, from, now, this.opts.memberTimeoutMs);
-    if (to !== from) {
-      const why = this.leftWhy(from);
-      this.opts.logger.warn(`discovery: ${why}; moving to ${members[to]!.endpoint}, listing every watch again and watching from the listed revision`);
-      this.memberFailovers++;
-      this.client.switchTo(to);
-      for (const w of this.watches) w.requestResync(why, true, false);
-    }
-    // A stream opened on a member the client has moved off since (a request failed over) may ride
-    // a member that is now silent or cut off: it lists again too, on the member in use.
-    for (const w of this.watches) {
-      const on = w.streamMember;
-      if (on === undefined || on === this.client.inUse || memberToUse(members, on, now, this.opts.memberTimeoutMs) === on) continue;
-      const why = this.leftWhy(on);
-      this.opts.logger.warn(`discovery: ${why} under watch ${JSON.stringify(w.prefix)}; listing it again on ${members[this.client.inUse]!.endpoint}`);
-      w.requestResync(why, true, false);
-    }
-  }
-
-  private leftWhy(index: number): string {
-    const m = this.probe.members[index]!;
-    return `etcd member ${m.endpoint} ${m.answering ? "has no leader" : "does not answer"} (${m.lastError ?? "?"})`;
+    this.failover = new EtcdFailover({
+      endpoints,
+      client: this.client,
+      logger: opts.logger,
+      memberTimeoutMs: opts.memberTimeoutMs,
+      probeIntervalMs: opts.memberProbeIntervalMs,
+      watches: () => this.watches,
+      leases: () => this.leases.values(),
+    });
   }
 
   holdRenewals(untilMs: number): void {
@@ -220,6 +185,7 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
       onClosed: (x) => this.watches.delete(x),
       onResynced: () => void this.watchResyncs++,
       onStaleEvent: () => void this.staleEventsIgnored++,
+      expiryHoldMs: () => this.failover.expiryHoldMs(),
     });
     this.watches.add(w);
     try {
@@ -237,21 +203,17 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
    */
   status(): DiscoveryStatus {
     const s = this.client.status;
-    const members = this.probe.members;
-    const inUse = this.client.inUse;
-    const quorum = quorumOf(members);
+    const { inUseSilent, inUseError, ...members } = this.failover.status();
     return {
       backend: this.backend,
-      connected: s.connected && members[inUse]?.answering !== false,
+      connected: s.connected && !inUseSilent,
       endpoint: s.endpoint,
-      lastError: s.connected && members[inUse]?.answering === false ? `etcd member ${s.endpoint} does not answer (${members[inUse]!.lastError})` : s.lastError,
+      lastError: s.connected && inUseSilent ? inUseError : s.lastError,
       reconnects: s.reconnects,
       leaseRegrants: this.leaseRegrants,
       watchResyncs: this.watchResyncs,
-      members: memberViews(members),
-      ...(quorum !== undefined ? { quorum } : {}),
-      degradedReason: membersDegradedReason(members, inUse),
-      memberFailovers: this.memberFailovers,
+      ...members,
+      memberFailovers: this.failover.failovers,
       staleEventsIgnored: this.staleEventsIgnored,
     };
   }
@@ -260,7 +222,7 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.probe.close();
+    this.failover.close();
     // Watches first: a closing process has no use for events about its own withdrawals.
     await Promise.all([...this.watches].map((w) => w.close()));
     await this.records.withdrawAll(this.opts.logger);

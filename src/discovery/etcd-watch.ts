@@ -5,7 +5,9 @@
 // prefix is listed again, diffed against what was reported, and watched from the new revision.
 // Versions already reported (owner + revision) are never reported again, and an event older than
 // the etcd revision held for its key (a late delete, an old put) is ignored (etcd-key-revisions.ts).
-// The store also has it list again when it leaves a member that stopped answering.
+// The store also has it list again when it leaves a member that stopped answering, and, while a
+// member is silent or just answered again, has it hold back lease expiries a moment: a resumed old
+// etcd leader may revoke live leases, whose owners put the same records straight back.
 import { b64, prefixRangeEnd, type EtcdClient, type EtcdKv, type EtcdWatchResult } from "./etcd-client.ts";
 import { KeyRevisions } from "./etcd-key-revisions.ts";
 import { decodeKv, etcdKey, revisionOf, toEntry, versionOf, type EtcdEnvelope } from "./etcd-record.ts";
@@ -23,6 +25,8 @@ export interface WatchDeps {
   onResynced(): void;
   /** An event older than what the watch holds for its key was ignored. */
   onStaleEvent(): void;
+  /** How long to hold back a lease expiry before reporting it (0: report it at once). */
+  expiryHoldMs(): number;
 }
 
 interface RangeReply {
@@ -62,6 +66,8 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
   reopens = 0;
   /** The endpoint (index) the open stream rides; undefined between streams. */
   streamMember: number | undefined;
+  /** Lease expiries held back (expiryHoldMs), by key: a put of the key cancels its report. */
+  private readonly heldExpiries = new Map<string, { timer: ReturnType<typeof setTimeout>; sinceMs: number }>();
 
   constructor(
     readonly prefix: string,
@@ -173,7 +179,8 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
       if (ev.type === "DELETE") {
         const key = decodeKv(this.deps.root, ev.kv).key;
         const prev = ev.prev_kv ? decodeKv(this.deps.root, ev.prev_kv) : undefined;
-        this.emitDelete(key, prev?.ok && prev.record.withdrawn ? "removed" : "expired");
+        if (prev?.ok && prev.record.withdrawn) this.emitDelete(key, "removed");
+        else this.expire(key);
         continue;
       }
       const d = decodeKv(this.deps.root, ev.kv);
@@ -200,7 +207,25 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
     return false;
   }
 
+  /** A lease expiry: reported now, or held back for a put of the same record (see the header). */
+  private expire(key: string): void {
+    const holdMs = this.deps.expiryHoldMs();
+    if (holdMs <= 0 || !this.reported.has(key) || this.heldExpiries.has(key)) return this.emitDelete(key, "expired");
+    const timer = setTimeout(() => {
+      this.heldExpiries.delete(key);
+      this.emitDelete(key, "expired");
+    }, holdMs);
+    this.heldExpiries.set(key, { timer, sinceMs: Date.now() });
+  }
+
   private emitPut(record: EtcdEnvelope, nowMs: number): void {
+    const held = this.heldExpiries.get(record.key);
+    if (held) {
+      clearTimeout(held.timer);
+      this.heldExpiries.delete(record.key);
+      const same = this.reported.get(record.key) === versionOf(record);
+      this.deps.logger.warn(`discovery: ${record.key} lapsed and was put back ${same ? "unchanged " : ""}${Date.now() - held.sinceMs} ms later (its lease revoked, as a resumed etcd member may); ${same ? "not reported" : "reported as a change"}`);
+    }
     const version = versionOf(record);
     if (this.reported.get(record.key) === version) return;
     this.reported.set(record.key, version);
@@ -208,6 +233,11 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
   }
 
   private emitDelete(key: string, reason: DeleteReason): void {
+    const held = this.heldExpiries.get(key);
+    if (held) {
+      clearTimeout(held.timer);
+      this.heldExpiries.delete(key);
+    }
     if (!this.reported.delete(key)) return;
     this.deliver({ type: "delete", key, reason });
   }
@@ -237,6 +267,8 @@ export class EtcdPrefixWatch implements DiscoveryWatch {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
+    for (const held of this.heldExpiries.values()) clearTimeout(held.timer);
+    this.heldExpiries.clear();
     await this.loop.catch(() => {});
     this.deps.onClosed(this);
   }

@@ -103,6 +103,44 @@ describe.skipIf(!hasEtcd)("etcd members that hang (a three-member cluster)", () 
     await waitFor(async () => Bun.deepEquals(believed(log), want) && (await p.list("dynamo/")).length === 3, { what: "the watcher to settle on etcd's records after the resume", timeoutMs: 15_000 });
   }, 90_000);
 
+  test("the leader hung longer than the lease TTL, then resumed: no live record is reported gone (a revoke as it resumes is put back first)", async () => {
+    ns++;
+    await using cluster = await startEtcdCluster();
+    // The leader, by its members' status: where the old-leader revoke can come from.
+    const statuses = await Promise.all(cluster.endpoints.map(async (e) => (await (await fetch(`${e}/v3/maintenance/status`, { method: "POST", body: "{}" })).json()) as { leader?: string; header?: { member_id?: string } }));
+    const leaderAt = statuses.findIndex((st) => st.header?.member_id === st.leader);
+    expect(leaderAt).toBeGreaterThanOrEqual(0);
+    const leader = cluster.members[leaderAt]!;
+    const followers = cluster.endpoints.filter((_, i) => i !== leaderAt);
+    const ownerLog = warningLog();
+    const watcherLog = warningLog();
+    // Both use a follower, so neither has to move: only the resume matters here.
+    const ttlMs = 3_000;
+    await using owner = await open([...followers, leader.endpoint], { logger: ownerLog.logger, leaseTtlMs: ttlMs });
+    await using watcher = await open([...followers, leader.endpoint], { logger: watcherLog.logger });
+    await owner.put(keys.worker("dynamo", "live"), "kept alive throughout");
+    const log = eventLog();
+    await using _watch = await watcher.watch("dynamo/", log.listener);
+    await waitFor(() => allAnswering(owner) && allAnswering(watcher), { what: "every member probed and answering", timeoutMs: 10_000 });
+
+    leader.pause();
+    const pausedAt = performance.now();
+    await waitFor(() => discoveryHealth(watcher).members?.find((x) => x.endpoint === leader.endpoint)?.answering === false, { what: "the hung leader reported silent", timeoutMs: 10_000 });
+    // The hang must outlast the lease TTL: the old leader's lessor then sees the lease lapsed.
+    await waitFor(() => performance.now() - pausedAt > ttlMs + 1_000, { what: "the hang to outlast the lease TTL", timeoutMs: ttlMs + 5_000, intervalMs: 100 });
+    leader.resume();
+    const resumedAt = performance.now();
+    // The revoke, when this etcd has the flaw, comes within a second of the resume; the owner
+    // then grants a new lease and puts the record back.
+    await waitFor(() => owner.status().leaseRegrants >= 1 || performance.now() - resumedAt > 8_000, { what: "the owner's re-grant, or the resume window to pass", timeoutMs: 15_000, intervalMs: 100 });
+    await waitFor(() => allAnswering(watcher), { what: "the resumed member to answer", timeoutMs: 10_000 });
+    const revoked = owner.status().leaseRegrants >= 1;
+    console.log(`leader hung ${((resumedAt - pausedAt) / 1000).toFixed(1)} s and resumed: the lease ${revoked ? "was revoked by the old leader and granted again" : "was not revoked (etcd has the fix, or the race did not happen)"}`);
+    expect(log.summary()).toEqual(["put dynamo/workers/live r1"]);
+    expect(believed(log)).toEqual({ "dynamo/workers/live": 'r1="kept alive throughout"' });
+    if (revoked) expect(watcherLog.warnings.some((m) => m.includes("dynamo/workers/live lapsed and was put back unchanged"))).toBe(true);
+  }, 90_000);
+
   test("two of three members hung: the store reports quorum lost, then back", async () => {
     ns++;
     await using cluster = await startEtcdCluster();
@@ -224,5 +262,101 @@ describe("late etcd events (a fake gateway replaying them)", () => {
     using notFound = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (asked++, Response.json({ error: "etcdserver: requested lease not found", code: 5, message: "etcdserver: requested lease not found" }, { status: 404 })) });
     await expect(new EtcdClient({ endpoints: [`http://127.0.0.1:${notFound.port}`] }).call("/v3/lease/keepalive", { ID: "1" })).rejects.toThrow(/lease not found/);
     expect(asked).toBe(1);
+  });
+});
+
+/**
+ * A fake etcd gateway: w1 and w2 listed at revision 10, a watch stream the test feeds with
+ * `send`, keep-alives counted, and a status probe that can be made to hang (`silent`).
+ */
+function fakeGateway() {
+  const owner = { pid: 1, instanceId: "feed" };
+  const envelope = (v: string) => b64(JSON.stringify({ format: "kvcr-discovery-etcd/v1", owner, revision: 1, leaseTtlMs: 1000, value: v }));
+  const key = (id: string) => b64(`kvcr/dynamo/workers/${id}`);
+  const header = (revision: number) => ({ cluster_id: "1", revision: String(revision) });
+  const streams: ReadableStreamDefaultController<Uint8Array>[] = [];
+  const state = { keepalives: 0, silent: false };
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const path = new URL(req.url).pathname;
+      if (path === "/v3/kv/range") return Response.json({ header: header(10), kvs: ["w1", "w2"].map((id) => ({ key: key(id), value: envelope(id), mod_revision: "10", lease: "5" })) });
+      if (path === "/v3/maintenance/status") return state.silent ? new Promise<Response>(() => {}) : Response.json({ header: header(10), leader: "1" });
+      if (path === "/v3/lease/grant") return Response.json({ header: header(10), ID: "7", TTL: "9" });
+      if (path === "/v3/lease/keepalive") {
+        state.keepalives++;
+        return Response.json({ result: { header: header(10), ID: "7", TTL: "9" } });
+      }
+      if (path === "/v3/watch") {
+        const start = (c: ReadableStreamDefaultController<Uint8Array>) => {
+          streams.push(c);
+          c.enqueue(new TextEncoder().encode(`${JSON.stringify({ result: { header: header(10), created: true } })}\n`));
+        };
+        return new Response(new ReadableStream<Uint8Array>({ start }));
+      }
+      return Response.json({ header: header(10) });
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    state,
+    /** Watch streams opened so far. */
+    watching: () => streams.length,
+    /** A lease expiry of `id` at `revision` (no withdrawal mark before it). */
+    expire: (id: string, revision: number) => ({ header: header(revision), events: [{ type: "DELETE", kv: { key: key(id), mod_revision: String(revision) }, prev_kv: { key: key(id), value: envelope(id), mod_revision: "10" } }] }),
+    /** `id` put again as it was (its owner's re-put on a new lease). */
+    putBack: (id: string, revision: number) => ({ header: header(revision), events: [{ kv: { key: key(id), value: envelope(id), mod_revision: String(revision), lease: "8" } }] }),
+    send(...results: unknown[]) {
+      for (const c of streams) c.enqueue(new TextEncoder().encode(results.map((r) => `${JSON.stringify({ result: r })}\n`).join("")));
+    },
+    [Symbol.dispose]: () => server.stop(true),
+  };
+}
+
+/** A loopback port nothing listens on: a member that is down. */
+function deadEndpoint(): string {
+  const l = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = l.port;
+  l.stop(true);
+  return `http://127.0.0.1:${port}`;
+}
+
+describe("lease expiries while an etcd member is silent or just resumed (a fake gateway)", () => {
+  test("an expiry is held back: a record put back unchanged within the hold is never reported gone; one not put back is, after it", async () => {
+    using gw = fakeGateway();
+    const dead = deadEndpoint();
+    const warnings = warningLog();
+    await using store = await openEtcdDiscoveryStore({ endpoints: [gw.url, dead], leaseTtlMs: 1_000, memberTimeoutMs: 300, logger: warnings.logger, watchRetryMs: 50 });
+    const log = eventLog();
+    await using _w = await store.watch("dynamo/", log.listener);
+    await waitFor(() => discoveryHealth(store).members?.[1]?.answering === false && gw.watching() > 0, { what: "the dead member reported silent and the watch open" });
+    gw.send(gw.expire("w1", 11), gw.expire("w2", 12), gw.putBack("w1", 13));
+    await waitFor(() => log.events.length >= 3, { what: "w2's expiry, after the hold", timeoutMs: 10_000 });
+    expect(log.summary()).toEqual(["put dynamo/workers/w1 r1", "put dynamo/workers/w2 r1", "delete dynamo/workers/w2 expired"]);
+    expect(warnings.warnings.some((m) => m.startsWith("discovery: dynamo/workers/w1 lapsed and was put back unchanged"))).toBe(true);
+  });
+
+  test("with every member answering, an expiry is reported at once", async () => {
+    using gw = fakeGateway();
+    await using store = await openEtcdDiscoveryStore({ endpoints: [gw.url], leaseTtlMs: 1_000, memberTimeoutMs: 300, logger: warningLog().logger, watchRetryMs: 50 });
+    const log = eventLog();
+    await using _w = await store.watch("dynamo/", log.listener);
+    await waitFor(() => discoveryHealth(store).members?.[0]?.answering === true && gw.watching() > 0, { what: "the member probed and the watch open" });
+    gw.send(gw.expire("w1", 11), gw.putBack("w1", 12));
+    await waitFor(() => log.events.length >= 4, { what: "the expiry and the put" });
+    expect(log.summary()).toEqual(["put dynamo/workers/w1 r1", "put dynamo/workers/w2 r1", "delete dynamo/workers/w1 expired", "put dynamo/workers/w1 r1"]);
+  });
+
+  test("a member answering again makes the leases renew every quarter second for a while", async () => {
+    using gw = fakeGateway();
+    await using store = await openEtcdDiscoveryStore({ endpoints: [gw.url], leaseTtlMs: 9_000, memberTimeoutMs: 300, logger: warningLog().logger });
+    await store.put(keys.worker("dynamo", "mine"), 1);
+    gw.state.silent = true;
+    await waitFor(() => discoveryHealth(store).members?.[0]?.answering === false, { what: "the member reported silent" });
+    const before = gw.state.keepalives;
+    gw.state.silent = false;
+    // At the usual cadence (every 3 s for a 9 s lease) four renewals would take 12 s.
+    await waitFor(() => gw.state.keepalives >= before + 4, { what: "four renewals soon after the member answers again", timeoutMs: 4_000 });
   });
 });
