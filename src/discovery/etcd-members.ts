@@ -1,5 +1,8 @@
 // Which etcd members answer, whether the cluster has quorum and which member to use, judged from
 // each member's last status probe (etcd-member-probe.ts sends them). Pure: no sockets, no clock.
+import type { MemberView } from "./store.ts";
+
+export type { MemberView };
 
 /** What the last probe of one `--etcd-endpoints` member showed. */
 export interface MemberState {
@@ -16,15 +19,6 @@ export interface MemberState {
   lastError?: string;
 }
 
-/** One member as /health shows it. */
-export interface MemberView {
-  endpoint: string;
-  /** null until probed. */
-  answering: boolean | null;
-  /** Whether it knows a leader (absent while it does not answer). */
-  leader?: boolean;
-  lastError?: string;
-}
 
 export function memberViews(members: readonly MemberState[]): MemberView[] {
   return members.map((m) => ({

@@ -1,8 +1,7 @@
 // The discovery connection as every role shows it: a `discovery` object in /health's body and
 // kvcr_discovery_* families on /metrics. `degraded` is what makes a role's /health say "degraded".
 import type { MetricFamily } from "../protocol/prometheus.ts";
-import type { MemberView } from "./etcd-members.ts";
-import { discoveryStatus, type DiscoveryStore } from "./store.ts";
+import { discoveryStatus, type DiscoveryStore, type MemberView } from "./store.ts";
 
 /** The /health view of the discovery store. */
 export interface DiscoveryHealth {

@@ -1,7 +1,6 @@
 // The discovery contract every backend implements (file today, etcd later): leased records that
 // vanish when their owner stops renewing, prefix list, and list-then-watch. Payloads are generic
 // JSON; consumers validate them. Mirrors the etcd model Dynamo uses (lease + keepalive + watch).
-import type { MemberView } from "./etcd-members.ts";
 
 /** Which process wrote a record: pid plus a random per-store id (pids get reused). */
 export interface RecordOwner {
@@ -82,6 +81,16 @@ export interface DiscoveryStore extends AsyncDisposable {
   holdRenewals?(untilMs: number): void;
   /** Connection to the backing store, for /health and /metrics (read it through discoveryStatus()). */
   status?(): DiscoveryStatus;
+}
+
+/** One etcd member as /health shows it. */
+export interface MemberView {
+  endpoint: string;
+  /** null until probed. */
+  answering: boolean | null;
+  /** Whether it knows a leader (absent while it does not answer). */
+  leader?: boolean;
+  lastError?: string;
 }
 
 /** How a store's connection looks to /health and /metrics. */
