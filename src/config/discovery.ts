@@ -13,6 +13,13 @@ export const discoveryOptions = group("Discovery", {
   },
   etcdEndpoints: { kind: "string", env: "ETCD_ENDPOINTS", description: "etcd client URLs for --discovery-backend etcd, comma-separated, tried in turn (http://HOST:2379[,…])" },
   discoveryLeaseTtl: { kind: "number", min: 1, max: 3600, default: 10, description: "Seconds a discovery record outlives its owner's last renewal (etcd counts whole seconds)" },
+  etcdMemberTimeout: {
+    kind: "number",
+    min: 0.1,
+    max: 60,
+    default: 3,
+    description: "Seconds an etcd member may leave its status probe (sent every second) unanswered before it counts as hung: the process moves to another --etcd-endpoints member, lists again, and its /health says degraded",
+  },
   discoveryDir: {
     kind: "string",
     nonEmpty: true,

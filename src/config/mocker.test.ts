@@ -240,4 +240,11 @@ describe("mocker discovery settings", () => {
   test("a zero lease TTL is a problem naming the flag", () => {
     expect(problems(["--discovery-lease-ttl", "0"])[0]).toContain("--discovery-lease-ttl");
   });
+
+  test("the etcd member timeout is seconds (3 by default, fractions allowed); zero or over a minute is a problem naming the flag", () => {
+    expect(load([]).etcdMemberTimeout).toBe(3);
+    expect(load(["--etcd-member-timeout", "1.5"]).etcdMemberTimeout).toBe(1.5);
+    expect(problems(["--etcd-member-timeout", "0"])[0]).toContain("--etcd-member-timeout");
+    expect(problems(["--etcd-member-timeout", "61"])[0]).toContain("--etcd-member-timeout");
+  });
 });

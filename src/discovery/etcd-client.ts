@@ -60,6 +60,12 @@ export interface EtcdConnectionStatus {
   reconnects: number;
 }
 
+/** gRPC UNAVAILABLE: the member cannot serve now (no leader, leader changed, a timeout inside etcd). */
+const GRPC_UNAVAILABLE = 14;
+/** How long UNAVAILABLE answers are retried, every member in turn, before the caller gets one: an election's length. */
+export const UNAVAILABLE_RETRY_MS = 2_000;
+const UNAVAILABLE_PAUSE_MS = 100;
+
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
@@ -112,6 +118,10 @@ export interface EtcdClientOptions {
 export class EtcdClient {
   private readonly endpoints: string[];
   private current = 0;
+  /** Endpoints the member probe found not answering. */
+  private readonly silent = new Set<number>();
+  /** Per endpoint: aborted when the member is abandoned, ending every request under way on it. */
+  private readonly abandons: AbortController[];
   private readonly timeoutMs: number;
   readonly status: EtcdConnectionStatus;
   /** Every reply's header goes through it, so an etcd wiped or replaced is noticed by any request. */
@@ -119,35 +129,95 @@ export class EtcdClient {
 
   constructor(private readonly opts: EtcdClientOptions) {
     this.endpoints = [...opts.endpoints];
+    this.abandons = this.endpoints.map(() => new AbortController());
     this.timeoutMs = opts.requestTimeoutMs ?? 5_000;
     this.status = { connected: true, endpoint: this.endpoints[0]!, failovers: 0, reconnects: 0 };
   }
 
-  /** POSTs `body` to `path`, trying each endpoint once starting from the last good one. */
+  /** The index of the member in use (the first every request tries). */
+  get inUse(): number {
+    return this.current;
+  }
+
+  /**
+   * The member probe's verdict on endpoint `index`: one that does not answer is tried last, and a
+   * reply from it does not make it the member in use again.
+   */
+  setAnswering(index: number, answering: boolean): void {
+    if (answering) this.silent.delete(index);
+    else this.silent.add(index);
+  }
+
+  /**
+   * Makes endpoint `index` the member in use and abandons the one before it: its requests under
+   * way (a hung member's never end on their own) are aborted and go on with the next endpoint,
+   * and a watch stream on it ends with an error.
+   */
+  switchTo(index: number): void {
+    if (index === this.current || index < 0 || index >= this.endpoints.length) return;
+    const from = this.current;
+    this.current = index;
+    this.status.endpoint = this.endpoints[index]!;
+    this.abandons[from]!.abort(new KvcrError("ETCD_MEMBER_ABANDONED", `etcd member ${this.endpoints[from]} abandoned (it does not answer)`));
+    this.abandons[from] = new AbortController();
+  }
+
+  /** The order to try endpoints in: the one in use, then the others, those not answering last. */
+  private order(): number[] {
+    const ring = this.endpoints.map((_, k) => (this.current + k) % this.endpoints.length);
+    return [...ring.filter((k) => !this.silent.has(k)), ...ring.filter((k) => this.silent.has(k))];
+  }
+
+  /** A request got through on `index`: it is the member in use unless the probe says it is silent. */
+  private answeredOn(index: number): void {
+    if (!this.silent.has(index) || this.silent.has(this.current)) this.current = index;
+    this.markUp(this.endpoints[this.current]!);
+  }
+
+  /**
+   * POSTs `body` to `path`, trying each endpoint once starting from the member in use. An
+   * UNAVAILABLE answer (no leader, leader changed: an election under way) moves on to the next
+   * member too, and rounds are tried again for a while (every request here is safe to repeat).
+   */
   async call<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    let giveUpAt: number | undefined; // counted from the first such answer (etcd may take seconds to give it)
+    for (;;) {
+      const round = await this.callRound<T>(path, body, signal);
+      if (round.ok) return round.doc;
+      giveUpAt ??= Date.now() + Math.min(this.timeoutMs, UNAVAILABLE_RETRY_MS);
+      if (Date.now() >= giveUpAt || signal?.aborted) throw round.unavailable;
+      await Bun.sleep(UNAVAILABLE_PAUSE_MS);
+    }
+  }
+
+  /** One try on each endpoint; `ok: false` when every member that answered said UNAVAILABLE. */
+  private async callRound<T>(path: string, body: unknown, signal?: AbortSignal): Promise<{ ok: true; doc: T } | { ok: false; unavailable: EtcdServerError }> {
     let lastErr: unknown;
+    let unavailable: EtcdServerError | undefined;
     const mark = this.epoch.mark();
-    for (let attempt = 0; attempt < this.endpoints.length; attempt++) {
-      const index = (this.current + attempt) % this.endpoints.length;
+    const order = this.order();
+    for (let attempt = 0; attempt < order.length; attempt++) {
+      const index = order[attempt]!;
       const endpoint = this.endpoints[index]!;
       let res: Response;
+      let text: string;
       try {
         const timeout = AbortSignal.timeout(this.timeoutMs);
+        const abandoned = this.abandons[index]!.signal;
         res = await fetch(`${endpoint}${path}`, {
           method: "POST",
           body: JSON.stringify(body),
           headers: { "content-type": "application/json" },
-          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+          signal: AbortSignal.any(signal ? [signal, timeout, abandoned] : [timeout, abandoned]),
         });
+        text = await res.text();
       } catch (err) {
         if (signal?.aborted) throw err;
         lastErr = err;
-        if (attempt + 1 < this.endpoints.length) this.status.failovers++;
+        if (attempt + 1 < order.length) this.status.failovers++;
         continue;
       }
-      const text = await res.text();
-      this.current = index;
-      this.markUp(endpoint);
+      this.answeredOn(index);
       let doc: Record<string, unknown>;
       try {
         doc = JSON.parse(text) as Record<string, unknown>;
@@ -158,12 +228,16 @@ export class EtcdClient {
       // {error: {grpc_code, message}} — both are etcd's answer, never a reply to read fields from.
       const streamError = typeof doc.error === "object" && doc.error !== null ? (doc.error as { grpc_code?: number; message?: string }) : undefined;
       if (!res.ok || typeof doc.error === "string" || streamError) {
-        throw new EtcdServerError(path, Number(streamError?.grpc_code ?? doc.code ?? 0), String(streamError?.message ?? doc.message ?? doc.error ?? `HTTP ${res.status}`));
+        const err = new EtcdServerError(path, Number(streamError?.grpc_code ?? doc.code ?? 0), String(streamError?.message ?? doc.message ?? doc.error ?? `HTTP ${res.status}`));
+        if (err.grpcCode !== GRPC_UNAVAILABLE) throw err;
+        unavailable = err; // another member may have a leader
+        continue;
       }
       // Lease keep-alive is a stream on the gateway: its header sits under `result`.
       this.epoch.observe(mark, (doc.header ?? (doc.result as { header?: EtcdHeader } | undefined)?.header) as EtcdHeader | undefined);
-      return doc as T;
+      return { ok: true, doc: doc as T };
     }
+    if (unavailable) return { ok: false, unavailable };
     const message = `etcd unreachable at ${this.endpoints.join(", ")}: ${(lastErr as Error)?.message ?? String(lastErr)}`;
     this.markDown(message);
     throw new KvcrError("ETCD_UNREACHABLE", message, { cause: lastErr });
@@ -171,17 +245,20 @@ export class EtcdClient {
 
   /**
    * Opens one /v3/watch stream and yields each result. Ends when the server closes it; throws on
-   * a transport error (the caller reconnects). `signal` aborts it.
+   * a transport error (the caller reconnects). `signal` aborts it. `onOpened` hears which
+   * endpoint (index) it rides.
    */
-  async *watch(createRequest: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<EtcdWatchResult> {
+  async *watch(createRequest: Record<string, unknown>, signal: AbortSignal, onOpened?: (index: number) => void): AsyncGenerator<EtcdWatchResult> {
     let res: Response | undefined;
     let lastErr: unknown;
+    let on = this.current;
     const mark = this.epoch.mark();
-    for (let attempt = 0; attempt < this.endpoints.length && !res; attempt++) {
-      const index = (this.current + attempt) % this.endpoints.length;
+    for (const index of this.order()) {
       try {
-        res = await fetch(`${this.endpoints[index]}/v3/watch`, { method: "POST", body: JSON.stringify({ create_request: createRequest }), signal });
-        this.current = index;
+        // Abandoning the member ends the stream too: a hung member would hold it open forever.
+        res = await fetch(`${this.endpoints[index]}/v3/watch`, { method: "POST", body: JSON.stringify({ create_request: createRequest }), signal: AbortSignal.any([signal, this.abandons[index]!.signal]) });
+        on = index;
+        break;
       } catch (err) {
         if (signal.aborted) return;
         lastErr = err;
@@ -193,7 +270,8 @@ export class EtcdClient {
       throw new KvcrError("ETCD_UNREACHABLE", message, { cause: lastErr });
     }
     if (!res.ok || !res.body) throw new KvcrError("ETCD_BAD_REPLY", `etcd watch: HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
-    this.markUp(this.endpoints[this.current]!);
+    this.answeredOn(on);
+    onOpened?.(on);
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
     let buffered = "";

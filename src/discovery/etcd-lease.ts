@@ -10,6 +10,8 @@ import type { DiscoveryLogger } from "./store.ts";
 
 /** Wait before retrying a renewal that got no answer. */
 const RETRY_MS = 500;
+/** Renewal period while watchful (renewOftenFor). */
+const WATCHFUL_RENEW_MS = 250;
 
 export interface LeaseDeps {
   client: EtcdClient;
@@ -32,6 +34,8 @@ export class EtcdLease {
   private closed = false;
   /** Renewals are skipped until this wall ms (DiscoveryStore.holdRenewals). */
   heldUntilMs = 0;
+  /** Until this wall ms renewals come every WATCHFUL_RENEW_MS (renewOftenFor). */
+  private watchfulUntilMs = 0;
   private tick: Promise<void> = Promise.resolve();
 
   constructor(
@@ -52,7 +56,8 @@ export class EtcdLease {
     clearTimeout(this.timer);
     // TTL/3 leaves two more chances before etcd drops the lease (as etcd's own clients do); after
     // a failed renewal the next try comes sooner, so a slow or blinking etcd does not cost the lease.
-    const periodMs = Math.max(100, Math.floor((this.ttlS * 1000) / 3));
+    const normalMs = Math.max(100, Math.floor((this.ttlS * 1000) / 3));
+    const periodMs = Date.now() < this.watchfulUntilMs ? Math.min(normalMs, WATCHFUL_RENEW_MS) : normalMs;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.tick = this.keepAlive().then(
@@ -69,6 +74,17 @@ export class EtcdLease {
   recheck(): void {
     if (this.closed || this.id === "0") return;
     this.recheckDue = true;
+    if (this.timer !== undefined) this.schedule();
+  }
+
+  /**
+   * For `forMs`, renew every quarter second: an etcd member answered again after a silence, and
+   * an old leader of etcd 3.4 (before its late-2023 fix) revokes, as it resumes, every lease it saw
+   * lapse while stopped. Renewing often finds the lease gone at once and puts the records back.
+   */
+  renewOftenFor(forMs: number): void {
+    if (this.closed || this.id === "0") return;
+    this.watchfulUntilMs = Date.now() + forMs;
     if (this.timer !== undefined) this.schedule();
   }
 

@@ -18,6 +18,8 @@ export interface EtcdEnvelope {
   withdrawn: boolean;
   /** etcd's lease id (decimal string) the value is attached to. */
   lease: string;
+  /** etcd's revision of this value's last change (0 when the kv does not say). */
+  modRevision: bigint;
 }
 
 export type DecodedKv = { ok: true; key: string; record: EtcdEnvelope } | { ok: false; key: string; problem: string };
@@ -64,8 +66,14 @@ export function decodeKv(root: string, kv: EtcdKv): DecodedKv {
       leaseTtlMs,
       withdrawn: r.withdrawn === true,
       lease: kv.lease ?? "0",
+      modRevision: revisionOf(kv.mod_revision),
     },
   };
+}
+
+/** An int64 revision as the gateway writes it (a decimal string); 0 when absent or not one. */
+export function revisionOf(text: string | undefined): bigint {
+  return text !== undefined && /^\d{1,19}$/.test(text) ? BigInt(text) : 0n;
 }
 
 /** Identifies one published version of a record (renewals and re-puts do not change it). */

@@ -1,13 +1,16 @@
 // The `etcd` discovery backend: records live under `kvcr/{namespace}/{kind}/{id…}` on
 // one etcd lease per process (per TTL), kept alive every TTL/3; list is a prefix range read; watch
 // is list-then-stream resumed from the last revision. An etcd seen wiped, restored or replaced
-// (etcd-epoch.ts) makes every watch list again and every lease put its records again. Speaks etcd's
-// JSON gateway over fetch (etcd-client.ts says why), so it works unchanged inside the compiled binary.
+// (etcd-epoch.ts) makes every watch list again and every lease put its records again. A member in
+// use that stops answering is left for another, every watch listing again (etcd-failover.ts).
+// Speaks etcd's JSON gateway over fetch (etcd-client.ts says why), so it works unchanged inside
+// the compiled binary.
 import { randomBytes } from "node:crypto";
 import { ConfigError, KvcrError } from "../lib/errors.ts";
 import { createLogger } from "../lib/logger.ts";
 import { EtcdClient, parseEndpoints } from "./etcd-client.ts";
 import { EtcdLease } from "./etcd-lease.ts";
+import { EtcdFailover } from "./etcd-failover.ts";
 import { EtcdRecord } from "./etcd-leased-record.ts";
 import { ETCD_ROOT, toEntry } from "./etcd-record.ts";
 import { EtcdPrefixWatch, rangePrefix } from "./etcd-watch.ts";
@@ -21,7 +24,12 @@ export const ETCD_DISCOVERY_DEFAULTS = {
   /** Per attempt; etcd on a busy machine (fsync behind other I/O) can take seconds to answer. */
   requestTimeoutMs: 5_000,
   watchRetryMs: 250,
+  /** A member that leaves a status probe unanswered this long is left for another. */
+  memberTimeoutMs: 3_000,
+  /** Between status probes of each member. */
+  memberProbeIntervalMs: 1_000,
 } as const;
+
 
 export interface EtcdDiscoveryOptions {
   /** `http://HOST:2379` URLs (or one comma-separated string), tried in turn. */
@@ -32,6 +40,10 @@ export interface EtcdDiscoveryOptions {
   root?: string;
   requestTimeoutMs?: number;
   watchRetryMs?: number;
+  /** How long a member may leave a status probe unanswered (default 3 s). */
+  memberTimeoutMs?: number;
+  /** Between status probes (default 1 s, at most the member timeout). */
+  memberProbeIntervalMs?: number;
   logger?: DiscoveryLogger;
 }
 
@@ -41,6 +53,8 @@ export async function openEtcdDiscoveryStore(options: EtcdDiscoveryOptions): Pro
   const problems: string[] = [];
   if (!Number.isFinite(leaseTtlMs) || leaseTtlMs <= 0) problems.push(`discovery leaseTtlMs: ${leaseTtlMs} is invalid; use a positive number of milliseconds`);
   const root = options.root ?? ETCD_ROOT;
+  const memberTimeoutMs = options.memberTimeoutMs ?? ETCD_DISCOVERY_DEFAULTS.memberTimeoutMs;
+  if (!Number.isFinite(memberTimeoutMs) || memberTimeoutMs <= 0) problems.push(`etcd member timeout: ${memberTimeoutMs} ms is invalid; use a positive number of milliseconds`);
   if (!/^[A-Za-z0-9._-]+$/.test(root)) problems.push(`etcd key root: ${JSON.stringify(root)} is invalid; use letters, digits, '.', '_' or '-'`);
   if (problems.length > 0) throw new ConfigError(problems);
   const endpoints = parseEndpoints(options.endpoints);
@@ -50,11 +64,14 @@ export async function openEtcdDiscoveryStore(options: EtcdDiscoveryOptions): Pro
     root,
     requestTimeoutMs: options.requestTimeoutMs ?? ETCD_DISCOVERY_DEFAULTS.requestTimeoutMs,
     watchRetryMs: options.watchRetryMs ?? ETCD_DISCOVERY_DEFAULTS.watchRetryMs,
+    memberTimeoutMs,
+    memberProbeIntervalMs: Math.min(memberTimeoutMs, options.memberProbeIntervalMs ?? ETCD_DISCOVERY_DEFAULTS.memberProbeIntervalMs),
     logger,
   });
   try {
     await store.client.call("/v3/kv/range", { key: "AA==", limit: 1, count_only: true });
   } catch (err) {
+    await store.close();
     throw new KvcrError("DISCOVERY_UNAVAILABLE", `cannot reach etcd for discovery: ${(err as Error).message} (check --etcd-endpoints / ETCD_ENDPOINTS and that etcd runs)`, { cause: err });
   }
   return store;
@@ -65,6 +82,8 @@ interface ResolvedOptions {
   root: string;
   requestTimeoutMs: number;
   watchRetryMs: number;
+  memberTimeoutMs: number;
+  memberProbeIntervalMs: number;
   logger: DiscoveryLogger;
 }
 
@@ -76,8 +95,10 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
   private readonly leases = new Map<number, Promise<EtcdLease>>();
   private readonly records = new HeldRecords<EtcdRecord>();
   private readonly watches = new Set<EtcdPrefixWatch>();
+  private readonly failover: EtcdFailover;
   private leaseRegrants = 0;
   private watchResyncs = 0;
+  private staleEventsIgnored = 0;
   private closed = false;
 
   constructor(
@@ -98,6 +119,15 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
       opts.logger.warn(`discovery: ${why}; listing every watch again and putting this process's records back`);
       for (const w of this.watches) w.requestResync(why, true);
       for (const lease of this.leases.values()) void lease.then((l) => l.recheck(), () => {});
+    });
+    this.failover = new EtcdFailover({
+      endpoints,
+      client: this.client,
+      logger: opts.logger,
+      memberTimeoutMs: opts.memberTimeoutMs,
+      probeIntervalMs: opts.memberProbeIntervalMs,
+      watches: () => this.watches,
+      leases: () => this.leases.values(),
     });
   }
 
@@ -154,6 +184,8 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
       retryMs: this.opts.watchRetryMs,
       onClosed: (x) => this.watches.delete(x),
       onResynced: () => void this.watchResyncs++,
+      onStaleEvent: () => void this.staleEventsIgnored++,
+      expiryHoldMs: () => this.failover.expiryHoldMs(),
     });
     this.watches.add(w);
     try {
@@ -165,15 +197,32 @@ export class EtcdDiscoveryStore implements DiscoveryStore {
     return w;
   }
 
+  /**
+   * `connected` is false also while the member in use does not answer its probe (its watch may be
+   * missing changes); `degradedReason` names silent members and a lost quorum.
+   */
   status(): DiscoveryStatus {
     const s = this.client.status;
-    return { backend: this.backend, connected: s.connected, endpoint: s.endpoint, lastError: s.lastError, reconnects: s.reconnects, leaseRegrants: this.leaseRegrants, watchResyncs: this.watchResyncs };
+    const { inUseSilent, inUseError, ...members } = this.failover.status();
+    return {
+      backend: this.backend,
+      connected: s.connected && !inUseSilent,
+      endpoint: s.endpoint,
+      lastError: s.connected && inUseSilent ? inUseError : s.lastError,
+      reconnects: s.reconnects,
+      leaseRegrants: this.leaseRegrants,
+      watchResyncs: this.watchResyncs,
+      ...members,
+      memberFailovers: this.failover.failovers,
+      staleEventsIgnored: this.staleEventsIgnored,
+    };
   }
 
   /** Withdraws every record, closes every watch, revokes the leases. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.failover.close();
     // Watches first: a closing process has no use for events about its own withdrawals.
     await Promise.all([...this.watches].map((w) => w.close()));
     await this.records.withdrawAll(this.opts.logger);

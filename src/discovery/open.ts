@@ -12,6 +12,8 @@ export interface DiscoverySettings {
   etcdEndpoints?: string;
   /** Seconds (`--discovery-lease-ttl`, default 10). */
   discoveryLeaseTtl?: number;
+  /** Seconds (`--etcd-member-timeout`, default 3). */
+  etcdMemberTimeout?: number;
 }
 
 export async function openDiscoveryStore(config: DiscoverySettings, logger: Logger): Promise<DiscoveryStore> {
@@ -20,7 +22,8 @@ export async function openDiscoveryStore(config: DiscoverySettings, logger: Logg
     case "file":
       return openFileDiscoveryStore({ dir: config.discoveryDir, leaseTtlMs, logger });
     case "etcd": {
-      const store = await openEtcdDiscoveryStore({ endpoints: config.etcdEndpoints ?? "", leaseTtlMs, logger });
+      const memberTimeoutMs = config.etcdMemberTimeout === undefined ? undefined : config.etcdMemberTimeout * 1000;
+      const store = await openEtcdDiscoveryStore({ endpoints: config.etcdEndpoints ?? "", leaseTtlMs, memberTimeoutMs, logger });
       logger.info(`discovery: etcd at ${store.endpoints.join(", ")} (lease ${Math.max(1, Math.ceil((leaseTtlMs ?? 10_000) / 1000))} s)`);
       return store;
     }

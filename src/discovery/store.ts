@@ -83,6 +83,16 @@ export interface DiscoveryStore extends AsyncDisposable {
   status?(): DiscoveryStatus;
 }
 
+/** One etcd member as /health shows it. */
+export interface MemberView {
+  endpoint: string;
+  /** null until probed. */
+  answering: boolean | null;
+  /** Whether it knows a leader (absent while it does not answer). */
+  leader?: boolean;
+  lastError?: string;
+}
+
 /** How a store's connection looks to /health and /metrics. */
 export interface DiscoveryStatus {
   backend: string;
@@ -103,6 +113,16 @@ export interface DiscoveryStatus {
    * or is another cluster; the file backend's directory replaced.
    */
   watchResyncs: number;
+  /** etcd: each `--etcd-endpoints` member as its last status probe showed it. */
+  members?: MemberView[];
+  /** etcd: whether the cluster has quorum (absent until every member was probed once). */
+  quorum?: boolean;
+  /** Why discovery may be missing changes although the store answers (silent members, lost quorum). */
+  degradedReason?: string;
+  /** etcd: times the member in use stopped answering and another was used (every watch listed again). */
+  memberFailovers?: number;
+  /** etcd: watch events ignored as older than the record held for their key (a late delete or put). */
+  staleEventsIgnored?: number;
 }
 
 /** A store's status; stores without one (the file backend, test doubles) are always connected. */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eventLog } from "../../src/discovery/discovery-store.suite.ts";
 import { openEtcdDiscoveryStore } from "../../src/discovery/etcd-store.ts";
 import { keys } from "../../src/discovery/keys.ts";
+import type { DiscoveryHealth } from "../../src/discovery/status.ts";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../etcd.ts";
 import { runCli, spawnChild, tempDir, waitFor, withTimeout } from "../harness.ts";
 import { compiledBinary } from "./compiled.ts";
@@ -44,13 +45,15 @@ describe.skipIf(!hasEtcd)("compiled binary with --discovery-backend etcd", () =>
       await log.until(2, "the binary's two worker records");
       const first = log.events[0];
       const url = new URL(((first?.type === "put" ? first.entry.value : {}) as { request_url: string }).request_url).origin;
-      const health = async () => (await fetch(`${url}/health`)).json() as Promise<{ status: string; discovery: { backend: string; connected: boolean; endpoint?: string } }>;
-      await waitFor(async () => (await health()).status === "healthy", { what: "the binary healthy", timeoutMs: 10_000 });
-      expect((await health()).discovery).toEqual({ backend: "etcd", connected: true, endpoint: etcd.endpoint });
+      const health = async () => (await fetch(`${url}/health`)).json() as Promise<{ status: string; discovery: DiscoveryHealth }>;
+      // The dead endpoint is a member that does not answer: serving (200), but degraded, naming it.
+      await waitFor(async () => (await health()).discovery.members?.every((m) => m.answering !== null), { what: "every etcd endpoint probed", timeoutMs: 10_000 });
+      expect(await health()).toMatchObject({ status: "degraded", discovery: { backend: "etcd", connected: true, endpoint: etcd.endpoint, degraded: true, quorum: true } });
+      expect((await health()).discovery.degradedReason).toContain("etcd member http://127.0.0.1:1 ");
 
       await etcd.kill();
       await waitFor(async () => (await health()).discovery.connected === false, { what: "/health to report etcd down", timeoutMs: 10_000 });
-      expect((await health()).status).toBe("healthy"); // still serving with what it knows
+      expect((await health()).status).toBe("degraded"); // still serving with what it knows
       const gen = await fetch(`${url}/v1/generate`, { method: "POST", body: JSON.stringify({ worker: 1, token_ids: [1, 2, 3], max_tokens: 2 }) });
       expect((await gen.text()).trim().split("\n")).toHaveLength(3);
       expect(await (await fetch(`${url}/metrics`)).text()).toContain('kvcr_discovery_connected{backend="etcd"} 0\n');

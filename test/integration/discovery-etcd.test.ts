@@ -34,12 +34,13 @@ describe("etcd answers that are not a lapse (a fake gateway)", () => {
         return Response.json({ header });
       },
     });
-    await using store = await openEtcdDiscoveryStore({ endpoints: `http://127.0.0.1:${gateway.port}`, leaseTtlMs: 1_000, logger: { warn: (m) => void warnings.push(m), debug: () => {} } });
+    // A short request timeout: UNAVAILABLE answers are retried for at most that long per request.
+    await using store = await openEtcdDiscoveryStore({ endpoints: `http://127.0.0.1:${gateway.port}`, leaseTtlMs: 1_000, requestTimeoutMs: 300, logger: { warn: (m) => void warnings.push(m), debug: () => {} } });
     await store.put(keys.worker("dynamo", "w"), 1);
     await waitFor(() => keepalives >= 4, { what: "four keep-alive attempts", timeoutMs: 10_000 });
     expect(grants).toBe(1);
     expect(warnings.filter((w) => w.includes("lapsed"))).toEqual([]);
-    await expect(new EtcdClient({ endpoints: [`http://127.0.0.1:${gateway.port}`] }).call("/v3/lease/keepalive", { ID: "1" })).rejects.toThrow(/etcd \/v3\/lease\/keepalive: etcdserver: request timed out/);
+    await expect(new EtcdClient({ endpoints: [`http://127.0.0.1:${gateway.port}`], requestTimeoutMs: 300 }).call("/v3/lease/keepalive", { ID: "1" })).rejects.toThrow(/etcd \/v3\/lease\/keepalive: etcdserver: request timed out/);
   });
 });
 

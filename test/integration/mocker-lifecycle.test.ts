@@ -55,7 +55,7 @@ describe("mocker HTTP edge", () => {
     expect((await fetch(`${m.httpUrl}/health`)).status).toBe(503);
     release();
     await withTimeout(m.ready, 10_000, "registration");
-    expect(await (await fetch(`${m.httpUrl}/health`)).json()).toEqual({ status: "healthy", discovery: { backend: "file", connected: true } });
+    expect(await (await fetch(`${m.httpUrl}/health`)).json()).toEqual({ status: "healthy", discovery: { backend: "file", connected: true, degraded: false } });
 
     const post = (body: string) => fetch(`${m.httpUrl}/v1/generate`, { method: "POST", body });
     const cases: [string, number, string][] = [

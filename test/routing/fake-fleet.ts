@@ -1,6 +1,7 @@
 // Worker records and a RoutingState + app with a fake worker fetch, for frontend tests that need no
 // socket: the app is called as `app.fetch(new Request(...))` and the "worker" is a function.
 import { createRng } from "../../src/core/random/rng.ts";
+import type { DiscoveryHealth } from "../../src/discovery/status.ts";
 import type { RouterMode, RouterOptions } from "../../src/core/routing/router.ts";
 import { createLogger, type Logger } from "../../src/lib/logger.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
@@ -61,7 +62,7 @@ export function ndjsonWorker(onCall: (url: string, body: GenerateBody) => void =
 export function app(
   state: RoutingState,
   fetchWorker: FetchLike,
-  over: { maxRequestBytes?: number; maxPromptBytes?: number; bodyTimeoutMs?: number; stallTimeoutMs?: number; logger?: Logger; discoveryHealth?: () => unknown; callWorker?: WorkerTransport } = {},
+  over: { maxRequestBytes?: number; maxPromptBytes?: number; bodyTimeoutMs?: number; stallTimeoutMs?: number; logger?: Logger; discoveryHealth?: () => DiscoveryHealth; callWorker?: WorkerTransport } = {},
 ): FrontendApp {
   return createFrontendApp({
     state,

@@ -19,7 +19,7 @@ export interface AgentApp {
 
 type Handler = (req: Request, param: string) => Response | Promise<Response>;
 
-/** `discovery`: its connection shows on /health (not part of healthiness) and /metrics. */
+/** `discovery`: its connection shows on /health (degraded discovery makes it "degraded", still 200) and /metrics. */
 export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, discovery?: DiscoveryStore): AgentApp {
   const routes: { path: string; prefix?: boolean; methods: Record<string, Handler> }[] = [
     { path: "/live", methods: { GET: () => (isLive() ? Response.json({ status: "live" }) : Response.json({ status: "starting" }, { status: 503 })) } },
@@ -28,7 +28,10 @@ export function createAgentApp(agent: KvStateAgent, isLive: () => boolean, disco
       methods: {
         GET: () => {
           const h = agent.health();
-          return Response.json(discovery ? { ...h, discovery: discoveryHealth(discovery) } : h, { status: h.healthy ? 200 : 503 });
+          if (!discovery) return Response.json(h, { status: h.healthy ? 200 : 503 });
+          // Discovery that may be missing changes (intents the agent should follow) is degraded, not unhealthy.
+          const d = discoveryHealth(discovery);
+          return Response.json({ ...h, status: h.status === "healthy" && d.degraded ? "degraded" : h.status, discovery: d }, { status: h.healthy ? 200 : 503 });
         },
       },
     },

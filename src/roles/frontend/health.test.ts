@@ -1,5 +1,5 @@
-// The frontend's /health: degraded while an agent re-syncs or reports degraded slots, 200 unless
-// --strict-health (then 503); "no workers" stays 503.
+// The frontend's /health: degraded while an agent re-syncs or reports degraded slots, or discovery
+// is degraded, 200 unless --strict-health (then 503); "no workers" stays 503.
 import { describe, expect, test } from "bun:test";
 import { createLogger } from "../../lib/logger.ts";
 import { AgentFeed } from "./agent-feed.ts";
@@ -27,6 +27,16 @@ describe("frontend /health", () => {
     expect([some.status, await some.json()]).toEqual([200, { status: "degraded", instances: 2, ejected: 1, models: ["m"] }]);
     const all = healthResponse({ workerCount: 2, ejected: 2, models: ["m"], strict: false });
     expect([all.status, ((await all.json()) as { status: string }).status]).toEqual([503, "no workers"]);
+  });
+
+  test("degraded discovery (a silent etcd member, lost quorum, store unreachable) makes the frontend degraded", async () => {
+    const discovery = { backend: "etcd", connected: true, degraded: true, degradedReason: "etcd quorum lost: 2 of 3 members do not answer", quorum: false };
+    const lax = healthResponse({ workerCount: 2, models: ["m"], discovery, strict: false });
+    expect([lax.status, await lax.json()]).toEqual([200, { status: "degraded", instances: 2, ejected: 0, models: ["m"], discovery }]);
+    const strict = healthResponse({ workerCount: 2, models: ["m"], discovery, strict: true });
+    expect([strict.status, ((await strict.json()) as { status: string }).status]).toEqual([503, "degraded"]);
+    const fine = healthResponse({ workerCount: 2, models: ["m"], discovery: { backend: "file", connected: true, degraded: false }, strict: true });
+    expect([fine.status, ((await fine.json()) as { status: string }).status]).toEqual([200, "healthy"]);
   });
 
   test("an agent whose stream is not connected counts as re-syncing; dropping it ends that", () => {

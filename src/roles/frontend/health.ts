@@ -1,8 +1,10 @@
 // The frontend's GET /health: `status` is "healthy", "degraded" (a worker is out of routing after
 // failures; an agent's state is being re-synced, one of its slots is degraded, or workers publish
 // through an agent and none is followed: the index may miss blocks for a while) or "no workers"
-// (none registered, or every one out of routing: requests get 503). Degraded still answers 200,
-// so load balancers keep the frontend; --strict-health makes it 503.
+// (none registered, or every one out of routing: requests get 503); discovery that may be missing
+// changes (etcd member silent, quorum lost, store unreachable) is degraded too. Degraded still
+// answers 200, so load balancers keep the frontend; --strict-health makes it 503.
+import type { DiscoveryHealth } from "../../discovery/status.ts";
 import type { AgentFeedHealth } from "./agent-feed.ts";
 
 export interface HealthInputs {
@@ -11,13 +13,13 @@ export interface HealthInputs {
   ejected?: number;
   models: string[];
   agents?: AgentFeedHealth | undefined;
-  discovery?: unknown;
+  discovery?: DiscoveryHealth | undefined;
   strict: boolean;
 }
 
 export function healthResponse(h: HealthInputs): Response {
   const a = h.agents;
-  const degraded = a !== undefined && (a.resyncing > 0 || a.degraded_slots > 0 || (a.workers_without_agent ?? 0) > 0);
+  const degraded = (a !== undefined && (a.resyncing > 0 || a.degraded_slots > 0 || (a.workers_without_agent ?? 0) > 0)) || h.discovery?.degraded === true;
   const ejected = h.ejected ?? 0;
   const status = h.workerCount - ejected <= 0 ? "no workers" : degraded || ejected > 0 ? "degraded" : "healthy";
   const body = {

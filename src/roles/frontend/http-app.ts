@@ -3,6 +3,7 @@
 // /v1/index, /health, /ping, /live, /metrics, /version) and a generate request's admission (body cap
 // 413, body deadline 408, parse 400, route 404/503/529); proxy.ts calls the worker, vllm-routes.ts
 // answers the model card and tokenizer routes.
+import type { DiscoveryHealth } from "../../discovery/status.ts";
 import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
 import { BadRequest, openAiError, parseChatRequest, parseCompletionRequest } from "../../protocol/openai.ts";
@@ -28,8 +29,8 @@ export interface FrontendAppDeps extends ProxyDeps {
   bodyTimeoutMs: number;
   /** Counters of the event feeds for /metrics. */
   feedMetrics?: () => MetricFamily[];
-  /** The discovery connection, shown on /health (not part of healthiness). */
-  discoveryHealth?: () => unknown;
+  /** The discovery connection, shown on /health (degraded discovery makes the frontend degraded). */
+  discoveryHealth?: () => DiscoveryHealth;
   /** The agents' re-sync state, shown on /health (degraded while one re-syncs or has a degraded slot). */
   agentHealth?: () => AgentFeedHealth;
   /** --strict-health: /health answers 503 while degraded. */

@@ -3,6 +3,7 @@
 // GET /v1/kv-dump?worker=W&dp_rank=R, a (worker, rank)'s full KV state as one raw payload
 // (docs/http-api.md, "State dump"); with the process's extra routes, the truth (/v1/residency) and
 // the fault API (/admin/*, only with --admin). HTTP faults act on /v1/generate here.
+import type { DiscoveryHealth } from "../../discovery/status.ts";
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
 import { parseGenerateRequest } from "../../protocol/generate.ts";
 import { DUMP_CONTENT_TYPE, DUMP_PATH, DUMP_SEQ_HEADER } from "../../protocol/kv-events/state-dump.ts";
@@ -20,9 +21,9 @@ export type { SubmitOutcome, TokenSink };
 export interface WorkerPool extends Submitter {
   /** Every worker record is published (and, in state-agent mode, its attachment intents). */
   healthy(): boolean;
-  /** The discovery connection (backend, connected, …), shown on /health; not part of healthiness:
-   *  a process keeps serving through a discovery outage with what it knows. */
-  discovery?: () => unknown;
+  /** The discovery connection (backend, connected, …), shown on /health; degraded discovery makes
+   *  the status "degraded" (still 200: a process keeps serving through it with what it knows). */
+  discovery?: () => DiscoveryHealth;
   metrics(): MetricFamily[];
   /** Every resident block of (worker, rank) as one raw payload and the raw seq it reflects. */
   dump?(worker: number, rank: number): Promise<DumpReply>;
@@ -73,7 +74,8 @@ export function createMockerFetch(pool: WorkerPool, limits: HttpAppLimits, route
       {
         const discovery = pool.discovery?.();
         const body = (status: string) => (discovery === undefined ? { status } : { status, discovery });
-        return pool.healthy() ? Response.json(body("healthy")) : Response.json(body("starting"), { status: 503 });
+        if (!pool.healthy()) return Response.json(body("starting"), { status: 503 });
+        return Response.json(body(discovery?.degraded ? "degraded" : "healthy"));
       }
       case "/metrics":
         return new Response(renderMetrics(pool.metrics()), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });

@@ -2,6 +2,7 @@
 // the live loop and fed by the HTTP app: submits, cancels, dumps and metrics over all of them.
 // Implements the WorkerPool the HTTP app serves.
 import type { StepResult } from "../../core/engine/engine-types.ts";
+import type { DiscoveryHealth } from "../../discovery/status.ts";
 import type { GenerateRequest } from "../../protocol/generate.ts";
 import type { MetricFamily } from "../../protocol/prometheus.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -33,7 +34,7 @@ export class MockerWorkerPool implements WorkerPool {
     private readonly logger: Logger,
     private readonly extraMetrics: () => MetricFamily[] = () => [],
     /** The discovery connection, shown on /health. */
-    readonly discovery?: () => unknown,
+    readonly discovery?: () => DiscoveryHealth,
     /** Worker ids by index (the x-kvcr-worker header). */
     readonly workerIds: readonly string[] = ranks.map((_, i) => String(i)),
     /** vLLM's model_name label. */
