@@ -8,6 +8,7 @@ import { command, hostileSub, join } from "../test/hostile-zmtp.ts";
 import { startStack, rssMiB, type ChaosStack } from "./lib/chaos-stack.ts";
 import { driveLoad, recoveredAfter, watchHealth, watchIndex } from "./lib/chaos-watch.ts";
 import { machineLine } from "./lib/machine.ts";
+import { startEtcdCluster, type EtcdCluster } from "../test/etcd-cluster.ts";
 import { envNumber } from "./lib/measure.ts";
 
 const RATE = envNumber("BENCH_RATE", 20);
@@ -18,10 +19,18 @@ const te = new TextEncoder();
 interface Case {
   /** Which process is attacked: its /health is watched. */
   target: (s: ChaosStack) => string;
-  /** The attack; resolves when it is over (the hostile peer gone). Returns a note for the report. */
-  attack: (s: ChaosStack) => Promise<string>;
+  /**
+   * The attack; resolves when it is over (the hostile peer gone, the hung process replaced) with a
+   * note for the report and, for a hang, when it began (recovery counts from there, else from the end).
+   */
+  attack: (s: ChaosStack, nowS: () => number) => Promise<{ note: string; fromS?: number }>;
+  /** up's flags (default: ONE_MOCKER). */
   upArgs?: string[];
+  /** Something the stack needs started first (etcd): its extra flags, stopped after the case. */
+  setup?: () => Promise<{ args: string[] } & AsyncDisposable>;
 }
+
+const ONE_MOCKER = ["--mocker-processes", "1", "--workers-per-process", "2"];
 
 const mocker = (s: ChaosStack) => s.processes().find((p) => p.role === "mocker")!;
 const rawEndpoint = (s: ChaosStack) => mocker(s).raw_endpoints![0]![0]!;
@@ -65,16 +74,89 @@ function rawHttp(url: string, request: string): Promise<string> {
 }
 const statuses = (reply: string) => [...reply.matchAll(/^HTTP\/1\.[01] (\d{3})/gm)].map((m) => m[1]).join(",") || "none";
 
+/**
+ * SIGSTOP one child of the stack and wait until up has replaced it (a new pid in the state file):
+ * when up said so (its liveness line) and when the replacement was ready, from the stop.
+ */
+async function stopChild(s: ChaosStack, nowS: () => number, name: string): Promise<{ note: string; fromS: number }> {
+  const victim = s.processes().find((p) => p.name === name)!;
+  const logged = s.log.length;
+  process.kill(victim.pid, "SIGSTOP");
+  const fromS = nowS();
+  let saidS: number | undefined;
+  try {
+    while (nowS() - fromS < 60) {
+      if (saidS === undefined && s.log.slice(logged).some((l) => l.includes(`${name} (pid ${victim.pid}) has not answered`))) saidS = nowS() - fromS;
+      const now = s.processes().find((p) => p.name === name)!;
+      if (now.pid !== victim.pid && s.log.slice(logged).some((l) => l.includes(`${name} restarted`))) {
+        return { note: `${name} SIGSTOPped: up reported it after ${saidS?.toFixed(1) ?? "?"} s, restarted and ready ${(nowS() - fromS).toFixed(1)} s after the stop`, fromS };
+      }
+      await Bun.sleep(100);
+    }
+    return { note: `${name} SIGSTOPped: NOT replaced within 60 s`, fromS };
+  } finally {
+    try {
+      process.kill(victim.pid, "SIGKILL"); // never leave a stopped process behind
+    } catch {}
+  }
+}
+
+/** What docs/up.md ("Surviving hangs") recommends, so a hung worker costs no request. */
+const SURVIVE_HANGS = ["--migration-limit", "2", "--worker-stall-timeout", "2", "--liveness-timeout", "5"];
+
+/**
+ * The first etcd member (the one every process talks to) hangs; meanwhile mocker-0 crashes and up
+ * restarts it, so its new endpoints reach etcd through the other members only. The member resumes
+ * 12 s later (its late events must not eject a live worker). Reports when the frontend's /health
+ * said its discovery was degraded, when mocker-0 was back, and when /health said healthy again.
+ */
+async function hangEtcdMember(s: ChaosStack, nowS: () => number, cluster: EtcdCluster): Promise<{ note: string; fromS: number }> {
+  const member = cluster.members[0]!;
+  member.pause();
+  const fromS = nowS();
+  try {
+    const m0 = s.processes().find((p) => p.name === "mocker-0")!;
+    process.kill(m0.pid, "SIGKILL");
+    let degradedS: number | undefined;
+    let readyS: number | undefined;
+    const restartedAt = (pid: number) => readyS ?? (s.processes().find((p) => p.name === "mocker-0")!.pid !== pid ? (readyS = nowS() - fromS) : undefined);
+    while (nowS() - fromS < 12) {
+      restartedAt(m0.pid);
+      if (degradedS === undefined) {
+        const health = (await (await fetch(`${s.frontendUrl}/health`)).json().catch(() => ({}))) as { status?: string; discovery?: { degraded?: boolean } };
+        if (health.status === "degraded" && health.discovery?.degraded === true) degradedS = nowS() - fromS;
+      }
+      await Bun.sleep(100);
+    }
+    member.resume();
+    const resumedS = nowS() - fromS;
+    let healthyS: number | undefined;
+    while (healthyS === undefined && nowS() - fromS < 40) {
+      const health = (await (await fetch(`${s.frontendUrl}/health`)).json().catch(() => ({}))) as { status?: string };
+      if (health.status === "healthy") healthyS = nowS() - fromS;
+      else await Bun.sleep(100);
+    }
+    const restartedS = restartedAt(m0.pid);
+    return {
+      note: `etcd member 1 of 3 SIGSTOPped and mocker-0 killed: frontend /health degraded for discovery after ${degradedS?.toFixed(1) ?? "NEVER"} s; mocker-0 restarted and ready ${restartedS === undefined ? "NEVER" : `after ${restartedS.toFixed(1)} s`}; member resumed at ${resumedS.toFixed(1)} s, /health healthy again at ${healthyS?.toFixed(1) ?? "NEVER"} s`,
+      fromS,
+    };
+  } finally {
+    if (member.paused) member.resume();
+  }
+}
+
+const note = (text: string) => ({ note: text });
 const CASES: Record<string, Case> = {
-  "mocker-subscriptions": { target: (s) => `${mocker(s).url}/health`, attack: (s) => manySubscriptions(rawEndpoint(s)) },
-  "agent-subscriptions": { target: (s) => `${s.agentUrl}/live`, attack: async (s) => manySubscriptions((await s.agentEventsEndpoint())!) },
-  "mocker-huge-subscriptions": { target: (s) => `${mocker(s).url}/health`, attack: (s) => hugeSubscriptions(rawEndpoint(s), mocker(s).pid) },
-  "agent-huge-subscriptions": { target: (s) => `${s.agentUrl}/live`, attack: async (s) => hugeSubscriptions((await s.agentEventsEndpoint())!, s.processes().find((p) => p.role === "agent")!.pid) },
+  "mocker-subscriptions": { target: (s) => `${mocker(s).url}/health`, attack: async (s) => note(await manySubscriptions(rawEndpoint(s))) },
+  "agent-subscriptions": { target: (s) => `${s.agentUrl}/live`, attack: async (s) => note(await manySubscriptions((await s.agentEventsEndpoint())!)) },
+  "mocker-huge-subscriptions": { target: (s) => `${mocker(s).url}/health`, attack: async (s) => note(await hugeSubscriptions(rawEndpoint(s), mocker(s).pid)) },
+  "agent-huge-subscriptions": { target: (s) => `${s.agentUrl}/live`, attack: async (s) => note(await hugeSubscriptions((await s.agentEventsEndpoint())!, s.processes().find((p) => p.role === "agent")!.pid)) },
   "http10-no-host": {
     target: (s) => `${s.frontendUrl}/health`,
     attack: async (s) => {
       const replies = await Promise.all(s.processes().map(async (p) => `${p.name} ${statuses(await rawHttp(p.url, "GET /health HTTP/1.0\r\n\r\n"))}`));
-      return `GET /health HTTP/1.0 without Host: ${replies.join(", ")}`;
+      return note(`GET /health HTTP/1.0 without Host: ${replies.join(", ")}`);
     },
   },
   "pipelined-posts": {
@@ -83,28 +165,49 @@ const CASES: Record<string, Case> = {
       const body = JSON.stringify({ model: "mock-model", prompt: "hello there", max_tokens: 4 });
       const post = `POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
       const reply = await rawHttp(s.frontendUrl, post + post.replace("HTTP/1.1\r\n", "HTTP/1.1\r\nConnection: close\r\n"));
-      return `two pipelined POSTs to the frontend: statuses ${statuses(reply)}`;
+      return note(`two pipelined POSTs to the frontend: statuses ${statuses(reply)}`);
     },
+  },
+  "agent-stopped": { target: (s) => `${s.frontendUrl}/health`, attack: (s, nowS) => stopChild(s, nowS, "agent"), upArgs: [...ONE_MOCKER, ...SURVIVE_HANGS] },
+  "etcd-member-hung": {
+    target: (s) => `${s.frontendUrl}/health`,
+    attack: (s, nowS) => hangEtcdMember(s, nowS, etcdCluster!),
+    upArgs: ["--mocker-processes", "2", "--workers-per-process", "1", ...SURVIVE_HANGS],
+    setup: async () => {
+      etcdCluster = await startEtcdCluster();
+      const cluster = etcdCluster;
+      return { args: ["--discovery-backend", "etcd", "--etcd-endpoints", cluster.endpoints.join(","), "--namespace", `chaos-${process.pid}`], [Symbol.asyncDispose]: () => cluster[Symbol.asyncDispose]() };
+    },
+  },
+  "mocker-stopped": {
+    target: (s) => `${s.frontendUrl}/health`,
+    attack: (s, nowS) => stopChild(s, nowS, "mocker-0"),
+    upArgs: ["--mocker-processes", "2", "--workers-per-process", "1", ...SURVIVE_HANGS],
   },
 };
 
+let etcdCluster: EtcdCluster | undefined;
+
 async function runCase(name: string, c: Case) {
-  const stack = await startStack(["--mocker-processes", "1", "--workers-per-process", "2", ...(c.upArgs ?? [])]);
+  await using extra = c.setup ? await c.setup() : undefined;
+  const stack = await startStack([...(c.upArgs ?? ONE_MOCKER), ...(extra?.args ?? [])]);
   try {
     const t0 = performance.now();
     const load = driveLoad(stack.frontendUrl, RATE);
     const health = watchHealth(c.target(stack));
     const index = watchIndex(stack.frontendUrl, () => stack.processes().filter((p) => p.role === "mocker").map((p) => p.url), t0);
     await Bun.sleep(WARM_S * 1000);
-    const note = await c.attack(stack);
-    const endS = (performance.now() - t0) / 1000;
+    const nowS = () => (performance.now() - t0) / 1000;
+    const { note, fromS } = await c.attack(stack, nowS);
+    const endS = nowS();
     await Bun.sleep(AFTER_S * 1000);
     const [l, h] = await Promise.all([load.stop(), health.stop(), index.stop()]);
-    const recovery = recoveredAfter(index.samples, endS);
+    const recovery = recoveredAfter(index.samples, fromS ?? endS);
     const late = index.samples.filter((x) => x.t_s >= endS + 5);
     const worstLate = late.length === 0 ? "n/a" : `${Math.min(...late.map((x) => x.precision)).toFixed(3)}/${Math.min(...late.map((x) => x.recall)).toFixed(3)}`;
-    console.log(`${name}: ${l.failed}/${l.sent} requests failed; /health max ${h.maxMs.toFixed(0)} ms (${h.overOneSecond} over 1 s, ${h.failed} failed); index exact ${recovery === null ? "NEVER" : `${recovery.toFixed(2)} s`} after the attack, worst precision/recall from 5 s on ${worstLate}; ${note}`);
+    console.log(`${name}: ${l.failed}/${l.sent} requests failed; /health max ${h.maxMs.toFixed(0)} ms (${h.overOneSecond} over 1 s, ${h.failed} failed); index exact ${recovery === null ? "NEVER" : `${recovery.toFixed(2)} s`} after the ${fromS === undefined ? "attack" : "stop"}, worst precision/recall from 5 s on ${worstLate}; ${note}`);
     if (l.failed > 0) console.log(`  errors: ${JSON.stringify(l.errors)}`);
+    if (process.env.BENCH_VERBOSE) console.log(stack.log.filter((line) => /WARN|ERROR|restart|member|etcd/i.test(line)).map((line) => `  | ${line}`).join("\n"));
   } finally {
     await stack.stop();
   }
@@ -112,6 +215,6 @@ async function runCase(name: string, c: Case) {
 
 const chosen = process.argv.slice(2);
 for (const name of chosen) if (!(name in CASES)) throw new Error(`unknown case ${name}; cases: ${Object.keys(CASES).join(", ")}`);
-console.log(`chaos bench: ${RATE} req/s, ${WARM_S} s warm-up, ${AFTER_S} s after each attack; 1 agent + 1 mocker × 2 workers + frontend per case`);
+console.log(`chaos bench: ${RATE} req/s, ${WARM_S} s warm-up, ${AFTER_S} s after each attack; a fresh stack per case (1 agent + 1 mocker × 2 workers + frontend unless the case says)`);
 for (const name of chosen.length > 0 ? chosen : Object.keys(CASES)) await runCase(name, CASES[name]!);
 console.log(machineLine());

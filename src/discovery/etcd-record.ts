@@ -61,7 +61,7 @@ export function decodeKv(root: string, kv: EtcdKv): DecodedKv {
     record: {
       key,
       value: r.value,
-      owner: { pid: owner.pid as number, instanceId: owner.instanceId },
+      owner: { pid: owner.pid as number, instanceId: owner.instanceId, ...(typeof owner.host === "string" ? { host: owner.host } : {}) },
       revision: r.revision as number,
       leaseTtlMs,
       withdrawn: r.withdrawn === true,

@@ -6,6 +6,7 @@
 // Speaks etcd's JSON gateway over fetch (etcd-client.ts says why), so it works unchanged inside
 // the compiled binary.
 import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { ConfigError, KvcrError } from "../lib/errors.ts";
 import { createLogger } from "../lib/logger.ts";
 import { EtcdClient, parseEndpoints } from "./etcd-client.ts";
@@ -89,7 +90,7 @@ interface ResolvedOptions {
 
 export class EtcdDiscoveryStore implements DiscoveryStore {
   readonly backend = "etcd";
-  readonly owner: RecordOwner = { pid: process.pid, instanceId: randomBytes(8).toString("hex") };
+  readonly owner: RecordOwner = { pid: process.pid, instanceId: randomBytes(8).toString("hex"), host: hostname() };
   readonly client: EtcdClient;
   /** One lease per TTL (in practice one per process: every record uses the store's TTL). */
   private readonly leases = new Map<number, Promise<EtcdLease>>();

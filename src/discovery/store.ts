@@ -6,6 +6,8 @@
 export interface RecordOwner {
   pid: number;
   instanceId: string;
+  /** The writer's host name (etcd backend, which spans hosts): its pid means something only there. */
+  host?: string;
 }
 
 /** A live record as readers see it. */

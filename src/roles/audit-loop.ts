@@ -48,6 +48,8 @@ export interface AuditLoopDeps {
    * to onPoint — for `up --audit`, which runs for days and must not grow. Default true (bench).
    */
   keepSamples?: boolean;
+  /** Called after each sample (up hands its garbage back to the collector there). */
+  afterSample?(): void;
 }
 
 export interface AuditRun {
@@ -71,6 +73,7 @@ export function startAudit(startMs: number, deps: AuditLoopDeps): AuditRun {
       }
       if (stopper.signal.aborted) return;
       await sampleOnce(startMs, log, deps);
+      deps.afterSample?.();
     }
   })();
   return {

@@ -28,7 +28,7 @@ describe("slot overlap refusal", () => {
   });
 
   test("records of dead writers do not clash", () => {
-    expect(slotClashes(claim({ ownerAlive: (pid) => pid !== 1 }), [entry(2), entry(3, 7)])).toEqual(["slot 3 of w3 (pid 7)"]);
+    expect(slotClashes(claim({ ownerAlive: (owner) => owner.pid !== 1 }), [entry(2), entry(3, 7)])).toEqual(["slot 3 of w3 (pid 7)"]);
   });
 
   test("the refusal shows three clashes and counts the rest", async () => {

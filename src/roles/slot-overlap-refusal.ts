@@ -2,7 +2,7 @@
 // intents in discovery and the one refusal, for `up` (before its mockers start) and each mocker
 // (before it publishes). Callers say which intents clash with theirs and how to word it.
 import { keys } from "../discovery/keys.ts";
-import type { DiscoveryEntry, DiscoveryStore } from "../discovery/store.ts";
+import type { DiscoveryEntry, DiscoveryStore, RecordOwner } from "../discovery/store.ts";
 import { KvcrError } from "../lib/errors.ts";
 import { parseCacheOwner } from "../protocol/cache-owner.ts";
 
@@ -24,8 +24,8 @@ export interface SlotClaim {
   clash(intent: IntentFound): string | undefined;
   /** The store's own owner id: records this process already holds are not clashes. */
   selfInstanceId?: string;
-  /** File backend (one host): a record whose writer is gone is a lease about to lapse, not an owner. */
-  ownerAlive?: (pid: number) => boolean;
+  /** A record whose writer is known to be gone is a lease about to lapse, not an owner. */
+  ownerAlive?: (owner: RecordOwner) => boolean;
 }
 
 /** The clash lines, in discovery's order; empty when none. */
@@ -36,7 +36,7 @@ export function slotClashes(claim: SlotClaim, intents: readonly DiscoveryEntry[]
     const id = v.cache_owner_id;
     if (typeof id !== "string" || e.owner.instanceId === claim.selfInstanceId) continue;
     const line = claim.clash({ cacheOwnerId: id, slot: parseCacheOwner(id)?.slot, workerId: v.worker_id, dpRank: v.dp_rank, rawEndpoint: v.raw_endpoint, pid: e.owner.pid });
-    if (line !== undefined && (!claim.ownerAlive || claim.ownerAlive(e.owner.pid))) lines.push(line);
+    if (line !== undefined && (!claim.ownerAlive || claim.ownerAlive(e.owner))) lines.push(line);
   }
   return lines;
 }

@@ -6,7 +6,7 @@ import { globalWorkers, type UpConfig } from "../../config/up.ts";
 import { keys } from "../../discovery/keys.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";
 import { KvcrError, ReadinessError } from "../../lib/errors.ts";
-import { processAlive } from "../../lib/process-alive.ts";
+import { recordOwnerAlive } from "../../lib/process-alive.ts";
 import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
 import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
 
@@ -59,7 +59,7 @@ export async function refuseSlotOverlap(store: DiscoveryStore, config: ResolvedC
     store,
     {
       namespace: config.namespace,
-      ownerAlive: config.discoveryBackend === "file" ? processAlive : undefined,
+      ownerAlive: (owner) => recordOwnerAlive(config.discoveryBackend, owner),
       clash: ({ slot, workerId, dpRank, pid }) =>
         slot === undefined || slot < first || slot >= end
           ? undefined

@@ -42,6 +42,10 @@ export function watchStack(stack: Pick<StackHandle, "frontendUrl" | "processes" 
       endpoints: ends,
       intervalS: opts.auditIntervalS,
       keepSamples: false,
+      // A sample parses megabytes of JSON (the index twice, every mocker's truth) that are garbage a
+      // moment later; left to itself the collector lets RSS climb tens of MiB before it runs. Asking
+      // for a collection after each sample keeps RSS flat (docs/PERFORMANCE.md, Reliability).
+      afterSample: () => Bun.gc(true),
       onPoint: (p) => {
         points++;
         foldWorst(worst, p);

@@ -5,7 +5,7 @@ import type { MockerConfig } from "../../config/mocker.ts";
 import { keys } from "../../discovery/keys.ts";
 import type { DiscoveryStore, LeasedRecord } from "../../discovery/store.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { processAlive } from "../../lib/process-alive.ts";
+import { recordOwnerAlive } from "../../lib/process-alive.ts";
 import { kvStateEndpoint, type WorkerIdentity } from "./identity.ts";
 import { advertisedHost, attachmentIntents, tcpEndpoint, workerRecord, type WorkerEndpoints } from "./records.ts";
 import { registerWorkers } from "./registration.ts";
@@ -68,7 +68,7 @@ export async function publishMockerRecords(plan: MockerRecordsPlan): Promise<voi
     owners: new Map(owners),
     describe: `pid ${process.pid}, slots ${firstSlot}–${firstSlot + owners.length - 1}, raw host ${rawHost}`,
     selfInstanceId: store.owner?.instanceId,
-    ownerAlive: config.discoveryBackend === "file" ? processAlive : undefined,
+    ownerAlive: (owner) => recordOwnerAlive(config.discoveryBackend, owner),
   });
   const intentContext = { incarnation: plan.incarnation, kvStateEndpoint: kvStateEndpoint(config), httpUrl: plan.httpUrl };
   await registerWorkers({

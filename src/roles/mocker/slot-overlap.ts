@@ -1,7 +1,7 @@
 // A mocker's claim on its CacheOwner slots, checked before it publishes anything (the scan and the
 // refusal are roles/slot-overlap-refusal.ts's). An intent at the raw endpoint we now hold is our own
 // previous incarnation (we bound its port, so it is gone) and lapses with its lease.
-import type { DiscoveryEntry, DiscoveryStore } from "../../discovery/store.ts";
+import type { DiscoveryEntry, DiscoveryStore, RecordOwner } from "../../discovery/store.ts";
 import { refuseSlotClashes, slotClashes, type SlotClaim } from "../slot-overlap-refusal.ts";
 
 export interface OurSlots {
@@ -12,8 +12,8 @@ export interface OurSlots {
   describe: string;
   /** The store's own owner id: records this process already holds are not overlaps. */
   selfInstanceId?: string;
-  /** File backend (one host): a record whose writer is gone is a lease about to lapse, not an owner. */
-  ownerAlive?: (pid: number) => boolean;
+  /** A record whose writer is known to be gone (lib/process-alive.ts) is a lease about to lapse, not an owner. */
+  ownerAlive?: (owner: RecordOwner) => boolean;
 }
 
 function claimOf(ours: OurSlots): SlotClaim {
