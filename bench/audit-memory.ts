@@ -1,6 +1,6 @@
 // `up --audit` memory over time (docs/PERFORMANCE.md, Reliability): two stacks side by side under
 // the same steady 20 req/s for BENCH_MINUTES (default 10), one with the audit on (1 s interval) and
-// one without; each up process's RSS every 10 s, then its first, lowest and highest value and the
+// one without, each mocker's caches small enough to fill in the first minute; each up process's RSS every 10 s, then its first, lowest and highest value and the
 // drift from the first minute's mean to the last minute's. Run: `npx bun bench/audit-memory.ts`
 // (env BENCH_MINUTES, BENCH_RATE, BENCH_BIN).
 import { startStack, rssMiB, type ChaosStack } from "./lib/chaos-stack.ts";
@@ -11,7 +11,9 @@ import { envNumber } from "./lib/measure.ts";
 const MINUTES = envNumber("BENCH_MINUTES", 10);
 const RATE = envNumber("BENCH_RATE", 20);
 const EVERY_S = 10;
-const SHAPE = ["--mocker-processes", "1", "--workers-per-process", "2"];
+// Caches that fill within the first minute: what the audit reads (every resident block, twice) then
+// stays the same size, so any growth left is time's, not the caches'.
+const SHAPE = ["--mocker-processes", "1", "--workers-per-process", "2", "--num-gpu-blocks-override", "512", "--num-host-blocks", "512"];
 
 async function watch(label: string, stack: ChaosStack): Promise<string> {
   const load = driveLoad(stack.frontendUrl, RATE);
