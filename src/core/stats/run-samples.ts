@@ -113,6 +113,6 @@ export function figuresOf(rounds: readonly RoundColumns[], picks: readonly (Int3
   out[2] = itlN > 0 ? itl / itlN : NaN;
   out[3] = tpotN > 0 ? tpot / tpotN : NaN;
   out[4] = n > 0 ? e2el / n : NaN;
-  out[5] = duration > 0 ? output / duration : NaN;
+  out[5] = n > 0 && duration > 0 ? output / duration : NaN;
   out[6] = cachedKnown > 0 && prompt > 0 ? cached / prompt : NaN;
 }

@@ -124,6 +124,21 @@ describe("verdict", () => {
     expect(v.family).toBe(6);
   });
 
+  test("rounds that completed nothing are left out; a side with none gets no entries", () => {
+    const rng = createRng(6);
+    const shape = { rounds: 3, requests: 40, betweenSd: 0.02, withinSd: 0.3 };
+    const a = side("a", shape, rng);
+    const b = side("b", shape, rng);
+    const emptied = { ...b, rounds: [b.rounds[0]!, b.rounds[1]!, { requests: [], durationS: 1 }] };
+    const v = compareSides([a, emptied], { seed: 6, resamples: 50 });
+    expect(v.rounds).toEqual([3, 2]);
+    expect(v.entries).toHaveLength(7);
+    expect(v.entries.every((e) => e.ci_low !== null && Number.isFinite(e.ci_low))).toBe(true);
+    const none = compareSides([a, { ...b, rounds: [{ requests: [], durationS: 1 }] }], { seed: 6, resamples: 50 });
+    expect(none.entries).toEqual([]);
+    expect(none.family).toBe(0);
+  });
+
   test("a zero baseline (no reuse at all) is compared as a difference: no ratio, still called", () => {
     const rng = createRng(4);
     const shape = { rounds: 3, requests: 80, betweenSd: 0.02, withinSd: 0.3 };

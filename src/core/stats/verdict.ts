@@ -42,15 +42,17 @@ export interface VerdictOptions {
   alpha?: number;
   /** The change the sample-size check asks about (default 0.1 = 10 %). */
   targetChange?: number;
-  /** Why a side's figure cannot be compared (the client could not time it), if so. */
-  unresolved?(side: number, metric: VerdictMetric): string | undefined;
+  /** Why a side's figure (`value`, pooled) cannot be compared (the client could not time it), if so. */
+  unresolved?(side: number, metric: VerdictMetric, value: number): string | undefined;
   /** Bootstrap resamples per round (default spread.ts's). */
   resamples?: number;
 }
 
 export interface Verdict {
   entries: VerdictEntry[];
-  /** Rounds per side, in side order. */
+  /** The sides, baseline first. */
+  sides: string[];
+  /** Rounds per side that completed requests, in side order. */
   rounds: number[];
   /** Tests in Holm's family. */
   family: number;
@@ -74,19 +76,21 @@ export function compareSides(sides: readonly SideSamples[], o: VerdictOptions): 
   const alpha = o.alpha ?? 0.05;
   const target = o.targetChange ?? 0.1;
   const rng = createRng(o.seed);
-  const spreads = sides.map((s) => spreadOf(s, rng, o.resamples));
+  // A round that completed no request has no figures to weigh (its failures are the run's to report).
+  const spreads = sides.map((s) => spreadOf({ ...s, rounds: s.rounds.filter((r) => r.requests.length > 0) }, rng, o.resamples));
   const entries: VerdictEntry[] = [];
   const tests: Test[] = [];
   const base = spreads[0];
-  for (let s = 1; base && s < spreads.length; s++) {
+  for (let s = 1; base && base.rounds > 0 && s < spreads.length; s++) {
     const side = spreads[s]!;
+    if (side.rounds === 0) continue;
     VERDICT_METRICS.forEach((metric, m) => {
       const a = base.pooled[m]!;
       const b = side.pooled[m]!;
       if (!Number.isFinite(a) || !Number.isFinite(b)) return; // not reported (no cached_tokens, no streamed tokens)
       const entry: VerdictEntry = { metric: metric.key, baseline: base.label, side: side.label, baseline_value: a, side_value: b, ratio: a !== 0 ? b / a : null, ci_low: null, ci_high: null, call: "no clear difference", confidence: null, p_value: null, min_detectable: null };
       entries.push(entry);
-      const why = o.unresolved?.(0, metric.key) ?? o.unresolved?.(s, metric.key);
+      const why = o.unresolved?.(0, metric.key, a) ?? o.unresolved?.(s, metric.key, b);
       if (why !== undefined) {
         entry.call = "unresolved";
         entry.note = why;
@@ -121,7 +125,7 @@ export function compareSides(sides: readonly SideSamples[], o: VerdictOptions): 
   }
   const requestNoiseOnly = spreads.every((s) => s.rounds <= 1);
   if (requestNoiseOnly) for (const t of tests) t.entry.note ??= "one round per side: the interval covers request noise only, not the spread between stacks";
-  return { entries, rounds: spreads.map((s) => s.rounds), family, requestNoiseOnly };
+  return { entries, sides: sides.map((s) => s.label), rounds: spreads.map((s) => s.rounds), family, requestNoiseOnly };
 }
 
 /**
