@@ -22,7 +22,7 @@ export function clientRows(r: ClientFigures): [string, string][] {
   const lag = r.client_event_loop_lag;
   if (lag) rows.push(["Event-loop lag p50 / p99 / max (ms)", `${lag.p50_ms.toFixed(1)} / ${lag.p99_ms.toFixed(1)} / ${lag.max_ms.toFixed(1)}`]);
   if (r.client_cpu_share !== undefined) rows.push(["CPU used (share of one core)", `${(r.client_cpu_share * 100).toFixed(0)} %`]);
-  if (r.itl_same_read_share !== undefined) rows.push(["Tokens read at once with the one before", `${(r.itl_same_read_share * 100).toFixed(1)} %`]);
+  if (r.itl_same_read_share !== undefined) rows.push(["Tokens read at once (share)", `${(r.itl_same_read_share * 100).toFixed(1)} %`]);
   return rows;
 }
 
