@@ -11,6 +11,8 @@ describe("format-verdict", () => {
   test("a called figure reads as the ratio, the direction and the interval", () => {
     expect(entryText(entry({}))).toBe("mean TTFT 1.34× higher (1.21–1.49)");
     expect(entryText(entry({ metric: "prefix_cache_reuse_ratio", ratio: 0.55, ci_low: 0.5, ci_high: 0.61, call: "lower" }))).toBe("prefix reuse 0.55× lower (0.50–0.61)");
+    // A small but clear difference keeps the digits that show it.
+    expect(entryText(entry({ metric: "mean_itl_ms", ratio: 0.9981, ci_low: 0.9972, ci_high: 0.9990, call: "lower" }))).toBe("mean ITL 0.998× lower (0.997–0.999)");
   });
 
   test("no clear difference, a zero baseline, an unresolved figure and a figure with no interval", () => {

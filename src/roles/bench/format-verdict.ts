@@ -11,12 +11,21 @@ export const RECOMMENDED_ROUNDS = 5;
 
 const LABELS = new Map<string, string>(VERDICT_METRICS.map((m) => [m.key, m.label]));
 
-export function ratioText(x: number): string {
-  return `${x >= 9.995 ? x.toFixed(1) : x.toFixed(2)}×`;
+export function ratioText(x: number, digits = 2): string {
+  return `${x >= 9.995 ? x.toFixed(1) : x.toFixed(digits)}×`;
+}
+
+/** Two decimals, more when a called difference would otherwise read as 1.00 (up to 4). */
+function digitsOf(e: VerdictEntry): number {
+  if (e.call !== "higher" && e.call !== "lower") return 2;
+  let d = 2;
+  while (d < 4 && [e.ratio, e.ci_low, e.ci_high].some((x) => x !== null && Number(x.toFixed(d)) === 1)) d++;
+  return d;
 }
 
 function intervalText(e: VerdictEntry): string {
-  return e.ci_low !== null && e.ci_high !== null ? `${e.ci_low.toFixed(2)}–${e.ci_high.toFixed(2)}` : "";
+  const d = digitsOf(e);
+  return e.ci_low !== null && e.ci_high !== null ? `${e.ci_low.toFixed(d)}–${e.ci_high.toFixed(d)}` : "";
 }
 
 /** "mean TTFT 1.34× higher (1.21–1.49)", "mean ITL: no clear difference (1.02×, 0.97–1.08)". */
@@ -29,7 +38,7 @@ export function entryText(e: VerdictEntry): string {
     return e.call === "no clear difference" ? `${name}: no clear difference (${moved})` : `${name} ${e.call} (${moved})`;
   }
   if (e.call === "no clear difference") return `${name}: no clear difference (${[ratioText(e.ratio), ci].filter(Boolean).join(", ")}${e.ci_low === null && e.note ? `; ${e.note}` : ""})`;
-  return `${name} ${ratioText(e.ratio)} ${e.call}${ci ? ` (${ci})` : ""}`;
+  return `${name} ${ratioText(e.ratio, digitsOf(e))} ${e.call}${ci ? ` (${ci})` : ""}`;
 }
 
 /** A detectable change: "23 %" below 100 %, beyond that the ratio ("only 2.8× or more"). */
@@ -79,7 +88,7 @@ export function formatVerdict(v: Verdict): string {
 export function verdictHtml(v: Verdict): string {
   if (v.entries.length === 0) return `<section id="verdict"><h2>Verdict</h2><p>${escapeHtml(noVerdict(v))}</p></section>`;
   const row = (e: VerdictEntry) =>
-    `<tr class="call-${e.call.replace(/ /g, "-")}"><td>${escapeHtml(`${e.side} vs ${e.baseline}`)}</td><td>${escapeHtml(LABELS.get(e.metric) ?? e.metric)}</td><td>${e.ratio !== null ? ratioText(e.ratio) : "-"}</td><td>${escapeHtml(intervalText(e) || "-")}</td><td><b>${escapeHtml(e.call)}</b>${e.note && e.call !== "higher" && e.call !== "lower" ? ` <small>${escapeHtml(e.note)}</small>` : ""}</td></tr>`;
+    `<tr class="call-${e.call.replace(/ /g, "-")}"><td>${escapeHtml(`${e.side} vs ${e.baseline}`)}</td><td>${escapeHtml(LABELS.get(e.metric) ?? e.metric)}</td><td>${e.ratio !== null ? ratioText(e.ratio, digitsOf(e)) : "-"}</td><td>${escapeHtml(intervalText(e) || "-")}</td><td><b>${escapeHtml(e.call)}</b>${e.note && e.call !== "higher" && e.call !== "lower" ? ` <small>${escapeHtml(e.note)}</small>` : ""}</td></tr>`;
   return `<section id="verdict"><h2>Verdict</h2>
 <table><thead><tr><th>compared</th><th>figure</th><th>ratio</th><th>interval</th><th>call</th></tr></thead><tbody>${v.entries.map(row).join("")}</tbody></table>
 <ul>${verdictNotes(v).map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul></section>`;
