@@ -44,7 +44,7 @@ const replay = (sc: RouterScenario, requests: number, concurrency: number, mode:
 /** round-robin vs kv over `rounds` seeds: the called figures, or that there is no clear difference in mean TTFT. */
 function verdictCell(sc: RouterScenario, requests: number, c: number): string {
   const [kv, rr] = MODES.map((m) => ({ label: m, rounds: Array.from({ length: rounds }, (_, k) => replayRun(sc, requests, c, m, k + 1).samples) }));
-  const v = compareSides([kv!, rr!], { seed: sc.workload.seed });
+  const v = compareSides([kv!, rr!], { seed: sc.workload.seed, paired: true });
   const shown = (e: VerdictEntry) => e.metric === "mean_ttft_ms" || e.metric === "prefix_cache_reuse_ratio" || e.call === "higher" || e.call === "lower";
   return v.entries.filter(shown).map(entryText).join("; ");
 }

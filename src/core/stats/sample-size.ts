@@ -15,18 +15,23 @@ export interface Design {
   requestFactor: number;
 }
 
-/** Variance of the difference and its Satterthwaite degrees of freedom under `design` (as run: rounds as they were, factor 1). */
+/**
+ * Variance of the difference and its degrees of freedom (Welch–Satterthwaite over the sides) under
+ * `design` (as run: rounds as they were, factor 1). A side whose rounds spread more than request
+ * noise explains rests on that spread, known only to rounds − 1 degrees of freedom (a smooth split
+ * would claim more: simulated A/A comparisons over 3 rounds then called differences 1 time in 10);
+ * otherwise on its request noise, known to many.
+ */
 export function differenceVariance(sides: readonly Components[], design?: Design): { variance: number; df: number } {
   let variance = 0;
   let denom = 0;
   for (const s of sides) {
     const rounds = design ? Math.max(design.rounds, s.rounds) : s.rounds;
     const factor = design?.requestFactor ?? 1;
-    const between = s.between / rounds;
-    const within = s.within / (rounds * factor);
-    variance += between + within;
-    if (between > 0) denom += (between * between) / Math.max(1, rounds - 1);
-    if (within > 0) denom += (within * within) / Math.max(1, rounds * (s.requestsPerRound * factor - 1));
+    const v = s.between / rounds + s.within / (rounds * factor);
+    const df = s.between > 0 ? Math.max(1, rounds - 1) : Math.max(1, rounds * (s.requestsPerRound * factor - 1));
+    variance += v;
+    if (v > 0) denom += (v * v) / df;
   }
   return { variance, df: denom > 0 ? (variance * variance) / denom : Infinity };
 }

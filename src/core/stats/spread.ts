@@ -52,7 +52,11 @@ export function spreadOf(side: SideSamples, rng: Rng, resamples = WITHIN_RESAMPL
 
 /** A side's figure on the scale a comparison is made on, with its variance split by source. */
 export interface Components {
-  /** The pooled figure on the scale (log, or as measured). */
+  /**
+   * The side's figure on the scale (log, or as measured): the mean of its rounds' figures, so that
+   * each round weighs the same as in the variance (a pooled figure would follow its longest or
+   * slowest round); with one round, that round's.
+   */
   value: number;
   /** Variance between rounds beyond what request noise explains (0 with one round: unknown). */
   between: number;
@@ -77,7 +81,24 @@ export function componentsOf(s: SideSpread, m: number, log: boolean): Components
     within /= Math.max(1, s.rounds);
   }
   const between = s.rounds >= 2 ? Math.max(0, variance(figures) - within) : 0;
-  return { value: f(s.pooled[m]!), between, within, rounds: s.rounds, requestsPerRound: s.requestsPerRound };
+  const value = figures.length >= 2 ? figures.reduce((x, y) => x + y, 0) / figures.length : f(s.pooled[m]!);
+  return { value, between, within, rounds: s.rounds, requestsPerRound: s.requestsPerRound };
+}
+
+/**
+ * The components of the difference side − baseline when round k of each ran together (same
+ * workload, back to back): the spread of the per-round differences, less both sides' request
+ * noise, is what the rounds add. Whatever drifted between rounds (the machine's load) hits both
+ * sides of a round alike and cancels, which unpaired rounds cannot show.
+ */
+export function pairedComponentsOf(base: SideSpread, side: SideSpread, m: number, log: boolean): Components {
+  const a = componentsOf(base, m, log);
+  const b = componentsOf(side, m, log);
+  const f = log ? Math.log : (x: number) => x;
+  const diffs = Array.from(side.roundFigures[m]!, (x, k) => f(x) - f(base.roundFigures[m]![k]!));
+  const within = a.within + b.within;
+  const between = Math.max(0, variance(diffs) - within);
+  return { value: diffs.reduce((x, y) => x + y, 0) / diffs.length, between, within, rounds: side.rounds, requestsPerRound: Math.min(a.requestsPerRound, b.requestsPerRound) };
 }
 
 /** Whether every figure metric `m` took (pooled, per round, every resample) is positive and finite: the log scale applies. */

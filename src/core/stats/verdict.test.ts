@@ -23,11 +23,14 @@ function gauss(rng: Rng): number {
   return Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
 }
 
-/** A side whose rounds each draw a stack effect, then requests around it; throughput follows the latencies. */
-function side(label: string, s: Shape, rng: Rng): SideSamples {
+/**
+ * A side whose rounds each draw a stack effect, then requests around it; throughput follows the
+ * latencies. `drift` adds a given effect to round k (what both sides of a paired round share).
+ */
+function side(label: string, s: Shape, rng: Rng, drift?: readonly number[]): SideSamples {
   const shift = s.shift ?? 1;
-  const rounds: RoundSamples[] = Array.from({ length: s.rounds }, () => {
-    const effect = s.betweenSd * gauss(rng);
+  const rounds: RoundSamples[] = Array.from({ length: s.rounds }, (_, k) => {
+    const effect = s.betweenSd * gauss(rng) + (drift?.[k] ?? 0);
     const requests: RequestSample[] = Array.from({ length: s.requests }, () => {
       const ttftMs = shift * 50 * Math.exp(effect + s.withinSd * gauss(rng));
       const tpotMs = shift * 8 * Math.exp(effect + 0.1 * gauss(rng));
@@ -71,13 +74,40 @@ describe("verdict", () => {
     expect(calls / trials).toBeLessThanOrEqual(0.05);
   });
 
-  test("a known 30 % shift: mean TTFT called higher with an interval that covers 1.3", () => {
+  test("A/A with rounds that drift together: compared round by round, still at most 1 in 20", () => {
+    const rng = createRng(77);
+    let calls = 0;
+    const trials = 100;
+    for (let i = 0; i < trials; i++) {
+      const shape = { rounds: 3, requests: 40, betweenSd: 0.05, withinSd: 0.4 };
+      const drift = Array.from({ length: 3 }, () => 0.5 * gauss(rng));
+      const v = compareSides([side("a", shape, rng, drift), side("b", shape, rng, drift)], { seed: i, resamples: 200, paired: true });
+      expect(v.paired).toBe(true);
+      if (anyCall(v)) calls++;
+    }
+    expect(calls / trials).toBeLessThanOrEqual(0.05);
+  });
+
+  test("drift shared by each round's sides cancels when paired: a 25 % shift shows, unpaired it drowns", () => {
+    const rng = createRng(31);
+    const shape = { rounds: 4, requests: 150, betweenSd: 0.02, withinSd: 0.2 };
+    const drift = [0, 0.6, -0.5, 0.9];
+    const sides = [side("a", shape, rng, drift), side("b", { ...shape, shift: 1.25 }, rng, drift)];
+    const ttft = (paired: boolean) => compareSides(sides, { seed: 31, resamples: 100, paired }).entries.find((e) => e.metric === "mean_ttft_ms")!;
+    expect(ttft(true).call).toBe("higher");
+    expect(ttft(true).ci_low! <= 1.25 && 1.25 <= ttft(true).ci_high!).toBe(true);
+    expect(ttft(false).call).toBe("no clear difference");
+    // Unequal rounds cannot be paired: compared as independent sides.
+    expect(compareSides([sides[0]!, { ...sides[1]!, rounds: sides[1]!.rounds.slice(0, 3) }], { seed: 31, resamples: 50, paired: true }).paired).toBe(false);
+  });
+
+  test("a known 30 % shift over 5 rounds: mean TTFT called higher with an interval that covers 1.3", () => {
     let covered = 0;
     let runs = 0;
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 1_000_000 }), (seed) => {
         const rng = createRng(seed);
-        const shape = { rounds: 3, requests: 150, betweenSd: 0.03, withinSd: 0.3 };
+        const shape = { rounds: 5, requests: 150, betweenSd: 0.03, withinSd: 0.3 };
         const v = compareSides([side("base", shape, rng), side("slow", { ...shape, shift: 1.3 }, rng)], { seed, resamples: 150 });
         const ttft = v.entries.find((e) => e.metric === "mean_ttft_ms")!;
         expect(ttft.call).toBe("higher");

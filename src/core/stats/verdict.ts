@@ -6,7 +6,7 @@
 // chance of calling any difference between identical setups at `alpha` over the whole family.
 import { createRng } from "../random/rng.ts";
 import { designsFor, differenceVariance, minDetectable } from "./sample-size.ts";
-import { allPositive, componentsOf, spreadOf, type SideSpread } from "./spread.ts";
+import { allPositive, componentsOf, pairedComponentsOf, spreadOf, type Components, type SideSpread } from "./spread.ts";
 import { VERDICT_METRICS, type SideSamples, type VerdictMetric } from "./run-samples.ts";
 import { tQuantile, tTwoSidedP } from "./t-distribution.ts";
 
@@ -18,7 +18,10 @@ export interface VerdictEntry {
   side: string;
   baseline_value: number;
   side_value: number;
-  /** side / baseline; null when the baseline's figure is 0. */
+  /**
+   * side / baseline: over several rounds the geometric mean of the rounds' ratios (each round
+   * weighs the same), otherwise of the pooled figures; null when the baseline's figure is 0.
+   */
   ratio: number | null;
   ci_low: number | null;
   ci_high: number | null;
@@ -46,6 +49,11 @@ export interface VerdictOptions {
   unresolved?(side: number, metric: VerdictMetric, value: number): string | undefined;
   /** Bootstrap resamples per round (default spread.ts's). */
   resamples?: number;
+  /**
+   * Round k of every side ran together (interleaved, the same workload): compare round by round,
+   * so drift between rounds cancels. Applies to sides with equally many rounds (at least 2).
+   */
+  paired?: boolean;
 }
 
 export interface Verdict {
@@ -58,6 +66,8 @@ export interface Verdict {
   family: number;
   /** Every side ran one round: the intervals cover request noise only, not stack-to-stack. */
   requestNoiseOnly: boolean;
+  /** Rounds were compared pairwise (round k of each side against each other). */
+  paired: boolean;
 }
 
 interface Test {
@@ -68,8 +78,10 @@ interface Test {
   df: number;
   p: number;
   log: boolean;
-  sides: [SideSpread, SideSpread];
-  m: number;
+  /** The variance split the difference rests on (one entry when paired, one per side otherwise). */
+  comps: Components[];
+  /** The baseline's figure as measured (the denominator of a difference's ratio). */
+  base: number;
 }
 
 export function compareSides(sides: readonly SideSamples[], o: VerdictOptions): Verdict {
@@ -81,6 +93,7 @@ export function compareSides(sides: readonly SideSamples[], o: VerdictOptions): 
   const entries: VerdictEntry[] = [];
   const tests: Test[] = [];
   const base = spreads[0];
+  const pairedWith = (side: SideSpread) => o.paired === true && base !== undefined && base.rounds >= 2 && side.rounds === base.rounds && spreads.every((x) => x.rounds === base.rounds);
   for (let s = 1; base && base.rounds > 0 && s < spreads.length; s++) {
     const side = spreads[s]!;
     if (side.rounds === 0) continue;
@@ -101,31 +114,34 @@ export function compareSides(sides: readonly SideSamples[], o: VerdictOptions): 
         return;
       }
       const log = allPositive(base, m) && allPositive(side, m);
-      const comps = [componentsOf(base, m, log), componentsOf(side, m, log)];
+      const comps = pairedWith(side) ? [pairedComponentsOf(base, side, m, log)] : [componentsOf(base, m, log), componentsOf(side, m, log)];
       const { variance, df } = differenceVariance(comps);
-      const diff = comps[1]!.value - comps[0]!.value;
+      const diff = comps.length === 1 ? comps[0]!.value : comps[1]!.value - comps[0]!.value;
       const se = Math.sqrt(variance);
       const p = se > 0 ? tTwoSidedP(diff / se, df) : diff === 0 ? 1 : 0;
       entry.p_value = p;
-      tests.push({ entry, diff, se, df, p, log, sides: [base, side], m });
+      const baseRaw = log ? Math.exp(componentsOf(base, m, true).value) : componentsOf(base, m, false).value;
+      entry.ratio = log ? Math.exp(diff) : baseRaw !== 0 ? (baseRaw + diff) / baseRaw : null;
+      tests.push({ entry, diff, se, df, p, log, comps, base: baseRaw });
     });
   }
   holm(tests, alpha);
   const family = tests.length;
   for (const t of tests) {
-    const comps = [componentsOf(t.sides[0], t.m, t.log), componentsOf(t.sides[1], t.m, t.log)];
+    const comps = t.comps;
     // "Could show" holds at the strictest level any test of the family faced (Bonferroni's).
     const strictest = alpha / Math.max(1, family);
-    const mdd = minDetectable(comps, strictest, t.log, t.entry.baseline_value);
+    const mdd = minDetectable(comps, strictest, t.log, t.base);
     t.entry.min_detectable = Number.isFinite(mdd) ? mdd : null;
     if (mdd > target && t.entry.call === "no clear difference") {
-      const need = designsFor(comps, strictest, t.log, t.entry.baseline_value, target);
+      const need = designsFor(comps, strictest, t.log, t.base, target);
       t.entry.would_need = { ...(need.rounds !== undefined ? { rounds: need.rounds } : {}), ...(need.requestsPerRound !== undefined ? { requests_per_round: need.requestsPerRound } : {}) };
     }
   }
   const requestNoiseOnly = spreads.every((s) => s.rounds <= 1);
   if (requestNoiseOnly) for (const t of tests) t.entry.note ??= "one round per side: the interval covers request noise only, not the spread between stacks";
-  return { entries, sides: sides.map((s) => s.label), rounds: spreads.map((s) => s.rounds), family, requestNoiseOnly };
+  const paired = spreads.slice(1).some((s) => pairedWith(s));
+  return { entries, sides: sides.map((s) => s.label), rounds: spreads.map((s) => s.rounds), family, requestNoiseOnly, paired };
 }
 
 /**
@@ -147,9 +163,9 @@ function holm(tests: Test[], alpha: number): void {
     if (t.log) {
       e.ci_low = Math.exp(t.diff - half);
       e.ci_high = Math.exp(t.diff + half);
-    } else if (e.baseline_value !== 0) {
-      e.ci_low = (e.baseline_value + t.diff - half) / e.baseline_value;
-      e.ci_high = (e.baseline_value + t.diff + half) / e.baseline_value;
+    } else if (t.base !== 0) {
+      e.ci_low = (t.base + t.diff - half) / t.base;
+      e.ci_high = (t.base + t.diff + half) / t.base;
     }
     e.call = rejected ? (t.diff > 0 ? "higher" : "lower") : "no clear difference";
   });

@@ -5,7 +5,7 @@ import type { Verdict, VerdictEntry } from "../../core/stats/verdict.ts";
 import { entryText, formatVerdict, verdictHtml, verdictNotes } from "./format-verdict.ts";
 
 const entry = (over: Partial<VerdictEntry>): VerdictEntry => ({ metric: "mean_ttft_ms", baseline: "kv", side: "round-robin", baseline_value: 100, side_value: 134, ratio: 1.34, ci_low: 1.21, ci_high: 1.49, call: "higher", confidence: 0.99, p_value: 0.001, min_detectable: 0.05, ...over });
-const verdict = (entries: VerdictEntry[], over: Partial<Verdict> = {}): Verdict => ({ entries, sides: ["kv", "round-robin"], rounds: [3, 3], family: entries.length, requestNoiseOnly: false, ...over });
+const verdict = (entries: VerdictEntry[], over: Partial<Verdict> = {}): Verdict => ({ entries, sides: ["kv", "round-robin"], rounds: [3, 3], family: entries.length, requestNoiseOnly: false, paired: false, ...over });
 
 describe("format-verdict", () => {
   test("a called figure reads as the ratio, the direction and the interval", () => {
@@ -30,6 +30,7 @@ describe("format-verdict", () => {
     expect(verdictNotes(verdict([entry({ would_need: { rounds: 40 }, min_detectable: 2.5, call: "no clear difference" })]))[1]).toBe("round-robin vs kv: too small to show a 10 % difference in mean TTFT (could show only 3.50× or more); about 40 rounds per side would");
     expect(verdictNotes(verdict([entry({})], { rounds: [1, 1], requestNoiseOnly: true }))[0]).toContain("one round per side: the intervals cover request noise only");
     expect(verdictNotes(verdict([entry({})], { rounds: [5, 5] }))[0]).not.toContain("recommended");
+    expect(verdictNotes(verdict([entry({})], { rounds: [5, 5], paired: true }))[0]).toContain("5 rounds per side, compared round by round");
   });
 
   test("the terminal block opens with Verdict:; no entries say why; the report section escapes and marks the call", () => {

@@ -24,5 +24,6 @@ export function unresolvedVerdictFigure(metric: VerdictMetric, value: number, ti
 
 export function verdictOfSides(sides: readonly { label: string; runs: readonly MeasuredRun[] }[], seed: number): Verdict {
   const timing = sides.map((s) => clientTimingOf(s.runs.flatMap((r) => r.records), worstLag(s.runs)));
-  return compareSides(sides.map(sideSamples), { seed, unresolved: (i, metric, value) => unresolvedVerdictFigure(metric, value, timing[i]!) });
+  // Rounds ran interleaved (round k of every side back to back, the same requests): compared pairwise.
+  return compareSides(sides.map(sideSamples), { seed, paired: true, unresolved: (i, metric, value) => unresolvedVerdictFigure(metric, value, timing[i]!) });
 }
