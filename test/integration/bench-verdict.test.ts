@@ -11,19 +11,19 @@ import { benchDeps, benchOptions } from "../bench-kit.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";
 import { runCli, tempDir } from "../harness.ts";
 
-const workload = { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 2, prefixTokens: 16, suffixTokens: 4, outputTokens: 6 }, requests: 24, seed: 1 };
-const options = (url: string, over: Partial<BenchOptions> = {}): BenchOptions => benchOptions(url, { model: "fake-model", workload, concurrency: 4, ...over });
+const workload = { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 2, prefixTokens: 16, suffixTokens: 4, outputTokens: 6 }, requests: 32, seed: 1 };
+const options = (url: string, over: Partial<BenchOptions> = {}): BenchOptions => benchOptions(url, { model: "fake-model", workload, concurrency: 8, ...over });
 
 describe("bench verdicts", () => {
   test("two sides over rounds: the verdict first in the terminal, at the top of the report and in the JSON", async () => {
     // The slow side's first token comes 3× later (both far above any client lag); its gaps are the same.
-    await using fast = startFakeOpenAi({ ttftMs: 150, itlMs: 4, cachedTokens: (p) => p - 4 });
-    await using slow = startFakeOpenAi({ ttftMs: 450, itlMs: 4, cachedTokens: (p) => p - 4 });
+    await using fast = startFakeOpenAi({ ttftMs: 100, itlMs: 4, cachedTokens: (p) => p - 4 });
+    await using slow = startFakeOpenAi({ ttftMs: 300, itlMs: 4, cachedTokens: (p) => p - 4 });
     using dir = tempDir("kvcr-verdict-");
     const report = join(dir.path, "r.html");
     const json = join(dir.path, "r.json");
     const out: string[] = [];
-    const { verdict, results } = await runBench(options(fast.url, { workload: { ...workload, requests: 12 }, targets: [{ label: "fast", url: fast.url }, { label: "slow", url: slow.url }], rounds: 2, report, outputJson: json }), benchDeps({ stdout: { write: (t: string) => out.push(t) } }));
+    const { verdict, results } = await runBench(options(fast.url, { workload: { ...workload, requests: 32 }, concurrency: 8, targets: [{ label: "fast", url: fast.url }, { label: "slow", url: slow.url }], rounds: 2, report, outputJson: json }), benchDeps({ stdout: { write: (t: string) => out.push(t) } }));
     expect(results.map((r) => [r.label, r.round])).toEqual([["fast", 1], ["slow", 1], ["fast", 2], ["slow", 2]]);
     const ttft = verdict!.entries.find((e) => e.metric === "mean_ttft_ms")!;
     expect(ttft).toMatchObject({ baseline: "fast", side: "slow", call: "higher" });

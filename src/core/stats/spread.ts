@@ -12,6 +12,8 @@ export interface SideSpread {
   rounds: number;
   /** Mean completed requests per round. */
   requestsPerRound: number;
+  /** Completed requests of its smallest round. */
+  fewestRequests: number;
   /** The side's figures over all its rounds' requests together (the table's figures). */
   pooled: Float64Array;
   /** Per metric, each round's figure. */
@@ -44,6 +46,7 @@ export function spreadOf(side: SideSamples, rng: Rng, resamples = WITHIN_RESAMPL
     label: side.label,
     rounds: rounds.length,
     requestsPerRound: rounds.length > 0 ? rounds.reduce((s, r) => s + r.n, 0) / rounds.length : 0,
+    fewestRequests: rounds.length > 0 ? Math.min(...rounds.map((r) => r.n)) : 0,
     pooled,
     roundFigures,
     withinDraws,

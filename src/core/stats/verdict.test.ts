@@ -179,17 +179,25 @@ describe("verdict", () => {
 
   test("the sample-size check: a small noisy run says what would show 10 %, a large quiet one says nothing", () => {
     const rng = createRng(8);
-    const small = { rounds: 1, requests: 20, betweenSd: 0, withinSd: 0.4 };
+    const small = { rounds: 1, requests: 40, betweenSd: 0, withinSd: 0.4 };
     const v = compareSides([side("a", small, rng), side("b", small, rng)], { seed: 8, resamples: 100 });
     const ttft = v.entries.find((e) => e.metric === "mean_ttft_ms")!;
     expect(ttft.min_detectable!).toBeGreaterThan(0.1);
-    expect(ttft.would_need!.requests_per_round!).toBeGreaterThan(20);
+    expect(ttft.would_need!.requests_per_round!).toBeGreaterThan(40);
     expect(ttft.would_need!.rounds!).toBeGreaterThan(1);
     const large = { rounds: 5, requests: 400, betweenSd: 0.005, withinSd: 0.2 };
     const w = compareSides([side("a", large, rng), side("b", large, rng)], { seed: 8, resamples: 100 });
     const quiet = w.entries.find((e) => e.metric === "mean_ttft_ms")!;
     expect(quiet.min_detectable!).toBeLessThan(0.1);
     expect(quiet.would_need).toBeUndefined();
+  });
+
+  test("a round of a dozen requests is too few to tell: nothing is called, even a 2× shift, and it says so", () => {
+    const rng = createRng(13);
+    const tiny = { rounds: 1, requests: 12, betweenSd: 0, withinSd: 0.1 };
+    const v = compareSides([side("a", tiny, rng), side("b", { ...tiny, shift: 2 }, rng)], { seed: 13, resamples: 50 });
+    expect(v.family).toBe(0);
+    for (const e of v.entries) expect(e).toMatchObject({ call: "no clear difference", ci_low: null, note: "too few requests to tell: 12 in a round, at least 30 are needed" });
   });
 
   test("stack-to-stack spread cannot be bought off with requests: only rounds would do", () => {

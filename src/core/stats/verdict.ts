@@ -12,6 +12,12 @@ import { tQuantile, tTwoSidedP } from "./t-distribution.ts";
 
 export type Call = "lower" | "higher" | "no clear difference" | "unresolved";
 
+/**
+ * Below this many completed requests in a round, resampling them says little about the next run
+ * (a burst of a dozen requests shares one stack state): figures are not called.
+ */
+export const MIN_REQUESTS_PER_ROUND = 30;
+
 export interface VerdictEntry {
   metric: VerdictMetric;
   baseline: string;
@@ -49,6 +55,8 @@ export interface VerdictOptions {
   unresolved?(side: number, metric: VerdictMetric, value: number): string | undefined;
   /** Bootstrap resamples per round (default spread.ts's). */
   resamples?: number;
+  /** Default MIN_REQUESTS_PER_ROUND. */
+  minRequestsPerRound?: number;
   /**
    * Round k of every side ran together (interleaved, the same workload): compare round by round,
    * so drift between rounds cancels. Applies to sides with equally many rounds (at least 2).
@@ -107,6 +115,11 @@ export function compareSides(sides: readonly SideSamples[], o: VerdictOptions): 
       if (why !== undefined) {
         entry.call = "unresolved";
         entry.note = why;
+        return;
+      }
+      const fewest = Math.min(base.fewestRequests, side.fewestRequests);
+      if (fewest < (o.minRequestsPerRound ?? MIN_REQUESTS_PER_ROUND)) {
+        entry.note = `too few requests to tell: ${fewest} in a round, at least ${o.minRequestsPerRound ?? MIN_REQUESTS_PER_ROUND} are needed`;
         return;
       }
       if ("runLevel" in metric && Math.min(base.rounds, side.rounds) < 2) {

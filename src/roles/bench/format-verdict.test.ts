@@ -31,6 +31,8 @@ describe("format-verdict", () => {
     expect(verdictNotes(verdict([entry({})], { rounds: [1, 1], requestNoiseOnly: true }))[0]).toContain("one round per side: the intervals cover request noise only");
     expect(verdictNotes(verdict([entry({})], { rounds: [5, 5] }))[0]).not.toContain("recommended");
     expect(verdictNotes(verdict([entry({})], { rounds: [5, 5], paired: true }))[0]).toContain("5 rounds per side, compared round by round");
+    const tooFew = entry({ call: "no clear difference", ci_low: null, ci_high: null, note: "too few requests to tell: 12 in a round, at least 30 are needed" });
+    expect(verdictNotes(verdict([tooFew], { family: 0 }))[1]).toBe("too few requests to tell: 12 in a round, at least 30 are needed: no figure was called (send more requests, and --rounds for the spread between stacks)");
   });
 
   test("the terminal block opens with Verdict:; no entries say why; the report section escapes and marks the call", () => {

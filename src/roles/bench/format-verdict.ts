@@ -63,6 +63,8 @@ export function verdictNotes(v: Verdict): string[] {
   const level = `95 % intervals for the whole family (Holm over ${v.family} test${v.family === 1 ? "" : "s"}), ratio side / baseline`;
   if (v.requestNoiseOnly) notes.push(`${level}; one round per side: the intervals cover request noise only, not the spread between fresh stacks (--rounds ${RECOMMENDED_ROUNDS} for that)`);
   else notes.push(`${level}; ${v.rounds.every((r) => r === rounds) ? `${rounds} rounds` : `${v.rounds.join(" / ")} rounds`} per side${v.paired ? ", compared round by round (each round's sides ran back to back on the same requests)" : ""}${rounds < RECOMMENDED_ROUNDS ? ` (at least ${RECOMMENDED_ROUNDS} are recommended: the spread between stacks rests on them)` : ""}`);
+  const tooFew = v.entries.find((e) => e.note?.startsWith("too few requests"));
+  if (tooFew) notes.push(`${tooFew.note}: no figure was called (send more requests, and --rounds for the spread between stacks)`);
   for (const side of new Set(v.entries.map((e) => e.side))) {
     const small = v.entries.filter((e) => e.side === side && e.would_need !== undefined);
     if (small.length === 0) continue;
