@@ -32,6 +32,8 @@ describe("format-verdict", () => {
     expect(verdictNotes(verdict([entry({})], { rounds: [5, 5] }))[0]).not.toContain("recommended");
     expect(verdictNotes(verdict([entry({})], { rounds: [5, 5], paired: true }))[0]).toContain("5 rounds per side, compared round by round");
     const tooFew = entry({ call: "no clear difference", ci_low: null, ci_high: null, note: "too few requests to tell: 12 in a round, at least 30 are needed" });
+    expect(entryText(tooFew)).toBe("mean TTFT: no clear difference (1.34×; too few requests)");
+    expect(verdictNotes(verdict([tooFew], { family: 0 }))[0]).toStartWith("no figure could be tested; 3 rounds per side");
     expect(verdictNotes(verdict([tooFew], { family: 0 }))[1]).toBe("too few requests to tell: 12 in a round, at least 30 are needed: no figure was called (send more requests, and --rounds for the spread between stacks)");
   });
 

@@ -37,7 +37,9 @@ export function entryText(e: VerdictEntry): string {
     const moved = `${fmt(e.baseline_value)} → ${fmt(e.side_value)}`;
     return e.call === "no clear difference" ? `${name}: no clear difference (${moved})` : `${name} ${e.call} (${moved})`;
   }
-  if (e.call === "no clear difference") return `${name}: no clear difference (${[ratioText(e.ratio), ci].filter(Boolean).join(", ")}${e.ci_low === null && e.note ? `; ${e.note}` : ""})`;
+  // Too few requests is said once, in the notes, not on every figure.
+  const why = e.ci_low === null && e.note ? (e.note.startsWith("too few requests") ? "; too few requests" : `; ${e.note}`) : "";
+  if (e.call === "no clear difference") return `${name}: no clear difference (${[ratioText(e.ratio), ci].filter(Boolean).join(", ")}${why})`;
   return `${name} ${ratioText(e.ratio, digitsOf(e))} ${e.call}${ci ? ` (${ci})` : ""}`;
 }
 
@@ -60,7 +62,7 @@ function noVerdict(v: Verdict): string {
 export function verdictNotes(v: Verdict): string[] {
   const notes: string[] = [];
   const rounds = Math.min(...v.rounds);
-  const level = `95 % intervals for the whole family (Holm over ${v.family} test${v.family === 1 ? "" : "s"}), ratio side / baseline`;
+  const level = v.family > 0 ? `95 % intervals for the whole family (Holm over ${v.family} test${v.family === 1 ? "" : "s"}), ratio side / baseline` : "no figure could be tested";
   if (v.requestNoiseOnly) notes.push(`${level}; one round per side: the intervals cover request noise only, not the spread between fresh stacks (--rounds ${RECOMMENDED_ROUNDS} for that)`);
   else notes.push(`${level}; ${v.rounds.every((r) => r === rounds) ? `${rounds} rounds` : `${v.rounds.join(" / ")} rounds`} per side${v.paired ? ", compared round by round (each round's sides ran back to back on the same requests)" : ""}${rounds < RECOMMENDED_ROUNDS ? ` (at least ${RECOMMENDED_ROUNDS} are recommended: the spread between stacks rests on them)` : ""}`);
   const tooFew = v.entries.find((e) => e.note?.startsWith("too few requests"));

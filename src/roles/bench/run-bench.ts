@@ -182,7 +182,7 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
   if (rounds > 1 && opts.targets.some((t) => !("fresh" in t))) deps.logger.warn(`--rounds ${rounds} on running stacks: rounds after the first start on the cache the earlier ones left, so rounds differ by more than chance; fresh stacks (no --url-per-mode) avoid it`);
   const runs: MeasuredRun[] = [];
   const models = new Map<string, string>();
-  for (let round = 1; round <= rounds; round++) {
+  for (let round = 1; round <= rounds && deps.stop?.aborted !== true; round++) {
     // Each round draws its own requests (and arrivals), the same for every side: rounds are independent samples.
     const workload = loadWorkload({ ...workloadOpts, seed: opts.workload.seed + round - 1 }, deps, "nothing was sent");
     for (const target of opts.targets) {
