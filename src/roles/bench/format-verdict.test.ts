@@ -17,6 +17,8 @@ describe("format-verdict", () => {
 
   test("no clear difference, a zero baseline, an unresolved figure and a figure with no interval", () => {
     expect(entryText(entry({ metric: "mean_itl_ms", ratio: 1.02, ci_low: 0.97, ci_high: 1.08, call: "no clear difference" }))).toBe("mean ITL: no clear difference (1.02×, 0.97–1.08)");
+    // Two rounds on one degree of freedom: bounds past 100× say only how wide the interval is.
+    expect(entryText(entry({ ratio: 0.55, ci_low: 0.000012, ci_high: 5614100.67, call: "no clear difference" }))).toBe("mean TTFT: no clear difference (0.55×, <0.01–>100)");
     expect(entryText(entry({ metric: "prefix_cache_reuse_ratio", baseline_value: 0, side_value: 0.62, ratio: null, ci_low: null, ci_high: null }))).toBe("prefix reuse higher (0.000 → 0.620)");
     expect(entryText(entry({ call: "unresolved", note: "below the load client's own event-loop lag (p99 20.0 ms)", ci_low: null, ci_high: null }))).toBe("mean TTFT: unresolved (below the load client's own event-loop lag (p99 20.0 ms))");
     expect(entryText(entry({ metric: "output_throughput", ratio: 0.97, ci_low: null, ci_high: null, call: "no clear difference", note: "a whole-run figure needs at least 2 rounds per side for an interval" }))).toBe("output throughput: no clear difference (0.97×; a whole-run figure needs at least 2 rounds per side for an interval)");
@@ -28,6 +30,7 @@ describe("format-verdict", () => {
     expect(notes[0]).toBe("95 % intervals for the whole family (Holm over 2 tests), ratio side / baseline; 3 rounds per side (at least 5 are recommended: the spread between stacks rests on them)");
     expect(notes[1]).toBe("round-robin vs kv: too small to show a 10 % difference in mean ITL (could show 23 %); about 7 rounds per side, or about 800 requests per round would");
     expect(verdictNotes(verdict([entry({ would_need: { rounds: 40 }, min_detectable: 2.5, call: "no clear difference" })]))[1]).toBe("round-robin vs kv: too small to show a 10 % difference in mean TTFT (could show only 3.50× or more); about 40 rounds per side would");
+    expect(verdictNotes(verdict([entry({ would_need: {}, min_detectable: 1e7, call: "no clear difference" })]))[1]).toBe("round-robin vs kv: too small to show a 10 % difference in mean TTFT (could show nothing under 100×); more rounds than searched would be needed");
     expect(verdictNotes(verdict([entry({})], { rounds: [1, 1], requestNoiseOnly: true }))[0]).toContain("one round per side: the intervals cover request noise only");
     expect(verdictNotes(verdict([entry({})], { rounds: [5, 5] }))[0]).not.toContain("recommended");
     expect(verdictNotes(verdict([entry({})], { rounds: [5, 5], paired: true }))[0]).toContain("5 rounds per side, compared round by round");

@@ -23,9 +23,14 @@ function digitsOf(e: VerdictEntry): number {
   return d;
 }
 
+/** Beyond these a bound says only that the interval is that wide (a 2-round t interval can reach 10⁹). */
+const BOUND_LOW = 0.01;
+const BOUND_HIGH = 100;
+
 function intervalText(e: VerdictEntry): string {
   const d = digitsOf(e);
-  return e.ci_low !== null && e.ci_high !== null ? `${e.ci_low.toFixed(d)}–${e.ci_high.toFixed(d)}` : "";
+  const bound = (x: number) => (x < BOUND_LOW ? `<${BOUND_LOW}` : x > BOUND_HIGH ? `>${BOUND_HIGH}` : x.toFixed(d));
+  return e.ci_low !== null && e.ci_high !== null ? `${bound(e.ci_low)}–${bound(e.ci_high)}` : "";
 }
 
 /** "mean TTFT 1.34× higher (1.21–1.49)", "mean ITL: no clear difference (1.02×, 0.97–1.08)". */
@@ -46,7 +51,8 @@ export function entryText(e: VerdictEntry): string {
 /** A detectable change: "23 %" below 100 %, beyond that the ratio ("only 2.8× or more"). */
 function changeText(change: number | null): string {
   if (change === null || !Number.isFinite(change)) return "no finite change";
-  return change < 1 ? `${(change * 100).toFixed(0)} %` : `only ${ratioText(1 + change)} or more`;
+  if (change < 1) return `${(change * 100).toFixed(0)} %`;
+  return 1 + change > BOUND_HIGH ? `nothing under ${BOUND_HIGH}×` : `only ${ratioText(1 + change)} or more`;
 }
 
 function fmt(x: number): string {
