@@ -65,7 +65,8 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
     const observed = await observer.finish(load.records, workload);
     const meta = runMeta(opts, url, model, point.arrival, label);
     const built = buildResult(load, meta, opts.percentiles);
-    const lag = client.stop(built.median_itl_ms);
+    // A median ITL among tokens read at once is the client's read, not the server's spacing: no yardstick for the lag then.
+    const lag = client.stop(built.itl_same_read_share >= 0.5 ? NaN : built.median_itl_ms);
     warnAt(lagWarning(lag));
     warnAt(saturationWarning(cpuShare));
     if (opts.withReplay && opts.warmupRequests === 0 && warmIndex === undefined) warnAt(warmFirstRequest(load.records));
