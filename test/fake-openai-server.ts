@@ -1,6 +1,6 @@
 // An OpenAI-style streaming server with fixed, known delays, for bench tests and scripts:
 // POST /v1/completions (and /v1/chat/completions) stream one content chunk after `ttftMs`, then
-// one every `itlMs`, then a usage chunk and [DONE]. A plan chooses, per request, to behave or to
+// one every `itlMs` (or `chunksPerWrite` at a time), then a usage chunk and [DONE]. A plan chooses, per request, to behave or to
 // fail: HTTP 500, a stream cut before [DONE], a connection reset mid-stream, a stall, an error chunk.
 import type { Server } from "bun";
 
@@ -16,6 +16,8 @@ export interface FakeServerOptions {
   /** Worker header value per request; undefined = no header. */
   worker?: (n: number) => string | undefined;
   models?: string[];
+  /** Content chunks written together in one write (a burst the client reads at once); default 1. */
+  chunksPerWrite?: number;
 }
 
 export interface FakeServer extends AsyncDisposable {
@@ -94,9 +96,15 @@ export function startFakeOpenAi(o: FakeServerOptions = {}): FakeServer {
               send("[DONE]");
               return controller.close();
             }
-            timing.chunkMs.push(performance.now());
-            send(chunk(i));
-            later(itlMs, () => step(i + 1));
+            // A burst: several content events in one write, which the client reads at once.
+            const burst = Math.max(1, Math.min(o.chunksPerWrite ?? 1, maxTokens - i));
+            let text = "";
+            for (let k = 0; k < burst; k++) {
+              timing.chunkMs.push(performance.now());
+              text += `data: ${JSON.stringify(chunk(i + k))}\n\n`;
+            }
+            if (!cancelled) controller.enqueue(enc.encode(text));
+            later(itlMs, () => step(i + burst));
           };
           later(ttftMs, () => step(0));
         },

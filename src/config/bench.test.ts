@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../lib/errors.ts";
 import { thrownBy } from "../../test/harness.ts";
 import { loadConfig } from "./load.ts";
-import { benchOptions, benchProblems, parsePercentiles, type BenchConfig } from "./bench.ts";
+import { benchOptions, benchProblems, parsePercentiles, roundsOf, type BenchConfig } from "./bench.ts";
 
 const load = (argv: string[]) => loadConfig(benchOptions, { argv, env: {} }, (c) => benchProblems(c as BenchConfig)).config;
 const problems = (argv: string[]) => thrownBy(ConfigError, () => load(argv)).problems;
@@ -25,6 +25,15 @@ describe("bench options", () => {
     expect(problems(["--compare-router-modes", "kv,random", "--url", "http://a:1"])[0]).toContain("one URL is one router mode");
     expect(problems(["--url", "http://a:1", "--stack-config", "s.yaml"])).toEqual(["--stack-config: only for fresh stacks (drop --url / --url-per-mode)"]);
     expect(problems(["--url", "http://a:1", "--url-per-mode", "kv=http://a:1"])).toContain("--url-per-mode: only with --compare-router-modes");
+  });
+
+  test("rounds: 3 for router modes on fresh stacks, 1 against running stacks, as given otherwise; only for comparisons", () => {
+    expect(roundsOf(load(["--compare-router-modes", "kv,round-robin"]))).toBe(3);
+    expect(roundsOf(load(["--compare-router-modes", "kv,round-robin", "--url-per-mode", "kv=http://a:1,round-robin=http://b:2"]))).toBe(1);
+    expect(roundsOf(load(["--sweep-concurrency", "2,8"]))).toBe(1);
+    expect(roundsOf(load(["--compare-router-modes", "kv,round-robin", "--rounds", "5"]))).toBe(5);
+    expect(problems(["--url", "http://a:1", "--rounds", "3"])).toEqual(["--rounds: repeats the sides of a comparison; add --compare-router-modes or --sweep-concurrency (--compare reads the rounds a result file holds)"]);
+    expect(problems(["--compare-router-modes", "kv,round-robin", "--rounds", "0"])[0]).toContain("--rounds");
   });
 
   test("conflicting arrival and replay flags are named", () => {

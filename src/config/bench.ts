@@ -8,6 +8,8 @@ import { replayRouterOptions, reportOptions, workloadFlags } from "./replay.ts";
 
 export const ROUTER_MODES = ["kv", "round-robin", "random"] as const;
 export const DEFAULT_PERCENTILES = "50,90,99";
+/** Rounds of a router-mode comparison on fresh stacks unless --rounds says otherwise. */
+export const DEFAULT_MODE_ROUNDS = 3;
 
 /** vLLM's datasets that need a file, a tokenizer or a hub download; bench refuses them with this reason. */
 const DATASET_REFUSED = "needs a dataset file or a tokenizer, which bench does not load; use --dataset-name random, --dataset-name prefix_repetition or --trace FILE (a Mooncake JSONL trace)";
@@ -73,7 +75,7 @@ export const benchOptions = defineOptions({
     goodput: { kind: "string", nonEmpty: true, variadic: true, description: "KEY:MS … service-level objectives (ttft, tpot, e2el in ms): request_goodput counts the completed requests that met all of them, per second" },
     saveResult: { kind: "bool", default: false, description: "Write the JSON result to --result-dir/--result-filename (default name as vLLM's: LABEL-RATEqps[-concurrencyN]-MODEL-DATE.json)" },
     appendResult: { kind: "bool", default: false, description: "As --save-result, appending to the file (one JSON document per line)" },
-    saveDetailed: { kind: "bool", default: false, description: "Add per-request arrays to the JSON result: input_lens, output_lens, ttfts and itls (seconds), start_times, generated_texts, errors" },
+    saveDetailed: { kind: "bool", default: false, description: "Add per-request arrays to the JSON result: input_lens, output_lens, ttfts and itls (seconds), start_times, generated_texts, errors, and e2els and cached_lens (what --compare's verdict reads)" },
     resultDir: { kind: "string", nonEmpty: true, description: "Directory of the --save-result file (created if missing)" },
     resultFilename: { kind: "string", nonEmpty: true, description: "Name of the --save-result file" },
     label: { kind: "string", nonEmpty: true, description: "The run's label in the result and the --save-result file name (default: the backend)" },
@@ -88,12 +90,13 @@ export const benchOptions = defineOptions({
     audit: { kind: "bool", default: false, description: "Sample the mockers' truth and the router's index every --audit-interval: index precision / recall, recovery after faults, routing regret" },
     auditInterval: { kind: "number", min: 0.05, max: 3600, description: "Seconds between audit samples (default 1 when --audit or --faults is given; giving it turns the audit on)" },
     mockerUrls: { kind: "string", nonEmpty: true, description: "The stack's mockers, comma-separated base URLs (for a router without GET /v1/index; default: found through the frontend's index)" },
-    compare: { kind: "string", nonEmpty: true, description: "A.json,B.json: print the headline figures of two --output-json results side by side, and run nothing" },
+    compare: { kind: "string", nonEmpty: true, description: "A.json,B.json: print the verdict of two --output-json results (their --save-detailed arrays) and their headline figures side by side, and run nothing" },
   }),
   ...group("Comparisons and fresh stacks", {
-    compareRouterModes: { kind: "string", nonEmpty: true, description: "Run the same workload against one stack per router mode (kv,round-robin[,random]) and print them side by side" },
+    compareRouterModes: { kind: "string", nonEmpty: true, description: "Run the same workload against one stack per router mode (kv,round-robin[,random]): the verdict (the first mode is the baseline), then the modes side by side" },
     urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL" },
     sweepConcurrency: { kind: "intList", min: 1, description: "Run the workload at each concurrency (8,32,128) and print the points side by side" },
+    rounds: { kind: "int", min: 1, max: 1000, description: `Runs of each compared side, rounds outermost, each on a fresh stack and drawing its workload with --seed + round − 1; the verdict's intervals rest on them (default ${DEFAULT_MODE_ROUNDS} for --compare-router-modes on fresh stacks, else 1; at least 5 recommended)` },
     stackConfig: { kind: "string", nonEmpty: true, description: "Without --url / --url-per-mode: the `up` stack file each fresh stack is started from (default: up's defaults); bench sets its router mode and ports" },
   }),
   ...group("Accepted from vllm bench serve, no effect", {
@@ -165,6 +168,12 @@ export function parseCompare(text: string): [string, string] | string {
   return parts.length === 2 && parts.every(Boolean) ? [parts[0]!, parts[1]!] : `--compare: got "${text}", expected two result files, comma-separated: A.json,B.json`;
 }
 
+/** Rounds per compared side: as given, else DEFAULT_MODE_ROUNDS for router modes on fresh stacks, else 1. */
+export function roundsOf(c: Pick<BenchConfig, "rounds" | "compareRouterModes" | "urlPerMode" | "url" | "host" | "port">): number {
+  if (c.rounds !== undefined) return c.rounds;
+  return c.compareRouterModes !== undefined && c.urlPerMode === undefined && targetUrl(c) === undefined ? DEFAULT_MODE_ROUNDS : 1;
+}
+
 export function benchProblems(c: BenchConfig): string[] {
   if (c.compare !== undefined) {
     const p = parseCompare(c.compare);
@@ -230,6 +239,7 @@ export function benchProblems(c: BenchConfig): string[] {
     problems.push("--url: required (the OpenAI-compatible server to drive, e.g. http://127.0.0.1:8000; also --base-url, or --host/--port), unless --compare-router-modes or --sweep-concurrency start fresh stacks, or --compare reads two results");
   }
   if (c.stackConfig !== undefined && !fresh) problems.push("--stack-config: only for fresh stacks (drop --url / --url-per-mode)");
+  if (c.rounds !== undefined && c.compareRouterModes === undefined && c.sweepConcurrency === undefined) problems.push("--rounds: repeats the sides of a comparison; add --compare-router-modes or --sweep-concurrency (--compare reads the rounds a result file holds)");
   if (c.withReplay && c.duration !== undefined) problems.push("--with-replay: the simulation runs the whole workload; use --requests instead of --duration");
   if (c.withReplay && (c.compareRouterModes !== undefined || c.sweepConcurrency !== undefined)) problems.push("--with-replay: compares one live run with its simulation; drop --compare-router-modes / --sweep-concurrency");
   return problems;

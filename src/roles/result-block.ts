@@ -54,6 +54,10 @@ export interface ServingRowsOptions {
   afterCache?: readonly Row[];
   /** The percentiles each metric section lists (P99, P99.9, ...). */
   percentiles: readonly number[];
+  /** Rows about the load client (its lag, its CPU), printed just before the latencies they can distort. */
+  clientRows?: readonly Row[];
+  /** Figure key → why the client could not resolve it: printed instead of the number. */
+  unresolved?: Readonly<Record<string, string>>;
 }
 
 /** vLLM's result rows, with the prefix-cache reuse ratio after its throughputs, then one section per latency metric. */
@@ -70,7 +74,14 @@ export function servingRows(block: ResultBlock, f: ServingFigures, opts: Serving
   row("Total Token throughput (tok/s)", f.total_token_throughput.toFixed(2));
   row("Prefix cache reuse ratio", f.prefix_cache_reuse_ratio === null ? "n/a (server reports no cached_tokens)" : f.prefix_cache_reuse_ratio.toFixed(4));
   for (const [label, value] of opts.afterCache ?? []) row(label, value);
-  const ms = (key: string) => (f as unknown as Record<string, number>)[key]!.toFixed(2);
+  if (opts.clientRows && opts.clientRows.length > 0) {
+    title("Load client", "-");
+    for (const [label, value] of opts.clientRows) row(label, value);
+  }
+  const ms = (key: string) => {
+    const why = opts.unresolved?.[key];
+    return why !== undefined ? `unresolved: ${why}` : (f as unknown as Record<string, number>)[key]!.toFixed(2);
+  };
   for (const [metric, { title: name, short }] of Object.entries(METRIC_NAMES)) {
     title(name, "-");
     row(`Mean ${short} (ms)`, ms(`mean_${metric}_ms`));

@@ -7,6 +7,8 @@ import type { replayRouterOptions } from "../config/replay.ts";
 import type { EngineConfig } from "../core/engine/engine-config.ts";
 import type { BlockHasher } from "../core/kv/block-hash.ts";
 import { buildReport, type ReplayReport } from "../core/replay/report.ts";
+import { samplesOfSimulation } from "../core/replay/samples.ts";
+import type { RoundSamples } from "../core/stats/run-samples.ts";
 import { simulate } from "../core/replay/simulator.ts";
 import type { RouterMode, RouterOptions } from "../core/routing/router.ts";
 import type { ArrivalSpec } from "../core/workload/arrivals.ts";
@@ -51,6 +53,11 @@ export interface SimulationRun {
 
 /** Simulates `workload` on the stack (virtual clock) and builds the replay report. */
 export function simulateStack(workload: readonly WorkloadRequest[], s: SimulatedStack, run: SimulationRun, deps: { hasher: BlockHasher; now(): number }): ReplayReport {
+  return simulateStackWithSamples(workload, s, run, deps).report;
+}
+
+/** As simulateStack, with the completed requests as verdict samples (for comparisons over seeds). */
+export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s: SimulatedStack, run: SimulationRun, deps: { hasher: BlockHasher; now(): number }): { report: ReplayReport; samples: RoundSamples } {
   const sim = simulate(
     workload,
     {
@@ -66,5 +73,6 @@ export function simulateStack(workload: readonly WorkloadRequest[], s: Simulated
     },
     { hasher: deps.hasher },
   );
-  return buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs });
+  const samples = samplesOfSimulation(sim);
+  return { report: buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs }), samples };
 }

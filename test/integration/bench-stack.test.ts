@@ -46,30 +46,46 @@ describe("bench --compare-router-modes on our stack", () => {
 });
 
 describe("bench --compare-router-modes with fresh stacks (the launcher's code, as `up`)", () => {
-  test("each mode runs the same workload on its own fresh stack from the stack file, stopped afterwards", async () => {
+  test("each mode runs the same workload on its own fresh stack per round, stopped afterwards; the verdict comes first", async () => {
     using dir = tempDir("kvcr-bench-fresh-");
     const json = join(dir.path, "fresh.json");
     const r = await runCli(
       [
-        "bench", "--compare-router-modes", "kv,round-robin", "--stack-config", join(REPO_ROOT, "examples/bench-small-stack.yaml"),
+        "bench", "--compare-router-modes", "kv,round-robin", "--stack-config", join(REPO_ROOT, "examples/bench-small-stack.yaml"), "--rounds", "2",
         "--requests", "30", "--concurrency", "1", "--num-prefixes", "2", "--prefix-tokens", "64", "--suffix-tokens", "16", "--output-tokens", "8", "--seed", "5",
         "--output-json", json, "--log-level", "warn",
       ],
-      { timeoutMs: 90_000 },
+      { timeoutMs: 150_000 },
     );
     expect(r.exitCode).toBe(0);
+    // The verdict is the first thing printed: one line per figure, then what it rests on.
+    expect(r.stdout.split("\n")[0]).toBe("Verdict:");
+    expect(r.stdout).toMatch(/^ {2}round-robin vs kv: mean TTFT/m);
+    expect(r.stdout).toMatch(/^ {2}95 % intervals for the whole family \(Holm over \d+ tests?\), ratio side \/ baseline; 2 rounds per side, compared round by round .*\(at least 5 are recommended/m);
+    expect(r.stdout).toMatch(/^\(each side over its 2 rounds\)$/m);
     expect(r.stdout).toMatch(/^ +kv +round-robin$/m);
-    const doc = JSON.parse(readFileSync(json, "utf8")) as { runs: { label: string; completed: number; failed: number; model_id: string; prefix_cache_reuse_ratio: number; base_url: string }[] };
-    expect(doc.runs.map((x) => [x.label, x.completed, x.failed, x.model_id])).toEqual([
-      ["kv", 30, 0, "mock-model"],
-      ["round-robin", 30, 0, "mock-model"],
+    type Run = { label: string; round: number; completed: number; failed: number; model_id: string; prefix_cache_reuse_ratio: number; base_url: string; total_input_tokens: number };
+    const doc = JSON.parse(readFileSync(json, "utf8")) as { rounds: number; verdict: { metric: string; baseline: string; side: string; ratio: number; ci_low: number; ci_high: number; call: string }[]; runs: Run[] };
+    expect(doc.rounds).toBe(2);
+    // Rounds outermost; each round's fresh stacks run the same requests.
+    expect(doc.runs.map((x) => [x.label, x.round, x.completed, x.failed, x.model_id])).toEqual([
+      ["kv", 1, 30, 0, "mock-model"],
+      ["round-robin", 1, 30, 0, "mock-model"],
+      ["kv", 2, 30, 0, "mock-model"],
+      ["round-robin", 2, 30, 0, "mock-model"],
     ]);
-    expect(doc.runs[0]!.base_url).not.toBe(doc.runs[1]!.base_url);
+    expect(new Set(doc.runs.map((x) => x.base_url)).size).toBe(4);
+    expect(doc.verdict.map((v) => v.metric)).toEqual(["mean_ttft_ms", "p90_ttft_ms", "mean_itl_ms", "mean_tpot_ms", "mean_e2el_ms", "output_throughput", "prefix_cache_reuse_ratio"]);
+    for (const v of doc.verdict) {
+      expect([v.baseline, v.side]).toEqual(["kv", "round-robin"]);
+      expect(["lower", "higher", "no clear difference", "unresolved"]).toContain(v.call);
+      if (v.call !== "unresolved") expect(v.ci_low).toBeLessThanOrEqual(v.ci_high);
+    }
     // Both stacks served the repeated prefixes from their caches. Which one reuses more is not asserted
     // here: with 30 requests and ties broken at random it varies run to run (kv against round-robin is
     // pinned on a seeded stack above, in replay and in the frontend routing tests).
     for (const run of doc.runs) expect(run.prefix_cache_reuse_ratio).toBeGreaterThan(0.3);
-    // Both stacks were stopped: their frontends no longer answer.
+    // Every stack was stopped: their frontends no longer answer.
     for (const run of doc.runs) expect(await fetch(`${run.base_url}/health`).then(() => "answered", () => "gone")).toBe("gone");
-  }, 120_000);
+  }, 180_000);
 });

@@ -1,14 +1,25 @@
-// `bench --compare A.json,B.json`: the headline figures of two result files (`--output-json`, one
-// run or `{runs: [...]}`) side by side, e.g. the same workload with and without a fault schedule.
-// Figures a file lacks (no audit, an older result) show as "-".
+// `bench --compare A.json,B.json`: the verdict of two result files (`--output-json`, one run or
+// `{runs: [...]}`; each file a side, or one side per label when a file holds several, its runs of
+// one label its rounds), then their headline figures side by side, e.g. the same workload with and
+// without a fault schedule. The verdict resamples requests, so it needs the per-request arrays of
+// --save-detailed and says so when a file lacks them. Figures a file lacks show as "-".
+import type { SideSamples } from "../../core/stats/run-samples.ts";
+import { compareSides } from "../../core/stats/verdict.ts";
 import { KvcrError } from "../../lib/errors.ts";
+import { unresolvedCell } from "./client-resolution.ts";
+import { formatVerdict } from "./format-verdict.ts";
 import { table } from "./format-result.ts";
+import { detailedRound, timingOfDetailed } from "./detailed-samples.ts";
+import { unresolvedVerdictFigure } from "./verdict-of-runs.ts";
 
 type Doc = Record<string, unknown>;
 
-/** Reads both files and renders the table. */
+/** Seeds the verdict's resampling: the same two files always give the same verdict. */
+const COMPARE_SEED = 0;
+
+/** Reads both files; the verdict (or why there is none), then the table. */
 export function compareResults(paths: readonly [string, string], readFile: (path: string) => string): string {
-  const columns: { name: string; r: Doc }[] = [];
+  const columns: { name: string; r: Doc; path: string }[] = [];
   for (const path of paths) {
     let doc: unknown;
     try {
@@ -20,9 +31,35 @@ export function compareResults(paths: readonly [string, string], readFile: (path
     if (runs.length === 0 || runs.some((r) => typeof r !== "object" || r === null || typeof r.completed !== "number")) {
       throw new KvcrError("COMPARE_NOT_A_RESULT", `--compare: ${path} is not a bench --output-json result (no "completed" count)`);
     }
-    for (const r of runs) columns.push({ name: runs.length > 1 ? `${path} (${String(r.label ?? "run")})` : path, r });
+    for (const r of runs) columns.push({ name: runs.length > 1 ? `${path} (${String(r.label ?? "run")}${typeof r.round === "number" ? ` round ${r.round}` : ""})` : path, r, path });
   }
-  return table(["", ...columns.map((c) => c.name)], compareRows(columns.map((c) => c.r)));
+  return compareVerdict(columns) + table(["", ...columns.map((c) => c.name)], compareRows(columns.map((c) => c.r)));
+}
+
+/** The verdict of the files' runs (sides: a file, or a file's label; rounds: that side's runs), or a line saying why there is none. */
+function compareVerdict(columns: readonly { r: Doc; path: string }[]): string {
+  const groups = new Map<string, { path: string; label: string; runs: Doc[] }>();
+  for (const c of columns) {
+    const label = String(c.r.label ?? "run");
+    const key = JSON.stringify([c.path, label]);
+    groups.set(key, { path: c.path, label, runs: [...(groups.get(key)?.runs ?? []), c.r] });
+  }
+  const labelsPerFile = new Map<string, number>();
+  for (const g of groups.values()) labelsPerFile.set(g.path, (labelsPerFile.get(g.path) ?? 0) + 1);
+  const sides: SideSamples[] = [];
+  const missing: string[] = [];
+  for (const g of groups.values()) {
+    const rounds = g.runs.map((r) => detailedRound(r, g.path));
+    if (rounds.some((r) => r === undefined)) {
+      if (!missing.includes(g.path)) missing.push(g.path);
+      continue;
+    }
+    sides.push({ label: labelsPerFile.get(g.path)! > 1 ? `${g.path} (${g.label})` : g.path, rounds: rounds.map((r) => r!) });
+  }
+  if (missing.length > 0) return `No verdict: ${missing.join(" and ")} ${missing.length > 1 ? "have" : "has"} no per-request arrays (ttfts, itls, output_lens, errors); a verdict resamples requests, so run bench with --save-detailed to write them.\n\n`;
+  if (sides.length < 2) return "";
+  const timing = [...groups.values()].map((g) => timingOfDetailed(g.runs));
+  return formatVerdict(compareSides(sides, { seed: COMPARE_SEED, unresolved: (i, metric, value) => unresolvedVerdictFigure(metric, value, timing[i]!) }));
 }
 
 /** One row per headline figure, one cell per result. */
@@ -32,10 +69,11 @@ export function compareRows(results: readonly Doc[]): string[][] {
     ["duration (s)", (r) => fmt(r.duration, 2)],
     ["request throughput (req/s)", (r) => fmt(r.request_throughput, 2)],
     ["output throughput (tok/s)", (r) => fmt(r.output_throughput, 1)],
-    ["mean TTFT (ms)", (r) => fmt(r.mean_ttft_ms, 2)],
-    ["p99 TTFT (ms)", (r) => fmt(r.p99_ttft_ms, 2)],
-    ["mean ITL (ms)", (r) => fmt(r.mean_itl_ms, 2)],
-    ["p99 E2EL (ms)", (r) => fmt(r.p99_e2el_ms, 2)],
+    ["mean TTFT (ms)", latency("mean_ttft_ms")],
+    ["p99 TTFT (ms)", latency("p99_ttft_ms")],
+    ["mean ITL (ms)", latency("mean_itl_ms")],
+    ["p99 E2EL (ms)", latency("p99_e2el_ms")],
+    ["client lag p99 (ms)", (r) => fmt((r.client_event_loop_lag as Doc | undefined)?.p99_ms, 1)],
     ["prefix cache reuse ratio", (r) => fmt(r.prefix_cache_reuse_ratio, 4)],
     ["errors", (r) => Object.entries((r.error_breakdown as Record<string, number> | undefined) ?? {}).map(([k, v]) => `${k}:${v}`).join(" ") || "-"],
     ["faults applied", (r) => (Array.isArray(r.faults) ? String((r.faults as Doc[]).filter((f) => f.error === undefined).length) : "-")],
@@ -46,6 +84,14 @@ export function compareRows(results: readonly Doc[]): string[][] {
     ["regret: mean / p99 blocks", (r) => (r.regret ? `${fmt((r.regret as Doc).mean_blocks, 2)} / ${fmt((r.regret as Doc).p99_blocks, 2)}` : "-")],
   ];
   return rows.map(([label, f]) => [label, ...results.map(f)]);
+}
+
+/** A latency as the file has it, unless the file says its client could not resolve it. */
+function latency(key: string): (r: Doc) => string {
+  return (r) => {
+    const why = (r.unresolved_figures as Record<string, string> | undefined)?.[key];
+    return typeof why === "string" ? unresolvedCell(why) : fmt(r[key], 2);
+  };
 }
 
 function fmt(x: unknown, digits: number): string {

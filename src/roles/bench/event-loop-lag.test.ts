@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { judgeLag, lagWarning, monitorEventLoopLag } from "./event-loop-lag.ts";
+import { judgeLag, lagWarning, monitorEventLoopLag, saturationWarning } from "./event-loop-lag.ts";
 
 describe("the load client's event-loop lag", () => {
   test("threshold: 10 % of the median ITL, kept within 1 to 5 ms", () => {
@@ -27,5 +27,27 @@ describe("the load client's event-loop lag", () => {
     const s = monitor.stop(20);
     expect(s.max_ms).toBeGreaterThanOrEqual(30);
     expect(s.distorts_itl).toBe(true);
+  });
+
+  test("a loop that never got to the timer is the worst lag, not none; stopping late counts the pending tick", async () => {
+    let t = 0;
+    const monitor = monitorEventLoopLag(() => t, () => ({ user: 0, system: 0 }));
+    t = 3000; // the loop was busy for 3 s: no tick ran
+    const s = monitor.stop(20);
+    expect(s.samples).toBe(1);
+    expect(s.max_ms).toBeCloseTo(2995, 6);
+    expect(s.distorts_itl).toBe(true);
+  });
+
+  test("CPU share: the client's CPU time over the wall time, warned about near a whole core", () => {
+    let t = 0;
+    let cpuUs = 0;
+    const monitor = monitorEventLoopLag(() => t, () => ({ user: cpuUs * 0.75, system: cpuUs * 0.25 }));
+    t = 2000;
+    cpuUs = 1_900_000; // 1.9 s of CPU in 2 s
+    expect(monitor.cpuShare()).toBeCloseTo(0.95, 10);
+    monitor.stop(20);
+    expect(saturationWarning(0.95)).toContain("95 % of a CPU core");
+    expect(saturationWarning(0.5)).toBeUndefined();
   });
 });

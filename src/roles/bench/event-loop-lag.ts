@@ -1,6 +1,8 @@
 // The load client's own event-loop lag during a run: a timer due every TICK_MS notes how late it
-// fires. A late timer means chunks were also read late, so measured TTFT and ITL include the
-// client's own stalls (GC, a busy loop, an overloaded core) and not only the server's.
+// fires (and, when stopped, how late the tick still pending is: a loop too busy to run timers at
+// all is the worst lag, not none). A late timer means chunks were also read late, so measured TTFT
+// and ITL include the client's own stalls (GC, a busy loop, an overloaded core), not only the
+// server's. Also the client's CPU time over the run: near one core, the client is saturated.
 import { percentile } from "../../core/replay/stats.ts";
 
 export const TICK_MS = 5;
@@ -22,12 +24,22 @@ export interface LagSummary {
 }
 
 export interface LagMonitor {
-  /** Stops the timer; the summary is judged against the run's median ITL (ms; NaN or 0 when none). */
+  /** Stops measuring (the timer and the CPU time), so work done after the run is not counted. */
+  end(): void;
+  /** Ends if not ended; the summary is judged against the run's median ITL (ms; NaN or 0 when none). */
   stop(medianItlMs: number): LagSummary;
+  /** Ends if not ended; CPU time this process used while measuring, as a share of one core over the wall time (1 = a whole core). */
+  cpuShare(): number;
 }
 
-export function monitorEventLoopLag(now: () => number = () => performance.now()): LagMonitor {
+/** At this share of a core the client is saturated: requests and chunks wait for it. */
+export const CPU_SATURATED_SHARE = 0.9;
+
+export function monitorEventLoopLag(now: () => number = () => performance.now(), cpuUsage: () => { user: number; system: number } = () => process.cpuUsage()): LagMonitor {
   const lags: number[] = [];
+  const startedMs = now();
+  const cpu0 = cpuUsage();
+  let ended: { cpuShare: number } | undefined;
   let due = now() + TICK_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const tick = () => {
@@ -39,11 +51,24 @@ export function monitorEventLoopLag(now: () => number = () => performance.now())
   };
   timer = setTimeout(tick, TICK_MS);
   timer.unref?.();
+  const end = () => {
+    if (ended) return ended;
+    clearTimeout(timer);
+    // The tick still due: if the loop never got to it, that wait is the run's longest stall.
+    const pending = now() - due;
+    if (pending > 0) lags.push(pending);
+    const cpu = cpuUsage();
+    const wallMs = now() - startedMs;
+    ended = { cpuShare: wallMs > 0 ? (cpu.user - cpu0.user + cpu.system - cpu0.system) / 1000 / wallMs : 0 };
+    return ended;
+  };
   return {
+    end: () => void end(),
     stop(medianItlMs) {
-      clearTimeout(timer);
+      end();
       return judgeLag(lags, medianItlMs);
     },
+    cpuShare: () => end().cpuShare,
   };
 }
 
@@ -65,4 +90,9 @@ export function judgeLag(lags: readonly number[], medianItlMs: number): LagSumma
 export function lagWarning(s: LagSummary): string | undefined {
   if (!s.distorts_itl) return undefined;
   return `the load client's event loop lagged (p99 ${s.p99_ms.toFixed(1)} ms, max ${s.max_ms.toFixed(1)} ms, over the ${s.threshold_ms.toFixed(1)} ms that distorts ITL): measured TTFT and ITL include the client's own stalls; use fewer requests in flight, a less busy machine, or several bench processes`;
+}
+
+export function saturationWarning(cpuShare: number): string | undefined {
+  if (!(cpuShare >= CPU_SATURATED_SHARE)) return undefined;
+  return `the load client used ${(cpuShare * 100).toFixed(0)} % of a CPU core: it was saturated, so requests and chunks waited for it and its latencies include that wait; use fewer requests in flight or several bench processes`;
 }

@@ -1,5 +1,7 @@
 // `--report FILE.html`: one self-contained page (uPlot's JS and CSS inlined at build time, the
-// data as JSON; no network) with a header saying what was run (report-header.ts), then, per run
+// data as JSON; no network) opening with a comparison's verdict (format-verdict.ts), then a header
+// saying what was run (report-header.ts), the warnings (the load client's lag and saturation among
+// them) above the figures they qualify, then, per run
 // (router mode or concurrency point): TTFT and ITL distributions, latency vs load, output
 // throughput over time (from token arrival times, token-throughput.ts) and prefix-cache reuse,
 // plus the side-by-side figures; with faults or an audit (report-observed.ts) also fault windows
@@ -121,10 +123,21 @@ export function buildCharts(runs: readonly ReportRun[]): ChartSpec[] {
   return charts;
 }
 
-export function renderHtml(runs: readonly ReportRun[], opts: { title: string; percentiles: readonly number[]; header?: ReportHeader }): string {
+export interface ReportOptions {
+  title: string;
+  percentiles: readonly number[];
+  header?: ReportHeader;
+  /** The verdict section (HTML), first on the page. */
+  verdict?: string;
+  /** Rounds each run pools (said above the figures). */
+  rounds?: number;
+}
+
+export function renderHtml(runs: readonly ReportRun[], opts: ReportOptions): string {
   const payload = { labels: runs.map((r) => r.label), charts: buildCharts(runs) };
   const json = JSON.stringify(payload).replace(/</g, "\\u003c");
-  const summary = formatSideBySide(runs.map((r) => r.result), opts.percentiles);
+  const pooled = (opts.rounds ?? 1) > 1 ? `each run over its ${opts.rounds} rounds` : undefined;
+  const summary = formatSideBySide(runs.map((r) => r.result), opts.percentiles, pooled);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(opts.title)}</title>
 <style>${uplotCss}
@@ -134,9 +147,14 @@ h1{font-size:20px} pre{background:#f6f6f6;padding:12px;overflow:auto}
 #run-header dt{font-weight:600} #run-header dd{margin:0;font-family:ui-monospace,monospace;overflow-wrap:anywhere}
 #run-targets{border-collapse:collapse;margin:0 0 12px} #run-targets td,#run-targets th{border:1px solid #ddd;padding:2px 8px;text-align:left}
 .chart{margin:18px 0;width:100%}
+#verdict table{border-collapse:collapse} #verdict td,#verdict th{border:1px solid #ddd;padding:2px 8px;text-align:left}
+#verdict .call-higher td:last-child,#verdict .call-lower td:last-child{background:#eef6ee} #verdict .call-unresolved td:last-child{background:#fbf1e6}
+#warnings li{color:#8a4b00}
 </style></head>
 <body><h1>${escapeHtml(opts.title)}</h1>
+${opts.verdict ?? ""}
 ${opts.header ? headerHtml(opts.header, runs) : ""}
+${warningList(runs)}
 <pre id="summary">${escapeHtml(summary)}</pre>
 ${faultList(runs)}
 <div id="charts"></div>
@@ -195,6 +213,12 @@ ${faultList(runs)}
 })();
 </script></body></html>
 `;
+}
+
+/** Every run's warnings (a lagging or saturated load client, a warm cache), above the figures they qualify. */
+function warningList(runs: readonly ReportRun[]): string {
+  const items = runs.flatMap((r) => r.result.warnings.map((w) => `<li>${escapeHtml(`${runs.length > 1 ? `[${r.label}] ` : ""}${w}`)}</li>`));
+  return items.length > 0 ? `<h2>Warnings</h2>\n<ul id="warnings">${items.join("")}</ul>` : "";
 }
 
 /** The applied faults as a list under the summary (the shaded windows' key). */

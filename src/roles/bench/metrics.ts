@@ -60,6 +60,8 @@ export type BenchResult = {
   aborted: number;
   /** Completed requests within every --goodput SLO, per second; null without --goodput (as vLLM). */
   request_goodput: number | null;
+  /** Share of ITL gaps whose token came in the same network read as the one before: seen at once, not spaced (0–1). */
+  itl_same_read_share: number;
   /** Things that make the figures less trustworthy (a busy load client, a warm cache), also logged. */
   warnings: string[];
   /** Requests per worker, from the worker response header; empty when the server sends none. */
@@ -80,6 +82,7 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
   const e2el = Float64Array.from(ok, (r) => r.e2elMs);
   const tpot = Float64Array.from(ok.filter((r) => r.outputTokens > 1), (r) => (r.e2elMs - r.ttftMs) / (r.outputTokens - 1));
   const itl = Float64Array.from(ok.flatMap((r) => r.itlMs));
+  const sameRead = ok.reduce((n, r) => n + (r.itlSameRead ?? 0), 0);
   let input = 0;
   let output = 0;
   let cached = 0;
@@ -115,6 +118,7 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
     aborted,
     request_goodput: meta.goodput !== undefined ? (duration > 0 ? goodRequests(ok, meta.goodput) / duration : 0) : null,
     ...peakFigures(ok),
+    itl_same_read_share: itl.length > 0 ? sameRead / itl.length : 0,
     ...metricFields("ttft", ttft, percentiles),
     ...metricFields("tpot", tpot, percentiles),
     ...metricFields("itl", itl, percentiles),

@@ -17,7 +17,7 @@ const rec = (index: number, sentMs: number, ok: boolean): TimedRecord => ({
 });
 
 describe("the JSON result's vLLM shape", () => {
-  test("per-request arrays in send order; ttfts and itls in seconds; failures as vLLM writes them", () => {
+  test("per-request arrays in send order; ttfts, itls and e2els in seconds; failures as vLLM writes them", () => {
     const d = detailedArrays([rec(1, 20, false), rec(0, 10, true)]);
     expect(d).toEqual({
       input_lens: [8, 8],
@@ -27,6 +27,8 @@ describe("the JSON result's vLLM shape", () => {
       start_times: [0.01, 0.02],
       generated_texts: ["a b c", ""],
       errors: ["", "HTTP 500: boom"],
+      e2els: [0.15, 0],
+      cached_lens: [null, 0],
     });
   });
 

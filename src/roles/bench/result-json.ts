@@ -1,7 +1,9 @@
 // A run's result as written to --output-json / --save-result: the key set chosen by
 // --percentile-metrics, --metadata copied to the top level, and with --save-detailed vLLM's
 // per-request arrays (send order; ttfts, itls and start_times in seconds as vLLM writes them,
-// the aggregate keys stay in ms). Also vLLM's default --save-result file name.
+// the aggregate keys stay in ms) plus two of ours a verdict reads back (`bench --compare`):
+// e2els (seconds) and cached_lens (cached prompt tokens, null where the server did not say).
+// Also vLLM's default --save-result file name.
 import { METRICS, vllmDate, type Metric } from "./metrics.ts";
 import type { TimedRecord } from "./drive-load.ts";
 
@@ -38,6 +40,8 @@ export function detailedArrays(records: readonly TimedRecord[]) {
     start_times: sent.map((r) => r.sentMs / 1000),
     generated_texts: sent.map((r) => r.text ?? ""),
     errors: sent.map((r) => (r.ok ? "" : (r.error ?? r.errorKind ?? "failed"))),
+    e2els: sent.map((r) => (r.ok ? r.e2elMs / 1000 : 0)),
+    cached_lens: sent.map((r) => (r.ok ? (r.cachedTokens ?? null) : 0)),
   };
 }
 

@@ -1,39 +1,37 @@
-// `kvcr-mock bench` as a function: load the workload (shared with replay), resolve the model,
-// drive each run (one URL; or one stack per router mode; or one concurrency per sweep point),
-// print the result table(s), write the JSON and the HTML report, and with --with-replay print
-// replay's prediction of the same run beside the measurement. With --faults / --audit each run is
-// observed too (observe-run.ts); --compare prints two earlier results side by side instead.
+// `kvcr-mock bench` as a function: load the workload (shared with replay), drive each run (one
+// URL; or one stack per router mode; or one concurrency per sweep point; each --rounds times,
+// rounds outermost so drift in the machine spreads over every side), then — for a comparison — the
+// verdict first, the result table(s), the JSON and the HTML report; with --with-replay replay's
+// prediction of the same run beside the measurement. One run is measure-run.ts; --compare reads
+// two earlier results instead (compare-results.ts).
 import type { GoodputSlo } from "../../config/bench.ts";
 import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
 import type { PrefillTiming } from "../../core/routing/regret.ts";
-import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
-import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { errorMessage } from "../../protocol/openai-stream.ts";
-import { get } from "../../transport/http/client.ts";
 import type { ProcessControl } from "../fault-runner.ts";
 import { simulateStack, type SimulatedStack } from "../simulated-stack.ts";
-import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../workload.ts";
-import { driveLoad, type LoadResult } from "./drive-load.ts";
 import { formatPrediction, formatResult, formatSideBySide } from "./format-result.ts";
 import { renderHtml, type ReportRun } from "./html-report.ts";
 import { reportHeader } from "./report-header.ts";
-import { warmFirstRequest, warmIndexAtStart } from "./cold-cache.ts";
-import { lagWarning, monitorEventLoopLag, type LagSummary } from "./event-loop-lag.ts";
-import { buildResult, type BenchResult, type Metric } from "./metrics.ts";
-import { waitUntilReady } from "./ready-check.ts";
 import { resultJson } from "./result-json.ts";
 import { saveResult } from "./save-result.ts";
 import { compareResults } from "./compare-results.ts";
+import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
+import type { Verdict } from "../../core/stats/verdict.ts";
+import { arrivalSpecOf, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../workload.ts";
+import type { LoadResult } from "./drive-load.ts";
+import type { ClientFigures } from "./client-resolution.ts";
+import { formatVerdict, verdictHtml, verdictNotes } from "./format-verdict.ts";
+import { measureRun } from "./measure-run.ts";
+import type { BenchResult, Metric, RunMeta } from "./metrics.ts";
+import type { RunObservation } from "./observe-run.ts";
+import { poolRounds, sidesOf } from "./pool-rounds.ts";
+import { verdictOfSides } from "./verdict-of-runs.ts";
 import { formatObserved } from "./format-observed.ts";
-import { observeRun, type RunObservation } from "./observe-run.ts";
-import { buildBody, type BodyOptions } from "./request-body.ts";
-import { sendRequest } from "./send-request.ts";
 import { predictionFigures } from "./with-replay.ts";
-import { assertReachable, unreachable } from "./reachable.ts";
 
 /** Synthetic requests generated for a --duration run without --requests (sending stops at the deadline). */
 export const DURATION_SYNTHETIC_REQUESTS = 100_000;
@@ -53,6 +51,11 @@ export interface BenchOptions extends ArrivalOptions {
   workload: WorkloadOptions;
   /** Concurrency points; each target runs once per point. */
   sweepConcurrency?: number[];
+  /**
+   * Runs per target and point (each on a fresh stack where the target is one); round k draws its
+   * workload with seed + k − 1, the same for every side. Default 1.
+   */
+  rounds?: number;
   warmupRequests: number;
   durationS?: number;
   percentiles: number[];
@@ -131,11 +134,26 @@ export interface BenchDeps {
   wallNow?(): number;
 }
 
-/** A run's result with what was observed besides the requests (faults, audit, recovery, regret). */
-export type ObservedResult = BenchResult & RunObservation & { client_event_loop_lag?: LagSummary };
+/**
+ * A run's result with what was observed besides the requests (faults, audit, recovery, regret)
+ * and about the load client: its lag, its CPU share and the figures it could not resolve.
+ */
+export type ObservedResult = BenchResult & RunObservation & ClientFigures & { round?: number };
+
+/** One run as measured: its records, result, the load and meta it was built from, and which round it was. */
+export interface MeasuredRun extends ReportRun {
+  result: ObservedResult;
+  /** 1-based; 0 for a side's rounds pooled into one. */
+  round: number;
+  load: LoadResult;
+  meta: RunMeta;
+}
 
 export interface BenchOutcome {
+  /** Every run, rounds included, in the order they ran. */
   results: ObservedResult[];
+  /** A comparison's verdict (two or more sides). */
+  verdict?: Verdict;
   replay?: ReplayReport;
   /** --compare ran instead of a benchmark. */
   compared?: boolean;
@@ -157,79 +175,46 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
     }
   }
   const workloadOpts = opts.durationS !== undefined && opts.workload.trace === undefined && opts.workload.requests === undefined ? { ...opts.workload, requests: DURATION_SYNTHETIC_REQUESTS } : opts.workload;
-  const workload = loadWorkload(workloadOpts, deps, "nothing was sent");
   const points: { arrival: ArrivalSpec; label?: string }[] = opts.sweepConcurrency
     ? opts.sweepConcurrency.map((c) => ({ arrival: { kind: "concurrency", concurrency: c }, label: `c=${c}` }))
     : [{ arrival: arrivalSpecOf(opts) }];
-
-  const runs: ReportRun[] = [];
+  const rounds = opts.rounds ?? 1;
+  if (rounds > 1 && opts.targets.some((t) => !("fresh" in t))) deps.logger.warn(`--rounds ${rounds} on running stacks: rounds after the first start on the cache the earlier ones left, so rounds differ by more than chance; fresh stacks (no --url-per-mode) avoid it`);
+  const runs: MeasuredRun[] = [];
   const models = new Map<string, string>();
-  for (const target of opts.targets) {
-    for (const point of points) {
-      if (deps.stop?.aborted) break;
-      const label = [target.label, point.label].filter(Boolean).join(" ") || undefined;
-      // A fresh stack per run: every mode and every point starts from a cold cache.
-      const stack = "fresh" in target ? await startFresh(target.fresh.routerMode, label, deps) : undefined;
-      try {
-        const url = stack?.url ?? (target as { url: string }).url;
-        // A running server must answer first (--ready-check-timeout-sec waits for one instead); without --model, discoverModel asks it.
-        if (!stack && opts.model !== undefined && !models.has(url) && !((opts.readyCheckTimeoutS ?? 0) > 0)) await assertReachable(url, authHeaders(opts));
-        const model = opts.model ?? models.get(url) ?? (await discoverModel(url, opts, deps));
-        models.set(url, model);
-        // A --duration run's synthetic workload is only an upper bound: announce the duration, not the count.
-        const count = workloadOpts !== opts.workload ? "requests" : `${workload.length} requests`;
-        deps.logger.info(`${label ? `[${label}] ` : ""}${count} to ${url}${opts.endpoint} (model ${model}), arrivals ${describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for ${workloadOpts !== opts.workload ? "" : "at most "}${opts.durationS} s` : ""}`);
-        const observer = observeRun(
-          { schedule: opts.schedule, auditIntervalS: opts.auditIntervalS, endpoints: { indexUrl: url.replace(/\/+$/, ""), mockerUrls: opts.mockerUrls ?? stack?.mockerUrls }, control: stack?.control, blockSize: opts.blockSize ?? 64, promptsAreTokens: opts.promptFormat === "tokens", timing: opts.prefillTiming },
-          { logger: deps.logger, now: deps.now, wallNow: deps.wallNow ?? Date.now, hasher: deps.hasher },
-        );
-        const warnings: string[] = [];
-        const warnAt = (w: string | undefined) => {
-          if (w === undefined) return;
-          warnings.push(w);
-          deps.logger.warn(`${label ? `[${label}] ` : ""}${w}`);
-        };
-        // One cold-cache warning per run: the index before, else the first request after.
-        const warmIndex = opts.withReplay ? await warmIndexAtStart(url) : undefined;
-        warnAt(warmIndex);
-        let load: LoadResult;
-        // Real time, whatever clock the run uses: it is this process's loop that is measured.
-        const lag = monitorEventLoopLag();
-        try {
-          load = await runOne(workload, point.arrival, url, model, label, opts, deps, (t0) => observer.start(t0));
-        } catch (err) {
-          lag.stop(NaN);
-          await observer.finish([], workload).catch(() => {}); // stops the schedule and the audit
-          throw err;
-        }
-        const observed = await observer.finish(load.records, workload);
-        const built = buildResult(load, runMeta(opts, url, model, point.arrival, label), opts.percentiles);
-        const lagSummary = lag.stop(built.median_itl_ms);
-        warnAt(lagWarning(lagSummary));
-        if (opts.withReplay && opts.warmupRequests === 0 && warmIndex === undefined) warnAt(warmFirstRequest(load.records));
-        const result: ObservedResult = { ...built, warnings, client_event_loop_lag: lagSummary, ...observed };
-        runs.push({ label: label ?? "run", records: load.records, result, startMs: load.startMs });
-        logFailures(result, label, deps.logger);
-      } finally {
-        await stack?.close();
+  for (let round = 1; round <= rounds && deps.stop?.aborted !== true; round++) {
+    // Each round draws its own requests (and arrivals), the same for every side: rounds are independent samples.
+    const workload = loadWorkload({ ...workloadOpts, seed: opts.workload.seed + round - 1 }, deps, "nothing was sent");
+    for (const target of opts.targets) {
+      for (const point of points) {
+        if (deps.stop?.aborted) break;
+        runs.push(await measureRun(target, point, round, workload, opts, deps, models));
       }
     }
   }
   const results = runs.map((r) => r.result);
+  // A comparison's tables and charts show each side over all its rounds; its verdict weighs them.
+  const sides = sidesOf(runs);
+  const shown = sides.map((side) => poolRounds(side, opts.percentiles));
+  const verdict = sides.length > 1 ? verdictOfSides(sides, opts.workload.seed) : undefined;
 
   let replay: ReplayReport | undefined;
   if (opts.withReplay) {
     if (opts.warmupRequests > 0) deps.logger.warn("--with-replay: the simulation has no warm-up; its cache starts cold while the live stack was warmed by --warmup-requests");
+    const workload = loadWorkload(workloadOpts, deps, "nothing was sent");
     replay = simulateStack(workload, opts.withReplay, { arrival: points[0]!.arrival, seed: opts.workload.seed, startedMs: deps.now() }, deps);
   }
 
   const shaped = runs.map((r) => resultJson(r.result, r.records, { percentileMetrics: opts.percentileMetrics, metadata: opts.metadata, detailed: opts.saveDetailed }));
-  const doc = shaped.length === 1 && !replay ? shaped[0] : { runs: shaped, ...(replay ? { replay } : {}) };
+  const comparison = verdict ? { rounds, verdict: verdict.entries, verdict_notes: verdictNotes(verdict) } : {};
+  const doc = shaped.length === 1 && !replay ? shaped[0] : { ...comparison, runs: shaped, ...(replay ? { replay } : {}) };
   const jsonText = JSON.stringify(doc, null, 2) + "\n";
   if (opts.outputJson === "-") deps.stdout.write(jsonText);
   else {
-    if (results.length === 1) deps.stdout.write(formatResult(results[0]!, opts.percentiles));
-    else if (results.length > 1) deps.stdout.write(formatSideBySide(results, opts.percentiles));
+    if (verdict) deps.stdout.write(formatVerdict(verdict));
+    const pooled = shown.map((r) => r.result);
+    if (pooled.length === 1) deps.stdout.write(formatResult(pooled[0]!, opts.percentiles));
+    else if (pooled.length > 1) deps.stdout.write(formatSideBySide(pooled, opts.percentiles, rounds > 1 ? `each side over its ${rounds} rounds` : undefined));
     for (const r of results) deps.stdout.write(formatObserved(r));
     if (replay) deps.stdout.write(`\nReplay prediction vs live measurement (${opts.withReplay!.numWorkers} simulated worker(s), router ${opts.withReplay!.routerMode}):\n${formatPrediction(predictionFigures(replay, results[0]!))}`);
   }
@@ -240,11 +225,11 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
     const path = saveResult(opts.saveResult, doc, name, { readFile: deps.readFile, write: (p, t) => write(deps, "--save-result", p, t) });
     deps.logger.info(`result saved to ${path}`);
   }
-  if (opts.report !== undefined && runs.length > 0) {
-    write(deps, "--report", opts.report, renderHtml(runs, { title: `kvcr-mock bench: ${runs.map((r) => r.label).join(" vs ")}`, percentiles: opts.percentiles, header: reportHeader(opts) }));
+  if (opts.report !== undefined && shown.length > 0) {
+    write(deps, "--report", opts.report, renderHtml(shown, { title: `kvcr-mock bench: ${shown.map((r) => r.label).join(" vs ")}`, percentiles: opts.percentiles, header: reportHeader(opts), verdict: verdict ? verdictHtml(verdict) : undefined, rounds }));
     deps.logger.info(`report written to ${opts.report}`);
   }
-  return { results, replay, ...(deps.stop?.aborted ? { stopped: true } : {}) };
+  return { results, ...(verdict ? { verdict } : {}), replay, ...(deps.stop?.aborted ? { stopped: true } : {}) };
 }
 
 /**
@@ -256,101 +241,6 @@ export function benchExitCode(outcome: BenchOutcome): 0 | 1 | 130 {
   if (outcome.compared) return 0;
   if (outcome.stopped) return 130;
   return outcome.results.length === 0 || outcome.results.some((r) => r.completed === 0) ? 1 : 0;
-}
-
-async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec, url: string, model: string, label: string | undefined, opts: BenchOptions, deps: BenchDeps, onStart: (startMs: number) => void): Promise<LoadResult> {
-  const body: BodyOptions = { model: opts.servedModelName ?? model, endpoint: opts.endpoint, promptFormat: opts.promptFormat, stream: opts.stream, ignoreEos: opts.ignoreEos, extra: opts.bodyExtra };
-  const endpointUrl = url.replace(/\/+$/, "") + opts.endpoint;
-  const headers = authHeaders(opts);
-  let sent = 0;
-  const prefix = opts.requestIdPrefix;
-  const sendOne = (req: WorkloadRequest, signal: AbortSignal | undefined) => {
-    const tokens = new Uint32Array(req.inputLength);
-    req.writeTokens(tokens);
-    const id = sent++;
-    return sendRequest(
-      { url: endpointUrl, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers: prefix === undefined ? headers : { ...headers, "x-request-id": `${prefix}${id}` }, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: opts.saveDetailed },
-      deps.now,
-    );
-  };
-  if ((opts.readyCheckTimeoutS ?? 0) > 0) await waitUntilReady(opts.readyCheckTimeoutS!, { send: () => sendOne(workload[0]!, deps.stop), now: deps.now, sleep: deps.sleep, stop: deps.stop });
-  // A --duration run's generated workload is an upper bound, not the count it will send.
-  const durationBound = opts.durationS !== undefined && opts.workload.trace === undefined && opts.workload.requests === undefined;
-  const progress = deps.progress?.(label ?? "bench", durationBound ? 0 : workload.length);
-  try {
-    return await driveLoad(
-      { workload, arrival, seed: opts.workload.seed, warmupRequests: opts.warmupRequests, durationMs: opts.durationS !== undefined ? opts.durationS * 1000 : undefined, maxInFlight: opts.maxInFlight },
-      {
-        send: sendOne,
-        now: deps.now,
-        sleep: deps.sleep,
-        onProgress: progress ? (done) => progress.update(done) : undefined,
-        stop: deps.stop,
-        onStart,
-      },
-    );
-  } finally {
-    progress?.stop();
-  }
-}
-
-async function startFresh(routerMode: string, label: string | undefined, deps: BenchDeps): Promise<StartedStack> {
-  if (!deps.startStack) throw new KvcrError("NO_LAUNCHER", "a fresh stack per run needs the launcher, which this build cannot reach; pass running stacks with --url-per-mode");
-  deps.logger.info(`${label ? `[${label}] ` : ""}starting a fresh stack (router ${routerMode})`);
-  return deps.startStack(routerMode);
-}
-
-async function discoverModel(url: string, opts: BenchOptions, deps: BenchDeps): Promise<string> {
-  const modelsUrl = url.replace(/\/+$/, "") + "/v1/models";
-  let res: Response;
-  try {
-    res = await get(modelsUrl, { headers: authHeaders(opts), signal: AbortSignal.timeout(10_000) });
-  } catch (err) {
-    throw unreachable(url, err);
-  }
-  const text = await res.text();
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    doc = undefined;
-  }
-  const first = (doc as { data?: { id?: unknown }[] } | undefined)?.data?.[0]?.id;
-  if (res.status !== 200 || typeof first !== "string") {
-    throw new KvcrError("MODEL_UNKNOWN", `no --model given and ${modelsUrl} lists none (HTTP ${res.status}: ${doc ? errorMessage(doc) : text.slice(0, 120)}); pass --model`);
-  }
-  deps.logger.info(`model: ${first} (the first one ${modelsUrl} lists)`);
-  return first;
-}
-
-function authHeaders(opts: BenchOptions): Record<string, string> {
-  return { ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}), ...opts.headers };
-}
-
-function runMeta(opts: BenchOptions, url: string, model: string, arrival: ArrivalSpec, label: string | undefined) {
-  return {
-    backend: opts.backend ?? (/chat\/completions/.test(opts.endpoint) ? "openai-chat" : "openai"),
-    modelId: model,
-    baseUrl: url,
-    endpoint: opts.endpoint,
-    requestRate: arrival.kind === "rate" && arrival.requestsPerSecond !== Infinity ? arrival.requestsPerSecond : ("inf" as const),
-    maxConcurrency: arrival.kind === "concurrency" ? arrival.concurrency : (opts.maxInFlight ?? null),
-    warmupRequests: opts.warmupRequests,
-    label: label ?? opts.label,
-    burstiness: arrival.kind === "rate" ? (arrival.burstiness ?? 1) : 1,
-    tokenizerId: opts.tokenizerId,
-    goodput: opts.goodput,
-  };
-}
-
-function logFailures(r: BenchResult, label: string | undefined, logger: Logger): void {
-  const at = label ? `[${label}] ` : "";
-  const first = r.errors[0] ? ` (first: ${r.errors[0]})` : "";
-  const kinds = Object.entries(r.error_breakdown).map(([k, v]) => `${k}: ${v}`).join(", ");
-  if (r.aborted > 0) logger.warn(`${at}${r.aborted} in-flight request(s) aborted by the stop (counted as aborted, not failed)`);
-  if (r.completed === 0 && r.failed > 0) logger.error(`${at}no request completed: all ${r.failed} failed [${kinds}]${first}; exit status 1`);
-  else if (r.failed > 0) logger.warn(`${at}${r.failed} of ${r.failed + r.completed} requests failed [${kinds}]${first}; the figures cover the ${r.completed} that completed`);
-  if (r.failed > 0 && r.errors.some((e) => /ignore_eos|min_tokens/.test(e))) logger.warn(`${at}the server rejects ignore_eos / min_tokens: run with --no-ignore-eos`);
 }
 
 function write(deps: BenchDeps, flag: string, path: string, text: string): void {

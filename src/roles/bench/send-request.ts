@@ -32,6 +32,11 @@ export interface RequestRecord {
   /** NaN until the first content token. */
   ttftMs: number;
   itlMs: number[];
+  /**
+   * Of those gaps, how many ended at a token that came in the same network read as the one
+   * before: the client saw both at once, so such a gap says nothing about the server's spacing.
+   */
+  itlSameRead?: number;
   e2elMs: number;
   promptTokens: number;
   outputTokens: number;
@@ -106,9 +111,13 @@ async function readStream(res: Response, rec: RequestRecord, now: Clock, fail: F
   // client measures it: not at a trailing usage chunk or [DONE].
   let lastChoice = NaN;
   let usage: StreamUsage | undefined;
+  let sameRead = 0;
   for await (const bytes of res.body) {
-    const t = now();
+    let inThisRead = false;
     for (const payload of parser.push(bytes)) {
+      // Each message timed as it is read, as vllm bench serve times each SSE message: messages of
+      // one read get near-zero gaps, which the result counts apart (itl_same_read_share).
+      const t = now();
       if (payload === SSE_DONE) return finish(rec, usage, chunks, Number.isNaN(lastChoice) ? t : lastChoice);
       const c = readChunk(payload);
       if (c.kind === "error") return fail("stream_error", `error in stream: ${c.message}`);
@@ -119,7 +128,11 @@ async function readStream(res: Response, rec: RequestRecord, now: Clock, fail: F
       if (rec.text !== undefined) rec.text += c.text;
       rec.outputTokens = ++chunks; // so far: a cut stream's error says how far it got
       if (Number.isNaN(rec.ttftMs)) rec.ttftMs = t - rec.sentMs;
-      else rec.itlMs.push(t - last);
+      else {
+        rec.itlMs.push(t - last);
+        if (inThisRead) rec.itlSameRead = ++sameRead;
+      }
+      inThisRead = true;
       last = t;
     }
   }

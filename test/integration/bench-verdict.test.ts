@@ -1,0 +1,107 @@
+// Comparisons state a verdict, and no printed latency is an artefact of the load client: two
+// in-test servers of known speed compared over rounds (terminal, JSON, HTML report), `--compare`
+// of two saved results with and without their per-request arrays, tokens the client read at once
+// and a client too slow to time a figure (both printed as the reason, not a number).
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createLogger } from "../../src/lib/logger.ts";
+import { runBench, type BenchOptions } from "../../src/roles/bench/run-bench.ts";
+import { benchDeps, benchOptions } from "../bench-kit.ts";
+import { startFakeOpenAi } from "../fake-openai-server.ts";
+import { runCli, tempDir } from "../harness.ts";
+
+const workload = { traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 2, prefixTokens: 16, suffixTokens: 4, outputTokens: 6 }, requests: 32, seed: 1 };
+const options = (url: string, over: Partial<BenchOptions> = {}): BenchOptions => benchOptions(url, { model: "fake-model", workload, concurrency: 8, ...over });
+
+describe("bench verdicts", () => {
+  test("two sides over rounds: the verdict first in the terminal, at the top of the report and in the JSON", async () => {
+    // The slow side's first token comes 3× later (both far above any client lag); its gaps are the same.
+    await using fast = startFakeOpenAi({ ttftMs: 100, itlMs: 4, cachedTokens: (p) => p - 4 });
+    await using slow = startFakeOpenAi({ ttftMs: 300, itlMs: 4, cachedTokens: (p) => p - 4 });
+    using dir = tempDir("kvcr-verdict-");
+    const report = join(dir.path, "r.html");
+    const json = join(dir.path, "r.json");
+    const out: string[] = [];
+    const { verdict, results } = await runBench(options(fast.url, { workload: { ...workload, requests: 32 }, concurrency: 8, targets: [{ label: "fast", url: fast.url }, { label: "slow", url: slow.url }], rounds: 2, report, outputJson: json }), benchDeps({ stdout: { write: (t: string) => out.push(t) } }));
+    expect(results.map((r) => [r.label, r.round])).toEqual([["fast", 1], ["slow", 1], ["fast", 2], ["slow", 2]]);
+    const ttft = verdict!.entries.find((e) => e.metric === "mean_ttft_ms")!;
+    expect(ttft).toMatchObject({ baseline: "fast", side: "slow", call: "higher" });
+    expect(ttft.ci_low!).toBeGreaterThan(1);
+    const text = out.join("");
+    expect(text.startsWith("Verdict:\n  slow vs fast: mean TTFT ")).toBe(true);
+    expect(text).toMatch(/^ {2}slow vs fast: mean TTFT [\d.]+× higher \([\d.]+–[\d.]+\)$/m);
+    // The table follows the verdict, each side over its rounds.
+    expect(text.indexOf("Verdict:")).toBeLessThan(text.indexOf("(each side over its 2 rounds)"));
+    const doc = JSON.parse(readFileSync(json, "utf8")) as { rounds: number; verdict: Record<string, unknown>[]; verdict_notes: string[]; runs: { round: number }[] };
+    expect(doc.rounds).toBe(2);
+    expect(doc.runs.map((r) => r.round)).toEqual([1, 1, 2, 2]);
+    expect(doc.verdict.find((v) => v.metric === "mean_ttft_ms")).toMatchObject({ metric: "mean_ttft_ms", baseline: "fast", side: "slow", call: "higher", ratio: expect.any(Number), ci_low: expect.any(Number), ci_high: expect.any(Number) });
+    expect(doc.verdict_notes[0]).toContain("2 rounds per side");
+    const html = readFileSync(report, "utf8");
+    expect(html.indexOf('<section id="verdict">')).toBeGreaterThan(-1);
+    expect(html.indexOf('<section id="verdict">')).toBeLessThan(html.indexOf('<dl id="run-header">'));
+    expect(html).toContain("<b>higher</b>");
+  }, 60_000);
+
+  test("--compare: a verdict from two --save-detailed results; without the arrays it says what is missing", async () => {
+    await using fast = startFakeOpenAi({ ttftMs: 100, itlMs: 4 });
+    await using slow = startFakeOpenAi({ ttftMs: 300, itlMs: 4 });
+    using dir = tempDir("kvcr-compare-");
+    const [a, b, plain] = ["a.json", "b.json", "plain.json"].map((f) => join(dir.path, f)) as [string, string, string];
+    await runBench(options(fast.url, { outputJson: a, saveDetailed: true }), benchDeps());
+    await runBench(options(slow.url, { outputJson: b, saveDetailed: true }), benchDeps());
+    await runBench(options(slow.url, { outputJson: plain }), benchDeps());
+    const r = await runCli(["bench", "--compare", `${a},${b}`]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^ {2}${b.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} vs .*a\\.json: mean TTFT [\\d.]+× higher`, "m"));
+    expect(r.stdout).toContain("one round per side: the intervals cover request noise only");
+    expect(r.stdout.indexOf("Verdict:")).toBeLessThan(r.stdout.indexOf("completed / failed"));
+    const missing = await runCli(["bench", "--compare", `${a},${plain}`]);
+    expect(missing.exitCode).toBe(0);
+    expect(missing.stdout).toStartWith(`No verdict: ${plain} has no per-request arrays`);
+    expect(missing.stdout).toContain("--save-detailed");
+    expect(missing.stdout).toContain("completed / failed");
+  }, 60_000);
+
+  test("tokens the client read at once: ITL percentiles among them print why, not 0.00; the JSON keeps vLLM's numbers", async () => {
+    // Four content events per write: three gaps in four come from one network read.
+    await using server = startFakeOpenAi({ ttftMs: 5, itlMs: 8, chunksPerWrite: 4 });
+    const out: string[] = [];
+    const { results } = await runBench(options(server.url, { workload: { ...workload, synthetic: { ...workload.synthetic, outputTokens: 16 } }, percentiles: [50, 99] }), benchDeps({ stdout: { write: (t: string) => out.push(t) } }));
+    const r = results[0]!;
+    expect(r.itl_same_read_share).toBeGreaterThan(0.5);
+    expect(r.unresolved_figures!.median_itl_ms).toContain("same network read");
+    expect(typeof r.median_itl_ms).toBe("number");
+    const text = out.join("");
+    expect(text).toMatch(/^Median ITL \(ms\): +unresolved: \d+ % of tokens arrived in the same network read as the one before$/m);
+    expect(text).not.toMatch(/^Median ITL \(ms\): +0\.00$/m);
+    // The slowest gaps are the real spacing between writes: still printed.
+    expect(text).toMatch(/^P99 ITL \(ms\): +[\d.]+$/m);
+    expect(text).toMatch(/^Tokens read at once \(share\): +[\d.]+ %$/m);
+  }, 30_000);
+
+  test("a client too slow to time a figure prints why instead of the figure, with its lag beside the latencies", async () => {
+    await using server = startFakeOpenAi({ ttftMs: 1, itlMs: 1 });
+    // Block this process's loop for 30 ms every 35 ms while the run goes on: a 1 ms TTFT cannot be timed.
+    const blocker = setInterval(() => {
+      const until = performance.now() + 30;
+      while (performance.now() < until) {
+        // busy
+      }
+    }, 35);
+    const out: string[] = [];
+    try {
+      const { results } = await runBench(options(server.url), benchDeps({ stdout: { write: (t: string) => out.push(t) }, logger: createLogger({ level: "silent" }) }));
+      const r = results[0]!;
+      expect(r.unresolved_figures!.median_ttft_ms).toContain("event-loop lag");
+      const text = out.join("");
+      expect(text).toMatch(/^Median TTFT \(ms\): +unresolved: below the load client's own event-loop lag \(p99 [\d.]+ ms\)$/m);
+      // The lag is printed just before the latencies it distorts.
+      expect(text.indexOf("Event-loop lag p50 / p99 / max (ms)")).toBeLessThan(text.indexOf("Time to First Token"));
+      expect(text).toMatch(/^CPU used \(share of one core\): +\d+ %$/m);
+    } finally {
+      clearInterval(blocker);
+    }
+  }, 30_000);
+});
