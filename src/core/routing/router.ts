@@ -5,7 +5,9 @@
 // time. Every mode keeps the same load tracker and busy thresholds, so figures compare.
 // oracle (replay only) is kv on the truth: the caller gives it an index of the engines' own state
 // at decision time (docs/DECISIONS.md "Regret and oracle"): the bound the other modes are compared to.
-import { type KvIndex, RankSet } from "../index/kv-index.ts";
+import type { KvIndex } from "../index/kv-index.ts";
+import type { Walk } from "../index/prefix-walk.ts";
+import { RankSet } from "../index/tier-index.ts";
 import type { Rng } from "../random/rng.ts";
 import { ActiveLoad, type ActiveRequest } from "./active-load.ts";
 import { ApproximateIndex } from "./approximate-index.ts";
@@ -109,8 +111,8 @@ export class Router {
   private freeRanks = new Int32Array(16);
   private seenStamp = new Int32Array(16);
   private stamp = 0;
-  /** The chosen candidate's overlaps (selectKv → commit, no allocation). */
-  private readonly chosen = { device: 0, host: 0, disk: 0, activePrefix: 0 };
+  /** The chosen candidate's overlaps and the active-load walk they came from (selectKv → commit, no allocation). */
+  private readonly chosen: { device: number; host: number; disk: number; activePrefix: number; walk: Walk | undefined } = { device: 0, host: 0, disk: 0, activePrefix: 0, walk: undefined };
   /** kv and oracle: the decision reads the index (the other modes price nothing). */
   private readonly priced: boolean;
 
@@ -382,6 +384,7 @@ export class Router {
     chosen.host = oh[rankId]!;
     chosen.disk = ok[rankId]!;
     chosen.activePrefix = Math.max(act[rankId]!, actFloor);
+    chosen.walk = prefixes;
     this.load.endPrefixes();
     this.index!.endOverlaps();
     return best;
@@ -396,8 +399,9 @@ export class Router {
       // No index is consulted: the whole prompt counts as prefill; the active prefix still
       // gives the decode term (decision logs and metrics compare across modes).
       chosen.device = chosen.host = chosen.disk = 0;
-      const act = this.load.beginPrefixes(q.seqHashes, full).device;
-      chosen.activePrefix = rankId < act.length ? act[rankId]! : 0;
+      const walk = this.load.beginPrefixes(q.seqHashes, full);
+      chosen.activePrefix = rankId < walk.device.length ? walk.device[rankId]! : 0;
+      chosen.walk = walk;
       this.load.endPrefixes();
     }
     const { device, host, disk, activePrefix } = chosen;
@@ -406,7 +410,8 @@ export class Router {
     const activePrefillTokens = this.load.activePrefillTokens(rankId);
     const newBlocks = full - activePrefix;
     const prefill = prefillBlocks({ promptTokens: q.promptTokens, blockSize: q.blockSize, device, host, disk, activeBlocks, activePrefillTokens, newBlocks }, w);
-    const request = this.load.add(rankId, q.seqHashes, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w), activePrefix);
+    const request = this.load.addWalked(rankId, chosen.walk!, activePrefix, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w));
+    chosen.walk = undefined;
     this.approx?.record(rankId, q.seqHashes, q.nowMs ?? 0);
     return {
       rankId,
