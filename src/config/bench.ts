@@ -5,8 +5,7 @@
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { replayRouterOptions, reportOptions, workloadFlags } from "./replay.ts";
-
-export const ROUTER_MODES = ["kv", "round-robin", "random"] as const;
+import { LIVE_ROUTER_MODES } from "../protocol/router-modes.ts";
 export const DEFAULT_PERCENTILES = "50,90,99";
 
 /** vLLM's datasets that need a file, a tokenizer or a hub download; bench refuses them with this reason. */
@@ -91,7 +90,7 @@ export const benchOptions = defineOptions({
     compare: { kind: "string", nonEmpty: true, description: "A.json,B.json: print the headline figures of two --output-json results side by side, and run nothing" },
   }),
   ...group("Comparisons and fresh stacks", {
-    compareRouterModes: { kind: "string", nonEmpty: true, description: "Run the same workload against one stack per router mode (kv,round-robin[,random]) and print them side by side" },
+    compareRouterModes: { kind: "string", nonEmpty: true, description: `Run the same workload against one stack per router mode (a comma-separated list of ${LIVE_ROUTER_MODES.join(", ")}) and print them side by side` },
     urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL" },
     sweepConcurrency: { kind: "intList", min: 1, description: "Run the workload at each concurrency (8,32,128) and print the points side by side" },
     stackConfig: { kind: "string", nonEmpty: true, description: "Without --url / --url-per-mode: the `up` stack file each fresh stack is started from (default: up's defaults); bench sets its router mode and ports" },
@@ -131,8 +130,8 @@ export function parseUrlPerMode(text: string): Map<string, string> | string[] {
     const eq = part.indexOf("=");
     const mode = part.slice(0, eq).trim();
     const url = part.slice(eq + 1).trim();
-    if (eq === -1 || !(ROUTER_MODES as readonly string[]).includes(mode) || !/^https?:\/\/\S+$/.test(url)) {
-      problems.push(`--url-per-mode: got "${part}", expected MODE=URL with MODE one of ${ROUTER_MODES.join(", ")} and an http(s) URL`);
+    if (eq === -1 || !(LIVE_ROUTER_MODES as readonly string[]).includes(mode) || !/^https?:\/\/\S+$/.test(url)) {
+      problems.push(`--url-per-mode: got "${part}", expected MODE=URL with MODE one of ${LIVE_ROUTER_MODES.join(", ")} and an http(s) URL`);
     } else out.set(mode, url);
   }
   return problems.length > 0 ? problems : out;
@@ -140,8 +139,8 @@ export function parseUrlPerMode(text: string): Map<string, string> | string[] {
 
 export function parseModes(text: string): string[] | string {
   const modes = text.split(",").map((m) => m.trim());
-  const bad = modes.filter((m) => !(ROUTER_MODES as readonly string[]).includes(m));
-  if (bad.length > 0 || modes.length === 0) return `--compare-router-modes: got "${text}", expected a comma-separated list of ${ROUTER_MODES.join(", ")}`;
+  const bad = modes.filter((m) => !(LIVE_ROUTER_MODES as readonly string[]).includes(m));
+  if (bad.length > 0 || modes.length === 0) return `--compare-router-modes: got "${text}", expected a comma-separated list of ${LIVE_ROUTER_MODES.join(", ")}`;
   if (new Set(modes).size !== modes.length) return `--compare-router-modes: "${text}" names a mode twice`;
   return modes;
 }

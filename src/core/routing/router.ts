@@ -5,6 +5,7 @@
 // time. Every mode keeps the same load tracker and busy thresholds, so figures compare.
 // oracle (replay only) is kv on the truth: the caller gives it an index of the engines' own state
 // at decision time (docs/DECISIONS.md "Regret and oracle"): the bound the other modes are compared to.
+import type { RouterMode } from "../../protocol/router-modes.ts";
 import type { KvIndex } from "../index/kv-index.ts";
 import type { Walk } from "../index/prefix-walk.ts";
 import { RankSet } from "../index/tier-index.ts";
@@ -14,8 +15,6 @@ import { ApproximateIndex } from "./approximate-index.ts";
 import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, prefillBlocks, uncachedPromptTokens, type CostWeights } from "./kv-cost.ts";
 import { selectByCost } from "./worker-selection.ts";
 
-export const RouterMode = { roundRobin: "round-robin", random: "random", kv: "kv", oracle: "oracle" } as const;
-export type RouterMode = (typeof RouterMode)[keyof typeof RouterMode];
 
 export interface RouteQuery {
   /** Full-block sequence hashes of the prompt at the workers' block size (kept until the request finishes). */
@@ -121,10 +120,10 @@ export class Router {
     private readonly rng: Rng,
     private readonly index?: KvIndex,
   ) {
-    if (opts.mode === RouterMode.kv && !index) throw new RangeError("kv routing needs an index");
-    if (opts.mode === RouterMode.oracle && !index) throw new RangeError("oracle routing needs the engines' true residency as its index (replay only)");
+    if (opts.mode === "kv" && !index) throw new RangeError("kv routing needs an index");
+    if (opts.mode === "oracle" && !index) throw new RangeError("oracle routing needs the engines' true residency as its index (replay only)");
     this.mode = opts.mode;
-    this.priced = opts.mode === RouterMode.kv || opts.mode === RouterMode.oracle;
+    this.priced = opts.mode === "kv" || opts.mode === "oracle";
     this.weights = {
       prefillLoadScale: opts.prefillLoadScale ?? 1,
       overlapCredit: opts.overlapScoreCredit ?? 1,
@@ -136,7 +135,7 @@ export class Router {
     this.busy = { activeDecodeBlocks: b.activeDecodeBlocks ?? Infinity, activePrefillTokens: b.activePrefillTokens ?? Infinity, activePrefillTokensFrac: b.activePrefillTokensFrac ?? Infinity };
     this.busyOn = b.activeDecodeBlocks !== undefined || b.activePrefillTokens !== undefined || b.activePrefillTokensFrac !== undefined;
     this.queueThreshold = opts.queueThreshold;
-    this.approx = opts.mode === RouterMode.kv && opts.approximateTtlMs !== undefined && index ? new ApproximateIndex(index, opts.approximateTtlMs) : undefined;
+    this.approx = opts.mode === "kv" && opts.approximateTtlMs !== undefined && index ? new ApproximateIndex(index, opts.approximateTtlMs) : undefined;
   }
 
   /** Candidates, in no particular order. */
@@ -218,17 +217,20 @@ export class Router {
     const m = pick === undefined ? n : pick.length;
     let c: number;
     switch (this.mode) {
-      case RouterMode.roundRobin:
+      case "round-robin":
         c = this.next++ % m;
         if (this.next >= n) this.next = 0;
         break;
-      case RouterMode.random:
+      case "random":
         c = this.rng.int(m);
         break;
-      case RouterMode.kv:
-      case RouterMode.oracle:
+      case "kv":
+      case "oracle":
         c = this.selectKv(q, pick, m);
         break;
+      default:
+        // A mode added to protocol/router-modes.ts is a compile error here until it is handled.
+        return unhandledMode(this.mode);
     }
     return this.commit(q, pick === undefined ? c : pick[c]!);
   }
@@ -426,4 +428,8 @@ export class Router {
       request,
     };
   }
+}
+
+function unhandledMode(mode: never): never {
+  throw new RangeError(`router mode ${String(mode)} is not handled`);
 }
