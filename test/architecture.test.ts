@@ -171,6 +171,13 @@ const CIRCLE_EXCEPTIONS: Record<string, string> = {
     "run-bench is both the orchestrator and the home of the report's types; being removed by moving the types out",
 };
 
+/** A shipped file past this many lines is split by job, or docs/DECISIONS.md says why it is not. */
+const MAX_LINES = 400;
+/** Files over MAX_LINES, each with where the reason is or what is under way. */
+const LONG_FILES: Record<string, string> = {
+  "transport/http/keepalive-client.ts": "being reworked elsewhere at the time of writing: split it or record why in docs/DECISIONS.md",
+};
+
 // Tests and shared test suites (*.suite.ts) may reach into test/; only shipped code is checked.
 const files = [...new Glob("**/*.ts").scanSync(SRC)].filter((f) => !f.endsWith(".test.ts") && !f.endsWith(".suite.ts"));
 
@@ -205,6 +212,15 @@ describe("architecture", () => {
     for (const file of files) sources.set(file, await Bun.file(resolve(SRC, file)).text());
     const circles = importCircles(importGraph(sources)).map((c) => c.join(" "));
     expect(circles.filter((c) => !CIRCLE_EXCEPTIONS[c])).toEqual([]);
+  });
+
+  test(`no shipped file over ${MAX_LINES} lines but the listed ones`, async () => {
+    const long: string[] = [];
+    for (const file of files) {
+      const lines = (await Bun.file(resolve(SRC, file)).text()).split("\n").length - 1;
+      if (lines > MAX_LINES && !LONG_FILES[file]) long.push(`${file}: ${lines} lines`);
+    }
+    expect(long).toEqual([]);
   });
 
   test("the circle finder finds circles, type-only edges included, and nothing else", () => {

@@ -8,7 +8,7 @@ import type { EngineConfig } from "../core/engine/engine-config.ts";
 import type { BlockHasher } from "../core/kv/block-hash.ts";
 import { buildReport, type ReplayReport } from "../core/replay/report.ts";
 import { simulate } from "../core/replay/simulator.ts";
-import type { RouterOptions } from "../core/routing/router.ts";
+import type { RouterOptions } from "../core/routing/router-options.ts";
 import type { RouterMode } from "../protocol/router-modes.ts";
 import type { ArrivalSpec } from "../core/workload/arrivals.ts";
 import type { WorkloadRequest } from "../core/workload/workload.ts";
