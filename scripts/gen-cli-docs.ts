@@ -12,7 +12,7 @@
 // the page is regenerated.
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
-import type { CommandMeta, HelpRows, HelpSubject } from "../src/cli/define-command.ts";
+import type { CommandMeta, HelpRows, HelpSubject } from "../src/cli/help.ts";
 import { renderHelp } from "../src/cli/help.ts";
 import { COMMANDS as CLI_COMMANDS, ROOT_HELP } from "../src/cli/root.ts";
 import { agentOptions } from "../src/config/agent.ts";

@@ -3,7 +3,7 @@
 // expression, take a PNG screenshot. Every process and socket is closed on dispose.
 import { existsSync } from "node:fs";
 import { inflateSync } from "node:zlib";
-import { makeTempDir, spawnChild, type TempDir } from "./harness.ts";
+import { makeShortTempDir, spawnChild, type TempDir } from "./harness.ts";
 
 export const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 
@@ -17,7 +17,8 @@ export interface PageRun extends AsyncDisposable {
 export async function openPage(url: string, opts: { width?: number; height?: number; timeoutMs?: number } = {}): Promise<PageRun> {
   if (!CHROMIUM) throw new Error("chromium is not installed (apt-get install -y chromium)");
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  const profile: TempDir = await makeTempDir("kvcr-chromium-");
+  // A short path whatever TMPDIR is: Chromium's singleton socket lives in it (108-byte limit).
+  const profile: TempDir = await makeShortTempDir("kvcr-chromium-");
   const child = spawnChild(
     [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check", `--user-data-dir=${profile.path}`, "--remote-debugging-port=0", `--window-size=${opts.width ?? 1000},${opts.height ?? 2000}`, "about:blank"],
     // Chromium makes its own org.chromium.Chromium.* directory under TMPDIR: keep it inside the profile.

@@ -64,6 +64,16 @@ describe("README.md and docs/", () => {
     expect(citations).toEqual([]);
   });
 
+  test("every file the glossary's concept → file table names exists", () => {
+    const page = read("docs/ARCHITECTURE.md");
+    const start = page.indexOf("### Concept → file");
+    expect(start).toBeGreaterThan(-1);
+    const table = page.slice(start, page.indexOf("\n## ", start));
+    const paths = [...table.matchAll(/^\|[^|]+\|\s*`([^`]+)`\s*\|$/gm)].map((m) => m[1]!);
+    expect(paths.length).toBeGreaterThan(10);
+    expect(paths.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
+  });
+
   test("the README is a five-minute read: at most 10 KB, no line over 200 characters", () => {
     const readme = read("README.md");
     expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(10 * 1024);

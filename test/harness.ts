@@ -124,6 +124,26 @@ function tellJanitor(op: "+" | "-", pgid: number): void {
   janitor!.stdin.flush();
 }
 
+/**
+ * A fresh directory with a short path whatever TMPDIR is (under /tmp), for what puts a Unix socket
+ * in it (108 bytes at most for its whole path: Chromium's profile). Removed on dispose, or by the
+ * janitor should this process die first.
+ */
+export async function makeShortTempDir(prefix = "kvcr-"): Promise<TempDir> {
+  if (janitor === undefined) testTempRoot();
+  const path = await mkdtemp(join("/tmp", prefix));
+  janitor!.stdin.write(`d+ ${path}\n`);
+  janitor!.stdin.flush();
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      await rm(path, { recursive: true, force: true });
+      janitor?.stdin.write(`d- ${path}\n`);
+      janitor?.stdin.flush();
+    },
+  };
+}
+
 /** A fresh directory under testTempRoot(), removed (recursively) on dispose. */
 export async function makeTempDir(prefix = "kvcr-test-"): Promise<TempDir> {
   const path = await mkdtemp(join(testTempRoot(), prefix));

@@ -11,29 +11,8 @@ import { ConfigError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { serveRole, untilCrash, untilSignal, untilStopSignal, type RoleHandle } from "../lib/role.ts";
 import { VERSION } from "../lib/version.ts";
-import { helpStyleFor, renderHelp } from "./help.ts";
+import { helpStyleFor, renderHelp, type CommandMeta, type HelpRows } from "./help.ts";
 import { PROGRAM } from "./program.ts";
-
-export interface CommandMeta {
-  name: string;
-  description: string;
-  version?: string;
-  /** Left out of the root command's list. */
-  hidden?: boolean;
-}
-
-/**
- * --help rows: flag (without `--`) → its text; no `valueHint` for a boolean, `negativeDescription`
- * adds `--no-FLAG`, `group` is the heading it is listed under (the option's topic).
- */
-export type HelpRows = Record<string, { description: string; valueHint?: string; negativeDescription?: string; group?: string }>;
-
-/** What --help renders: the root lists its commands (loaded on use), a command its flags. */
-export interface HelpSubject {
-  meta: CommandMeta;
-  flags?: HelpRows;
-  commands?: Readonly<Record<string, () => Promise<{ meta: CommandMeta }>>>;
-}
 
 /** A citty command (what `defineCommand` returns, run by citty) with what the project adds. */
 export type Command = CittyCommandDef & {

@@ -6,7 +6,7 @@ import { defineRoleCommand } from "./define-command.ts";
 
 export const frontendCommand = defineRoleCommand({
   name: "frontend",
-  description: "Run the OpenAI-compatible HTTP frontend with its KV-aware router (round-robin, random or kv)",
+  description: "Run the OpenAI-compatible HTTP frontend with its KV-aware router (--router-mode picks how it routes)",
   options: frontendOptions,
   refine: frontendProblems,
   run: (config, { logger, serve }) => serve(() => startFrontend(config, { logger })),

@@ -3,7 +3,27 @@
 // flags put their description on the next line, descriptions wrap, one flag column for every
 // topic), and carries ANSI colour only when the stream is a terminal and NO_COLOR is unset
 // (https://no-color.org).
-import type { HelpSubject } from "./define-command.ts";
+
+export interface CommandMeta {
+  name: string;
+  description: string;
+  version?: string;
+  /** Left out of the root command's list. */
+  hidden?: boolean;
+}
+
+/**
+ * --help rows: flag (without `--`) → its text; no `valueHint` for a boolean, `negativeDescription`
+ * adds `--no-FLAG`, `group` is the heading it is listed under (the option's topic).
+ */
+export type HelpRows = Record<string, { description: string; valueHint?: string; negativeDescription?: string; group?: string }>;
+
+/** What --help renders: the root lists its commands (loaded on use), a command its flags. */
+export interface HelpSubject {
+  meta: CommandMeta;
+  flags?: HelpRows;
+  commands?: Readonly<Record<string, () => Promise<{ meta: CommandMeta }>>>;
+}
 
 export interface HelpStyle {
   /** Columns to fit into. */

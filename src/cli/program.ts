@@ -1,7 +1,7 @@
 // The program's own name, version and one-line description: the root command's meta, and the
 // parent every command's --help names itself under (`kvcr-mock up`).
 import { VERSION } from "../lib/version.ts";
-import type { CommandMeta } from "./define-command.ts";
+import type { CommandMeta } from "./help.ts";
 
 export const PROGRAM: CommandMeta = {
   name: "kvcr-mock",

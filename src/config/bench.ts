@@ -5,8 +5,7 @@
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { replayRouterOptions, reportOptions, workloadFlags } from "./replay.ts";
-
-export const ROUTER_MODES = ["kv", "round-robin", "random"] as const;
+import { LIVE_ROUTER_MODES } from "../protocol/router-modes.ts";
 export const DEFAULT_PERCENTILES = "50,90,99";
 /** Rounds of a router-mode comparison on fresh stacks unless --rounds says otherwise. */
 export const DEFAULT_MODE_ROUNDS = 3;
@@ -93,7 +92,7 @@ export const benchOptions = defineOptions({
     compare: { kind: "string", nonEmpty: true, description: "A.json,B.json: print the verdict of two --output-json results (their --save-detailed arrays) and their headline figures side by side, and run nothing" },
   }),
   ...group("Comparisons and fresh stacks", {
-    compareRouterModes: { kind: "string", nonEmpty: true, description: "Run the same workload against one stack per router mode (kv,round-robin[,random]): the verdict (the first mode is the baseline), then the modes side by side" },
+    compareRouterModes: { kind: "string", nonEmpty: true, description: `Run the same workload against one stack per router mode (a comma-separated list of ${LIVE_ROUTER_MODES.join(", ")}): the verdict (the first mode is the baseline), then the modes side by side` },
     urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL" },
     sweepConcurrency: { kind: "intList", min: 1, description: "Run the workload at each concurrency (8,32,128) and print the points side by side" },
     rounds: { kind: "int", min: 1, max: 1000, description: `Runs of each compared side, rounds outermost, each on a fresh stack and drawing its workload with --seed + round − 1; the verdict's intervals rest on them (default ${DEFAULT_MODE_ROUNDS} for --compare-router-modes on fresh stacks, else 1; at least 5 recommended)` },
@@ -134,8 +133,8 @@ export function parseUrlPerMode(text: string): Map<string, string> | string[] {
     const eq = part.indexOf("=");
     const mode = part.slice(0, eq).trim();
     const url = part.slice(eq + 1).trim();
-    if (eq === -1 || !(ROUTER_MODES as readonly string[]).includes(mode) || !/^https?:\/\/\S+$/.test(url)) {
-      problems.push(`--url-per-mode: got "${part}", expected MODE=URL with MODE one of ${ROUTER_MODES.join(", ")} and an http(s) URL`);
+    if (eq === -1 || !(LIVE_ROUTER_MODES as readonly string[]).includes(mode) || !/^https?:\/\/\S+$/.test(url)) {
+      problems.push(`--url-per-mode: got "${part}", expected MODE=URL with MODE one of ${LIVE_ROUTER_MODES.join(", ")} and an http(s) URL`);
     } else out.set(mode, url);
   }
   return problems.length > 0 ? problems : out;
@@ -143,8 +142,8 @@ export function parseUrlPerMode(text: string): Map<string, string> | string[] {
 
 export function parseModes(text: string): string[] | string {
   const modes = text.split(",").map((m) => m.trim());
-  const bad = modes.filter((m) => !(ROUTER_MODES as readonly string[]).includes(m));
-  if (bad.length > 0 || modes.length === 0) return `--compare-router-modes: got "${text}", expected a comma-separated list of ${ROUTER_MODES.join(", ")}`;
+  const bad = modes.filter((m) => !(LIVE_ROUTER_MODES as readonly string[]).includes(m));
+  if (bad.length > 0 || modes.length === 0) return `--compare-router-modes: got "${text}", expected a comma-separated list of ${LIVE_ROUTER_MODES.join(", ")}`;
   if (new Set(modes).size !== modes.length) return `--compare-router-modes: "${text}" names a mode twice`;
   return modes;
 }

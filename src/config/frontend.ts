@@ -3,7 +3,8 @@
 // migration), and discovery.
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
-import { REPLAY_ONLY_ROUTER_MODES, ROUTER_MODES, routerTuningOptions } from "./router.ts";
+import { LIVE_ROUTER_MODES, REPLAY_ONLY_ROUTER_MODES, routerModesHelp } from "../protocol/router-modes.ts";
+import { routerTuningOptions } from "./router.ts";
 
 /** What the frontend does when a worker fails (docs/DECISIONS.md, "Frontend"); `up` hands these on to its frontend. */
 export const frontendFailureOptions = group("Failures", {
@@ -77,11 +78,11 @@ export const frontendOptions = defineOptions({
   ...group("Router", {
     routerMode: {
       kind: "enum",
-      choices: ROUTER_MODES,
+      choices: LIVE_ROUTER_MODES,
       refused: REPLAY_ONLY_ROUTER_MODES,
       default: "round-robin",
       env: "DYN_ROUTER_MODE",
-      description: "How each request picks its (worker, rank): kv uses the KV index (as Dynamo's frontend, the default is round-robin)",
+      description: `How each request picks its (worker, rank): ${routerModesHelp(LIVE_ROUTER_MODES)} (as Dynamo's frontend, the default is round-robin)`,
     },
     ...routerTuningOptions,
     kvCacheBlockSize: { kind: "int", min: 1, description: "Block size the router hashes prompts with; workers with another are refused (default: the first worker's)" },

@@ -2,7 +2,8 @@
 // shared-prefix generator), arrivals, workers and router, the engine options, and the report.
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
-import { REPLAY_ROUTER_MODES, routerTuningOptions } from "./router.ts";
+import { ROUTER_MODES, routerModesHelp } from "../protocol/router-modes.ts";
+import { routerTuningOptions } from "./router.ts";
 
 export const workloadOptions = defineOptions({
   ...group("Workload", {
@@ -39,9 +40,9 @@ export const replayRouterOptions = group("Workers and router", {
   numWorkers: { kind: "int", min: 1, max: 100_000, default: 1, description: "Simulated workers (each with --data-parallel-size ranks)" },
   routerMode: {
     kind: "enum",
-    choices: REPLAY_ROUTER_MODES,
+    choices: ROUTER_MODES,
     default: "kv",
-    description: "How each request picks its (worker, rank); oracle = kv's cost on the engines' true cache at each decision (replay only: the bound other modes are compared to)",
+    description: `How each request picks its (worker, rank): ${routerModesHelp(ROUTER_MODES)} (oracle in replay only)`,
   },
   ...routerTuningOptions,
 });

@@ -1,16 +1,8 @@
 // The router's options, shared by `frontend` and `replay` so both spell them the same way
 // (Dynamo's frontend spellings) and run the same router (src/core/routing). How they combine
 // into the router's settings lives in one place: src/roles/router-settings.ts.
+// The modes themselves are one table: protocol/router-modes.ts.
 import { group } from "./options.ts";
-
-export const ROUTER_MODES = ["round-robin", "random", "kv"] as const;
-/** Replay adds oracle: kv's cost on the simulated engines' true residency (docs/DECISIONS.md "Regret and oracle"). */
-export const REPLAY_ROUTER_MODES = ["kv", "round-robin", "random", "oracle"] as const;
-
-/** Modes a live router refuses, with the reason (a live router cannot see the workers' true state). */
-export const REPLAY_ONLY_ROUTER_MODES: Readonly<Record<string, string>> = {
-  oracle: "oracle is replay-only: it routes on the simulated engines' true cache and load, which a live router cannot see; use kv here, and `kvcr-mock replay --router-mode oracle` for the bound",
-};
 
 export const routerTuningOptions = group("Router", {
   routerPrefillLoadScale: {

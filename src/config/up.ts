@@ -11,7 +11,8 @@ import { ARRAY_ENCODING_WITH_STATE_AGENT, maxModelLenOption, stateAgentOptions }
 import { commonOptions } from "./common.ts";
 import { loadConfig } from "./load.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
-import { REPLAY_ONLY_ROUTER_MODES, ROUTER_MODES, routerTuningOptions } from "./router.ts";
+import { LIVE_ROUTER_MODES, REPLAY_ONLY_ROUTER_MODES, routerModesHelp } from "../protocol/router-modes.ts";
+import { routerTuningOptions } from "./router.ts";
 
 export const ROLES = ["agent", "mockers", "frontend"] as const;
 export const RESTART_POLICIES = ["on-failure", "no"] as const;
@@ -75,7 +76,7 @@ export const frontendPassOn = defineOptions({
     strictHealth: frontendOptions.strictHealth,
   }),
   ...group("Router", {
-    routerMode: { kind: "enum", choices: ROUTER_MODES, refused: REPLAY_ONLY_ROUTER_MODES, default: "kv", description: "How the frontend picks each request's (worker, rank) (kv by default in up)" },
+    routerMode: { kind: "enum", choices: LIVE_ROUTER_MODES, refused: REPLAY_ONLY_ROUTER_MODES, default: "kv", description: `How the frontend picks each request's (worker, rank): ${routerModesHelp(LIVE_ROUTER_MODES)} (kv by default in up)` },
     ...routerTuningOptions,
   }),
   ...frontendFailureOptions,

@@ -5,48 +5,7 @@
 import { KvcrError } from "../lib/errors.ts";
 import { parseEtcdEndpoints } from "../protocol/etcd-endpoints.ts";
 import { EtcdEpoch } from "./etcd-epoch.ts";
-
-/** etcd's int64 fields travel as decimal strings in the gateway's JSON; kept as strings/bigint. */
-export interface EtcdHeader {
-  cluster_id?: string;
-  revision?: string;
-}
-
-export interface EtcdKv {
-  key: string; // base64
-  value?: string; // base64
-  create_revision?: string;
-  mod_revision?: string;
-  version?: string;
-  lease?: string;
-}
-
-export interface EtcdWatchEvent {
-  type?: "PUT" | "DELETE"; // PUT is the proto default, so the gateway omits it
-  kv: EtcdKv;
-  prev_kv?: EtcdKv;
-}
-
-export interface EtcdWatchResult {
-  header?: EtcdHeader;
-  created?: boolean;
-  canceled?: boolean;
-  compact_revision?: string;
-  cancel_reason?: string;
-  events?: EtcdWatchEvent[];
-}
-
-export type TxnOp =
-  | { request_put: { key: string; value: string; lease?: string } }
-  | { request_delete_range: { key: string } };
-
-export interface TxnCompare {
-  key: string;
-  target: "MOD" | "CREATE";
-  mod_revision?: string;
-  create_revision?: string;
-  result: "EQUAL";
-}
+import type { EtcdHeader, EtcdWatchResult } from "./etcd-gateway.ts";
 
 /** Connection status as /health and /metrics report it. */
 export interface EtcdConnectionStatus {

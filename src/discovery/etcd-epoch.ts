@@ -3,7 +3,7 @@
 // so a reply showing either comes from an etcd that was wiped, restored from a backup or replaced
 // (a wiped etcd started with the same flags keeps its cluster id: only the revision tells). The
 // store then has every watch list its prefix again and every lease re-check its records.
-import type { EtcdHeader } from "./etcd-client.ts";
+import type { EtcdHeader } from "./etcd-gateway.ts";
 
 /** Taken when a request is sent: its reply must show at least this revision. */
 export interface EpochMark {

@@ -5,7 +5,6 @@
 // the records put again even if etcd still knows the lease: the restore may have lost or aged them.
 import { KvcrError } from "../lib/errors.ts";
 import { EtcdServerError, type EtcdClient } from "./etcd-client.ts";
-import type { EtcdRecord } from "./etcd-leased-record.ts";
 import type { DiscoveryLogger } from "./store.ts";
 
 /** Wait before retrying a renewal that got no answer. */
@@ -19,13 +18,19 @@ export interface LeaseDeps {
   onRegrant(): void;
 }
 
+/** What the lease needs from each record on it (EtcdRecord, etcd-leased-record.ts). */
+export interface LeasedEtcdRecord {
+  /** Puts the record again on the lease's current id (after a re-grant, or etcd going back). */
+  repost(): Promise<void>;
+}
+
 export class EtcdLease {
   id = "0";
   /** Local estimate of when etcd drops the lease unless renewed. */
   expiresAtMs = 0;
-  readonly records = new Set<EtcdRecord>();
+  readonly records = new Set<LeasedEtcdRecord>();
   /** Records a re-put missed (etcd went away again mid-way): retried on the next tick. */
-  private readonly unposted = new Set<EtcdRecord>();
+  private readonly unposted = new Set<LeasedEtcdRecord>();
   /** Withdrawals etcd did not take (unreachable): retried on each tick, or gone with the revoke. */
   private readonly unremoved = new Set<() => Promise<void>>();
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -147,7 +152,7 @@ export class EtcdLease {
     })().finally(() => (this.regranting = undefined)));
   }
 
-  private async repostAll(records: readonly EtcdRecord[]): Promise<void> {
+  private async repostAll(records: readonly LeasedEtcdRecord[]): Promise<void> {
     await Promise.all(
       records.map(async (r) => {
         try {
@@ -165,7 +170,7 @@ export class EtcdLease {
     this.unremoved.add(remove);
   }
 
-  forget(record: EtcdRecord): void {
+  forget(record: LeasedEtcdRecord): void {
     this.records.delete(record);
     this.unposted.delete(record);
   }

@@ -2,7 +2,8 @@
 // exact version), and put again after a lease re-grant or once etcd was wiped or restored — where
 // it is still ours (any version) or its key is free, so a record another process took over since
 // (last writer wins) stays theirs.
-import { b64, EtcdServerError, type EtcdClient, type EtcdHeader, type EtcdKv, type TxnCompare, type TxnOp } from "./etcd-client.ts";
+import { b64, EtcdServerError, type EtcdClient } from "./etcd-client.ts";
+import type { EtcdHeader, EtcdKv, TxnCompare, TxnOp } from "./etcd-gateway.ts";
 import type { EtcdLease } from "./etcd-lease.ts";
 import { decodeKv, encodeEnvelope, etcdKey } from "./etcd-record.ts";
 import { OwnedRecord } from "./owned-record.ts";

@@ -2,7 +2,8 @@
 // (key `{root}/{discovery key}`, base64 on the wire). A withdrawal first rewrites the value with
 // `withdrawn: true` and then deletes it, so a watcher's delete event (with prev_kv) tells
 // "removed" from "expired" (a lapsed lease deletes a value without the mark).
-import { b64, unb64, type EtcdKv } from "./etcd-client.ts";
+import { b64, unb64 } from "./etcd-client.ts";
+import type { EtcdKv } from "./etcd-gateway.ts";
 import type { DiscoveryEntry, RecordOwner } from "./store.ts";
 
 export const ETCD_RECORD_FORMAT = "kvcr-discovery-etcd/v1";

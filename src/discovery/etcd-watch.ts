@@ -8,7 +8,8 @@
 // The store also has it list again when it leaves a member that stopped answering, and, while a
 // member is silent or just answered again, has it hold back lease expiries a moment: a resumed old
 // etcd leader may revoke live leases, whose owners put the same records straight back.
-import { b64, prefixRangeEnd, type EtcdClient, type EtcdKv, type EtcdWatchResult } from "./etcd-client.ts";
+import { b64, prefixRangeEnd, type EtcdClient } from "./etcd-client.ts";
+import type { EtcdKv, EtcdWatchResult } from "./etcd-gateway.ts";
 import { KeyRevisions } from "./etcd-key-revisions.ts";
 import { decodeKv, etcdKey, revisionOf, toEntry, versionOf, type EtcdEnvelope } from "./etcd-record.ts";
 import { notifyListener } from "./notify-listener.ts";

@@ -140,7 +140,7 @@ describe("kvcr-mock up from the compiled binary", () => {
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr.trim().split("\n").slice(1)).toEqual([
       `  mockers.agent_port (in ${file}): unknown key for the mockers section`,
-      `  frontend.router_mode (in ${file}): got "best", expected one of round-robin, random, kv`,
+      `  frontend.router_mode (in ${file}): got "best", expected one of kv, round-robin, random`,
     ]);
   }, 30_000);
 });

@@ -2,7 +2,8 @@
 // socket: the app is called as `app.fetch(new Request(...))` and the "worker" is a function.
 import { createRng } from "../../src/core/random/rng.ts";
 import type { DiscoveryHealth } from "../../src/discovery/status.ts";
-import type { RouterMode, RouterOptions } from "../../src/core/routing/router.ts";
+import type { RouterOptions } from "../../src/core/routing/router-options.ts";
+import type { RouterMode } from "../../src/protocol/router-modes.ts";
 import { createLogger, type Logger } from "../../src/lib/logger.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import type { WorkerRecord } from "../../src/protocol/records.ts";

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { KvIndex, RankSet } from "./kv-index.ts";
+import { KvIndex } from "./kv-index.ts";
+import { RankSet } from "./tier-index.ts";
 
 const stored = (tier: "device" | "host", ...h: bigint[]) => ({ kind: "stored" as const, tier, blockHashes: h });
 const removed = (tier: "device" | "host", ...h: bigint[]) => ({ kind: "removed" as const, tier, blockHashes: h });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createBlockHasher } from "../../lib/xxh3.ts";
-import type { RouterMode } from "../routing/router.ts";
+import type { RouterMode } from "../../protocol/router-modes.ts";
 import { sharedPrefixWorkload } from "../workload/synthetic.ts";
 import { buildReport } from "./report.ts";
 import { simulate, type SimulationOptions } from "./simulator.ts";

@@ -44,7 +44,7 @@ export class ReplayTruth {
     const q = this.index.beginOverlaps(seqHashes, full);
     const lower = this.index.hasLowerTiers();
     const chosen = q.device[rankId]! + (lower ? q.host[rankId]! + q.disk[rankId]! : 0);
-    let best = this.index.deepest;
+    let best = q.deepest;
     // With host or disk blocks a shorter device prefix may continue further: every rank is read.
     if (lower) for (let s = 0; s < this.ranks; s++) best = Math.max(best, q.device[s]! + q.host[s]! + q.disk[s]!);
     this.index.endOverlaps();

@@ -4,7 +4,7 @@
 // shared prefixes so that deferred tails are reached, indexed and released in every order.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { RankSet } from "../index/kv-index.ts";
+import { RankSet } from "../index/tier-index.ts";
 import { ActiveLoad, type ActiveRequest } from "./active-load.ts";
 
 /** A prompt: a path in a tree of blocks; block i's hash names its whole prefix (as sequence hashes). */
@@ -57,14 +57,15 @@ describe("active load", () => {
           if (o.kind === "add") {
             const hashes = hashesOf(o.path);
             check(hashes);
-            let held: number | undefined;
+            let req: ActiveRequest;
             if (o.walk === "router") {
-              const q = load.beginPrefixes(hashes, hashes.length, cover);
-              held = Math.max(q.device[o.rankId]!, q.floor);
+              const walk = load.beginPrefixes(hashes, hashes.length, cover);
+              const held = Math.max(walk.device[o.rankId]!, walk.floor);
               load.endPrefixes();
               expect(held).toBe(naivePrefix(inflight, o.rankId, hashes));
-            }
-            inflight.push({ rankId: o.rankId, hashes, req: load.add(o.rankId, hashes, 10, held) });
+              req = load.addWalked(o.rankId, walk, held, 10);
+            } else req = load.add(o.rankId, hashes, 10);
+            inflight.push({ rankId: o.rankId, hashes, req });
           } else if (o.kind === "finish" && inflight.length > 0) {
             const [r] = inflight.splice(o.pick % inflight.length, 1);
             load.finish(r!.req);
@@ -82,14 +83,29 @@ describe("active load", () => {
   test("a stale held prefix is refused and changes nothing", () => {
     const load = new ActiveLoad();
     const h = hashesOf([0, 0, 0]);
-    load.beginPrefixes(h, h.length);
+    const walk = load.beginPrefixes(h, h.length);
     load.endPrefixes();
-    expect(() => load.add(0, h, 0, 2)).toThrow(/does not hold block 1/);
+    expect(() => load.addWalked(0, walk, 2, 0)).toThrow(/does not hold block 1/);
     expect(load.activeBlocks(0)).toBe(0);
     const r = load.add(0, h, 0);
     expect(load.activeBlocks(0)).toBe(3);
     load.finish(r);
     expect(load.activeBlocks(0)).toBe(0);
+  });
+
+  test("a walk taken before the last add or finish is refused and changes nothing", () => {
+    const load = new ActiveLoad();
+    const h = hashesOf([0, 1]);
+    const stale = load.beginPrefixes(h, h.length);
+    load.endPrefixes();
+    const first = load.addWalked(0, stale, 0, 0);
+    expect(() => load.addWalked(1, stale, 0, 0)).toThrow(/stale walk/);
+    expect([load.activeBlocks(0), load.activeBlocks(1)]).toEqual([2, 0]);
+    const fresh = load.beginPrefixes(h, h.length);
+    load.endPrefixes();
+    load.finish(first);
+    expect(() => load.addWalked(1, fresh, 0, 0)).toThrow(/stale walk/);
+    expect(load.activeBlocks(1)).toBe(0);
   });
 
   test("a private tail is counted without being indexed until a sibling reaches it, and only as far as the sibling follows it", () => {

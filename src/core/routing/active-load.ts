@@ -1,6 +1,6 @@
 // The router's own view of each (worker, rank)'s load, from the requests it sent there (as
 // Dynamo's ActiveSequences): the full-block sequence hashes of every in-flight prompt, held as
-// chains in one index keyed by block hash (KvIndex.attach), so a block shared by several in-flight
+// chains in one index keyed by block hash (ChainIndex), so a block shared by several in-flight
 // requests counts once and a decision walks the prompt's blocks once for every candidate; and
 // the prefill tokens still outstanding (added at routing, dropped at the request's first token).
 // A request's load stays until it finishes, even when its candidate left routing meanwhile (the
@@ -10,7 +10,9 @@
 // it (a sequence hash names its whole prefix), so they are only counted, not indexed, until a
 // later prompt's walk reaches that first new block with the same next block; then the tail is
 // indexed before the walk is read. Counts stay exact and most blocks never touch the index.
-import { KvIndex, type OverlapsByRank, type RankSet } from "../index/kv-index.ts";
+import { ChainIndex } from "../index/chain-index.ts";
+import type { Walk } from "../index/prefix-walk.ts";
+import type { RankSet } from "../index/tier-index.ts";
 
 /** One routed request's share of its candidate's load, until finish(). */
 export interface ActiveRequest {
@@ -32,15 +34,13 @@ export interface ActiveRequest {
 const SPARE_ID_ARRAYS = 64;
 
 export class ActiveLoad {
-  private readonly blocks = new KvIndex();
+  private readonly blocks = new ChainIndex();
   private prefill = new Float64Array(64);
   /** Requests with a deferred tail, by the list id of their last indexed block: a linked list's head. */
   private readonly deferred: (ActiveRequest | undefined)[] = [];
   private deferredCount = 0;
   /** Released id arrays by log2 of their length. */
   private readonly spareIds: Int32Array[][] = [];
-  /** The hashes of the last beginPrefixes() walk while its answers hold (no add or finish since): add() reuses them. */
-  private walked: ArrayLike<bigint> | undefined;
 
   /** Sizes the per-rank arrays for ids up to `rankId` (reads by id stay in range). */
   reserve(rankId: number): void {
@@ -50,18 +50,26 @@ export class ActiveLoad {
 
   /**
    * Counts a routed request: its prompt blocks as active, its uncached prompt tokens as prefill.
-   * `held`: the longest prefix of `hashes` active on the rank, as the last beginPrefixes() on these
-   * hashes gave it (the router's decision walk); without it, or after a change since, it walks again.
+   * Walks the prompt's blocks first; a caller that just walked them (the router's decision) passes
+   * that walk to addWalked() instead.
    */
-  add(rankId: number, hashes: ArrayLike<bigint>, prefillTokens: number, held?: number): ActiveRequest {
+  add(rankId: number, hashes: ArrayLike<bigint>, prefillTokens: number): ActiveRequest {
     this.reserve(rankId);
-    if (held === undefined || hashes !== this.walked) {
-      held = this.beginPrefixes(hashes, hashes.length).device[rankId]!;
-      this.endPrefixes();
-    }
-    this.walked = undefined; // the rank's prefix changes
+    const walk = this.beginPrefixes(hashes, hashes.length);
+    const held = walk.device[rankId]!;
+    this.endPrefixes();
+    return this.addWalked(rankId, walk, held, prefillTokens);
+  }
+
+  /**
+   * add() from the walk of the whole prompt that chose the rank (beginPrefixes(), ended or not),
+   * `held` its depth for the rank. A walk taken before the last add or finish is refused (RangeError).
+   */
+  addWalked(rankId: number, walk: Walk, held: number, prefillTokens: number): ActiveRequest {
+    this.reserve(rankId);
+    const hashes = walk.hashes;
     const blockIds = this.idArray(hashes.length);
-    const indexed = this.blocks.attach(rankId, hashes, blockIds, held, hashes.length, true);
+    const indexed = this.blocks.attach(walk, rankId, held, blockIds, true);
     const req: ActiveRequest = { rankId, hashes, blockIds, indexed, prefillTokens, done: false, nextDeferred: undefined };
     if (indexed < hashes.length) {
       this.blocks.addUnindexed(rankId, hashes.length - indexed);
@@ -83,7 +91,6 @@ export class ActiveLoad {
     if (req.done) return;
     this.firstToken(req);
     req.done = true;
-    this.walked = undefined; // a detach may close lists, whose ids are then reused
     const total = req.hashes.length;
     if (req.indexed < total) {
       this.unmark(req);
@@ -105,7 +112,7 @@ export class ActiveLoad {
 
   /** Active blocks by rank id (read-only; reserve() the ids read). */
   activeBlocksByRank(): Int32Array {
-    return this.blocks.deviceFootprints();
+    return this.blocks.footprints();
   }
 
   /** Outstanding prefill tokens by rank id (read-only; reserve() the ids read). */
@@ -115,21 +122,20 @@ export class ActiveLoad {
 
   /**
    * Per rank, the longest prefix of `hashes[0, count)` already active there, at device[rankId] of
-   * the returned overlaps (reserve() the ids read; with a `cover`, max(device[rankId], floor) for its
-   * ranks: KvIndex.beginOverlaps) until endPrefixes(), which must come before the next change.
+   * the returned walk (reserve() the ids read; with a `cover`, max(device[rankId], floor) for its
+   * ranks: PrefixWalker.begin) until endPrefixes(), which must come before the next change.
    */
-  beginPrefixes(hashes: ArrayLike<bigint>, count: number, cover?: RankSet): OverlapsByRank {
-    const q = this.blocks.beginOverlaps(hashes, count, cover);
-    this.walked = count === hashes.length ? hashes : undefined;
+  beginPrefixes(hashes: ArrayLike<bigint>, count: number, cover?: RankSet): Walk {
+    const walk = this.blocks.walk(hashes, count, cover);
     // The walk stops at the deepest indexed block; a deferred tail continuing there with this
     // prompt's next block is indexed now, and its rank's depth raised to match.
-    const d = this.blocks.deepest;
-    if (this.deferredCount > 0 && d > 0 && d < count) this.indexTailsAt(hashes, d, count, q.device);
-    return q;
+    const d = walk.deepest;
+    if (this.deferredCount > 0 && d > 0 && d < count) this.indexTailsAt(walk, d, count);
+    return walk;
   }
 
   endPrefixes(): void {
-    this.blocks.endOverlaps();
+    this.blocks.endWalk();
   }
 
   /**
@@ -137,11 +143,13 @@ export class ActiveLoad {
    * block d, as far as they match `hashes[0, count)`: the rest of a tail stays private to its
    * request (no prompt reaches it yet, and a long prompt's tail is not indexed for a short query).
    * No walk again: the tail's blocks were held by no one, so only its rank's depth changes, from d
-   * (it holds blocks 0..d-1) to the tail's end, written into the open query's `depth`.
+   * (it holds blocks 0..d-1) to the tail's end, written into the open walk.
    */
-  private indexTailsAt(hashes: ArrayLike<bigint>, d: number, count: number, depth: Int32Array): void {
-    let req = this.deferred[this.blocks.deepestListId()];
+  private indexTailsAt(walk: Walk, d: number, count: number): void {
+    let req = this.deferred[walk.pathIds[d - 1]!];
     if (req === undefined) return;
+    const hashes = walk.hashes;
+    const depth = walk.device;
     const next = hashes[d]!;
     for (let after = req.nextDeferred; req !== undefined; req = after, after = req?.nextDeferred) {
       // A sequence hash names its position: a tail continuing block d - 1 starts at block d.
@@ -152,7 +160,7 @@ export class ActiveLoad {
       let to = d + 1;
       while (to < limit && req.hashes[to] === hashes[to]) to++;
       this.blocks.addUnindexed(req.rankId, d - to);
-      this.blocks.extend(req.rankId, req.hashes, req.blockIds, d, to);
+      this.blocks.extend(walk, req.rankId, req.hashes, req.blockIds, d, to);
       req.indexed = to;
       if (req.indexed < total) this.defer(req);
       depth[req.rankId] = to;

@@ -5,7 +5,8 @@ import { KvIndex } from "../index/kv-index.ts";
 import { createRng } from "../random/rng.ts";
 import { longerPrefixRank } from "./hints.ts";
 import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, kvCost, uncachedPromptTokens } from "./kv-cost.ts";
-import { OVERLOADED, Router, type RouteDecision, type RouteQuery, type RouterOptions } from "./router.ts";
+import { OVERLOADED, type RouteDecision, type RouteQuery, type RouterOptions } from "./router-options.ts";
+import { Router } from "./router.ts";
 import { selectByCost } from "./worker-selection.ts";
 
 const BS = 64;

@@ -5,83 +5,17 @@
 // time. Every mode keeps the same load tracker and busy thresholds, so figures compare.
 // oracle (replay only) is kv on the truth: the caller gives it an index of the engines' own state
 // at decision time (docs/DECISIONS.md "Regret and oracle"): the bound the other modes are compared to.
-import { type KvIndex, RankSet } from "../index/kv-index.ts";
+import type { RouterMode } from "../../protocol/router-modes.ts";
+import type { KvIndex } from "../index/kv-index.ts";
+import type { Walk } from "../index/prefix-walk.ts";
+import { RankSet } from "../index/tier-index.ts";
 import type { Rng } from "../random/rng.ts";
 import { ActiveLoad, type ActiveRequest } from "./active-load.ts";
 import { ApproximateIndex } from "./approximate-index.ts";
 import { DISK_OVERLAP_WEIGHT, HOST_OVERLAP_WEIGHT, prefillBlocks, uncachedPromptTokens, type CostWeights } from "./kv-cost.ts";
+import { type BusyThresholds, type CandidateInfo, OVERLOADED, type RouteDecision, type RouteQuery, type RouterOptions } from "./router-options.ts";
 import { selectByCost } from "./worker-selection.ts";
 
-export const RouterMode = { roundRobin: "round-robin", random: "random", kv: "kv", oracle: "oracle" } as const;
-export type RouterMode = (typeof RouterMode)[keyof typeof RouterMode];
-
-export interface RouteQuery {
-  /** Full-block sequence hashes of the prompt at the workers' block size (kept until the request finishes). */
-  seqHashes: ArrayLike<bigint>;
-  promptTokens: number;
-  blockSize: number;
-  /** Monotonic ms: approximate mode expires its predicted blocks by it. */
-  nowMs?: number;
-  /** Rank ids this request may not go to (the workers its earlier attempts failed on); read only when non-empty. */
-  exclude?: ReadonlySet<number>;
-}
-
-export interface RouteDecision {
-  /** The chosen candidate's rank id. */
-  rankId: number;
-  cost: number;
-  deviceOverlap: number;
-  hostOverlap: number;
-  diskOverlap: number;
-  /** The chosen candidate's cost terms before this request was added (decision logs). */
-  prefillBlocks: number;
-  activeBlocks: number;
-  newBlocks: number;
-  activePrefillTokens: number;
-  /** This request's load on the candidate: pass to firstToken() and finish(). */
-  request: ActiveRequest;
-}
-
-/** Every worker is busy (all of its ranks over a threshold): the request is shed. */
-export const OVERLOADED = "overloaded";
-
-/** Strict `>` per (worker, rank); a worker is busy when all of its ranks are. Unset = never busy. */
-export interface BusyThresholds {
-  /** Share of the rank's G1 blocks held by in-flight prompts (distinct blocks). */
-  activeDecodeBlocks?: number;
-  activePrefillTokens?: number;
-  /** Share of the rank's max_num_batched_tokens (ranks that do not advertise it are not judged by it). */
-  activePrefillTokensFrac?: number;
-}
-
-export interface RouterOptions {
-  mode: RouterMode;
-  /** kv: weight of prefill blocks against decode blocks (default 1). */
-  prefillLoadScale?: number;
-  /** kv: a device-cached block's credit against prefill (default 1). */
-  overlapScoreCredit?: number;
-  /** kv: a host / disk block's share of a device block (defaults 0.75 / 0.25, as Dynamo). */
-  hostWeight?: number;
-  diskWeight?: number;
-  /** kv: 0 = lowest cost; > 0 samples p ∝ exp(−(c − min) / ((max − min) × T)). */
-  temperature?: number;
-  busy?: BusyThresholds;
-  /** kv without KV events: each decision is written into the index, expiring after this many ms. */
-  approximateTtlMs?: number;
-  /**
-   * Hold requests (the caller queues them) while every candidate's outstanding prefill exceeds
-   * this share of its max_num_batched_tokens (Dynamo's --router-queue-threshold).
-   */
-  queueThreshold?: number;
-}
-
-export interface CandidateInfo {
-  /** G1 blocks of the rank (the decode-blocks threshold's denominator). */
-  capacityBlocks: number;
-  /** Ranks of one worker share this key (a small non-negative integer, e.g. the worker's first rank id). */
-  worker: number;
-  maxNumBatchedTokens?: number;
-}
 
 export class Router {
   readonly mode: RouterMode;
@@ -109,8 +43,8 @@ export class Router {
   private freeRanks = new Int32Array(16);
   private seenStamp = new Int32Array(16);
   private stamp = 0;
-  /** The chosen candidate's overlaps (selectKv → commit, no allocation). */
-  private readonly chosen = { device: 0, host: 0, disk: 0, activePrefix: 0 };
+  /** The chosen candidate's overlaps and the active-load walk they came from (selectKv → commit, no allocation). */
+  private readonly chosen: { device: number; host: number; disk: number; activePrefix: number; walk: Walk | undefined } = { device: 0, host: 0, disk: 0, activePrefix: 0, walk: undefined };
   /** kv and oracle: the decision reads the index (the other modes price nothing). */
   private readonly priced: boolean;
 
@@ -119,10 +53,10 @@ export class Router {
     private readonly rng: Rng,
     private readonly index?: KvIndex,
   ) {
-    if (opts.mode === RouterMode.kv && !index) throw new RangeError("kv routing needs an index");
-    if (opts.mode === RouterMode.oracle && !index) throw new RangeError("oracle routing needs the engines' true residency as its index (replay only)");
+    if (opts.mode === "kv" && !index) throw new RangeError("kv routing needs an index");
+    if (opts.mode === "oracle" && !index) throw new RangeError("oracle routing needs the engines' true residency as its index (replay only)");
     this.mode = opts.mode;
-    this.priced = opts.mode === RouterMode.kv || opts.mode === RouterMode.oracle;
+    this.priced = opts.mode === "kv" || opts.mode === "oracle";
     this.weights = {
       prefillLoadScale: opts.prefillLoadScale ?? 1,
       overlapCredit: opts.overlapScoreCredit ?? 1,
@@ -134,7 +68,7 @@ export class Router {
     this.busy = { activeDecodeBlocks: b.activeDecodeBlocks ?? Infinity, activePrefillTokens: b.activePrefillTokens ?? Infinity, activePrefillTokensFrac: b.activePrefillTokensFrac ?? Infinity };
     this.busyOn = b.activeDecodeBlocks !== undefined || b.activePrefillTokens !== undefined || b.activePrefillTokensFrac !== undefined;
     this.queueThreshold = opts.queueThreshold;
-    this.approx = opts.mode === RouterMode.kv && opts.approximateTtlMs !== undefined && index ? new ApproximateIndex(index, opts.approximateTtlMs) : undefined;
+    this.approx = opts.mode === "kv" && opts.approximateTtlMs !== undefined && index ? new ApproximateIndex(index, opts.approximateTtlMs) : undefined;
   }
 
   /** Candidates, in no particular order. */
@@ -216,17 +150,20 @@ export class Router {
     const m = pick === undefined ? n : pick.length;
     let c: number;
     switch (this.mode) {
-      case RouterMode.roundRobin:
+      case "round-robin":
         c = this.next++ % m;
         if (this.next >= n) this.next = 0;
         break;
-      case RouterMode.random:
+      case "random":
         c = this.rng.int(m);
         break;
-      case RouterMode.kv:
-      case RouterMode.oracle:
+      case "kv":
+      case "oracle":
         c = this.selectKv(q, pick, m);
         break;
+      default:
+        // A mode added to protocol/router-modes.ts is a compile error here until it is handled.
+        return unhandledMode(this.mode);
     }
     return this.commit(q, pick === undefined ? c : pick[c]!);
   }
@@ -382,6 +319,7 @@ export class Router {
     chosen.host = oh[rankId]!;
     chosen.disk = ok[rankId]!;
     chosen.activePrefix = Math.max(act[rankId]!, actFloor);
+    chosen.walk = prefixes;
     this.load.endPrefixes();
     this.index!.endOverlaps();
     return best;
@@ -396,8 +334,9 @@ export class Router {
       // No index is consulted: the whole prompt counts as prefill; the active prefix still
       // gives the decode term (decision logs and metrics compare across modes).
       chosen.device = chosen.host = chosen.disk = 0;
-      const act = this.load.beginPrefixes(q.seqHashes, full).device;
-      chosen.activePrefix = rankId < act.length ? act[rankId]! : 0;
+      const walk = this.load.beginPrefixes(q.seqHashes, full);
+      chosen.activePrefix = rankId < walk.device.length ? walk.device[rankId]! : 0;
+      chosen.walk = walk;
       this.load.endPrefixes();
     }
     const { device, host, disk, activePrefix } = chosen;
@@ -406,7 +345,8 @@ export class Router {
     const activePrefillTokens = this.load.activePrefillTokens(rankId);
     const newBlocks = full - activePrefix;
     const prefill = prefillBlocks({ promptTokens: q.promptTokens, blockSize: q.blockSize, device, host, disk, activeBlocks, activePrefillTokens, newBlocks }, w);
-    const request = this.load.add(rankId, q.seqHashes, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w), activePrefix);
+    const request = this.load.addWalked(rankId, chosen.walk!, activePrefix, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w));
+    chosen.walk = undefined;
     this.approx?.record(rankId, q.seqHashes, q.nowMs ?? 0);
     return {
       rankId,
@@ -421,4 +361,8 @@ export class Router {
       request,
     };
   }
+}
+
+function unhandledMode(mode: never): never {
+  throw new RangeError(`router mode ${String(mode)} is not handled`);
 }

@@ -4,7 +4,8 @@
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { KvIndex } from "../../core/index/kv-index.ts";
 import type { Rng } from "../../core/random/rng.ts";
-import { OVERLOADED, Router, type RouteDecision, type RouterOptions } from "../../core/routing/router.ts";
+import { OVERLOADED, type RouteDecision, type RouterOptions } from "../../core/routing/router-options.ts";
+import { Router } from "../../core/routing/router.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { AgentSnapshot } from "../../protocol/agent-snapshot.ts";
 import type { KvHint } from "../../protocol/generate.ts";

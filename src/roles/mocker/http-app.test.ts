@@ -2,7 +2,9 @@ import { afterEach, expect, test } from "bun:test";
 import { waitFor } from "../../../test/harness.ts";
 import type { GenerateRequest } from "../../protocol/generate.ts";
 import { serveHttp, type HttpServer } from "../../transport/http/server.ts";
-import { createMockerFetch, type SubmitOutcome, type TokenSink, type WorkerPool } from "./http-app.ts";
+import { createMockerFetch, type WorkerPool } from "./http-app.ts";
+import type { SubmitOutcome } from "./generation.ts";
+import type { TokenSink } from "./token-stream.ts";
 
 /** A pool the test drives by hand: it records requests and cancellations, and keeps the sinks. */
 class FakePool implements WorkerPool {

@@ -16,8 +16,6 @@ import { runGeneration, streamedOutput, type RequestFaults, type Submitter, type
 import { OVERLAP_PATH, overlapRoute, RESIDENCY_PATH, residencyRoute, type ResidencyDeps } from "./residency-app.ts";
 import type { TokenSink } from "./token-stream.ts";
 
-export type { SubmitOutcome, TokenSink };
-
 export interface WorkerPool extends Submitter {
   /** Every worker record is published (and, in state-agent mode, its attachment intents). */
   healthy(): boolean;

@@ -5,7 +5,7 @@ import type { StepResult } from "../../core/engine/engine-types.ts";
 import type { MockEngine } from "../../core/engine/mock-engine.ts";
 import type { KvEvent } from "../../core/kv/kv-events.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { TokenSink } from "./http-app.ts";
+import type { TokenSink } from "./token-stream.ts";
 import type { LoopEngine } from "./live-loop.ts";
 import { LocalHashIndex } from "./local-hash-index.ts";
 import type { RankPublisher } from "./rank-publisher.ts";
