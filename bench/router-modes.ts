@@ -24,7 +24,8 @@ import { freshStackStarter } from "../src/cli/bench-stack.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
 import type { BenchResult } from "../src/roles/bench/metrics.ts";
-import { runBench, type BenchOptions } from "../src/roles/bench/run-bench.ts";
+import { runBench } from "../src/roles/bench/run-bench.ts";
+import type { BenchOptions } from "../src/roles/bench/bench-types.ts";
 import { machineLine } from "./lib/machine.ts";
 import { median, MODES, SCENARIOS, stackFileOf, SWEEP, WORKERS } from "./lib/router-scenarios.ts";
 

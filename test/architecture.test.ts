@@ -165,12 +165,6 @@ function importGraph(sources: ReadonlyMap<string, string>): Map<string, string[]
   return graph;
 }
 
-/** Circles being taken apart elsewhere, each with why it is tolerated meanwhile. */
-const CIRCLE_EXCEPTIONS: Record<string, string> = {
-  "roles/bench/format-observed.ts roles/bench/html-report.ts roles/bench/report-header.ts roles/bench/run-bench.ts":
-    "run-bench is both the orchestrator and the home of the report's types; being removed by moving the types out",
-};
-
 /** A shipped file past this many lines is split by job, or docs/DECISIONS.md says why it is not. */
 const MAX_LINES = 400;
 /** Files over MAX_LINES, each with where the reason is or what is under way. */
@@ -211,7 +205,7 @@ describe("architecture", () => {
     const sources = new Map<string, string>();
     for (const file of files) sources.set(file, await Bun.file(resolve(SRC, file)).text());
     const circles = importCircles(importGraph(sources)).map((c) => c.join(" "));
-    expect(circles.filter((c) => !CIRCLE_EXCEPTIONS[c])).toEqual([]);
+    expect(circles).toEqual([]);
   });
 
   test(`no shipped file over ${MAX_LINES} lines but the listed ones`, async () => {

@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { createLogger, type Logger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import type { BenchDeps, BenchOptions } from "../src/roles/bench/run-bench.ts";
+import type { BenchDeps, BenchOptions } from "../src/roles/bench/bench-types.ts";
 
 /** Options for a run against `url`: `over` sets the workload, arrivals and anything else the test is about. */
 export function benchOptions(url: string, over: Partial<BenchOptions> & Pick<BenchOptions, "workload">): BenchOptions {

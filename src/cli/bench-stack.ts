@@ -1,7 +1,7 @@
 // Wiring only: bench's fresh stacks (roles/bench/fresh-stacks.ts) started by the launcher's
 // startStack, which roles/bench may not import itself. Also used by bench/*.ts.
 import type { Logger } from "../lib/logger.ts";
-import type { StartedStack } from "../roles/bench/run-bench.ts";
+import type { StartedStack } from "../roles/bench/bench-types.ts";
 import { freshStacks } from "../roles/bench/fresh-stacks.ts";
 import { startStack } from "../roles/launcher/start.ts";
 

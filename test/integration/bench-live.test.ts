@@ -10,7 +10,8 @@ import { arrivalTimesMs } from "../../src/core/workload/arrivals.ts";
 import type { WorkloadRequest } from "../../src/core/workload/workload.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
-import { benchExitCode, runBench, type BenchDeps, type BenchOptions } from "../../src/roles/bench/run-bench.ts";
+import { benchExitCode, runBench } from "../../src/roles/bench/run-bench.ts";
+import type { BenchDeps, BenchOptions } from "../../src/roles/bench/bench-types.ts";
 import { startFakeOpenAi } from "../fake-openai-server.ts";
 import { runCli, tempDir } from "../harness.ts";
 

@@ -2,7 +2,7 @@
 // worker, regret; nothing for a run that observed nothing.
 import { describe, expect, test } from "bun:test";
 import { formatObserved } from "./format-observed.ts";
-import type { ObservedResult } from "./run-bench.ts";
+import type { ObservedResult } from "./bench-types.ts";
 
 describe("formatObserved", () => {
   test("faults, accuracy and regret", () => {

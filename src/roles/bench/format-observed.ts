@@ -1,6 +1,6 @@
 // The human summary of what a run observed besides its requests, printed under its result block:
 // the faults applied, each worker's worst index precision / recall, recovery times and regret.
-import type { ObservedResult } from "./run-bench.ts";
+import type { ObservedResult } from "./bench-types.ts";
 import { table } from "./format-result.ts";
 
 export function formatObserved(r: ObservedResult): string {

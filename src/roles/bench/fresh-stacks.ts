@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { upConfigFrom, type UpConfig } from "../../config/up.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { ProcessControl } from "../fault-runner.ts";
-import type { StartedStack } from "./run-bench.ts";
+import type { StartedStack } from "./bench-types.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 

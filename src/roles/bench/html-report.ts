@@ -11,19 +11,13 @@ import uplotCss from "uplot/dist/uPlot.min.css" with { type: "text" };
 import uplotJs from "uplot/dist/uPlot.iife.min.js" with { type: "text" };
 import { percentile } from "../../core/replay/stats.ts";
 import type { TimedRecord } from "./drive-load.ts";
+import type { ReportRun } from "./bench-types.ts";
 import { formatSideBySide } from "./format-result.ts";
 import type { BenchResult } from "./metrics.ts";
 import type { RunObservation } from "./observe-run.ts";
 import { escapeHtml, headerHtml, type ReportHeader } from "./report-header.ts";
 import { accuracyChart, faultWindows, regretChart, type FaultWindow } from "./report-observed.ts";
 import { throughputBinS, tokenThroughput } from "./token-throughput.ts";
-
-export interface ReportRun {
-  label: string;
-  records: readonly TimedRecord[];
-  result: BenchResult & RunObservation;
-  startMs: number;
-}
 
 export interface ChartSpec {
   id: string;

@@ -19,7 +19,7 @@ import { buildResult, type BenchResult, type RunMeta } from "./metrics.ts";
 import { observeRun } from "./observe-run.ts";
 import { waitUntilReady } from "./ready-check.ts";
 import { buildBody, type BodyOptions } from "./request-body.ts";
-import type { BenchDeps, BenchOptions, BenchTarget, MeasuredRun, ObservedResult, StartedStack } from "./run-bench.ts";
+import type { BenchDeps, BenchOptions, BenchTarget, MeasuredRun, ObservedResult, StartedStack } from "./bench-types.ts";
 import { sendRequest } from "./send-request.ts";
 import { assertReachable, unreachable } from "./reachable.ts";
 

@@ -20,7 +20,7 @@ import {
 import { loadSchedule } from "../../config/fault-schedule.ts";
 import { simulatedStackFrom } from "../simulated-stack.ts";
 import { arrivalOptionsFrom, workloadOptionsFrom } from "../workload.ts";
-import type { BenchOptions, BenchTarget } from "./run-bench.ts";
+import type { BenchOptions, BenchTarget } from "./bench-types.ts";
 
 /** `readFile` reads the --faults schedule (a bad one throws ConfigError: exit 2, before anything runs). */
 export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => string): BenchOptions {

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import type { TimedRecord } from "./drive-load.ts";
 import { buildResult, type RunMeta } from "./metrics.ts";
 import { clientTimingOf, poolRounds, samplesOf, sidesOf } from "./pool-rounds.ts";
-import type { MeasuredRun } from "./run-bench.ts";
+import type { MeasuredRun } from "./bench-types.ts";
 
 const meta: RunMeta = { backend: "openai", modelId: "m", baseUrl: "http://x", endpoint: "/v1/completions", requestRate: "inf", maxConcurrency: 2, warmupRequests: 0 };
 const rec = (index: number, sentMs: number, ok = true, over: Partial<TimedRecord> = {}): TimedRecord => ({ index, inFlightAtSend: 1, ok, sentMs, ttftMs: ok ? 10 : NaN, itlMs: ok ? [2, 3] : [], e2elMs: 20, promptTokens: 100, outputTokens: ok ? 3 : 0, cachedTokens: ok ? 50 : undefined, ...over });

@@ -8,7 +8,7 @@ import type { LoadResult, TimedRecord } from "./drive-load.ts";
 import type { LagSummary } from "./event-loop-lag.ts";
 import { unresolvedFigures } from "./client-resolution.ts";
 import { buildResult } from "./metrics.ts";
-import type { MeasuredRun, ObservedResult } from "./run-bench.ts";
+import type { MeasuredRun, ObservedResult } from "./bench-types.ts";
 
 /** The completed requests of one run, as the verdict resamples them. */
 export function samplesOf(records: readonly TimedRecord[], durationS: number): RoundSamples {

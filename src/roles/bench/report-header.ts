@@ -4,7 +4,7 @@
 // adds the per-run rows from the results and draws it.
 import { VERSION } from "../../lib/version.ts";
 import { arrivalSpecOf, DEFAULT_SYNTHETIC_REQUESTS, describeArrival, type WorkloadOptions } from "../workload.ts";
-import type { BenchOptions } from "./run-bench.ts";
+import type { BenchOptions } from "./bench-types.ts";
 import type { BenchResult } from "./metrics.ts";
 
 export interface ReportHeader {

@@ -4,162 +4,27 @@
 // verdict first, the result table(s), the JSON and the HTML report; with --with-replay replay's
 // prediction of the same run beside the measurement. One run is measure-run.ts; --compare reads
 // two earlier results instead (compare-results.ts).
-import type { GoodputSlo } from "../../config/bench.ts";
-import type { ScheduleEntry } from "../../config/fault-schedule.ts";
-import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
-import type { PrefillTiming } from "../../core/routing/regret.ts";
 import { KvcrError } from "../../lib/errors.ts";
-import type { Logger } from "../../lib/logger.ts";
-import type { ProcessControl } from "../fault-runner.ts";
-import { simulateStack, type SimulatedStack } from "../simulated-stack.ts";
+import { simulateStack } from "../simulated-stack.ts";
 import { formatPrediction, formatResult, formatSideBySide } from "./format-result.ts";
-import { renderHtml, type ReportRun } from "./html-report.ts";
+import { renderHtml } from "./html-report.ts";
 import { reportHeader } from "./report-header.ts";
 import { resultJson } from "./result-json.ts";
 import { saveResult } from "./save-result.ts";
 import { compareResults } from "./compare-results.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
-import type { Verdict } from "../../core/stats/verdict.ts";
-import { arrivalSpecOf, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../workload.ts";
-import type { LoadResult } from "./drive-load.ts";
-import type { ClientFigures } from "./client-resolution.ts";
+import { arrivalSpecOf, loadWorkload } from "../workload.ts";
 import { formatVerdict, verdictHtml, verdictNotes } from "./format-verdict.ts";
 import { measureRun } from "./measure-run.ts";
-import type { BenchResult, Metric, RunMeta } from "./metrics.ts";
-import type { RunObservation } from "./observe-run.ts";
 import { poolRounds, sidesOf } from "./pool-rounds.ts";
 import { verdictOfSides } from "./verdict-of-runs.ts";
 import { formatObserved } from "./format-observed.ts";
 import { predictionFigures } from "./with-replay.ts";
+import type { BenchDeps, BenchOptions, BenchOutcome, MeasuredRun } from "./bench-types.ts";
 
 /** Synthetic requests generated for a --duration run without --requests (sending stops at the deadline). */
 export const DURATION_SYNTHETIC_REQUESTS = 100_000;
-
-export interface BenchOptions extends ArrivalOptions {
-  /**
-   * One target, or one per compared router mode: a running server (url), or a fresh stack per
-   * run started through deps.startStack with that router mode (fresh).
-   */
-  targets: BenchTarget[];
-  model?: string;
-  endpoint: string;
-  promptFormat: "tokens" | "text";
-  stream: boolean;
-  ignoreEos: boolean;
-  apiKey?: string;
-  workload: WorkloadOptions;
-  /** Concurrency points; each target runs once per point. */
-  sweepConcurrency?: number[];
-  /**
-   * Runs per target and point (each on a fresh stack where the target is one); round k draws its
-   * workload with seed + k − 1, the same for every side. Default 1.
-   */
-  rounds?: number;
-  warmupRequests: number;
-  durationS?: number;
-  percentiles: number[];
-  requestTimeoutS: number;
-  workerHeader: string;
-  outputJson?: string;
-  report?: string;
-  withReplay?: SimulatedStack;
-  /** --faults: applied during each run (from its first measured request). */
-  schedule?: ScheduleEntry[];
-  /** Seconds between audit samples; undefined = no audit. */
-  auditIntervalS?: number;
-  /** --mocker-urls: the mockers of the stack under test (default: through the frontend's GET /v1/index). */
-  mockerUrls?: string[];
-  /** The stack's KV block size (tokens), for regret's prompt hashes (default 64, the engine's). */
-  blockSize?: number;
-  /** The stack's engine timing (engine flags), to price regret in prefill time. */
-  prefillTiming?: PrefillTiming;
-  /** --compare A.json,B.json: print two results side by side and run nothing. */
-  compare?: [string, string];
-  /** With a request rate: at most this many in flight (vLLM's --max-concurrency beside --request-rate). */
-  maxInFlight?: number;
-  /** vLLM's --max-concurrency as given (the result's max_concurrency and file name). */
-  maxConcurrency?: number;
-  /** The model name sent in requests when it differs from `model` (vLLM's --served-model-name). */
-  servedModelName?: string;
-  /** The result's backend (default: openai, or openai-chat for a chat endpoint). */
-  backend?: string;
-  /** The result's label and the --save-result name's first part. */
-  label?: string;
-  tokenizerId?: string;
-  /** Extra request headers (--header). */
-  headers?: Record<string, string>;
-  /** --request-id-prefix: each request carries `x-request-id: <prefix><n>`, as vllm bench serve sends it. */
-  requestIdPrefix?: string;
-  /** Merged into every request body: sampling parameters and --extra-body. */
-  bodyExtra?: Record<string, unknown>;
-  goodput?: GoodputSlo;
-  percentileMetrics?: Metric[];
-  metadata?: Record<string, string>;
-  saveDetailed?: boolean;
-  /** Seconds to wait for a first test request to complete before measuring (0: none). */
-  readyCheckTimeoutS?: number;
-  /** --save-result / --append-result: where (vLLM's default name unless `filename`). */
-  saveResult?: { dir?: string; filename?: string; append: boolean };
-}
-
-export type BenchTarget = { label?: string; url: string } | { label?: string; fresh: { routerMode: string } };
-
-/** A stack started for one run (the launcher's code, as `up` runs it). */
-export interface StartedStack {
-  url: string;
-  /** Its mockers' base URLs, in stack order. */
-  mockerUrls?: string[];
-  /** Kill / restart of its children (fault schedules). */
-  control?: ProcessControl;
-  close(): Promise<void>;
-}
-
-export interface BenchDeps {
-  /** Starts a fresh stack with this router mode (wired to the launcher by the CLI). */
-  startStack?(routerMode: string): Promise<StartedStack>;
-  hasher: BlockHasher;
-  readFile(path: string): string;
-  writeFile(path: string, text: string): void;
-  checkWritable(path: string): void;
-  stdout: { write(text: string): unknown };
-  logger: Logger;
-  now(): number;
-  sleep(ms: number): Promise<void>;
-  /** Progress display for a run of `total` requests (a bar on a TTY; 0 = not known in advance); undefined = none. */
-  progress?(label: string, total: number): { update(done: number): void; stop(): void };
-  /** Ctrl-C: stop sending, abort in-flight requests, report what was measured. */
-  stop?: AbortSignal;
-  /** Wall ms (fault times); default Date.now. */
-  wallNow?(): number;
-}
-
-/**
- * A run's result with what was observed besides the requests (faults, audit, recovery, regret)
- * and about the load client: its lag, its CPU share and the figures it could not resolve.
- */
-export type ObservedResult = BenchResult & RunObservation & ClientFigures & { round?: number };
-
-/** One run as measured: its records, result, the load and meta it was built from, and which round it was. */
-export interface MeasuredRun extends ReportRun {
-  result: ObservedResult;
-  /** 1-based; 0 for a side's rounds pooled into one. */
-  round: number;
-  load: LoadResult;
-  meta: RunMeta;
-}
-
-export interface BenchOutcome {
-  /** Every run, rounds included, in the order they ran. */
-  results: ObservedResult[];
-  /** A comparison's verdict (two or more sides). */
-  verdict?: Verdict;
-  replay?: ReplayReport;
-  /** --compare ran instead of a benchmark. */
-  compared?: boolean;
-  /** A stop signal (Ctrl-C) cut the benchmark short; the results are partial. */
-  stopped?: boolean;
-}
 
 export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<BenchOutcome> {
   if (opts.compare) {

@@ -5,7 +5,7 @@ import { compareSides, type Verdict } from "../../core/stats/verdict.ts";
 import { whyUnresolved, type ClientTiming, type Stat } from "./client-resolution.ts";
 import type { Metric } from "./metrics.ts";
 import { clientTimingOf, sideSamples, worstLag } from "./pool-rounds.ts";
-import type { MeasuredRun } from "./run-bench.ts";
+import type { MeasuredRun } from "./bench-types.ts";
 
 /** The latency statistic behind each verdict figure (throughput and reuse are counts, always resolved). */
 const LATENCY_OF: Partial<Record<VerdictMetric, [Metric, Stat]>> = {
