@@ -3,7 +3,8 @@
 // `stallMs` aborts with WorkerStalled (→ 504); a vanished worker with WorkerGone (→ 502).
 import { concatBytes } from "../../lib/bytes.ts";
 import { GenerateLineReader, parseGenerateBody, type GenerateLine } from "../../protocol/generate.ts";
-import { KeepAliveClient, type ResponseWatch } from "../../transport/http/keepalive-client.ts";
+import { KeepAliveClient } from "../../transport/http/keepalive-client.ts";
+import type { ResponseWatch } from "../../transport/http/client-exchange.ts";
 
 /** The request body's type, defined in protocol/generate.ts; re-exported for the test fleets that build worker answers. */
 export type { GenerateBody } from "../../protocol/generate.ts";

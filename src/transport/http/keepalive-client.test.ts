@@ -6,7 +6,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { Socket, TCPSocketListener } from "bun";
 import fc from "fast-check";
 import { waitFor } from "../../../test/harness.ts";
-import { HttpConnectionError, KeepAliveClient, utf8Length, type ClientResponse } from "./keepalive-client.ts";
+import { KeepAliveClient, utf8Length } from "./keepalive-client.ts";
+import { HttpConnectionError, type ClientResponse } from "./client-exchange.ts";
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
