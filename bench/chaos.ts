@@ -72,7 +72,8 @@ function rawHttp(url: string, request: string): Promise<string> {
     setTimeout(() => (sock.destroy(), resolve(out)), 3_000);
   });
 }
-const statuses = (reply: string) => [...reply.matchAll(/^HTTP\/1\.[01] (\d{3})/gm)].map((m) => m[1]).join(",") || "none";
+// Each status line, also one that follows the previous answer's body on the same line.
+const statuses = (reply: string) => [...reply.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((m) => m[1]).join(",") || "none";
 
 /**
  * SIGSTOP one child of the stack and wait until up has replaced it (a new pid in the state file):
