@@ -23,7 +23,8 @@ describe("bench --compare-router-modes on our stack", () => {
       "--requests", "40", "--concurrency", "1", "--num-prefixes", "2", "--prefix-tokens", "64", "--suffix-tokens", "16", "--output-tokens", "8", "--seed", "5",
       "--output-json", json, "--report", report, "--log-level", "warn",
     ]);
-    expect(r.stderr).toBe("");
+    // Nothing to warn about but, on a busy machine, the load client's own lag (said, not hidden).
+    expect(r.stderr.split("\n").filter((l) => l !== "" && !l.includes("the load client's event loop lagged"))).toEqual([]);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^ +kv +round-robin$/m);
     expect(r.stdout).toMatch(/^prefix cache reuse ratio +[\d.]+ +[\d.]+$/m);
