@@ -1,0 +1,162 @@
+// Writes an app's Response on an HTTP/1.x connection. A body held in memory goes out with a
+// Content-Length in one write with its head; a body still being produced (a ReadableStream, SSE)
+// goes out chunked (to an HTTP/1.0 client: until the connection closes), each chunk when the app
+// gives it, and the stream is read no faster than the socket drains (back-pressure).
+import { asksToClose, type BodyFraming, isBodilessStatus, responseHead } from "../../protocol/http1-response-head.ts";
+
+/** The connection as the writer sees it. */
+export interface ResponseOutput {
+  /** Queues bytes for the socket; false when they wait for it to drain (stop producing until drained()). */
+  send(bytes: Uint8Array): boolean;
+  /** Resolves once everything queued reached the socket, or the connection is gone. */
+  drained(): Promise<void>;
+  /** The client went away: nothing more will be sent. */
+  readonly gone: boolean;
+}
+
+export interface ResponseContext {
+  /** HEAD: the head as for GET, no body. */
+  head: boolean;
+  /** 0 for an HTTP/1.0 client, 1 for HTTP/1.1. */
+  minor: number;
+  /** The request allows the connection to carry another (its own and the server's say). */
+  keepAlive: boolean;
+  date: string;
+  /** The writer's body reader, so the connection can cancel it when the client leaves. */
+  reader?: { cancel(reason?: unknown): Promise<void> };
+}
+
+/** keep-alive: the connection carries the next request; close: end it after this; cut: the body broke off, drop it. */
+export type WriteOutcome = "keep-alive" | "close" | "cut";
+
+type ReadResult = { done: true; value?: undefined } | { done: false; value: unknown };
+
+const NONE: BodyFraming = { kind: "none" };
+const CHUNKED: BodyFraming = { kind: "chunked" };
+const UNTIL_CLOSE: BodyFraming = { kind: "until-close" };
+const LAST_CHUNK = new TextEncoder().encode("0\r\n\r\n");
+const CRLF = [13, 10] as const;
+const ENCODER = new TextEncoder();
+/** Past this much gathered in one turn a body goes out as a stream (also ends a stream that never stops producing). */
+const GATHER_LIMIT = 1024 * 1024;
+
+export async function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseContext): Promise<WriteOutcome> {
+  const status = res.status;
+  let keepAlive = ctx.keepAlive && !asksToClose(res.headers);
+  const body = res.body;
+  if (body === null || isBodilessStatus(status)) {
+    if (body !== null) void body.cancel().catch(() => {});
+    out.send(withHead(res, ctx, isBodilessStatus(status) ? NONE : { kind: "length", length: 0 }, keepAlive, [], 0));
+    return keepAlive ? "keep-alive" : "close";
+  }
+  const reader = body.getReader() as unknown as { read(): Promise<ReadResult>; cancel(reason?: unknown): Promise<void> };
+  ctx.reader = reader;
+  try {
+    // What the body gives before this event-loop turn ends: a body held in memory comes whole
+    // (read synchronously or within microtasks); a stream still producing is still waiting then.
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    let next: Promise<ReadResult> | undefined;
+    for (;;) {
+      const read = reader.read();
+      let result = Bun.peek(read) as ReadResult | Promise<unknown> | typeof END_OF_TURN;
+      if (result === read) result = await Promise.race([read, endOfTurn()]);
+      else if (Bun.peek.status(read) === "rejected") await read; // throws the stream's error
+      if (result === END_OF_TURN) {
+        next = read;
+        break;
+      }
+      const r = result as ReadResult;
+      if (r.done) {
+        out.send(withHead(res, ctx, { kind: "length", length: size }, keepAlive, ctx.head ? [] : parts, ctx.head ? 0 : size));
+        return keepAlive ? "keep-alive" : "close";
+      }
+      const chunk = bytesOf(r.value);
+      if (chunk.length > 0) {
+        parts.push(chunk);
+        size += chunk.length;
+      }
+      if (size > GATHER_LIMIT) break;
+    }
+    if (ctx.head) {
+      void reader.cancel().catch(() => {});
+      out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
+      return keepAlive ? "keep-alive" : "close";
+    }
+    const chunked = ctx.minor === 1;
+    if (!chunked) keepAlive = false; // HTTP/1.0 has no chunking: the body ends with the connection
+    const first: Uint8Array[] = chunked ? parts.map(frame) : parts;
+    let flowing = out.send(withHead(res, ctx, chunked ? CHUNKED : UNTIL_CLOSE, keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
+    for (;;) {
+      if (!flowing) await out.drained();
+      if (out.gone) {
+        void reader.cancel().catch(() => {});
+        return "cut";
+      }
+      const r = await (next ?? reader.read());
+      next = undefined;
+      if (r.done) break;
+      if (out.gone) {
+        void reader.cancel().catch(() => {});
+        return "cut";
+      }
+      const chunk = bytesOf(r.value);
+      if (chunk.length === 0) continue; // an empty chunk would end a chunked body
+      flowing = out.send(chunked ? frame(chunk) : chunk);
+    }
+    if (chunked) out.send(LAST_CHUNK);
+    return keepAlive ? "keep-alive" : "close";
+  } catch {
+    // The app's stream failed: the client sees the body end without its last chunk (a reset).
+    return "cut";
+  }
+}
+
+/** The head and the body's first parts as one buffer: one write, one syscall. */
+function withHead(res: Response, ctx: ResponseContext, framing: BodyFraming, keepAlive: boolean, parts: readonly Uint8Array[], size: number): Uint8Array {
+  const connection = keepAlive ? (ctx.minor === 0 ? "keep-alive" : undefined) : "close";
+  const head = responseHead(res.status, res.headers, ctx.date, framing, connection);
+  const out = Buffer.allocUnsafe(head.length + size);
+  out.write(head, 0, "latin1");
+  let at = head.length;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** One chunk of a chunked body: hex size, CRLF, data, CRLF. */
+function frame(chunk: Uint8Array): Uint8Array {
+  const size = chunk.length.toString(16);
+  const out = Buffer.allocUnsafe(size.length + chunk.length + 4);
+  out.write(size, 0, "latin1");
+  out[size.length] = CRLF[0];
+  out[size.length + 1] = CRLF[1];
+  out.set(chunk, size.length + 2);
+  out[out.length - 2] = CRLF[0];
+  out[out.length - 1] = CRLF[1];
+  return out;
+}
+
+function bytesOf(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  if (typeof value === "string") return ENCODER.encode(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  throw new TypeError(`a response body chunk must be bytes or a string, got ${typeof value}`);
+}
+
+const END_OF_TURN = Symbol("end of turn");
+let turnEnd: Promise<typeof END_OF_TURN> | undefined;
+
+/** Resolves when this event-loop turn's microtasks have run (one timer for every response waiting in the turn). */
+function endOfTurn(): Promise<typeof END_OF_TURN> {
+  turnEnd ??= new Promise((resolve) =>
+    setImmediate(() => {
+      turnEnd = undefined;
+      resolve(END_OF_TURN);
+    }),
+  );
+  return turnEnd;
+}

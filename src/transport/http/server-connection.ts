@@ -1,0 +1,357 @@
+// One HTTP/1.x connection of the server: socket bytes through the request parser, one request at a
+// time to the app, its response written in full before the next request is parsed (pipelined
+// requests wait, answered in order; past HELD_LIMIT bytes waiting, the socket stops reading), and
+// the request's signal aborted when the client leaves before its answer is out.
+import type { Socket } from "bun";
+import { Http1RequestError, Http1RequestParser, type RequestHead, type RequestLimits, type RequestSink } from "../../protocol/http1-request.ts";
+import { ArrivingBody, type BodyFlow } from "./request-body.ts";
+import { writeResponse, type ResponseContext, type ResponseOutput, type WriteOutcome } from "./response-writer.ts";
+import { errorAnswer } from "./server-answers.ts";
+
+/** What a connection needs from its server. */
+export interface ConnectionServer {
+  readonly fetch: (req: Request) => Response | Promise<Response>;
+  readonly limits: RequestLimits;
+  /** host:port the server listens on: the URL's authority for a request without Host (HTTP/1.0). */
+  readonly ownHost: string;
+  /** stop() was called: no connection is kept past its current request. */
+  readonly stopping: boolean;
+  /** The Date field's value now. */
+  date(): string;
+  /** The answer when the app throws or rejects. */
+  failed(err: unknown): Response;
+  /** Called once, when the connection is gone. */
+  forget(conn: ServerConnection): void;
+}
+
+/** Pipelined bytes held while a request is answered; past this the socket stops reading until the answer is out. */
+export const HELD_LIMIT = 64 * 1024;
+/** Unread body bytes still discarded after an early answer to keep the connection; a longer rest closes it. */
+const DRAIN_LIMIT = 256 * 1024;
+const CONTINUE = new TextEncoder().encode("HTTP/1.1 100 Continue\r\n\r\n");
+
+/** One request from its head to its answer. */
+class Exchange {
+  readonly abort = new AbortController();
+  /** The body as the app reads it, while it is still arriving. */
+  body: ArrivingBody | undefined;
+  /** Body chunks that arrived before the request went to the app. */
+  parts: Uint8Array[] = [];
+  received = 0;
+  dispatched = false;
+  requestEnded = false;
+  /** An answer is being written (the app's, or the server's own error). */
+  answered = false;
+  /** The answer is out. */
+  done = false;
+  ctx: ResponseContext | undefined;
+  constructor(readonly head: RequestHead) {}
+}
+
+export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
+  lastActivity = performance.now();
+  gone = false;
+  private readonly parser: Http1RequestParser;
+  private current: Exchange | undefined;
+  private held: Uint8Array[] = [];
+  private heldBytes = 0;
+  private out: Uint8Array[] = [];
+  private outBytes = 0;
+  private drainWaiters: (() => void)[] = [];
+  private pausedForBody = false;
+  private pausedForHeld = false;
+  /** The connection is closing after its last answer: input is dropped, the socket ends once output drains. */
+  private ending = false;
+  private endingSince = 0;
+
+  constructor(
+    private readonly socket: Socket<ServerConnection>,
+    private readonly server: ConnectionServer,
+  ) {
+    this.parser = new Http1RequestParser(this, server.limits);
+  }
+
+  // ---- socket events ----
+
+  onData(chunk: Uint8Array): void {
+    this.lastActivity = performance.now();
+    if (this.ending || this.gone) return;
+    if (this.held.length > 0) return this.hold(chunk);
+    this.parse(chunk, 0);
+  }
+
+  onDrain(): void {
+    this.lastActivity = performance.now();
+    while (this.out.length > 0) {
+      const bytes = this.out[0]!;
+      const n = this.socket.write(bytes);
+      if (n < 0) return this.onClose();
+      this.outBytes -= n;
+      if (n < bytes.length) {
+        this.out[0] = bytes.subarray(n);
+        return;
+      }
+      this.out.shift();
+    }
+    this.wakeDrainWaiters();
+    if (this.ending) this.socket.end();
+    else this.next();
+  }
+
+  /** The socket closed (the client left, or we closed it). */
+  onClose(): void {
+    if (this.gone) return;
+    this.gone = true;
+    const ex = this.current;
+    if (ex !== undefined) {
+      if (!ex.requestEnded) ex.body?.fail(new Error("the client closed the connection before its request body arrived in full"));
+      if (!ex.done) {
+        ex.abort.abort(new DOMException("the client closed the connection", "AbortError"));
+        void ex.ctx?.reader?.cancel().catch(() => {});
+      }
+    }
+    this.wakeDrainWaiters();
+    this.server.forget(this);
+  }
+
+  /** Closes the connection now, whatever is in flight (stop(true), a broken body, a stalled client). */
+  terminate(): void {
+    this.socket.terminate();
+    this.onClose();
+  }
+
+  /** Called by the server's sweep: ends a connection that waits on its client longer than `idleMs`. */
+  checkIdle(now: number, idleMs: number, lingerMs: number): void {
+    if (this.gone) return;
+    if (this.ending) {
+      if (now - this.endingSince > lingerMs) this.terminate();
+      return;
+    }
+    // Waiting on the client: for a request, for the rest of a body, or for it to read what we sent.
+    // An app still working on an answer is not idle; its own timeouts govern it.
+    const ex = this.current;
+    const waitingOnClient = ex === undefined || !ex.requestEnded || this.outBytes > 0;
+    if (!waitingOnClient || now - this.lastActivity <= idleMs) return;
+    if (ex === undefined && !this.parser.inMessage) this.endGracefully();
+    else this.terminate();
+  }
+
+  /** stop() without force: an idle connection ends now, a busy one after its answer. */
+  closeWhenIdle(): void {
+    if (this.current === undefined && !this.parser.inMessage) this.endGracefully();
+  }
+
+  // ---- the parser's sink ----
+
+  head(head: RequestHead): void {
+    this.current = new Exchange(head);
+  }
+
+  body(chunk: Uint8Array): void {
+    const ex = this.current!;
+    ex.received += chunk.length;
+    if (ex.body !== undefined) ex.body.push(chunk);
+    else if (!ex.dispatched) ex.parts.push(chunk);
+  }
+
+  end(): void {
+    const ex = this.current!;
+    ex.requestEnded = true;
+    ex.body?.end();
+  }
+
+  // ---- requests in ----
+
+  private parse(chunk: Uint8Array, pos: number): void {
+    try {
+      while (pos < chunk.length) {
+        if (this.gone || this.ending) return;
+        const cur = this.current;
+        if (cur !== undefined && cur.requestEnded) {
+          // A request is being answered: what follows waits its turn.
+          if (!cur.done || this.outBytes > 0) return this.hold(pos === 0 ? chunk : chunk.subarray(pos));
+          this.current = undefined;
+        }
+        pos = this.parser.feed(chunk, pos);
+        const ex = this.current;
+        if (ex !== undefined && !ex.dispatched) this.dispatch(ex);
+      }
+    } catch (err) {
+      if (err instanceof Http1RequestError) return this.refuse(err);
+      throw err;
+    }
+    // A body drained after an early answer ended at this chunk's end: go on with what is held.
+    if (this.current?.done && this.current.requestEnded) this.next();
+  }
+
+  private hold(chunk: Uint8Array): void {
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes > HELD_LIMIT && !this.pausedForHeld) {
+      this.pausedForHeld = true;
+      this.socket.pause();
+    }
+  }
+
+  private dispatch(ex: Exchange): void {
+    ex.dispatched = true;
+    const head = ex.head;
+    const target = head.target;
+    let url: string;
+    if (target.charCodeAt(0) === 47) url = `http://${head.host ?? this.server.ownHost}${target}`;
+    else if (/^https?:\/\//i.test(target) && URL.canParse(target)) url = target;
+    else throw new Http1RequestError(400, `the request target must be a path or an absolute http URL, not ${JSON.stringify(target.slice(0, 80))}`);
+    let body: Uint8Array | ReadableStream<Uint8Array> | undefined;
+    if (ex.requestEnded) {
+      if (ex.parts.length > 0) body = ex.parts.length === 1 ? ex.parts[0] : Buffer.concat(ex.parts);
+    } else {
+      ex.body = new ArrivingBody(this, ex.parts);
+      body = ex.body.stream;
+      if (head.expectContinue) this.send(CONTINUE);
+    }
+    ex.parts = [];
+    const headers: [string, string][] = [];
+    const h = head.headers;
+    for (let i = 0; i < h.length; i += 2) headers.push([h[i]!, h[i + 1]!]);
+    let req: Request;
+    try {
+      req = new Request(url, { method: head.method, headers, body, signal: ex.abort.signal });
+    } catch (err) {
+      throw new Http1RequestError(400, `the request cannot be read: ${(err as Error).message}`);
+    }
+    let result: Response | Promise<Response>;
+    try {
+      result = this.server.fetch(req);
+    } catch (err) {
+      result = this.server.failed(err);
+    }
+    if (result instanceof Promise) result.then((res) => this.respond(ex, res), (err: unknown) => this.respond(ex, this.server.failed(err)));
+    else this.respond(ex, result);
+  }
+
+  // ---- answers out ----
+
+  private respond(ex: Exchange, res: Response): void {
+    if (ex.answered || this.gone) {
+      // The server answered already (a broken request body), or the client left: the app's answer goes nowhere.
+      void res?.body?.cancel().catch(() => {});
+      return;
+    }
+    if (!(res instanceof Response)) res = this.server.failed(new TypeError(`the handler returned ${res === null ? "null" : typeof res}, not a Response`));
+    ex.answered = true;
+    const head = ex.head;
+    // An answer before the whole body: a short rest is read and dropped to keep the connection; a long one closes it.
+    const drainable = ex.requestEnded || (!head.chunked && head.contentLength - ex.received <= DRAIN_LIMIT);
+    const ctx: ResponseContext = { head: head.method === "HEAD", minor: head.minor, keepAlive: head.keepAlive && drainable && !this.server.stopping, date: this.server.date() };
+    ex.ctx = ctx;
+    writeResponse(this, res, ctx).then(
+      (outcome) => this.responded(ex, outcome),
+      () => this.terminate(),
+    );
+  }
+
+  private responded(ex: Exchange, outcome: WriteOutcome): void {
+    ex.done = true;
+    if (this.gone) return;
+    if (outcome === "cut") return this.terminate();
+    if (!ex.requestEnded) {
+      // The app answered without reading all of its body: it will not get the rest.
+      ex.body?.fail(new Error("the response was sent before the request body was read"));
+      ex.body = undefined;
+      this.resumeBody();
+    }
+    if (outcome === "close") return this.endGracefully();
+    this.next();
+  }
+
+  /** The current request is answered and read: the next one (held pipelined bytes first). */
+  private next(): void {
+    const cur = this.current;
+    if (this.gone || this.ending || this.outBytes > 0 || (cur !== undefined && !(cur.done && cur.requestEnded))) return;
+    this.current = undefined;
+    if (this.server.stopping) return this.endGracefully();
+    const held = this.held;
+    this.held = [];
+    this.heldBytes = 0;
+    if (this.pausedForHeld) {
+      this.pausedForHeld = false;
+      if (!this.pausedForBody) this.socket.resume();
+    }
+    for (let i = 0; i < held.length; i++) {
+      if (this.held.length > 0) {
+        // Parsing stopped at another request's end: the rest keeps its place in line.
+        for (const c of held.slice(i)) this.hold(c);
+        return;
+      }
+      this.parse(held[i]!, 0);
+    }
+  }
+
+  /** The server's own answer to a request it cannot pass on (malformed, too large): then the connection closes. */
+  private refuse(err: Http1RequestError): void {
+    const ex = this.current;
+    if (ex !== undefined) {
+      ex.body?.fail(err);
+      if (!ex.done) ex.abort.abort(err);
+      // Mid-answer (the app's head may be out) nothing more can be said on this connection.
+      if (ex.answered) return ex.done ? this.endGracefully() : this.terminate();
+      ex.answered = true;
+    }
+    this.send(errorAnswer(err.status, err.message, this.server.date()));
+    this.endGracefully();
+  }
+
+  private endGracefully(): void {
+    if (this.ending || this.gone) return;
+    this.ending = true;
+    this.endingSince = performance.now();
+    // Keep reading (and dropping) until the client closes too, so its last bytes do not turn our close into a reset.
+    this.pausedForBody = this.pausedForHeld = false;
+    this.socket.resume();
+    if (this.outBytes === 0) this.socket.end();
+  }
+
+  // ---- ResponseOutput and BodyFlow ----
+
+  send(bytes: Uint8Array): boolean {
+    if (this.gone) return false;
+    this.lastActivity = performance.now();
+    if (this.outBytes > 0) {
+      this.out.push(bytes);
+      this.outBytes += bytes.length;
+      return false;
+    }
+    const n = this.socket.write(bytes);
+    if (n < 0) {
+      this.onClose();
+      return false;
+    }
+    if (n === bytes.length) return true;
+    this.out.push(bytes.subarray(n));
+    this.outBytes += bytes.length - n;
+    return false;
+  }
+
+  drained(): Promise<void> {
+    if (this.outBytes === 0 || this.gone) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  pauseBody(): void {
+    if (this.pausedForBody) return;
+    this.pausedForBody = true;
+    this.socket.pause();
+  }
+
+  resumeBody(): void {
+    if (!this.pausedForBody) return;
+    this.pausedForBody = false;
+    if (!this.pausedForHeld) this.socket.resume();
+  }
+
+  private wakeDrainWaiters(): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of waiters) w();
+  }
+}
