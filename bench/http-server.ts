@@ -1,6 +1,8 @@
 // The HTTP server (src/transport/http/server.ts, our HTTP/1.1 over Bun's TCP listener) against
-// Bun.serve with the same app, on two shapes: a small JSON POST (the body read, a small JSON
-// answer) and an SSE stream of 64 chunks (one per event-loop turn, as tokens arrive). Each server
+// Bun.serve with the same app, on three shapes: a small JSON POST (the body read, a small JSON
+// answer), an SSE stream of 64 chunks (a ReadableStream, one chunk per event-loop turn, as the
+// frontend's tokens arrive) and an NDJSON stream of 64 lines (Bun's direct stream written by one
+// loop for every open stream each turn, as the mocker's engine loop writes its tokens). Each server
 // runs in its own process, the load in another (the frontend's keep-alive client, closed loop);
 // the servers alternate within each run. Prints requests/s and the server's CPU µs per request for
 // each (after a 2 s warm-up load per shape, not counted), and the ratio ours / Bun.serve; the summary
@@ -13,7 +15,7 @@ import { KeepAliveClient } from "../src/transport/http/keepalive-client.ts";
 import { machineLine } from "./lib/machine.ts";
 
 type Impl = "ours" | "bun";
-type Shape = "json" | "sse";
+type Shape = "json" | "sse" | "ndjson";
 const SSE_CHUNKS = 64;
 const WARMUP_S = 2;
 const ENCODER = new TextEncoder();
@@ -40,7 +42,37 @@ async function app(req: Request): Promise<Response> {
     });
     return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
   }
+  if (path === "/ndjson") {
+    await req.text();
+    // The mocker's shape: Bun's direct stream, written by one loop for every open stream each turn.
+    const body = new ReadableStream({
+      type: "direct",
+      pull: (controller: ReadableStreamDirectController) => new Promise<void>((done) => streams.add({ controller, sent: 0, done })),
+    } as unknown as UnderlyingSource<Uint8Array>);
+    if (!stepping) setImmediate(step);
+    stepping = true;
+    return new Response(body, { headers: { "content-type": "application/x-ndjson" } });
+  }
   return new Response("not found", { status: 404 });
+}
+
+const TOKEN_LINE = ENCODER.encode('{"token_id":12345}\n');
+const streams = new Set<{ controller: ReadableStreamDirectController; sent: number; done: () => void }>();
+let stepping = false;
+
+/** One engine step: a token line to every open stream, flushed, the finished ones closed. */
+function step(): void {
+  for (const s of streams) {
+    s.controller.write(TOKEN_LINE);
+    s.controller.flush();
+    if (++s.sent === SSE_CHUNKS) {
+      s.controller.close();
+      s.done();
+      streams.delete(s);
+    }
+  }
+  stepping = streams.size > 0;
+  if (stepping) setImmediate(step);
 }
 
 async function serve(impl: Impl): Promise<void> {
@@ -139,7 +171,7 @@ async function main(): Promise<void> {
   const runs = Number(values.runs);
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
-  const shapes: Shape[] = ["json", "sse"];
+  const shapes: Shape[] = ["json", "sse", "ndjson"];
   console.log(`# HTTP server: ours vs Bun.serve, ${runs} run(s) × ${seconds} s per shape, ${concurrency} in flight; ${machineLine()}`);
   const results: Record<Impl, Record<Shape, Figure>[]> = { ours: [], bun: [] };
   for (let run = 0; run < runs; run++) {

@@ -91,7 +91,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
     // An unknown worker or rank gets its 404 from the pool, not an injected fault.
     faults: { plan: (w, r) => (ranks[w]?.[r] ? planRequest(faults, w, r) : undefined), closing: stopping.signal },
   });
-  const http = serveHttp({ host: config.host, port: config.httpPort, fetch });
+  const http = serveHttp({ host: config.host, port: config.httpPort, fetch, logger });
   residency.requestUrl = `${http.url}/v1/generate`;
   scope.defer(() => http.stop(true).catch(() => {}));
   logger.info(`serving ${config.numWorkers} worker(s) × ${config.dataParallelSize} rank(s) of ${config.modelName} on ${http.url}`);

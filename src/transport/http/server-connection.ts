@@ -20,6 +20,8 @@ export interface ConnectionServer {
   date(): string;
   /** The answer when the app throws or rejects. */
   failed(err: unknown): Response;
+  /** Reports a fault of the server's own code. */
+  fault(err: unknown): void;
   /** Called once, when the connection is gone. */
   forget(conn: ServerConnection): void;
 }
@@ -246,7 +248,10 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     ex.ctx = ctx;
     writeResponse(this, res, ctx).then(
       (outcome) => this.responded(ex, outcome),
-      () => this.terminate(),
+      (err: unknown) => {
+        this.server.fault(err);
+        this.terminate();
+      },
     );
   }
 

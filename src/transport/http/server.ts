@@ -3,6 +3,7 @@
 // the real port (port 0 = pick), answers pipelined requests in order, closes connections idle on
 // their client, and stops cleanly.
 import type { Socket, SocketHandler, TCPSocketListener } from "bun";
+import type { Logger } from "../../lib/logger.ts";
 import { DEFAULT_REQUEST_LIMITS } from "../../protocol/http1-request.ts";
 import { httpDate } from "../../protocol/http1-response-head.ts";
 import { bindFailed } from "../bind-error.ts";
@@ -24,6 +25,8 @@ export interface HttpServerOptions {
   idleTimeoutS?: number;
   /** Request body bytes past which the server answers 413 itself. */
   maxRequestBodySize?: number;
+  /** Where a fault of the server itself is reported (the connection it happened on is closed). */
+  logger?: Logger;
 }
 
 /** How long a closing connection waits for its client's own close (so its last bytes do not reset ours). */
@@ -52,6 +55,11 @@ export function serveHttp(opts: HttpServerOptions): HttpServer {
       return date;
     },
     failed: appFailed,
+    fault(err) {
+      const text = `HTTP server: closing a connection after an internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
+      if (opts.logger) opts.logger.error(text);
+      else console.error(text);
+    },
     forget(conn) {
       connections.delete(conn);
       if (connections.size === 0) for (const wake of closedWaiters.splice(0)) wake();
@@ -70,7 +78,11 @@ export function serveHttp(opts: HttpServerOptions): HttpServer {
     data: (socket, chunk) => socket.data.onData(chunk),
     drain: (socket) => socket.data.onDrain(),
     close: (socket) => socket.data?.onClose(),
-    error: (socket) => socket.data?.terminate(),
+    // A handler above threw: a fault of ours, reported; the connection it broke is closed.
+    error: (socket, err) => {
+      server.fault(err);
+      socket.data?.terminate();
+    },
   };
 
   let listener: TCPSocketListener<ServerConnection>;
