@@ -48,7 +48,7 @@ async function app(req: Request): Promise<Response> {
     const body = new ReadableStream({
       type: "direct",
       pull: (controller: ReadableStreamDirectController) => new Promise<void>((done) => streams.add({ controller, sent: 0, done })),
-    } as unknown as UnderlyingSource<Uint8Array>);
+    }) as ReadableStream<Uint8Array>;
     if (!stepping) setImmediate(step);
     stepping = true;
     return new Response(body, { headers: { "content-type": "application/x-ndjson" } });
