@@ -1,12 +1,19 @@
-// Writes an app's Response on an HTTP/1.x connection. A body held in memory goes out with a
-// Content-Length in one write with its head; a body still being produced (a ReadableStream, SSE)
-// goes out chunked (to an HTTP/1.0 client: until the connection closes), each chunk when the app
-// gives it, and the stream is read no faster than the socket drains (back-pressure).
+// Writes an app's Response on an HTTP/1.x connection. A streamed type (text/event-stream,
+// application/x-ndjson) is read chunk by chunk: what the body gives before the event-loop turn
+// ends goes out with a Content-Length, a body still producing then goes out chunked (to an
+// HTTP/1.0 client: until the connection closes), each chunk when the app gives it, read no faster
+// than the socket drains (back-pressure). Any other body is read whole and sent with a
+// Content-Length in one write with its head (why: docs/DECISIONS.md, HTTP server).
 import { asksToClose, type BodyFraming, isBodilessStatus, responseHead } from "../../protocol/http1-response-head.ts";
+import { openAiError } from "../../protocol/openai.ts";
 
 /** The connection as the writer sees it. */
 export interface ResponseOutput {
-  /** Queues bytes for the socket; false when they wait for it to drain (stop producing until drained()). */
+  /**
+   * Writes bytes to the socket, or queues them; false when some wait for it to drain (stop
+   * producing until drained()). `bytes` may be a view of a buffer the writer reuses after the
+   * call: whatever the output keeps, it copies.
+   */
   send(bytes: Uint8Array): boolean;
   /** Resolves once everything queued reached the socket, or the connection is gone. */
   drained(): Promise<void>;
@@ -16,7 +23,7 @@ export interface ResponseOutput {
 
 export interface ResponseContext {
   /** HEAD: the head as for GET, no body. */
-  head: boolean;
+  headOnly: boolean;
   /** 0 for an HTTP/1.0 client, 1 for HTTP/1.1. */
   minor: number;
   /** The request allows the connection to carry another (its own and the server's say). */
@@ -43,10 +50,26 @@ const GATHER_LIMIT = 1024 * 1024;
 export async function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseContext): Promise<WriteOutcome> {
   const status = res.status;
   let keepAlive = ctx.keepAlive && !asksToClose(res.headers);
+  if (isBodilessStatus(status)) {
+    out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
+    return keepAlive ? "keep-alive" : "close";
+  }
+  if (!isStreamedType(res.headers.get("content-type"))) {
+    // Read whole: a body held in memory resolves at once, without the cost of a stream and a reader.
+    let whole: Uint8Array;
+    try {
+      whole = await res.bytes();
+    } catch (err) {
+      // The app's body failed before a byte went out: an answer that says so.
+      res = appBodyFailed(err);
+      whole = await res.bytes();
+    }
+    out.send(withHead(res, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
+    return keepAlive ? "keep-alive" : "close";
+  }
   const body = res.body;
-  if (body === null || isBodilessStatus(status)) {
-    if (body !== null) void body.cancel().catch(() => {});
-    out.send(withHead(res, ctx, isBodilessStatus(status) ? NONE : { kind: "length", length: 0 }, keepAlive, [], 0));
+  if (body === null) {
+    out.send(withHead(res, ctx, { kind: "length", length: 0 }, keepAlive, [], 0));
     return keepAlive ? "keep-alive" : "close";
   }
   const reader = body.getReader() as unknown as { read(): Promise<ReadResult>; cancel(reason?: unknown): Promise<void> };
@@ -68,7 +91,7 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
       }
       const r = result as ReadResult;
       if (r.done) {
-        out.send(withHead(res, ctx, { kind: "length", length: size }, keepAlive, ctx.head ? [] : parts, ctx.head ? 0 : size));
+        out.send(withHead(res, ctx, { kind: "length", length: size }, keepAlive, ctx.headOnly ? [] : parts, ctx.headOnly ? 0 : size));
         return keepAlive ? "keep-alive" : "close";
       }
       const chunk = bytesOf(r.value);
@@ -78,14 +101,15 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
       }
       if (size > GATHER_LIMIT) break;
     }
-    if (ctx.head) {
+    if (ctx.headOnly) {
       void reader.cancel().catch(() => {});
       out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
       return keepAlive ? "keep-alive" : "close";
     }
     const chunked = ctx.minor === 1;
     if (!chunked) keepAlive = false; // HTTP/1.0 has no chunking: the body ends with the connection
-    const first: Uint8Array[] = chunked ? parts.map(frame) : parts;
+    // Framed apart from the scratch buffer: withHead assembles in it next.
+    const first: Uint8Array[] = chunked ? parts.map((p) => Uint8Array.prototype.slice.call(frame(p))) : parts;
     let flowing = out.send(withHead(res, ctx, chunked ? CHUNKED : UNTIL_CLOSE, keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
     for (;;) {
       if (!flowing) await out.drained();
@@ -112,11 +136,22 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   }
 }
 
-/** The head and the body's first parts as one buffer: one write, one syscall. */
+function appBodyFailed(err: unknown): Response {
+  return openAiError(500, `internal error: the response body failed: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** Content types whose bodies are streamed (SSE, NDJSON): the only ones read chunk by chunk. */
+function isStreamedType(type: string | null): boolean {
+  if (type === null) return false;
+  const t = type.trimStart().toLowerCase();
+  return t.startsWith("text/event-stream") || t.startsWith("application/x-ndjson");
+}
+
+/** The head and the body's first parts as one buffer (one write, one syscall), in the scratch buffer when they fit. */
 function withHead(res: Response, ctx: ResponseContext, framing: BodyFraming, keepAlive: boolean, parts: readonly Uint8Array[], size: number): Uint8Array {
   const connection = keepAlive ? (ctx.minor === 0 ? "keep-alive" : undefined) : "close";
   const head = responseHead(res.status, res.headers, ctx.date, framing, connection);
-  const out = Buffer.allocUnsafe(head.length + size);
+  const out = outBuffer(head.length + size);
   out.write(head, 0, "latin1");
   let at = head.length;
   for (const p of parts) {
@@ -126,10 +161,21 @@ function withHead(res: Response, ctx: ResponseContext, framing: BodyFraming, kee
   return out;
 }
 
-/** One chunk of a chunked body: hex size, CRLF, data, CRLF. */
+/**
+ * Where a write is assembled: a scratch buffer reused by every response (writes are synchronous
+ * and the output copies what it keeps), so a small answer or chunk allocates no buffer of its own.
+ */
+const SCRATCH_BYTES = 64 * 1024;
+const scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
+
+function outBuffer(size: number): Buffer {
+  return size <= SCRATCH_BYTES ? scratch.subarray(0, size) : Buffer.allocUnsafe(size);
+}
+
+/** One chunk of a chunked body: hex size, CRLF, data, CRLF (in the scratch buffer when it fits). */
 function frame(chunk: Uint8Array): Uint8Array {
   const size = chunk.length.toString(16);
-  const out = Buffer.allocUnsafe(size.length + chunk.length + 4);
+  const out = outBuffer(size.length + chunk.length + 4);
   out.write(size, 0, "latin1");
   out[size.length] = CRLF[0];
   out[size.length + 1] = CRLF[1];

@@ -32,13 +32,13 @@ export const HELD_LIMIT = 64 * 1024;
 const DRAIN_LIMIT = 256 * 1024;
 const CONTINUE = new TextEncoder().encode("HTTP/1.1 100 Continue\r\n\r\n");
 
-/** One request from its head to its answer. */
-class Exchange {
+/** One request from its head to its answer (and the writer's context for that answer). */
+class Exchange implements ResponseContext {
   readonly abort = new AbortController();
   /** The body as the app reads it, while it is still arriving. */
   body: ArrivingBody | undefined;
   /** Body chunks that arrived before the request went to the app. */
-  parts: Uint8Array[] = [];
+  parts: Uint8Array[] | undefined;
   received = 0;
   dispatched = false;
   requestEnded = false;
@@ -46,8 +46,15 @@ class Exchange {
   answered = false;
   /** The answer is out. */
   done = false;
-  ctx: ResponseContext | undefined;
-  constructor(readonly head: RequestHead) {}
+  readonly headOnly: boolean;
+  readonly minor: number;
+  keepAlive = false;
+  date = "";
+  reader: ResponseContext["reader"];
+  constructor(readonly head: RequestHead) {
+    this.headOnly = head.method === "HEAD";
+    this.minor = head.minor;
+  }
 }
 
 export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
@@ -109,7 +116,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
       if (!ex.requestEnded) ex.body?.fail(new Error("the client closed the connection before its request body arrived in full"));
       if (!ex.done) {
         ex.abort.abort(new DOMException("the client closed the connection", "AbortError"));
-        void ex.ctx?.reader?.cancel().catch(() => {});
+        void ex.reader?.cancel().catch(() => {});
       }
     }
     this.wakeDrainWaiters();
@@ -153,7 +160,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     const ex = this.current!;
     ex.received += chunk.length;
     if (ex.body !== undefined) ex.body.push(chunk);
-    else if (!ex.dispatched) ex.parts.push(chunk);
+    else if (!ex.dispatched) (ex.parts ??= []).push(chunk);
   }
 
   end(): void {
@@ -204,14 +211,15 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     else if (/^https?:\/\//i.test(target) && URL.canParse(target)) url = target;
     else throw new Http1RequestError(400, `the request target must be a path or an absolute http URL, not ${JSON.stringify(target.slice(0, 80))}`);
     let body: Uint8Array | ReadableStream<Uint8Array> | undefined;
+    const parts = ex.parts;
+    ex.parts = undefined;
     if (ex.requestEnded) {
-      if (ex.parts.length > 0) body = ex.parts.length === 1 ? ex.parts[0] : Buffer.concat(ex.parts);
+      if (parts !== undefined) body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
     } else {
-      ex.body = new ArrivingBody(this, ex.parts);
+      ex.body = new ArrivingBody(this, parts ?? []);
       body = ex.body.stream;
       if (head.expectContinue) this.send(CONTINUE);
     }
-    ex.parts = [];
     const headers: [string, string][] = [];
     const h = head.headers;
     for (let i = 0; i < h.length; i += 2) headers.push([h[i]!, h[i + 1]!]);
@@ -227,11 +235,21 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     } catch (err) {
       result = this.server.failed(err);
     }
-    if (result instanceof Promise) result.then((res) => this.respond(ex, res), (err: unknown) => this.respond(ex, this.server.failed(err)));
+    if (result instanceof Promise) result.then(this.onAnswer, this.onAppFailure);
     else this.respond(ex, result);
   }
 
   // ---- answers out ----
+  // One request at a time per connection: the app's answer is for the current exchange (it is
+  // replaced only once answered), so these callbacks are made once per connection, not per request.
+
+  private readonly onAnswer = (res: Response): void => this.respond(this.current!, res);
+  private readonly onAppFailure = (err: unknown): void => this.respond(this.current!, this.server.failed(err));
+  private readonly onWritten = (outcome: WriteOutcome): void => this.responded(this.current!, outcome);
+  private readonly onWriteFailure = (err: unknown): void => {
+    this.server.fault(err);
+    this.terminate();
+  };
 
   private respond(ex: Exchange, res: Response): void {
     if (ex.answered || this.gone) {
@@ -244,15 +262,9 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     const head = ex.head;
     // An answer before the whole body: a short rest is read and dropped to keep the connection; a long one closes it.
     const drainable = ex.requestEnded || (!head.chunked && head.contentLength - ex.received <= DRAIN_LIMIT);
-    const ctx: ResponseContext = { head: head.method === "HEAD", minor: head.minor, keepAlive: head.keepAlive && drainable && !this.server.stopping, date: this.server.date() };
-    ex.ctx = ctx;
-    writeResponse(this, res, ctx).then(
-      (outcome) => this.responded(ex, outcome),
-      (err: unknown) => {
-        this.server.fault(err);
-        this.terminate();
-      },
-    );
+    ex.keepAlive = head.keepAlive && drainable && !this.server.stopping;
+    ex.date = this.server.date();
+    writeResponse(this, res, ex).then(this.onWritten, this.onWriteFailure);
   }
 
   private responded(ex: Exchange, outcome: WriteOutcome): void {
@@ -322,8 +334,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     if (this.gone) return false;
     this.lastActivity = performance.now();
     if (this.outBytes > 0) {
-      this.out.push(bytes);
-      this.outBytes += bytes.length;
+      this.queue(bytes, 0);
       return false;
     }
     const n = this.socket.write(bytes);
@@ -332,9 +343,14 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
       return false;
     }
     if (n === bytes.length) return true;
-    this.out.push(bytes.subarray(n));
-    this.outBytes += bytes.length - n;
+    this.queue(bytes, n);
     return false;
+  }
+
+  /** Keeps bytes[from..] for drain: a copy, as `bytes` may be the writer's scratch buffer. */
+  private queue(bytes: Uint8Array, from: number): void {
+    this.out.push(Uint8Array.prototype.slice.call(bytes, from));
+    this.outBytes += bytes.length - from;
   }
 
   drained(): Promise<void> {

@@ -109,12 +109,33 @@ describe("answers", () => {
     expect(rs.map((r) => [r.status, r.headers.get("content-length"), r.body])).toEqual([[204, undefined, ""], [200, "0", ""]]);
   });
 
-  test("a response stream that fails mid-way cuts the connection: no last chunk", async () => {
+  /** A stream of `parts` chunks, one per turn, failing with "worker died" after `failAfter` of them. */
+  const turnStream = (parts: number, failAfter = Infinity) => {
     let sent = 0;
-    const c = await open(serve(() => new Response(new ReadableStream({ async pull(ctl) { await Bun.sleep(0); if (sent++ === 2) throw new Error("worker died"); ctl.enqueue(new TextEncoder().encode("part;")); } }))));
+    return new ReadableStream({
+      async pull(ctl) {
+        await Bun.sleep(0);
+        if (sent === failAfter) throw new Error("worker died");
+        ctl.enqueue(new TextEncoder().encode("part;"));
+        if (++sent === parts) ctl.close();
+      },
+    });
+  };
+
+  test("a streamed type (SSE, NDJSON) that fails mid-way cuts the connection: no last chunk", async () => {
+    const c = await open(serve(() => new Response(turnStream(10, 2), { headers: { "content-type": "application/x-ndjson" } })));
     c.write("GET / HTTP/1.1\r\nhost: a\r\n\r\n");
     await c.waitForClose();
     expect(c.text).toMatch(/transfer-encoding: chunked\r\n\r\n5\r\npart;\r\n5\r\npart;\r\n$/);
+  });
+
+  test("any other type is read whole and sent with its Content-Length, a stream included; one that fails is a 500", async () => {
+    const c = await open(serve((req) => new Response(turnStream(3, new URL(req.url).pathname === "/fails" ? 1 : Infinity), { headers: { "content-type": "application/json" } })));
+    c.write("GET / HTTP/1.1\r\nhost: a\r\n\r\nGET /fails HTTP/1.1\r\nhost: a\r\n\r\n");
+    const [whole, failed] = await c.waitForResponses(2);
+    expect([whole!.headers.get("content-length"), whole!.headers.get("transfer-encoding"), whole!.body]).toEqual(["15", undefined, "part;part;part;"]);
+    expect([failed!.status, JSON.parse(failed!.body).error.message]).toEqual([500, "internal error: the response body failed: worker died"]);
+    expect(c.closed).toBe(false);
   });
 });
 

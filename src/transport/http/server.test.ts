@@ -15,6 +15,7 @@ function serve(fetch: HttpServerOptions["fetch"], opts: Partial<HttpServerOption
 }
 
 const open = (server: HttpServer) => RawHttpClient.open(server.port, cleanups);
+const SSE = { "content-type": "text/event-stream" };
 const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 1));
 const post = (path: string, body: string, extra = "") => `POST ${path} HTTP/1.1\r\nhost: test\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 
@@ -48,7 +49,7 @@ describe("HTTP/1.0 without Host", () => {
   });
 
   test("a streamed answer to HTTP/1.0 runs until the connection closes (no chunking)", async () => {
-    const server = serve(() => new Response(new ReadableStream({ async pull(c) { await nextTurn(); c.enqueue(new TextEncoder().encode("data: x\n\n")); c.close(); } })));
+    const server = serve(() => new Response(new ReadableStream({ async pull(c) { await nextTurn(); c.enqueue(new TextEncoder().encode("data: x\n\n")); c.close(); } }), { headers: SSE }));
     const c = await open(server);
     c.write("GET /sse HTTP/1.0\r\n\r\n");
     await c.waitForClose();
@@ -127,7 +128,7 @@ describe("a client that leaves", () => {
     let aborted = false;
     const server = serve((req) => {
       req.signal.addEventListener("abort", () => (aborted = true));
-      return new Response(new ReadableStream({ async pull(c) { await nextTurn(); c.enqueue(new Uint8Array(10)); }, cancel: () => void (cancelled = true) }));
+      return new Response(new ReadableStream({ async pull(c) { await nextTurn(); c.enqueue(new Uint8Array(10)); }, cancel: () => void (cancelled = true) }), { headers: SSE });
     });
     const c = await open(server);
     c.write("GET /stream HTTP/1.1\r\nhost: test\r\n\r\n");
