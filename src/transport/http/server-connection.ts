@@ -7,6 +7,7 @@ import { Http1RequestError, Http1RequestParser, type RequestHead, type RequestLi
 import { ArrivingBody, type BodyFlow } from "./request-body.ts";
 import { writeResponse, type ResponseContext, type ResponseOutput, type WriteOutcome } from "./response-writer.ts";
 import { errorAnswer } from "./server-answers.ts";
+import { ServerRequest } from "./server-request.ts";
 
 /** What a connection needs from its server. */
 export interface ConnectionServer {
@@ -34,7 +35,8 @@ const CONTINUE = new TextEncoder().encode("HTTP/1.1 100 Continue\r\n\r\n");
 
 /** One request from its head to its answer (and the writer's context for that answer). */
 class Exchange implements ResponseContext {
-  readonly abort = new AbortController();
+  /** What the app got (once dispatched). */
+  request: ServerRequest | undefined;
   /** The body as the app reads it, while it is still arriving. */
   body: ArrivingBody | undefined;
   /** Body chunks that arrived before the request went to the app. */
@@ -115,7 +117,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     if (ex !== undefined) {
       if (!ex.requestEnded) ex.body?.fail(new Error("the client closed the connection before its request body arrived in full"));
       if (!ex.done) {
-        ex.abort.abort(new DOMException("the client closed the connection", "AbortError"));
+        ex.request?.abort(new DOMException("the client closed the connection", "AbortError"));
         void ex.reader?.cancel().catch(() => {});
       }
     }
@@ -220,15 +222,8 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
       body = ex.body.stream;
       if (head.expectContinue) this.send(CONTINUE);
     }
-    const headers: [string, string][] = [];
-    const h = head.headers;
-    for (let i = 0; i < h.length; i += 2) headers.push([h[i]!, h[i + 1]!]);
-    let req: Request;
-    try {
-      req = new Request(url, { method: head.method, headers, body, signal: ex.abort.signal });
-    } catch (err) {
-      throw new Http1RequestError(400, `the request cannot be read: ${(err as Error).message}`);
-    }
+    const req = new ServerRequest(head.method, url, head.headers, body);
+    ex.request = req;
     let result: Response | Promise<Response>;
     try {
       result = this.server.fetch(req);
@@ -309,7 +304,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     const ex = this.current;
     if (ex !== undefined) {
       ex.body?.fail(err);
-      if (!ex.done) ex.abort.abort(err);
+      if (!ex.done) ex.request?.abort(err);
       // Mid-answer (the app's head may be out) nothing more can be said on this connection.
       if (ex.answered) return ex.done ? this.endGracefully() : this.terminate();
       ex.answered = true;
