@@ -51,6 +51,8 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   const status = res.status;
   let keepAlive = ctx.keepAlive && !asksToClose(res.headers);
   if (isBodilessStatus(status)) {
+    // A body given with a status that has none is not sent; a stream's source is told so.
+    if (res.body !== null) void res.body.cancel().catch(() => {});
     out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
     return keepAlive ? "keep-alive" : "close";
   }
