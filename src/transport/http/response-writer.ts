@@ -1,6 +1,6 @@
 // Writes an app's Response on an HTTP/1.x connection. A streamed type (text/event-stream,
-// application/x-ndjson) is read chunk by chunk: what the body gives before the event-loop turn
-// ends goes out with a Content-Length, a body still producing then goes out chunked (to an
+// application/x-ndjson) is read chunk by chunk: a body that gives all it has at once goes out
+// with a Content-Length, a body still producing goes out chunked (to an
 // HTTP/1.0 client: until the connection closes), each chunk when the app gives it, read no faster
 // than the socket drains (back-pressure). Any other body is read whole and sent with a
 // Content-Length in one write with its head (why: docs/DECISIONS.md, HTTP server).
@@ -44,7 +44,7 @@ const UNTIL_CLOSE: BodyFraming = { kind: "until-close" };
 const LAST_CHUNK = new TextEncoder().encode("0\r\n\r\n");
 const CRLF = [13, 10] as const;
 const ENCODER = new TextEncoder();
-/** Past this much gathered in one turn a body goes out as a stream (also ends a stream that never stops producing). */
+/** Past this much gathered at once a body goes out as a stream (also ends a stream that never stops producing). */
 const GATHER_LIMIT = 1024 * 1024;
 
 export async function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseContext): Promise<WriteOutcome> {
@@ -77,17 +77,17 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   const reader = body.getReader() as unknown as { read(): Promise<ReadResult>; cancel(reason?: unknown): Promise<void> };
   ctx.reader = reader;
   try {
-    // What the body gives before this event-loop turn ends: a body held in memory comes whole
-    // (read synchronously or within microtasks); a stream still producing is still waiting then.
+    // What the body gives at once: a body held in memory comes whole (read synchronously or
+    // within a few microtasks); a stream still producing is waiting for its source by then.
     const parts: Uint8Array[] = [];
     let size = 0;
     let next: Promise<ReadResult> | undefined;
     for (;;) {
       const read = reader.read();
-      let result = Bun.peek(read) as ReadResult | Promise<unknown> | typeof END_OF_TURN;
-      if (result === read) result = await Promise.race([read, endOfTurn()]);
+      let result = Bun.peek(read) as ReadResult | Promise<unknown> | typeof STILL_WAITING;
+      if (result === read) result = await soon(read);
       else if (Bun.peek.status(read) === "rejected") await read; // throws the stream's error
-      if (result === END_OF_TURN) {
+      if (result === STILL_WAITING) {
         next = read;
         break;
       }
@@ -195,16 +195,23 @@ function bytesOf(value: unknown): Uint8Array {
   throw new TypeError(`a response body chunk must be bytes or a string, got ${typeof value}`);
 }
 
-const END_OF_TURN = Symbol("end of turn");
-let turnEnd: Promise<typeof END_OF_TURN> | undefined;
+const STILL_WAITING = Symbol("still waiting");
+/** Microtask hops a read may take and still count as given at once (an in-memory body's second read takes 1–2). */
+const SOON_HOPS = 8;
 
-/** Resolves when this event-loop turn's microtasks have run (one timer for every response waiting in the turn). */
-function endOfTurn(): Promise<typeof END_OF_TURN> {
-  turnEnd ??= new Promise((resolve) =>
-    setImmediate(() => {
-      turnEnd = undefined;
-      resolve(END_OF_TURN);
-    }),
-  );
-  return turnEnd;
+/**
+ * The read's result if it settles within a few microtask hops, else STILL_WAITING: a body held in
+ * memory gives all it has that soon, a stream waits for its source. Only the framing depends on it
+ * (a Content-Length, or chunked), never what is sent.
+ */
+function soon(read: Promise<ReadResult>): Promise<ReadResult | typeof STILL_WAITING> {
+  return new Promise((resolve, reject) => {
+    read.then(resolve, reject);
+    let hops = 0;
+    const hop = (): void => {
+      if (++hops >= SOON_HOPS) resolve(STILL_WAITING);
+      else queueMicrotask(hop);
+    };
+    queueMicrotask(hop);
+  });
 }

@@ -129,6 +129,30 @@ describe("answers", () => {
     expect(c.text).toMatch(/transfer-encoding: chunked\r\n\r\n5\r\npart;\r\n5\r\npart;\r\n$/);
   });
 
+  test("a streamed type held in memory goes with a Content-Length; a stream's chunk goes out before the next is produced", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const server = serve((req) => {
+      if (new URL(req.url).pathname === "/whole") return new Response('{"token_id":1}\n', { headers: { "content-type": "application/x-ndjson" } });
+      let sent = 0;
+      const body = new ReadableStream({
+        async pull(ctl) {
+          if (sent === 1) await gate; // the second chunk waits for the client to have the first
+          ctl.enqueue(new TextEncoder().encode(`data: ${sent}\n\n`));
+          if (++sent === 2) ctl.close();
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    });
+    const c = await open(server);
+    c.write("GET /whole HTTP/1.1\r\nhost: a\r\n\r\nGET /sse HTTP/1.1\r\nhost: a\r\n\r\n");
+    await waitFor(() => c.text.includes("data: 0\n\n"), { what: "the first chunk, sent before the second exists" });
+    release();
+    const [whole, sse] = await c.waitForResponses(2);
+    expect([whole!.headers.get("content-length"), whole!.body]).toEqual(["15", '{"token_id":1}\n']);
+    expect([sse!.headers.get("transfer-encoding"), sse!.body]).toEqual(["chunked", "data: 0\n\ndata: 1\n\n"]);
+  });
+
   test("any other type is read whole and sent with its Content-Length, a stream included; one that fails is a 500", async () => {
     const c = await open(serve((req) => new Response(turnStream(3, new URL(req.url).pathname === "/fails" ? 1 : Infinity), { headers: { "content-type": "application/json" } })));
     c.write("GET / HTTP/1.1\r\nhost: a\r\n\r\nGET /fails HTTP/1.1\r\nhost: a\r\n\r\n");
