@@ -8,8 +8,9 @@
 // two pairs run at the same time, so whatever else loads the machine loads both alike. After a
 // warm-up (the JIT compiles our server's code then; Bun.serve's is native), the server's CPU time
 // over the measured window per completed request. Prints each run and the median ratio ours /
-// Bun.serve with its spread.
-// Run: bun bench/http-server.ts [--runs 5] [--seconds 4]
+// Bun.serve with its spread. Then each server alone at full load (closed loop), alternated:
+// requests/s and CPU per request there.
+// Run: bun bench/http-server.ts [--runs 5] [--seconds 4] (env BENCH_WARMUP_S: warm-up seconds, 10)
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { serveHttp } from "../src/transport/http/server.ts";
@@ -23,7 +24,7 @@ const SHAPES: readonly Shape[] = ["json", "sse", "ndjson"];
 const RATE: Record<Shape, number> = { json: 3000, sse: 200, ndjson: 200 };
 const CHUNKS = 64;
 const MAX_IN_FLIGHT = 64;
-const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 3);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const ENCODER = new TextEncoder();
 
 /** The app both servers run. */
@@ -89,7 +90,11 @@ async function serve(impl: Impl): Promise<void> {
   await new Promise(() => {}); // until killed
 }
 
-/** Paced: a request every 1/rate s for `seconds`, at most MAX_IN_FLIGHT at once (a stall waits instead of opening connections without bound); prints how many completed and failed. */
+/**
+ * Paced (rate > 0): a request every 1/rate s for `seconds`, at most MAX_IN_FLIGHT at once (a stall
+ * waits instead of opening connections without bound). Closed loop (rate 0): MAX_IN_FLIGHT / 2
+ * requests always in flight. Prints how many completed and failed.
+ */
 async function load(url: string, seconds: number, rate: number): Promise<void> {
   const client = new KeepAliveClient({ maxIdlePerOrigin: 1024 });
   const body = JSON.stringify({ model: "m", prompt: Array.from({ length: 64 }, (_, i) => 1000 + i), max_tokens: 16 });
@@ -112,6 +117,12 @@ async function load(url: string, seconds: number, rate: number): Promise<void> {
   const inflight = new Set<Promise<void>>();
   const gapMs = 1000 / rate;
   const start = performance.now();
+  if (rate === 0) {
+    const end = start + seconds * 1000;
+    await Promise.all(Array.from({ length: MAX_IN_FLIGHT / 2 }, async () => {
+      while (performance.now() < end) await one();
+    }));
+  }
   for (let i = 0; i < rate * seconds; i++) {
     const wait = start + i * gapMs - performance.now();
     if (wait > 1) await Bun.sleep(wait);
@@ -166,6 +177,23 @@ async function pairedRun(shape: Shape, seconds: number): Promise<Record<Impl, nu
   }
 }
 
+/** One server alone under closed-loop load: requests/s and CPU µs per request, after the warm-up. */
+async function saturatedRun(impl: Impl, shape: Shape, seconds: number): Promise<{ rps: number; cpuUs: number }> {
+  const server = Bun.spawn([process.execPath, import.meta.path, "serve", impl], { stdout: "pipe", stderr: "inherit" });
+  try {
+    const url = `${await firstLine(server.stdout)}/${shape}`;
+    await loadRun(url, WARMUP_S, 0, `${impl} ${shape} warm-up`);
+    const cpu0 = await cpuSeconds(server.pid);
+    const t0 = performance.now();
+    const completed = await loadRun(url, seconds, 0, `${impl} ${shape}`);
+    const wall = (performance.now() - t0) / 1000;
+    return { rps: completed / wall, cpuUs: (((await cpuSeconds(server.pid)) - cpu0) * 1e6) / completed };
+  } finally {
+    server.kill();
+    await server.exited;
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (n: number, d = 1) => n.toFixed(d);
 
@@ -186,6 +214,22 @@ async function main(): Promise<void> {
     const ratios = results[shape].map((r) => r.ours / r.bun);
     console.log(
       `${shape}: ours ${fmt(median(results[shape].map((r) => r.ours)))} µs CPU/req, Bun.serve ${fmt(median(results[shape].map((r) => r.bun)))} µs CPU/req; ratio ${fmt(median(ratios), 2)}× (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})`,
+    );
+  }
+  // Then each server alone at full load, alternated: throughput (which the load client, on the same cores, also limits).
+  console.log(`# saturated: each server alone, ${MAX_IN_FLIGHT / 2} in flight, alternated`);
+  const saturated: Record<Shape, Record<Impl, { rps: number; cpuUs: number }[]>> = { json: { ours: [], bun: [] }, sse: { ours: [], bun: [] }, ndjson: { ours: [], bun: [] } };
+  for (let run = 0; run < runs; run++) {
+    for (const impl of (run % 2 === 0 ? ["ours", "bun"] : ["bun", "ours"]) as Impl[]) {
+      for (const shape of SHAPES) saturated[shape][impl].push(await saturatedRun(impl, shape, seconds));
+    }
+  }
+  for (const shape of SHAPES) {
+    const o = saturated[shape].ours;
+    const b = saturated[shape].bun;
+    const ratios = o.map((x, i) => x.cpuUs / b[i]!.cpuUs);
+    console.log(
+      `${shape}: ours ${fmt(median(o.map((x) => x.rps)), 0)} req/s, ${fmt(median(o.map((x) => x.cpuUs)))} µs CPU/req; Bun.serve ${fmt(median(b.map((x) => x.rps)), 0)} req/s, ${fmt(median(b.map((x) => x.cpuUs)))} µs CPU/req; CPU ratio ${fmt(median(ratios), 2)}× (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})`,
     );
   }
   console.log(machineLine());
