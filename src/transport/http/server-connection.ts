@@ -4,10 +4,12 @@
 // the request's signal aborted when the client leaves before its answer is out.
 import type { Socket } from "bun";
 import { Http1RequestError, Http1RequestParser, type RequestHead, type RequestLimits, type RequestSink } from "../../protocol/http1-request.ts";
+import { Exchange } from "./exchange.ts";
 import { ArrivingBody, type BodyFlow } from "./request-body.ts";
-import { writeResponse, type ResponseContext, type ResponseOutput, type WriteOutcome } from "./response-writer.ts";
+import { writeResponse, type WriteOutcome } from "./response-writer.ts";
 import { errorAnswer } from "./server-answers.ts";
 import { ServerRequest } from "./server-request.ts";
+import { SocketOutput } from "./socket-output.ts";
 
 /** What a connection needs from its server. */
 export interface ConnectionServer {
@@ -33,42 +35,14 @@ export const HELD_LIMIT = 64 * 1024;
 const DRAIN_LIMIT = 256 * 1024;
 const CONTINUE = new TextEncoder().encode("HTTP/1.1 100 Continue\r\n\r\n");
 
-/** One request from its head to its answer (and the writer's context for that answer). */
-class Exchange implements ResponseContext {
-  /** What the app got (once dispatched). */
-  request: ServerRequest | undefined;
-  /** The body as the app reads it, while it is still arriving. */
-  body: ArrivingBody | undefined;
-  /** Body chunks that arrived before the request went to the app. */
-  parts: Uint8Array[] | undefined;
-  received = 0;
-  dispatched = false;
-  requestEnded = false;
-  /** An answer is being written (the app's, or the server's own error). */
-  answered = false;
-  /** The answer is out. */
-  done = false;
-  readonly headOnly: boolean;
-  readonly minor: number;
-  keepAlive = false;
-  date = "";
-  reader: ResponseContext["reader"];
-  constructor(readonly head: RequestHead) {
-    this.headOnly = head.method === "HEAD";
-    this.minor = head.minor;
-  }
-}
-
-export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
-  lastActivity = performance.now();
-  gone = false;
+export class ServerConnection implements RequestSink, BodyFlow {
+  private lastRead = performance.now();
+  private gone = false;
   private readonly parser: Http1RequestParser;
+  private readonly output: SocketOutput;
   private current: Exchange | undefined;
   private held: Uint8Array[] = [];
   private heldBytes = 0;
-  private out: Uint8Array[] = [];
-  private outBytes = 0;
-  private drainWaiters: (() => void)[] = [];
   private pausedForBody = false;
   private pausedForHeld = false;
   /** The connection is closing after its last answer: input is dropped, the socket ends once output drains. */
@@ -80,31 +54,20 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     private readonly server: ConnectionServer,
   ) {
     this.parser = new Http1RequestParser(this, server.limits);
+    this.output = new SocketOutput(socket, () => this.onClose());
   }
 
   // ---- socket events ----
 
   onData(chunk: Uint8Array): void {
-    this.lastActivity = performance.now();
+    this.lastRead = performance.now();
     if (this.ending || this.gone) return;
     if (this.held.length > 0) return this.hold(chunk);
     this.parse(chunk, 0);
   }
 
   onDrain(): void {
-    this.lastActivity = performance.now();
-    while (this.out.length > 0) {
-      const bytes = this.out[0]!;
-      const n = this.socket.write(bytes);
-      if (n < 0) return this.onClose();
-      this.outBytes -= n;
-      if (n < bytes.length) {
-        this.out[0] = bytes.subarray(n);
-        return;
-      }
-      this.out.shift();
-    }
-    this.wakeDrainWaiters();
+    if (!this.output.flush()) return;
     if (this.ending) this.socket.end();
     else this.next();
   }
@@ -121,7 +84,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
         void ex.reader?.cancel().catch(() => {});
       }
     }
-    this.wakeDrainWaiters();
+    this.output.close();
     this.server.forget(this);
   }
 
@@ -141,8 +104,8 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     // Waiting on the client: for a request, for the rest of a body, or for it to read what we sent.
     // An app still working on an answer is not idle; its own timeouts govern it.
     const ex = this.current;
-    const waitingOnClient = ex === undefined || !ex.requestEnded || this.outBytes > 0;
-    if (!waitingOnClient || now - this.lastActivity <= idleMs) return;
+    const waitingOnClient = ex === undefined || !ex.requestEnded || this.output.queuedBytes > 0;
+    if (!waitingOnClient || now - Math.max(this.lastRead, this.output.lastWrite) <= idleMs) return;
     if (ex === undefined && !this.parser.inMessage) this.endGracefully();
     else this.terminate();
   }
@@ -180,7 +143,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
         const cur = this.current;
         if (cur !== undefined && cur.requestEnded) {
           // A request is being answered: what follows waits its turn.
-          if (!cur.done || this.outBytes > 0) return this.hold(pos === 0 ? chunk : chunk.subarray(pos));
+          if (!cur.done || this.output.queuedBytes > 0) return this.hold(pos === 0 ? chunk : chunk.subarray(pos));
           this.current = undefined;
         }
         pos = this.parser.feed(chunk, pos);
@@ -192,7 +155,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
       throw err;
     }
     // A body drained after an early answer ended at this chunk's end: go on with what is held.
-    if (this.current?.done && this.current.requestEnded) this.next();
+    if (this.current?.finished) this.next();
   }
 
   private hold(chunk: Uint8Array): void {
@@ -220,7 +183,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     } else {
       ex.body = new ArrivingBody(this, parts ?? []);
       body = ex.body.stream;
-      if (head.expectContinue) this.send(CONTINUE);
+      if (head.expectContinue) this.output.send(CONTINUE);
     }
     const req = new ServerRequest(head.method, url, head.headers, body);
     ex.request = req;
@@ -259,7 +222,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     const drainable = ex.requestEnded || (!head.chunked && head.contentLength - ex.received <= DRAIN_LIMIT);
     ex.keepAlive = head.keepAlive && drainable && !this.server.stopping;
     ex.date = this.server.date();
-    writeResponse(this, res, ex).then(this.onWritten, this.onWriteFailure);
+    writeResponse(this.output, res, ex).then(this.onWritten, this.onWriteFailure);
   }
 
   private responded(ex: Exchange, outcome: WriteOutcome): void {
@@ -279,7 +242,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
   /** The current request is answered and read: the next one (held pipelined bytes first). */
   private next(): void {
     const cur = this.current;
-    if (this.gone || this.ending || this.outBytes > 0 || (cur !== undefined && !(cur.done && cur.requestEnded))) return;
+    if (this.gone || this.ending || this.output.queuedBytes > 0 || (cur !== undefined && !cur.finished)) return;
     this.current = undefined;
     if (this.server.stopping) return this.endGracefully();
     const held = this.held;
@@ -309,7 +272,7 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
       if (ex.answered) return ex.done ? this.endGracefully() : this.terminate();
       ex.answered = true;
     }
-    this.send(errorAnswer(err.status, err.message, this.server.date()));
+    this.output.send(errorAnswer(err.status, err.message, this.server.date()));
     this.endGracefully();
   }
 
@@ -320,38 +283,10 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     // Keep reading (and dropping) until the client closes too, so its last bytes do not turn our close into a reset.
     this.pausedForBody = this.pausedForHeld = false;
     this.socket.resume();
-    if (this.outBytes === 0) this.socket.end();
+    if (this.output.queuedBytes === 0) this.socket.end();
   }
 
-  // ---- ResponseOutput and BodyFlow ----
-
-  send(bytes: Uint8Array): boolean {
-    if (this.gone) return false;
-    this.lastActivity = performance.now();
-    if (this.outBytes > 0) {
-      this.queue(bytes, 0);
-      return false;
-    }
-    const n = this.socket.write(bytes);
-    if (n < 0) {
-      this.onClose();
-      return false;
-    }
-    if (n === bytes.length) return true;
-    this.queue(bytes, n);
-    return false;
-  }
-
-  /** Keeps bytes[from..] for drain: a copy, as `bytes` may be the writer's scratch buffer. */
-  private queue(bytes: Uint8Array, from: number): void {
-    this.out.push(Uint8Array.prototype.slice.call(bytes, from));
-    this.outBytes += bytes.length - from;
-  }
-
-  drained(): Promise<void> {
-    if (this.outBytes === 0 || this.gone) return Promise.resolve();
-    return new Promise((resolve) => this.drainWaiters.push(resolve));
-  }
+  // ---- BodyFlow ----
 
   pauseBody(): void {
     if (this.pausedForBody) return;
@@ -363,11 +298,5 @@ export class ServerConnection implements RequestSink, ResponseOutput, BodyFlow {
     if (!this.pausedForBody) return;
     this.pausedForBody = false;
     if (!this.pausedForHeld) this.socket.resume();
-  }
-
-  private wakeDrainWaiters(): void {
-    const waiters = this.drainWaiters;
-    this.drainWaiters = [];
-    for (const w of waiters) w();
   }
 }
