@@ -1,7 +1,6 @@
-// A raw TCP client for HTTP wire tests: writes exactly the bytes a test gives (HTTP/1.0 without
-// Host, pipelined requests, a body cut short), keeps everything the server sent, and splits it into
-// responses (a splitter of its own, so a fault in the project's parsers cannot hide one in the
-// server). Tests wait on its state, never on sleeps.
+// A raw TCP client for HTTP wire tests: writes exactly the bytes a test gives, keeps what the server
+// sent and splits it into responses with a splitter of its own (so a fault in the project's parsers
+// cannot hide one in the server). Tests wait on its state, never on sleeps.
 import { connect, type Socket } from "node:net";
 import { waitFor } from "./harness.ts";
 

@@ -1,7 +1,6 @@
-// The HTTP/1.x request parser: every framing (none, content-length, chunked with extensions and
-// trailers), pipelined requests stopping at each end, HTTP/1.0 without Host, keep-alive rules, the
-// same result however the bytes are split, and a clear error with its status for each kind of
-// malformed input.
+// The HTTP/1.x request parser: every framing (none, content-length, chunked), pipelined requests
+// stopping at each end, HTTP/1.0 without Host, keep-alive rules, the same result however the bytes
+// are split, and a clear error with its status for each kind of malformed input.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { DEFAULT_REQUEST_LIMITS, Http1RequestError, Http1RequestParser, type RequestHead, type RequestLimits } from "./http1-request.ts";

@@ -1,8 +1,6 @@
-// An incremental HTTP/1.x request parser (RFC 9112) for the server: request line and headers, then
-// a body framed by Content-Length or chunked transfer coding. Pure: bytes in, head / body chunks /
-// end out; the caller owns the socket. It stops at the end of each request, so a server can hold
-// pipelined bytes until it has answered. Malformed input throws Http1RequestError with the status
-// to answer (400, 413, 414, 431, 501, 505).
+// An incremental HTTP/1.x request parser (RFC 9112), pure: bytes in; head, body chunks (Content-Length
+// or chunked) and end out. It stops at each request's end so a server can hold pipelined bytes until
+// it has answered. Malformed input throws Http1RequestError with the status to answer.
 import { decodeRequestHead, Http1RequestError, type RequestHead } from "./http1-request-head.ts";
 
 export { Http1RequestError, type RequestHead } from "./http1-request-head.ts";

@@ -1,9 +1,6 @@
-// Writes an app's Response on an HTTP/1.x connection. A streamed type (text/event-stream,
-// application/x-ndjson) is read chunk by chunk: a body that gives all it has at once goes out
-// with a Content-Length, a body still producing goes out chunked (to an
-// HTTP/1.0 client: until the connection closes), each chunk when the app gives it, read no faster
-// than the socket drains (back-pressure). Any other body is read whole and sent with a
-// Content-Length in one write with its head (why: docs/DECISIONS.md, HTTP server).
+// Writes an app's Response on an HTTP/1.x connection: a streamed type (SSE, NDJSON) chunk by chunk
+// as the app gives it, read no faster than the socket drains; any other body whole, with a
+// Content-Length, in one write with its head (why: docs/DECISIONS.md, HTTP server).
 import { asksToClose, type BodyFraming, isBodilessStatus, responseHead } from "../../protocol/http1-response-head.ts";
 import { openAiError } from "../../protocol/openai.ts";
 

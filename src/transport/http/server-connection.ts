@@ -1,7 +1,6 @@
-// One HTTP/1.x connection of the server: socket bytes through the request parser, one request at a
-// time to the app, its response written in full before the next request is parsed (pipelined
-// requests wait, answered in order; past HELD_LIMIT bytes waiting, the socket stops reading), and
-// the request's signal aborted when the client leaves before its answer is out.
+// One HTTP/1.x connection of the server: one request at a time to the app, its answer out before the
+// next is parsed (pipelined bytes wait, answered in order; past HELD_LIMIT held the socket stops
+// reading), and the request's signal aborted when the client leaves before its answer is out.
 import type { Socket } from "bun";
 import { Http1RequestError, Http1RequestParser, type RequestHead, type RequestLimits, type RequestSink } from "../../protocol/http1-request.ts";
 import { Exchange } from "./exchange.ts";

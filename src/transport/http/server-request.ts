@@ -1,7 +1,6 @@
 // The request an app gets from serveHttp: Request's whole interface (`instanceof Request` holds)
-// over what the parser produced, its costly parts made on first use: the Headers, the AbortSignal,
-// a body stream. A native Request per request cost a quarter of the server's time (docs/DECISIONS.md,
-// HTTP server). Anything past the common reads (clone, formData, blob) goes through a native one.
+// over what the parser produced, its Headers, AbortSignal and body stream made on first use (a
+// native Request per request cost a quarter of the server's time); clone, formData, blob go native.
 
 const UTF8 = new TextDecoder();
 

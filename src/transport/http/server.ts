@@ -1,7 +1,6 @@
 // The one place HTTP servers are opened: HTTP/1.1 of our own over Bun's TCP listener (why not
-// Bun.serve: docs/DECISIONS.md, HTTP server). Roles hand in a fetch handler; this binds, reports
-// the real port (port 0 = pick), answers pipelined requests in order, closes connections idle on
-// their client, and stops cleanly.
+// Bun.serve: docs/DECISIONS.md, HTTP server). Roles hand in a fetch handler; this binds, reports the
+// real port (0 = pick), closes connections idle on their client, and stops cleanly.
 import type { Socket, SocketHandler, TCPSocketListener } from "bun";
 import type { Logger } from "../../lib/logger.ts";
 import { DEFAULT_REQUEST_LIMITS } from "../../protocol/http1-request.ts";
