@@ -109,9 +109,9 @@ export class ServerConnection implements RequestSink, BodyFlow {
     else this.terminate();
   }
 
-  /** stop() without force: an idle connection ends now, a busy one after its answer. */
+  /** stop() without force: a connection with no request at the app ends now (a head in part is dropped), a busy one after its answer. */
   closeWhenIdle(): void {
-    if (this.current === undefined && !this.parser.inMessage) this.endGracefully();
+    if (this.current === undefined) this.endGracefully();
   }
 
   // ---- the parser's sink ----
