@@ -56,7 +56,7 @@ export async function start(config: AgentConfig, deps: AgentDeps): Promise<Agent
   scope.defer(() => agent.close());
 
   let live = false;
-  const http = serveHttp({ host: config.host, port: config.port, fetch: createAgentApp(agent, () => live, store).fetch });
+  const http = serveHttp({ host: config.host, port: config.port, fetch: createAgentApp(agent, () => live, store).fetch, logger });
   scope.defer(() => http.stop(true));
   logger.info(`agent ${agentId}: HTTP ${http.url}, router events ${outbound.endpoint}, up to ${config.maxSlots} slot(s)`);
 

@@ -139,7 +139,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
   });
   // Bun's own body limit sits far above ours, so the app answers 413 in OpenAI's shape (it stops
   // reading at --max-request-bytes; a declared Content-Length above it is refused unread).
-  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: (req) => app.fetch(req), maxRequestBodySize: Math.max(config.maxRequestBytes * 2, 1 << 30) });
+  const http = serveHttp({ host: config.host, port: config.httpPort, fetch: (req) => app.fetch(req), maxRequestBodySize: Math.max(config.maxRequestBytes * 2, 1 << 30), logger });
   scope.defer(async () => {
     // In-flight requests first: their workers' streams are cancelled, then the listener closes.
     for (const w of state.workerList()) for (const c of w.inflight) c.abort(new Error("frontend shutting down"));

@@ -98,7 +98,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
     residency,
     faults: requestFaults,
   });
-  const http = serveHttp({ host: config.host, port: config.httpPort, fetch });
+  const http = serveHttp({ host: config.host, port: config.httpPort, fetch, logger });
   residency.requestUrl = `${http.url}/v1/generate`;
   scope.defer(() => http.stop(true).catch(() => {}));
   logger.info(`serving ${config.numWorkers} worker(s) × ${config.dataParallelSize} rank(s) of ${config.modelName} on ${http.url}`);
