@@ -2,7 +2,7 @@
 // (requests failed, by error), one process's /health latency, and the frontend's index against the
 // mockers' truth (precision and recall per sample, the audit's own comparison).
 import { readResidency, readTruths } from "../../src/roles/stack-truth.ts";
-import { auditPoint } from "../../src/roles/index-audit.ts";
+import { auditPoint } from "../../src/core/audit/index-audit.ts";
 import type { Residency } from "../../src/protocol/residency.ts";
 
 export interface LoadReport {

@@ -14,7 +14,7 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { CHART_COUNT } from "../../src/roles/bench/html-report.ts";
 import { runBench } from "../../src/roles/bench/run-bench.ts";
 import type { BenchOptions, ObservedResult } from "../../src/roles/bench/bench-types.ts";
-import { accuracyOf, compareCounts } from "../../src/roles/index-audit.ts";
+import { accuracyOf, compareCounts } from "../../src/core/audit/index-audit.ts";
 import { startStack, type StackHandle } from "../../src/roles/launcher/start.ts";
 import { readResidency } from "../../src/roles/stack-truth.ts";
 import { benchDeps, benchOptions } from "../bench-kit.ts";

@@ -1,7 +1,7 @@
 // The raw cursor of one agent slot, pure: seq order, gaps, late joins, restarts, repairs and
 // state dumps. Sockets, HTTP and timers stay at the edge (slot.ts); holding live batches during a
-// repair or a dump and dropping the overlap after it is ReplayThenLive's (roles/replay-then-live.ts).
-import { ReplayThenLive } from "../replay-then-live.ts";
+// repair or a dump and dropping the overlap after it is ReplayThenLive's (protocol/kv-events/replay-then-live.ts).
+import { ReplayThenLive } from "../../protocol/kv-events/replay-then-live.ts";
 
 export interface SequencerSink {
   /** Apply one batch; calls come in strictly increasing seq order between resyncs. */

@@ -8,7 +8,7 @@ import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { startAudit, type AuditRun, type TruthSample } from "../audit-loop.ts";
 import { runSchedule, type AppliedFault, type ProcessControl, type ScheduleRun } from "../fault-runner.ts";
-import { recoveryTimes, worstPerWorker, type AuditPoint, type WorstAccuracy } from "../index-audit.ts";
+import { recoveryTimes, worstPerWorker, type AuditPoint, type WorstAccuracy } from "../../core/audit/index-audit.ts";
 import { mockerUrlsOf, type StackEndpoints } from "../stack-truth.ts";
 import type { PrefillTiming } from "../../core/routing/regret.ts";
 import type { TimedRecord } from "./drive-load.ts";

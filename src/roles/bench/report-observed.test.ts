@@ -3,7 +3,7 @@
 // regret histogram over the union of buckets; no chart without data.
 import { describe, expect, test } from "bun:test";
 import type { AppliedFault } from "../fault-runner.ts";
-import type { AuditPoint } from "../index-audit.ts";
+import type { AuditPoint } from "../../core/audit/index-audit.ts";
 import type { RunObservation } from "./observe-run.ts";
 import { accuracyChart, faultWindows, regretChart } from "./report-observed.ts";
 

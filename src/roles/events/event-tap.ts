@@ -1,11 +1,11 @@
 // The `events` tap's lines, free of sockets and timers: each batch as JSON, gaps and bad frames as
 // lines of their own (the tap carries on). A payload the vLLM decoder refuses (a newer event type,
 // another publisher's layout) is still shown, decoded generically by msgpackr, beside the reason. Replay replies are parsed by protocol/kv-events/replay.ts
-// and ordered against live by ReplayThenLive (roles/replay-then-live.ts).
+// and ordered against live by ReplayThenLive (protocol/kv-events/replay-then-live.ts).
 import { batchToJson, decodeBatch, parseLiveMessage, parseReplayReply } from "../../protocol/kv-events/index.ts";
 import type { VllmKvEventBatchJson } from "../../protocol/kv-events/index.ts";
 import { unpackJson, type PlainJson } from "../../protocol/msgpack.ts";
-import { ReplayThenLive } from "../replay-then-live.ts";
+import { ReplayThenLive } from "../../protocol/kv-events/replay-then-live.ts";
 
 export type TapLine =
   | VllmKvEventBatchJson

@@ -5,7 +5,7 @@ import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { startAudit, type AuditRun } from "../audit-loop.ts";
 import { runSchedule, type ScheduleRun } from "../fault-runner.ts";
-import { foldRecoveries, foldWorst, type WorstAccuracy } from "../index-audit.ts";
+import { foldRecoveries, foldWorst, type WorstAccuracy } from "../../core/audit/index-audit.ts";
 import { mockerUrlsOf, type StackEndpoints } from "../stack-truth.ts";
 import type { StackHandle } from "./start.ts";
 

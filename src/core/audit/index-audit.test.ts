@@ -1,7 +1,7 @@
 // Index accuracy from fake samples: exact agreement, a lossy index, blocks in transit between the
 // two index reads, the empty cases, worst values per worker, and recovery after a fault's end.
 import { describe, expect, test } from "bun:test";
-import type { Residency } from "../protocol/residency.ts";
+import type { Residency } from "../../protocol/residency.ts";
 import { auditPoint, compareCounts, recoveryTimes, worstPerWorker, type AuditPoint } from "./index-audit.ts";
 
 function res(...sources: [worker: string, rank: number, device: number[]][]): Residency {

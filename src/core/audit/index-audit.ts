@@ -4,7 +4,7 @@
 // precision = |index ∩ truth| / |index|, recall = |index ∩ truth| / |truth|, each 1 when its
 // denominator is 0 (an empty index of an empty rank is exact). Used by bench and up (docs/DECISIONS.md,
 // "Audit and schedules").
-import { type Residency, type ResidencySource, type ResidencyTier } from "../protocol/residency.ts";
+import type { Residency, ResidencySource, ResidencyTier } from "../../protocol/residency.ts";
 
 /** Both figures back at or above this count as recovered. */
 export const RECOVERED = 0.99;
