@@ -20,7 +20,14 @@ export class RawHttpClient {
       this.receivedBytes += d.length;
     });
     socket.on("close", () => (this.closed = true));
-    socket.on("error", () => {});
+    socket.on("error", (err) => this.errorHandler?.(err));
+  }
+
+  private errorHandler: ((err: Error) => void) | undefined;
+
+  /** Hears the socket's error (ECONNRESET when the server resets the connection). */
+  onError(handler: (err: Error) => void): void {
+    this.errorHandler = handler;
   }
 
   static async open(port: number, cleanups?: (() => unknown)[]): Promise<RawHttpClient> {
