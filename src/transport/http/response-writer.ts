@@ -2,7 +2,6 @@
 // length chunk by chunk as the app gives it, read no faster than the socket drains; any other body
 // whole, with a Content-Length, in one write with its head (why: docs/DECISIONS.md, HTTP server).
 import { asksToClose, type BodyFraming, isBodilessStatus, responseHead } from "../../protocol/http1-response-head.ts";
-import { openAiError } from "../../protocol/openai.ts";
 
 /** The connection as the writer sees it. */
 export interface ResponseOutput {
@@ -33,7 +32,8 @@ export interface ResponseContext {
 /**
  * keep-alive: the connection carries the next request; close: end it after this; cut: the body
  * broke off mid-way, end the connection without its last chunk (the client sees it end early);
- * reset: close at once (a body running until close, where an orderly end would look complete).
+ * reset: close at once (a body that failed before a byte went out, or one running until close,
+ * where an orderly end would look complete).
  */
 export type WriteOutcome = "keep-alive" | "close" | "cut" | "reset";
 
@@ -131,30 +131,25 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
     }
     if (chunked) out.send(LAST_CHUNK);
     return keepAlive ? "keep-alive" : "close";
-  } catch (err) {
-    // Failed before a byte went out: an answer that says so.
-    if (sent === undefined) return sendWhole(out, appBodyFailed(err), ctx, keepAlive);
+  } catch {
+    // Nothing went out: the connection is dropped, as Bun.serve drops it (the mocker's cut fault relies on it).
+    if (sent === undefined) return "reset";
     // Mid-body: the client must see it broken off. Chunked, an orderly end without the last chunk
     // says so and lets what was sent arrive; running until close, only a reset does.
     return sent === CHUNKED ? "cut" : "reset";
   }
 }
 
-/** The body read whole, then sent with its head in one write; a body that fails is a 500 instead. */
+/** The body read whole, then sent with its head in one write; a body that fails drops the connection (nothing went out). */
 async function sendWhole(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean): Promise<WriteOutcome> {
   let whole: Uint8Array;
   try {
     whole = await res.bytes();
-  } catch (err) {
-    res = appBodyFailed(err);
-    whole = await res.bytes();
+  } catch {
+    return "reset";
   }
   out.send(withHead(res, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
   return keepAlive ? "keep-alive" : "close";
-}
-
-function appBodyFailed(err: unknown): Response {
-  return openAiError(500, `internal error: the response body failed: ${err instanceof Error ? err.message : String(err)}`);
 }
 
 /** Content types whose bodies are streamed (SSE, NDJSON): the only ones read chunk by chunk. */
