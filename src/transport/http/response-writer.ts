@@ -48,7 +48,7 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   const status = res.status;
   let keepAlive = ctx.keepAlive && !asksToClose(res.headers);
   if (isBodilessStatus(status)) {
-    // A body given with a status that has none is not sent; a stream's source is told so.
+    // A body given with a status that has none is not sent; a stream's producer is told so.
     if (res.body !== null) void res.body.cancel().catch(() => {});
     out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
     return keepAlive ? "keep-alive" : "close";
@@ -75,7 +75,7 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   ctx.reader = reader;
   try {
     // What the body gives at once: a body held in memory comes whole (read synchronously or
-    // within a few microtasks); a stream still producing is waiting for its source by then.
+    // within a few microtasks); a stream still producing is waiting for its producer by then.
     const parts: Uint8Array[] = [];
     let size = 0;
     let next: Promise<ReadResult> | undefined;
@@ -198,7 +198,7 @@ const SOON_HOPS = 8;
 
 /**
  * The read's result if it settles within a few microtask hops, else STILL_WAITING: a body held in
- * memory gives all it has that soon, a stream waits for its source. Only the framing depends on it
+ * memory gives all it has that soon, a stream waits for its producer. Only the framing depends on it
  * (a Content-Length, or chunked), never what is sent.
  */
 function soon(read: Promise<ReadResult>): Promise<ReadResult | typeof STILL_WAITING> {
