@@ -106,7 +106,7 @@ export class Scheduler {
     while (this.waiting.size > 0 && this.running.length < cfg.maxNumSeqs && this.budget > 0) {
       const r = this.waiting.peekFront()!;
       const k = kv.matchPrefix(r);
-      const h = kv.hostHitSlots.length;
+      const h = kv.hostHitCells.length;
       const cachedLen = kv.matchedTokens(r);
       const remaining = r.length - cachedLen;
       // A G2 load that takes time, or waits for a copy still in flight to G2, defers computing

@@ -67,17 +67,9 @@ export class SubscriptionSet {
 
   /** Drops one reference; true when the prefix is gone (false if it was not subscribed). */
   remove(prefix: Uint8Array): boolean {
-    const path: TrieNode[] = [this.root];
-    let node = this.root;
-    let i = 0;
-    while (i < prefix.length) {
-      const child = node.children?.get(prefix[i]!);
-      if (child === undefined || commonLength(child.edge, prefix, i) !== child.edge.length) return false;
-      node = child;
-      path.push(node);
-      i += child.edge.length;
-    }
-    if (node.refs === 0) return false;
+    const path = this.pathTo(prefix);
+    const node = path?.at(-1);
+    if (path === undefined || node === undefined || node.refs === 0) return false;
     if (--node.refs > 0) return false;
     this.distinct--;
     this.distinctBytes -= prefix.length;
@@ -104,15 +96,22 @@ export class SubscriptionSet {
 
   /** True when exactly this prefix is subscribed (not merely one of its prefixes). */
   has(prefix: Uint8Array): boolean {
+    return (this.pathTo(prefix)?.at(-1)?.refs ?? 0) > 0;
+  }
+
+  /** The nodes from the root to the one `prefix` ends at; undefined when it ends inside an edge or off the trie. */
+  private pathTo(prefix: Uint8Array): TrieNode[] | undefined {
+    const path: TrieNode[] = [this.root];
     let node = this.root;
     let i = 0;
     while (i < prefix.length) {
       const child = node.children?.get(prefix[i]!);
-      if (child === undefined || commonLength(child.edge, prefix, i) !== child.edge.length) return false;
+      if (child === undefined || commonLength(child.edge, prefix, i) !== child.edge.length) return undefined;
       node = child;
+      path.push(node);
       i += child.edge.length;
     }
-    return node.refs > 0;
+    return path;
   }
 
   matches(topic: Uint8Array | undefined): boolean {

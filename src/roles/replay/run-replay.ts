@@ -5,8 +5,8 @@ import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { simulateStack, type SimulatedStack } from "../simulated-stack.ts";
-import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../workload.ts";
+import { simulateStack, type SimulatedStack } from "../shared/measure/simulated-stack.ts";
+import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../shared/measure/workload.ts";
 import { formatReport } from "./format-report.ts";
 
 export interface ReplayOptions extends WorkloadOptions, ArrivalOptions, SimulatedStack {

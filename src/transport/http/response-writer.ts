@@ -52,7 +52,7 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   const status = res.status;
   let keepAlive = ctx.keepAlive && !asksToClose(res.headers);
   if (isBodilessStatus(status)) {
-    // A body given with a status that has none is not sent; a stream's source is told so.
+    // A body given with a status that has none is not sent; a stream's producer is told so.
     if (res.body !== null) void res.body.cancel().catch(() => {});
     out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
     return keepAlive ? "keep-alive" : "close";
@@ -73,14 +73,14 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   let sent: BodyFraming | undefined; // the framing, once the head is out
   try {
     // What the body gives at once: a body held in memory comes whole (read synchronously or
-    // within a few microtasks); a stream still producing is waiting for its source by then.
+    // within a few microtasks); a stream still producing is waiting for its producer by then.
     const parts: Uint8Array[] = [];
     let size = 0;
     let next: Promise<ReadResult> | undefined;
     for (;;) {
       const read = reader.read();
       // Given at once (synchronously, or within a few microtask hops: an in-memory body's last read
-      // takes 1–2), or still waiting for its source. Only the framing depends on it, never what is sent.
+      // takes 1–2), or still waiting for its producer. Only the framing depends on it, never what is sent.
       for (let hop = 0; hop < SOON_HOPS && Bun.peek.status(read) === "pending"; hop++) await null;
       if (Bun.peek.status(read) === "rejected") await read; // throws the stream's error
       const result = Bun.peek(read) as ReadResult | Promise<ReadResult>;
