@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
 import { runLayouts, type LayoutOptions, type LayoutReport } from "../src/roles/replay/layouts.ts";
-import { loadWorkload } from "../src/roles/workload.ts";
+import { loadWorkload } from "../src/roles/shared/measure/workload.ts";
 import { machineLine } from "./lib/machine.ts";
 
 const requests = Number((process.argv[2] ?? "400").replace(/^requests=/, ""));

@@ -14,12 +14,12 @@ export const stateAgentOptions = defineOptions({
   ...group("State agent", {
     kvStateAgent: { kind: "bool", default: false, description: "Attach raw streams to the namespace's KV state agent instead of relaying events" },
     kvStateAgentRawHost: { kind: "string", description: "Host the state agent dials for raw events (hostname, IPv4 or [IPv6])" },
-    kvStateAgentCacheSlot: { kind: "int", min: 0, description: "First CacheOwner slot; worker i rank r owns base + i × dp + r" },
+    kvStateAgentCacheSlot: { kind: "int", min: 0, description: "First CacheOwner ordinal; worker i rank r owns base + i × dp + r" },
     kvStateAgentCacheSemantics: { kind: "string", description: "Cache semantics, 32 hex (default derived from the model name)" },
     kvStateAgentRoutingScope: { kind: "string", description: "Routing scope, 32 hex (default derived from the namespace)" },
     kvStateAgentDc: { kind: "string", description: "Datacenter, 16 hex (default derived from the namespace)" },
     kvStateEndpoint: { kind: "string", nonEmpty: true, description: "Where the agent serves a slot's state (default {namespace}/kv_state_agent/slot)" },
-    kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a source endpoint per CacheOwner" },
+    kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a `source_control_endpoint` per CacheOwner" },
   }),
   ...group("KV events", {
     kvEventsTopic: { kind: "string", default: "", description: "Raw topic in direct mode (vLLM's default is empty)" },
@@ -223,7 +223,7 @@ export function mockerProblems(c: MockerConfig): string[] {
       [c.zmqKvEventsPorts, "--zmq-kv-events-ports", "the agent subscribes to each rank's raw PUB"],
       [c.numHostBlocks > 0 ? c.numHostBlocks : undefined, "--num-host-blocks", "state-agent mode reports a host tier (G2)"],
       [c.kvStateAgentRawHost, "--kv-state-agent-raw-host", "the host the agent dials"],
-      [c.kvStateAgentCacheSlot, "--kv-state-agent-cache-slot", "the first CacheOwner slot of this process"],
+      [c.kvStateAgentCacheSlot, "--kv-state-agent-cache-slot", "the first CacheOwner ordinal of this process"],
     ];
     for (const [value, flag, why] of missing) if (value === undefined) problems.push(`${flag}: required with --kv-state-agent (${why})`);
   }

@@ -79,7 +79,7 @@ export type AgentHostRecord = v.InferOutput<typeof AgentHostRecordSchema>;
 
 /**
  * One record per active agent slot, key `keys.attachment(ns, cache_owner_id)`: maps a CacheOwner's
- * residency (router events with a `cacheOwnerId` source) to the worker and rank that own it.
+ * residency (router events with a `cacheOwnerId` holder) to the worker and rank that own it.
  */
 export const AttachmentRecordSchema = v.object({
   cache_owner_id: cacheOwnerId,

@@ -39,7 +39,7 @@ export interface EngineConfig {
   kvTransferTimingMode: "full_prompt" | "destination_missing";
 }
 
-/** Most blocks a tier can address (int32 slot indices). */
+/** Most blocks a tier can address (int32 cell indices). */
 export const MAX_TIER_BLOCKS = 2 ** 31 - 1;
 
 export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
@@ -89,7 +89,7 @@ export function engineConfigProblems(c: EngineConfig): string[] {
   if (c.preemptionMode !== "lifo" && c.preemptionMode !== "fifo") p.push(`preemptionMode: got ${String(c.preemptionMode)}, expected lifo or fifo`);
   if (c.kvTransferTimingMode !== "full_prompt" && c.kvTransferTimingMode !== "destination_missing") p.push(`kvTransferTimingMode: got ${String(c.kvTransferTimingMode)}, expected full_prompt or destination_missing`);
   if (c.timingModel !== "polynomial" && c.timingModel !== "fixed") p.push(`timingModel: got ${String(c.timingModel)}, expected polynomial or fixed`);
-  // Slots are int32 indices (LRU links hold slot + 1); the process edge caps the flags alike.
+  // Cells are int32 indices (LRU links hold cell + 1); the process edge caps the flags alike.
   for (const k of ["numGpuBlocks", "numHostBlocks"] as const) if (c[k] > MAX_TIER_BLOCKS) p.push(`${k}: got ${c[k]}, expected at most ${MAX_TIER_BLOCKS}`);
   if (c.numHostBlocks > 0 && !c.enablePrefixCaching) p.push("numHostBlocks: a host tier requires prefix caching");
   return p;

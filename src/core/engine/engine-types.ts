@@ -39,7 +39,7 @@ export interface TokenOut {
 
 /**
  * A request's first output token in this step, with what vLLM reports about it then (its prompt's
- * cache sources and when it was first scheduled): the mocker's metrics read it, the engine keeps nothing.
+ * cache tiers and when it was first scheduled): the mocker's metrics read it, the engine keeps nothing.
  */
 export interface FirstToken {
   requestId: string;

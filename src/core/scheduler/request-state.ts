@@ -1,5 +1,5 @@
 // One request inside an engine: its tokens (prompt then generated), how far its KV is
-// computed, the G1 slots it holds and the hashes of its full blocks. Mutated only by the
+// computed, the G1 cells it holds and the hashes of its full blocks. Mutated only by the
 // scheduler and the KV manager of the engine that owns it.
 
 export const RequestPhase = {
@@ -21,18 +21,18 @@ export class RequestState {
   readonly seqWords: Uint32Array;
   numHashed = 0;
   numOutput = 0;
-  /** Tokens whose KV is computed (or loaded) in the slots held. */
+  /** Tokens whose KV is computed (or loaded) in the cells held. */
   numComputed = 0;
-  /** G1 slots held, in sequence order. */
+  /** G1 cells held, in sequence order. */
   blocks: number[] = [];
   /** Leading blocks whose content is final and registered in G1 (or a duplicate of a cached one). */
   numCommitted = 0;
   /** Blocks [0, offloadCursor) were already considered for a device-to-host copy. */
   offloadCursor = 0;
   phase: RequestPhase = RequestPhase.waiting;
-  /** Loading phase: when the host-to-device load lands, and the G2 slots it pins. */
+  /** Loading phase: when the host-to-device load lands, and the G2 cells it pins. */
   loadUntilMs = 0;
-  loadHostSlots: number[] = [];
+  loadHostCells: number[] = [];
   /** First admission only (vLLM reports the prompt's cached tokens once). */
   cachedTokens = -1;
   hostLoadedTokens = 0;

@@ -108,7 +108,7 @@ export class Scheduler {
     while (this.waiting.size > 0 && this.running.length < cfg.maxNumSeqs && this.budget > 0) {
       const r = this.waiting.peekFront()!;
       const k = kv.matchPrefix(r);
-      const h = kv.hostHitSlots.length;
+      const h = kv.hostHitCells.length;
       const localLen = kv.matchedTokens(r);
       // A remote prefill covers the prompt past this rank's own hits: only the last token is computed (vLLM's NixlConnector load).
       const remoteTokens = r.remotePrefill ? r.length - 1 - localLen : 0;

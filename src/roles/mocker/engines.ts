@@ -5,7 +5,7 @@ import type { MockerConfig } from "../../config/mocker.ts";
 import { createEngine } from "../../core/engine/mock-engine.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { createBlockHasher } from "../../lib/xxh3.ts";
-import { engineConfigFrom } from "../engine-config-from-options.ts";
+import { engineConfigFrom } from "../shared/measure/engine-config-from-options.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { RankEngine } from "./rank-engine.ts";
 import { VllmRankStats } from "./vllm-stats.ts";

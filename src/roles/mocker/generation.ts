@@ -86,7 +86,10 @@ export function streamedOutput(contentHeaders: Record<string, string>, format?: 
       cut: () => stream.cut(),
       respond: async (headers) => {
         await stream.firstOutput;
-        return new Response(stream.takeWholeBody() ?? stream.body, { headers: { ...contentHeaders, ...headers } });
+        const whole = stream.takeWholeBody();
+        // A whole body says its length: the server sends it in one write instead of reading it as a stream.
+        if (whole) return new Response(whole, { headers: { ...contentHeaders, "content-length": String(whole.length), ...headers } });
+        return new Response(stream.body, { headers: { ...contentHeaders, ...headers } });
       },
     };
   };

@@ -11,10 +11,10 @@ import { parseKvTransferParams, type KvTransferParams } from "../../protocol/kv-
 import { BadRequest, openAiError, openAiErrorBody, parseChatRequest, parseCompletionRequest, type RequestLimits, type ResponseMeta } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
-import { SSE_HEADERS, SseAnswer, wholeAnswerBody, type Kind } from "../openai-answer.ts";
-import { promptTokens, readJsonBody, type BodyCaps } from "../openai-body.ts";
-import { VERSION_PATH, versionResponse } from "../version.ts";
-import { detokenizeAnswer, modelList, modelNotFound, modelRoute, MODELS_PREFIX, tokenizeAnswer, type ModelView } from "../vllm-routes.ts";
+import { SSE_HEADERS, SseAnswer, wholeAnswerBody, type Kind } from "../shared/serving/openai-answer.ts";
+import { promptTokens, readJsonBody, type BodyCaps } from "../shared/serving/openai-body.ts";
+import { VERSION_PATH, versionResponse } from "../shared/serving/version.ts";
+import { detokenizeAnswer, modelList, modelNotFound, modelRoute, MODELS_PREFIX, tokenizeAnswer, type ModelView } from "../shared/serving/vllm-routes.ts";
 import { balancedRank, DP_RANK_HEADER, pinnedRank, type RankLoad } from "./dp-balance.ts";
 import { runGeneration, streamedOutput, wholeOutput, withHeaders, type RequestFaults, type Submitter } from "./generation.ts";
 import type { TextFormat } from "./token-stream.ts";

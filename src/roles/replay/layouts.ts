@@ -11,7 +11,7 @@ import { simulate, type SimulationResult } from "../../core/replay/simulator.ts"
 import { compareSides, type Verdict } from "../../core/stats/verdict.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
 import type { WorkloadRequest } from "../../core/workload/workload.ts";
-import type { SimulatedStack } from "../simulated-stack.ts";
+import type { SimulatedStack } from "../shared/measure/simulated-stack.ts";
 
 export interface LayoutOptions {
   prefillWorkers: number;

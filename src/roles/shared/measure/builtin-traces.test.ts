@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { createLogger } from "../lib/logger.ts";
+import { createLogger } from "../../../lib/logger.ts";
 import { BUILTIN_TRACE_NAMES, tracePath } from "./builtin-traces.ts";
 import { loadWorkload } from "./workload.ts";
 
@@ -20,6 +20,6 @@ describe("built-in traces", () => {
 });
 
 test("--help names the built-in traces", async () => {
-  const { replayOptions } = await import("../config/replay.ts");
+  const { replayOptions } = await import("../../../config/replay.ts");
   for (const name of BUILTIN_TRACE_NAMES) expect(replayOptions.trace.description).toContain(name);
 });

@@ -1,14 +1,14 @@
 // Every role answers GET /version with `{"version"}` (vLLM's shape), the build's version string.
 import { expect, test } from "bun:test";
-import pkg from "../../package.json" with { type: "json" };
-import { app, ndjsonWorker, routingState } from "../../test/routing/fake-fleet.ts";
-import { createLogger } from "../lib/logger.ts";
-import { createBlockHasher } from "../lib/xxh3.ts";
-import { KvStateAgent } from "./agent/agent.ts";
-import { createAgentApp } from "./agent/http-app.ts";
-import { RouterEventOutbound } from "./agent/outbound.ts";
-import { createMockerFetch, type WorkerPool } from "./mocker/http-app.ts";
-import { VERSION } from "../lib/version.ts";
+import pkg from "../../../../package.json" with { type: "json" };
+import { app, ndjsonWorker, routingState } from "../../../../test/routing/fake-fleet.ts";
+import { createLogger } from "../../../lib/logger.ts";
+import { createBlockHasher } from "../../../lib/xxh3.ts";
+import { KvStateAgent } from "../../agent/agent.ts";
+import { createAgentApp } from "../../agent/http-app.ts";
+import { RouterEventOutbound } from "../../agent/outbound.ts";
+import { createMockerFetch, type WorkerPool } from "../../mocker/http-app.ts";
+import { VERSION } from "../../../lib/version.ts";
 
 test("mocker, agent and frontend: GET /version → {version}; another method → 405", async () => {
   expect(VERSION.startsWith(`${pkg.version}+`)).toBe(true);

@@ -1,9 +1,9 @@
 // The shared OpenAI answer: spliced chunks equal the serialized objects, usage rides on every chunk
 // only with continuous_usage_stats, the stream ends with the usage chunk and [DONE].
 import { describe, expect, test } from "bun:test";
-import { detokenizeOne } from "../core/text/tokenizer.ts";
-import { chatChunk, completionChunk } from "../protocol/openai.ts";
-import { SseParser as Parser } from "../protocol/openai-stream.ts";
+import { detokenizeOne } from "../../../core/text/tokenizer.ts";
+import { chatChunk, completionChunk } from "../../../protocol/openai.ts";
+import { SseParser as Parser } from "../../../protocol/openai-stream.ts";
 import { SseAnswer, wholeAnswerBody } from "./openai-answer.ts";
 
 const meta = { id: "chatcmpl-x", created: 7, model: 'm"odel' };

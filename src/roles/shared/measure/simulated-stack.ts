@@ -1,21 +1,21 @@
 // The stack a replay simulates (workers × data-parallel ranks, router and its tuning, engine
 // settings): read from the replay router and engine options, and run on the core simulator.
 // Shared by `replay` and bench's --with-replay so both simulate the same configuration alike.
-import type { engineOptions } from "../config/engine.ts";
-import type { ConfigOf } from "../config/options.ts";
-import type { replayRouterOptions } from "../config/replay.ts";
-import type { EngineConfig } from "../core/engine/engine-config.ts";
-import type { BlockHasher } from "../core/kv/block-hash.ts";
-import { buildReport, type ReplayReport } from "../core/replay/report.ts";
-import { samplesOfSimulation } from "../core/replay/samples.ts";
-import type { RoundSamples } from "../core/stats/run-samples.ts";
-import { simulate } from "../core/replay/simulator.ts";
-import type { RouterOptions } from "../core/routing/router-options.ts";
-import type { RouterMode } from "../protocol/router-modes.ts";
-import type { ArrivalSpec } from "../core/workload/arrivals.ts";
-import type { WorkloadRequest } from "../core/workload/workload.ts";
+import type { engineOptions } from "../../../config/engine.ts";
+import type { ConfigOf } from "../../../config/options.ts";
+import type { replayRouterOptions } from "../../../config/replay.ts";
+import type { EngineConfig } from "../../../core/engine/engine-config.ts";
+import type { BlockHasher } from "../../../core/kv/block-hash.ts";
+import { buildReport, type ReplayReport } from "../../../core/replay/report.ts";
+import { samplesOfSimulation } from "../../../core/replay/samples.ts";
+import type { RoundSamples } from "../../../core/stats/run-samples.ts";
+import { simulate } from "../../../core/replay/simulator.ts";
+import type { RouterOptions } from "../../../core/routing/router-options.ts";
+import type { RouterMode } from "../../../protocol/router-modes.ts";
+import type { ArrivalSpec } from "../../../core/workload/arrivals.ts";
+import type { WorkloadRequest } from "../../../core/workload/workload.ts";
 import { engineConfigFrom } from "./engine-config-from-options.ts";
-import { routerOptionsFrom } from "./router-settings.ts";
+import { routerOptionsFrom } from "../routing/router-settings.ts";
 
 export interface SimulatedStack {
   /** Workers, each with data-parallel ranks (routing targets are (worker, rank)). */

@@ -2,10 +2,10 @@
 // the body within its size cap (413) and deadline (408, connection closed), a client gone mid-body
 // (499, logged at debug), JSON or 400; and a parsed generation request's prompt as token ids, on the
 // one built-in tokenizer and chat template, so usage counts agree wherever a prompt is sent.
-import { applyChatTemplate, tokenize } from "../core/text/tokenizer.ts";
-import { LOG_LEVELS, type Logger } from "../lib/logger.ts";
-import { readCapped } from "../lib/read-capped.ts";
-import { openAiError, type GenerationRequest } from "../protocol/openai.ts";
+import { applyChatTemplate, tokenize } from "../../../core/text/tokenizer.ts";
+import { LOG_LEVELS, type Logger } from "../../../lib/logger.ts";
+import { readCapped } from "../../../lib/read-capped.ts";
+import { openAiError, type GenerationRequest } from "../../../protocol/openai.ts";
 
 export interface BodyCaps {
   /** Largest body in bytes (413 above). */

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { createLogger } from "../lib/logger.ts";
-import type { Residency } from "../protocol/residency.ts";
-import { waitFor } from "../../test/harness.ts";
+import { createLogger } from "../../../lib/logger.ts";
+import type { Residency } from "../../../protocol/residency.ts";
+import { waitFor } from "../../../../test/harness.ts";
 import { startAudit } from "./audit-loop.ts";
-import type { AuditPoint } from "../core/audit/index-audit.ts";
+import type { AuditPoint } from "../../../core/audit/index-audit.ts";
 
 const block = (n: number) => ({ seq_hash: String(n), local_hash: String(n) });
 

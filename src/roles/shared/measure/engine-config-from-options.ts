@@ -1,8 +1,8 @@
 // Resolved engine options (src/config/engine.ts) → one engine's config, for every role that
 // builds engines (mocker, replay). The only renaming: --num-gpu-blocks-override → numGpuBlocks.
-import type { EngineConfig } from "../core/engine/engine-config.ts";
-import type { engineOptions } from "../config/engine.ts";
-import type { ConfigOf } from "../config/options.ts";
+import type { EngineConfig } from "../../../core/engine/engine-config.ts";
+import type { engineOptions } from "../../../config/engine.ts";
+import type { ConfigOf } from "../../../config/options.ts";
 
 type EngineOptionValues = ConfigOf<typeof engineOptions>;
 type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "hostOffloadDecodeBlocks" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed">;

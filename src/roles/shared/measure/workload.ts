@@ -1,16 +1,16 @@
 // The workload every load-driving role (replay, bench) runs: a Mooncake trace file or the seeded
 // synthetic shared-prefix generator, plus the arrival spec its flags choose. Shared here
 // so the two roles read traces, report bad lines and pick arrivals identically.
-import type { ArrivalSpec } from "../core/workload/arrivals.ts";
+import type { ArrivalSpec } from "../../../core/workload/arrivals.ts";
 import { tracePath } from "./builtin-traces.ts";
-import { parseMooncakeTrace } from "../core/workload/mooncake-trace.ts";
-import { randomDataset, randomDatasetProblems, type RandomDatasetOptions } from "../core/workload/random-dataset.ts";
-import { sharedPrefixProblems, sharedPrefixWorkload, type SharedPrefixOptions } from "../core/workload/synthetic.ts";
-import type { WorkloadRequest } from "../core/workload/workload.ts";
-import type { ConfigOf } from "../config/options.ts";
-import type { workloadOptions } from "../config/replay.ts";
-import { ConfigError, KvcrError } from "../lib/errors.ts";
-import type { Logger } from "../lib/logger.ts";
+import { parseMooncakeTrace } from "../../../core/workload/mooncake-trace.ts";
+import { randomDataset, randomDatasetProblems, type RandomDatasetOptions } from "../../../core/workload/random-dataset.ts";
+import { sharedPrefixProblems, sharedPrefixWorkload, type SharedPrefixOptions } from "../../../core/workload/synthetic.ts";
+import type { WorkloadRequest } from "../../../core/workload/workload.ts";
+import type { ConfigOf } from "../../../config/options.ts";
+import type { workloadOptions } from "../../../config/replay.ts";
+import { ConfigError, KvcrError } from "../../../lib/errors.ts";
+import type { Logger } from "../../../lib/logger.ts";
 
 export const SHOWN_BAD_LINES = 20;
 export const DEFAULT_SYNTHETIC_REQUESTS = 100;

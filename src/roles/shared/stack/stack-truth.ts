@@ -1,9 +1,9 @@
 // Reading a stack's truth and its router's index over HTTP, for audits and fault schedules (bench,
 // up): each mocker's `GET /v1/residency`, the frontend's `GET /v1/index`, and which mocker serves
 // which worker. Mockers come from a fixed list (--mocker-urls, up's processes) or through the
-// frontend's index, whose sources carry their worker's request URL.
-import { checkRecord } from "../protocol/records.ts";
-import { ResidencySchema, type Residency } from "../protocol/residency.ts";
+// frontend's index, whose holders carry their worker's request URL.
+import { checkRecord } from "../../../protocol/records.ts";
+import { ResidencySchema, type Residency } from "../../../protocol/residency.ts";
 
 const READ_TIMEOUT_MS = 5_000;
 
@@ -40,7 +40,7 @@ export interface StackEndpoints {
   mockerUrls?: readonly string[];
 }
 
-/** The mockers' base URLs in stack order: the fixed list, or the index's sources in worker-id order. */
+/** The mockers' base URLs in stack order: the fixed list, or the index's holders in worker-id order. */
 export async function mockerUrlsOf(ends: StackEndpoints, index?: Residency): Promise<string[]> {
   if (ends.mockerUrls) return ends.mockerUrls.map(mockerBase);
   if (!ends.indexUrl) return [];

@@ -3,9 +3,9 @@
 // moment later (core/audit/index-audit.ts explains why), and keep the point and the truth sample (regret uses
 // them) unless told to keep nothing (up's audit runs for days: memory must stay flat). A router without /v1/index (another implementation) is audited on truth alone; a mocker
 // that does not answer (killed) holds nothing.
-import type { Logger } from "../lib/logger.ts";
-import type { Residency } from "../protocol/residency.ts";
-import { auditPoint, type AuditPoint } from "../core/audit/index-audit.ts";
+import type { Logger } from "../../../lib/logger.ts";
+import type { Residency } from "../../../protocol/residency.ts";
+import { auditPoint, type AuditPoint } from "../../../core/audit/index-audit.ts";
 import { mockerUrlsOf, readResidency, readTruths, type StackEndpoints } from "./stack-truth.ts";
 
 /**

@@ -1,12 +1,12 @@
 // The router flags as users give them (Dynamo's spellings, the deprecated alias, env) → the core
 // router's options, the same for the frontend and replay.
 import { describe, expect, test } from "bun:test";
-import { thrownBy } from "../../test/harness.ts";
-import { commonOptions } from "../config/common.ts";
-import { frontendOptions } from "../config/frontend.ts";
-import { loadConfig } from "../config/load.ts";
-import { replayOptions } from "../config/replay.ts";
-import { ConfigError } from "../lib/errors.ts";
+import { thrownBy } from "../../../../test/harness.ts";
+import { commonOptions } from "../../../config/common.ts";
+import { frontendOptions } from "../../../config/frontend.ts";
+import { loadConfig } from "../../../config/load.ts";
+import { replayOptions } from "../../../config/replay.ts";
+import { ConfigError } from "../../../lib/errors.ts";
 import { routerOptionsFrom, routerWarnings } from "./router-settings.ts";
 
 const frontend = (argv: string[], env: Record<string, string> = {}) => loadConfig({ ...frontendOptions, ...commonOptions }, { argv, env }).config;

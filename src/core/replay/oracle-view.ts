@@ -1,4 +1,4 @@
-// What a replay knows and a router cannot: every engine's true residency and load at the moment
+// The oracle view: what a replay knows and a router cannot, every engine's true residency and load at the moment
 // of a decision. Feeds the oracle router and judges every decision's regret (routing/regret.ts).
 // Residency is an index fed each step's events as soon as the engine has taken the step (the
 // router's index in kv mode gets them at the step's end): the blocks a running step computes
@@ -10,7 +10,7 @@ import { prefillTimeMs, RegretTally, uncachedTokens, type PrefillTiming, type Re
 /** The load regret's unit in replay (docs/DECISIONS.md "Regret and oracle"). */
 export const REPLAY_LOAD_UNIT = "requests waiting or running on the (worker, rank)";
 
-export class ReplayTruth {
+export class OracleView {
   readonly index = new KvIndex();
   /** Requests routed to each rank and not completed (waiting or running in its engine). */
   private readonly depth: Int32Array;

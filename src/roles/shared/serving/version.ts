@@ -1,7 +1,7 @@
 // `GET /version` of every role: `{"version": VERSION}`, the shape vLLM's server answers. The
 // version string is defined once, by the build, in lib/version.ts.
-import { VERSION } from "../lib/version.ts";
-import { openAiError } from "../protocol/openai.ts";
+import { VERSION } from "../../../lib/version.ts";
+import { openAiError } from "../../../protocol/openai.ts";
 
 export const VERSION_PATH = "/version";
 

@@ -1,16 +1,16 @@
-// Refusing CacheOwner slots another live process already publishes: the one scan of attachment
+// Refusing CacheOwner ordinals another live process already publishes: the one scan of attachment
 // intents in discovery and the one refusal, for `up` (before its mockers start) and each mocker
 // (before it publishes). Callers say which intents clash with theirs and how to word it.
-import { keys } from "../discovery/keys.ts";
-import type { DiscoveryEntry, DiscoveryStore, RecordOwner } from "../discovery/store.ts";
-import { KvcrError } from "../lib/errors.ts";
-import { parseCacheOwner } from "../protocol/cache-owner.ts";
+import { keys } from "../../../discovery/keys.ts";
+import type { DiscoveryEntry, DiscoveryStore, RecordOwner } from "../../../discovery/store.ts";
+import { KvcrError } from "../../../lib/errors.ts";
+import { parseCacheOwner } from "../../../protocol/cache-owner.ts";
 
 /** An attachment intent found in discovery; only its CacheOwner id is required to be there. */
 export interface IntentFound {
   cacheOwnerId: string;
-  /** The slot, when the id is a canonical CacheOwner id. */
-  slot: bigint | undefined;
+  /** The ordinal, when the id is a canonical CacheOwner id. */
+  ordinal: bigint | undefined;
   workerId: unknown;
   dpRank: unknown;
   rawEndpoint: unknown;
@@ -18,9 +18,9 @@ export interface IntentFound {
   pid: number;
 }
 
-export interface SlotClaim {
+export interface OrdinalClaim {
   namespace: string;
-  /** One line naming both owners when `intent` holds one of our slots; undefined when it does not. */
+  /** One line naming both owners when `intent` holds one of our ordinals; undefined when it does not. */
   clash(intent: IntentFound): string | undefined;
   /** The store's own owner id: records this process already holds are not clashes. */
   selfInstanceId?: string;
@@ -29,21 +29,21 @@ export interface SlotClaim {
 }
 
 /** The clash lines, in discovery's order; empty when none. */
-export function slotClashes(claim: SlotClaim, intents: readonly DiscoveryEntry[]): string[] {
+export function ordinalClashes(claim: OrdinalClaim, intents: readonly DiscoveryEntry[]): string[] {
   const lines: string[] = [];
   for (const e of intents) {
     const v = (e.value ?? {}) as Record<string, unknown>;
     const id = v.cache_owner_id;
     if (typeof id !== "string" || e.owner.instanceId === claim.selfInstanceId) continue;
-    const line = claim.clash({ cacheOwnerId: id, slot: parseCacheOwner(id)?.slot, workerId: v.worker_id, dpRank: v.dp_rank, rawEndpoint: v.raw_endpoint, pid: e.owner.pid });
+    const line = claim.clash({ cacheOwnerId: id, ordinal: parseCacheOwner(id)?.ordinal, workerId: v.worker_id, dpRank: v.dp_rank, rawEndpoint: v.raw_endpoint, pid: e.owner.pid });
     if (line !== undefined && (!claim.ownerAlive || claim.ownerAlive(e.owner))) lines.push(line);
   }
   return lines;
 }
 
 /** Throws CACHE_SLOT_OVERLAP when discovery shows a clash: `message` frames the first three lines. */
-export async function refuseSlotClashes(store: DiscoveryStore, claim: SlotClaim, message: (clashes: string) => string): Promise<void> {
-  const lines = slotClashes(claim, await store.list(keys.kindPrefix(claim.namespace, "intent")));
+export async function refuseOrdinalClashes(store: DiscoveryStore, claim: OrdinalClaim, message: (clashes: string) => string): Promise<void> {
+  const lines = ordinalClashes(claim, await store.list(keys.kindPrefix(claim.namespace, "intent")));
   if (lines.length === 0) return;
   const shown = lines.slice(0, 3).join("; ") + (lines.length > 3 ? ` (and ${lines.length - 3} more)` : "");
   throw new KvcrError("CACHE_SLOT_OVERLAP", message(shown));

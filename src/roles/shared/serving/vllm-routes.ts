@@ -3,8 +3,8 @@
 // `max_model_len`, read by `vllm bench serve` without --model) and `GET /v1/models/{id}` (OpenAI's),
 // `POST /tokenize` and `POST /detokenize` (vLLM's bodies, on the built-in tokenizer; bench calls
 // them to re-align prompts). The caller reads bodies (size and time caps) and checks methods.
-import { applyChatTemplate, detokenize, detokenizeOne, tokenize } from "../core/text/tokenizer.ts";
-import { BadRequest, openAiError, parseChatRequest, tokenIds, type RequestLimits } from "../protocol/openai.ts";
+import { applyChatTemplate, detokenize, detokenizeOne, tokenize } from "../../../core/text/tokenizer.ts";
+import { BadRequest, openAiError, parseChatRequest, tokenIds, type RequestLimits } from "../../../protocol/openai.ts";
 
 export const MODELS_PREFIX = "/v1/models/";
 

@@ -1,8 +1,8 @@
 // The sample traces built into the binary, so a user of the binary alone can replay and bench:
 // `--trace builtin:<name>`. Imported as files, they are embedded in the compiled binary and read
 // only when named (from a checkout, they are read from traces/).
-import conversation from "../../traces/mooncake_conversation_trace.jsonl" with { type: "file" };
-import synthetic from "../../traces/mooncake_synthetic_trace.jsonl" with { type: "file" };
+import conversation from "../../../../traces/mooncake_conversation_trace.jsonl" with { type: "file" };
+import synthetic from "../../../../traces/mooncake_synthetic_trace.jsonl" with { type: "file" };
 
 export const BUILTIN_PREFIX = "builtin:";
 

@@ -1,11 +1,11 @@
 // A router-event stream's sending side, shared by the mocker's relay (direct mode) and the agent's
 // outbound stream: [topic, cursor u64 BE, payload] on a bound PUB, cursor from 1, +1 per batch;
 // events queued during a tick go out as ONE batch at its end (a microtask); flush() sends now.
-import { endOfTick } from "../lib/end-of-tick.ts";
-import type { Logger } from "../lib/logger.ts";
-import { encodeRouterEvents, type RouterEvent } from "../protocol/router-events.ts";
-import { SeqFrame } from "../protocol/seq-frame.ts";
-import type { PubSocket } from "../transport/zmtp/index.ts";
+import { endOfTick } from "../../../lib/end-of-tick.ts";
+import type { Logger } from "../../../lib/logger.ts";
+import { encodeRouterEvents, type RouterEvent } from "../../../protocol/router-events.ts";
+import { SeqFrame } from "../../../protocol/seq-frame.ts";
+import type { PubSocket } from "../../../transport/zmtp/index.ts";
 
 const EMPTY = new Uint8Array(0);
 

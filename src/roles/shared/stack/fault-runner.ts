@@ -3,8 +3,8 @@
 // the hooks of whoever started the stack (up's supervisor; bench's own fresh stacks), and are
 // recorded as skipped otherwise. Every entry is logged with its wall time and kept as an
 // AppliedFault (bench's result `faults`). Used by bench and up.
-import { faultDurationS, type ScheduleEntry, type ScheduleTarget } from "../config/fault-schedule.ts";
-import type { Logger } from "../lib/logger.ts";
+import { faultDurationS, type ScheduleEntry, type ScheduleTarget } from "../../../config/fault-schedule.ts";
+import type { Logger } from "../../../lib/logger.ts";
 import { stackWorkers, type StackWorker } from "./stack-truth.ts";
 
 export interface AppliedFault {

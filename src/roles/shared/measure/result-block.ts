@@ -1,7 +1,7 @@
 // The human result block of `vllm bench serve` (50 wide, "label:" padded to 40, "= title ="
 // rules) and its one row list, in vLLM's order and spelling, that `replay` and `bench` both print;
 // each adds its own rows where vLLM's list leaves room.
-import { percentileKey, type ServingTotals } from "../core/replay/serving-figures.ts";
+import { percentileKey, type ServingTotals } from "../../../core/replay/serving-figures.ts";
 
 const WIDTH = 50;
 const LABEL_WIDTH = 40;

@@ -4,8 +4,8 @@
 // stream_options.include_usage, usage on every chunk with continuous_usage_stats as vLLM adds it,
 // `data: [DONE]`) and the body of a non-streamed one. A chunk's JSON around its text is built once
 // per request and spliced, not serialized per token.
-import { detokenizeOne } from "../core/text/tokenizer.ts";
-import { chatBody, chatChunk, completionBody, completionChunk, SSE_DONE, sseData, usage, usageChunk, type ResponseMeta } from "../protocol/openai.ts";
+import { detokenizeOne } from "../../../core/text/tokenizer.ts";
+import { chatBody, chatChunk, completionBody, completionChunk, SSE_DONE, sseData, usage, usageChunk, type ResponseMeta } from "../../../protocol/openai.ts";
 
 export type Kind = "completion" | "chat";
 

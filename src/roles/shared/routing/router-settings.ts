@@ -1,9 +1,9 @@
 // The router flags (src/config/router.ts) as the core router's options: the one mapping the
 // frontend and replay share, so the same flags route the same way live and offline.
-import type { routerTuningOptions } from "../config/router.ts";
-import type { ConfigOf } from "../config/options.ts";
-import type { RouterOptions } from "../core/routing/router-options.ts";
-import type { RouterMode } from "../protocol/router-modes.ts";
+import type { routerTuningOptions } from "../../../config/router.ts";
+import type { ConfigOf } from "../../../config/options.ts";
+import type { RouterOptions } from "../../../core/routing/router-options.ts";
+import type { RouterMode } from "../../../protocol/router-modes.ts";
 
 export type RouterConfig = ConfigOf<typeof routerTuningOptions> & { routerMode: RouterMode };
 

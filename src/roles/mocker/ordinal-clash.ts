@@ -1,10 +1,10 @@
-// A mocker's claim on its CacheOwner slots, checked before it publishes anything (the scan and the
-// refusal are roles/slot-overlap-refusal.ts's). An intent at the raw endpoint we now hold is our own
+// A mocker's claim on its CacheOwner ordinals, checked before it publishes anything (the scan and the
+// refusal are roles/shared/stack/ordinal-clash.ts's). An intent at the raw endpoint we now hold is our own
 // previous incarnation (we bound its port, so it is gone) and lapses with its lease.
 import type { DiscoveryEntry, DiscoveryStore, RecordOwner } from "../../discovery/store.ts";
-import { refuseSlotClashes, slotClashes, type SlotClaim } from "../slot-overlap-refusal.ts";
+import { refuseOrdinalClashes, ordinalClashes, type OrdinalClaim } from "../shared/stack/ordinal-clash.ts";
 
-export interface OurSlots {
+export interface OurOrdinals {
   namespace: string;
   /** Each CacheOwner this process is about to publish, with the raw endpoint it will advertise. */
   owners: ReadonlyMap<string, string>;
@@ -16,7 +16,7 @@ export interface OurSlots {
   ownerAlive?: (owner: RecordOwner) => boolean;
 }
 
-function claimOf(ours: OurSlots): SlotClaim {
+function claimOf(ours: OurOrdinals): OrdinalClaim {
   return {
     namespace: ours.namespace,
     selfInstanceId: ours.selfInstanceId,
@@ -25,7 +25,7 @@ function claimOf(ours: OurSlots): SlotClaim {
       const ourEndpoint = ours.owners.get(intent.cacheOwnerId);
       if (ourEndpoint === undefined || intent.rawEndpoint === ourEndpoint) return undefined; // not ours, or our previous incarnation
       return (
-        `cache slot ${intent.slot ?? intent.cacheOwnerId} is already published by worker ${String(intent.workerId)} at ${String(intent.rawEndpoint)} (pid ${intent.pid}); ` +
+        `CacheOwner ordinal ${intent.ordinal ?? intent.cacheOwnerId} is already published by worker ${String(intent.workerId)} at ${String(intent.rawEndpoint)} (pid ${intent.pid}); ` +
         `this mocker (${ours.describe}) would publish it at ${ourEndpoint}`
       );
     },
@@ -33,16 +33,16 @@ function claimOf(ours: OurSlots): SlotClaim {
 }
 
 /** The overlaps found (one line each); empty when none. */
-export function slotOverlaps(ours: OurSlots, intents: readonly DiscoveryEntry[]): string[] {
-  return slotClashes(claimOf(ours), intents);
+export function ordinalOverlaps(ours: OurOrdinals, intents: readonly DiscoveryEntry[]): string[] {
+  return ordinalClashes(claimOf(ours), intents);
 }
 
-/** Throws naming both owners when another live process already publishes one of our slots. */
-export async function refuseSlotOverlap(store: DiscoveryStore, ours: OurSlots): Promise<void> {
+/** Throws naming both owners when another live process already publishes one of our ordinals. */
+export async function refuseOrdinalOverlap(store: DiscoveryStore, ours: OurOrdinals): Promise<void> {
   if (ours.owners.size === 0) return;
-  await refuseSlotClashes(
+  await refuseOrdinalClashes(
     store,
     claimOf(ours),
-    (clashes) => `cache slot ranges overlap: ${clashes}. Give each mocker a disjoint --kv-state-agent-cache-slot range (up: --cache-slot-base) or stop the other one`,
+    (clashes) => `CacheOwner ordinal ranges overlap: ${clashes}. Give each mocker a disjoint --kv-state-agent-cache-slot range (up: --cache-slot-base) or stop the other one`,
   );
 }
