@@ -45,6 +45,8 @@ export interface SimulationRun {
   arrival: ArrivalSpec;
   /** Seeds random routing and Poisson arrivals (engines take engine.seed). */
   seed: number;
+  /** Session workloads: at most this many sessions open at once. */
+  maxSessions?: number;
   /** Judge every decision's regret (default false: it costs a second index). */
   regret?: boolean;
   /** Wall clock (deps.now) when the run started; the report's wall time counts from here. */
@@ -68,6 +70,7 @@ export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s
       routerMode: s.routerMode,
       router: s.router,
       arrival: run.arrival,
+      maxSessions: run.maxSessions,
       seed: run.seed,
       regret: run.regret,
       onProgress: run.onProgress,
