@@ -70,8 +70,13 @@ export const replayOptions = defineOptions({
 
 export type ReplayConfig = ConfigOf<typeof replayOptions>;
 
+/** The agentic workload's flags beside another workload would be silently unused. */
+export function sessionWorkloadProblems(c: { sessions?: number; trace?: string }): string[] {
+  return c.sessions !== undefined && c.trace !== undefined ? ["--sessions runs the synthetic agentic workload and --trace a trace: choose one"] : [];
+}
+
 export function replayProblems(c: ReplayConfig): string[] {
-  const problems = engineProblems(c);
+  const problems = [...engineProblems(c), ...sessionWorkloadProblems(c)];
   if (c.concurrency !== undefined && c.requestRate !== undefined) problems.push("--concurrency and --request-rate: choose one arrival mode");
   if (c.trace === undefined && c.prefixTokens + c.suffixTokens < 1) problems.push("--prefix-tokens + --suffix-tokens: a synthetic prompt needs at least 1 token");
   return problems;

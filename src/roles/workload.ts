@@ -16,6 +16,8 @@ import type { Logger } from "../lib/logger.ts";
 
 export const SHOWN_BAD_LINES = 20;
 export const DEFAULT_SYNTHETIC_REQUESTS = 100;
+/** bench --dataset-name agentic without --sessions. */
+export const DEFAULT_AGENTIC_SESSIONS = 16;
 
 export interface WorkloadOptions {
   /** Mooncake JSONL trace; without it the synthetic shared-prefix workload runs. */
