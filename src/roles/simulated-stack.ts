@@ -10,6 +10,9 @@ import { buildReport, type ReplayReport } from "../core/replay/report.ts";
 import { samplesOfSimulation } from "../core/replay/samples.ts";
 import type { RoundSamples } from "../core/stats/run-samples.ts";
 import { simulate } from "../core/replay/simulator.ts";
+import { isSessionWorkload } from "../core/replay/session-run.ts";
+import { sessionFigures } from "../core/replay/session-report.ts";
+import { turnOutcomesOfSimulation } from "../core/replay/session-outcomes.ts";
 import type { RouterOptions } from "../core/routing/router-options.ts";
 import type { RouterMode } from "../protocol/router-modes.ts";
 import type { ArrivalSpec } from "../core/workload/arrivals.ts";
@@ -78,5 +81,7 @@ export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s
     { hasher: deps.hasher },
   );
   const samples = samplesOfSimulation(sim);
-  return { report: buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs }), samples };
+  const report = buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs });
+  if (isSessionWorkload(workload)) report.sessions = sessionFigures(turnOutcomesOfSimulation(workload, sim));
+  return { report, samples };
 }

@@ -4,6 +4,8 @@ import type { SessionLink } from "../../core/workload/sessions/session-link.ts";
 import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import type { LoadDeps } from "./drive-load.ts";
 import { driveSessions } from "./drive-sessions.ts";
+import { buildResult } from "./metrics.ts";
+import { detailedArrays } from "./result-json.ts";
 import type { RequestRecord } from "./send-request.ts";
 
 const turn = (session: SessionLink, timestampMs = 0, inputLength = 4): WorkloadRequest => ({ timestampMs, inputLength, outputLength: 2, writeTokens: (o) => o.fill(session.session + 1, 0, inputLength), session });
@@ -97,5 +99,23 @@ describe("driveSessions (bench on the wall clock)", () => {
     // Session 2 opened only once session 1 (failed turn, cancelled turn) was over.
     const s2 = r.records.find((x) => x.index === 4)!;
     expect(s2.sentMs).toBe(r.records.find((x) => x.index === 2)!.sentMs + 10);
+  });
+});
+
+describe("a bench run's session report", () => {
+  test("the result has per-turn figures and session times; --save-detailed's arrays name each request's session, turn, send and finish", async () => {
+    const w = [turn({ session: 0, turn: 1, previous: -1, delayMs: 0 }, 0), turn({ session: 0, turn: 2, previous: 0, delayMs: 100 }), turn({ session: 1, turn: 1, previous: -1, delayMs: 0 }, 20)];
+    const f = fakeClock(() => 50);
+    const load = await f.run(driveSessions({ workload: w, arrival: { kind: "trace", speedupRatio: 1 }, seed: 0, warmupRequests: 0 }, f.deps));
+    const meta = { backend: "openai", modelId: "m", baseUrl: "http://x", endpoint: "/v1/completions", requestRate: "inf" as const, maxConcurrency: null, warmupRequests: 0 };
+    const r = buildResult(load, meta, [50]);
+    // No cached_tokens reported by this server: reuse is null, not 0.
+    expect(r.sessions!.per_turn.map((t) => [t.turn, t.completed, t.prefix_cache_reuse_ratio])).toEqual([[1, 2, null], [2, 1, null]]);
+    expect(r.sessions!.mean_session_time_s).toBeCloseTo((0.2 + 0.05) / 2);
+    const d = detailedArrays(load.records) as Record<string, unknown[]>;
+    expect(d.session_ids).toEqual([0, 1, 0]);
+    expect(d.turns).toEqual([1, 1, 2]);
+    expect(d.start_times).toEqual([0, 0.02, 0.15]);
+    expect(d.finish_times).toEqual([0.05, 0.07, 0.2]);
   });
 });

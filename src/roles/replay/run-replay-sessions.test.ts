@@ -65,3 +65,35 @@ describe("replay of a session trace", () => {
     expect(report).toMatchObject({ completed: 12, failed: 0 });
   });
 });
+
+describe("the session report", () => {
+  // A short shared system prompt: turn 1 reuses little, later turns their growing history.
+  const agentic = { sessions: 24, turns: 5, toolTokens: 64, thinkTimeMs: 1000, numPrefixes: 2, prefixTokens: 64, suffixTokens: 64, outputTokens: 32 };
+  const run = (routerMode: ReplayOptions["routerMode"]) => {
+    const h = harness({});
+    return runReplay({ ...opts, numWorkers: 4, engine: { blockSize: 16 }, requestRate: 4, routerMode, agentic, outputJson: "-" }, h.deps).then((report) => ({ report, printed: JSON.parse(h.out.join("")) }));
+  };
+
+  test("per turn index under kv: reuse rises with the turn index, above round-robin's from turn 2; the JSON carries it", async () => {
+    const kv = await run("kv");
+    const rr = await run("round-robin");
+    const reuse = (r: typeof kv) => r.report.sessions!.per_turn.map((t) => t.prefix_cache_reuse_ratio!);
+    const k = reuse(kv);
+    expect(k.length).toBe(5);
+    for (let i = 1; i < k.length; i++) expect(k[i]!).toBeGreaterThan(k[i - 1]!);
+    reuse(rr).slice(1).forEach((r, i) => expect(k[i + 1]!).toBeGreaterThan(r));
+    expect(kv.printed.sessions).toEqual(JSON.parse(JSON.stringify(kv.report.sessions)));
+    expect(kv.report.sessions).toMatchObject({ sessions: 24, completed_sessions: 24, mean_turns_per_session: 5 });
+    // Four think times of mean 1 s at least: a session lasts seconds of simulated time.
+    expect(kv.report.sessions!.mean_session_time_s).toBeGreaterThan(2);
+  });
+
+  test("the table has a row per turn index", async () => {
+    const h = harness({});
+    await runReplay({ ...opts, agentic: { ...agentic, sessions: 3, turns: 2 } }, h.deps);
+    const table = h.out.join("");
+    expect(table).toContain("Sessions (all turns completed):         3 (3)");
+    expect(table).toMatch(/Turn 1: reuse \/ mean TTFT \(ms\): +\d\.\d{3} \/ \d+\.\d\n/);
+    expect(table).toContain("Turn 2: reuse / mean TTFT (ms):");
+  });
+});
