@@ -24,7 +24,7 @@ export const workloadOptions = defineOptions({
     seed: { kind: "int", min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, description: "Seed of output tokens, synthetic prompts, random routing and Poisson arrivals" },
   }),
   ...group("Arrivals", {
-    concurrency: { kind: "int", min: 1, description: "Closed loop: keep N requests in flight (ignores timestamps)" },
+    concurrency: { kind: "int", min: 1, description: "Closed loop: keep N requests in flight (ignores timestamps); on sessions, N sessions open at once" },
     requestRate: { kind: "number", min: 0.000001, description: "Poisson arrivals at R requests per second (ignores timestamps)" },
     arrivalSpeedupRatio: { kind: "number", min: 0.000001, default: 1, description: "Divides trace timestamps (2 = arrivals twice as dense)" },
     traceSpeedup: { kind: "number", min: 0.000001, description: "Same as --arrival-speedup-ratio; wins when both are given" },
