@@ -141,6 +141,15 @@ export function arrivalSpecOf(o: ArrivalOptions): ArrivalSpec {
   return { kind: "trace", speedupRatio: o.arrivalSpeedupRatio };
 }
 
+/** A session workload's arrivals in words; undefined for independent requests. */
+export function describeSessionArrival(workload: readonly WorkloadRequest[], a: ArrivalSpec, maxSessions: number | undefined): string | undefined {
+  if (workload[0]?.session === undefined) return undefined;
+  const sessions = new Set(workload.map((r) => r.session!.session)).size;
+  const cap = Math.min(a.kind === "concurrency" ? a.concurrency : Infinity, maxSessions ?? Infinity);
+  const first = a.kind === "concurrency" ? "all at 0" : describeArrival(a, true);
+  return `${sessions} sessions, each turn sent its delay after the previous one finished; first turns ${first}${cap !== Infinity ? `, at most ${cap} sessions open` : ""}`;
+}
+
 export function describeArrival(a: ArrivalSpec, fromTrace: boolean): string {
   if (a.kind === "concurrency") return `closed loop, concurrency ${a.concurrency}`;
   if (a.kind === "rate" && a.requestsPerSecond === Infinity) return "all at once (request rate inf)";

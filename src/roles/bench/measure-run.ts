@@ -8,7 +8,7 @@ import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { errorMessage } from "../../protocol/openai-stream.ts";
 import { get } from "../../transport/http/client.ts";
-import { describeArrival } from "../workload.ts";
+import { describeArrival, describeSessionArrival } from "../workload.ts";
 import { clientTimingOf } from "./pool-rounds.ts";
 import { unresolvedFigures } from "./client-resolution.ts";
 import { warmFirstRequest, warmIndexAtStart } from "./cold-cache.ts";
@@ -44,7 +44,7 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
     models.set(url, model);
     // A --duration run's synthetic workload is only an upper bound: announce the duration, not the count.
     const bound = durationBound(opts);
-    deps.logger.info(`${tag}${bound ? "requests" : `${workload.length} requests`} to ${url}${opts.endpoint} (model ${model}), arrivals ${describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for ${bound ? "" : "at most "}${opts.durationS} s` : ""}`);
+    deps.logger.info(`${tag}${bound ? "requests" : `${workload.length} requests`} to ${url}${opts.endpoint} (model ${model}), arrivals ${describeSessionArrival(workload, point.arrival, opts.maxSessions) ?? describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for ${bound ? "" : "at most "}${opts.durationS} s` : ""}`);
     const observer = observeRun(
       { schedule: opts.schedule, auditIntervalS: opts.auditIntervalS, endpoints: { indexUrl: url.replace(/\/+$/, ""), mockerUrls: opts.mockerUrls ?? stack?.mockerUrls }, control: stack?.control, blockSize: opts.blockSize ?? 64, promptsAreTokens: opts.promptFormat === "tokens", timing: opts.prefillTiming },
       { logger: deps.logger, now: deps.now, wallNow: deps.wallNow ?? Date.now, hasher: deps.hasher },

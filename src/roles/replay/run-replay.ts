@@ -6,7 +6,7 @@ import type { ReplayReport } from "../../core/replay/report.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { simulateStack, type SimulatedStack } from "../simulated-stack.ts";
-import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../workload.ts";
+import { arrivalSpecOf, describeArrival, describeSessionArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../workload.ts";
 import { formatReport } from "./format-report.ts";
 
 export interface ReplayOptions extends WorkloadOptions, ArrivalOptions, SimulatedStack {
@@ -46,7 +46,7 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
   }
   const workload = loadWorkload(opts, deps);
   const arrival = arrivalSpecOf(opts);
-  deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s) × ${opts.dataParallelSize ?? 1} rank(s), router ${opts.routerMode}, arrivals ${describeArrival(arrival, opts.trace !== undefined)}`);
+  deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s) × ${opts.dataParallelSize ?? 1} rank(s), router ${opts.routerMode}, arrivals ${describeSessionArrival(workload, arrival, opts.maxSessions) ?? describeArrival(arrival, opts.trace !== undefined)}`);
   const bar = deps.progress?.isTTY ? deps.progress : undefined;
   const onProgress = bar ? (done: number, total: number) => void bar.write(`\r${progressLine(done, total)}`) : undefined;
   const report = simulateStack(workload, opts, { arrival, seed: opts.seed, regret: opts.regret, maxSessions: opts.maxSessions, startedMs: started, onProgress }, deps);
