@@ -58,7 +58,10 @@ export async function driveSessions(plan: LoadPlan, deps: LoadDeps): Promise<Loa
     if (due === Infinity) {
       if (running.size === 0) break;
       await Promise.race([finishedOne, stopped]);
-      if (deps.stop?.aborted) break;
+      if (deps.stop?.aborted) {
+        cutShort = true;
+        break;
+      }
       continue;
     }
     const wait = startMs + due - deps.now();
