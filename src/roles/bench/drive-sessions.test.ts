@@ -4,6 +4,7 @@ import type { SessionLink } from "../../core/workload/sessions/session-link.ts";
 import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import type { LoadDeps } from "./drive-load.ts";
 import { driveSessions } from "./drive-sessions.ts";
+import { formatResult, formatSideBySide } from "./format-result.ts";
 import { buildResult } from "./metrics.ts";
 import { detailedArrays } from "./result-json.ts";
 import type { RequestRecord } from "./send-request.ts";
@@ -117,5 +118,10 @@ describe("a bench run's session report", () => {
     expect(d.turns).toEqual([1, 1, 2]);
     expect(d.start_times).toEqual([0, 0.02, 0.15]);
     expect(d.finish_times).toEqual([0.05, 0.07, 0.2]);
+    // The tables: a Sessions section alone, a row per turn index side by side.
+    expect(formatResult(r, [50])).toContain("Turn 2: reuse / mean TTFT (ms):         n/a / 1.0");
+    const side = formatSideBySide([{ ...r, label: "kv" }, { ...r, label: "round-robin" }], [50]);
+    expect(side).toMatch(/turn 2 reuse \/ mean TTFT \(ms\) +n\/a \/ 1\.0 +n\/a \/ 1\.0/);
+    expect(side).toContain("session time mean (s)");
   });
 });

@@ -2,7 +2,7 @@
 // runs (router modes, concurrency points) side by side, and replay's prediction beside the
 // measurement (--with-replay).
 import { METRIC_NAMES, resultBlock, servingRows, type Row } from "../result-block.ts";
-import { sessionRows } from "../session-rows.ts";
+import { sessionColumns, sessionRows } from "../session-rows.ts";
 import { clientRows, unresolvedCell, type ClientFigures } from "./client-resolution.ts";
 import { METRICS, percentileKey, type BenchResult } from "./metrics.ts";
 
@@ -59,6 +59,7 @@ export function formatSideBySide(results: readonly ShownResult[], percentiles: r
   }
   rows.push(["errors", (r) => Object.entries(r.error_breakdown).map(([k, v]) => `${k}:${v}`).join(" ") || "-"]);
   rows.push(["per worker", (r) => (Object.keys(r.per_worker).length > 0 ? spread(r.per_worker, 0) : "-")]);
+  rows.push(...sessionColumns(results));
   const names = results.map((r, i) => r.label ?? `run ${i + 1}`);
   const text = table(["", ...names], rows.map(([label, f]) => [label, ...results.map(f)]));
   const why = results.flatMap((r, i) => {
