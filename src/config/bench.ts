@@ -4,7 +4,7 @@
 // settings of the stack under test, so its simulation runs the same configuration.
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
-import { replayRouterOptions, reportOptions, workloadFlags } from "./replay.ts";
+import { replayRouterOptions, reportOptions, sessionWorkloadProblems, workloadFlags } from "./replay.ts";
 import { LIVE_ROUTER_MODES } from "../protocol/router-modes.ts";
 export const DEFAULT_PERCENTILES = "50,90,99";
 /** Rounds of a router-mode comparison on fresh stacks unless --rounds says otherwise. */
@@ -49,9 +49,9 @@ export const benchOptions = defineOptions({
     outputTokens: { ...workloadFlags.outputTokens, aliases: ["prefix-repetition-output-len"] },
     datasetName: {
       kind: "enum",
-      choices: ["random", "prefix_repetition", "shared-prefix"],
+      choices: ["random", "prefix_repetition", "shared-prefix", "agentic"],
       refused: Object.fromEntries(["sharegpt", "burstgpt", "sonnet", "random-mm", "random-rerank", "hf", "custom", "spec_bench", "txt-slices", "timed_trace", "speed_bench"].map((d) => [d, `--dataset-name ${d}: ${DATASET_REFUSED}`])),
-      description: "random: vLLM's random dataset (--random-* flags); prefix_repetition or shared-prefix: the shared-prefix workload (default, or random when a --random-* / --input-len flag is given; --trace wins over both)",
+      description: "random: vLLM's random dataset (--random-* flags); prefix_repetition or shared-prefix: the shared-prefix workload (default, or random when a --random-* / --input-len flag is given; --trace wins over both); agentic: the synthetic agentic sessions (--sessions, default 16)",
     },
     // No declared defaults: giving any of these is what selects the random dataset without --dataset-name.
     randomInputLen: { kind: "int", min: 0, description: "random: mean sampled prompt tokens (default 1024)" },
@@ -191,6 +191,8 @@ export function benchProblems(c: BenchConfig): string[] {
   if (c.duration !== undefined && c.trace === undefined && c.requests === undefined && !finiteRate && c.concurrency === undefined && c.maxConcurrency === undefined && c.sweepConcurrency === undefined) {
     problems.push("--duration: arrivals all at once would send every request generated for the run at its start; pace them with --concurrency N or --request-rate R (or give --requests)");
   }
+  problems.push(...sessionWorkloadProblems(c));
+  if (c.sessions !== undefined && c.datasetName !== undefined && c.datasetName !== "agentic") problems.push(`--sessions runs the agentic workload; --dataset-name ${c.datasetName} runs another (drop one, or use --dataset-name agentic)`);
   if (c.randomRangeRatio !== undefined && c.randomRangeRatio >= 1) problems.push(`--random-range-ratio: got ${c.randomRangeRatio}, expected a number in [0, 1)`);
   // The random dataset's flags shape nothing else: given beside another workload they would be silently unused.
   const randomFlags = ([["--random-input-len", c.randomInputLen], ["--random-output-len", c.randomOutputLen], ["--random-prefix-len", c.randomPrefixLen], ["--random-range-ratio", c.randomRangeRatio], ["--input-len", c.inputLen]] as const)

@@ -3,6 +3,7 @@
 // a replay knows: prefix-cache reuse, per-worker spread, wall and simulated time.
 import type { RegretSummary } from "../routing/regret.ts";
 import type { SimulationResult } from "./simulator.ts";
+import type { SessionFigures } from "./session-report.ts";
 import { metricFields, servingTotals, type ServingTotals } from "./serving-figures.ts";
 
 /** `duration`: seconds from the first arrival to the last token (virtual time). */
@@ -38,6 +39,8 @@ export interface ReplayReport extends ServingTotals {
   regret?: RegretSummary;
   /** First failures (request index in the workload, reason). */
   errors: { request: number; error: string }[];
+  /** Session workloads: per turn index and per session (session-report.ts). */
+  sessions?: SessionFigures;
 }
 
 export const REPORT_ERROR_LIMIT = 20;

@@ -19,6 +19,7 @@ import type { WorkloadRequest } from "../workload/workload.ts";
 import type { RegretSummary } from "../routing/regret.ts";
 import { EventHeap } from "./event-heap.ts";
 import { OracleView } from "./oracle-view.ts";
+import { isSessionWorkload, SessionRun } from "./session-run.ts";
 
 export interface SimulationOptions {
   engine: Partial<EngineConfig>;
@@ -36,6 +37,8 @@ export interface SimulationOptions {
    * second index fed every KV event: off, a replay outside oracle mode runs faster.
    */
   regret?: boolean;
+  /** Session workloads: at most this many sessions open at once (docs/sessions.md). */
+  maxSessions?: number;
   /** Called as requests complete (about every 1%), e.g. for a progress bar. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -122,8 +125,10 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const arrT: number[] = [];
   const arrI: number[] = [];
   let arrHead = 0;
-  const times = arrivalTimesMs(workload, opts.arrival, rng);
-  let nextClosed = 0;
+  // Session turns are due as their sessions say (a turn after its predecessor finished), not by a schedule.
+  const sessions = isSessionWorkload(workload) ? new SessionRun(workload, opts.arrival, rng, opts.maxSessions) : undefined;
+  const times = sessions ? undefined : arrivalTimesMs(workload, opts.arrival, rng);
+  let nextClosed = sessions ? n : 0;
   if (times !== undefined) {
     const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => times[a]! - times[b]! || a - b);
     for (const i of order) {
@@ -146,6 +151,13 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   let now = 0;
 
   const complete = (i: number, t: number) => {
+    if (sessions) {
+      const tokens = bufferOf[i]?.subarray(0, promptTokens[i]! + outputTokens[i]!);
+      for (const c of sessions.finished(i, t, !errors.has(i), tokens)) {
+        errors.set(c.index, c.reason);
+        done++;
+      }
+    }
     // The engine is done with the request's tokens and its events were consumed: reuse them.
     if (bufferOf[i] !== undefined) buffers.release(bufferOf[i]!);
     bufferOf[i] = undefined;
@@ -221,10 +233,12 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     const req = workload[i]!;
     arrivalMs[i] = t;
     // One buffer for prompt and output, adopted by the engine (no copy of ~12k-token prompts).
-    const buffer = buffers.acquire(req.inputLength + req.outputLength);
+    const inputLength = sessions ? sessions.promptLength(i) : req.inputLength;
+    const buffer = buffers.acquire(inputLength + req.outputLength);
     bufferOf[i] = buffer;
-    req.writeTokens(buffer);
-    const tokens = buffer.subarray(0, req.inputLength);
+    if (sessions) sessions.writePrompt(i, buffer);
+    else req.writeTokens(buffer);
+    const tokens = buffer.subarray(0, inputLength);
     promptTokens[i] = tokens.length;
     hashesOf[i] = deps.hasher.hashBlocks(tokens, blockSize);
     if (heldHead < held.length || router.saturated()) {
@@ -268,7 +282,9 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   };
 
   for (;;) {
-    const ta = arrHead < arrT.length ? arrT[arrHead]! : Infinity;
+    const tq = arrHead < arrT.length ? arrT[arrHead]! : Infinity;
+    const ts = sessions ? sessions.peekMs() : Infinity;
+    const ta = Math.min(tq, ts);
     const th = heap.peekTime();
     if (ta === Infinity && th === Infinity) break;
     if (th <= ta) {
@@ -279,7 +295,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
       else if (busy[w] === 0) startStep(w, now);
     } else {
       now = ta;
-      arrive(arrI[arrHead++]!, now);
+      arrive(ts <= tq ? sessions!.pop() : arrI[arrHead++]!, now);
     }
   }
 

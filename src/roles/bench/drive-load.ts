@@ -20,6 +20,8 @@ export interface LoadPlan {
    * late (vLLM's --max-concurrency beside --request-rate, a semaphore around each request).
    */
   maxInFlight?: number;
+  /** Session workloads: at most this many sessions open at once (drive-sessions.ts). */
+  maxSessions?: number;
 }
 
 export interface LoadDeps {
@@ -38,6 +40,8 @@ export interface TimedRecord extends RequestRecord {
   index: number;
   /** Requests in flight when this one was sent (this one included). */
   inFlightAtSend: number;
+  /** A session turn's session number and 1-based turn (session workloads only). */
+  session?: { session: number; turn: number };
 }
 
 export interface LoadResult {

@@ -2,6 +2,7 @@
 // runs (router modes, concurrency points) side by side, and replay's prediction beside the
 // measurement (--with-replay).
 import { METRIC_NAMES, resultBlock, servingRows, type Row } from "../shared/measure/result-block.ts";
+import { sessionColumns, sessionRows } from "../shared/measure/session-rows.ts";
 import { clientRows, unresolvedCell, type ClientFigures } from "./client-resolution.ts";
 import { METRICS, percentileKey, type BenchResult } from "./metrics.ts";
 
@@ -22,6 +23,7 @@ export function formatResult(r: ShownResult, percentiles: readonly number[]): st
   const afterCache: Row[] = [["Peak output token throughput (tok/s)", r.max_output_tokens_per_s.toFixed(2)], ["Peak concurrent requests", r.max_concurrent_requests.toFixed(2)]];
   if (r.request_goodput !== null) afterCache.unshift(["Request goodput (req/s)", r.request_goodput.toFixed(2)]);
   servingRows(block, r, { afterCounts, afterCache, percentiles, clientRows: clientRows(r), unresolved: r.unresolved_figures });
+  if (r.sessions) sessionRows(block, r.sessions);
   if (Object.keys(r.per_worker).length > 0) {
     title("Per worker", "-");
     row("Requests per worker", spread(r.per_worker));
@@ -57,6 +59,7 @@ export function formatSideBySide(results: readonly ShownResult[], percentiles: r
   }
   rows.push(["errors", (r) => Object.entries(r.error_breakdown).map(([k, v]) => `${k}:${v}`).join(" ") || "-"]);
   rows.push(["per worker", (r) => (Object.keys(r.per_worker).length > 0 ? spread(r.per_worker, 0) : "-")]);
+  rows.push(...sessionColumns(results));
   const names = results.map((r, i) => r.label ?? `run ${i + 1}`);
   const text = table(["", ...names], rows.map(([label, f]) => [label, ...results.map(f)]));
   const why = results.flatMap((r, i) => {

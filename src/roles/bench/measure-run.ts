@@ -8,12 +8,14 @@ import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { errorMessage } from "../../protocol/openai-stream.ts";
 import { get } from "../../transport/http/client.ts";
-import { describeArrival } from "../shared/measure/workload.ts";
+import { describeArrival, describeSessionArrival } from "../shared/measure/workload.ts";
 import { clientTimingOf } from "./pool-rounds.ts";
 import { unresolvedFigures } from "./client-resolution.ts";
 import { warmFirstRequest, warmIndexAtStart } from "./cold-cache.ts";
 import type { LoadResult } from "./drive-load.ts";
 import { driveLoad } from "./drive-load.ts";
+import { driveSessions } from "./drive-sessions.ts";
+import { isSessionWorkload } from "../../core/replay/session-run.ts";
 import { lagWarning, monitorEventLoopLag, saturationWarning } from "./event-loop-lag.ts";
 import { buildResult, type BenchResult, type RunMeta } from "./metrics.ts";
 import { observeRun } from "./observe-run.ts";
@@ -42,7 +44,7 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
     models.set(url, model);
     // A --duration run's synthetic workload is only an upper bound: announce the duration, not the count.
     const bound = durationBound(opts);
-    deps.logger.info(`${tag}${bound ? "requests" : `${workload.length} requests`} to ${url}${opts.endpoint} (model ${model}), arrivals ${describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for ${bound ? "" : "at most "}${opts.durationS} s` : ""}`);
+    deps.logger.info(`${tag}${bound ? "requests" : `${workload.length} requests`} to ${url}${opts.endpoint} (model ${model}), arrivals ${describeSessionArrival(workload, point.arrival, opts.maxSessions) ?? describeArrival(point.arrival, opts.workload.trace !== undefined)}${opts.durationS !== undefined ? `, for ${bound ? "" : "at most "}${opts.durationS} s` : ""}`);
     const observer = observeRun(
       { schedule: opts.schedule, auditIntervalS: opts.auditIntervalS, endpoints: { indexUrl: url.replace(/\/+$/, ""), mockerUrls: opts.mockerUrls ?? stack?.mockerUrls }, control: stack?.control, blockSize: opts.blockSize ?? 64, promptsAreTokens: opts.promptFormat === "tokens", timing: opts.prefillTiming },
       { logger: deps.logger, now: deps.now, wallNow: deps.wallNow ?? Date.now, hasher: deps.hasher },
@@ -90,20 +92,24 @@ async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec
   const headers = authHeaders(opts);
   let sent = 0;
   const prefix = opts.requestIdPrefix;
+  // A turn that extends its predecessor is sent with the text the predecessor generated.
+  const keepText = workload.some((r) => r.session?.extendsPrevious === true);
   const sendOne = (req: WorkloadRequest, signal: AbortSignal | undefined) => {
     const tokens = new Uint32Array(req.inputLength);
     req.writeTokens(tokens);
     const id = sent++;
     return sendRequest(
-      { url: endpointUrl, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers: prefix === undefined ? headers : { ...headers, "x-request-id": `${prefix}${id}` }, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: opts.saveDetailed },
+      { url: endpointUrl, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers: prefix === undefined ? headers : { ...headers, "x-request-id": `${prefix}${id}` }, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: keepText || opts.saveDetailed },
       deps.now,
     );
   };
   if ((opts.readyCheckTimeoutS ?? 0) > 0) await waitUntilReady(opts.readyCheckTimeoutS!, { send: () => sendOne(workload[0]!, deps.stop), now: deps.now, sleep: deps.sleep, stop: deps.stop });
   const progress = deps.progress?.(label ?? "bench", durationBound(opts) ? 0 : workload.length);
   try {
-    return await driveLoad(
-      { workload, arrival, seed: opts.workload.seed, warmupRequests: opts.warmupRequests, durationMs: opts.durationS !== undefined ? opts.durationS * 1000 : undefined, maxInFlight: opts.maxInFlight },
+    // Session turns wait for their predecessors (drive-sessions.ts); other workloads are driven as scheduled.
+    const drive = isSessionWorkload(workload) ? driveSessions : driveLoad;
+    return await drive(
+      { workload, arrival, seed: opts.workload.seed, warmupRequests: opts.warmupRequests, durationMs: opts.durationS !== undefined ? opts.durationS * 1000 : undefined, maxInFlight: opts.maxInFlight, maxSessions: opts.maxSessions },
       {
         send: sendOne,
         now: deps.now,

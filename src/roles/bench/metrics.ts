@@ -2,6 +2,8 @@
 // result file: counts, duration, throughputs, mean/median/std and every requested
 // percentile of TTFT, TPOT, ITL and E2EL (computed and named as replay's, core/replay/serving-figures.ts),
 // plus prefix-cache reuse, error_breakdown and per_worker.
+import type { SessionFigures } from "../../core/replay/session-report.ts";
+import { sessionFiguresOfRecords } from "./session-outcomes.ts";
 import { metricFields, percentileKey as keyOf, servingTotals, type ServingTotals } from "../../core/replay/serving-figures.ts";
 import type { GoodputSlo } from "../../config/bench.ts";
 import type { LoadResult, TimedRecord } from "./drive-load.ts";
@@ -68,6 +70,8 @@ export type BenchResult = {
   per_worker: Record<string, number>;
   /** The first failures, "request N: message". */
   errors: string[];
+  /** Session workloads: per turn index and per session (core/replay/session-report.ts). */
+  sessions?: SessionFigures;
 } & ServingTotals & PeakFigures & { [K in `${"mean" | "median" | "std"}_${Metric}_ms`]: number } & Record<MetricKey, number>;
 
 export function percentileKey(q: number, metric: Metric): MetricKey {
@@ -96,6 +100,7 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
     }
   }
   const duration = Math.max(0, (load.endMs - load.startMs) / 1000);
+  const sessions = sessionFiguresOfRecords(load.records);
   const errorBreakdown: Record<string, number> = {};
   for (const r of failed) errorBreakdown[r.errorKind ?? "unknown"] = (errorBreakdown[r.errorKind ?? "unknown"] ?? 0) + 1;
   const perWorker: Record<string, number> = {};
@@ -129,6 +134,7 @@ export function buildResult(load: LoadResult, meta: RunMeta, percentiles: readon
     per_worker: sortedByKey(perWorker),
     errors: failed.slice(0, ERROR_SAMPLE_LIMIT).map((r) => `request ${r.index}: ${r.error ?? r.errorKind}`),
     warnings: [] as string[],
+    ...(sessions !== undefined ? { sessions } : {}),
   };
   return result as BenchResult;
 }

@@ -19,7 +19,7 @@ import {
 } from "../../config/bench.ts";
 import { loadSchedule } from "../../config/fault-schedule.ts";
 import { simulatedStackFrom } from "../shared/measure/simulated-stack.ts";
-import { arrivalOptionsFrom, workloadOptionsFrom } from "../shared/measure/workload.ts";
+import { arrivalOptionsFrom, DEFAULT_AGENTIC_SESSIONS, workloadOptionsFrom } from "../shared/measure/workload.ts";
 import type { BenchOptions, BenchTarget } from "./bench-types.ts";
 
 /** `readFile` reads the --faults schedule (a bad one throws ConfigError: exit 2, before anything runs). */
@@ -39,7 +39,8 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
   const finiteRate = c.requestRate !== undefined && c.requestRate !== Infinity;
   const sampling = { temperature: c.temperature, top_p: c.topP, top_k: c.topK, min_p: c.minP, frequency_penalty: c.frequencyPenalty, presence_penalty: c.presencePenalty, repetition_penalty: c.repetitionPenalty };
   const bodyExtra = { ...Object.fromEntries(Object.entries(sampling).filter(([, v]) => v !== undefined)), ...(c.extraBody as Record<string, unknown> | undefined) };
-  const workload = workloadOptionsFrom(c);
+  // --dataset-name agentic without --sessions: the agentic workload at its default size.
+  const workload = workloadOptionsFrom(c.datasetName === "agentic" && c.trace === undefined ? { ...c, sessions: c.sessions ?? DEFAULT_AGENTIC_SESSIONS } : c);
   return {
     targets,
     model: c.model,

@@ -65,7 +65,8 @@ export function poolRounds(side: { label: string; runs: readonly MeasuredRun[] }
   let endMs = first.load.startMs;
   for (const r of runs) {
     const shift = endMs - r.load.startMs;
-    for (const rec of r.records) records.push({ ...rec, sentMs: rec.sentMs + shift });
+    // Each round's sessions are their own: numbered apart so pooled session times stay per session.
+    for (const rec of r.records) records.push({ ...rec, sentMs: rec.sentMs + shift, ...(rec.session ? { session: { ...rec.session, session: rec.session.session + r.round * 1_000_000 } } : {}) });
     endMs = r.load.endMs + shift;
   }
   const load: LoadResult = { records, startMs: first.load.startMs, endMs, warmup: first.load.warmup, cutShort: runs.some((r) => r.load.cutShort) };

@@ -67,7 +67,7 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
   if (opts.withReplay) {
     if (opts.warmupRequests > 0) deps.logger.warn("--with-replay: the simulation has no warm-up; its cache starts cold while the live stack was warmed by --warmup-requests");
     const workload = loadWorkload(workloadOpts, deps, "nothing was sent");
-    replay = simulateStack(workload, opts.withReplay, { arrival: points[0]!.arrival, seed: opts.workload.seed, startedMs: deps.now() }, deps);
+    replay = simulateStack(workload, opts.withReplay, { arrival: points[0]!.arrival, seed: opts.workload.seed, maxSessions: opts.maxSessions, startedMs: deps.now() }, deps);
   }
 
   const shaped = runs.map((r) => resultJson(r.result, r.records, { percentileMetrics: opts.percentileMetrics, metadata: opts.metadata, detailed: opts.saveDetailed }));

@@ -2,6 +2,7 @@
 import type { ReplayReport } from "../../core/replay/report.ts";
 import type { RegretSummary } from "../../core/routing/regret.ts";
 import { resultBlock, servingRows, type Row } from "../shared/measure/result-block.ts";
+import { sessionRows } from "../shared/measure/session-rows.ts";
 
 export function formatReport(r: ReplayReport): string {
   const block = resultBlock();
@@ -22,6 +23,7 @@ export function formatReport(r: ReplayReport): string {
   row("Simulated time (s)", r.simulated_time_s.toFixed(2));
   row("Wall time (s)", r.wall_time_s.toFixed(3));
   row("Simulated requests per wall second", r.replay_speed_requests_per_s.toFixed(0));
+  if (r.sessions) sessionRows(block, r.sessions);
   return end(r.errors.map((e) => `request ${e.request}: ${e.error}`), r.failed);
 }
 

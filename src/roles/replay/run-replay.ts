@@ -3,10 +3,11 @@
 // reading, timing and printing live here; everything simulated lives in src/core.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
-import { KvcrError } from "../../lib/errors.ts";
+import { ConfigError, KvcrError } from "../../lib/errors.ts";
+import { isSessionWorkload } from "../../core/replay/session-run.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { simulateStack, type SimulatedStack } from "../shared/measure/simulated-stack.ts";
-import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../shared/measure/workload.ts";
+import { arrivalSpecOf, describeArrival, describeSessionArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../shared/measure/workload.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
 import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import { formatLayouts } from "./format-layouts.ts";
@@ -52,11 +53,15 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
   }
   const workload = loadWorkload(opts, deps);
   const arrival = arrivalSpecOf(opts);
-  if (opts.layout) return replayLayouts(workload, arrival, opts, opts.layout, deps);
-  deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s) × ${opts.dataParallelSize ?? 1} rank(s), router ${opts.routerMode}, arrivals ${describeArrival(arrival, opts.trace !== undefined)}`);
+  if (opts.layout) {
+    // The prefill and decode simulator sends each request at its own arrival: turns that wait for their predecessor would be sent early.
+    if (isSessionWorkload(workload)) throw new ConfigError(["--prefill-workers/--decode-workers and --compare-layouts replay independent requests, not sessions: drop the session workload or the layout flags"]);
+    return replayLayouts(workload, arrival, opts, opts.layout, deps);
+  }
+  deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s) × ${opts.dataParallelSize ?? 1} rank(s), router ${opts.routerMode}, arrivals ${describeSessionArrival(workload, arrival, opts.maxSessions) ?? describeArrival(arrival, opts.trace !== undefined)}`);
   const bar = deps.progress?.isTTY ? deps.progress : undefined;
   const onProgress = bar ? (done: number, total: number) => void bar.write(`\r${progressLine(done, total)}`) : undefined;
-  const report = simulateStack(workload, opts, { arrival, seed: opts.seed, regret: opts.regret, startedMs: started, onProgress }, deps);
+  const report = simulateStack(workload, opts, { arrival, seed: opts.seed, regret: opts.regret, maxSessions: opts.maxSessions, startedMs: started, onProgress }, deps);
   if (bar) bar.write("\n");
   const json = JSON.stringify(report, null, 2) + "\n";
   if (opts.outputJson === "-") deps.stdout.write(json);

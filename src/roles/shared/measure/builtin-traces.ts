@@ -3,12 +3,14 @@
 // only when named (from a checkout, they are read from traces/).
 import conversation from "../../../../traces/mooncake_conversation_trace.jsonl" with { type: "file" };
 import synthetic from "../../../../traces/mooncake_synthetic_trace.jsonl" with { type: "file" };
+import sessions from "../../../../traces/sample_sessions_trace.jsonl" with { type: "file" };
 
 export const BUILTIN_PREFIX = "builtin:";
 
 const BUILTIN_TRACES: Record<string, string> = {
   "mooncake-conversation": conversation,
   "mooncake-synthetic": synthetic,
+  "sample-sessions": sessions,
 };
 
 export const BUILTIN_TRACE_NAMES = Object.keys(BUILTIN_TRACES).map((n) => `${BUILTIN_PREFIX}${n}`);

@@ -10,6 +10,9 @@ import { buildReport, type ReplayReport } from "../../../core/replay/report.ts";
 import { samplesOfSimulation } from "../../../core/replay/samples.ts";
 import type { RoundSamples } from "../../../core/stats/run-samples.ts";
 import { simulate } from "../../../core/replay/simulator.ts";
+import { isSessionWorkload } from "../../../core/replay/session-run.ts";
+import { sessionFigures } from "../../../core/replay/session-report.ts";
+import { turnOutcomesOfSimulation } from "../../../core/replay/session-outcomes.ts";
 import type { RouterOptions } from "../../../core/routing/router-options.ts";
 import type { RouterMode } from "../../../protocol/router-modes.ts";
 import type { ArrivalSpec } from "../../../core/workload/arrivals.ts";
@@ -45,6 +48,8 @@ export interface SimulationRun {
   arrival: ArrivalSpec;
   /** Seeds random routing and Poisson arrivals (engines take engine.seed). */
   seed: number;
+  /** Session workloads: at most this many sessions open at once. */
+  maxSessions?: number;
   /** Judge every decision's regret (default false: it costs a second index). */
   regret?: boolean;
   /** Wall clock (deps.now) when the run started; the report's wall time counts from here. */
@@ -68,6 +73,7 @@ export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s
       routerMode: s.routerMode,
       router: s.router,
       arrival: run.arrival,
+      maxSessions: run.maxSessions,
       seed: run.seed,
       regret: run.regret,
       onProgress: run.onProgress,
@@ -75,5 +81,7 @@ export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s
     { hasher: deps.hasher },
   );
   const samples = samplesOfSimulation(sim);
-  return { report: buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs }), samples };
+  const report = buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs });
+  if (isSessionWorkload(workload)) report.sessions = sessionFigures(turnOutcomesOfSimulation(workload, sim));
+  return { report, samples };
 }

@@ -1,0 +1,70 @@
+// The synthetic agentic workload: sessions of N turns. Turn 1 is one of the shared system prompts
+// (--num-prefixes of --prefix-tokens) plus the session's own task (--suffix-tokens); each later
+// turn is the previous prompt + the tokens that turn actually generated + a new tool output
+// (--tool-tokens), sent after an exponential think time (mean --think-time-ms). Seeded.
+import { createRng, mix32 } from "../../random/rng.ts";
+import type { WorkloadRequest } from "../workload.ts";
+
+export interface AgenticOptions {
+  sessions: number;
+  turns: number;
+  toolTokens: number;
+  thinkTimeMs: number;
+  numPrefixes: number;
+  prefixTokens: number;
+  suffixTokens: number;
+  outputTokens: number;
+  seed: number;
+  vocabSize?: number;
+}
+
+/** Session-major: every turn of session 0, then of session 1, … (a predecessor always first). */
+export function agenticWorkload(o: AgenticOptions): WorkloadRequest[] {
+  const vocab = o.vocabSize ?? 32_000;
+  const rng = createRng(o.seed);
+  const prefixes: Uint32Array[] = [];
+  for (let p = 0; p < o.numPrefixes; p++) {
+    const t = new Uint32Array(o.prefixTokens);
+    for (let i = 0; i < t.length; i++) t[i] = rng.int(vocab);
+    prefixes.push(t);
+  }
+  // Counter-based segments: rebuilt identically on demand, never stored.
+  const segment = (seed: number, out: Uint32Array, from: number, count: number) => {
+    for (let i = 0; i < count; i++) out[from + i] = mix32(seed ^ Math.imul(i + 1, 0x9e3779b1)) % vocab;
+  };
+  const out: WorkloadRequest[] = [];
+  for (let s = 0; s < o.sessions; s++) {
+    const prefix = prefixes[rng.int(o.numPrefixes)]!;
+    const taskSeed = rng.nextU32();
+    out.push({
+      timestampMs: 0,
+      inputLength: o.prefixTokens + o.suffixTokens,
+      outputLength: o.outputTokens,
+      writeTokens: (t) => {
+        t.set(prefix);
+        segment(taskSeed, t, o.prefixTokens, o.suffixTokens);
+      },
+      session: { session: s, turn: 1, previous: -1, delayMs: 0 },
+    });
+    for (let k = 2; k <= o.turns; k++) {
+      const toolSeed = rng.nextU32();
+      const delayMs = o.thinkTimeMs > 0 ? -Math.log(1 - rng.next()) * o.thinkTimeMs : 0;
+      out.push({
+        timestampMs: 0,
+        inputLength: o.toolTokens,
+        outputLength: o.outputTokens,
+        writeTokens: (t) => segment(toolSeed, t, 0, o.toolTokens),
+        session: { session: s, turn: k, previous: out.length - 1, delayMs, extendsPrevious: true },
+      });
+    }
+  }
+  return out;
+}
+
+/** Problems with the agentic options, one line each (flag spellings). */
+export function agenticProblems(o: AgenticOptions): string[] {
+  const p: string[] = [];
+  if (!(o.numPrefixes >= 1)) p.push(`--num-prefixes: got ${o.numPrefixes}, expected an integer ≥ 1`);
+  if (!(o.prefixTokens + o.suffixTokens >= 1)) p.push("--prefix-tokens + --suffix-tokens: a first turn needs at least 1 token");
+  return p;
+}
