@@ -82,6 +82,13 @@ export class TierIndex {
     return id;
   }
 
+  /** acquire() of a block whose list id `id` the caller knows (a walk's path): no hash probe of the holders. */
+  acquireListed(own: U64Map, rankId: number, id: number, w0: number, w1: number): number {
+    this.opened = false;
+    if (own.increment(w0, w1) === 1) this.list(id, rankId);
+    return id;
+  }
+
   /** Drops one reference of `rankId` to the block of list `id`; the rank leaves its list with the last (true then). */
   release(own: U64Map, rankId: number, id: number): boolean {
     const m = this.lists.meta;
