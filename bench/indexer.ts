@@ -18,6 +18,7 @@ import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
 import { blockOps, buildCorpus, type Corpus } from "./lib/indexer-corpus.ts";
 import { machineLine } from "./lib/machine.ts";
+import { threadCpuSeconds } from "./lib/thread-cpu.ts";
 
 const { values: a } = parseArgs({
   options: {
@@ -85,10 +86,18 @@ interface Trial {
   drainMs: number;
   cpuS: number;
   perCpuS: number;
+  /** CPU seconds of the replaying thread alone (NaN where it cannot be read), and ops per such second: the per-core figure. */
+  threadS: number;
+  perThreadS: number;
   serviceP50: number;
   serviceP99: number;
   waitP50: number;
   waitP99: number;
+  /** Blocks the lookups matched (the deepest prefix any rank holds): p50 / p99. */
+  depthP50: number;
+  depthP99: number;
+  /** ns per matched block of lookups that matched ≥ 100 blocks (median): the walk's unit cost. */
+  nsPerBlock: number;
   load: number;
 }
 
@@ -107,8 +116,10 @@ function trial(b: Build, c: Corpus, windowMs: number): Trial {
   const n = c.batch.length;
   const service = new Float64Array(c.totals.requests);
   const wait = new Float64Array(c.totals.requests);
+  const depth = new Float64Array(c.totals.requests);
   let q = 0;
   const cpu0 = process.cpuUsage();
+  const thread0 = threadCpuSeconds?.() ?? NaN;
   const t0 = performance.now();
   for (let k = 0; k < n; k++) {
     const deadline = t0 + c.at[k]! * windowMs;
@@ -117,7 +128,7 @@ function trial(b: Build, c: Corpus, windowMs: number): Trial {
     const b = c.batch[k]!;
     if (b === -1) {
       const walk = index.beginOverlaps(views[k]!, c.count[k]!, cover);
-      sink += walk.deepest;
+      depth[q] = walk.deepest;
       index.endOverlaps();
       const end = performance.now();
       service[q] = end - now;
@@ -125,18 +136,23 @@ function trial(b: Build, c: Corpus, windowMs: number): Trial {
     } else state.apply(c.batches[b]!);
   }
   const elapsedMs = performance.now() - t0;
+  const threadS = (threadCpuSeconds?.() ?? NaN) - thread0;
   const cpu = process.cpuUsage(cpu0);
   const cpuS = (cpu.user + cpu.system) / 1e6;
   const ops = blockOps(c.totals);
+  const perBlock: number[] = [];
+  for (let i = 0; i < q; i++) if (depth[i]! >= 100) perBlock.push((service[i]! * 1e6) / depth[i]!);
+  sink += perBlock.length;
   return {
-    completed: ops / (elapsedMs / 1000), offered: ops / (windowMs / 1000), keptUp: elapsedMs <= 1.1 * windowMs, drainMs: Math.max(0, elapsedMs - windowMs), cpuS, perCpuS: ops / cpuS,
-    serviceP50: percentile(service, 50) * 1000, serviceP99: percentile(service, 99) * 1000, waitP50: percentile(wait, 50) * 1000, waitP99: percentile(wait, 99) * 1000, load: loadavg()[0]!,
+    completed: ops / (elapsedMs / 1000), offered: ops / (windowMs / 1000), keptUp: elapsedMs <= 1.1 * windowMs, drainMs: Math.max(0, elapsedMs - windowMs), cpuS, perCpuS: ops / cpuS, threadS, perThreadS: ops / threadS,
+    serviceP50: percentile(service, 50) * 1000, serviceP99: percentile(service, 99) * 1000, waitP50: percentile(wait, 50) * 1000, waitP99: percentile(wait, 99) * 1000,
+    depthP50: percentile(depth, 50), depthP99: percentile(depth, 99), nsPerBlock: perBlock.length === 0 ? 0 : percentile(Float64Array.from(perBlock), 50), load: loadavg()[0]!,
   };
 }
 
 const M = (x: number) => (x / 1e6).toFixed(2);
 function fmt(r: Trial): string {
-  return `completed ${M(r.completed)} M block ops/s (offered ${M(r.offered)} M, ${r.keptUp ? "kept up" : `drain ${r.drainMs.toFixed(0)} ms`}), CPU ${r.cpuS.toFixed(2)} s = ${M(r.perCpuS)} M per CPU second, lookup service p50/p99 ${r.serviceP50.toFixed(2)}/${r.serviceP99.toFixed(2)} µs, queue wait p50/p99 ${r.waitP50.toFixed(0)}/${r.waitP99.toFixed(0)} µs, load ${r.load.toFixed(2)}`;
+  return `completed ${M(r.completed)} M block ops/s (offered ${M(r.offered)} M, ${r.keptUp ? "kept up" : `drain ${r.drainMs.toFixed(0)} ms`}), CPU ${r.cpuS.toFixed(2)} s = ${M(r.perCpuS)} M per CPU second (the replaying thread alone ${r.threadS.toFixed(2)} s = ${M(r.perThreadS)} M per second of its core), lookup service p50/p99 ${r.serviceP50.toFixed(2)}/${r.serviceP99.toFixed(2)} µs, queue wait p50/p99 ${r.waitP50.toFixed(0)}/${r.waitP99.toFixed(0)} µs, matched blocks p50/p99 ${r.depthP50.toFixed(0)}/${r.depthP99.toFixed(0)} (${r.nsPerBlock.toFixed(1)} ns per block walked at ≥ 100), load ${r.load.toFixed(2)}`;
 }
 const builds = [await loadBuild("this build", new URL("..", import.meta.url).pathname.replace(/\/$/, ""))];
 if (a.baseline !== undefined) builds.push(await loadBuild(`baseline ${a.baseline}`, a.baseline.replace(/\/$/, "")));
@@ -156,14 +172,15 @@ const med = (rs: Trial[]): Trial => {
   const pick = (f: (r: Trial) => number) => median(rs.map(f));
   return {
     completed: pick((r) => r.completed), offered: pick((r) => r.offered), keptUp: rs.filter((r) => r.keptUp).length * 2 > rs.length, drainMs: pick((r) => r.drainMs), cpuS: pick((r) => r.cpuS),
-    perCpuS: pick((r) => r.perCpuS), serviceP50: pick((r) => r.serviceP50), serviceP99: pick((r) => r.serviceP99), waitP50: pick((r) => r.waitP50), waitP99: pick((r) => r.waitP99), load: pick((r) => r.load),
+    perCpuS: pick((r) => r.perCpuS), threadS: pick((r) => r.threadS), perThreadS: pick((r) => r.perThreadS), serviceP50: pick((r) => r.serviceP50), serviceP99: pick((r) => r.serviceP99), waitP50: pick((r) => r.waitP50), waitP99: pick((r) => r.waitP99),
+    depthP50: pick((r) => r.depthP50), depthP99: pick((r) => r.depthP99), nsPerBlock: pick((r) => r.nsPerBlock), load: pick((r) => r.load),
   };
 };
 for (const b of builds) console.log(`${b.name}: median of ${TRIALS}: ${fmt(med(results.get(b.name)!))}`);
 if (builds.length === 2) {
   const [A, B] = builds.map((b) => results.get(b.name)!);
   const ratio = (f: (r: Trial) => number) => median(A!.map((r, i) => f(r) / f(B![i]!))).toFixed(3);
-  console.log(`this / baseline, median of paired trials: completed ${ratio((r) => r.completed)}×, ops per CPU second ${ratio((r) => r.perCpuS)}×, lookup p50 ${ratio((r) => r.serviceP50)}×, p99 ${ratio((r) => r.serviceP99)}×`);
+  console.log(`this / baseline, median of paired trials: completed ${ratio((r) => r.completed)}×, ops per CPU second ${ratio((r) => r.perCpuS)}×, per second of the replaying thread ${ratio((r) => r.perThreadS)}×, lookup p50 ${ratio((r) => r.serviceP50)}×, p99 ${ratio((r) => r.serviceP99)}×`);
 }
 if (sink === -1) console.log("");
 console.log(machineLine());
