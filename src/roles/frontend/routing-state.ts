@@ -3,13 +3,14 @@
 // each request's plan (candidate, decision, router hint). No sockets here: feeds and HTTP call in.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { KvIndex } from "../../core/index/kv-index.ts";
+import { RouterEventFeed } from "./router-event-feed.ts";
 import type { Rng } from "../../core/random/rng.ts";
 import { OVERLOADED, type RouteDecision, type RouterOptions } from "../../core/routing/router-options.ts";
 import { Router } from "../../core/routing/router.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { AgentSnapshot } from "../../protocol/agent-snapshot.ts";
 import type { KvHint } from "../../protocol/generate.ts";
-import type { RouterEvent, RouterEventSource, RouterTier } from "../../protocol/router-events.ts";
+import type { RouterEvent, RouterEventSource } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
 import { HeldRequests } from "./held-requests.ts";
 import { WorkerHealth } from "./worker-health.ts";
@@ -62,8 +63,7 @@ export class RoutingState {
   blockSize: number | undefined;
   /** Router events whose source maps to no known (worker, rank) or CacheOwner: dropped. */
   unmappedEvents = 0;
-  private readonly scratchHashes: bigint[] = [];
-  private readonly scratchEvent: { kind: "stored" | "removed"; tier: RouterTier; blockHashes: bigint[]; parentHash: bigint | null } = { kind: "stored", tier: "device", blockHashes: this.scratchHashes, parentHash: null };
+  private readonly feed = new RouterEventFeed(this.index, (holder) => this.resolve(holder));
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly routers = new Map<string, Router>();
   /** Rank id per worker id, then per rank: looked up for every router event, so no key string is built. */
@@ -202,43 +202,7 @@ export class RoutingState {
   }
 
   apply(events: readonly RouterEvent[]): void {
-    // A batch is mostly one (worker, rank)'s events: resolved once while it repeats (the map
-    // lookups by worker id were a fifth of the cost of a one-block removal).
-    let lastWorker: string | undefined;
-    let lastDpRank = -1;
-    let lastRankId: number | undefined;
-    const ev = this.scratchEvent;
-    const hashes = this.scratchHashes;
-    for (const e of events) {
-      const src = e.source;
-      let rankId: number | undefined;
-      if ("workerId" in src && src.workerId === lastWorker && src.dpRank === lastDpRank) rankId = lastRankId;
-      else {
-        rankId = this.resolve(src);
-        if ("workerId" in src) {
-          lastWorker = src.workerId;
-          lastDpRank = src.dpRank;
-          lastRankId = rankId;
-        } else lastWorker = undefined;
-      }
-      if (rankId === undefined) {
-        this.unmappedEvents++;
-        continue;
-      }
-      if (e.kind === "cleared") {
-        this.index.clearTier(rankId, e.tier);
-        continue;
-      }
-      // One reused event and hash array (the index keeps neither): no garbage per event.
-      hashes.length = e.blocks.length;
-      for (let i = 0; i < hashes.length; i++) hashes[i] = e.blocks[i]!.seqHash;
-      ev.kind = e.kind;
-      ev.tier = e.tier;
-      // The parent lets the index drop a chain it could never match from block 0 (an orphan).
-      ev.parentHash = e.parentHash;
-      this.index.apply(rankId, ev);
-    }
-    hashes.length = 0;
+    this.unmappedEvents += this.feed.apply(events);
   }
 
   /** Drops one rank's residency, every tier. */
