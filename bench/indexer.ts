@@ -3,8 +3,9 @@
 // deadline-driven replay of lookups and events on a fresh index, drained to the last op. Events go
 // through RoutingState.apply (as the feed hands decoded router events over), lookups are the
 // router's walk (beginOverlaps over every candidate, endOverlaps). Reported: block ops per second
-// completed and offered, lookup service and queue wait p50 / p99, CPU time, and ops per CPU second.
-// One thread: the figure is per core. `--baseline DIR` alternates every trial with another tree's
+// completed and offered, lookup service and queue wait p50 / p99, the blocks lookups matched, CPU
+// time, and ops per CPU second of the process and of the replaying thread alone (the per-core
+// figure: one thread runs every op). `--baseline DIR` alternates every trial with another tree's
 // build (e.g. the previous commit's, from `git archive`), fresh index each trial, same corpus.
 // Run: bun bench/indexer.ts [--workers 128] [--length-factor 4] [--duplication-factor 1]
 //        [--block-size 128] [--gpu-blocks 8192] [--window-ms 750] [--trials 3] [--baseline DIR]
@@ -42,6 +43,7 @@ const WORKERS = num("workers");
 const BLOCK = num("block-size");
 const WINDOW_MS = num("window-ms");
 const TRIALS = num("trials");
+const GPU_BLOCKS = num("gpu-blocks");
 
 interface Build {
   name: string;
@@ -68,7 +70,7 @@ for (const line of readFileSync(a.trace!, "utf8").split("\n")) {
   rows.push(row);
 }
 const prep0 = performance.now();
-const corpus = buildCorpus(rows, { workers: WORKERS, lengthFactor: num("length-factor"), duplicationFactor: num("duplication-factor"), blockSize: BLOCK, gpuBlocks: num("gpu-blocks"), seed: 1 }, hasher);
+const corpus = buildCorpus(rows, { workers: WORKERS, lengthFactor: num("length-factor"), duplicationFactor: num("duplication-factor"), blockSize: BLOCK, gpuBlocks: GPU_BLOCKS, seed: 1 }, hasher);
 const T = corpus.totals;
 const OPS = blockOps(T);
 console.log(
@@ -108,7 +110,7 @@ function trial(b: Build, c: Corpus, windowMs: number): Trial {
   for (let w = 0; w < c.workers; w++) {
     state.putWorker({
       worker_id: `w${w}`, worker_index: w, model: "m", worker_type: "mocker", request_url: "http://127.0.0.1:1/v1/generate", data_parallel_size: 1,
-      block_size: BLOCK, total_gpu_blocks: 8192, total_host_blocks: 0, kv_event_source_mode: "direct", raw_endpoints: [], raw_topic: "", capabilities: ["generate"], topology: {},
+      block_size: BLOCK, total_gpu_blocks: GPU_BLOCKS, total_host_blocks: 0, kv_event_source_mode: "direct", raw_endpoints: [], raw_topic: "", capabilities: ["generate"], topology: {},
     });
     cover.add(state.rankIdOf(`w${w}`, 0));
   }
