@@ -59,7 +59,10 @@ export class ChainIndex {
       throw new RangeError(`attach: rank ${rankId} does not hold block ${held - 1} of this prompt (a stale held prefix)`);
     }
     this.changes++;
-    return this.addBlocks(own, rankId, words, 0, ids, held, to, untilNew);
+    // Blocks the walk found held by some rank come with their list ids (its path): no hashing.
+    const listed = Math.min(walk.deepest, to);
+    for (let i = held; i < listed; i++) ids[i] = tier.acquireListed(own, rankId, path[i]!, words[2 * i]!, words[2 * i + 1]!);
+    return this.addBlocks(own, rankId, words, 0, ids, Math.max(held, listed), to, untilNew);
   }
 
   /**

@@ -3,15 +3,36 @@
 // 1,000 workers): every garbage collection marked them all and every read went through two
 // pointers. Here a list is a block of the slab whose capacity is a power of two; a full block
 // moves to one twice its size and freed blocks are reused by size class. Readers index `slab` at
-// off[id] for len[id] values; `slab` is replaced when it grows, so read it again after a change.
+// meta[id × META + OFF] for meta[id × META + LEN] values; `slab` and `meta` are replaced when they
+// grow, so read them again after a change. A list's fields share one 32-byte record in `meta`
+// (offset, length, size class, the set fingerprint, the block's hash words, the next-block hint):
+// an event or walk step that touches a list reads one cache line, not one per field.
 import { grown } from "../kv/grown.ts";
+
+/** int32 fields per list record in `meta`. */
+export const META = 8;
+/** Offset of the list's block in the slab. */
+export const OFF = 0;
+/** Number of ranks in the list (0 once closed). */
+export const LEN = 1;
+/** log2 of the block's capacity. */
+const CLS = 2;
+/** Sums (mod 2^32) of the members' two weights: the set fingerprint (tier-index.ts). */
+export const FPA = 3;
+export const FPB = 4;
+/** The block's hash words (to close the list by id, and to check a hint). */
+export const KW0 = 5;
+export const KW1 = 6;
+/**
+ * A hint: the list id of a block seen after this one in a chain (a store's next block, or the
+ * block a walk found next), or -1. Only a hint: the reader checks that list's hash words and
+ * that it is open, and asks the hash map when it is not the block it wants.
+ */
+export const NEXT = 7;
 
 export class HolderLists {
   slab = new Int32Array(1024);
-  off = new Int32Array(256);
-  len = new Int32Array(256);
-  /** Per list, log2 of its block's capacity. */
-  private cls = new Uint8Array(256);
+  meta = new Int32Array(256 * META);
   private top = 0;
   private ids = 0;
   private readonly freeIds: number[] = [];
@@ -24,56 +45,73 @@ export class HolderLists {
     return free.length > 0 ? free[free.length - 1]! : this.ids;
   }
 
-  /** A new empty list (of id nextId()). */
-  open(): number {
+  /** A new empty list (of id nextId()) for the block (w0, w1). */
+  open(w0: number, w1: number): number {
     let id = this.freeIds.pop();
     if (id === undefined) {
       id = this.ids++;
-      if (id >= this.off.length) {
-        const size = this.off.length * 2;
-        this.off = grown(this.off, size);
-        this.len = grown(this.len, size);
-        this.cls = grown(this.cls, size);
-      }
+      if ((id + 1) * META > this.meta.length) this.meta = grown(this.meta, this.meta.length * 2);
     }
-    this.off[id] = this.block(0);
-    this.cls[id] = 0;
-    this.len[id] = 0;
+    const at = this.block(0);
+    const m = this.meta;
+    const r = id * META;
+    m[r + OFF] = at;
+    m[r + LEN] = 0;
+    m[r + CLS] = 0;
+    m[r + FPA] = 0;
+    m[r + FPB] = 0;
+    m[r + KW0] = w0;
+    m[r + KW1] = w1;
+    m[r + NEXT] = -1;
     return id;
   }
 
   /** Frees an empty list's id and block. */
   close(id: number): void {
-    this.freeBlock(this.off[id]!, this.cls[id]!);
+    const r = id * META;
+    this.freeBlock(this.meta[r + OFF]!, this.meta[r + CLS]!);
     this.freeIds.push(id);
   }
 
-  push(id: number, value: number): void {
-    const n = this.len[id]!;
-    const c = this.cls[id]!;
+  /** Adds `value` to list `id`, and `a`, `b` to its fingerprint. */
+  push(id: number, value: number, a: number, b: number): void {
+    const r = id * META;
+    let m = this.meta;
+    const n = m[r + LEN]!;
+    const c = m[r + CLS]!;
     if (n === 1 << c) {
-      const from = this.off[id]!;
+      const from = m[r + OFF]!;
       const to = this.block(c + 1);
       this.slab.copyWithin(to, from, from + n);
       this.freeBlock(from, c);
-      this.off[id] = to;
-      this.cls[id] = c + 1;
+      m = this.meta;
+      m[r + OFF] = to;
+      m[r + CLS] = c + 1;
     }
-    this.slab[this.off[id]! + n] = value;
-    this.len[id] = n + 1;
+    this.slab[m[r + OFF]! + n] = value;
+    m[r + LEN] = n + 1;
+    m[r + FPA] = (m[r + FPA]! + a) | 0;
+    m[r + FPB] = (m[r + FPB]! + b) | 0;
   }
 
-  /** Takes `value` out of the list (the last value moves into its place); false when absent. */
-  remove(id: number, value: number): boolean {
-    const o = this.off[id]!;
-    const last = o + this.len[id]! - 1;
+  /**
+   * Takes `value` out of the list (the last value moves into its place) and `a`, `b` out of its
+   * fingerprint; false when absent.
+   */
+  remove(id: number, value: number, a: number, b: number): boolean {
+    const m = this.meta;
+    const r = id * META;
+    const o = m[r + OFF]!;
+    const last = o + m[r + LEN]! - 1;
     const slab = this.slab;
     // Newest first: a plain loop, as holder lists are short.
     let at = last;
     while (at >= o && slab[at] !== value) at--;
     if (at < o) return false;
     slab[at] = slab[last]!;
-    this.len[id]!--;
+    m[r + LEN] = last - o;
+    m[r + FPA] = (m[r + FPA]! - a) | 0;
+    m[r + FPB] = (m[r + FPB]! - b) | 0;
     return true;
   }
 

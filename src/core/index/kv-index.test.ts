@@ -160,3 +160,55 @@ describe("kv index against a reference model (fast-check)", () => {
     );
   });
 });
+
+describe("kv index next-block hints (fast-check)", () => {
+  // Chains over a small pool: blocks are stored with their parent (so stores link them), removed
+  // and re-stored (so list ids are closed and reused under old hints), and walked between
+  // changes (so walks leave hints that later changes make stale).
+  const chainArb = fc.array(fc.bigInt({ min: 1n, max: 9n }), { minLength: 1, maxLength: 7 });
+  const stepArb = fc.record({
+    rankId: fc.integer({ min: 0, max: 2 }),
+    op: fc.constantFrom("store" as const, "store" as const, "remove" as const, "walk" as const, "clear" as const),
+    chain: chainArb,
+    from: fc.integer({ min: 0, max: 6 }),
+  });
+
+  test("walks interleaved with chained stores, removals and clears match plain sets", () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 80 }), (steps) => {
+        const ix = new KvIndex();
+        const ref = [0, 1, 2].map(() => new Set<bigint>());
+        const cover = new RankSet();
+        for (const s of [0, 1, 2]) cover.add(s);
+        const check = (q: bigint[]) => {
+          const ov = ix.beginOverlaps(q, q.length, cover);
+          for (const s of [0, 1, 2]) {
+            let d = 0;
+            while (d < q.length && ref[s]!.has(q[d]!)) d++;
+            expect(Math.max(ov.device[s]!, ov.floor)).toBe(d);
+          }
+          ix.endOverlaps();
+        };
+        for (const st of steps) {
+          const from = Math.min(st.from, st.chain.length - 1);
+          const part = st.chain.slice(from);
+          if (st.op === "store") {
+            const parentHash = from > 0 ? st.chain[from - 1]! : null;
+            ix.apply(st.rankId, { kind: "stored", tier: "device", blockHashes: part, parentHash });
+            // An orphan (parent not held) is dropped whole.
+            if (parentHash === null || ref[st.rankId]!.has(parentHash)) for (const h of part) ref[st.rankId]!.add(h);
+          } else if (st.op === "remove") {
+            ix.apply(st.rankId, { kind: "removed", tier: "device", blockHashes: part });
+            for (const h of part) ref[st.rankId]!.delete(h);
+          } else if (st.op === "clear") {
+            ix.apply(st.rankId, { kind: "cleared" });
+            ref[st.rankId]!.clear();
+          }
+          check(st.chain);
+          check(part);
+        }
+      }),
+      { numRuns: 400, seed: 41 },
+    );
+  });
+});

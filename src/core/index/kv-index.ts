@@ -57,9 +57,15 @@ export class KvIndex {
       if (!this.walker.fits(rankId)) this.walker.grow(rankId);
       if (rankId >= tier.counts.length) tier.grow(rankId);
       const own = tier.own(rankId);
+      // Each block chains from the one before it (the first from the parent): store links them.
+      let prev = -1;
+      if (event.parentHash != null) {
+        splitU64(event.parentHash);
+        prev = tier.listOf(SPLIT[0]!, SPLIT[1]!);
+      }
       for (const h of hashes) {
         splitU64(h);
-        tier.store(own, rankId, SPLIT[0]!, SPLIT[1]!);
+        prev = tier.store(own, rankId, SPLIT[0]!, SPLIT[1]!, prev);
       }
     } else {
       const set = tier.byRank.get(rankId);

@@ -3,7 +3,25 @@
 // candidate (cost grows with the holders of the prompt's blocks, not with the candidate count);
 // its answer is a Walk value, read until end() clears the per-rank scratch it wrote.
 import { SPLIT, splitU64 } from "../kv/u64-map.ts";
+import { FPA, FPB, KW0, KW1, LEN, META, NEXT, OFF } from "./holder-lists.ts";
 import { type RankSet, type TierIndex, weightA, weightB } from "./tier-index.ts";
+
+/**
+ * The list id of block (w0, w1), which follows the block of list `prev` in the walked chain, or -1
+ * when no rank holds it: prev's next-block hint when it is that block's open list (no hashing;
+ * chains stored together sit in neighbouring records), else the hash map, whose answer becomes
+ * the hint for the next walk.
+ */
+function nextList(tier: TierIndex, meta: Int32Array, prev: number, w0: number, w1: number): number {
+  const hint = meta[prev * META + NEXT]!;
+  if (hint >= 0) {
+    const r = hint * META;
+    if (meta[r + KW0] === w0 && meta[r + KW1] === w1 && meta[r + LEN]! > 0) return hint;
+  }
+  const id = tier.holders.get(w0, w1);
+  if (id !== -1) meta[prev * META + NEXT] = id;
+  return id;
+}
 
 /** Per-rank overlaps of one walk: index by rank id, 0 past the end. */
 export interface OverlapsByRank {
@@ -97,8 +115,8 @@ export class PrefixWalker {
     const first = this.firstList;
     const lists = device.lists;
     const slab = lists.slab;
-    const lo = first === -1 ? 0 : lists.off[first]!;
-    const hi = first === -1 ? 0 : lo + lists.len[first]!;
+    const lo = first === -1 ? 0 : lists.meta[first * META + OFF]!;
+    const hi = first === -1 ? 0 : lo + lists.meta[first * META + LEN]!;
     // A long list (a prefix every rank shares) is cleared faster as one block than rank by rank.
     const wide = hi - lo > dev.length >> 3;
     if (wide) dev.fill(0);
@@ -135,13 +153,13 @@ export class PrefixWalker {
     if (id0 === -1) return 0;
     const path = this.walk.pathIds;
     path[0] = id0;
-    const { slab, off, len } = dt.lists;
+    const { slab, meta } = dt.lists;
     // The set is read at `active[base + a]`: block 0's list in the slab, then the copy in `kept`.
     let active = slab;
-    let base = off[id0]!;
-    let n0 = len[id0]!;
-    let fpA = dt.fpA[id0]!;
-    let fpB = dt.fpB[id0]!;
+    let base = meta[id0 * META + OFF]!;
+    let n0 = meta[id0 * META + LEN]!;
+    let fpA = meta[id0 * META + FPA]!;
+    let fpB = meta[id0 * META + FPB]!;
     let depth = 1;
     // Block 0's holders are the cover: while the set is still that list, its ranks share one
     // depth, which the caller reads as the floor instead of a write per rank.
@@ -151,23 +169,28 @@ export class PrefixWalker {
     const wA = this.wA;
     const wB = this.wB;
     const kept = this.kept;
+    let prev = id0;
     for (let i = 1; i < count && n0 > 0; i++) {
-      const id = dt.holders.get(words[2 * i]!, words[2 * i + 1]!);
+      const id = nextList(dt, meta, prev, words[2 * i]!, words[2 * i + 1]!);
       if (id === -1) break;
       path[i] = id;
-      if (len[id] === n0 && dt.fpA[id] === fpA && dt.fpB[id] === fpB) {
+      prev = id;
+      const r = id * META;
+      const off = meta[r + OFF]!;
+      const len = meta[r + LEN]!;
+      if (len === n0 && meta[r + FPA] === fpA && meta[r + FPB] === fpB) {
         depth = i + 1;
         continue;
       }
       let n = 0;
       if (dense) {
         // The survivors are block i's holders in the cover; the rest keep the floor.
-        for (let k = off[id]!, end = k + len[id]!; k < end; k++) if (cover!.has(slab[k]!)) kept[n++] = slab[k]!;
+        for (let k = off, end = k + len; k < end; k++) if (cover!.has(slab[k]!)) kept[n++] = slab[k]!;
         floor = depth;
         dense = false;
       } else {
         const stamp = (this.stamp = (this.stamp + 1) & 0x7fffffff || 1);
-        for (let k = off[id]!, end = k + len[id]!; k < end; k++) mark[slab[k]!] = stamp;
+        for (let k = off, end = k + len; k < end; k++) mark[slab[k]!] = stamp;
         for (let a = 0; a < n0; a++) {
           const s = active[base + a]!;
           if (mark[s] === stamp) kept[n++] = s;
@@ -195,11 +218,15 @@ export class PrefixWalker {
   private continuation(tier: TierIndex, words: Int32Array, count: number, out: Int32Array, a: Int32Array, b: Int32Array | undefined): void {
     if (tier.total === 0) return;
     const touched = this.touched;
-    const { slab, off, len } = tier.lists;
+    const { slab, meta } = tier.lists;
+    let prev = -1;
     for (let i = 0; i < count; i++) {
-      const id = tier.holders.get(words[2 * i]!, words[2 * i + 1]!);
+      const w0 = words[2 * i]!;
+      const w1 = words[2 * i + 1]!;
+      const id = prev === -1 ? tier.holders.get(w0, w1) : nextList(tier, meta, prev, w0, w1);
+      prev = id;
       if (id === -1) continue;
-      for (let k = off[id]!, end = k + len[id]!; k < end; k++) {
+      for (let k = meta[id * META + OFF]!, end = k + meta[id * META + LEN]!; k < end; k++) {
         const s = slab[k]!;
         const base = a[s]! + (b === undefined ? 0 : b[s]!);
         if (base + out[s]! === i) {

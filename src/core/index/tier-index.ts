@@ -4,7 +4,7 @@
 import { grown } from "../kv/grown.ts";
 import { U64Map } from "../kv/u64-map.ts";
 import { mix32 } from "../random/rng.ts";
-import { HolderLists } from "./holder-lists.ts";
+import { HolderLists, KW0, KW1, LEN, META, NEXT } from "./holder-lists.ts";
 
 /** Two independent 32-bit weights per rank: a holder list's sums of them fingerprint its set. */
 // Kept as int32 (`| 0`) end to end: a uint32 past 2^31 is a double to the JIT, and a sum that
@@ -16,10 +16,8 @@ export const weightB = (s: number) => (mix32(s * 2 + 2) ^ 0x5bd1e995) | 0;
 export class TierIndex {
   readonly byRank = new Map<number, U64Map>();
   readonly holders = new U64Map();
+  /** The holder lists, each with its fingerprint, block hash words and next-block hint (holder-lists.ts). */
   readonly lists = new HolderLists();
-  /** Per list: sums (mod 2^32) of its members' two weights, kept with the list (set fingerprints). */
-  fpA = new Int32Array(256);
-  fpB = new Int32Array(256);
   total = 0;
   /** Blocks per rank, dense by rank id (footprints without a map lookup; typed: the router reads it once per candidate). */
   counts = new Int32Array(64);
@@ -39,52 +37,35 @@ export class TierIndex {
 
   /** Whether the last acquire() found the block held by no rank. */
   opened = false;
-  /** Per list, its block's hash words (to close it by id). */
-  private keyW0 = new Int32Array(256);
-  private keyW1 = new Int32Array(256);
 
   /**
    * Adds the block to the rank's set `own` (valued with the block's list id, so removal needs no
    * holder lookup). One probe of the holders: a block no rank holds is new to this rank too.
+   * Returns the block's list id; with `prev` (the list id of the block it chains from, or -1)
+   * that block's next-block hint is pointed at it, so a walk down the chain need not hash.
    */
-  store(own: U64Map, rankId: number, w0: number, w1: number): void {
-    let id = this.holders.getOrInsert(w0, w1, this.nextListId());
+  store(own: U64Map, rankId: number, w0: number, w1: number, prev: number): number {
+    const lists = this.lists;
+    let id = this.holders.getOrInsert(w0, w1, lists.nextId());
     if (id === -1) {
-      id = this.nextListId();
-      this.openList(id, w0, w1);
+      id = lists.open(w0, w1);
       own.setIfAbsent(w0, w1, id);
-    } else if (!own.setIfAbsent(w0, w1, id)) return;
-    this.list(id, rankId);
+      this.list(id, rankId);
+    } else if (own.setIfAbsent(w0, w1, id)) this.list(id, rankId);
+    if (prev >= 0) lists.meta[prev * META + NEXT] = id;
+    return id;
   }
 
-  /** The id openList() will take next. */
-  private nextListId(): number {
-    return this.lists.nextId();
-  }
-
-  /** Takes list `id` (= nextListId()) for the block (w0, w1); the caller maps the block to it. */
-  private openList(id: number, w0: number, w1: number): void {
-    this.lists.open();
-    if (id >= this.fpA.length) {
-      const size = this.fpA.length * 2;
-      this.fpA = grown(this.fpA, size);
-      this.fpB = grown(this.fpB, size);
-      this.keyW0 = grown(this.keyW0, size);
-      this.keyW1 = grown(this.keyW1, size);
-    }
-    this.keyW0[id] = w0;
-    this.keyW1[id] = w1;
-    this.fpA[id] = 0;
-    this.fpB[id] = 0;
+  /** The list id of the block (w0, w1), or -1 when no rank holds it. */
+  listOf(w0: number, w1: number): number {
+    return this.holders.get(w0, w1);
   }
 
   /** Adds a holder to the block's list (its fingerprint and the rank's count with it). */
   private list(id: number, rankId: number): void {
     this.total++;
     this.counts[rankId]!++;
-    this.lists.push(id, rankId);
-    this.fpA[id] = (this.fpA[id]! + weightA(rankId)) | 0;
-    this.fpB[id] = (this.fpB[id]! + weightB(rankId)) | 0;
+    this.lists.push(id, rankId, weightA(rankId), weightB(rankId));
   }
 
   /**
@@ -94,20 +75,25 @@ export class TierIndex {
    * (release by id needs no hashing).
    */
   acquire(own: U64Map, rankId: number, w0: number, w1: number): number {
-    let id = this.holders.getOrInsert(w0, w1, this.nextListId());
+    let id = this.holders.getOrInsert(w0, w1, this.lists.nextId());
     this.opened = id === -1;
-    if (id === -1) {
-      id = this.nextListId();
-      this.openList(id, w0, w1);
-    }
+    if (id === -1) id = this.lists.open(w0, w1);
+    if (own.increment(w0, w1) === 1) this.list(id, rankId);
+    return id;
+  }
+
+  /** acquire() of a block whose list id `id` the caller knows (a walk's path): no hash probe of the holders. */
+  acquireListed(own: U64Map, rankId: number, id: number, w0: number, w1: number): number {
+    this.opened = false;
     if (own.increment(w0, w1) === 1) this.list(id, rankId);
     return id;
   }
 
   /** Drops one reference of `rankId` to the block of list `id`; the rank leaves its list with the last (true then). */
   release(own: U64Map, rankId: number, id: number): boolean {
-    const w0 = this.keyW0[id]!;
-    const w1 = this.keyW1[id]!;
+    const m = this.lists.meta;
+    const w0 = m[id * META + KW0]!;
+    const w1 = m[id * META + KW1]!;
     if (own.decrement(w0, w1) !== 0) return false;
     this.total--;
     this.counts[rankId]!--;
@@ -136,12 +122,11 @@ export class TierIndex {
 
   /** Takes `rankId` out of list `id` (the block (w0, w1)'s). */
   private unlist(id: number, rankId: number, w0: number, w1: number): void {
-    if (!this.lists.remove(id, rankId)) return;
-    this.fpA[id] = (this.fpA[id]! - weightA(rankId)) | 0;
-    this.fpB[id] = (this.fpB[id]! - weightB(rankId)) | 0;
-    if (this.lists.len[id] === 0) {
+    const lists = this.lists;
+    if (!lists.remove(id, rankId, weightA(rankId), weightB(rankId))) return;
+    if (lists.meta[id * META + LEN] === 0) {
       this.holders.delete(w0, w1);
-      this.lists.close(id);
+      lists.close(id);
     }
   }
 }

@@ -3,6 +3,7 @@
 // each request's plan (candidate, decision, router hint). No sockets here: feeds and HTTP call in.
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { KvIndex } from "../../core/index/kv-index.ts";
+import { RouterEventFeed } from "./router-event-feed.ts";
 import type { Rng } from "../../core/random/rng.ts";
 import { OVERLOADED, type RouteDecision, type RouterOptions } from "../../core/routing/router-options.ts";
 import { Router } from "../../core/routing/router.ts";
@@ -62,6 +63,7 @@ export class RoutingState {
   blockSize: number | undefined;
   /** Router events whose holder maps to no known (worker, rank) or CacheOwner: dropped. */
   unmappedEvents = 0;
+  private readonly feed = new RouterEventFeed(this.index, (holder) => this.resolve(holder));
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly routers = new Map<string, Router>();
   /** Rank id per worker id, then per rank: looked up for every router event, so no key string is built. */
@@ -200,21 +202,7 @@ export class RoutingState {
   }
 
   apply(events: readonly RouterEvent[]): void {
-    for (const e of events) {
-      const rankId = this.resolve(e.holder);
-      if (rankId === undefined) {
-        this.unmappedEvents++;
-        continue;
-      }
-      if (e.kind === "cleared") {
-        this.index.clearTier(rankId, e.tier);
-        continue;
-      }
-      const hashes = new Array<bigint>(e.blocks.length);
-      for (let i = 0; i < hashes.length; i++) hashes[i] = e.blocks[i]!.seqHash;
-      // The parent lets the index drop a chain it could never match from block 0 (an orphan).
-      this.index.apply(rankId, { kind: e.kind, tier: e.tier, blockHashes: hashes, parentHash: e.parentHash });
-    }
+    this.unmappedEvents += this.feed.apply(events);
   }
 
   /** Drops one rank's residency, every tier. */
