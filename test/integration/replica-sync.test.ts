@@ -85,4 +85,41 @@ describe.skipIf(!natsAvailable())("router replica sync over nats-server", () => 
     await req.stop();
     await waitFor(() => b.replicaSync!.ledger.requestCount === 0, { what: "every remote request freed" });
   });
+
+  test("NATS killed and restarted under load: no request fails, and the load settles to zero", async () => {
+    const { nats, a, b } = await syncedPair(["--router-replica-timeout", "0.5"]);
+    const statuses = new Map<number, number>();
+    let done = 0;
+    let stop = false;
+    // 8 clients alternating between the replicas until told to stop (bounded: 2,000 requests at most).
+    const client = async (c: number) => {
+      for (let i = 0; !stop && i < 250; i++) {
+        const fe = (c + i) % 2 === 0 ? a : b;
+        const res = await fetch(`${fe.url}/v1/completions`, { method: "POST", body: JSON.stringify({ model: "m", prompt: prompt(10 + ((c * 7 + i) % 5)), max_tokens: 2 }) });
+        await res.arrayBuffer();
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        done++;
+      }
+    };
+    const clients = Array.from({ length: 8 }, (_, c) => client(c));
+    try {
+      await waitFor(() => done >= 40, { what: "load under way", timeoutMs: 10_000 });
+      await nats.kill();
+      const killedAt = done;
+      await waitFor(() => done >= killedAt + 40 && b.replicaSync!.health().nats === "unreachable", { what: "load going on without NATS", timeoutMs: 10_000 });
+      await nats.restart();
+      await waitFor(() => a.replicaSync!.health().nats === "connected" && b.replicaSync!.health().nats === "connected", { what: "both replicas back on NATS", timeoutMs: 10_000 });
+      const backAt = done;
+      await waitFor(() => done >= backAt + 40, { what: "load going on after the restart", timeoutMs: 10_000 });
+    } finally {
+      stop = true;
+      await Promise.all(clients);
+    }
+    expect([...statuses.keys()]).toEqual([200]);
+    // Every request ended: nothing of either replica still loads a worker in the other.
+    for (const fe of [a, b]) {
+      await waitFor(() => fe.state.workerList().every((w) => w.rankIds.every((s) => fe.state.routerOf("m")!.activeBlocksOf(s) === 0)), { what: "all load released", timeoutMs: 5000 });
+    }
+    expect(b.replicaSync!.counts.eventsApplied).toBeGreaterThan(0);
+  });
 });
