@@ -84,6 +84,7 @@ function summary(stack: StackHandle, config: UpConfig, stateFile: string | undef
     const what =
       p.role === "frontend" ? "OpenAI API: /v1/models /v1/completions /v1/chat/completions /health /metrics"
       : p.role === "agent" ? "/live /health /v1/slots /v1/snapshot /metrics"
+      : p.role === "nats" ? "NATS server of the frontends' router replica sync"
       : `/v1/generate /health /metrics; raw KV events: ${rawText(p.rawEndpoints)}`;
     lines.push(`  ${p.name.padEnd(width)} ${p.url}  pid ${p.pid}${p.external ? " (external)" : ""}  ${what}`);
     if (p.workerApiUrls) lines.push(`  ${"".padEnd(width)} worker API (vLLM's OpenAI server per worker): ${workerApiText(p.workerApiUrls)}`);
@@ -125,7 +126,7 @@ async function runCommand(argv: readonly string[], stack: StackHandle, stateFile
       stdin: "inherit",
       stdout: "inherit",
       stderr: "inherit",
-      env: { ...inherited, KVCR_FRONTEND_URL: stack.frontendUrl ?? "", KVCR_AGENT_URL: stack.agentUrl ?? "", KVCR_STATE_FILE: stateFile },
+      env: { ...inherited, KVCR_FRONTEND_URL: stack.frontendUrl ?? "", KVCR_FRONTEND_URLS: stack.frontendUrls.join(","), KVCR_AGENT_URL: stack.agentUrl ?? "", KVCR_STATE_FILE: stateFile },
     });
   } catch (err) {
     throw new KvcrError("SPAWN_FAILED", `cannot run ${argv[0]}: ${(err as Error).message}`);
