@@ -93,7 +93,7 @@ export interface BenchOptions extends ArrivalOptions {
   saveResult?: { dir?: string; filename?: string; append: boolean };
 }
 
-export type BenchTarget = { label?: string; url: string } | { label?: string; fresh: { routerMode: string } };
+export type BenchTarget = { label?: string; url: string; /** --url A,B,…: every frontend, requests in turn (url is the first). */ urls?: string[] } | { label?: string; fresh: { routerMode: string } };
 
 /** A stack started for one run (the launcher's code, as `up` runs it). */
 export interface StartedStack {
