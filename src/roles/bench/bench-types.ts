@@ -98,6 +98,8 @@ export type BenchTarget = { label?: string; url: string; /** --url A,B,…: ever
 /** A stack started for one run (the launcher's code, as `up` runs it). */
 export interface StartedStack {
   url: string;
+  /** Every frontend when it runs several (requests go to each in turn); url is the first. */
+  urls?: string[];
   /** Its mockers' base URLs, in stack order. */
   mockerUrls?: string[];
   /** Kill / restart of its children (fault schedules). */

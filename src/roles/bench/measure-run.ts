@@ -60,7 +60,8 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
     let load: LoadResult;
     // Real time, whatever clock the run uses: it is this process's loop that is measured.
     const client = monitorEventLoopLag();
-    const rotation = "urls" in target && target.urls !== undefined ? new FrontendRotation(target.urls, deps.now) : undefined;
+    const urls = stack?.urls ?? ("urls" in target ? target.urls : undefined);
+    const rotation = urls !== undefined && urls.length > 1 ? new FrontendRotation(urls, deps.now) : undefined;
     try {
       load = await runOne(workload, point.arrival, url, model, label, opts, deps, (t0) => observer.start(t0), rotation);
     } catch (err) {
