@@ -47,7 +47,7 @@ const prompt = (seed: number) => Array.from({ length: 64 }, (_, i) => seed * 100
 
 describe.skipIf(!natsAvailable())("router replica sync over nats-server", () => {
   test("a request routed by one replica loads the other's router until it ends, and the other routes around it", async () => {
-    const { a, b } = await syncedPair();
+    const { nats, stack, a, b } = await syncedPair();
     const req = await longRequest(a, prompt(1));
     // 64 tokens / block size 4: 16 active blocks, counted by b from a's add.
     await waitFor(() => activeOn(b, req.worker, req.rank) === 16, { what: "a's request counted in b's load" });
@@ -58,11 +58,18 @@ describe.skipIf(!natsAvailable())("router replica sync over nats-server", () => 
       expect(res.status).toBe(200);
       expect(res.headers.get("x-kvcr-worker")).not.toBe(req.worker);
     }
+    // A replica that joins now starts empty (as Dynamo's): a's heartbeats name a request it never saw added.
+    const c = await startFrontend(frontendConfig(["--http-port", "0", "--discovery-dir", stack.dir, "--namespace", "fe", "--router-mode", "kv", "--router-replica-sync", "--nats-url", nats.url]), { logger });
+    cleanups.push(() => c.close());
+    await waitFor(() => c.replicaSync!.ledger.replicaCount === 2, { what: "c hearing a's and b's heartbeats", timeoutMs: 5000 });
+    expect(c.replicaSync!.ledger.requestCount).toBe(0);
     await req.stop();
     await waitFor(() => activeOn(b, req.worker, req.rank) === 0 && b.replicaSync!.ledger.requestCount === 0, { what: "a's free applied by b" });
+    // b hears c's heartbeats too (c routed nothing): two other replicas.
+    await waitFor(() => b.replicaSync!.ledger.replicaCount === 2, { what: "b hearing a and c", timeoutMs: 5000 });
     const metrics = await (await fetch(`${b.url}/metrics`)).text();
     expect(metrics).toMatch(/kvcr_frontend_router_replica_sync_events_applied_total [1-9]/);
-    expect(metrics).toMatch(/kvcr_frontend_router_replica_sync_replicas 1\n/);
+    expect(metrics).toMatch(/kvcr_frontend_router_replica_sync_replicas 2\n/);
   });
 
   test("NATS killed: /health degraded and the other replica's requests freed after the timeout; restarted: sync resumes", async () => {
