@@ -10,6 +10,7 @@ import { ConfigError } from "../../lib/errors.ts";
 import { thrownBy } from "../../../test/harness.ts";
 import { findNatsServer, natsProcessSpec } from "./nats-process.ts";
 import { plan, type PlanContext } from "./plan.ts";
+import { choosePorts } from "./start.ts";
 
 const up = (...argv: string[]): UpConfig => loadConfig({ ...upOptions, ...commonOptions }, { argv, env: {} }, upProblems).config;
 const ctx = (frontends: number[], natsUrl?: string): PlanContext => ({ self: ["/bin/kvcr"], ports: { agent: 9091, frontend: frontends[0]!, frontends, mockers: [7000] }, discoveryDir: "/d", natsUrl });
@@ -34,6 +35,18 @@ describe("up --frontends", () => {
     for (const s of p.processes.filter((x) => x.role === "frontend")) {
       expect(frontendConfigOf(s.argv)).toMatchObject({ routerReplicaSync: true, natsUrl: "nats://127.0.0.1:4333", routerReplicaTimeout: 3 });
     }
+  });
+
+  test("--nats-url: every replica syncs over it, and up picks no ports for a server of its own", () => {
+    const config = up("--frontends", "2", "--router-replica-sync", "--nats-url", "nats://10.0.0.5:4222", "--http-port", "0", "--agent-port", "0");
+    const p = plan(config, ctx([8000, 8001]));
+    expect(p.processes.filter((x) => x.role === "frontend").map((x) => frontendConfigOf(x.argv).natsUrl)).toEqual(["nats://10.0.0.5:4222", "nats://10.0.0.5:4222"]);
+    const roles = new Set(["agent", "mockers", "frontend"]);
+    expect(choosePorts(config, roles).nats).toBeUndefined();
+    const own = choosePorts(up("--frontends", "3", "--router-replica-sync", "--http-port", "0", "--agent-port", "0"), roles);
+    expect(own.nats).toBeDefined();
+    expect(own.frontends).toHaveLength(3);
+    expect(new Set([own.agent, ...own.frontends!, ...own.mockers, own.nats!.client, own.nats!.monitor]).size).toBe(7); // all distinct
   });
 
   test("refused: --frontend-cmd with several replicas, ports past 65535, a --nats-url that is not nats://", () => {
