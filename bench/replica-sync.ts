@@ -123,10 +123,17 @@ try {
     const { results: fault } = await runBench(options([{ url: stack.url, urls: stack.urls }], requests, 1), deps());
     await watch;
     const f = fault[0]!;
-    const expired = (await (await fetch(`${survivor}/metrics`)).text()).match(/kvcr_frontend_router_replica_sync_expired_requests_total (\d+)/)?.[1];
+    const metrics = await (await fetch(`${survivor}/metrics`)).text();
+    const expired = metrics.match(/kvcr_frontend_router_replica_sync_expired_requests_total (\d+)/)?.[1];
+    // The survivor's sync lag over the run: batch arrival minus its sender's send time.
+    const figure = (re: RegExp) => Number(metrics.match(re)?.[1] ?? NaN);
+    const lagCount = figure(/kvcr_frontend_router_replica_sync_lag_seconds_count (\S+)/);
+    const lagMeanMs = (figure(/kvcr_frontend_router_replica_sync_lag_seconds_sum (\S+)/) / lagCount) * 1000;
+    const within = (le: string) => figure(new RegExp(`kvcr_frontend_router_replica_sync_lag_seconds_bucket\\{le="${le}"\\} (\\S+)`)) / lagCount;
     lines.push(
       "",
       `One of two synced replicas SIGKILLed mid-run (--router-replica-timeout 2, up restarts it): ${f.completed} of ${requests} requests completed, ${f.failed} failed (${JSON.stringify(f.error_breakdown ?? {})}); the survivor freed the killed replica's ${expired ?? "?"} request(s) ${(freedAfterMs / 1000).toFixed(1)} s after the kill; warnings: ${f.warnings.filter((w) => w.includes("refused")).join("; ") || "none"}`,
+      `Sync lag at the survivor over that run: ${lagCount} batches, mean ${lagMeanMs.toFixed(2)} ms, ${(within("0.002") * 100).toFixed(0)} % within 2 ms, ${(within("0.01") * 100).toFixed(0)} % within 10 ms`,
     );
   } finally {
     await stack.close();

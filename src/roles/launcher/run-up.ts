@@ -52,7 +52,7 @@ export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
   try {
     const print = ctx.print ?? ((text: string) => void (ctx.rest.length > 0 || config.demo ? process.stderr : process.stdout).write(text));
     const elapsedMs = performance.now() - t0;
-    print(config.logFormat === "json" ? `${readyJsonLine({ elapsedMs, mode: config.kvStateAgent ? "state-agent" : "direct", model: config.modelName, namespace: stack.namespace, processes: stack.processes, discovery: `${config.discoveryBackend} ${config.discoveryBackend === "etcd" ? config.etcdEndpoints : stack.discoveryDir}`, stateFile, frontendUrl: stack.frontendUrl })}\n` : summary(stack, config, stateFile, elapsedMs));
+    print(config.logFormat === "json" ? `${readyJsonLine({ elapsedMs, mode: config.kvStateAgent ? "state-agent" : "direct", model: config.modelName, namespace: stack.namespace, processes: stack.processes, discovery: `${config.discoveryBackend} ${config.discoveryBackend === "etcd" ? config.etcdEndpoints : stack.discoveryDir}`, stateFile, frontendUrl: stack.frontendUrl, frontendUrls: stack.frontendUrls })}\n` : summary(stack, config, stateFile, elapsedMs));
     watch = watchStack(stack, { schedule, auditIntervalS: config.audit ? config.auditInterval : undefined }, logger);
     const failed = stack.failure.then((e) => {
       if (e.restarts !== undefined) {
