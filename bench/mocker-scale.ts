@@ -16,7 +16,7 @@ import { mockerOptions } from "../src/config/mocker.ts";
 import { createEngine, type MockEngine } from "../src/core/engine/mock-engine.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import { engineConfigFrom } from "../src/roles/engine-config-from-options.ts";
+import { engineConfigFrom } from "../src/roles/shared/measure/engine-config-from-options.ts";
 import { RankPublisher } from "../src/roles/mocker/rank-publisher.ts";
 import { createPortPlan } from "../src/transport/port-plan.ts";
 import { SubCounter } from "./lib/sub-counter-client.ts";

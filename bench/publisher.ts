@@ -59,8 +59,8 @@ try {
   let k = 0;
   const premapped = steps.map((s) => toVllmEvents(s, false));
   const routerEvents: RouterEvent[][] = steps.map((s) => [
-    { source: { workerId: "bench-0", dpRank: 0 }, tier: "device", kind: "stored", blocks: (s[0] as { blockHashes: bigint[] }).blockHashes.map((h) => ({ seqHash: h, localHash: h })), parentHash: null },
-    { source: { workerId: "bench-0", dpRank: 0 }, tier: "device", kind: "removed", blocks: (s[1] as { blockHashes: bigint[] }).blockHashes.map((h) => ({ seqHash: h, localHash: h })), parentHash: null },
+    { holder: { workerId: "bench-0", dpRank: 0 }, tier: "device", kind: "stored", blocks: (s[0] as { blockHashes: bigint[] }).blockHashes.map((h) => ({ seqHash: h, localHash: h })), parentHash: null },
+    { holder: { workerId: "bench-0", dpRank: 0 }, tier: "device", kind: "removed", blocks: (s[1] as { blockHashes: bigint[] }).blockHashes.map((h) => ({ seqHash: h, localHash: h })), parentHash: null },
   ]);
   const r = measure(
     [

@@ -19,8 +19,8 @@ import { compareSides, type VerdictEntry } from "../src/core/stats/verdict.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
 import { entryText } from "../src/roles/bench/format-verdict.ts";
-import { simulateStackWithSamples } from "../src/roles/simulated-stack.ts";
-import { loadWorkload } from "../src/roles/workload.ts";
+import { simulateStackWithSamples } from "../src/roles/shared/measure/simulated-stack.ts";
+import { loadWorkload } from "../src/roles/shared/measure/workload.ts";
 import { machineLine } from "./lib/machine.ts";
 import { MODES, SCENARIOS, simulatedStackOf, SWEEP, type RouterScenario } from "./lib/router-scenarios.ts";
 

@@ -1,5 +1,5 @@
 // `kvcr-mock up` at scale: time from starting `up` to its "stack ready" line, and RSS
-// per process once ready, for 1 agent + 4 mocker processes × 256 workers (1,024 CacheOwner slots)
+// per process once ready, for 1 agent + 4 mocker processes × 256 workers (1,024 CacheOwners)
 // + frontend, and the same at 4 × 1,024 workers. Each shape runs BENCH_RUNS times (default 3) and
 // the median is printed, with the slowest readiness gate of each run from up's own log. Run:
 // `npx bun bench/up-scale.ts` (env BENCH_RUNS, BENCH_SHAPES="4x256,4x1024", BENCH_READY_TIMEOUT seconds per gate (600), BENCH_BIN = a compiled

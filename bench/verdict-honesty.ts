@@ -25,8 +25,8 @@ import { createBlockHasher } from "../src/lib/xxh3.ts";
 import { entryText, verdictNotes } from "../src/roles/bench/format-verdict.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import type { BenchOptions, BenchTarget } from "../src/roles/bench/bench-types.ts";
-import { simulatedStackFrom, simulateStackWithSamples } from "../src/roles/simulated-stack.ts";
-import { loadWorkload } from "../src/roles/workload.ts";
+import { simulatedStackFrom, simulateStackWithSamples } from "../src/roles/shared/measure/simulated-stack.ts";
+import { loadWorkload } from "../src/roles/shared/measure/workload.ts";
 import { machineLine } from "./lib/machine.ts";
 
 const arg = (i: number, name: string, fallback: number) => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A KVCR stack across three "nodes" on one machine, all on one etcd (docs/up.md, Several hosts). The
 # nodes are loopback addresses, so traffic stays on this machine:
-#   node A 127.0.0.2: up --roles agent,frontend,mockers   (cache slots 0 …)
+#   node A 127.0.0.2: up --roles agent,frontend,mockers   (CacheOwner ordinals 0 …)
 #   node B 127.0.0.3: up --roles mockers                   (next slot range)
 #   node C 127.0.0.4: up --roles mockers                   (next slot range)
 # each with PROCESSES mocker processes × WORKERS workers, its own --host and

@@ -87,7 +87,7 @@ export async function renderCliDocs(): Promise<string> {
     "## How options are read",
     "",
     "- **Four sources, one winner:** a flag beats its environment variable, which beats the config file, which beats",
-    "  the default. Every value given is validated, also one that a stronger source overrides.",
+    "  the default. Every value given is validated, also one that a stronger input overrides.",
     "- **Environment:** every option reads `KVCR_` + its flag in upper snake case (`--block-size` → `KVCR_BLOCK_SIZE`,",
     "  `--config` → `KVCR_CONFIG`). Some also read the name Dynamo or vLLM users know (`DYN_NAMESPACE`), after the",
     "  `KVCR_` one. An empty variable counts as unset.",

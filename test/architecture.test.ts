@@ -55,11 +55,13 @@ function topFolder(absPath: string): string {
   return relative(SRC, absPath).split("/")[0]!;
 }
 
-/** The role folder of a path under src/roles/<role>/…; undefined for shared files at the top of roles/. */
+/** The role folder of a path under src/roles/<role>/…; undefined for src/roles/shared/. */
 function roleFolder(absPath: string): string | undefined {
   const parts = relative(SRC, absPath).split("/");
-  return parts[0] === "roles" && parts.length > 2 ? parts[1] : undefined;
+  return parts[0] === "roles" && parts.length > 2 && parts[1] !== "shared" ? parts[1] : undefined;
 }
+
+const isShared = (absPath: string) => relative(SRC, absPath).startsWith("roles/shared/");
 
 const stripComments = (text: string) => text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
 
@@ -86,11 +88,12 @@ function violationsOf(file: string, text: string): string[] {
     if (!(ALLOWED[from] ?? []).includes(to) && !typeOk && !IMPORT_EXCEPTIONS[`${file} -> ${to}`]) {
       violations.push(`${file}: ${from} must not import ${to} (${imp.spec})`);
     }
-    // roles/<a>/ may use the shared files at the top of roles/, never roles/<b>/ (docs/ARCHITECTURE.md, Import rules).
+    // roles/<a>/ may use roles/shared/, never roles/<b>/; roles/shared/ uses no role (docs/ARCHITECTURE.md, Import rules).
     const [fromRole, toRole] = [roleFolder(abs), roleFolder(target)];
     if (fromRole !== undefined && toRole !== undefined && fromRole !== toRole) {
-      violations.push(`${file}: roles/${fromRole} must not import roles/${toRole} (${imp.spec}); move what they share down a layer or to the top of roles/`);
+      violations.push(`${file}: roles/${fromRole} must not import roles/${toRole} (${imp.spec}); move what they share down a layer or to roles/shared/`);
     }
+    if (isShared(abs) && toRole !== undefined) violations.push(`${file}: roles/shared must not import roles/${toRole} (${imp.spec})`);
   }
   const code = stripComments(text);
   if (from === "core") for (const word of CORE_BANNED) if (code.includes(word)) violations.push(`${file}: core uses ${word}`);
@@ -199,6 +202,11 @@ describe("architecture", () => {
     expect(violations).toEqual([]);
   });
 
+  test("src/roles/ holds role folders and shared/ only, no loose files", () => {
+    const loose = files.filter((f) => f.startsWith("roles/") && f.split("/").length === 2);
+    expect(loose).toEqual([]);
+  });
+
   test("no import circles among the shipped files", async () => {
     const sources = new Map<string, string>();
     for (const file of files) sources.set(file, await Bun.file(resolve(SRC, file)).text());
@@ -253,9 +261,12 @@ describe("architecture", () => {
     expect(violationsOf("roles/x.ts", "Bun.serve({ fetch: () => new Response() });")).toEqual(["roles/x.ts: only src/transport opens sockets, found Bun.serve"]);
     expect(violationsOf("transport/x.ts", "Bun.listen({})")).toEqual([]);
     expect(violationsOf("roles/frontend/x.ts", 'import { startMocker } from "../mocker/index.ts";')).toEqual([
-      "roles/frontend/x.ts: roles/frontend must not import roles/mocker (../mocker/index.ts); move what they share down a layer or to the top of roles/",
+      "roles/frontend/x.ts: roles/frontend must not import roles/mocker (../mocker/index.ts); move what they share down a layer or to roles/shared/",
     ]);
-    expect(violationsOf("roles/frontend/x.ts", 'import { engineConfigFrom } from "../engine-config-from-options.ts";')).toEqual([]);
+    expect(violationsOf("roles/frontend/x.ts", 'import { engineConfigFrom } from "../shared/measure/engine-config-from-options.ts";')).toEqual([]);
+    expect(violationsOf("roles/shared/stack/x.ts", 'import { startMocker } from "../../mocker/index.ts";')).toEqual([
+      "roles/shared/stack/x.ts: roles/shared must not import roles/mocker (../../mocker/index.ts)",
+    ]);
     expect(spawnViolationsOf("test/integration/x.test.ts", 'const p = Bun.spawn(["node", script], { stdout: "pipe" });')).toEqual([
       "test/integration/x.test.ts: starts a process with Bun.spawn; use spawnChild (or spawnProcess, runCli) from test/harness.ts",
     ]);

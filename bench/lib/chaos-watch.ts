@@ -1,7 +1,7 @@
 // What the chaos bench watches while it attacks a stack: a steady open-loop load on the frontend
 // (requests failed, by error), one process's /health latency, and the frontend's index against the
 // mockers' truth (precision and recall per sample, the audit's own comparison).
-import { readResidency, readTruths } from "../../src/roles/stack-truth.ts";
+import { readResidency, readTruths } from "../../src/roles/shared/stack/stack-truth.ts";
 import { auditPoint } from "../../src/core/audit/index-audit.ts";
 import type { Residency } from "../../src/protocol/residency.ts";
 

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { globalWorkers, upConfigFrom } from "../../src/config/up.ts";
-import { simulatedStackFrom, type SimulatedStack } from "../../src/roles/simulated-stack.ts";
-import type { WorkloadOptions } from "../../src/roles/workload.ts";
+import { simulatedStackFrom, type SimulatedStack } from "../../src/roles/shared/measure/simulated-stack.ts";
+import type { WorkloadOptions } from "../../src/roles/shared/measure/workload.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 export const TRACE = resolve(ROOT, "traces/mooncake_conversation_trace.jsonl");

@@ -9,7 +9,7 @@ export const agentOptions = defineOptions({
     eventsPort: { kind: "int", min: 0, max: 65535, default: 0, description: "Router-event stream PUB port (normalized events, cursor from 1); 0 = pick" },
   }),
   ...group("Slots", {
-    maxSlots: { kind: "int", min: 1, max: 1_000_000, default: 8, description: "CacheOwner slots this agent serves; owners beyond are rejected (counted)" },
+    maxSlots: { kind: "int", min: 1, max: 1_000_000, default: 8, description: "Slots (one per CacheOwner) this agent serves; owners beyond are rejected (counted)" },
     slotRetention: { kind: "number", min: 0, default: 60, description: "Seconds a slot whose intent vanished is kept (detached) before it is freed" },
   }),
   ...group("Sources", {

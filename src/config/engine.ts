@@ -3,7 +3,7 @@
 import { defineOptions, group } from "./options.ts";
 
 /**
- * Most blocks per tier and rank: block slots are int32 indices (the LRU lists store slot + 1 in
+ * Most blocks per tier and rank: block cells are int32 indices (the LRU lists store cell + 1 in
  * Int32Arrays), so 2^31 − 1 is the largest count they can address. Tier storage grows with the
  * blocks actually held, so a large value costs memory only as blocks fill it (a G2 block in use
  * takes ~100 bytes plus its token ids, 4 × block size bytes).

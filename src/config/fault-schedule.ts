@@ -2,7 +2,7 @@
 // `{at, target, fault}` entries, `at` in seconds from the start ("30s", "500ms", "2m" or a number),
 // `target` "worker W [rank R]" | "agent" | "frontend", `fault` a mocker fault body
 // (protocol/faults.ts) or `kill` / `restart`. Parsed and checked here, before anything starts; every
-// problem names the entry and the field. Applying a schedule is roles/fault-runner.ts.
+// problem names the entry and the field. Applying a schedule is roles/shared/stack/fault-runner.ts.
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../lib/errors.ts";

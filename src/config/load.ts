@@ -18,7 +18,7 @@ import {
   type OptionTable,
 } from "./options.ts";
 
-export interface ConfigSources {
+export interface ConfigInputs {
   /** Arguments after the subcommand name. */
   argv: readonly string[];
   env?: Readonly<Record<string, string | undefined>>;
@@ -38,7 +38,7 @@ export type Refine<T extends OptionTable> = (config: ConfigOf<T>) => string[];
 /**
  * A layer above the flags, computed from the config resolved so far (e.g. the mocker's
  * --extra-engine-args file, which overrides flags). Its values are validated like any other.
- * `given` holds the keys some source set (not left at their default).
+ * `given` holds the keys some input set (flag, environment or file) (not left at their default).
  */
 export type Overlay<T extends OptionTable> = (config: ConfigOf<T>, problems: string[], given: ReadonlySet<string>) => Map<string, Candidate>;
 
@@ -55,7 +55,7 @@ export interface Candidate {
 
 export function loadConfig<T extends OptionTable>(
   table: T,
-  sources: ConfigSources,
+  inputs: ConfigInputs,
   refine?: Refine<T>,
   opts: { overlay?: Overlay<T>; sections?: ConfigSections<T> } = {},
 ): LoadedConfig<T> {
@@ -66,17 +66,17 @@ export function loadConfig<T extends OptionTable>(
     for (const alias of spec.aliases ?? []) byFlag.set(alias, [key, spec]);
   }
 
-  const fromFlags = parseArgv(sources.argv, byFlag, problems);
+  const fromFlags = parseArgv(inputs.argv, byFlag, problems);
   for (const p of fromFlags.positionals) problems.push(`unexpected argument "${p}" (this command takes only --flags)`);
 
-  const env = sources.env ?? {};
+  const env = inputs.env ?? {};
   const configPath = (fromFlags.values.get("config")?.value ?? envValue(table, "config", env)) as string | undefined;
-  const fromFile = configPath ? readConfigFile(configPath, table, byFlag, sources.readFile, problems, opts.sections) : new Map<string, Candidate>();
+  const fromFile = configPath ? readConfigFile(configPath, table, byFlag, inputs.readFile, problems, opts.sections) : new Map<string, Candidate>();
 
   const raw: Record<string, unknown> = {};
   const givenKeys = new Set<string>();
   for (const [key, spec] of Object.entries(table)) {
-    // Every value given is checked, also one a higher source overrides: a broken config file or
+    // Every value given is checked, also one a stronger input overrides: a broken config file or
     // environment variable is reported even when a flag happens to win.
     const given = [fromFlags.values.get(key), ...envCandidates(key, spec, env), fromFile.get(key)].filter((c): c is Candidate => c !== undefined);
     raw[key] = spec.default;

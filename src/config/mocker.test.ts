@@ -61,7 +61,7 @@ describe("mocker config", () => {
       "--zmq-kv-events-ports: required with --kv-state-agent (the agent subscribes to each rank's raw PUB)",
       "--num-host-blocks: required with --kv-state-agent (state-agent mode reports a host tier (G2))",
       "--kv-state-agent-raw-host: required with --kv-state-agent (the host the agent dials)",
-      "--kv-state-agent-cache-slot: required with --kv-state-agent (the first CacheOwner slot of this process)",
+      "--kv-state-agent-cache-slot: required with --kv-state-agent (the first CacheOwner ordinal of this process)",
     ]);
     expect(load(agentFlags).kvStateAgent).toBe(true);
   });

@@ -2,6 +2,7 @@
 // that overrides them, and the cross-field rules. The resolved config drives every behaviour.
 import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
+import { disaggregationOptions, disaggregationProblems } from "./disaggregation.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineCoreOptions, engineOptions, engineProblems, kvCacheOptions } from "./engine.ts";
 import { requestLimitOptions } from "./frontend.ts";
@@ -13,12 +14,12 @@ export const stateAgentOptions = defineOptions({
   ...group("State agent", {
     kvStateAgent: { kind: "bool", default: false, description: "Attach raw streams to the namespace's KV state agent instead of relaying events" },
     kvStateAgentRawHost: { kind: "string", description: "Host the state agent dials for raw events (hostname, IPv4 or [IPv6])" },
-    kvStateAgentCacheSlot: { kind: "int", min: 0, description: "First CacheOwner slot; worker i rank r owns base + i × dp + r" },
+    kvStateAgentCacheSlot: { kind: "int", min: 0, description: "First CacheOwner ordinal; worker i rank r owns base + i × dp + r" },
     kvStateAgentCacheSemantics: { kind: "string", description: "Cache semantics, 32 hex (default derived from the model name)" },
     kvStateAgentRoutingScope: { kind: "string", description: "Routing scope, 32 hex (default derived from the namespace)" },
     kvStateAgentDc: { kind: "string", description: "Datacenter, 16 hex (default derived from the namespace)" },
     kvStateEndpoint: { kind: "string", nonEmpty: true, description: "Where the agent serves a slot's state (default {namespace}/kv_state_agent/slot)" },
-    kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a source endpoint per CacheOwner" },
+    kvStateAgentRouterHints: { kind: "bool", default: false, description: "Advertise the router_hint capability and a `source_control_endpoint` per CacheOwner" },
   }),
   ...group("KV events", {
     kvEventsTopic: { kind: "string", default: "", description: "Raw topic in direct mode (vLLM's default is empty)" },
@@ -70,6 +71,7 @@ export const mockerOptions = defineOptions({
     admin: { kind: "bool", default: false, description: "Serve the fault API (/admin/faults: inject event, HTTP and process faults at run time); up always enables it" },
   }),
   ...workerApiOptions,
+  ...disaggregationOptions,
   ...requestLimitOptions,
   ...stateAgentOptions,
   ...discoveryOptions,
@@ -168,6 +170,7 @@ function portClashes(c: MockerConfig): string[] {
     else owner.set(port, who);
   };
   claim(c.httpPort, "--http-port");
+  if (c.kvTransferPort !== undefined) claim(c.kvTransferPort, "--kv-transfer-port");
   workerApiPorts(c)?.forEach((port, i) => claim(port, `${c.openaiPorts ? "--openai-ports" : `--openai-port-base ${c.openaiPortBase} +`} ${i} (worker ${i})`));
   for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {
     c[key]?.forEach((base, i) => {
@@ -213,13 +216,14 @@ export function mockerProblems(c: MockerConfig): string[] {
   }
   if (c.zmqReplayPorts && !c.zmqKvEventsPorts) problems.push("--zmq-replay-ports: replay needs --zmq-kv-events-ports too");
   problems.push(...workerApiProblems(c));
+  problems.push(...disaggregationProblems(c));
   problems.push(...portClashes(c));
   if (c.kvStateAgent) {
     const missing: [unknown, string, string][] = [
       [c.zmqKvEventsPorts, "--zmq-kv-events-ports", "the agent subscribes to each rank's raw PUB"],
       [c.numHostBlocks > 0 ? c.numHostBlocks : undefined, "--num-host-blocks", "state-agent mode reports a host tier (G2)"],
       [c.kvStateAgentRawHost, "--kv-state-agent-raw-host", "the host the agent dials"],
-      [c.kvStateAgentCacheSlot, "--kv-state-agent-cache-slot", "the first CacheOwner slot of this process"],
+      [c.kvStateAgentCacheSlot, "--kv-state-agent-cache-slot", "the first CacheOwner ordinal of this process"],
     ];
     for (const [value, flag, why] of missing) if (value === undefined) problems.push(`${flag}: required with --kv-state-agent (${why})`);
   }

@@ -1,6 +1,6 @@
 // The router's options, shared by `frontend` and `replay` so both spell them the same way
 // (Dynamo's frontend spellings) and run the same router (src/core/routing). How they combine
-// into the router's settings lives in one place: src/roles/router-settings.ts.
+// into the router's settings lives in one place: src/roles/shared/routing/router-settings.ts.
 // The modes themselves are one table: protocol/router-modes.ts.
 import { group } from "./options.ts";
 

@@ -32,7 +32,7 @@ export const stackOptions = defineOptions({
     natsServer: { kind: "string", nonEmpty: true, description: "The nats-server executable up starts for --router-replica-sync without --nats-url (default: nats-server on PATH, or in /usr/sbin as Debian installs it)" },
     numWorkers: { kind: "int", min: 1, max: 100_000_000, description: "Workers in the whole stack, spread evenly over --mocker-processes (default: --mocker-processes × --workers-per-process)" },
     workersPerProcess: { kind: "int", min: 1, max: 100_000, default: 2, description: "Workers in each mocker process (--num-workers gives the total instead)" },
-    cacheSlotBase: { kind: "int", min: 0, default: 0, description: "First CacheOwner slot; global worker k rank r owns base + k × dp + r" },
+    cacheSlotBase: { kind: "int", min: 0, default: 0, description: "First CacheOwner ordinal; global worker k rank r owns base + k × dp + r" },
     demo: { kind: "bool", default: false, description: "Once ready, send the same chat request twice through the frontend (the second hits the KV cache), print both, stop" },
   }),
   ...group("Supervision", {
@@ -68,7 +68,7 @@ export const agentPassOn = defineOptions({
     agentPort: { kind: "int", min: 0, max: 65535, default: 9091, description: "Agent HTTP port (/live, /health, /v1/slots); 0 = pick" },
   }),
   ...group("Stack", {
-    maxSlots: { kind: "int", min: 1, description: "Agent CacheOwner slot cap (default: 8, or every slot of this stack if more)" },
+    maxSlots: { kind: "int", min: 1, description: "The agent's slot cap, one slot per CacheOwner (default: 8, or one per CacheOwner of this stack if more)" },
     maxEventPayloadBytes: agentOptions.maxEventPayloadBytes,
   }),
 });
@@ -179,7 +179,7 @@ export function upProblems(c: UpConfig): string[] {
   if (c.livenessTimeout > 0 && c.livenessTimeout < 1) problems.push(`--liveness-timeout: got ${c.livenessTimeout}, expected 0 (off) or at least 1 second (a probe's own deadline is up to 1 s)`);
   if (c.audit && !roles.roles.has("frontend")) problems.push("--audit: compares the frontend's index with the mockers' truth; include frontend in --roles");
   if (c.maxSlots !== undefined && c.kvStateAgent && roles.roles.has("agent") && roles.roles.has("mockers") && c.maxSlots < ranks) {
-    problems.push(`--max-slots: got ${c.maxSlots}, but this stack has ${ranks} CacheOwner slots (workers × dp); the agent would reject some`);
+    problems.push(`--max-slots: got ${c.maxSlots}, but this stack has ${ranks} CacheOwners (workers × dp); the agent would reject some`);
   }
   return problems;
 }

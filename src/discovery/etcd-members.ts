@@ -49,7 +49,7 @@ export function readStatus(reply: StatusReply): { hasLeader: boolean; problem?: 
  * steps down without a quorum, and a member cut off from it drops it after the election timeout)
  * or when no member answers; undefined until every member was probed once (and nothing already
  * shows it lost). Silent members alone do not count against it: the endpoints given need not be
- * the cluster's members (one may be dead, or a proxy), etcd's own view of its leader is the truth.
+ * the cluster's members (one may be dead, or a proxy), etcd's own view of its leader is what counts.
  */
 export function quorumOf(members: readonly MemberState[]): boolean | undefined {
   if (members.some((m) => m.answering === true && m.hasLeader === false)) return false;

@@ -81,7 +81,7 @@ export const keys = {
   intent: (ns: string, cacheOwner: string, publisherId: string) => build(ns, "intent", [cacheOwner, publisherId]),
   /** All intents for one CacheOwner. */
   intentsFor: (ns: string, cacheOwner: string) => `${build(ns, "intent", [cacheOwner])}/`,
-  /** The agent's attachment record for a CacheOwner slot. */
+  /** The agent's attachment record for one of its slots. */
   attachment: (ns: string, cacheOwner: string) => build(ns, "attachment", [cacheOwner]),
 } as const;
 

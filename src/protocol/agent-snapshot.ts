@@ -1,6 +1,6 @@
 // The state agent's `GET /v1/snapshot` body (docs/http-api.md): its whole router state stamped with
 // the outbound cursor it reflects, so a late router loads it and follows the stream from
-// cursor + 1. Its sources are residency sources (protocol/residency.ts), each naming its CacheOwner.
+// cursor + 1. Its `sources` are residency holders (protocol/residency.ts), each naming its CacheOwner.
 import * as v from "valibot";
 import { ResidencyTiersSchema, type ResidencyBlock } from "./residency.ts";
 

@@ -6,7 +6,7 @@ const hash = (d: Uint8Array, s: bigint) => xxh3(d, s);
 
 describe("CacheOwner ids", () => {
   test("canonical format round-trips and exposes the indexer domain", () => {
-    const parts = { ...defaultOwnerParts(hash, "mocker-engine", "dynamo"), slot: 5n };
+    const parts = { ...defaultOwnerParts(hash, "mocker-engine", "dynamo"), ordinal: 5n };
     const id = formatCacheOwner(parts);
     expect(id).toMatch(/^[0-9a-f]{32}:[0-9a-f]{32}\/[0-9a-f]{16}\/0{31}5$/);
     expect(parseCacheOwner(id)).toEqual(parts);

@@ -1,6 +1,6 @@
 // KVCR identities (docs/ARCHITECTURE.md, Glossary): CacheOwner ids
 // `<32 hex>:<32 hex>/<16 hex>/<32 hex>` (cache semantics : routing scope / datacenter / stable
-// slot), the per-worker raw topic derived from them, and the raw-host rule for endpoints the state
+// ordinal), the per-worker raw topic derived from them, and the raw-host rule for endpoints the state
 // agent dials.
 
 export type Hash64 = (data: Uint8Array, seed: bigint) => bigint;
@@ -9,20 +9,20 @@ export interface CacheOwnerParts {
   semantics: string; // 32 hex
   scope: string; // 32 hex
   datacenter: string; // 16 hex
-  slot: bigint; // formatted as 32 hex
+  ordinal: bigint; // formatted as 32 hex
 }
 
 const CACHE_OWNER_RE = /^([0-9a-f]{32}):([0-9a-f]{32})\/([0-9a-f]{16})\/([0-9a-f]{32})$/;
 const encoder = new TextEncoder();
 
 export function formatCacheOwner(p: CacheOwnerParts): string {
-  return `${p.semantics}:${p.scope}/${p.datacenter}/${p.slot.toString(16).padStart(32, "0")}`;
+  return `${p.semantics}:${p.scope}/${p.datacenter}/${p.ordinal.toString(16).padStart(32, "0")}`;
 }
 
 export function parseCacheOwner(id: string): CacheOwnerParts | undefined {
   const m = CACHE_OWNER_RE.exec(id);
   if (!m) return undefined;
-  return { semantics: m[1]!, scope: m[2]!, datacenter: m[3]!, slot: BigInt(`0x${m[4]}`) };
+  return { semantics: m[1]!, scope: m[2]!, datacenter: m[3]!, ordinal: BigInt(`0x${m[4]}`) };
 }
 
 /** The indexer domain: everything before the first `/` (semantics:scope). */
@@ -41,7 +41,7 @@ export function hex128(hash: Hash64, text: string): string {
 }
 
 /** Deterministic defaults: semantics from the model, scope and datacenter from the namespace. */
-export function defaultOwnerParts(hash: Hash64, modelName: string, namespace: string): Omit<CacheOwnerParts, "slot"> {
+export function defaultOwnerParts(hash: Hash64, modelName: string, namespace: string): Omit<CacheOwnerParts, "ordinal"> {
   return {
     semantics: hex128(hash, `kvcr/cache-semantics/${modelName}`),
     scope: hex128(hash, `kvcr/routing-scope/${namespace}`),

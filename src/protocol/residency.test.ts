@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { blockSetOf, prefixOverlap, residencyBlocks, ResidencySchema } from "./residency.ts";
 
-const source = {
+const holder = {
   worker_id: "w-0",
   dp_rank: 1,
   seq: 7,
@@ -13,16 +13,16 @@ const source = {
 
 describe("residency", () => {
   test("the shape validates, with u64 decimal strings only", () => {
-    expect(v.safeParse(ResidencySchema, { sources: [source] }).success).toBe(true);
-    expect(v.safeParse(ResidencySchema, { sources: [{ ...source, seq: undefined, cursor: 4 }] }).success).toBe(true);
-    const bad = { ...source, tiers: { ...source.tiers, host: [{ seq_hash: "0x3", local_hash: "1" }] } };
+    expect(v.safeParse(ResidencySchema, { sources: [holder] }).success).toBe(true);
+    expect(v.safeParse(ResidencySchema, { sources: [{ ...holder, seq: undefined, cursor: 4 }] }).success).toBe(true);
+    const bad = { ...holder, tiers: { ...holder.tiers, host: [{ seq_hash: "0x3", local_hash: "1" }] } };
     expect(v.safeParse(ResidencySchema, { sources: [bad] }).success).toBe(false);
   });
 
   test("blockSetOf: one tier or all of them", () => {
-    expect([...blockSetOf(source, "device")]).toEqual(["1", "2"]);
-    expect([...blockSetOf(source)].sort()).toEqual(["1", "2", "3"]);
-    expect(blockSetOf(source, "disk").size).toBe(0);
+    expect([...blockSetOf(holder, "device")]).toEqual(["1", "2"]);
+    expect([...blockSetOf(holder)].sort()).toEqual(["1", "2", "3"]);
+    expect(blockSetOf(holder, "disk").size).toBe(0);
   });
 
   test("residencyBlocks sorts by seq hash as u64, not as text", () => {

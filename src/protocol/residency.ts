@@ -1,6 +1,6 @@
 // Residency: which blocks each (worker, rank) holds per tier, one shape for every role that can say
 // so (docs/http-api.md): the mocker's truth (`GET /v1/residency`, what its engines really hold),
-// the agent's `GET /v1/snapshot` sources and the frontend's `GET /v1/index`. Any two of them can be
+// the agent's `GET /v1/snapshot` holders and the frontend's `GET /v1/index`. Any two of them can be
 // diffed block by block. Hashes are decimal strings (a u64 does not fit a JSON number); blocks are
 // sorted by seq hash.
 import * as v from "valibot";
@@ -18,7 +18,7 @@ export type ResidencyTiers = v.InferOutput<typeof ResidencyTiersSchema>;
 export type ResidencyTier = keyof ResidencyTiers;
 export const RESIDENCY_TIERS: readonly ResidencyTier[] = ["device", "host", "disk"];
 
-export const ResidencySourceSchema = v.object({
+export const ResidencyHolderSchema = v.object({
   worker_id: v.pipe(v.string(), v.nonEmpty()),
   dp_rank: count,
   /** The last raw event seq the listed state reflects (mocker; -1: nothing published yet). */
@@ -31,15 +31,15 @@ export const ResidencySourceSchema = v.object({
   requests: v.optional(count),
   tiers: ResidencyTiersSchema,
 });
-export type ResidencySource = v.InferOutput<typeof ResidencySourceSchema>;
+export type ResidencyHolder = v.InferOutput<typeof ResidencyHolderSchema>;
 
-export const ResidencySchema = v.object({ sources: v.array(ResidencySourceSchema) });
+export const ResidencySchema = v.object({ sources: v.array(ResidencyHolderSchema) });
 export type Residency = v.InferOutput<typeof ResidencySchema>;
 
-/** The seq hashes `source` holds in `tier`, or in any tier when none is named. */
-export function blockSetOf(source: Pick<ResidencySource, "tiers">, tier?: ResidencyTier): Set<string> {
+/** The seq hashes `holder` holds in `tier`, or in any tier when none is named. */
+export function blockSetOf(holder: Pick<ResidencyHolder, "tiers">, tier?: ResidencyTier): Set<string> {
   const set = new Set<string>();
-  for (const t of tier === undefined ? RESIDENCY_TIERS : [tier]) for (const b of source.tiers[t]) set.add(b.seq_hash);
+  for (const t of tier === undefined ? RESIDENCY_TIERS : [tier]) for (const b of holder.tiers[t]) set.add(b.seq_hash);
   return set;
 }
 

@@ -12,21 +12,21 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const fromHex = (h: string) => Uint8Array.from(Buffer.from(h.replace(/\s+/g, ""), "hex"));
 
 const stored: RouterEvent = {
-  source: { workerId: "w0", dpRank: 1 },
+  holder: { workerId: "w0", dpRank: 1 },
   tier: "device",
   kind: "stored",
   blocks: [{ seqHash: 0xcb38e4d7fb2dca5cn, localHash: 0xcb38e4d7fb2dca5cn }, { seqHash: 2n, localHash: 3n }],
   parentHash: 7n,
 };
-const owned: RouterEvent = { source: { cacheOwnerId: "aa:bb/cc/dd" }, tier: "host", kind: "removed", blocks: [{ seqHash: 2n, localHash: 3n }], parentHash: null };
-const cleared: RouterEvent = { source: { workerId: "w0", dpRank: 0 }, tier: "disk", kind: "cleared", blocks: [], parentHash: null };
+const owned: RouterEvent = { holder: { cacheOwnerId: "aa:bb/cc/dd" }, tier: "host", kind: "removed", blocks: [{ seqHash: 2n, localHash: 3n }], parentHash: null };
+const cleared: RouterEvent = { holder: { workerId: "w0", dpRank: 0 }, tier: "disk", kind: "cleared", blocks: [], parentHash: null };
 
 const rejection = (bytes: Uint8Array): ProtocolError => thrownBy(ProtocolError, () => decodeRouterEvents(bytes));
 const expectRejected = (bytes: Uint8Array, message: string, offset: number) =>
   expect(rejection(bytes).message).toStartWith(`${message} at byte ${offset} (`);
 
 describe("router events", () => {
-  test("pinned layout: [1, [[source, tier, kind, blocks, parent]]], hashes as cf", () => {
+  test("pinned layout: [1, [[holder, tier, kind, blocks, parent]]], hashes as cf", () => {
     expect(hex(encodeRouterEvents([cleared]))).toBe("9201" + "91" + "95" + "92a2773000" + "a46469736b" + "a7636c6561726564" + "90" + "c0");
     expect(hex(encodeRouterEvents([owned]))).toBe(
       "9201" + "91" + "95" + "ab61613a62622f63632f6464" + "a4686f7374" + "a772656d6f766564" +
@@ -34,7 +34,7 @@ describe("router events", () => {
     );
   });
 
-  test("round trip of each kind and source", () => {
+  test("round trip of each kind and holder", () => {
     const events = [stored, owned, cleared];
     expect(decodeRouterEvents(encodeRouterEvents(events))).toEqual(events);
     expect(decodeRouterEvents(encodeRouterEvents([]))).toEqual([]);
@@ -42,15 +42,15 @@ describe("router events", () => {
 
   test("property: decode(encode(x)) = x", () => {
     const hash = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
-    const source = fc.oneof(
+    const holder = fc.oneof(
       fc.record({ workerId: fc.string({ minLength: 1, unit: "grapheme" }), dpRank: fc.nat() }),
       fc.record({ cacheOwnerId: fc.string({ minLength: 1, maxLength: 120 }) }),
     );
     const blocks = (min: number) => fc.array(fc.record({ seqHash: hash, localHash: hash }), { minLength: min, maxLength: 8 });
     const event: fc.Arbitrary<RouterEvent> = fc.oneof(
-      fc.record({ source, tier: fc.constantFrom(...Object.values(RouterTier)), kind: fc.constant(RouterEventKind.Stored), blocks: blocks(1), parentHash: fc.option(hash, { nil: null }) }),
-      fc.record({ source, tier: fc.constantFrom(...Object.values(RouterTier)), kind: fc.constant(RouterEventKind.Removed), blocks: blocks(0), parentHash: fc.constant(null) }),
-      fc.record({ source, tier: fc.constantFrom(...Object.values(RouterTier)), kind: fc.constant(RouterEventKind.Cleared), blocks: fc.constant([]), parentHash: fc.constant(null) }),
+      fc.record({ holder, tier: fc.constantFrom(...Object.values(RouterTier)), kind: fc.constant(RouterEventKind.Stored), blocks: blocks(1), parentHash: fc.option(hash, { nil: null }) }),
+      fc.record({ holder, tier: fc.constantFrom(...Object.values(RouterTier)), kind: fc.constant(RouterEventKind.Removed), blocks: blocks(0), parentHash: fc.constant(null) }),
+      fc.record({ holder, tier: fc.constantFrom(...Object.values(RouterTier)), kind: fc.constant(RouterEventKind.Cleared), blocks: fc.constant([]), parentHash: fc.constant(null) }),
     );
     fc.assert(fc.property(fc.array(event, { maxLength: 6 }), (events) => {
       const bytes = encodeRouterEvents(events);
@@ -86,22 +86,22 @@ describe("router events", () => {
     expect(() => encodeRouterEvents([{ ...owned, parentHash: 1n }])).toThrow("a removed event has no parent_hash");
     expect(() => encodeRouterEvents([{ ...stored, blocks: [] }])).toThrow("a stored event needs at least one block");
     expect(() => encodeRouterEvents([{ ...stored, tier: "gpu" as RouterTier }])).toThrow("unknown tier gpu");
-    expect(() => encodeRouterEvents([{ ...stored, source: { workerId: "", dpRank: 0 } }])).toThrow("worker_id must not be empty");
+    expect(() => encodeRouterEvents([{ ...stored, holder: { workerId: "", dpRank: 0 } }])).toThrow("worker_id must not be empty");
     expect(() => encodeRouterEvents([{ ...stored, blocks: [{ seqHash: -1n, localHash: 0n }] }])).toThrow("outside u64 range");
   });
 });
 
 describe("router event decode errors", () => {
   const ev = (e: unknown[]) => pack([1, [e]]);
-  // [1, [ event ]] = 92 01 91 <event at byte 3>; a one-char source "o" puts the tier at 6, kind at 11
+  // [1, [ event ]] = 92 01 91 <event at byte 3>; a one-char holder "o" puts the tier at 6, kind at 11
   test("payload not an array", () => expectRejected(pack({ v: 1 }), "router payload: expected array, got map", 0));
   test("payload of the wrong arity", () => expectRejected(pack([1]), "router payload: expected [version, events], got 1 elements", 0));
   test("unsupported version", () => expectRejected(pack([2, []]), "router payload: unsupported version 2 (this build reads 1)", 1));
   test("event of the wrong arity", () =>
-    expectRejected(ev(["w", "host"]), "router event: expected [source, tier, kind, blocks, parent_hash], got 2 elements", 3));
-  test("source of the wrong type", () =>
-    expectRejected(ev([5, "host", "stored", [], null]), "source: expected [worker_id, dp_rank] or cache_owner_id, got int", 4));
-  test("worker source of the wrong arity", () => expectRejected(ev([["w"], "host", "stored", [], null]), "source: expected [worker_id, dp_rank]", 4));
+    expectRejected(ev(["w", "host"]), "router event: expected [holder, tier, kind, blocks, parent_hash], got 2 elements", 3));
+  test("holder of the wrong type", () =>
+    expectRejected(ev([5, "host", "stored", [], null]), "holder: expected [worker_id, dp_rank] or cache_owner_id, got int", 4));
+  test("worker holder of the wrong arity", () => expectRejected(ev([["w"], "host", "stored", [], null]), "holder: expected [worker_id, dp_rank]", 4));
   test("empty worker id / cache owner id", () => {
     expectRejected(ev([["", 0], "host", "stored", [], null]), "worker_id: empty", 5);
     expectRejected(ev(["", "host", "stored", [], null]), "cache_owner_id: empty", 4);
@@ -128,7 +128,7 @@ describe("router event decode errors", () => {
 });
 
 describe("stream message [topic, cursor, payload]", () => {
-  const payload = encodeRouterEvents([{ source: { workerId: "w", dpRank: 0 }, tier: RouterTier.Device, kind: RouterEventKind.Cleared, blocks: [], parentHash: null }]);
+  const payload = encodeRouterEvents([{ holder: { workerId: "w", dpRank: 0 }, tier: RouterTier.Device, kind: RouterEventKind.Cleared, blocks: [], parentHash: null }]);
   test("decodes the cursor and the events", () => {
     const m = decodeRouterEventMessage([new Uint8Array(0), encodeSeq(7n), payload]);
     expect(m.cursor).toBe(7n);

@@ -4,9 +4,9 @@
 // Payload (msgpack), designed here; positional for compactness, strings for the enums so a tap
 // can read it without a table:
 //   payload     = [version = 1, [event, ...]]
-//   event       = [source, tier, kind, blocks, parent_hash]          (exactly 5 elements)
-//   source      = [worker_id: str, dp_rank: uint]                    a worker's own residency
-//               | cache_owner_id: str                                a CacheOwner slot's residency
+//   event       = [holder, tier, kind, blocks, parent_hash]          (exactly 5 elements)
+//   holder      = [worker_id: str, dp_rank: uint]                    a worker's own residency
+//               | cache_owner_id: str                                a CacheOwner's residency
 //   tier        = "device" | "host" | "disk"
 //   kind        = "stored" | "removed" | "cleared"
 //   blocks      = [[seq_hash: u64, local_hash: u64], ...]            hashes always written `cf`
@@ -24,8 +24,8 @@ export type RouterTier = (typeof RouterTier)[keyof typeof RouterTier];
 export const RouterEventKind = { Stored: "stored", Removed: "removed", Cleared: "cleared" } as const;
 export type RouterEventKind = (typeof RouterEventKind)[keyof typeof RouterEventKind];
 
-/** Whose residency changed: one (worker, dp rank), or one CacheOwner slot. */
-export type RouterEventSource = { readonly workerId: string; readonly dpRank: number } | { readonly cacheOwnerId: string };
+/** Whose residency changed: one (worker, dp rank), or one CacheOwner. */
+export type RouterEventHolder = { readonly workerId: string; readonly dpRank: number } | { readonly cacheOwnerId: string };
 
 export interface RouterBlock {
   readonly seqHash: bigint;
@@ -33,7 +33,7 @@ export interface RouterBlock {
 }
 
 export interface RouterEvent {
-  readonly source: RouterEventSource;
+  readonly holder: RouterEventHolder;
   readonly tier: RouterTier;
   readonly kind: RouterEventKind;
   readonly blocks: readonly RouterBlock[];
@@ -78,14 +78,14 @@ export class RouterEventEncoder {
     const violation = ruleViolation(e.kind, e.blocks.length, e.parentHash !== null);
     if (violation) throw encodeError(violation);
     w.writeArrayHeader(5);
-    if ("cacheOwnerId" in e.source) {
-      if (e.source.cacheOwnerId === "") throw encodeError("cache_owner_id must not be empty");
-      w.writeStr(e.source.cacheOwnerId);
+    if ("cacheOwnerId" in e.holder) {
+      if (e.holder.cacheOwnerId === "") throw encodeError("cache_owner_id must not be empty");
+      w.writeStr(e.holder.cacheOwnerId);
     } else {
-      if (e.source.workerId === "") throw encodeError("worker_id must not be empty");
+      if (e.holder.workerId === "") throw encodeError("worker_id must not be empty");
       w.writeArrayHeader(2);
-      w.writeStr(e.source.workerId);
-      w.writeUint(e.source.dpRank);
+      w.writeStr(e.holder.workerId);
+      w.writeUint(e.holder.dpRank);
     }
     w.writeRaw(tier);
     w.writeRaw(kind);
@@ -133,8 +133,8 @@ export function decodeRouterEventMessage(frames: readonly Uint8Array[]): { curso
 function readEvent(r: MsgpackReader): RouterEvent {
   const at = r.pos;
   const n = r.arrayHeader("router event");
-  if (n !== 5) r.fail(`router event: expected [source, tier, kind, blocks, parent_hash], got ${n} elements`, at);
-  const source = readSource(r);
+  if (n !== 5) r.fail(`router event: expected [holder, tier, kind, blocks, parent_hash], got ${n} elements`, at);
+  const holder = readHolder(r);
   const tier = TIERS[readEnum(r, TIER_TABLE, "tier")]!;
   const kind = KINDS[readEnum(r, KIND_TABLE, "kind")]!;
   const blockCount = r.arrayHeader("blocks");
@@ -148,19 +148,19 @@ function readEvent(r: MsgpackReader): RouterEvent {
   const parentHash = r.nil("parent_hash") ? null : readU64(r, "parent_hash");
   const violation = ruleViolation(kind, blockCount, parentHash !== null);
   if (violation) r.fail(`router event: ${violation}`, at);
-  return { source, tier, kind, blocks, parentHash };
+  return { holder, tier, kind, blocks, parentHash };
 }
 
-function readSource(r: MsgpackReader): RouterEventSource {
+function readHolder(r: MsgpackReader): RouterEventHolder {
   const at = r.pos;
-  const kind = typeName(r.peek("source"));
+  const kind = typeName(r.peek("holder"));
   if (kind === "string") {
     const cacheOwnerId = r.str("cache_owner_id");
     if (cacheOwnerId === "") r.fail("cache_owner_id: empty", at);
     return { cacheOwnerId };
   }
-  if (kind !== "array") r.fail(`source: expected [worker_id, dp_rank] or cache_owner_id, got ${kind}`);
-  if (r.arrayHeader("source") !== 2) r.fail("source: expected [worker_id, dp_rank]", at);
+  if (kind !== "array") r.fail(`holder: expected [worker_id, dp_rank] or cache_owner_id, got ${kind}`);
+  if (r.arrayHeader("holder") !== 2) r.fail("holder: expected [worker_id, dp_rank]", at);
   const idAt = r.pos;
   const workerId = r.str("worker_id");
   if (workerId === "") r.fail("worker_id: empty", idAt);

@@ -100,7 +100,7 @@ describe.skipIf(!hasEtcd)("three nodes on one etcd (compiled binary)", () => {
     const overlap = await runCli(["up", "--roles", "mockers", "--host", "127.0.0.5", "--kv-state-agent-raw-host", "127.0.0.5", "--cache-slot-base", "6", ...common()], { bin, cwd: dir.path, timeoutMs: 60_000 });
     expect(overlap.exitCode).toBe(1);
     // `up` refuses it before starting a mocker (the mocker's own start-up check is the backstop).
-    expect(overlap.stderr).toMatch(/CacheOwner slots 6–9 of this stack overlap ones already in discovery \(namespace multinode\): slot 6 is attached by worker kvcr-slot-6 rank 0 \(pid \d+\) and would be owned by this up's mocker-0/);
+    expect(overlap.stderr).toMatch(/CacheOwner ordinals 6–9 of this stack overlap ones already in discovery \(namespace multinode\): ordinal 6 is attached by worker kvcr-slot-6 rank 0 \(pid \d+\) and would be owned by this up's mocker-0/);
     expect(await instances()).toBe(12); // the refused node published nothing
 
     // etcd restarted under the running stack: no worker leaves routing, no slot detaches, and every

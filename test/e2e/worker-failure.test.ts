@@ -85,7 +85,7 @@ describe("a worker killed under load (compiled binary)", () => {
       const state = JSON.parse(readFileSync(stateFile, "utf8")) as State;
       pids = state.processes.map((p) => p.pid);
       const url = state.frontend_url;
-      // State-agent mode names mocker-i's only worker by its cache slot i.
+      // State-agent mode names mocker-i's only worker by its CacheOwner ordinal i.
       const victim = { pid: state.processes.find((p) => p.name === "mocker-2")!.pid, worker: "kvcr-slot-2" };
       const metrics = async () => (await fetch(`${url}/metrics`)).text();
       const victimBlocks = (text: string) => metric(text, "dynamo_frontend_worker_active_decode_blocks", `{dp_rank="0",worker_id="${victim.worker}",worker_type="decode"}`);

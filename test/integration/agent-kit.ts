@@ -70,7 +70,7 @@ export class LateRouter implements AsyncDisposable {
     if (cursor !== this.lastCursor + 1) this.gaps++;
     this.lastCursor = cursor;
     for (const e of decodeRouterEvents(payload)) {
-      const id = "cacheOwnerId" in e.source ? e.source.cacheOwnerId : `${e.source.workerId}/${e.source.dpRank}`;
+      const id = "cacheOwnerId" in e.holder ? e.holder.cacheOwnerId : `${e.holder.workerId}/${e.holder.dpRank}`;
       let sets = this.state.get(id);
       if (!sets) this.state.set(id, (sets = { device: new Set(), host: new Set(), disk: new Set() }));
       const set = sets[e.tier];

@@ -16,7 +16,7 @@ import { runBench } from "../../src/roles/bench/run-bench.ts";
 import type { BenchOptions, ObservedResult } from "../../src/roles/bench/bench-types.ts";
 import { accuracyOf, compareCounts } from "../../src/core/audit/index-audit.ts";
 import { startStack, type StackHandle } from "../../src/roles/launcher/start.ts";
-import { readResidency } from "../../src/roles/stack-truth.ts";
+import { readResidency } from "../../src/roles/shared/stack/stack-truth.ts";
 import { benchDeps, benchOptions } from "../bench-kit.ts";
 import { CHROMIUM, openPage } from "../chromium.ts";
 import { freshStackStarter } from "../../src/cli/bench-stack.ts";

@@ -117,7 +117,7 @@ describe("frontend in state-agent mode (fake agent, 2 real mockers)", () => {
 
     // The stream from cursor 4: B's CacheOwner stores 12 blocks → routing follows.
     await waitFor(() => agent.pub.subscriberCount("") > 0, { what: "the frontend's subscription" });
-    agent.publish(4, [{ source: { cacheOwnerId: ownerB }, tier: "device", kind: "stored", blocks: blocks(0, 12), parentHash: null }]);
+    agent.publish(4, [{ holder: { cacheOwnerId: ownerB }, tier: "device", kind: "stored", blocks: blocks(0, 12), parentHash: null }]);
     await waitFor(() => indexedPrefix(fe, prompt) === 12, { what: "B's 12 blocks from the stream" });
     expect(routeOf(fe)).toBe(b!.workerId);
 
@@ -129,12 +129,12 @@ describe("frontend in state-agent mode (fake agent, 2 real mockers)", () => {
         { cache_owner_id: ownerB, worker_id: b!.workerId, dp_rank: 0, tiers: { device: snapshotBlocks(16), host: [], disk: [] } },
       ],
     };
-    agent.publish(6, [{ source: { cacheOwnerId: ownerB }, tier: "host", kind: "stored", blocks: blocks(0, 1), parentHash: null }]);
+    agent.publish(6, [{ holder: { cacheOwnerId: ownerB }, tier: "host", kind: "stored", blocks: blocks(0, 1), parentHash: null }]);
     await waitFor(() => fe.agents.resyncs === 1 && indexedPrefix(fe, prompt) === 16, { what: "a re-sync to the cursor-6 snapshot" });
     // The batch at cursor 6 was in the snapshot already: skipped, not applied twice.
     expect(fe.state.index.footprint(fe.state.rankIdOf(b!.workerId, 0), "host")).toBe(0);
     // And the stream continues from 7.
-    agent.publish(7, [{ source: { workerId: a!.workerId, dpRank: 0 }, tier: "host", kind: "stored", blocks: blocks(8, 16), parentHash: seq.sequence[7]! }]);
+    agent.publish(7, [{ holder: { workerId: a!.workerId, dpRank: 0 }, tier: "host", kind: "stored", blocks: blocks(8, 16), parentHash: seq.sequence[7]! }]);
     await waitFor(() => fe.state.index.footprint(fe.state.rankIdOf(a!.workerId, 0), "host") === 8, { what: "cursor 7 applied" });
 
     // A frontend started late recovers the full index from the snapshot.
@@ -147,7 +147,7 @@ describe("frontend in state-agent mode (fake agent, 2 real mockers)", () => {
     // equal, no hint. After B stores 4 more blocks, a request on A carries a hint to B's source endpoint.
     const rr = await start("round-robin");
     await waitFor(() => agent.pub.subscriberCount("") === 3, { what: "all three frontends subscribed" });
-    agent.publish(8, [{ source: { cacheOwnerId: ownerB }, tier: "device", kind: "stored", blocks: blocks(16, 20), parentHash: seq.sequence[15]! }]);
+    agent.publish(8, [{ holder: { cacheOwnerId: ownerB }, tier: "device", kind: "stored", blocks: blocks(16, 20), parentHash: seq.sequence[15]! }]);
     await waitFor(() => indexedPrefix(rr, prompt) === 20 && indexedPrefix(fe, prompt) === 20, { what: "B's 20 blocks" });
     const res = await Promise.all([0, 1].map(() => fetch(`${rr.url}/v1/completions`, { method: "POST", body: JSON.stringify({ model: "m", prompt, max_tokens: 1 }) })));
     expect(res.map((r) => r.status)).toEqual([200, 200]);

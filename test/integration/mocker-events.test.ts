@@ -226,7 +226,7 @@ describe("mocker in direct mode", () => {
     }, { timeoutMs: 10_000, what: "a router-event batch" });
     const events = decodeRouterEvents(batches[0]!);
     const stored = events.find((e) => e.kind === "stored" && e.tier === "device")!;
-    expect(stored.source).toEqual({ workerId: mocker.workers[0]!.workerId, dpRank: 0 });
+    expect(stored.holder).toEqual({ workerId: mocker.workers[0]!.workerId, dpRank: 0 });
     // The relayed blocks are exactly one prompt's (sequence hash, local hash) pairs.
     const expected = prompts.map((p) => {
       const h = hasher.hashBlocks(p, 4);

@@ -73,7 +73,7 @@ describe("kvcr-mock up", () => {
     const agent = JSON.parse(readFileSync(join(dir.path, "agent.json"), "utf8")) as { argv: string[]; lifeline: string };
     expect(agent.argv.slice(0, 2)).toEqual(["--port", new URL(state.agent_url!).port]);
     expect(agent.lifeline).toBe("stdin");
-    // Each mocker: healthy, its two workers' raw endpoints from discovery, disjoint cache slots.
+    // Each mocker: healthy, its two workers' raw endpoints from discovery, disjoint CacheOwner ordinals.
     for (const m of state.processes.filter((p) => p.name.startsWith("mocker"))) {
       expect((await fetch(`${m.url}/health`)).status).toBe(200);
       expect(m.raw_endpoints?.flat()).toHaveLength(2);
@@ -184,7 +184,7 @@ describe("kvcr-mock up", () => {
     await store.put(keys.intent("dynamo", owner, "other-host-worker"), intent);
     const r = await runCli(["up", ...args], { timeoutMs: 30_000 });
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain(`CacheOwner slots 4–5 of this stack overlap ones already in discovery (namespace dynamo): slot 5 is attached by worker other-host-worker rank 0 (pid ${process.pid}) and would be owned by this up's mocker-0. Choose another --cache-slot-base.`);
+    expect(r.stderr).toContain(`CacheOwner ordinals 4–5 of this stack overlap ones already in discovery (namespace dynamo): ordinal 5 is attached by worker other-host-worker rank 0 (pid ${process.pid}) and would be owned by this up's mocker-0. Choose another --cache-slot-base.`);
     expect(r.stderr).not.toContain("mocker-0 |");
   }, 30_000);
 

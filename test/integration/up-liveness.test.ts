@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { auditPoint, type AuditPoint } from "../../src/core/audit/index-audit.ts";
-import { readResidency, readTruths } from "../../src/roles/stack-truth.ts";
+import { readResidency, readTruths } from "../../src/roles/shared/stack/stack-truth.ts";
 import { CLI_ENTRY, cleanupList, pidAlive, spawnProcess, tempDir, waitFor, type ChildProcess } from "../harness.ts";
 
 const cleanups = cleanupList();

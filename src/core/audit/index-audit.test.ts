@@ -35,7 +35,7 @@ describe("compareCounts / auditPoint", () => {
     expect(auditPoint({ t_s: 0, truth, indexBefore: before, indexAfter: before }).recall).toBeCloseTo(2 / 3, 4);
   });
 
-  test("empty denominators count as 1; a source only one side knows counts against the other", () => {
+  test("empty denominators count as 1; a holder only one side knows counts against the other", () => {
     expect(auditPoint({ t_s: 0, truth: res(["w0", 0, []]), indexBefore: res(), indexAfter: res() }).workers.w0).toEqual({ precision: 1, recall: 1 });
     const p = auditPoint({ t_s: 0, truth: res(["w0", 0, [1, 2]]), indexBefore: res(), indexAfter: res() });
     expect(p.workers.w0).toEqual({ precision: 1, recall: 0 });

@@ -4,7 +4,7 @@
 // precision = |index ∩ truth| / |index|, recall = |index ∩ truth| / |truth|, each 1 when its
 // denominator is 0 (an empty index of an empty rank is exact). Used by bench and up (docs/DECISIONS.md,
 // "Audit and schedules").
-import type { Residency, ResidencySource, ResidencyTier } from "../../protocol/residency.ts";
+import type { Residency, ResidencyHolder, ResidencyTier } from "../../protocol/residency.ts";
 
 /** Both figures back at or above this count as recovered. */
 export const RECOVERED = 0.99;
@@ -34,9 +34,9 @@ export interface AuditPoint extends Accuracy {
   workers: Record<string, Accuracy>;
 }
 
-const key = (s: Pick<ResidencySource, "worker_id" | "dp_rank">) => `${s.worker_id}\u0000${s.dp_rank}`;
+const key = (s: Pick<ResidencyHolder, "worker_id" | "dp_rank">) => `${s.worker_id}\u0000${s.dp_rank}`;
 
-function setsBySource(r: Residency, tier: ResidencyTier): Map<string, { worker: string; blocks: Set<string> }> {
+function setsByHolder(r: Residency, tier: ResidencyTier): Map<string, { worker: string; blocks: Set<string> }> {
   const out = new Map<string, { worker: string; blocks: Set<string> }>();
   for (const s of r.sources) {
     const k = key(s);
@@ -54,9 +54,9 @@ function setsBySource(r: Residency, tier: ResidencyTier): Map<string, { worker: 
  * reads agree on is counted as they say.
  */
 export function compareCounts(truth: Residency, indexBefore: Residency, indexAfter: Residency = indexBefore, tier: ResidencyTier = "device"): Map<string, WorkerCounts> {
-  const t = setsBySource(truth, tier);
-  const a = setsBySource(indexBefore, tier);
-  const b = setsBySource(indexAfter, tier);
+  const t = setsByHolder(truth, tier);
+  const a = setsByHolder(indexBefore, tier);
+  const b = setsByHolder(indexAfter, tier);
   const out = new Map<string, WorkerCounts>();
   for (const k of new Set([...t.keys(), ...a.keys(), ...b.keys()])) {
     const worker = (t.get(k) ?? a.get(k) ?? b.get(k))!.worker;

@@ -128,7 +128,7 @@ describe("G2", () => {
     expect(s.finished[0]).toMatchObject({ promptTokens: 9, cachedTokens: 0, hostLoadedTokens: 0 });
     expect(eventSummary(s.events)).toEqual(["stored:device:2"]); // computed, not loaded
     expect(e.metrics().prefixHitTokens).toBe(0);
-    // The dropped entries' slots were freed at the unpin: only q's own two copies are in flight.
+    // The dropped entries' cells were freed at the unpin: only q's own two copies are in flight.
     expect(e.inspect()).toMatchObject({ hostPinnedBlocks: 0, hostUsedBlocks: 2 });
     const rest = runToIdle(e, run.nowMs);
     expect(residencyMismatch(e, [...run.events, ...rest.events])).toBeUndefined();
@@ -149,7 +149,7 @@ describe("G2", () => {
     const run = newRun(t);
     const s = stepOnce(e, run);
     expect(s.tokens.map((x) => x.requestId)).toEqual(["r"]);
-    // r's block needs a G2 slot: b0 is evicted, not the touched a0.
+    // r's block needs a G2 cell: b0 is evicted, not the touched a0.
     const b0 = hasher.hashBlocks(seq(100, 4), 4).sequence[0]!;
     expect(s.events.filter((x) => x.kind === "removed" && x.tier === "host")).toEqual([{ kind: "removed", tier: "host", blockHashes: [b0] }]);
     const rest = runToIdle(e, run.nowMs);

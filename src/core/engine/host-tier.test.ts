@@ -27,7 +27,7 @@ describe("G2 host tier", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 4, numHostBlocks: 16, kvBytesPerToken: 1, ...fixed });
     e.addRequest({ id: "a", tokenIds: seq(0, 12), maxTokens: 1 });
     const a = runToIdle(e);
-    e.addRequest({ id: "b", tokenIds: seq(100, 16), maxTokens: 1 }); // takes all 4 slots: a's blocks leave G1
+    e.addRequest({ id: "b", tokenIds: seq(100, 16), maxTokens: 1 }); // takes all 4 cells: a's blocks leave G1
     const b = runToIdle(e, a.nowMs);
     expect(e.inspect().resident.device.length).toBe(4);
     e.addRequest({ id: "c", tokenIds: seq(0, 13), maxTokens: 1 });
@@ -63,7 +63,7 @@ describe("G2 host tier", () => {
     expect(landed.tokens.map((t) => t.requestId)).toEqual(["c"]);
   });
 
-  test("G1 store → G1 remove → G2 store: the slot was reused while the copy was in flight", () => {
+  test("G1 store → G1 remove → G2 store: the cell was reused while the copy was in flight", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 3, numHostBlocks: 8, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: slow, ...fixed });
     e.addRequest({ id: "a", tokenIds: seq(0, 8), maxTokens: 1 });
     const run: Run = { steps: [], events: [], tokens: new Map(), nowMs: 0 };
@@ -71,7 +71,7 @@ describe("G2 host tier", () => {
     expect(eventSummary(s1.events)).toEqual(["stored:device:2"]);
     e.addRequest({ id: "b", tokenIds: seq(100, 12), maxTokens: 1 });
     const s2 = stepOnce(e, run);
-    // b needs all 3 slots: a's two are evicted (G1 removed) but still fenced by the copy, so the
+    // b needs all 3 cells: a's two are evicted (G1 removed) but still fenced by the copy, so the
     // step waits until 10 before computing (2 ms): it ends at 12, and a's copy lands in it.
     expect(s2.durationMs).toBe(10);
     // One G1 removed per evicted block, as vLLM's BlockPool emits them (tail first).
@@ -142,7 +142,7 @@ describe("G2 host tier", () => {
 });
 
 describe("G2 races", () => {
-  test("aborting a request while its host load is in flight unpins G2 and frees its slots", () => {
+  test("aborting a request while its host load is in flight unpins G2 and frees its cells", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 4, numHostBlocks: 7, kvBytesPerToken: 1, hostOffloadH2dBandwidthGbps: 1e-6, timingModel: "fixed", prefillMs: 1, decodeMs: 1 });
     const log: KvEvent[] = [];
     const go = (id: string, tokens: number[], at: number) => {

@@ -123,7 +123,7 @@ describe("mock engine: G1 prefix cache", () => {
     e.addRequest({ id: "a", tokenIds: seq(0, 12), maxTokens: 1 });
     const a = runToIdle(e);
     const h = hasher.hashBlocks(seq(0, 12), 4).sequence;
-    // a held slots 0-2; freed tail first → free order: [never-used slot, block 2, block 1, block 0].
+    // a held cells 0-2; freed tail first → free order: [never-used cell, block 2, block 1, block 0].
     e.addRequest({ id: "b", tokenIds: seq(100, 8), maxTokens: 1 });
     const b = runToIdle(e, a.nowMs);
     const removedB = b.events.filter((x) => x.kind === "removed").flatMap((x) => (x.kind === "removed" ? x.blockHashes : []));
@@ -231,7 +231,7 @@ describe("mock engine: scheduler", () => {
   for (const mode of ["lifo", "fifo"] as const) {
     test(`preemption ${mode}: frees the ${mode === "lifo" ? "newest" : "oldest"} request, which resumes and keeps its tokens`, () => {
       const e = engine({ blockSize: 4, numGpuBlocks: 6, preemptionMode: mode, ...fixed });
-      // Each needs 3 blocks to start (8 prompt + 1); growing to 4 blocks exhausts the 6 slots.
+      // Each needs 3 blocks to start (8 prompt + 1); growing to 4 blocks exhausts the 6 cells.
       e.addRequest({ id: "old", tokenIds: seq(0, 8), maxTokens: 8 });
       e.addRequest({ id: "new", tokenIds: seq(100, 8), maxTokens: 8 });
       const run: Run = { steps: [], events: [], tokens: new Map(), nowMs: 0 };

@@ -8,7 +8,7 @@ describe("token-id recovery for host stores", () => {
     const reg = new BlockTokenRegistry();
     reg.stored("device", 11n, null, 101n, toks(10));
     reg.stored("device", 12n, 11n, 102n, toks(20));
-    // The G1 slots were reused while the d2h copy was in flight: both removed first.
+    // The G1 cells were reused while the d2h copy was in flight: both removed first.
     reg.removed("device", 12n);
     reg.removed("device", 11n);
     expect(reg.tiersOf(11n)).toBe(0);
@@ -108,7 +108,7 @@ describe("token-id recovery for host stores", () => {
     // Arrays grow by doubling: at most 2× the records, each 4 × 64 B of tokens + 34 B of fields,
     // plus the FIFO (12 B per entry).
     expect(reg.storageBytes).toBeLessThanOrEqual(2 * n * (4 * bs + 34) + 12 * RELEASED_FIFO_BLOCKS);
-    // Slots of expired records are reused: cycling far more blocks than the FIFO holds stays flat.
+    // Cells of expired records are reused: cycling far more blocks than the FIFO holds stays flat.
     const before = reg.storageBytes;
     for (let i = n + 1; i <= n + 100_000; i++) {
       const h = BigInt(i) * 0x9e3779b97f4a7c15n & 0xffff_ffff_ffff_ffffn;

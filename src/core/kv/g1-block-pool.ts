@@ -1,8 +1,8 @@
-// G1 (device) block pool of one rank, after vLLM v1's BlockPool: physical slots with refcounts,
+// G1 (device) block pool of one rank, after vLLM v1's BlockPool: physical cells with refcounts,
 // a prefix cache keyed by sequence hash, and an LRU free pool in which blocks with refcount 0
-// stay cached until their slot is taken. Also holds each slot's d2h fence (a slot
+// stay cached until their cell is taken. Also holds each cell's d2h fence (a cell
 // whose device-to-host copy is in flight cannot be overwritten before the copy lands).
-// Memory grows with use, not capacity: never-used slots are a counter, not list nodes, since
+// Memory grows with use, not capacity: never-used cells are a counter, not list nodes, since
 // a process may hold thousands of ranks of 16,384 blocks each. Hashes go in as their two u32
 // words (u64-map.ts): the prefix cache is the hottest map of a replay.
 import { LruList } from "./lru-list.ts";
@@ -11,18 +11,18 @@ import { grown } from "./grown.ts";
 
 export class G1BlockPool {
   readonly capacity: number;
-  /** Per slot in use so far (the arrays grow with the highest slot used). */
+  /** Per cell in use so far (the arrays grow with the highest cell used). */
   refcount: Int32Array;
-  /** Time (ms) until which a slot is being read by a d2h copy; empty without a host tier. */
+  /** Time (ms) until which a cell is being read by a d2h copy; empty without a host tier. */
   fenceUntilMs: Float64Array;
-  /** Sequence hash cached by each slot, and the same storage as u32 word pairs. */
-  private slotHash: BigUint64Array;
-  private slotWords: Uint32Array;
+  /** Sequence hash cached by each cell, and the same storage as u32 word pairs. */
+  private cellHash: BigUint64Array;
+  private cellWords: Uint32Array;
   private hashed: Uint8Array;
   private readonly withFences: boolean;
   /** Used blocks with refcount 0: uncached ones first, then cached ones least recently freed first. */
   private readonly free: LruList;
-  /** Slots [fresh, capacity) were never used (uncached, free). */
+  /** Cells [fresh, capacity) were never used (uncached, free). */
   private fresh = 0;
   private readonly cached = new U64Map();
   /** Blocks with refcount > 0. */
@@ -34,8 +34,8 @@ export class G1BlockPool {
     const initial = Math.min(capacity, 64);
     this.refcount = new Int32Array(initial);
     this.fenceUntilMs = new Float64Array(withFences ? initial : 0);
-    this.slotHash = new BigUint64Array(initial);
-    this.slotWords = new Uint32Array(this.slotHash.buffer);
+    this.cellHash = new BigUint64Array(initial);
+    this.cellWords = new Uint32Array(this.cellHash.buffer);
     this.hashed = new Uint8Array(initial);
     this.free = new LruList(capacity);
   }
@@ -48,63 +48,63 @@ export class G1BlockPool {
     return this.cached.size;
   }
 
-  /** Slot caching the hash with words (w0, w1), or -1. */
+  /** Cell caching the hash with words (w0, w1), or -1. */
   lookup(w0: number, w1: number): number {
     return this.cached.get(w0, w1);
   }
 
-  /** Takes one more reference on a cached slot (a prefix hit). */
-  acquire(slot: number): void {
-    if (this.refcount[slot]! === 0) {
-      this.free.remove(slot);
+  /** Takes one more reference on a cached cell (a prefix hit). */
+  acquire(cell: number): void {
+    if (this.refcount[cell]! === 0) {
+      this.free.remove(cell);
       this.activeBlocks++;
     }
-    this.refcount[slot]!++;
+    this.refcount[cell]!++;
   }
 
   /**
-   * Takes the least recently freed slot (refcount 1). If it still caches a block, that block
-   * is evicted and its hash pushed onto `evicted`. Returns -1 when no slot is free.
+   * Takes the least recently freed cell (refcount 1). If it still caches a block, that block
+   * is evicted and its hash pushed onto `evicted`. Returns -1 when no cell is free.
    */
   allocate(evicted: bigint[]): number {
-    let slot = this.free.popFront();
-    if (slot === -1 || this.hashed[slot] === 1) {
-      // No uncached block in the pool: a never-used slot goes before evicting a cached block.
+    let cell = this.free.popFront();
+    if (cell === -1 || this.hashed[cell] === 1) {
+      // No uncached block in the pool: a never-used cell goes before evicting a cached block.
       if (this.fresh < this.capacity) {
-        if (slot !== -1) this.free.pushFront(slot);
-        slot = this.fresh++;
-        if (slot >= this.refcount.length) this.grow();
-      } else if (slot === -1) return -1;
+        if (cell !== -1) this.free.pushFront(cell);
+        cell = this.fresh++;
+        if (cell >= this.refcount.length) this.grow();
+      } else if (cell === -1) return -1;
     }
-    if (this.hashed[slot] === 1) {
-      this.cached.delete(this.slotWords[2 * slot]!, this.slotWords[2 * slot + 1]!);
-      this.hashed[slot] = 0;
-      evicted.push(this.slotHash[slot]!);
+    if (this.hashed[cell] === 1) {
+      this.cached.delete(this.cellWords[2 * cell]!, this.cellWords[2 * cell + 1]!);
+      this.hashed[cell] = 0;
+      evicted.push(this.cellHash[cell]!);
     }
-    this.refcount[slot] = 1;
+    this.refcount[cell] = 1;
     this.activeBlocks++;
-    return slot;
+    return cell;
   }
 
   /**
    * Drops one reference. At 0 a cached block joins the MRU end (evicted last); an uncached one
    * the LRU end, since reusing it first loses nothing. Callers release a sequence tail first.
    */
-  release(slot: number): void {
-    const rc = --this.refcount[slot]!;
+  release(cell: number): void {
+    const rc = --this.refcount[cell]!;
     if (rc > 0) return;
-    if (rc < 0) throw new RangeError(`G1 slot ${slot} released more often than acquired`);
+    if (rc < 0) throw new RangeError(`G1 cell ${cell} released more often than acquired`);
     this.activeBlocks--;
-    if (this.hashed[slot] === 1) this.free.pushBack(slot);
-    else this.free.pushFront(slot);
+    if (this.hashed[cell] === 1) this.free.pushBack(cell);
+    else this.free.pushFront(cell);
   }
 
-  /** Makes `slot` the cached block of hash (w0, w1); false when another slot already caches it. */
-  register(slot: number, w0: number, w1: number): boolean {
-    if (!this.cached.setIfAbsent(w0, w1, slot)) return false;
-    this.slotWords[2 * slot] = w0;
-    this.slotWords[2 * slot + 1] = w1;
-    this.hashed[slot] = 1;
+  /** Makes `cell` the cached block of hash (w0, w1); false when another cell already caches it. */
+  register(cell: number, w0: number, w1: number): boolean {
+    if (!this.cached.setIfAbsent(w0, w1, cell)) return false;
+    this.cellWords[2 * cell] = w0;
+    this.cellWords[2 * cell + 1] = w1;
+    this.hashed[cell] = 1;
     return true;
   }
 
@@ -119,7 +119,7 @@ export class G1BlockPool {
     return this.cached.keyList();
   }
 
-  /** Free slots from first to last taken (tests). */
+  /** Free cells from first to last taken (tests). */
   freeOrder(): number[] {
     const used = this.free.toArray();
     const firstCached = used.findIndex((s) => this.hashed[s] === 1);
@@ -130,8 +130,8 @@ export class G1BlockPool {
   private grow(): void {
     const len = Math.min(this.capacity, this.refcount.length * 2);
     this.refcount = grown(this.refcount, len);
-    this.slotHash = grown(this.slotHash, len);
-    this.slotWords = new Uint32Array(this.slotHash.buffer);
+    this.cellHash = grown(this.cellHash, len);
+    this.cellWords = new Uint32Array(this.cellHash.buffer);
     this.hashed = grown(this.hashed, len);
     if (this.withFences) this.fenceUntilMs = grown(this.fenceUntilMs, len);
   }

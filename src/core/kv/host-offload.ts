@@ -26,8 +26,8 @@ export interface HostOffloadConfig {
 
 interface PendingCopy {
   landsAtMs: number;
-  hostSlots: number[];
-  /** Index into hostSlots where each chain run (one future `stored` event) starts. */
+  hostCells: number[];
+  /** Index into hostCells where each chain run (one future `stored` event) starts. */
   runStarts: number[];
 }
 
@@ -39,9 +39,9 @@ export class HostOffload {
   readonly h2d: TransferLane;
   private readonly pending: PendingCopy[] = [];
   private pendingHead = 0;
-  // Candidates of the current step: sequence hash, source G1 slot, starts-a-new-run flag.
+  // Candidates of the current step: sequence hash, the G1 cell it copies from, starts-a-new-run flag.
   private readonly candHashes: bigint[] = [];
-  private readonly candSlots: number[] = [];
+  private readonly candCells: number[] = [];
   private readonly candRunStart: boolean[] = [];
   private readonly evicted: bigint[] = [];
   droppedStores: DroppedStore[] = [];
@@ -65,25 +65,25 @@ export class HostOffload {
    * Considers a completed G1 block for this step's copy; false when G2 already has it.
    * `newRun` = its parent is not the previous candidate (a new `stored` event starts).
    */
-  candidate(hash: bigint, g1Slot: number, newRun: boolean): boolean {
+  candidate(hash: bigint, g1Cell: number, newRun: boolean): boolean {
     if (this.tier.has(hash)) return false;
     this.candHashes.push(hash);
-    this.candSlots.push(g1Slot);
+    this.candCells.push(g1Cell);
     this.candRunStart.push(newRun);
     return true;
   }
 
   /**
-   * Once per step: reserves G2 slots for the candidates still missing (evicting LRU entries),
-   * sends them through the d2h lane from `endMs`, fences their G1 sources until they land,
+   * Once per step: reserves G2 cells for the candidates still missing (evicting LRU entries),
+   * sends them through the d2h lane from `endMs`, fences the G1 cells they copy from until they land,
    * then lands everything due by `endMs`.
    */
   flush(endMs: number, fenceUntilMs: Float64Array): void {
     const n = this.candHashes.length;
     if (n > 0) {
-      const hostSlots: number[] = [];
+      const hostCells: number[] = [];
       const runStarts: number[] = [];
-      const sources: number[] = [];
+      const fromCells: number[] = [];
       let broken = true;
       for (let i = 0; i < n; i++) {
         const hash = this.candHashes[i]!;
@@ -91,27 +91,27 @@ export class HostOffload {
           broken = true; // queued twice in one step (shared prefix): the first copy serves both
           continue;
         }
-        const slot = this.tier.reserve(hash, this.evicted);
+        const cell = this.tier.reserve(hash, this.evicted);
         for (const h of this.evicted) this.removed(h);
         this.evicted.length = 0;
-        if (slot === -1) {
+        if (cell === -1) {
           this.skippedBlocks++;
           broken = true;
           continue;
         }
-        if (broken || this.candRunStart[i]) runStarts.push(hostSlots.length);
+        if (broken || this.candRunStart[i]) runStarts.push(hostCells.length);
         broken = false;
-        hostSlots.push(slot);
-        sources.push(this.candSlots[i]!);
+        hostCells.push(cell);
+        fromCells.push(this.candCells[i]!);
       }
       this.candHashes.length = 0;
-      this.candSlots.length = 0;
+      this.candCells.length = 0;
       this.candRunStart.length = 0;
-      if (hostSlots.length > 0) {
-        const landsAtMs = this.d2h.submit(endMs, hostSlots.length * this.cfg.bytesPerBlock);
-        for (const s of sources) if (fenceUntilMs[s]! < landsAtMs) fenceUntilMs[s] = landsAtMs;
-        for (const hs of hostSlots) this.tier.setPendingLandsAt(hs, landsAtMs);
-        this.pending.push({ landsAtMs, hostSlots, runStarts });
+      if (hostCells.length > 0) {
+        const landsAtMs = this.d2h.submit(endMs, hostCells.length * this.cfg.bytesPerBlock);
+        for (const s of fromCells) if (fenceUntilMs[s]! < landsAtMs) fenceUntilMs[s] = landsAtMs;
+        for (const hs of hostCells) this.tier.setPendingLandsAt(hs, landsAtMs);
+        this.pending.push({ landsAtMs, hostCells, runStarts });
       }
     }
     this.land(endMs);
@@ -126,16 +126,16 @@ export class HostOffload {
   land(nowMs: number): void {
     const tier = this.tier;
     while (this.pendingHead < this.pending.length && this.pending[this.pendingHead]!.landsAtMs <= nowMs) {
-      const { hostSlots, runStarts } = this.pending[this.pendingHead++]!;
+      const { hostCells, runStarts } = this.pending[this.pendingHead++]!;
       for (let r = 0; r < runStarts.length; r++) {
         const from = runStarts[r]!;
-        const to = r + 1 < runStarts.length ? runStarts[r + 1]! : hostSlots.length;
+        const to = r + 1 < runStarts.length ? runStarts[r + 1]! : hostCells.length;
         const hashes: bigint[] = [];
-        for (let i = from; i < to; i++) hashes.push(tier.hashOf(hostSlots[i]!));
+        for (let i = from; i < to; i++) hashes.push(tier.hashOf(hostCells[i]!));
         // All blocks resolve before any residency changes: a store is dropped whole or kept whole.
-        const recs = this.registry.storeResolvedSlots("host", hashes);
+        const recs = this.registry.storeResolvedCells("host", hashes);
         if (recs === undefined) {
-          for (let i = from; i < to; i++) tier.dropPending(hostSlots[i]!);
+          for (let i = from; i < to; i++) tier.dropPending(hostCells[i]!);
           this.droppedStoreCount++;
           this.droppedStores.push({ tier: "host", blockHashes: hashes, reason: "token ids of a block could not be recovered (released beyond the FIFO)" });
           continue;
@@ -146,7 +146,7 @@ export class HostOffload {
         for (let i = 0; i < recs.length; i++) {
           this.registry.copyTokens(recs[i]!, tokenIds, i * bs);
           locals.push(this.registry.localOf(recs[i]!));
-          tier.land(hostSlots[from + i]!);
+          tier.land(hostCells[from + i]!);
         }
         this.storedBlocks += recs.length;
         this.events.stored("host", this.registry.parentOf(recs[0]!), hashes, locals, tokenIds, bs);

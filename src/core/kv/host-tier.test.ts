@@ -5,30 +5,30 @@ import { SPLIT, splitU64 } from "./u64-map.ts";
 
 const resident = (t: HostTier, h: bigint) => {
   splitU64(h);
-  return t.residentSlot(SPLIT[0]!, SPLIT[1]!);
+  return t.residentCell(SPLIT[0]!, SPLIT[1]!);
 };
 
 /** Reserves and lands `hash`; returns what the reservation evicted. */
 function store(t: HostTier, hash: bigint): bigint[] {
   const evicted: bigint[] = [];
-  const slot = t.reserve(hash, evicted);
-  expect(slot).toBeGreaterThanOrEqual(0);
-  t.land(slot);
+  const cell = t.reserve(hash, evicted);
+  expect(cell).toBeGreaterThanOrEqual(0);
+  t.land(cell);
   return evicted;
 }
 
 describe("G2 host tier storage", () => {
   test("a huge capacity allocates nothing up front", () => {
     const t = new HostTier(2 ** 31 - 1);
-    expect(t.allocatedSlots).toBeLessThanOrEqual(64);
+    expect(t.allocatedCells).toBeLessThanOrEqual(64);
   });
 
   test("with a huge capacity, storage follows the blocks stored", () => {
     const t = new HostTier(2 ** 31 - 1);
     for (let h = 1n; h <= 1000n; h++) expect(store(t, h)).toEqual([]);
     expect(t.usedBlocks).toBe(1000);
-    expect(t.allocatedSlots).toBeGreaterThanOrEqual(1000);
-    expect(t.allocatedSlots).toBeLessThan(2048);
+    expect(t.allocatedCells).toBeGreaterThanOrEqual(1000);
+    expect(t.allocatedCells).toBeLessThan(2048);
     for (let h = 1n; h <= 1000n; h++) expect(resident(t, h)).not.toBe(-1);
     expect(new Set(t.residentHashes())).toEqual(new Set(Array.from({ length: 1000 }, (_, i) => BigInt(i + 1))));
   });
@@ -36,19 +36,19 @@ describe("G2 host tier storage", () => {
   test("growth stops at the capacity and LRU eviction takes over across the growth boundary", () => {
     const t = new HostTier(100);
     for (let h = 1n; h <= 100n; h++) expect(store(t, h)).toEqual([]);
-    expect(t.allocatedSlots).toBe(100);
+    expect(t.allocatedCells).toBe(100);
     // Full: the least recently landed entries go first, pinned ones are skipped.
     splitU64(1n);
-    t.pin(t.residentSlot(SPLIT[0]!, SPLIT[1]!));
+    t.pin(t.residentCell(SPLIT[0]!, SPLIT[1]!));
     expect(store(t, 101n)).toEqual([2n]);
     expect(store(t, 102n)).toEqual([3n]);
     expect(t.usedBlocks).toBe(100);
     expect(resident(t, 1n)).not.toBe(-1);
     expect(resident(t, 2n)).toBe(-1);
-    expect(t.allocatedSlots).toBe(100);
+    expect(t.allocatedCells).toBe(100);
   });
 
-  test("a pending entry dropped frees its slot for the next reservation", () => {
+  test("a pending entry dropped frees its cell for the next reservation", () => {
     const t = new HostTier(2);
     const evicted: bigint[] = [];
     const a = t.reserve(7n, evicted);

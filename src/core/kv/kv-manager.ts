@@ -1,6 +1,6 @@
 // The KV side of one engine rank: the G1 pool and, when configured, the G2 side (host-offload.ts).
 // It turns per-request operations (match a prefix, admit, grow, commit full blocks, release,
-// offload) into slot changes and KV events, each event emitted where the residency changes.
+// offload) into cell changes and KV events, each event emitted where the residency changes.
 import type { BlockHasher } from "./block-hash.ts";
 import { RELEASED_FIFO_BLOCKS, type BlockTokenRegistry } from "./block-token-registry.ts";
 import { G1BlockPool } from "./g1-block-pool.ts";
@@ -33,13 +33,15 @@ export class KvManager {
   private readonly prefixCaching: boolean;
   private readonly evicted: bigint[] = [];
   /** G1 prefix hits found by the last matchPrefix, and the G2 continuation after them. */
-  readonly hitSlots: number[] = [];
-  readonly hostHitSlots: number[] = [];
-  /** Latest d2h fence among slots allocated since beginStep. */
+  readonly hitCells: number[] = [];
+  readonly hostHitCells: number[] = [];
+  /** Latest d2h fence among cells allocated since beginStep. */
   fenceMaxMs = 0;
   /** When the in-flight d2h copies of the last match's G2 hits land (0 = none in flight). */
   hostReadyAtMs = 0;
   private readonly offloadDecodeBlocks: boolean;
+  /** Requests whose remote pull landed since the engine last took them. */
+  readonly remoteLanded: RequestState[] = [];
 
   constructor(cfg: KvManagerConfig, private readonly hasher: BlockHasher) {
     this.blockSize = cfg.blockSize;
@@ -79,77 +81,81 @@ export class KvManager {
   }
 
   /**
-   * Longest usable cached prefix of `req`: G1 hits (in hitSlots), capped at length − 1 tokens in
+   * Longest usable cached prefix of `req`: G1 hits (in hitCells), capped at length − 1 tokens in
    * whole blocks (vLLM always computes a prompt's last token), then the G2 continuation (in
-   * hostHitSlots), which may run to the prompt's end: after a full load only the last token is
+   * hostHitCells), which may run to the prompt's end: after a full load only the last token is
    * recomputed (matchedTokens). A G2 hit whose copy is still in flight counts (the request waits
    * for it, hostReadyAtMs); the hits are touched in G2's LRU, first block last, as vLLM's
    * offloading manager touches a lookup. Returns the G1 hit count.
    */
   matchPrefix(req: RequestState): number {
-    this.hitSlots.length = 0;
-    this.hostHitSlots.length = 0;
+    this.hitCells.length = 0;
+    this.hostHitCells.length = 0;
     this.hostReadyAtMs = 0;
     if (!this.prefixCaching) return 0;
     const cap = Math.min(Math.floor((req.length - 1) / this.blockSize), req.numHashed);
     const words = req.seqWords;
     let k = 0;
     for (; k < cap; k++) {
-      const slot = this.g1.lookup(words[2 * k]!, words[2 * k + 1]!);
-      if (slot === -1) break;
-      this.hitSlots.push(slot);
+      const cell = this.g1.lookup(words[2 * k]!, words[2 * k + 1]!);
+      if (cell === -1) break;
+      this.hitCells.push(cell);
     }
     const host = this.host;
     if (host !== null) {
       const hostCap = Math.min(Math.floor(req.length / this.blockSize), req.numHashed);
       for (let j = k; j < hostCap; j++) {
-        const hs = host.lookupSlot(words[2 * j]!, words[2 * j + 1]!);
+        const hs = host.lookupCell(words[2 * j]!, words[2 * j + 1]!);
         if (hs === -1) break;
         if (host.isPending(hs)) this.hostReadyAtMs = Math.max(this.hostReadyAtMs, host.pendingLandsAtMs(hs));
         else if (!host.isResident(hs)) break;
-        this.hostHitSlots.push(hs);
+        this.hostHitCells.push(hs);
       }
-      for (let i = this.hostHitSlots.length - 1; i >= 0; i--) host.touch(this.hostHitSlots[i]!);
+      for (let i = this.hostHitCells.length - 1; i >= 0; i--) host.touch(this.hostHitCells[i]!);
     }
     return k;
   }
 
   /** Tokens of `req` the last matchPrefix found cached (G1 then G2), at most length − 1. */
   matchedTokens(req: RequestState): number {
-    return Math.min((this.hitSlots.length + this.hostHitSlots.length) * this.blockSize, req.length - 1);
+    return Math.min((this.hitCells.length + this.hostHitCells.length) * this.blockSize, req.length - 1);
   }
 
   /** Whether the last matched prefix plus blocks up to `targetTokens` fit in G1 right now. */
   canAdmit(req: RequestState, targetTokens: number): boolean {
     let fromFree = 0;
-    for (const slot of this.hitSlots) if (this.g1.refcount[slot] === 0) fromFree++;
-    const newBlocks = Math.ceil(targetTokens / this.blockSize) - this.hitSlots.length;
+    for (const cell of this.hitCells) if (this.g1.refcount[cell] === 0) fromFree++;
+    const newBlocks = Math.ceil(targetTokens / this.blockSize) - this.hitCells.length;
     return fromFree + newBlocks <= this.g1.freeBlocks;
   }
 
   /**
    * Admits `req` with the last matched prefix (canAdmit must hold): takes the G1 hits, allocates
-   * slots up to `targetTokens`, and starts the G2 load. Returns true if the request may compute
+   * cells up to `targetTokens`, and starts the G2 load. Returns true if the request may compute
    * now, false if it waits in the loading phase.
    */
-  admit(req: RequestState, targetTokens: number, nowMs: number): boolean {
-    const k = this.hitSlots.length;
-    const h = this.hostHitSlots.length;
-    for (const slot of this.hitSlots) {
-      this.g1.acquire(slot);
-      req.blocks.push(slot);
+  admit(req: RequestState, targetTokens: number, nowMs: number, pullLandsAtMs = nowMs): boolean {
+    const k = this.hitCells.length;
+    const h = this.hostHitCells.length;
+    for (const cell of this.hitCells) {
+      this.g1.acquire(cell);
+      req.blocks.push(cell);
     }
     req.numCommitted = k;
     req.offloadCursor = 0;
-    req.numComputed = this.matchedTokens(req);
+    // A remote pull (req.remoteTokens) fills the blocks after the local hits.
+    req.numComputed = this.matchedTokens(req) + req.remoteTokens;
     this.grow(req, Math.max(targetTokens, req.numComputed));
-    if (h === 0) return true;
-    // A hit still being copied to G2 is loaded once its copy lands (vLLM waits; never recomputed).
-    let notBeforeMs = Math.max(nowMs, this.hostReadyAtMs);
-    for (let i = k; i < k + h; i++) notBeforeMs = Math.max(notBeforeMs, this.g1.fenceUntilMs[req.blocks[i]!]!);
-    const landsAtMs = this.offload!.load(notBeforeMs, h);
-    for (const hs of this.hostHitSlots) this.host!.pin(hs);
-    req.loadHostSlots = this.hostHitSlots.slice();
+    if (h === 0 && req.remoteTokens === 0) return true;
+    let landsAtMs = pullLandsAtMs;
+    if (h > 0) {
+      // A hit still being copied to G2 is loaded once its copy lands (vLLM waits; never recomputed).
+      let notBeforeMs = Math.max(nowMs, this.hostReadyAtMs);
+      for (let i = k; i < k + h; i++) notBeforeMs = Math.max(notBeforeMs, this.g1.fenceUntilMs[req.blocks[i]!]!);
+      landsAtMs = Math.max(landsAtMs, this.offload!.load(notBeforeMs, h));
+      for (const hs of this.hostHitCells) this.host!.pin(hs);
+      req.loadHostCells = this.hostHitCells.slice();
+    }
     req.loadUntilMs = landsAtMs;
     if (landsAtMs <= nowMs) {
       this.finishLoad(req);
@@ -165,27 +171,32 @@ export class KvManager {
    * Returns the tokens that were counted as loaded but must be computed after all.
    */
   finishLoad(req: RequestState): number {
-    const host = this.host!;
-    const slots = req.loadHostSlots;
+    const host = this.host!; // read only when G2 blocks were loaded
+    const cells = req.loadHostCells;
     const first = req.numCommitted; // the G1 hits; the loaded blocks follow them
     const before = req.numComputed;
-    for (let i = 0; i < slots.length; i++) {
-      if (!host.isResident(slots[i]!)) {
+    for (let i = 0; i < cells.length; i++) {
+      if (!host.isResident(cells[i]!)) {
         req.numComputed = Math.min(req.numComputed, (first + i) * this.blockSize);
         break;
       }
     }
     // Unpinned last to first, so the prefix's first block ends most recently used (as touched).
-    for (let i = slots.length - 1; i >= 0; i--) host.unpin(slots[i]!);
-    req.loadHostSlots = [];
+    for (let i = cells.length - 1; i >= 0; i--) host.unpin(cells[i]!);
+    req.loadHostCells = [];
     req.phase = RequestPhase.running;
+    if (req.remoteTokens > 0) {
+      // The pulled blocks join the prefix cache now (their BlockStored, as vLLM's scheduler once a remote load finishes).
+      req.remotePrefill = false;
+      this.remoteLanded.push(req);
+    }
     this.commit(req);
     return before - req.numComputed;
   }
 
   /**
-   * Allocates slots so `req` can hold `targetTokens`; all or nothing. Evicted cached blocks
-   * become `removed` events; a slot still fenced by a d2h copy raises fenceMaxMs.
+   * Allocates cells so `req` can hold `targetTokens`; all or nothing. Evicted cached blocks
+   * become `removed` events; a cell still fenced by a d2h copy raises fenceMaxMs.
    */
   grow(req: RequestState, targetTokens: number): boolean {
     const need = Math.ceil(targetTokens / this.blockSize) - req.blocks.length;
@@ -193,10 +204,10 @@ export class KvManager {
     if (need > this.g1.freeBlocks) return false;
     const evicted = this.evicted;
     for (let i = 0; i < need; i++) {
-      const slot = this.g1.allocate(evicted);
+      const cell = this.g1.allocate(evicted);
       const fences = this.g1.fenceUntilMs; // read after allocate: the pool's arrays may have grown
-      if (fences.length > 0 && fences[slot]! > this.fenceMaxMs) this.fenceMaxMs = fences[slot]!;
-      req.blocks.push(slot);
+      if (fences.length > 0 && fences[cell]! > this.fenceMaxMs) this.fenceMaxMs = fences[cell]!;
+      req.blocks.push(cell);
     }
     if (evicted.length > 0) {
       for (const h of evicted) this.emitRemoved("device", h);
@@ -220,7 +231,7 @@ export class KvManager {
       if (this.g1.register(req.blocks[i]!, words[2 * i]!, words[2 * i + 1]!)) {
         if (runStart === -1) runStart = i;
       } else if (runStart !== -1) {
-        // Another slot already caches this hash (computed concurrently): the run breaks here.
+        // Another cell already caches this hash (computed concurrently): the run breaks here.
         this.emitDeviceRun(req, runStart, i);
         runStart = -1;
       }
@@ -229,7 +240,7 @@ export class KvManager {
     req.numCommitted = full;
   }
 
-  /** Frees every slot of `req`, tail first so a shared prefix is evicted last. */
+  /** Frees every cell of `req`, tail first so a shared prefix is evicted last. */
   release(req: RequestState): void {
     const blocks = req.blocks;
     for (let i = blocks.length - 1; i >= 0; i--) this.g1.release(blocks[i]!);
@@ -237,9 +248,9 @@ export class KvManager {
     req.numComputed = 0;
     req.numCommitted = 0;
     req.offloadCursor = 0;
-    if (req.loadHostSlots.length > 0) {
-      for (let i = req.loadHostSlots.length - 1; i >= 0; i--) this.host!.unpin(req.loadHostSlots[i]!);
-      req.loadHostSlots = [];
+    if (req.loadHostCells.length > 0) {
+      for (let i = req.loadHostCells.length - 1; i >= 0; i--) this.host!.unpin(req.loadHostCells[i]!);
+      req.loadHostCells = [];
     }
   }
 

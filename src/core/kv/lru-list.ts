@@ -1,7 +1,7 @@
-// Intrusive doubly linked list over slot indices 0..capacity-1 (typed arrays, no per-node
+// Intrusive doubly linked list over cell indices 0..capacity-1 (typed arrays, no per-node
 // objects): the LRU order of G1's free pool and of G2. Head = least recently used.
 // Links are stored +1 (0 = none) so fresh, zeroed arrays need no fill, and the arrays grow
-// with the highest slot used rather than being sized for the whole capacity up front.
+// with the highest cell used rather than being sized for the whole capacity up front.
 import { grown } from "./grown.ts";
 
 export class LruList {
@@ -19,17 +19,17 @@ export class LruList {
     this.member = new Uint8Array(initial);
   }
 
-  has(slot: number): boolean {
-    return slot < this.member.length && this.member[slot] === 1;
+  has(cell: number): boolean {
+    return cell < this.member.length && this.member[cell] === 1;
   }
 
   /** Most recently used end. */
-  pushBack(slot: number): void {
-    if (slot >= this.member.length) this.grow(slot);
-    const id = slot + 1;
-    this.member[slot] = 1;
-    this.prev[slot] = this.tail;
-    this.next[slot] = 0;
+  pushBack(cell: number): void {
+    if (cell >= this.member.length) this.grow(cell);
+    const id = cell + 1;
+    this.member[cell] = 1;
+    this.prev[cell] = this.tail;
+    this.next[cell] = 0;
     if (this.tail === 0) this.head = id;
     else this.next[this.tail - 1] = id;
     this.tail = id;
@@ -37,45 +37,45 @@ export class LruList {
   }
 
   /** Least recently used end (taken first). */
-  pushFront(slot: number): void {
-    if (slot >= this.member.length) this.grow(slot);
-    const id = slot + 1;
-    this.member[slot] = 1;
-    this.next[slot] = this.head;
-    this.prev[slot] = 0;
+  pushFront(cell: number): void {
+    if (cell >= this.member.length) this.grow(cell);
+    const id = cell + 1;
+    this.member[cell] = 1;
+    this.next[cell] = this.head;
+    this.prev[cell] = 0;
     if (this.head === 0) this.tail = id;
     else this.prev[this.head - 1] = id;
     this.head = id;
     this.size++;
   }
 
-  remove(slot: number): void {
-    const p = this.prev[slot]!;
-    const n = this.next[slot]!;
+  remove(cell: number): void {
+    const p = this.prev[cell]!;
+    const n = this.next[cell]!;
     if (p === 0) this.head = n;
     else this.next[p - 1] = n;
     if (n === 0) this.tail = p;
     else this.prev[n - 1] = p;
-    this.member[slot] = 0;
+    this.member[cell] = 0;
     this.size--;
   }
 
-  /** Removes and returns the least recently used slot, or -1 when empty. */
+  /** Removes and returns the least recently used cell, or -1 when empty. */
   popFront(): number {
-    const slot = this.head - 1;
-    if (slot !== -1) this.remove(slot);
-    return slot;
+    const cell = this.head - 1;
+    if (cell !== -1) this.remove(cell);
+    return cell;
   }
 
-  /** Slots from least to most recently used (tests and inspection only). */
+  /** Cells from least to most recently used (tests and inspection only). */
   toArray(): number[] {
     const out: number[] = [];
     for (let id = this.head; id !== 0; id = this.next[id - 1]!) out.push(id - 1);
     return out;
   }
 
-  private grow(slot: number): void {
-    const len = Math.min(this.capacity, Math.max(slot + 1, this.member.length * 2));
+  private grow(cell: number): void {
+    const len = Math.min(this.capacity, Math.max(cell + 1, this.member.length * 2));
     this.prev = grown(this.prev, len);
     this.next = grown(this.next, len);
     this.member = grown(this.member, len);

@@ -65,7 +65,7 @@ export class U64Map {
 
   /** The key's value when present; otherwise inserts `value` and returns -1. One probe run. */
   getOrInsert(w0: number, w1: number, value: number): number {
-    const i = this.slot(w0 | 0, w1 | 0);
+    const i = this.cell(w0 | 0, w1 | 0);
     const b = 3 * i;
     if (this.table[b + 2] !== EMPTY) return this.table[b + 2]! - 1;
     this.table[b + 2] = value + 1;
@@ -74,13 +74,13 @@ export class U64Map {
 
   /** Stores `value` (as setIfAbsent) for the key, replacing any previous value. One probe run. */
   set(w0: number, w1: number, value: number): void {
-    const i = this.slot(w0 | 0, w1 | 0); // first: a claim may replace the table
+    const i = this.cell(w0 | 0, w1 | 0); // first: a claim may replace the table
     this.table[3 * i + 2] = value + 1;
   }
 
   /** Adds 1 to the key's value (inserting 1 when absent); returns the new value. One probe run. */
   increment(w0: number, w1: number): number {
-    const b = 3 * this.slot(w0 | 0, w1 | 0);
+    const b = 3 * this.cell(w0 | 0, w1 | 0);
     const t = this.table;
     t[b + 2] = t[b + 2] === EMPTY ? 2 : t[b + 2]! + 1;
     return t[b + 2]! - 1;
@@ -90,7 +90,7 @@ export class U64Map {
    * The bucket of the key, claimed (key written, value EMPTY, counted) when it was absent: the
    * caller writes the value. The table grows only for a claim (a present key never moves).
    */
-  private slot(w0: number, w1: number): number {
+  private cell(w0: number, w1: number): number {
     for (;;) {
       const t = this.table;
       const mask = this.mask;

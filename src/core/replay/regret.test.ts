@@ -57,7 +57,7 @@ describe("replay regret and the oracle router", () => {
     }
   });
 
-  test("the report carries the regret (JSON key `regret`); kv's stale index costs more than the oracle's truth", () => {
+  test("the report carries the regret (JSON key `regret`); kv's stale index costs more than the oracle view", () => {
     const workload = sharedPrefixWorkload({ numPrefixes: 8, prefixTokens: 1024, suffixTokens: 64, outputTokens: 16, requests: 160, seed: 0 });
     const run = (routerMode: RouterMode) => buildReport(simulate(workload, { engine: { blockSize: 16, numGpuBlocks: 256 }, numWorkers: 4, routerMode, arrival: { kind: "concurrency", concurrency: 32 }, seed: 0, regret: true }, { hasher }), { routerMode, wallTimeMs: 1 });
     const [oracle, kv] = [run("oracle"), run("kv")];

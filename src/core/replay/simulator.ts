@@ -2,7 +2,7 @@
 // routed by an in-process router (the kv router reads an index fed by the engines' own events). A
 // worker steps back to back while it has work; its step's tokens, finishes and events take effect
 // at the step's end. No sockets, no wall clock: the same inputs give the same run. Every decision
-// is judged against the engines' true state (truth.ts, when regret is on), which the oracle
+// is judged against the engines' true state (the oracle view, oracle-view.ts, when regret is on), which the oracle
 // mode routes on.
 import { KvIndex } from "../index/kv-index.ts";
 import type { BlockHashes, BlockHasher } from "../kv/block-hash.ts";
@@ -18,7 +18,7 @@ import { arrivalTimesMs, type ArrivalSpec } from "../workload/arrivals.ts";
 import type { WorkloadRequest } from "../workload/workload.ts";
 import type { RegretSummary } from "../routing/regret.ts";
 import { EventHeap } from "./event-heap.ts";
-import { ReplayTruth } from "./truth.ts";
+import { OracleView } from "./oracle-view.ts";
 
 export interface SimulationOptions {
   engine: Partial<EngineConfig>;
@@ -66,7 +66,7 @@ export interface SimulationResult {
   /** Requests per worker, per data-parallel rank. */
   readonly requestsPerRank: number[][];
   readonly engines: EngineMetrics[];
-  /** Every routed request's cache and load regret against the truth at its decision (exact); absent with regret off. */
+  /** Every routed request's cache and load regret against the oracle view at its decision (exact); absent with regret off. */
   readonly regret?: RegretSummary;
 }
 
@@ -86,12 +86,12 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const rng = createRng(opts.seed);
   const kvMode = opts.routerMode === "kv";
   const oracle = opts.routerMode === "oracle";
-  const truth = oracle || opts.regret === true ? new ReplayTruth(W, blockSize, engines[0]!.config) : undefined;
+  const oracleView = oracle || opts.regret === true ? new OracleView(W, blockSize, engines[0]!.config) : undefined;
   const judged = opts.regret === true;
-  const index = kvMode ? new KvIndex() : oracle ? truth!.index : undefined;
+  const index = kvMode ? new KvIndex() : oracle ? oracleView!.index : undefined;
   const router = new Router({ ...opts.router, mode: opts.routerMode }, rng, index);
   // Without KV events the router predicts the index from its own decisions: engine events are not
-  // fed. The oracle's index is the truth, fed as each step is taken.
+  // fed. The oracle routes on the oracle view's index, fed as each step is taken.
   const eventIndex = kvMode && opts.router?.approximateTtlMs === undefined ? index : undefined;
   for (let s = 0; s < W; s++) {
     const c = engines[s]!.config;
@@ -152,7 +152,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     const req = active[i];
     if (req !== undefined) {
       router.finish(req);
-      truth?.completed(worker[i]!);
+      oracleView?.completed(worker[i]!);
     }
     active[i] = undefined;
     done++;
@@ -165,7 +165,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
 
   const startStep = (w: number, t: number) => {
     const res = engines[w]!.step(t);
-    truth?.stepped(w, res.events);
+    oracleView?.stepped(w, res.events);
     if (res.scheduledRequests > 0) {
       busy[w] = 1;
       pending[w] = res;
@@ -248,8 +248,8 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
       return;
     }
     const w = decision.rankId;
-    if (judged) truth!.judge(w, hashes.sequence, tokens.length);
-    truth?.dispatched(w);
+    if (judged) oracleView!.judge(w, hashes.sequence, tokens.length);
+    oracleView?.dispatched(w);
     active[i] = decision.request;
     worker[i] = w;
     requestsPerRank[Math.floor(w / dp)]![w % dp]!++;
@@ -307,7 +307,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     requestsPerWorker: requestsPerRank.map((ranks) => ranks.reduce((a, b) => a + b, 0)),
     requestsPerRank,
     engines: engines.map((e) => e.metrics()),
-    regret: judged ? truth!.summary() : undefined,
+    regret: judged ? oracleView!.summary() : undefined,
   };
 }
 

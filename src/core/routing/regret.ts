@@ -1,6 +1,6 @@
 // Routing regret: how much cache (and load) a decision left on the table against the best
 // (worker, rank) at the moment it was made, judged on true residency. One home for the arithmetic,
-// used by replay (exact truth, every request) and by bench's live regret (the nearest truth sample).
+// used by replay (the oracle view: exact, every request) and by bench's live regret (the nearest truth sample).
 // docs/DECISIONS.md "Regret and oracle" gives the definitions.
 import { grown } from "../kv/grown.ts";
 import { percentile } from "../replay/stats.ts";
@@ -50,7 +50,7 @@ export function tieredOverlap(count: number, has: (tier: Tier, block: number) =>
   return i;
 }
 
-/** One decision, judged against the truth of its moment. */
+/** One decision, judged against what the engines held at its moment (the oracle view or a truth sample). */
 export interface RegretSample {
   /** True overlap (blocks) of the (worker, rank) chosen, and the best of any candidate. */
   chosenBlocks: number;
@@ -91,7 +91,7 @@ export interface RegretSummary {
   mean_prefill_ms?: number;
   p99_prefill_ms?: number;
   histogram: RegretHistogramBucket[];
-  /** How old the truth a decision is judged on may be (s): 0 in replay (exact), the sampling interval live. */
+  /** How old the state a decision is judged on may be (s): 0 in replay (exact), the sampling interval live. */
   interval_s: number;
   /** Live: requests with no truth sample at or before their start (not judged). */
   skipped_requests?: number;

@@ -3,7 +3,7 @@
 // kv-cost.ts and active-load.ts). Candidates are (worker, dp rank) pairs named by a numeric
 // rank id the caller assigns (the same id its KvIndex is fed under); they come and go at run
 // time. Every mode keeps the same load tracker and busy thresholds, so figures compare.
-// oracle (replay only) is kv on the truth: the caller gives it an index of the engines' own state
+// oracle (replay only) is kv on the oracle view: the caller gives it an index of the engines' own state
 // at decision time (docs/DECISIONS.md "Regret and oracle"): the bound the other modes are compared to.
 import type { RouterMode } from "../../protocol/router-modes.ts";
 import type { KvIndex } from "../index/kv-index.ts";

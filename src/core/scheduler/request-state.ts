@@ -1,10 +1,10 @@
 // One request inside an engine: its tokens (prompt then generated), how far its KV is
-// computed, the G1 slots it holds and the hashes of its full blocks. Mutated only by the
+// computed, the G1 cells it holds and the hashes of its full blocks. Mutated only by the
 // scheduler and the KV manager of the engine that owns it.
 
 export const RequestPhase = {
   waiting: 0,
-  /** Admitted; waiting for a host-to-device load of its G2 prefix to land. */
+  /** Admitted; waiting for a host-to-device load of its G2 prefix (or a remote prefill's pull) to land. */
   loading: 1,
   running: 2,
   finished: 3,
@@ -21,18 +21,18 @@ export class RequestState {
   readonly seqWords: Uint32Array;
   numHashed = 0;
   numOutput = 0;
-  /** Tokens whose KV is computed (or loaded) in the slots held. */
+  /** Tokens whose KV is computed (or loaded) in the cells held. */
   numComputed = 0;
-  /** G1 slots held, in sequence order. */
+  /** G1 cells held, in sequence order. */
   blocks: number[] = [];
   /** Leading blocks whose content is final and registered in G1 (or a duplicate of a cached one). */
   numCommitted = 0;
   /** Blocks [0, offloadCursor) were already considered for a device-to-host copy. */
   offloadCursor = 0;
   phase: RequestPhase = RequestPhase.waiting;
-  /** Loading phase: when the host-to-device load lands, and the G2 slots it pins. */
+  /** Loading phase: when the host-to-device load lands, and the G2 cells it pins. */
   loadUntilMs = 0;
-  loadHostSlots: number[] = [];
+  loadHostCells: number[] = [];
   /** First admission only (vLLM reports the prompt's cached tokens once). */
   cachedTokens = -1;
   hostLoadedTokens = 0;
@@ -42,6 +42,16 @@ export class RequestState {
   scheduledAtMs = -1;
   /** Tokens scheduled in the current step (0 = not scheduled). */
   scheduledTokens = 0;
+  /** Decode side of a disaggregated request: the prompt past its own hits is pulled, not computed (until it lands). */
+  remotePrefill = false;
+  /** Prompt tokens the current admission pulls, and the pull's size and time (engine clock). */
+  remoteTokens = 0;
+  remoteBytes = 0;
+  remoteTransferMs = 0;
+  /** Tokens a landed pull gave (reported once, as vLLM's external_kv_transfer). */
+  remoteLoadedTokens = 0;
+  /** Prefill side: its blocks stay referenced after it finishes, for the decode side to pull. */
+  holdBlocks = false;
   /** Output-token key derived from the prompt (see output-tokens.ts). */
   outputKey = 0;
 

@@ -53,7 +53,7 @@ export function spreadOf(side: SideSamples, rng: Rng, resamples = WITHIN_RESAMPL
   };
 }
 
-/** A side's figure on the scale a comparison is made on, with its variance split by source. */
+/** A side's figure on the scale a comparison is made on, with its variance split into its parts. */
 export interface Components {
   /**
    * The side's figure on the scale (log, or as measured): the mean of its rounds' figures, so that

@@ -41,8 +41,8 @@ const TAG_STORED = raw("BlockStored");
 const TAG_REMOVED = raw("BlockRemoved");
 const TAG_CLEARED = raw("AllBlocksCleared");
 /** Elements of a positional event, tag included. */
-const STORED_SLOTS = 12;
-const REMOVED_SLOTS = 4;
+const STORED_FIELDS = 12;
+const REMOVED_FIELDS = 4;
 
 /** Owns one reused buffer; `encode` returns a fresh copy of the bytes. Not reentrant. */
 export class VllmKvEventEncoder {
@@ -155,14 +155,14 @@ export class VllmKvEventEncoder {
     switch (event.type) {
       case "BlockStored":
         refuseUnpositional(event);
-        w.writeArrayHeader(STORED_SLOTS);
+        w.writeArrayHeader(STORED_FIELDS);
         w.writeRaw(TAG_STORED);
         this.writeHashes(event.blockHashes);
         this.writeStoredBody(event);
         return;
       case "BlockRemoved":
         refuseUnpositional(event);
-        w.writeArrayHeader(REMOVED_SLOTS);
+        w.writeArrayHeader(REMOVED_FIELDS);
         w.writeRaw(TAG_REMOVED);
         this.writeHashes(event.blockHashes);
         this.writeStrOrNil(event.medium);

@@ -7,7 +7,7 @@ import type { DiscoveryStore } from "../../discovery/store.ts";
 import { readCapped } from "../../lib/read-capped.ts";
 import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../../protocol/prometheus.ts";
-import { VERSION_PATH, versionResponse } from "../version.ts";
+import { VERSION_PATH, versionResponse } from "../shared/serving/version.ts";
 import type { KvStateAgent } from "./agent.ts";
 
 /** Largest POST /v1/sources body (an intent is a few hundred bytes). */

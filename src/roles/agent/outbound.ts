@@ -1,10 +1,10 @@
 // The agent's normalized router-event stream: one PUB on the agent's
-// events port, topic "", batched per tick by RouterEventPub (src/roles/router-event-pub.ts).
+// events port, topic "", batched per tick by RouterEventPub (src/roles/shared/routing/router-event-pub.ts).
 // flush() sends now: the snapshot and the attachment records stamp the cursor that reflects
 // everything queued before them.
 import type { Logger } from "../../lib/logger.ts";
 import { formatEndpoint, parseEndpoint, PubSocket } from "../../transport/zmtp/index.ts";
-import { RouterEventPub } from "../router-event-pub.ts";
+import { RouterEventPub } from "../shared/routing/router-event-pub.ts";
 
 /** Send HWM per subscriber, as the raw PUBs (vLLM's default). */
 export const OUTBOUND_SEND_HWM = 100_000;

@@ -13,7 +13,7 @@ import { grown } from "../../core/kv/grown.ts";
 import { U64Map } from "../../core/kv/u64-map.ts";
 import { FLAT_REMOVED, FLAT_STORED, type FlatBatch } from "../../protocol/kv-events/flat-decode.ts";
 import { OWNERSHIP_KVCR } from "../../protocol/kv-events/index.ts";
-import type { RouterBlock, RouterEvent, RouterEventSource, RouterTier } from "../../protocol/router-events.ts";
+import type { RouterBlock, RouterEvent, RouterEventHolder, RouterTier } from "../../protocol/router-events.ts";
 
 /** Router tiers by index: 0 device, 1 host, 2 disk. */
 export const TIERS: readonly RouterTier[] = ["device", "host", "disk"];
@@ -105,7 +105,7 @@ export class SlotResidency {
   readonly presentBlocks = new Int32Array(TIER_COUNT);
 
   constructor(
-    readonly source: RouterEventSource,
+    readonly holder: RouterEventHolder,
     private readonly hasher: BlockHasher,
     private readonly emit: (event: RouterEvent) => void,
   ) {}
@@ -137,7 +137,7 @@ export class SlotResidency {
       const blocks = this.gone[t];
       if (!blocks) continue;
       this.gone[t] = undefined;
-      this.emit({ source: this.source, tier: TIERS[t]!, kind: "removed", blocks, parentHash: null });
+      this.emit({ holder: this.holder, tier: TIERS[t]!, kind: "removed", blocks, parentHash: null });
     }
   }
 
@@ -157,7 +157,7 @@ export class SlotResidency {
     this.ringHead = 0;
     this.ringLen = 0;
     this.presentBlocks.fill(0);
-    for (const tier of TIERS) this.emit({ source: this.source, tier, kind: "cleared", blocks: [], parentHash: null });
+    for (const tier of TIERS) this.emit({ holder: this.holder, tier, kind: "cleared", blocks: [], parentHash: null });
   }
 
   /** Entries known (resident or within the parent window). */
@@ -250,7 +250,7 @@ export class SlotResidency {
   }
 
   private emitStored(tier: number, blocks: RouterBlock[], parentHash: bigint | null): void {
-    this.emit({ source: this.source, tier: TIERS[tier]!, kind: "stored", blocks, parentHash });
+    this.emit({ holder: this.holder, tier: TIERS[tier]!, kind: "stored", blocks, parentHash });
   }
 
   private removed(b: FlatBatch, i: number): void {
@@ -306,7 +306,7 @@ export class SlotResidency {
     }
     for (let t = 0; t < TIER_COUNT; t++) {
       const blocks = gone[t];
-      if (blocks) this.emit({ source: this.source, tier: TIERS[t]!, kind: "removed", blocks, parentHash: null });
+      if (blocks) this.emit({ holder: this.holder, tier: TIERS[t]!, kind: "removed", blocks, parentHash: null });
     }
   }
 

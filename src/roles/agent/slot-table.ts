@@ -1,4 +1,4 @@
-// CacheOwner slots and the intents behind them, whatever their origin (discovery key,
+// The agent's slots (one per CacheOwner) and the intents behind them, whatever their origin (discovery key,
 // static file entry, runtime POST): one slot per owner, at most `maxSlots` of them (an owner beyond
 // is rejected and counted once, and admitted when a slot frees up); durable (an owner whose intent
 // comes back, e.g. a restarted worker, gets its own slot again without using capacity); two live

@@ -2,7 +2,7 @@
 // already holds blocks (an earlier run, warm-up traffic) makes that comparison unfair. Two checks:
 // the router's index before the run (our frontend's GET /v1/index; other routers have none), and
 // the first measured request, which on a cold cache can have no cached prompt tokens.
-import { readResidency } from "../stack-truth.ts";
+import { readResidency } from "../shared/stack/stack-truth.ts";
 import type { RequestRecord } from "./send-request.ts";
 
 /** A warning when the router's index lists blocks before the run; undefined when empty or unreadable. */

@@ -1,7 +1,7 @@
 // Human tables of a bench run: one run laid out like `vllm bench serve`'s result block, several
 // runs (router modes, concurrency points) side by side, and replay's prediction beside the
 // measurement (--with-replay).
-import { METRIC_NAMES, resultBlock, servingRows, type Row } from "../result-block.ts";
+import { METRIC_NAMES, resultBlock, servingRows, type Row } from "../shared/measure/result-block.ts";
 import { clientRows, unresolvedCell, type ClientFigures } from "./client-resolution.ts";
 import { METRICS, percentileKey, type BenchResult } from "./metrics.ts";
 

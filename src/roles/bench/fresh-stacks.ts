@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { upConfigFrom, type UpConfig } from "../../config/up.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { ProcessControl } from "../fault-runner.ts";
+import type { ProcessControl } from "../shared/stack/fault-runner.ts";
 import type { StartedStack } from "./bench-types.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;

@@ -8,7 +8,7 @@ import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { errorMessage } from "../../protocol/openai-stream.ts";
 import { get } from "../../transport/http/client.ts";
-import { describeArrival } from "../workload.ts";
+import { describeArrival } from "../shared/measure/workload.ts";
 import { clientTimingOf } from "./pool-rounds.ts";
 import { unresolvedFigures } from "./client-resolution.ts";
 import { warmFirstRequest, warmIndexAtStart } from "./cold-cache.ts";

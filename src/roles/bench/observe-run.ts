@@ -1,15 +1,15 @@
 // What bench watches during a run besides the requests: the fault schedule it applies and the
-// audit it samples (both shared with up: roles/fault-runner.ts, roles/audit-loop.ts), started with
+// audit it samples (both shared with up: roles/shared/stack/fault-runner.ts, roles/shared/stack/audit-loop.ts), started with
 // the first measured request and stopped when the last one ends. Its result goes into the run's
 // JSON: `faults`, `audit`, `recovery_s` and, from the audit's truth samples, `regret`.
 import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { startAudit, type AuditRun, type TruthSample } from "../audit-loop.ts";
-import { runSchedule, type AppliedFault, type ProcessControl, type ScheduleRun } from "../fault-runner.ts";
+import { startAudit, type AuditRun, type TruthSample } from "../shared/stack/audit-loop.ts";
+import { runSchedule, type AppliedFault, type ProcessControl, type ScheduleRun } from "../shared/stack/fault-runner.ts";
 import { recoveryTimes, worstPerWorker, type AuditPoint, type WorstAccuracy } from "../../core/audit/index-audit.ts";
-import { mockerUrlsOf, type StackEndpoints } from "../stack-truth.ts";
+import { mockerUrlsOf, type StackEndpoints } from "../shared/stack/stack-truth.ts";
 import type { PrefillTiming } from "../../core/routing/regret.ts";
 import type { TimedRecord } from "./drive-load.ts";
 import { liveRegret, type RegretRequest, type RegretSummary } from "./regret.ts";

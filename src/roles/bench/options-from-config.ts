@@ -19,8 +19,8 @@ import {
 } from "../../config/bench.ts";
 import { loadSchedule } from "../../config/fault-schedule.ts";
 import { splitUrls } from "../../config/bench-urls.ts";
-import { simulatedStackFrom } from "../simulated-stack.ts";
-import { arrivalOptionsFrom, workloadOptionsFrom } from "../workload.ts";
+import { simulatedStackFrom } from "../shared/measure/simulated-stack.ts";
+import { arrivalOptionsFrom, workloadOptionsFrom } from "../shared/measure/workload.ts";
 import type { BenchOptions, BenchTarget } from "./bench-types.ts";
 
 /** `readFile` reads the --faults schedule (a bad one throws ConfigError: exit 2, before anything runs). */

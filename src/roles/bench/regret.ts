@@ -3,7 +3,7 @@
 // seconds), with the same arithmetic as replay's exact regret (src/core/routing/regret.ts).
 import { prefillTimeMs, RegretTally, tieredOverlap, Tier, uncachedTokens, type PrefillTiming, type RegretSummary } from "../../core/routing/regret.ts";
 import { blockSetOf, type Residency } from "../../protocol/residency.ts";
-import type { TruthSample } from "../audit-loop.ts";
+import type { TruthSample } from "../shared/stack/audit-loop.ts";
 
 export type { RegretSummary } from "../../core/routing/regret.ts";
 
@@ -21,7 +21,7 @@ export interface RegretRequest {
 
 export type { TruthSample };
 
-/** A sample's residency as hash-string sets per source and tier, built once per sample used. */
+/** A sample's residency as hash-string sets per holder and tier, built once per sample used. */
 interface SampleSets {
   keys: string[];
   tiers: [Set<string>, Set<string>, Set<string>][];

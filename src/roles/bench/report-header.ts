@@ -3,7 +3,7 @@
 // seed and the arrivals. run-bench.ts builds it from the options it was given; html-report.ts
 // adds the per-run rows from the results and draws it.
 import { VERSION } from "../../lib/version.ts";
-import { arrivalSpecOf, DEFAULT_SYNTHETIC_REQUESTS, describeArrival, type WorkloadOptions } from "../workload.ts";
+import { arrivalSpecOf, DEFAULT_SYNTHETIC_REQUESTS, describeArrival, type WorkloadOptions } from "../shared/measure/workload.ts";
 import type { BenchOptions } from "./bench-types.ts";
 import type { BenchResult } from "./metrics.ts";
 

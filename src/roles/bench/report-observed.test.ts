@@ -2,7 +2,7 @@
 // failed ones left out), the accuracy chart's two series per run on a shared time axis, and the
 // regret histogram over the union of buckets; no chart without data.
 import { describe, expect, test } from "bun:test";
-import type { AppliedFault } from "../fault-runner.ts";
+import type { AppliedFault } from "../shared/stack/fault-runner.ts";
 import type { AuditPoint } from "../../core/audit/index-audit.ts";
 import type { RunObservation } from "./observe-run.ts";
 import { accuracyChart, faultWindows, regretChart } from "./report-observed.ts";

@@ -1,7 +1,7 @@
 // The HTML report's charts of what a run observed besides its requests: fault windows (shaded on
 // every time chart), index accuracy over time (the audit's worst precision and recall per sample)
 // and the routing-regret histogram. Built from the results here; html-report.ts draws them.
-import type { AppliedFault } from "../fault-runner.ts";
+import type { AppliedFault } from "../shared/stack/fault-runner.ts";
 import type { RunObservation } from "./observe-run.ts";
 
 /** A span to shade on time charts (seconds from the run's start); a fault with no length is a line. */

@@ -6,7 +6,7 @@
 // two earlier results instead (compare-results.ts).
 import type { ReplayReport } from "../../core/replay/report.ts";
 import { KvcrError } from "../../lib/errors.ts";
-import { simulateStack } from "../simulated-stack.ts";
+import { simulateStack } from "../shared/measure/simulated-stack.ts";
 import { formatPrediction, formatResult, formatSideBySide } from "./format-result.ts";
 import { renderHtml } from "./html-report.ts";
 import { reportHeader } from "./report-header.ts";
@@ -14,7 +14,7 @@ import { resultJson } from "./result-json.ts";
 import { saveResult } from "./save-result.ts";
 import { compareResults } from "./compare-results.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
-import { arrivalSpecOf, loadWorkload } from "../workload.ts";
+import { arrivalSpecOf, loadWorkload } from "../shared/measure/workload.ts";
 import { formatVerdict, verdictHtml, verdictNotes } from "./format-verdict.ts";
 import { measureRun } from "./measure-run.ts";
 import { poolRounds, sidesOf } from "./pool-rounds.ts";

@@ -1,5 +1,5 @@
 // --with-replay: the figures a user compares side by side (the live run's workload, arrivals and
-// engine settings are simulated by src/roles/simulated-stack.ts, as `replay` does).
+// engine settings are simulated by src/roles/shared/measure/simulated-stack.ts, as `replay` does).
 import type { ReplayReport } from "../../core/replay/report.ts";
 import type { ComparedFigure } from "./format-result.ts";
 import type { BenchResult } from "./metrics.ts";

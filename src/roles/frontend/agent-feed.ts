@@ -4,7 +4,7 @@
 // in order; older ones skipped). A cursor gap, or a cursor back at 1 (the agent restarted),
 // re-syncs from a fresh snapshot. An agent whose host record appears again (a restart: same id,
 // perhaps new ports) is followed afresh: its blocks leave the index, then snapshot and stream as
-// above. CacheOwner residency maps to (worker, rank) through the snapshot's own sources,
+// above. CacheOwner residency maps to (worker, rank) through the snapshot's own holders,
 // attachment records and worker records (routing-state.ts). Health: an agent is re-syncing while
 // its stream is not connected or its snapshot is loading; its degraded slots come from polling
 // its /health (the router stream carries no slot state).
@@ -200,7 +200,7 @@ export class AgentFeed implements Disposable {
 
   private applyEvents(f: Follow, events: RouterEvent[]): void {
     for (const e of events) {
-      const s = this.state.resolve(e.source);
+      const s = this.state.resolve(e.holder);
       if (s !== undefined) f.rankIds.add(s);
     }
     this.state.apply(events);
@@ -259,6 +259,6 @@ export class AgentFeed implements Disposable {
   private applySnapshot(f: Follow, snap: AgentSnapshot): void {
     for (const s of f.rankIds) this.state.clearRank(s);
     f.rankIds.clear();
-    for (const src of snap.sources) f.rankIds.add(this.state.applySnapshotSource(src));
+    for (const src of snap.sources) f.rankIds.add(this.state.applySnapshotHolder(src));
   }
 }

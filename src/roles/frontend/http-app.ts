@@ -9,9 +9,9 @@ import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/co
 import { BadRequest, openAiError, parseChatRequest, parseCompletionRequest } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
-import { promptTokens, readJsonBody } from "../openai-body.ts";
-import { VERSION_PATH, versionResponse } from "../version.ts";
-import { detokenizeAnswer, modelList, modelRoute, MODELS_PREFIX, tokenizeAnswer } from "../vllm-routes.ts";
+import { promptTokens, readJsonBody } from "../shared/serving/openai-body.ts";
+import { VERSION_PATH, versionResponse } from "../shared/serving/version.ts";
+import { detokenizeAnswer, modelList, modelRoute, MODELS_PREFIX, tokenizeAnswer } from "../shared/serving/vllm-routes.ts";
 import type { Kind } from "./openai-reply.ts";
 import type { AgentFeedHealth } from "./agent-feed.ts";
 import { healthResponse } from "./health.ts";

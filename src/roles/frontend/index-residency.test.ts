@@ -1,4 +1,4 @@
-// `GET /v1/index`: the routing index in the residency shape — one source per (worker, rank) with
+// `GET /v1/index`: the routing index in the residency shape — one holder per (worker, rank) with
 // its worker's request URL, seq hashes as sorted decimal strings, local hashes "0" — valid against
 // the shared schema, and 405 for another method.
 import { describe, expect, test } from "bun:test";
@@ -14,7 +14,7 @@ const seq = createBlockHasher().hashBlocks(Array.from({ length: 6 * BLOCK }, (_,
 function stored(workerId: string, dpRank: number, tier: RouterEvent["tier"], from: number, to: number): RouterEvent {
   const blocks = [];
   for (let i = from; i < to; i++) blocks.push({ seqHash: seq.sequence[i]!, localHash: seq.local[i]! });
-  return { source: { workerId, dpRank }, tier, kind: "stored", blocks, parentHash: from > 0 ? seq.sequence[from - 1]! : null };
+  return { holder: { workerId, dpRank }, tier, kind: "stored", blocks, parentHash: from > 0 ? seq.sequence[from - 1]! : null };
 }
 
 const sorted = (hs: ArrayLike<bigint>) => Array.from(hs).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);

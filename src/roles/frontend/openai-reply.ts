@@ -1,18 +1,18 @@
 // A request's answer lines (token lines, then a summary line, over every worker attempt:
 // request-run.ts) as the client's OpenAI reply: one aggregated completion/chat body, or SSE chunks
 // as tokens arrive (with an error event, usage chunk and [DONE] as the run ends), both written by
-// the OpenAI answer every role shares (roles/openai-answer.ts). The request's bookkeeping stays
+// the OpenAI answer every role shares (roles/shared/serving/openai-answer.ts). The request's bookkeeping stays
 // with the caller.
 import { openAiError, openAiErrorBody, type ResponseMeta } from "../../protocol/openai.ts";
 import type { GenerateLine } from "../../protocol/generate.ts";
-import { SSE_HEADERS, SseAnswer, wholeAnswerBody, type Kind, type StreamOptions } from "../openai-answer.ts";
+import { SSE_HEADERS, SseAnswer, wholeAnswerBody, type Kind, type StreamOptions } from "../shared/serving/openai-answer.ts";
 import { errorTypeOf, type ErrorType } from "./dynamo-metrics.ts";
 import { failureResponse, type WorkerFailure } from "./worker-failure.ts";
 
 export type { Kind };
 
 /** Where the answer's lines come from: the next lines (undefined at the end), and the client leaving. */
-export interface LineSource {
+export interface LineStream {
   read(): Promise<GenerateLine[] | undefined>;
   cancel(): void;
 }
@@ -35,7 +35,7 @@ export interface ReplyContext {
 const ENCODER = new TextEncoder();
 
 /** The whole answer read, then one completion or chat body (502 unless it finished). */
-export async function wholeReply(src: LineSource, c: ReplyContext): Promise<Response> {
+export async function wholeReply(src: LineStream, c: ReplyContext): Promise<Response> {
   const ids: number[] = [];
   let summary: GenerateLine | undefined;
   try {
@@ -61,7 +61,7 @@ export async function wholeReply(src: LineSource, c: ReplyContext): Promise<Resp
 }
 
 /** SSE chunks as tokens arrive; a client that goes away cancels the worker request. */
-export function sseReply(src: LineSource, c: ReplyContext, opts: StreamOptions): Response {
+export function sseReply(src: LineStream, c: ReplyContext, opts: StreamOptions): Response {
   const answer = new SseAnswer(c.kind, c.meta, opts);
   const ids: number[] = [];
   const stream = new ReadableStream<Uint8Array>({

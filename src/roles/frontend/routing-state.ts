@@ -9,7 +9,7 @@ import { Router } from "../../core/routing/router.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { AgentSnapshot } from "../../protocol/agent-snapshot.ts";
 import type { KvHint } from "../../protocol/generate.ts";
-import type { RouterEvent, RouterEventSource } from "../../protocol/router-events.ts";
+import type { RouterEvent, RouterEventHolder } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
 import { HeldRequests } from "./held-requests.ts";
 import { WorkerHealth } from "./worker-health.ts";
@@ -58,12 +58,12 @@ export interface RoutingStateOptions {
 const TIERS = ["device", "host", "disk"] as const;
 
 /** One (CacheOwner, worker, rank) of an agent snapshot, with its blocks per tier. */
-export type AgentSnapshotSource = AgentSnapshot["sources"][number];
+export type AgentSnapshotHolder = AgentSnapshot["sources"][number];
 
 export class RoutingState {
   readonly index = new KvIndex();
   blockSize: number | undefined;
-  /** Router events whose source maps to no known (worker, rank) or CacheOwner: dropped. */
+  /** Router events whose holder maps to no known (worker, rank) or CacheOwner: dropped. */
   unmappedEvents = 0;
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly routers = new Map<string, Router>();
@@ -199,18 +199,18 @@ export class RoutingState {
     this.owners.set(owner, { workerId, rank });
   }
 
-  /** The rank id of a router event's source; undefined when it maps to nothing known. */
-  resolve(source: RouterEventSource): number | undefined {
-    if ("cacheOwnerId" in source) {
-      const o = this.owners.get(source.cacheOwnerId);
+  /** The rank id of a router event's holder; undefined when it maps to nothing known. */
+  resolve(holder: RouterEventHolder): number | undefined {
+    if ("cacheOwnerId" in holder) {
+      const o = this.owners.get(holder.cacheOwnerId);
       return o === undefined ? undefined : this.rankIdOf(o.workerId, o.rank);
     }
-    return this.rankIdOf(source.workerId, source.dpRank);
+    return this.rankIdOf(holder.workerId, holder.dpRank);
   }
 
   apply(events: readonly RouterEvent[]): void {
     for (const e of events) {
-      const rankId = this.resolve(e.source);
+      const rankId = this.resolve(e.holder);
       if (rankId === undefined) {
         this.unmappedEvents++;
         continue;
@@ -237,10 +237,10 @@ export class RoutingState {
   }
 
   /**
-   * One source of an agent snapshot: maps its CacheOwner to (worker, rank) and stores its blocks
+   * One holder of an agent snapshot: maps its CacheOwner to (worker, rank) and stores its blocks
    * per tier. Returns the rank id it filled.
    */
-  applySnapshotSource(src: AgentSnapshotSource): number {
+  applySnapshotHolder(src: AgentSnapshotHolder): number {
     this.mapOwner(src.cache_owner_id, src.worker_id, src.dp_rank);
     const id = this.rankIdOf(src.worker_id, src.dp_rank);
     for (const tier of TIERS) {

@@ -14,7 +14,7 @@ const seq = hasher.hashBlocks(tokens, TABLE_BLOCK_SIZE);
 function stored(workerId: string, dpRank: number, tier: RouterEvent["tier"], from: number, to: number): RouterEvent {
   const blocks = [];
   for (let i = from; i < to; i++) blocks.push({ seqHash: seq.sequence[i]!, localHash: seq.local[i]! });
-  return { source: { workerId, dpRank }, tier, kind: "stored", blocks, parentHash: from > 0 ? seq.sequence[from - 1]! : null };
+  return { holder: { workerId, dpRank }, tier, kind: "stored", blocks, parentHash: from > 0 ? seq.sequence[from - 1]! : null };
 }
 
 const plan = (p: ReturnType<ReturnType<typeof routingState>["route"]>): RoutePlan => {
@@ -124,10 +124,10 @@ describe("routing state", () => {
     const owner = `${"a".repeat(32)}:${"b".repeat(32)}/${"c".repeat(16)}/${"0".repeat(31)}1`;
     const state = routingState("kv");
     state.putWorker(workerRecord("a", { data_parallel_size: 2, cache_owner_ids: [owner.replace(/1$/, "0"), owner] }));
-    state.apply([{ ...stored("x", 0, "host", 0, 8), source: { cacheOwnerId: owner } }]);
+    state.apply([{ ...stored("x", 0, "host", 0, 8), holder: { cacheOwnerId: owner } }]);
     const p = plan(state.route("m", tokens.slice(0, 32)));
     expect([p.worker.id, p.dpRank, p.decision.hostOverlap]).toEqual(["a", 1, 8]);
-    state.apply([{ ...stored("x", 0, "host", 0, 1), source: { cacheOwnerId: "unknown" } }]);
+    state.apply([{ ...stored("x", 0, "host", 0, 1), holder: { cacheOwnerId: "unknown" } }]);
     expect(state.unmappedEvents).toBe(1);
   });
 });
@@ -142,7 +142,7 @@ describe("router hints", () => {
       ...(domain ? { kv_transfer_domain: domain } : {}),
     });
 
-  test("attached exactly when a hint source in the same domain holds a strictly longer prefix", () => {
+  test("attached exactly when a hint holder in the same domain holds a strictly longer prefix", () => {
     const state = routingState("round-robin");
     state.putWorker(hinting("a", 1, "d0"));
     state.putWorker(hinting("b", 2, "d0"));

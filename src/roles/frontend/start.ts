@@ -19,7 +19,7 @@ import { DirectFeed } from "./direct-feed.ts";
 import { createFrontendApp, type FrontendApp } from "./http-app.ts";
 import { FrontendMetrics } from "./metrics.ts";
 import { RoutingState } from "./routing-state.ts";
-import { routerOptionsFrom, routerWarnings } from "../router-settings.ts";
+import { routerOptionsFrom, routerWarnings } from "../shared/routing/router-settings.ts";
 import { KeepAliveClient } from "../../transport/http/keepalive-client.ts";
 import { fetchTransport, keepAliveTransport, type FetchLike, type WorkerTransport } from "./worker-call.ts";
 import { startReplicaSync } from "./replica-sync-start.ts";

@@ -54,7 +54,7 @@ describe("plan", () => {
     expect([p.agentUrl, p.frontendUrl, p.awaitAgentRecord]).toEqual(["http://127.0.0.1:9091", "http://127.0.0.1:8000", false]);
   });
 
-  test("P × W with dp: disjoint raw/replay port ranges (B + k × dp) and cache slots (base + k × dp), every engine flag handed on", () => {
+  test("P × W with dp: disjoint raw/replay port ranges (B + k × dp) and CacheOwner ordinals (base + k × dp), every engine flag handed on", () => {
     const p = plan(up("--mocker-processes=2", "--workers-per-process=3", "--data-parallel-size=2", "--zmq-kv-events-ports=20000", "--zmq-replay-ports=30000", "--cache-slot-base=100", "--block-size=16", "--speedup-ratio=0", "--log-level=debug"), ctx(2));
     const configs = p.processes.filter((s) => s.role === "mocker").map((s) => mockerConfigOf(s.argv));
     expect(configs.map((c) => [c.zmqKvEventsPorts, c.zmqReplayPorts, c.kvStateAgentCacheSlot, c.numWorkers, c.dataParallelSize, c.blockSize, c.speedupRatio])).toEqual([
@@ -133,7 +133,7 @@ describe("upProblems", () => {
     expect(problems("--zmq-kv-events-ports", "65535")).toEqual(["--zmq-kv-events-ports: base 65535 + 2 ranks of this stack exceeds port 65535"]);
     expect(problems("--zmq-kv-events-ports", "5000", "--zmq-replay-ports", "5001")).toEqual(["--zmq-replay-ports: range 5001–5002 overlaps --zmq-kv-events-ports 5000–5001"]);
     expect(problems("--num-host-blocks", "0")).toEqual(["--num-host-blocks: state-agent mode reports a host tier (G2), give a count > 0 (or --no-kv-state-agent)"]);
-    expect(problems("--max-slots", "1")).toEqual(["--max-slots: got 1, but this stack has 2 CacheOwner slots (workers × dp); the agent would reject some"]);
+    expect(problems("--max-slots", "1")).toEqual(["--max-slots: got 1, but this stack has 2 CacheOwners (workers × dp); the agent would reject some"]);
   });
 });
 

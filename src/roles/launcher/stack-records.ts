@@ -1,5 +1,5 @@
 // What `up` reads from discovery around its children: the state agent's host record (a
-// mockers-only `up` waits for it), CacheOwner slot clashes with intents already registered (refused
+// mockers-only `up` waits for it), CacheOwner ordinal clashes with intents already registered (refused
 // before any mocker starts), and what each mocker's workers bound: raw and replay endpoints, their
 // OpenAI API URLs, and the ports a mocker picked itself (0 in the plan), again after each restart.
 import { globalWorkers, type UpConfig } from "../../config/up.ts";
@@ -8,7 +8,7 @@ import type { DiscoveryStore } from "../../discovery/store.ts";
 import { KvcrError, ReadinessError } from "../../lib/errors.ts";
 import { recordOwnerAlive } from "../../lib/process-alive.ts";
 import { AgentHostRecordSchema, checkRecord, WorkerRecordSchema, type AgentHostRecord } from "../../protocol/records.ts";
-import { refuseSlotClashes } from "../slot-overlap-refusal.ts";
+import { refuseOrdinalClashes } from "../shared/stack/ordinal-clash.ts";
 
 /** `up`'s config with its discovery namespace and directory resolved (stackDiscovery). */
 export type ResolvedConfig = UpConfig & { namespace: string; discoveryDir: string };
@@ -47,25 +47,25 @@ export async function waitForAgentRecord(store: DiscoveryStore, config: Resolved
 }
 
 /**
- * With several `up`s on one namespace, CacheOwner slot ranges must not overlap: an attachment
- * intent already in discovery for a slot this stack's mockers would own is refused before any
+ * With several `up`s on one namespace, CacheOwner ordinal ranges must not overlap: an attachment
+ * intent already in discovery for a ordinal this stack's mockers would own is refused before any
  * mocker starts, naming both owners.
  */
-export async function refuseSlotOverlap(store: DiscoveryStore, config: ResolvedConfig): Promise<void> {
+export async function refuseOrdinalOverlap(store: DiscoveryStore, config: ResolvedConfig): Promise<void> {
   const W = config.workersPerProcess * config.dataParallelSize;
   const first = BigInt(config.cacheSlotBase);
   const end = first + BigInt(globalWorkers(config) * config.dataParallelSize);
-  await refuseSlotClashes(
+  await refuseOrdinalClashes(
     store,
     {
       namespace: config.namespace,
       ownerAlive: (owner) => recordOwnerAlive(config.discoveryBackend, owner),
-      clash: ({ slot, workerId, dpRank, pid }) =>
-        slot === undefined || slot < first || slot >= end
+      clash: ({ ordinal, workerId, dpRank, pid }) =>
+        ordinal === undefined || ordinal < first || ordinal >= end
           ? undefined
-          : `slot ${slot} is attached by worker ${String(workerId)} rank ${String(dpRank)} (pid ${pid}) and would be owned by this up's mocker-${(slot - first) / BigInt(W)}`,
+          : `ordinal ${ordinal} is attached by worker ${String(workerId)} rank ${String(dpRank)} (pid ${pid}) and would be owned by this up's mocker-${(ordinal - first) / BigInt(W)}`,
     },
-    (clashes) => `CacheOwner slots ${first}–${end - 1n} of this stack overlap ones already in discovery (namespace ${config.namespace}): ${clashes}. Choose another --cache-slot-base.`,
+    (clashes) => `CacheOwner ordinals ${first}–${end - 1n} of this stack overlap ones already in discovery (namespace ${config.namespace}): ${clashes}. Choose another --cache-slot-base.`,
   );
 }
 

@@ -3,10 +3,10 @@
 // precision / recall once per interval. Both stop with the stack.
 import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { startAudit, type AuditRun } from "../audit-loop.ts";
-import { runSchedule, type ScheduleRun } from "../fault-runner.ts";
+import { startAudit, type AuditRun } from "../shared/stack/audit-loop.ts";
+import { runSchedule, type ScheduleRun } from "../shared/stack/fault-runner.ts";
 import { foldRecoveries, foldWorst, type WorstAccuracy } from "../../core/audit/index-audit.ts";
-import { mockerUrlsOf, type StackEndpoints } from "../stack-truth.ts";
+import { mockerUrlsOf, type StackEndpoints } from "../shared/stack/stack-truth.ts";
 import type { StackHandle } from "./start.ts";
 
 export interface WatchOptions {

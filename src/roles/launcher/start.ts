@@ -18,8 +18,8 @@ import { ConfigError, KvcrError, ReadinessError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
-import type { ProcessControl } from "../fault-runner.ts";
-import { mockerBase } from "../stack-truth.ts";
+import type { ProcessControl } from "../shared/stack/fault-runner.ts";
+import { mockerBase } from "../shared/stack/stack-truth.ts";
 import { dialHost, plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
 import { findNatsServer, NATS_INSTALL_HINT, natsProcessSpec, natsUrlOf } from "./nats-process.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
@@ -27,7 +27,7 @@ import { selfCommand } from "./self-command.ts";
 import { DEFAULT_BACKOFF_MAX_MS, DEFAULT_RESTART_WINDOW_MS, DEFAULT_STABLE_MS, describeExit, Supervisor, type ChildExit, type ReadinessGate, type SupervisedChild } from "./supervisor.ts";
 import { writePrometheusConfig } from "./prometheus-config.ts";
 import { watchLiveness } from "./liveness.ts";
-import { addWorkerEndpoints, refuseSlotOverlap, waitForAgentRecord, type ResolvedConfig } from "./stack-records.ts";
+import { addWorkerEndpoints, refuseOrdinalOverlap, waitForAgentRecord, type ResolvedConfig } from "./stack-records.ts";
 import { claimStateFile, StateFileWriter } from "./state-file.ts";
 
 export interface StackDeps {
@@ -192,7 +192,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     }
     const specs = stackPlan.processes.filter((p) => p.stage === stage);
     if (specs.length === 0) continue;
-    if (stage === STAGES.mockers && config.kvStateAgent && store) await refuseSlotOverlap(store, config);
+    if (stage === STAGES.mockers && config.kvStateAgent && store) await refuseOrdinalOverlap(store, config);
     for (const spec of specs) {
       const child = supervisor.spawn(spec.name, spec.argv);
       started.set(spec.name, child);

@@ -21,7 +21,7 @@ export const COMMON_PLACEHOLDERS = {
 } as const;
 
 export const ROLE_PLACEHOLDERS = {
-  agent: { port: "the agent's HTTP port", max_slots: "CacheOwner slot cap" },
+  agent: { port: "the agent's HTTP port", max_slots: "the agent's slot cap" },
   mocker: {
     port: "this mocker process's HTTP port",
     index: "mocker process index (0-based)",
@@ -30,7 +30,7 @@ export const ROLE_PLACEHOLDERS = {
     dp: "data-parallel ranks per worker",
     zmq_kv_events_ports: "raw PUB base port per worker, comma-separated (0 = pick)",
     zmq_replay_ports: "replay base port per worker, comma-separated (empty without replay)",
-    cache_slot: "first CacheOwner slot of this process",
+    cache_slot: "first CacheOwner ordinal of this process",
     raw_host: "host the agent dials for raw events",
   },
   frontend: { port: "the frontend's HTTP port", router_mode: "router mode", workers: "workers in the whole stack" },

@@ -12,7 +12,8 @@ export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; statu
 
 /** What a generation needs of the engines. */
 export interface Submitter {
-  submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome;
+  /** A decode request that pulls its KV first answers once the prefill side has (pd/disagg-side.ts). */
+  submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome | Promise<SubmitOutcome>;
   cancel(requestId: string): void;
 }
 
@@ -65,13 +66,16 @@ export async function runGeneration(
   }
   let delayed: ReturnType<typeof delayedSink> | undefined;
   if (fault?.latency) sink = delayed = delayedSink(sink, fault.latency.ttftMs, fault.latency.perTokenMs);
-  const outcome = engines.submit(g, sink);
+  const outcome = await engines.submit(g, sink);
   if (!outcome.ok) return withHeaders(openAiError(outcome.status, outcome.message), servedBy);
   requestId = outcome.requestId;
-  req.signal.addEventListener("abort", () => {
+  const gone = () => {
     delayed?.cancel();
     out.cancel();
-  });
+  };
+  // A decode request's submit awaits its pull: the client may have left meanwhile.
+  if (req.signal.aborted) gone();
+  else req.signal.addEventListener("abort", gone);
   return out.respond(servedBy);
 }
 
@@ -85,7 +89,10 @@ export function streamedOutput(contentHeaders: Record<string, string>, format?: 
       cut: () => stream.cut(),
       respond: async (headers) => {
         await stream.firstOutput;
-        return new Response(stream.takeWholeBody() ?? stream.body, { headers: { ...contentHeaders, ...headers } });
+        const whole = stream.takeWholeBody();
+        // A whole body says its length: the server sends it in one write instead of reading it as a stream.
+        if (whole) return new Response(whole, { headers: { ...contentHeaders, "content-length": String(whole.length), ...headers } });
+        return new Response(stream.body, { headers: { ...contentHeaders, ...headers } });
       },
     };
   };

@@ -10,7 +10,7 @@ import { DUMP_CONTENT_TYPE, DUMP_PATH, DUMP_SEQ_HEADER } from "../../protocol/kv
 import { openAiError } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
-import { VERSION_PATH, versionResponse } from "../version.ts";
+import { VERSION_PATH, versionResponse } from "../shared/serving/version.ts";
 import { ADMIN_PREFIX } from "./faults/admin-app.ts";
 import { runGeneration, streamedOutput, type RequestFaults, type Submitter, type SubmitOutcome } from "./generation.ts";
 import { OVERLAP_PATH, overlapRoute, RESIDENCY_PATH, residencyRoute, type ResidencyDeps } from "./residency-app.ts";

@@ -1,4 +1,4 @@
-// Who each worker of a mocker process is: worker id, CacheOwner ids per rank (slot
+// Who each worker of a mocker process is: worker id, CacheOwner ids per rank (ordinal
 // base + i × dp + r), raw topic, ports and endpoints. Pure: derived from the resolved config, so a
 // restarted worker with the same flags gets the same ids and topic (so the agent gives it its slot back).
 import { defaultOwnerParts, formatCacheOwner, rawTopic, type Hash64 } from "../../protocol/cache-owner.ts";
@@ -17,7 +17,7 @@ export interface WorkerIdentity {
 
 /**
  * `processId` names this process's incarnation in direct mode (worker ids are `{processId}-{i}`);
- * state-agent workers are named by their first CacheOwner slot, which is stable across restarts.
+ * state-agent workers are named by their first CacheOwner ordinal, which is stable across restarts.
  */
 export function workerIdentities(config: MockerConfig, hash: Hash64, processId: string): WorkerIdentity[] {
   const dp = config.dataParallelSize;
@@ -30,7 +30,7 @@ export function workerIdentities(config: MockerConfig, hash: Hash64, processId: 
   const ranksFrom = (base: number | undefined) => (base === undefined ? undefined : Array.from({ length: dp }, (_, r) => (base === 0 ? 0 : base + r)));
   return Array.from({ length: config.numWorkers }, (_, i) => {
     const cacheOwnerIds = config.kvStateAgent
-      ? Array.from({ length: dp }, (_, r) => formatCacheOwner({ ...owner, slot: BigInt((config.kvStateAgentCacheSlot ?? 0) + i * dp + r) }))
+      ? Array.from({ length: dp }, (_, r) => formatCacheOwner({ ...owner, ordinal: BigInt((config.kvStateAgentCacheSlot ?? 0) + i * dp + r) }))
       : [];
     return {
       index: i,

@@ -1,4 +1,4 @@
-// The mocker's discovery records over their lifetime: refuse CacheOwner slots another live process
+// The mocker's discovery records over their lifetime: refuse CacheOwner ordinals another live process
 // publishes, then register every worker (its record, then its intents) while HeldRecords keeps each
 // record put so closing withdraws them all, newest first, including one put while it closes.
 import type { MockerConfig } from "../../config/mocker.ts";
@@ -9,7 +9,7 @@ import { recordOwnerAlive } from "../../lib/process-alive.ts";
 import { kvStateEndpoint, type WorkerIdentity } from "./identity.ts";
 import { advertisedHost, attachmentIntents, tcpEndpoint, workerRecord, type WorkerEndpoints } from "./records.ts";
 import { registerWorkers } from "./registration.ts";
-import { refuseSlotOverlap } from "./slot-overlap.ts";
+import { refuseOrdinalOverlap } from "./ordinal-clash.ts";
 import { workerDomain, type Topology } from "./topology.ts";
 
 /** Records this process put, withdrawn in reverse on close; one put after close is withdrawn at once. */
@@ -59,14 +59,14 @@ export interface MockerRecordsPlan {
 /** Resolves once every worker is registered (or closing stopped it); rejects on an overlap or a failed put. */
 export async function publishMockerRecords(plan: MockerRecordsPlan): Promise<void> {
   const { config, store, workers, endpoints, logger } = plan;
-  // Before anything is published: another live mocker's slot in our range refuses the start.
+  // Before anything is published: another live mocker's ordinal in our range refuses the start.
   const rawHost = advertisedHost(config);
   const owners = workers.flatMap((id) => id.cacheOwnerIds.map((owner, r) => [owner, tcpEndpoint(rawHost, endpoints[id.index]!.rawPorts[r]!)] as const));
-  const firstSlot = config.kvStateAgentCacheSlot ?? 0;
-  await refuseSlotOverlap(store, {
+  const firstOrdinal = config.kvStateAgentCacheSlot ?? 0;
+  await refuseOrdinalOverlap(store, {
     namespace: config.namespace,
     owners: new Map(owners),
-    describe: `pid ${process.pid}, slots ${firstSlot}–${firstSlot + owners.length - 1}, raw host ${rawHost}`,
+    describe: `pid ${process.pid}, ordinals ${firstOrdinal}–${firstOrdinal + owners.length - 1}, raw host ${rawHost}`,
     selfInstanceId: store.owner?.instanceId,
     ownerAlive: (owner) => recordOwnerAlive(config.discoveryBackend, owner),
   });

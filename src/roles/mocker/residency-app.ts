@@ -6,7 +6,7 @@
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { KvTier } from "../../core/kv/kv-events.ts";
 import { BadRequest, openAiError, tokenIds } from "../../protocol/openai.ts";
-import { prefixOverlap, residencyBlocks, type Residency, type ResidencySource } from "../../protocol/residency.ts";
+import { prefixOverlap, residencyBlocks, type Residency, type ResidencyHolder } from "../../protocol/residency.ts";
 import type { RankEngine } from "./rank-engine.ts";
 
 export const RESIDENCY_PATH = "/v1/residency";
@@ -25,7 +25,7 @@ export interface ResidencyDeps {
 const MAX_QUERY_BLOCKS = 1 << 20;
 
 /** One rank's residency as of now (call between steps: see `whenPublished`). */
-export function rankResidency(rank: RankEngine, workerId: string, requestUrl?: string): ResidencySource {
+export function rankResidency(rank: RankEngine, workerId: string, requestUrl?: string): ResidencyHolder {
   const resident = rank.engine.inspect().resident;
   const tier = (t: KvTier) => residencyBlocks(resident[t].map((h) => [h, rank.localHashes.get(t, h) ?? 0n] as const));
   const seq = rank.lastSeq;

@@ -49,9 +49,9 @@ describe("router event relay", () => {
     expect(first.topic.length).toBe(0);
     expect(first.cursor).toBe(1n);
     expect(first.events).toEqual([
-      { source: { workerId: "proc-a-3", dpRank: 0 }, tier: "device", kind: "stored", blocks: [{ seqHash: 10n, localHash: 100n }, { seqHash: 11n, localHash: 110n }], parentHash: null },
-      { source: { workerId: "proc-a-3", dpRank: 0 }, tier: "host", kind: "stored", blocks: [{ seqHash: 10n, localHash: 100n }], parentHash: null },
-      { source: { workerId: "proc-a-3", dpRank: 1 }, tier: "device", kind: "stored", blocks: [{ seqHash: 20n, localHash: 200n }], parentHash: 5n },
+      { holder: { workerId: "proc-a-3", dpRank: 0 }, tier: "device", kind: "stored", blocks: [{ seqHash: 10n, localHash: 100n }, { seqHash: 11n, localHash: 110n }], parentHash: null },
+      { holder: { workerId: "proc-a-3", dpRank: 0 }, tier: "host", kind: "stored", blocks: [{ seqHash: 10n, localHash: 100n }], parentHash: null },
+      { holder: { workerId: "proc-a-3", dpRank: 1 }, tier: "device", kind: "stored", blocks: [{ seqHash: 20n, localHash: 200n }], parentHash: 5n },
     ]);
 
     // Next tick: removals get the local hashes back; rank 1 never stored 11 (per-rank records).
@@ -60,8 +60,8 @@ describe("router event relay", () => {
     const second = await nextBatch(sub);
     expect(second.cursor).toBe(2n);
     expect(second.events).toEqual([
-      { source: { workerId: "proc-a-3", dpRank: 0 }, tier: "device", kind: "removed", blocks: [{ seqHash: 11n, localHash: 110n }], parentHash: null },
-      { source: { workerId: "proc-a-3", dpRank: 1 }, tier: "device", kind: "removed", blocks: [{ seqHash: 20n, localHash: 200n }], parentHash: null },
+      { holder: { workerId: "proc-a-3", dpRank: 0 }, tier: "device", kind: "removed", blocks: [{ seqHash: 11n, localHash: 110n }], parentHash: null },
+      { holder: { workerId: "proc-a-3", dpRank: 1 }, tier: "device", kind: "removed", blocks: [{ seqHash: 20n, localHash: 200n }], parentHash: null },
     ]);
     expect(r.stats()).toMatchObject({ batchesPublished: 2, eventsPublished: 5, unknownRemovals: 1, subscribers: 1 });
   });

@@ -1,6 +1,6 @@
 // Direct mode: one router-event stream per worker, relaying its ranks' engine events
-// as {source (worker id, dp rank), tier, kind, blocks [{seq_hash, local_hash}], parent_hash} on a
-// PUB (framing, cursor and per-tick batching: src/roles/router-event-pub.ts).
+// as {holder (worker id, dp rank), tier, kind, blocks [{seq_hash, local_hash}], parent_hash} on a
+// PUB (framing, cursor and per-tick batching: src/roles/shared/routing/router-event-pub.ts).
 //
 // Batching: ranks step independently on the live loop, so events are queued per call and sent as
 // ONE batch per worker at the end of the current tick (a microtask): every rank that stepped in
@@ -16,7 +16,7 @@ import type { KvEvent } from "../../core/kv/kv-events.ts";
 import type { RouterBlock } from "../../protocol/router-events.ts";
 import { PubSocket } from "../../transport/zmtp/index.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";
-import { RouterEventPub } from "../router-event-pub.ts";
+import { RouterEventPub } from "../shared/routing/router-event-pub.ts";
 import { bindOrClose } from "./bind.ts";
 import { LocalHashIndex } from "./local-hash-index.ts";
 import { RAW_SEND_HWM } from "./rank-publisher.ts";
@@ -63,7 +63,7 @@ export class RelayOutlet {
 }
 
 interface RankState {
-  readonly source: { readonly workerId: string; readonly dpRank: number };
+  readonly holder: { readonly workerId: string; readonly dpRank: number };
   readonly index: LocalHashIndex;
   readonly outlet: RelayOutlet;
 }
@@ -89,7 +89,7 @@ export class RouterEventRelay {
     this.topic = opts.topic ?? "";
     this.logger = opts.logger;
     this.ranks = Array.from({ length: opts.dataParallelSize }, (_, dpRank) => ({
-      source: { workerId: opts.workerId, dpRank },
+      holder: { workerId: opts.workerId, dpRank },
       index: new LocalHashIndex(),
       outlet: new RelayOutlet(this, dpRank),
     }));
@@ -155,13 +155,13 @@ export class RouterEventRelay {
         const local = e.localHashes;
         if (seq.length === 0 || local.length !== seq.length) {
           this.invalidEvents++;
-          this.logger.error(`router events ${this.workerId} rank ${rank.source.dpRank}: skipping a stored event with ${seq.length} sequence and ${local.length} local hashes`);
+          this.logger.error(`router events ${this.workerId} rank ${rank.holder.dpRank}: skipping a stored event with ${seq.length} sequence and ${local.length} local hashes`);
           return;
         }
         const blocks = new Array<RouterBlock>(seq.length);
         for (let i = 0; i < seq.length; i++) blocks[i] = { seqHash: seq[i]!, localHash: local[i]! };
         rank.index.stored(e.tier, seq, local);
-        this.out.push({ source: rank.source, tier: e.tier, kind: "stored", blocks, parentHash: e.parentHash });
+        this.out.push({ holder: rank.holder, tier: e.tier, kind: "stored", blocks, parentHash: e.parentHash });
         return;
       }
       case "removed": {
@@ -171,13 +171,13 @@ export class RouterEventRelay {
           if (localHash === undefined) this.unknownRemovals++;
           else blocks.push({ seqHash, localHash });
         }
-        if (blocks.length > 0) this.out.push({ source: rank.source, tier: e.tier, kind: "removed", blocks, parentHash: null });
+        if (blocks.length > 0) this.out.push({ holder: rank.holder, tier: e.tier, kind: "removed", blocks, parentHash: null });
         return;
       }
       case "cleared":
         // A prefix-cache reset clears G1 only (docs/DECISIONS.md); the router clears per tier.
         rank.index.cleared(e.tier);
-        this.out.push({ source: rank.source, tier: e.tier, kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
+        this.out.push({ holder: rank.holder, tier: e.tier, kind: "cleared", blocks: NO_BLOCKS, parentHash: null });
         return;
     }
   }

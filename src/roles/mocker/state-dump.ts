@@ -16,10 +16,10 @@ export interface StateDumpEvents {
 const TIERS: readonly KvTier[] = ["device", "host"];
 
 /** What a dump reads of an engine. */
-export type DumpSource = Pick<MockEngine, "blockRecord"> & { readonly config: { readonly blockSize: number; readonly numHostBlocks: number }; inspect(): { resident: Record<KvTier, bigint[]> } };
+export type DumpableEngine = Pick<MockEngine, "blockRecord"> & { readonly config: { readonly blockSize: number; readonly numHostBlocks: number }; inspect(): { resident: Record<KvTier, bigint[]> } };
 
 /** Undefined when the engine keeps no token records (no host tier): no dump can be built. */
-export function stateDumpEvents(engine: DumpSource): StateDumpEvents | undefined {
+export function stateDumpEvents(engine: DumpableEngine): StateDumpEvents | undefined {
   const blockSize = engine.config.blockSize;
   const resident = engine.inspect().resident;
   // Token records are kept by the host tier's registry only.

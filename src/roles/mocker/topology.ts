@@ -1,6 +1,6 @@
 // KV-transfer islands: topology labels from DYN_TOPOLOGY_* and the transfer domain from
 // DYN_KV_TRANSFER_DOMAIN, read once per process; --kv-transfer-island-size N splits workers into
-// domains `{domain}-{floor(i / N)}`. Routers only propose hint sources inside one domain.
+// domains `{domain}-{floor(i / N)}`. Routers only propose hint holders inside one domain.
 
 export interface Topology {
   /** DYN_TOPOLOGY_RACK=r1 → { rack: "r1" }. */

@@ -1,7 +1,7 @@
-// The human table of a replay report: vLLM's result rows (roles/result-block.ts), then replay's own.
+// The human table of a replay report: vLLM's result rows (roles/shared/measure/result-block.ts), then replay's own.
 import type { ReplayReport } from "../../core/replay/report.ts";
 import type { RegretSummary } from "../../core/routing/regret.ts";
-import { resultBlock, servingRows, type Row } from "../result-block.ts";
+import { resultBlock, servingRows, type Row } from "../shared/measure/result-block.ts";
 
 export function formatReport(r: ReplayReport): string {
   const block = resultBlock();

@@ -1,8 +1,7 @@
-// Writes an app's Response on an HTTP/1.x connection: a streamed type (SSE, NDJSON) chunk by chunk
-// as the app gives it, read no faster than the socket drains; any other body whole, with a
-// Content-Length, in one write with its head (why: docs/DECISIONS.md, HTTP server).
+// Writes an app's Response on an HTTP/1.x connection: a streamed type (SSE, NDJSON) without a declared
+// length chunk by chunk as the app gives it, read no faster than the socket drains; any other body
+// whole, with a Content-Length, in one write with its head (why: docs/DECISIONS.md, HTTP server).
 import { asksToClose, type BodyFraming, isBodilessStatus, responseHead } from "../../protocol/http1-response-head.ts";
-import { openAiError } from "../../protocol/openai.ts";
 
 /** The connection as the writer sees it. */
 export interface ResponseOutput {
@@ -30,8 +29,13 @@ export interface ResponseContext {
   reader?: { cancel(reason?: unknown): Promise<void> };
 }
 
-/** keep-alive: the connection carries the next request; close: end it after this; cut: the body broke off, drop it. */
-export type WriteOutcome = "keep-alive" | "close" | "cut";
+/**
+ * keep-alive: the connection carries the next request; close: end it after this; cut: the body
+ * broke off mid-way, end the connection without its last chunk (the client sees it end early);
+ * reset: close at once (a body that failed before a byte went out, or one running until close,
+ * where an orderly end would look complete).
+ */
+export type WriteOutcome = "keep-alive" | "close" | "cut" | "reset";
 
 type ReadResult = { done: true; value?: undefined } | { done: false; value: unknown };
 
@@ -48,23 +52,16 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   const status = res.status;
   let keepAlive = ctx.keepAlive && !asksToClose(res.headers);
   if (isBodilessStatus(status)) {
-    // A body given with a status that has none is not sent; a stream's source is told so.
+    // A body given with a status that has none is not sent; a stream's producer is told so.
     if (res.body !== null) void res.body.cancel().catch(() => {});
     out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
     return keepAlive ? "keep-alive" : "close";
   }
-  if (!isStreamedType(res.headers.get("content-type"))) {
-    // Read whole: a body held in memory resolves at once, without the cost of a stream and a reader.
-    let whole: Uint8Array;
-    try {
-      whole = await res.bytes();
-    } catch (err) {
-      // The app's body failed before a byte went out: an answer that says so.
-      res = appBodyFailed(err);
-      whole = await res.bytes();
-    }
-    out.send(withHead(res, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
-    return keepAlive ? "keep-alive" : "close";
+  if (!isStreamedType(res.headers.get("content-type")) || res.headers.has("content-length")) {
+    // Read whole (any type but the streamed ones, or one whose app declared its length): a body held
+    // in memory resolves at once, without the cost of a stream and a reader. The length sent is the
+    // body's own, whatever the app declared.
+    return sendWhole(out, res, ctx, keepAlive);
   }
   const body = res.body;
   if (body === null) {
@@ -73,19 +70,23 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   }
   const reader = body.getReader() as unknown as { read(): Promise<ReadResult>; cancel(reason?: unknown): Promise<void> };
   ctx.reader = reader;
+  let sent: BodyFraming | undefined; // the framing, once the head is out
   try {
     // What the body gives at once: a body held in memory comes whole (read synchronously or
-    // within a few microtasks); a stream still producing is waiting for its source by then.
+    // within a few microtasks); a stream still producing is waiting for its producer by then.
     const parts: Uint8Array[] = [];
     let size = 0;
     let next: Promise<ReadResult> | undefined;
     for (;;) {
       const read = reader.read();
-      let result = Bun.peek(read) as ReadResult | Promise<unknown> | typeof STILL_WAITING;
-      if (result === read) result = await soon(read);
-      else if (Bun.peek.status(read) === "rejected") await read; // throws the stream's error
-      if (result === STILL_WAITING) {
+      // Given at once (synchronously, or within a few microtask hops: an in-memory body's last read
+      // takes 1–2), or still waiting for its producer. Only the framing depends on it, never what is sent.
+      for (let hop = 0; hop < SOON_HOPS && Bun.peek.status(read) === "pending"; hop++) await null;
+      if (Bun.peek.status(read) === "rejected") await read; // throws the stream's error
+      const result = Bun.peek(read) as ReadResult | Promise<ReadResult>;
+      if (result === read) {
         next = read;
+        next.catch(() => {}); // handled: a failure is read from it below, maybe after a wait for drain
         break;
       }
       const r = result as ReadResult;
@@ -109,19 +110,20 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
     if (!chunked) keepAlive = false; // HTTP/1.0 has no chunking: the body ends with the connection
     // Framed apart from the scratch buffer: withHead assembles in it next.
     const first: Uint8Array[] = chunked ? parts.map((p) => Uint8Array.prototype.slice.call(frame(p))) : parts;
-    let flowing = out.send(withHead(res, ctx, chunked ? CHUNKED : UNTIL_CLOSE, keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
+    sent = chunked ? CHUNKED : UNTIL_CLOSE;
+    let flowing = out.send(withHead(res, ctx, sent, keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
     for (;;) {
       if (!flowing) await out.drained();
       if (out.gone) {
         void reader.cancel().catch(() => {});
-        return "cut";
+        return "reset";
       }
       const r = await (next ?? reader.read());
       next = undefined;
       if (r.done) break;
       if (out.gone) {
         void reader.cancel().catch(() => {});
-        return "cut";
+        return "reset";
       }
       const chunk = bytesOf(r.value);
       if (chunk.length === 0) continue; // an empty chunk would end a chunked body
@@ -130,13 +132,24 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
     if (chunked) out.send(LAST_CHUNK);
     return keepAlive ? "keep-alive" : "close";
   } catch {
-    // The app's stream failed: the client sees the body end without its last chunk (a reset).
-    return "cut";
+    // Nothing went out: the connection is dropped, as Bun.serve drops it (the mocker's cut fault relies on it).
+    if (sent === undefined) return "reset";
+    // Mid-body: the client must see it broken off. Chunked, an orderly end without the last chunk
+    // says so and lets what was sent arrive; running until close, only a reset does.
+    return sent === CHUNKED ? "cut" : "reset";
   }
 }
 
-function appBodyFailed(err: unknown): Response {
-  return openAiError(500, `internal error: the response body failed: ${err instanceof Error ? err.message : String(err)}`);
+/** The body read whole, then sent with its head in one write; a body that fails drops the connection (nothing went out). */
+async function sendWhole(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean): Promise<WriteOutcome> {
+  let whole: Uint8Array;
+  try {
+    whole = await res.bytes();
+  } catch {
+    return "reset";
+  }
+  out.send(withHead(res, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
+  return keepAlive ? "keep-alive" : "close";
 }
 
 /** Content types whose bodies are streamed (SSE, NDJSON): the only ones read chunk by chunk. */
@@ -192,23 +205,5 @@ function bytesOf(value: unknown): Uint8Array {
   throw new TypeError(`a response body chunk must be bytes or a string, got ${typeof value}`);
 }
 
-const STILL_WAITING = Symbol("still waiting");
-/** Microtask hops a read may take and still count as given at once (an in-memory body's second read takes 1–2). */
-const SOON_HOPS = 8;
-
-/**
- * The read's result if it settles within a few microtask hops, else STILL_WAITING: a body held in
- * memory gives all it has that soon, a stream waits for its source. Only the framing depends on it
- * (a Content-Length, or chunked), never what is sent.
- */
-function soon(read: Promise<ReadResult>): Promise<ReadResult | typeof STILL_WAITING> {
-  return new Promise((resolve, reject) => {
-    read.then(resolve, reject);
-    let hops = 0;
-    const hop = (): void => {
-      if (++hops >= SOON_HOPS) resolve(STILL_WAITING);
-      else queueMicrotask(hop);
-    };
-    queueMicrotask(hop);
-  });
-}
+/** Microtask hops a read may take and still count as given at once. */
+const SOON_HOPS = 4;

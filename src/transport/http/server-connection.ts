@@ -227,14 +227,15 @@ export class ServerConnection implements RequestSink, BodyFlow {
   private responded(ex: Exchange, outcome: WriteOutcome): void {
     ex.done = true;
     if (this.gone) return;
-    if (outcome === "cut") return this.terminate();
+    if (outcome === "reset") return this.terminate();
     if (!ex.requestEnded) {
       // The app answered without reading all of its body: it will not get the rest.
       ex.body?.fail(new Error("the response was sent before the request body was read"));
       ex.body = undefined;
       this.resumeBody();
     }
-    if (outcome === "close") return this.endGracefully();
+    // cut: the body broke off; ending the connection without its last chunk tells the client so.
+    if (outcome === "close" || outcome === "cut") return this.endGracefully();
     this.next();
   }
 

@@ -4,18 +4,12 @@
 import { describe, expect, test } from "bun:test";
 import type { Logger } from "../../lib/logger.ts";
 import { cleanupList, waitFor } from "../../../test/harness.ts";
-import { RawHttpClient } from "../../../test/raw-http.ts";
-import { type HttpServer, type HttpServerOptions, serveHttp } from "./server.ts";
+import { RawHttpClient, rawServerKit } from "../../../test/raw-http.ts";
+import { serveHttp } from "./server.ts";
 
 const cleanups = cleanupList();
 
-function serve(fetch: HttpServerOptions["fetch"], opts: Partial<HttpServerOptions> = {}): HttpServer {
-  const server = serveHttp({ host: "127.0.0.1", port: 0, fetch, ...opts });
-  cleanups.push(() => server.stop(true));
-  return server;
-}
-
-const open = (server: HttpServer) => RawHttpClient.open(server.port, cleanups);
+const { serve, open } = rawServerKit(cleanups);
 const echoPath = (req: Request) => new Response(new URL(req.url).pathname);
 
 describe("the server's own answers", () => {
@@ -122,11 +116,27 @@ describe("answers", () => {
     });
   };
 
-  test("a streamed type (SSE, NDJSON) that fails mid-way cuts the connection: no last chunk", async () => {
-    const c = await open(serve(() => new Response(turnStream(10, 2), { headers: { "content-type": "application/x-ndjson" } })));
+  test("a streamed type (SSE, NDJSON) that fails mid-way ends the connection without the last chunk; one failing before a byte went out drops it", async () => {
+    const failsAtOnce = () => new ReadableStream({ pull() { throw new Error("worker died"); } });
+    const server = serve((req) => new Response(new URL(req.url).pathname === "/early" ? failsAtOnce() : turnStream(10, 2), { headers: { "content-type": "application/x-ndjson" } }));
+    const c = await open(server);
     c.write("GET / HTTP/1.1\r\nhost: a\r\n\r\n");
     await c.waitForClose();
     expect(c.text).toMatch(/transfer-encoding: chunked\r\n\r\n5\r\npart;\r\n5\r\npart;\r\n$/);
+    const early = await open(server);
+    early.write("GET /early HTTP/1.1\r\nhost: a\r\n\r\n");
+    await early.waitForClose();
+    expect(early.receivedBytes).toBe(0);
+  });
+
+  test("an HTTP/1.0 stream that fails mid-way is reset, as an orderly close would look complete", async () => {
+    const c = await open(serve(() => new Response(turnStream(10, 2), { headers: { "content-type": "text/event-stream" } })));
+    let reset = false;
+    c.onError((err) => (reset = (err as NodeJS.ErrnoException).code === "ECONNRESET"));
+    c.write("GET / HTTP/1.0\r\n\r\n");
+    await c.waitForClose();
+    expect(c.text).toEndWith("part;part;");
+    expect(reset).toBe(true);
   });
 
   test("a streamed type held in memory goes with a Content-Length; a stream's chunk goes out before the next is produced", async () => {
@@ -153,13 +163,18 @@ describe("answers", () => {
     expect([sse!.headers.get("transfer-encoding"), sse!.body]).toEqual(["chunked", "data: 0\n\ndata: 1\n\n"]);
   });
 
-  test("any other type is read whole and sent with its Content-Length, a stream included; one that fails is a 500", async () => {
-    const c = await open(serve((req) => new Response(turnStream(3, new URL(req.url).pathname === "/fails" ? 1 : Infinity), { headers: { "content-type": "application/json" } })));
-    c.write("GET / HTTP/1.1\r\nhost: a\r\n\r\nGET /fails HTTP/1.1\r\nhost: a\r\n\r\n");
-    const [whole, failed] = await c.waitForResponses(2);
+  test("any other type, or a streamed type whose length the app declares, is read whole with its true Content-Length; one that fails drops the connection", async () => {
+    const c = await open(serve((req) => {
+      const path = new URL(req.url).pathname;
+      if (path === "/declared") return new Response(turnStream(2), { headers: { "content-type": "application/x-ndjson", "content-length": "999" } });
+      return new Response(turnStream(3, path === "/fails" ? 1 : Infinity), { headers: { "content-type": "application/json" } });
+    }));
+    c.write("GET / HTTP/1.1\r\nhost: a\r\n\r\nGET /declared HTTP/1.1\r\nhost: a\r\n\r\nGET /fails HTTP/1.1\r\nhost: a\r\n\r\n");
+    await c.waitForClose();
+    const [whole, declared, ...rest] = c.responses;
     expect([whole!.headers.get("content-length"), whole!.headers.get("transfer-encoding"), whole!.body]).toEqual(["15", undefined, "part;part;part;"]);
-    expect([failed!.status, JSON.parse(failed!.body).error.message]).toEqual([500, "internal error: the response body failed: worker died"]);
-    expect(c.closed).toBe(false);
+    expect([declared!.headers.get("content-length"), declared!.headers.get("transfer-encoding"), declared!.body]).toEqual(["10", undefined, "part;part;"]);
+    expect(rest).toEqual([]); // the failed body: the connection dropped, not a byte of it sent
   });
 });
 

@@ -49,9 +49,9 @@ export class Connection implements ZmtpParserHandler {
   peerMinor = 1;
   remote = "?";
   /** Per-socket-type state, set by the owner (routing id for ROUTER, subscriptions for PUB, ...). */
-  slot: unknown;
+  peerState: unknown;
   /** Receive-queue bookkeeping owned by the Inbox. */
-  inboxSlot: unknown;
+  inboxState: unknown;
   private readingPaused = false;
   private closeReason: string | undefined;
   private handshakeTimer: ReturnType<typeof setTimeout> | undefined;

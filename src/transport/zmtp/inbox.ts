@@ -69,8 +69,8 @@ export class Inbox {
     }
     const waiter = this.waiters.shift();
     if (waiter) return waiter({ value: frames, done: false });
-    let q = conn.inboxSlot as PeerQueue | undefined;
-    if (!q) q = conn.inboxSlot = new PeerQueue(conn);
+    let q = conn.inboxState as PeerQueue | undefined;
+    if (!q) q = conn.inboxState = new PeerQueue(conn);
     if (q.length === 0) this.active.push(q);
     q.items.push(frames);
     if (q.length >= this.highWaterMark) conn.pauseReading();

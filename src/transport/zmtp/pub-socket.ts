@@ -69,7 +69,7 @@ export class PubSocket extends ZmtpSocket {
     let queued = 0;
     for (let i = 0; i < peers.length; i++) {
       const conn = peers[i]!;
-      if (!(conn.slot as SubscriptionSet).matches(topic)) continue;
+      if (!(conn.peerState as SubscriptionSet).matches(topic)) continue;
       if (wireBytes < 0) wireBytes = messageWireBytes(bytes);
       if (conn.send(bytes, 0, wireBytes)) queued++;
       else this.dropped++;
@@ -82,7 +82,7 @@ export class PubSocket extends ZmtpSocket {
   subscriberCount(topic: Frame = ""): number {
     const t = toFrameBytes([topic])[0];
     let n = 0;
-    for (const c of this.peers) if ((c.slot as SubscriptionSet).matches(t)) n++;
+    for (const c of this.peers) if ((c.peerState as SubscriptionSet).matches(t)) n++;
     return n;
   }
 
@@ -97,11 +97,11 @@ export class PubSocket extends ZmtpSocket {
   }
 
   protected peerReady(conn: Connection): void {
-    conn.slot = new SubscriptionSet();
+    conn.peerState = new SubscriptionSet();
   }
 
   protected override peerGone(conn: Connection): void {
-    this.heldBytes -= (conn.slot as SubscriptionSet).bytes;
+    this.heldBytes -= (conn.peerState as SubscriptionSet).bytes;
   }
 
   protected override peerCommand(conn: Connection, command: ZmtpCommand): void {
@@ -124,7 +124,7 @@ export class PubSocket extends ZmtpSocket {
   }
 
   private subscribe(conn: Connection, prefix: Uint8Array): void {
-    const subs = conn.slot as SubscriptionSet;
+    const subs = conn.peerState as SubscriptionSet;
     const { maxSubscriptionsPerPeer, maxSubscriptionBytes, maxSubscriptionBytesTotal } = this.limits;
     let broken: string | undefined;
     if (prefix.length > maxSubscriptionBytes) broken = `a ${prefix.length}-byte subscription (at most ${maxSubscriptionBytes})`;
@@ -139,6 +139,6 @@ export class PubSocket extends ZmtpSocket {
   }
 
   private cancel(conn: Connection, prefix: Uint8Array): void {
-    if ((conn.slot as SubscriptionSet).remove(prefix)) this.heldBytes -= prefix.length;
+    if ((conn.peerState as SubscriptionSet).remove(prefix)) this.heldBytes -= prefix.length;
   }
 }

@@ -9,7 +9,7 @@ import { ReceivingSocket } from "./receiving-socket.ts";
 
 const latin1 = new TextDecoder("latin1");
 
-interface RouterSlot {
+interface RouterPeer {
   id: Uint8Array;
   key: string;
 }
@@ -44,7 +44,7 @@ export class RouterSocket extends ReceivingSocket {
 
   /** Identities of the connected peers. */
   peerIdentities(): Uint8Array[] {
-    return this.peers.map((c) => (c.slot as RouterSlot).id);
+    return this.peers.map((c) => (c.peerState as RouterPeer).id);
   }
 
   /** Messages dropped because no peer had the identity. */
@@ -61,19 +61,19 @@ export class RouterSocket extends ReceivingSocket {
       conn.fail(`identity ${printable(id)} is already connected`, true);
       return;
     }
-    conn.slot = { id, key } satisfies RouterSlot;
+    conn.peerState = { id, key } satisfies RouterPeer;
     this.byIdentity.set(key, conn);
   }
 
   protected override peerGone(conn: Connection): void {
-    const slot = conn.slot as RouterSlot | undefined;
-    if (slot && this.byIdentity.get(slot.key) === conn) this.byIdentity.delete(slot.key);
+    const peer = conn.peerState as RouterPeer | undefined;
+    if (peer && this.byIdentity.get(peer.key) === conn) this.byIdentity.delete(peer.key);
   }
 
   protected peerMessage(conn: Connection, frames: Uint8Array[]): void {
-    const slot = conn.slot as RouterSlot | undefined;
-    if (!slot) return;
-    frames.unshift(slot.id);
+    const peer = conn.peerState as RouterPeer | undefined;
+    if (!peer) return;
+    frames.unshift(peer.id);
     this.deliver(conn, frames);
   }
 

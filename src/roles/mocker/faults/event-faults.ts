@@ -1,6 +1,6 @@
 // Event-stream faults of one (worker, rank): what the fault table means for each raw batch its
 // publisher is about to send (drop, delay, duplicate, reorder, corrupt, stop) and for its replay
-// ROUTER (no_replay). Pure given the table and a random source. reset_seq and clear_all act once
+// ROUTER (no_replay). Pure given the table and a random generator. reset_seq and clear_all act once
 // when they start: fault-hooks.ts wires them to the publisher and the engine.
 import type { BatchFaultPlan, PublishFaults } from "../rank-publisher.ts";
 import { EVENT_KINDS, type FaultTable } from "./fault-table.ts";

@@ -1,0 +1,33 @@
+// Resolved engine options (src/config/engine.ts) → one engine's config, for every role that
+// builds engines (mocker, replay). The only renaming: --num-gpu-blocks-override → numGpuBlocks.
+import type { EngineConfig } from "../../../core/engine/engine-config.ts";
+import type { engineOptions } from "../../../config/engine.ts";
+import type { ConfigOf } from "../../../config/options.ts";
+
+type EngineOptionValues = ConfigOf<typeof engineOptions>;
+type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "hostOffloadDecodeBlocks" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed">;
+
+/** The engine options as one engine's config (shared by any role that builds engines). */
+export function engineConfigFrom(c: EngineKeys): Partial<EngineConfig> {
+  return {
+    blockSize: c.blockSize,
+    numGpuBlocks: c.numGpuBlocksOverride,
+    numHostBlocks: c.numHostBlocks,
+    hostOffloadD2hBandwidthGbps: c.hostOffloadD2hBandwidthGbps,
+    hostOffloadH2dBandwidthGbps: c.hostOffloadH2dBandwidthGbps,
+    hostOffloadDecodeBlocks: c.hostOffloadDecodeBlocks,
+    kvBytesPerToken: c.kvBytesPerToken,
+    maxNumSeqs: c.maxNumSeqs,
+    maxNumBatchedTokens: c.maxNumBatchedTokens,
+    enablePrefixCaching: c.enablePrefixCaching,
+    enableChunkedPrefill: c.enableChunkedPrefill,
+    preemptionMode: c.preemptionMode,
+    speedupRatio: c.speedupRatio,
+    decodeSpeedupRatio: c.decodeSpeedupRatio,
+    timingModel: c.timingModel,
+    prefillMs: c.prefillMs,
+    decodeMs: c.decodeMs,
+    seed: c.seed,
+  };
+}
+

@@ -1,0 +1,79 @@
+// The stack a replay simulates (workers × data-parallel ranks, router and its tuning, engine
+// settings): read from the replay router and engine options, and run on the core simulator.
+// Shared by `replay` and bench's --with-replay so both simulate the same configuration alike.
+import type { engineOptions } from "../../../config/engine.ts";
+import type { ConfigOf } from "../../../config/options.ts";
+import type { replayRouterOptions } from "../../../config/replay.ts";
+import type { EngineConfig } from "../../../core/engine/engine-config.ts";
+import type { BlockHasher } from "../../../core/kv/block-hash.ts";
+import { buildReport, type ReplayReport } from "../../../core/replay/report.ts";
+import { samplesOfSimulation } from "../../../core/replay/samples.ts";
+import type { RoundSamples } from "../../../core/stats/run-samples.ts";
+import { simulate } from "../../../core/replay/simulator.ts";
+import type { RouterOptions } from "../../../core/routing/router-options.ts";
+import type { RouterMode } from "../../../protocol/router-modes.ts";
+import type { ArrivalSpec } from "../../../core/workload/arrivals.ts";
+import type { WorkloadRequest } from "../../../core/workload/workload.ts";
+import { engineConfigFrom } from "./engine-config-from-options.ts";
+import { routerOptionsFrom } from "../routing/router-settings.ts";
+
+export interface SimulatedStack {
+  /** Workers, each with data-parallel ranks (routing targets are (worker, rank)). */
+  numWorkers: number;
+  dataParallelSize?: number;
+  routerMode: RouterMode;
+  /** The router's tuning (defaults when absent). */
+  router?: Omit<RouterOptions, "mode">;
+  engine: Partial<EngineConfig>;
+}
+
+type StackConfig = ConfigOf<typeof replayRouterOptions> & ConfigOf<typeof engineOptions>;
+
+/** The replay router and engine flags as the simulated stack (Dynamo spellings → simulator names). */
+export function simulatedStackFrom(c: StackConfig): SimulatedStack {
+  return {
+    // Each data-parallel rank is its own engine and routing candidate; the report keeps them apart.
+    numWorkers: c.numWorkers,
+    dataParallelSize: c.dataParallelSize,
+    routerMode: c.routerMode,
+    router: routerOptionsFrom(c),
+    engine: engineConfigFrom(c),
+  };
+}
+
+export interface SimulationRun {
+  arrival: ArrivalSpec;
+  /** Seeds random routing and Poisson arrivals (engines take engine.seed). */
+  seed: number;
+  /** Judge every decision's regret (default false: it costs a second index). */
+  regret?: boolean;
+  /** Wall clock (deps.now) when the run started; the report's wall time counts from here. */
+  startedMs: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Simulates `workload` on the stack (virtual clock) and builds the replay report. */
+export function simulateStack(workload: readonly WorkloadRequest[], s: SimulatedStack, run: SimulationRun, deps: { hasher: BlockHasher; now(): number }): ReplayReport {
+  return simulateStackWithSamples(workload, s, run, deps).report;
+}
+
+/** As simulateStack, with the completed requests as verdict samples (for comparisons over seeds). */
+export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s: SimulatedStack, run: SimulationRun, deps: { hasher: BlockHasher; now(): number }): { report: ReplayReport; samples: RoundSamples } {
+  const sim = simulate(
+    workload,
+    {
+      engine: s.engine,
+      numWorkers: s.numWorkers,
+      dataParallelSize: s.dataParallelSize,
+      routerMode: s.routerMode,
+      router: s.router,
+      arrival: run.arrival,
+      seed: run.seed,
+      regret: run.regret,
+      onProgress: run.onProgress,
+    },
+    { hasher: deps.hasher },
+  );
+  const samples = samplesOfSimulation(sim);
+  return { report: buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs }), samples };
+}
