@@ -2,6 +2,7 @@
 // spellings where one exists), the workload and arrivals shared with `replay`, router-mode
 // comparisons and sweeps, the HTML report, and — for --with-replay — the engine and router
 // settings of the stack under test, so its simulation runs the same configuration.
+import { splitUrls, urlListProblem } from "./bench-urls.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { replayRouterOptions, reportOptions, sessionWorkloadProblems, workloadFlags } from "./replay.ts";
@@ -15,7 +16,7 @@ const DATASET_REFUSED = "needs a dataset file or a tokenizer, which bench does n
 
 export const benchOptions = defineOptions({
   ...group("Target", {
-    url: { kind: "string", nonEmpty: true, aliases: ["base-url"], description: "Base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8000; a trailing /v1 is dropped)" },
+    url: { kind: "string", nonEmpty: true, aliases: ["base-url"], description: "Base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8000; a trailing /v1 is dropped); several comma-separated: requests go to each in turn, as a round-robin load balancer, past one that refuses connections" },
     host: { kind: "string", nonEmpty: true, description: "Without --url: the server's host (vLLM's --host; the target is http://HOST:PORT)" },
     port: { kind: "int", min: 1, max: 65535, description: "Without --url: the server's port (vLLM's --port; with --host alone, 8000)" },
     model: { kind: "string", nonEmpty: true, description: "Model name to request (default: the first one /v1/models lists)" },
@@ -220,7 +221,8 @@ export function benchProblems(c: BenchConfig): string[] {
   const q = parsePercentiles(c.percentiles);
   if (typeof q === "string") problems.push(q);
   if (!/^\//.test(c.endpoint)) problems.push(`--endpoint: got "${c.endpoint}", expected a path starting with / (e.g. /v1/completions)`);
-  if (c.url !== undefined && !/^https?:\/\/\S+$/.test(c.url)) problems.push(`--url: got "${c.url}", expected an http(s) URL such as http://127.0.0.1:8000`);
+  const badUrl = c.url === undefined ? undefined : urlListProblem(c.url);
+  if (badUrl !== undefined) problems.push(badUrl);
   let modes: string[] = [];
   if (c.compareRouterModes !== undefined) {
     const m = parseModes(c.compareRouterModes);
@@ -252,7 +254,7 @@ export function benchProblems(c: BenchConfig): string[] {
  * --host/--port; undefined when none is given.
  */
 export function targetUrl(c: Partial<Pick<BenchConfig, "url" | "host" | "port">>): string | undefined {
-  if (c.url !== undefined) return c.url.replace(/\/+$/, "").replace(/\/v1$/, "");
+  if (c.url !== undefined) return splitUrls(c.url)[0] ?? c.url; // the first of several frontends
   if (c.host === undefined && c.port === undefined) return undefined;
   const host = c.host ?? "127.0.0.1";
   return `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${c.port ?? 8000}`;

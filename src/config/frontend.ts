@@ -5,6 +5,7 @@ import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { LIVE_ROUTER_MODES, REPLAY_ONLY_ROUTER_MODES, routerModesHelp } from "../protocol/router-modes.ts";
 import { routerTuningOptions } from "./router.ts";
+import { replicaSyncOptions, replicaSyncProblems } from "./replica-sync.ts";
 
 /** What the frontend does when a worker fails (docs/DECISIONS.md, "Frontend"); `up` hands these on to its frontend. */
 export const frontendFailureOptions = group("Failures", {
@@ -90,11 +91,12 @@ export const frontendOptions = defineOptions({
   }),
   ...requestLimitOptions,
   ...frontendFailureOptions,
+  ...replicaSyncOptions,
   ...discoveryOptions,
 });
 
 export type FrontendConfig = ConfigOf<typeof frontendOptions>;
 
 export function frontendProblems(c: FrontendConfig): string[] {
-  return discoveryProblems(c);
+  return [...discoveryProblems(c), ...replicaSyncProblems(c)];
 }

@@ -13,6 +13,7 @@ import { loadConfig } from "./load.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { LIVE_ROUTER_MODES, REPLAY_ONLY_ROUTER_MODES, routerModesHelp } from "../protocol/router-modes.ts";
 import { routerTuningOptions } from "./router.ts";
+import { replicaSyncOptions, replicaSyncProblems } from "./replica-sync.ts";
 
 export const ROLES = ["agent", "mockers", "frontend"] as const;
 export const RESTART_POLICIES = ["on-failure", "no"] as const;
@@ -27,6 +28,8 @@ export const stackOptions = defineOptions({
     modelName: { kind: "string", nonEmpty: true, default: "mock-model", description: "Model name every worker serves" },
     kvStateAgent: { kind: "bool", default: true, description: "State-agent mode (the agent ingests raw streams); --no-kv-state-agent = direct mode" },
     mockerProcesses: { kind: "int", min: 1, max: 1024, default: 1, description: "Mocker processes" },
+    frontends: { kind: "int", min: 1, max: 64, default: 1, description: "Frontend replicas, on consecutive ports from --http-port (picked ports with 0); with --router-replica-sync they route as one" },
+    natsServer: { kind: "string", nonEmpty: true, description: "The nats-server executable up starts for --router-replica-sync without --nats-url (default: nats-server on PATH, or in /usr/sbin as Debian installs it)" },
     numWorkers: { kind: "int", min: 1, max: 100_000_000, description: "Workers in the whole stack, spread evenly over --mocker-processes (default: --mocker-processes × --workers-per-process)" },
     workersPerProcess: { kind: "int", min: 1, max: 100_000, default: 2, description: "Workers in each mocker process (--num-workers gives the total instead)" },
     cacheSlotBase: { kind: "int", min: 0, default: 0, description: "First CacheOwner ordinal; global worker k rank r owns base + k × dp + r" },
@@ -80,6 +83,8 @@ export const frontendPassOn = defineOptions({
     ...routerTuningOptions,
   }),
   ...frontendFailureOptions,
+  ...replicaSyncOptions,
+  natsUrl: { ...replicaSyncOptions.natsUrl, description: "NATS server(s) the frontends sync over (default: up starts a nats-server of its own on a free port)" },
 });
 
 export const mockerPassOn = defineOptions({
@@ -170,6 +175,7 @@ export function upProblems(c: UpConfig): string[] {
     // Checked here too, so `up` fails at once rather than through its mockers.
     if (c.kvEventsEncoding === "array") problems.push(ARRAY_ENCODING_WITH_STATE_AGENT);
   }
+  problems.push(...frontendReplicaProblems(c));
   if (c.livenessTimeout > 0 && c.livenessTimeout < 1) problems.push(`--liveness-timeout: got ${c.livenessTimeout}, expected 0 (off) or at least 1 second (a probe's own deadline is up to 1 s)`);
   if (c.audit && !roles.roles.has("frontend")) problems.push("--audit: compares the frontend's index with the mockers' truth; include frontend in --roles");
   if (c.maxSlots !== undefined && c.kvStateAgent && roles.roles.has("agent") && roles.roles.has("mockers") && c.maxSlots < ranks) {
@@ -199,4 +205,12 @@ export const upWorkersOverlay: Overlay<typeof upOptions & typeof commonOptions> 
 /** `up`'s config from flags, validated as the command does (throws ConfigError); env defaults to none. */
 export function upConfigFrom(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): UpConfig {
   return loadConfig({ ...upOptions, ...commonOptions }, { argv, env }, (c) => upProblems(c as UpConfig), { sections: STACK_SECTIONS, overlay: upWorkersOverlay }).config as UpConfig;
+}
+
+/** --frontends and router replica sync in `up`. */
+function frontendReplicaProblems(c: UpConfig): string[] {
+  const problems = replicaSyncProblems(c);
+  if (c.frontends > 1 && c.frontendCmd !== undefined) problems.push(`--frontends: ${c.frontends} replicas run kvcr-mock's own frontend; --frontend-cmd runs one external frontend (give one or the other)`);
+  if (c.httpPort !== 0 && c.httpPort + c.frontends - 1 > 65535) problems.push(`--frontends: ${c.frontends} ports from --http-port ${c.httpPort} exceed port 65535`);
+  return problems;
 }

@@ -104,7 +104,7 @@ describe("kvcr-mock up", () => {
   test("up -- CMD runs CMD against the ready stack with its URLs, then stops it and exits with CMD's code", async () => {
     const args = stackArgs(["--no-kv-state-agent"]);
     const script = join(dir.path, "cmd.sh");
-    writeFileSync(script, 'curl_ok=$(cat "$KVCR_STATE_FILE" | grep -c frontend_url); echo "F=$KVCR_FRONTEND_URL A=$KVCR_AGENT_URL S=$curl_ok L=${KVCR_LIFELINE:-none}"; exit 7\n');
+    writeFileSync(script, 'curl_ok=$(cat "$KVCR_STATE_FILE" | grep -c frontend_url\\"); echo "F=$KVCR_FRONTEND_URL A=$KVCR_AGENT_URL S=$curl_ok L=${KVCR_LIFELINE:-none}"; exit 7\n');
     const r = await runCli(["up", ...args, "--", "sh", script], { timeoutMs: 30_000 });
     expect(r.exitCode).toBe(7);
     expect(r.stdout).toMatch(/^F=http:\/\/127\.0\.0\.1:\d+ A= S=1 L=none$/m);

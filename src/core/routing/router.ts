@@ -168,6 +168,11 @@ export class Router {
     return this.commit(q, pick === undefined ? c : pick[c]!);
   }
 
+  /** Counts a request another router sent to the candidate (router replica sync) as its load, until finish(). */
+  track(rankId: number, hashes: ArrayLike<bigint>, prefillTokens: number): ActiveRequest {
+    return this.load.add(rankId, hashes, prefillTokens);
+  }
+
   /** The request's first token arrived: its prefill leaves the candidate's outstanding prefill. */
   firstToken(req: ActiveRequest): void {
     this.load.firstToken(req);

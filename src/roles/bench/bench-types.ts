@@ -93,11 +93,13 @@ export interface BenchOptions extends ArrivalOptions {
   saveResult?: { dir?: string; filename?: string; append: boolean };
 }
 
-export type BenchTarget = { label?: string; url: string } | { label?: string; fresh: { routerMode: string } };
+export type BenchTarget = { label?: string; url: string; /** --url A,B,…: every frontend, requests in turn (url is the first). */ urls?: string[] } | { label?: string; fresh: { routerMode: string } };
 
 /** A stack started for one run (the launcher's code, as `up` runs it). */
 export interface StartedStack {
   url: string;
+  /** Every frontend when it runs several (requests go to each in turn); url is the first. */
+  urls?: string[];
   /** Its mockers' base URLs, in stack order. */
   mockerUrls?: string[];
   /** Kill / restart of its children (fault schedules). */

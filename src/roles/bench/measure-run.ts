@@ -23,6 +23,7 @@ import { waitUntilReady } from "./ready-check.ts";
 import { buildBody, type BodyOptions } from "./request-body.ts";
 import type { BenchDeps, BenchOptions, BenchTarget, MeasuredRun, ObservedResult, StartedStack } from "./bench-types.ts";
 import { sendRequest } from "./send-request.ts";
+import { FrontendRotation } from "./frontend-rotation.ts";
 import { assertReachable, unreachable } from "./reachable.ts";
 
 export interface RunPoint {
@@ -61,14 +62,17 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
     let load: LoadResult;
     // Real time, whatever clock the run uses: it is this process's loop that is measured.
     const client = monitorEventLoopLag();
+    const urls = stack?.urls ?? ("urls" in target ? target.urls : undefined);
+    const rotation = urls !== undefined && urls.length > 1 ? new FrontendRotation(urls, deps.now) : undefined;
     try {
-      load = await runOne(workload, point.arrival, url, model, label, opts, deps, (t0) => observer.start(t0));
+      load = await runOne(workload, point.arrival, url, model, label, opts, deps, (t0) => observer.start(t0), rotation);
     } catch (err) {
       client.stop(NaN);
       await observer.finish([], workload).catch(() => {}); // stops the schedule and the audit
       throw err;
     }
     const cpuShare = client.cpuShare();
+    for (const w of rotation?.warnings() ?? []) warnAt(w);
     const observed = await observer.finish(load.records, workload);
     const meta = runMeta(opts, url, model, point.arrival, label);
     const built = buildResult(load, meta, opts.percentiles);
@@ -86,7 +90,7 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
   }
 }
 
-async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec, url: string, model: string, label: string | undefined, opts: BenchOptions, deps: BenchDeps, onStart: (startMs: number) => void): Promise<LoadResult> {
+async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec, url: string, model: string, label: string | undefined, opts: BenchOptions, deps: BenchDeps, onStart: (startMs: number) => void, rotation?: FrontendRotation): Promise<LoadResult> {
   const body: BodyOptions = { model: opts.servedModelName ?? model, endpoint: opts.endpoint, promptFormat: opts.promptFormat, stream: opts.stream, ignoreEos: opts.ignoreEos, extra: opts.bodyExtra };
   const endpointUrl = url.replace(/\/+$/, "") + opts.endpoint;
   const headers = authHeaders(opts);
@@ -98,10 +102,11 @@ async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec
     const tokens = new Uint32Array(req.inputLength);
     req.writeTokens(tokens);
     const id = sent++;
-    return sendRequest(
-      { url: endpointUrl, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers: prefix === undefined ? headers : { ...headers, "x-request-id": `${prefix}${id}` }, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: keepText || opts.saveDetailed },
+    const to = (target: string) => sendRequest(
+      { url: target, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers: prefix === undefined ? headers : { ...headers, "x-request-id": `${prefix}${id}` }, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: keepText || opts.saveDetailed },
       deps.now,
     );
+    return rotation ? rotation.send((base) => to(base + opts.endpoint)) : to(endpointUrl);
   };
   if ((opts.readyCheckTimeoutS ?? 0) > 0) await waitUntilReady(opts.readyCheckTimeoutS!, { send: () => sendOne(workload[0]!, deps.stop), now: deps.now, sleep: deps.sleep, stop: deps.stop });
   const progress = deps.progress?.(label ?? "bench", durationBound(opts) ? 0 : workload.length);

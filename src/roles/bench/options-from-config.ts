@@ -18,6 +18,7 @@ import {
   type GoodputSlo,
 } from "../../config/bench.ts";
 import { loadSchedule } from "../../config/fault-schedule.ts";
+import { splitUrls } from "../../config/bench-urls.ts";
 import { simulatedStackFrom } from "../shared/measure/simulated-stack.ts";
 import { arrivalOptionsFrom, DEFAULT_AGENTIC_SESSIONS, workloadOptionsFrom } from "../shared/measure/workload.ts";
 import type { BenchOptions, BenchTarget } from "./bench-types.ts";
@@ -30,7 +31,7 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
   const url = targetUrl(c);
   const targets: BenchTarget[] =
     url !== undefined
-      ? [{ url }]
+      ? [{ url, ...(splitUrls(c.url ?? "").length > 1 ? { urls: splitUrls(c.url!) } : {}) }]
       : modes && perMode
         ? modes.map((m) => ({ label: m, url: perMode.get(m)! }))
         : (modes ?? [c.routerMode]).map((m) => ({ label: modes ? m : undefined, fresh: { routerMode: m } }));

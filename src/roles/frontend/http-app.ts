@@ -15,6 +15,7 @@ import { detokenizeAnswer, modelList, modelRoute, MODELS_PREFIX, tokenizeAnswer 
 import type { Kind } from "./openai-reply.ts";
 import type { AgentFeedHealth } from "./agent-feed.ts";
 import { healthResponse } from "./health.ts";
+import type { ReplicaSyncHealth } from "./replica-sync.ts";
 import { indexResidency } from "./index-residency.ts";
 import { createProxy, type ProxyDeps } from "./proxy.ts";
 import { errorTypeOf, type RequestTrack } from "./dynamo-metrics.ts";
@@ -33,6 +34,8 @@ export interface FrontendAppDeps extends ProxyDeps {
   discoveryHealth?: () => DiscoveryHealth;
   /** The agents' re-sync state, shown on /health (degraded while one re-syncs or has a degraded slot). */
   agentHealth?: () => AgentFeedHealth;
+  /** Router replica sync's NATS link and peers, shown on /health (degraded while NATS is unreachable). */
+  replicaSyncHealth?: () => ReplicaSyncHealth;
   /** --strict-health: /health answers 503 while degraded. */
   strictHealth?: boolean;
   /** The router-event cursor a worker's indexed state reflects, where its feed has one (`GET /v1/index`). */
@@ -101,7 +104,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   }
 
   function health(): Response {
-    return healthResponse({ workerCount: state.workerCount, ejected: state.health.ejectedCount, models: state.models(), agents: deps.agentHealth?.(), discovery: deps.discoveryHealth?.(), strict: deps.strictHealth ?? false });
+    return healthResponse({ workerCount: state.workerCount, ejected: state.health.ejectedCount, models: state.models(), agents: deps.agentHealth?.(), discovery: deps.discoveryHealth?.(), replicaSync: deps.replicaSyncHealth?.(), strict: deps.strictHealth ?? false });
   }
 
   const readJson = (req: Request) => readJsonBody(req, deps, logger, pathOf(req.url, KNOWN_ROUTES));

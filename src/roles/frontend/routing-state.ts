@@ -37,6 +37,9 @@ export interface RoutePlan {
 
 export type RouteFailure = { status: number; message: string; code: string };
 
+/** Told as each routed request's load changes (router replica sync publishes it): prefill only while counted, free once. */
+export type RequestLifecycle = Record<"routed" | "prefillCompleted" | "freed", (plan: RoutePlan) => void>;
+
 export interface RoutingStateOptions {
   router: Omit<RouterOptions, "mode"> & { mode: RouterOptions["mode"] };
   /** Refuse workers with another block size; undefined = the first worker's block size. */
@@ -80,6 +83,8 @@ export class RoutingState {
   readonly health: WorkerHealth;
   /** Per model, its workers' advertised max_model_len → how many advertise it (the smallest one applies). */
   private readonly contextLens = new Map<string, Map<number, number>>();
+  /** Set by router replica sync: told of every routed request's lifecycle. */
+  lifecycle: RequestLifecycle | undefined;
 
   constructor(private readonly opts: RoutingStateOptions) {
     this.blockSize = opts.blockSize;
@@ -88,6 +93,10 @@ export class RoutingState {
 
   get workerCount(): number {
     return this.workers.size;
+  }
+
+  worker(id: string): WorkerEntry | undefined {
+    return this.workers.get(id);
   }
 
   workerList(): WorkerEntry[] {
@@ -265,6 +274,7 @@ export class RoutingState {
       });
     }
     plan.decisionMs = this.opts.now() - t0;
+    this.lifecycle?.routed(plan);
     return plan;
   }
 
@@ -329,13 +339,16 @@ export class RoutingState {
   /** The request's first token arrived: its prefill no longer loads the candidate. */
   firstToken(plan: RoutePlan): void {
     const model = plan.worker.record.model;
-    this.routers.get(model)?.firstToken(plan.decision.request);
+    const req = plan.decision.request;
+    if (!req.done && req.prefillTokens > 0) this.lifecycle?.prefillCompleted(plan);
+    this.routers.get(model)?.firstToken(req);
     this.release(model);
   }
 
   /** The request ended (any way): all of its load leaves the candidate. Idempotent. */
   finish(plan: RoutePlan): void {
     const model = plan.worker.record.model;
+    if (!plan.decision.request.done) this.lifecycle?.freed(plan);
     this.routers.get(model)?.finish(plan.decision.request);
     this.release(model);
   }
@@ -357,8 +370,8 @@ export class RoutingState {
     if (lens.size === 0) this.contextLens.delete(record.model);
   }
 
-  /** Routes held requests of the model, oldest first, while its router has room. */
-  private release(model: string): void {
+  /** Routes held requests of the model, oldest first, while its router has room (after its load dropped). */
+  release(model: string): void {
     if (!this.held.has(model)) return; // the common case, on every first token and finish
     const router = this.routers.get(model);
     this.held.release(model, () => !(router !== undefined && router.size > 0 && router.saturated()), (tokens) => this.route(model, tokens));

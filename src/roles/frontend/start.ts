@@ -22,6 +22,8 @@ import { RoutingState } from "./routing-state.ts";
 import { routerOptionsFrom, routerWarnings } from "../shared/routing/router-settings.ts";
 import { KeepAliveClient } from "../../transport/http/keepalive-client.ts";
 import { fetchTransport, keepAliveTransport, type FetchLike, type WorkerTransport } from "./worker-call.ts";
+import { startReplicaSync } from "./replica-sync-start.ts";
+import type { ReplicaSync } from "./replica-sync.ts";
 
 export interface FrontendDeps {
   logger: Logger;
@@ -37,6 +39,8 @@ export interface FrontendHandle extends RoleHandle {
   readonly state: RoutingState;
   readonly direct: DirectFeed;
   readonly agents: AgentFeed;
+  /** With --router-replica-sync. */
+  readonly replicaSync: ReplicaSync | undefined;
 }
 
 export async function startFrontend(config: FrontendConfig, deps: FrontendDeps): Promise<FrontendHandle> {
@@ -72,6 +76,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
   const agents = scope.use(new AgentFeed(state, logger, fetchFn));
   const metrics = new FrontendMetrics({ now, routerId: idPrefix, migrationLimit: config.migrationLimit });
   const ns = config.namespace;
+  const sync = config.routerReplicaSync ? await startReplicaSync(config, { state, logger, now, routerId: idPrefix }, scope) : undefined;
 
   const onWorker = (e: DiscoveryEvent) => {
     if (e.type === "delete") {
@@ -127,13 +132,14 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     callWorker,
     now,
     wallSeconds: () => Date.now() / 1000,
-    feedMetrics: () => [...direct.metrics(), ...agents.metrics(), ...discoveryMetricFamilies(store)],
+    feedMetrics: () => [...direct.metrics(), ...agents.metrics(), ...discoveryMetricFamilies(store), ...(sync?.families() ?? [])],
     discoveryHealth: () => discoveryHealth(store),
     // Workers that publish through an agent while no agent is followed live: their blocks are missing.
     // A worker's cursor: its relay's (direct mode) or the agent stream its rank 0 follows.
     indexCursor: (workerId) => direct.cursorOf(workerId) ?? agents.cursorOfRank(state.rankIdOf(workerId, 0)),
     agentHealth: () => ({ ...agents.health(), workers_without_agent: agents.liveCount() > 0 ? 0 : state.workerList().filter((w) => w.record.kv_event_source_mode === EVENT_MODES.stateAgent).length }),
     strictHealth: config.strictHealth,
+    replicaSyncHealth: sync === undefined ? undefined : () => sync.health(),
     idPrefix,
     failures: { retries: config.routerRetries, migrationLimit: config.migrationLimit, migrationMaxSeqLen: config.migrationMaxSeqLen },
   });
@@ -159,6 +165,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     state,
     direct,
     agents,
+    replicaSync: sync,
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -24,3 +24,9 @@ test("the ready summary: one line, role up, the processes as fields", () => {
     processes: [{ name: "mocker-0", role: "mocker", url: "http://127.0.0.1:1", pid: 7, raw_endpoints: [["tcp://127.0.0.1:2"]], worker_api_urls: ["http://127.0.0.1:3"] }], discovery: "file /d", state_file: "/s.json",
   });
 });
+
+test("the ready summary with frontend replicas lists them all; with one, frontend_url alone", () => {
+  const base = { elapsedMs: 1, mode: "direct", model: "m", namespace: "ns", processes: [], discovery: "file /d", frontendUrl: "http://h:1" };
+  expect(JSON.parse(readyJsonLine({ ...base, frontendUrls: ["http://h:1", "http://h:2"] }, at))).toMatchObject({ frontend_url: "http://h:1", frontend_urls: ["http://h:1", "http://h:2"] });
+  expect(JSON.parse(readyJsonLine({ ...base, frontendUrls: ["http://h:1"] }, at)).frontend_urls).toBeUndefined();
+});

@@ -30,7 +30,7 @@ export interface ReadyProcess {
 
 /** The ready summary as one JSON line of role "up" (the pretty form is a table for people). */
 export function readyJsonLine(
-  r: { elapsedMs: number; mode: string; model: string; namespace: string; processes: readonly ReadyProcess[]; discovery: string; stateFile?: string; frontendUrl?: string },
+  r: { elapsedMs: number; mode: string; model: string; namespace: string; processes: readonly ReadyProcess[]; discovery: string; stateFile?: string; frontendUrl?: string; frontendUrls?: readonly string[] },
   now: Date = new Date(),
 ): string {
   return JSON.stringify({
@@ -45,5 +45,7 @@ export function readyJsonLine(
     discovery: r.discovery,
     ...(r.stateFile !== undefined ? { state_file: r.stateFile } : {}),
     ...(r.frontendUrl !== undefined ? { frontend_url: r.frontendUrl } : {}),
+    // Only with --frontends above 1 (frontend_url is the first of them).
+    ...(r.frontendUrls !== undefined && r.frontendUrls.length > 1 ? { frontend_urls: r.frontendUrls } : {}),
   });
 }

@@ -26,7 +26,7 @@ export type Readiness =
 export interface ProcessSpec {
   /** `agent`, `mocker-0`, `frontend`: the output prefix, log file name and what errors name. */
   name: string;
-  role: TemplateRole;
+  role: TemplateRole | "nats";
   stage: (typeof STAGES)[keyof typeof STAGES];
   argv: string[];
   /** Run from `--<role>-cmd` instead of this executable. */
@@ -49,8 +49,12 @@ export interface ProcessSpec {
 export interface ChosenPorts {
   agent: number;
   frontend: number;
+  /** Every frontend replica's HTTP port (--frontends), the first being `frontend` (default: just it). */
+  frontends?: number[];
   /** HTTP port per mocker process. */
   mockers: number[];
+  /** The nats-server up starts for --router-replica-sync (no --nats-url). */
+  nats?: { client: number; monitor: number };
 }
 
 export interface PlanContext {
@@ -59,6 +63,8 @@ export interface PlanContext {
   ports: ChosenPorts;
   /** The discovery directory every child is told (resolved, so all agree). */
   discoveryDir: string;
+  /** The NATS server the frontends sync over (--router-replica-sync): --nats-url, or the one up starts. */
+  natsUrl?: string;
 }
 
 export interface StackPlan {
@@ -67,6 +73,8 @@ export interface StackPlan {
   awaitAgentRecord: boolean;
   agentUrl: string | undefined;
   frontendUrl: string | undefined;
+  /** Every frontend replica's URL, the first being frontendUrl. */
+  frontendUrls: string[];
 }
 
 /** The address to dial a socket bound on `host` (a wildcard bind is reached on loopback). */
@@ -160,26 +168,32 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
     }
   }
 
+  const frontendPorts = ctx.ports.frontends ?? [ctx.ports.frontend];
   if (roles.has("frontend")) {
     const router = Object.fromEntries(Object.keys(routerTuningOptions).map((k) => [k, config[k as keyof typeof routerTuningOptions]]));
     const failures = pick(config, frontendFailureOptions);
-    const frontend = { httpPort: ctx.ports.frontend, strictHealth: config.strictHealth, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...failures, ...discovery };
-    const own = [...ctx.self, "frontend", ...toArgv(frontendOptions, frontend), ...logFlags];
-    const values = { ...common, port: String(ctx.ports.frontend), router_mode: config.routerMode, workers: String(totalWorkers) };
-    processes.push({
-      name: "frontend",
-      role: "frontend",
-      stage: STAGES.frontend,
-      argv: config.frontendCmd ? renderCommand(config.frontendCmd, values, "--frontend-cmd", "frontend") : own,
-      external: config.frontendCmd !== undefined,
-      url: frontendUrl,
-      ports: { http: ctx.ports.frontend },
-      // Without local mockers the workers join from other hosts, maybe later: the frontend is ready when it serves.
-      readiness: roles.has("mockers")
-        ? { kind: "frontend", modelsUrl: `${frontendUrl}/v1/models`, healthUrl: `${frontendUrl}/health`, model: config.modelName, workers: totalWorkers }
-        : { kind: "ok", url: `${frontendUrl}/live` },
-      livenessUrl: `${frontendUrl}${config.frontendCmd ? "/health" : "/live"}`,
-      readyTimeoutS: config.readyTimeout,
+    const sync = config.routerReplicaSync ? { routerReplicaSync: true, natsUrl: ctx.natsUrl ?? config.natsUrl, routerReplicaTimeout: config.routerReplicaTimeout } : {};
+    // Replica i is named frontend (the first) or frontend-i, on its own port.
+    frontendPorts.forEach((port, i) => {
+      const url = `http://${host}:${port}`;
+      const frontend = { httpPort: port, strictHealth: config.strictHealth, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...failures, ...sync, ...discovery };
+      const own = [...ctx.self, "frontend", ...toArgv(frontendOptions, frontend), ...logFlags];
+      const values = { ...common, port: String(port), router_mode: config.routerMode, workers: String(totalWorkers) };
+      processes.push({
+        name: i === 0 ? "frontend" : `frontend-${i}`,
+        role: "frontend",
+        stage: STAGES.frontend,
+        argv: config.frontendCmd ? renderCommand(config.frontendCmd, values, "--frontend-cmd", "frontend") : own,
+        external: config.frontendCmd !== undefined,
+        url,
+        ports: { http: port },
+        // Without local mockers the workers join from other hosts, maybe later: the frontend is ready when it serves.
+        readiness: roles.has("mockers")
+          ? { kind: "frontend", modelsUrl: `${url}/v1/models`, healthUrl: `${url}/health`, model: config.modelName, workers: totalWorkers }
+          : { kind: "ok", url: `${url}/live` },
+        livenessUrl: `${url}${config.frontendCmd ? "/health" : "/live"}`,
+        readyTimeoutS: config.readyTimeout,
+      });
     });
   }
 
@@ -188,6 +202,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
     awaitAgentRecord: stateAgent && roles.has("mockers") && !roles.has("agent"),
     agentUrl: stateAgent && roles.has("agent") ? agentUrl : undefined,
     frontendUrl: roles.has("frontend") ? frontendUrl : undefined,
+    frontendUrls: roles.has("frontend") ? frontendPorts.map((port) => `http://${host}:${port}`) : [],
   };
 }
 

@@ -52,7 +52,7 @@ export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
   try {
     const print = ctx.print ?? ((text: string) => void (ctx.rest.length > 0 || config.demo ? process.stderr : process.stdout).write(text));
     const elapsedMs = performance.now() - t0;
-    print(config.logFormat === "json" ? `${readyJsonLine({ elapsedMs, mode: config.kvStateAgent ? "state-agent" : "direct", model: config.modelName, namespace: stack.namespace, processes: stack.processes, discovery: `${config.discoveryBackend} ${config.discoveryBackend === "etcd" ? config.etcdEndpoints : stack.discoveryDir}`, stateFile, frontendUrl: stack.frontendUrl })}\n` : summary(stack, config, stateFile, elapsedMs));
+    print(config.logFormat === "json" ? `${readyJsonLine({ elapsedMs, mode: config.kvStateAgent ? "state-agent" : "direct", model: config.modelName, namespace: stack.namespace, processes: stack.processes, discovery: `${config.discoveryBackend} ${config.discoveryBackend === "etcd" ? config.etcdEndpoints : stack.discoveryDir}`, stateFile, frontendUrl: stack.frontendUrl, frontendUrls: stack.frontendUrls })}\n` : summary(stack, config, stateFile, elapsedMs));
     watch = watchStack(stack, { schedule, auditIntervalS: config.audit ? config.auditInterval : undefined }, logger);
     const failed = stack.failure.then((e) => {
       if (e.restarts !== undefined) {
@@ -84,6 +84,7 @@ function summary(stack: StackHandle, config: UpConfig, stateFile: string | undef
     const what =
       p.role === "frontend" ? "OpenAI API: /v1/models /v1/completions /v1/chat/completions /health /metrics"
       : p.role === "agent" ? "/live /health /v1/slots /v1/snapshot /metrics"
+      : p.role === "nats" ? "NATS server of the frontends' router replica sync"
       : `/v1/generate /health /metrics; raw KV events: ${rawText(p.rawEndpoints)}`;
     lines.push(`  ${p.name.padEnd(width)} ${p.url}  pid ${p.pid}${p.external ? " (external)" : ""}  ${what}`);
     if (p.workerApiUrls) lines.push(`  ${"".padEnd(width)} worker API (vLLM's OpenAI server per worker): ${workerApiText(p.workerApiUrls)}`);
@@ -125,7 +126,7 @@ async function runCommand(argv: readonly string[], stack: StackHandle, stateFile
       stdin: "inherit",
       stdout: "inherit",
       stderr: "inherit",
-      env: { ...inherited, KVCR_FRONTEND_URL: stack.frontendUrl ?? "", KVCR_AGENT_URL: stack.agentUrl ?? "", KVCR_STATE_FILE: stateFile },
+      env: { ...inherited, KVCR_FRONTEND_URL: stack.frontendUrl ?? "", KVCR_FRONTEND_URLS: stack.frontendUrls.join(","), KVCR_AGENT_URL: stack.agentUrl ?? "", KVCR_STATE_FILE: stateFile },
     });
   } catch (err) {
     throw new KvcrError("SPAWN_FAILED", `cannot run ${argv[0]}: ${(err as Error).message}`);

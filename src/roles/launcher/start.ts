@@ -2,6 +2,7 @@
 // mockers and frontend stage by stage under one Supervisor, each gated on readiness, and once ready
 // supervise them (restart policy, liveness watch); a failed start stops what it started. Also used
 // by `bench --compare-router-modes`.
+import { existsSync } from "node:fs";
 import { rmdir } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import type { ScheduleTarget } from "../../config/fault-schedule.ts";
@@ -13,13 +14,14 @@ import type { OptionTable } from "../../config/options.ts";
 import { defaultDiscoveryDir } from "../../discovery/file-store.ts";
 import { openDiscoveryStore } from "../../discovery/open.ts";
 import type { DiscoveryStore } from "../../discovery/store.ts";
-import { KvcrError, ReadinessError } from "../../lib/errors.ts";
+import { ConfigError, KvcrError, ReadinessError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
 import type { ProcessControl } from "../shared/stack/fault-runner.ts";
 import { mockerBase } from "../shared/stack/stack-truth.ts";
-import { plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
+import { dialHost, plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
+import { findNatsServer, NATS_INSTALL_HINT, natsProcessSpec, natsUrlOf } from "./nats-process.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
 import { DEFAULT_BACKOFF_MAX_MS, DEFAULT_RESTART_WINDOW_MS, DEFAULT_STABLE_MS, describeExit, Supervisor, type ChildExit, type ReadinessGate, type SupervisedChild } from "./supervisor.ts";
@@ -63,6 +65,8 @@ export interface StackHandle extends RoleHandle {
   readonly plan: StackPlan;
   readonly agentUrl: string | undefined;
   readonly frontendUrl: string | undefined;
+  /** Every frontend replica's URL (--frontends), the first being frontendUrl. */
+  readonly frontendUrls: readonly string[];
   readonly discoveryDir: string;
   /** The discovery namespace the stack runs in (its own, derived, or the one given). */
   readonly namespace: string;
@@ -83,6 +87,8 @@ export interface StackState {
   model: string;
   agent_url: string | null;
   frontend_url: string | null;
+  /** Every frontend replica (--frontends), the first being frontend_url. */
+  frontend_urls: string[];
   processes: { name: string; role: string; pid: number; url: string; external: boolean; restarts: number; liveness_restarts: number; ports: Record<string, number | number[]>; raw_endpoints?: string[][]; replay_endpoints?: string[][]; worker_api_urls?: string[] }[];
 }
 
@@ -106,7 +112,7 @@ export function childEnvironment(env: Readonly<Record<string, string | undefined
 function fixedPorts(config: UpConfig, roles: Set<string>): [port: number, who: string][] {
   const out: [number, string][] = [];
   if (config.kvStateAgent && roles.has("agent") && config.agentPort !== 0) out.push([config.agentPort, "agent (--agent-port)"]);
-  if (roles.has("frontend") && config.httpPort !== 0) out.push([config.httpPort, "frontend (--http-port)"]);
+  if (roles.has("frontend") && config.httpPort !== 0) for (let i = 0; i < config.frontends; i++) out.push([config.httpPort + i, i === 0 ? "frontend (--http-port)" : `frontend-${i} (--http-port ${config.httpPort} + ${i})`]);
   if (roles.has("mockers")) {
     const ranks = globalWorkers(config) * config.dataParallelSize;
     const W = config.workersPerProcess * config.dataParallelSize;
@@ -127,11 +133,17 @@ export function choosePorts(config: UpConfig, roles: Set<string>): ChosenPorts {
     throw new KvcrError("PORT_IN_USE", `${shown.join("; ")}${busy.length > 5 ? ` (and ${busy.length - 5} more)` : ""}: stop what holds it or choose another port (0 = pick a free one)`);
   }
   const mockers = roles.has("mockers") ? config.mockerProcesses : 0;
-  const picked = pickFreePorts(host, mockers + 2);
+  const extraFrontends = roles.has("frontend") && config.httpPort === 0 ? config.frontends - 1 : 0;
+  const nats = startsNats(config, roles) ? 2 : 0;
+  const picked = pickFreePorts(host, mockers + 2 + extraFrontends + nats);
+  const frontend = config.httpPort || picked[1]!;
+  const more = picked.slice(2 + mockers);
   return {
     agent: config.agentPort || picked[0]!,
-    frontend: config.httpPort || picked[1]!,
-    mockers: picked.slice(2),
+    frontend,
+    frontends: [frontend, ...Array.from({ length: config.frontends - 1 }, (_, i) => (config.httpPort ? config.httpPort + i + 1 : more[i]!))],
+    mockers: picked.slice(2, 2 + mockers),
+    ...(nats > 0 ? { nats: { client: more[extraFrontends]!, monitor: more[extraFrontends + 1]! } } : {}),
   };
 }
 
@@ -143,7 +155,11 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   const where = stackDiscovery(given, ports.frontend, defaultDiscoveryDir());
   const config: ResolvedConfig = { ...given, namespace: where.namespace, discoveryDir: where.discoveryDir };
   const { discoveryDir } = where;
-  const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports, discoveryDir });
+  // --router-replica-sync without --nats-url: a nats-server of the stack's own, started first.
+  const natsBin = ports.nats === undefined ? undefined : (findNatsServer(deps.env ?? process.env, existsSync, config.natsServer) ?? thrown(new ConfigError([NATS_INSTALL_HINT])));
+  const natsHost = dialHost(config.host);
+  const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports, discoveryDir, natsUrl: ports.nats && natsUrlOf(natsHost, ports.nats) });
+  if (natsBin !== undefined) stackPlan.processes.unshift(natsProcessSpec(natsBin, config.host, natsHost, ports.nats!, config.readyTimeout));
   const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, format: config.logFormat, logDir: config.logDir, env: childEnvironment(deps.env ?? process.env) });
   await using scope = new AsyncDisposableStack();
   // A stack's own discovery subdirectory goes once its children (stopped first) have withdrawn their records.
@@ -207,6 +223,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     model: config.modelName,
     agent_url: stackPlan.agentUrl ?? null,
     frontend_url: stackPlan.frontendUrl ?? null,
+    frontend_urls: stackPlan.frontendUrls,
     processes: processes.map(({ rawEndpoints, replayEndpoints, workerApiUrls, livenessRestarts, ...p }) => ({
       ...p,
       liveness_restarts: livenessRestarts,
@@ -218,7 +235,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   const stateFile = config.stateFile ? new StateFileWriter(config.stateFile, state, () => supervisor.isStopping) : undefined;
   const writeState = async () => stateFile?.write();
   if (config.prometheusConfig) {
-    await writePrometheusConfig(config.prometheusConfig, processes);
+    await writePrometheusConfig(config.prometheusConfig, processes.filter((p) => p.role !== "nats")); // nats-server has no Prometheus endpoint
     logger.info(`Prometheus scrape config (${processes.length} /metrics targets) written to ${resolvePath(config.prometheusConfig)}`);
   }
   if (stateFile) {
@@ -304,6 +321,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     plan: stackPlan,
     agentUrl: stackPlan.agentUrl,
     frontendUrl: stackPlan.frontendUrl,
+    frontendUrls: stackPlan.frontendUrls,
     discoveryDir,
     namespace: config.namespace,
     processes,
@@ -320,6 +338,15 @@ function gateOf(spec: StackPlan["processes"][number]): ReadinessGate {
   const { what, probe } = probeFor(spec.readiness);
   const intervalMs = spec.role === "agent" ? 1_000 : 250; // docs/up.md: the agent once a second, the rest four times
   return { what, probe, timeoutMs: spec.readyTimeoutS * 1000, intervalMs };
+}
+
+/** Whether up starts a nats-server of its own: replica sync without --nats-url, for its frontends. */
+function startsNats(config: UpConfig, roles: Set<string>): boolean {
+  return config.routerReplicaSync && config.natsUrl === undefined && roles.has("frontend") && config.frontendCmd === undefined;
+}
+
+function thrown(err: Error): never {
+  throw err;
 }
 
 function fmtDelay(ms: number): string {
