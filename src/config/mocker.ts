@@ -2,6 +2,7 @@
 // that overrides them, and the cross-field rules. The resolved config drives every behaviour.
 import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
+import { disaggregationOptions, disaggregationProblems } from "./disaggregation.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineCoreOptions, engineOptions, engineProblems, kvCacheOptions } from "./engine.ts";
 import { requestLimitOptions } from "./frontend.ts";
@@ -70,6 +71,7 @@ export const mockerOptions = defineOptions({
     admin: { kind: "bool", default: false, description: "Serve the fault API (/admin/faults: inject event, HTTP and process faults at run time); up always enables it" },
   }),
   ...workerApiOptions,
+  ...disaggregationOptions,
   ...requestLimitOptions,
   ...stateAgentOptions,
   ...discoveryOptions,
@@ -168,6 +170,7 @@ function portClashes(c: MockerConfig): string[] {
     else owner.set(port, who);
   };
   claim(c.httpPort, "--http-port");
+  if (c.kvTransferPort !== undefined) claim(c.kvTransferPort, "--kv-transfer-port");
   workerApiPorts(c)?.forEach((port, i) => claim(port, `${c.openaiPorts ? "--openai-ports" : `--openai-port-base ${c.openaiPortBase} +`} ${i} (worker ${i})`));
   for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {
     c[key]?.forEach((base, i) => {
@@ -213,6 +216,7 @@ export function mockerProblems(c: MockerConfig): string[] {
   }
   if (c.zmqReplayPorts && !c.zmqKvEventsPorts) problems.push("--zmq-replay-ports: replay needs --zmq-kv-events-ports too");
   problems.push(...workerApiProblems(c));
+  problems.push(...disaggregationProblems(c));
   problems.push(...portClashes(c));
   if (c.kvStateAgent) {
     const missing: [unknown, string, string][] = [

@@ -1,6 +1,7 @@
 // The mocker's worker API, POST /v1/generate: the request body (as sent, and as validated with a
 // problem string instead of a throw → HTTP 400), its router hint, and the NDJSON lines of the
 // streamed response (token lines, then one summary line), written and read.
+import { parseKvTransferParams, type KvTransferParams } from "./kv-transfer-params.ts";
 
 /** The body as the frontend sends it. */
 export interface GenerateBody {
@@ -10,6 +11,8 @@ export interface GenerateBody {
   max_tokens: number;
   request_id: string;
   kv_hint?: KvHint;
+  /** vLLM NixlConnector's params (kv-transfer-params.ts): a P/D leg. */
+  kv_transfer_params?: Record<string, unknown>;
 }
 
 /** A router hint: which peer holds a longer prefix of the prompt. The mocker logs it, never acts on it. */
@@ -33,6 +36,8 @@ export interface GenerateRequest {
   requestId?: string;
   /** Logged by the mocker, never acted on. */
   kvHint?: Record<string, unknown>;
+  /** A disaggregated leg's transfer params (prefill: do_remote_decode; decode: where to pull from). */
+  kvTransferParams?: KvTransferParams;
 }
 
 export interface GenerateSummary {
@@ -41,11 +46,13 @@ export interface GenerateSummary {
   cached_tokens: number;
   host_loaded_tokens: number;
   completion_tokens: number;
+  /** A prefill worker's NixlConnector reply (do_remote_decode requests that finished on their length cap). */
+  kv_transfer_params?: Record<string, unknown>;
 }
 
 export type GenerateLine = { token_id: number } | GenerateSummary;
 
-const KNOWN_KEYS = new Set(["worker", "dp_rank", "token_ids", "max_tokens", "request_id", "kv_hint"]);
+const KNOWN_KEYS = new Set(["worker", "dp_rank", "token_ids", "max_tokens", "request_id", "kv_hint", "kv_transfer_params"]);
 const MAX_TOKEN_ID = 0xffff_ffff;
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; problem: string };
@@ -77,9 +84,16 @@ export function parseGenerateRequest(body: unknown, limits: { maxPromptTokens: n
   if (b.kv_hint !== undefined && (typeof b.kv_hint !== "object" || b.kv_hint === null || Array.isArray(b.kv_hint))) {
     return fail(`kv_hint: expected a JSON object, got ${show(b.kv_hint)}`);
   }
+  let kvTransferParams: KvTransferParams | undefined;
+  if (b.kv_transfer_params !== undefined && b.kv_transfer_params !== null) {
+    const p = parseKvTransferParams(b.kv_transfer_params);
+    if (!p.ok) return fail(p.problem);
+    kvTransferParams = p.value;
+  }
   return {
     ok: true,
     value: {
+      ...(kvTransferParams ? { kvTransferParams } : {}),
       worker,
       dpRank,
       tokenIds: tokenIds as number[],

@@ -33,6 +33,10 @@ export interface EngineConfig {
   vocabSize: number;
   /** Released blocks whose token ids stay recoverable for host stores (default 16,384). */
   releasedFifoBlocks: number;
+  /** GB/s of a remote prefill's KV pull (decode side); 0 = instant. */
+  kvTransferBandwidthGbps: number;
+  /** What a pull's time counts: the whole prompt, or only the tokens this rank lacked. */
+  kvTransferTimingMode: "full_prompt" | "destination_missing";
 }
 
 /** Most blocks a tier can address (int32 cell indices). */
@@ -59,6 +63,8 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   seed: 0,
   vocabSize: 32_000,
   releasedFifoBlocks: 16_384,
+  kvTransferBandwidthGbps: 64,
+  kvTransferTimingMode: "full_prompt",
 });
 
 /** Problems with a config, one line each (the process edge validates first; this guards core). */
@@ -78,9 +84,10 @@ export function engineConfigProblems(c: EngineConfig): string[] {
   };
   for (const k of ["blockSize", "numGpuBlocks", "maxNumSeqs", "maxNumBatchedTokens", "kvBytesPerToken", "vocabSize"] as const) posInt(k);
   for (const k of ["numHostBlocks", "seed", "releasedFifoBlocks"] as const) nonNegInt(k);
-  for (const k of ["hostOffloadD2hBandwidthGbps", "hostOffloadH2dBandwidthGbps", "speedupRatio", "prefillMs", "decodeMs"] as const) nonNeg(k);
+  for (const k of ["hostOffloadD2hBandwidthGbps", "hostOffloadH2dBandwidthGbps", "kvTransferBandwidthGbps", "speedupRatio", "prefillMs", "decodeMs"] as const) nonNeg(k);
   if (!(c.decodeSpeedupRatio > 0) || !Number.isFinite(c.decodeSpeedupRatio)) p.push(`decodeSpeedupRatio: got ${c.decodeSpeedupRatio}, expected a number > 0`);
   if (c.preemptionMode !== "lifo" && c.preemptionMode !== "fifo") p.push(`preemptionMode: got ${String(c.preemptionMode)}, expected lifo or fifo`);
+  if (c.kvTransferTimingMode !== "full_prompt" && c.kvTransferTimingMode !== "destination_missing") p.push(`kvTransferTimingMode: got ${String(c.kvTransferTimingMode)}, expected full_prompt or destination_missing`);
   if (c.timingModel !== "polynomial" && c.timingModel !== "fixed") p.push(`timingModel: got ${String(c.timingModel)}, expected polynomial or fixed`);
   // Cells are int32 indices (LRU links hold cell + 1); the process edge caps the flags alike.
   for (const k of ["numGpuBlocks", "numHostBlocks"] as const) if (c[k] > MAX_TIER_BLOCKS) p.push(`${k}: got ${c[k]}, expected at most ${MAX_TIER_BLOCKS}`);

@@ -18,6 +18,16 @@ export interface EngineRequest {
   adoptTokens?: boolean;
   /** Precomputed full-block hashes of the prompt at this engine's block size (saves rehashing). */
   promptHashes?: { readonly sequence: BigUint64Array; readonly local: BigUint64Array };
+  /**
+   * A prefill worker's do_remote_decode request: when it finishes, its blocks stay referenced for
+   * a decode worker to pull (FinishedRequest.heldBlockIds) until releaseHeld (vLLM's delayed free).
+   */
+  holdBlocks?: boolean;
+  /**
+   * A decode worker's do_remote_prefill request: after its own prefix hits, the rest of the prompt
+   * is loaded from the prefill worker (the load takes the transfer time, no prefill compute).
+   */
+  remotePrefill?: boolean;
 }
 
 export type AddResult = { ok: true } | { ok: false; reason: string };
@@ -37,6 +47,8 @@ export interface FirstToken {
   /** G1 hits plus G2 loads at first admission. */
   cachedTokens: number;
   hostLoadedTokens: number;
+  /** The part of cachedTokens pulled from a prefill worker. */
+  remoteLoadedTokens?: number;
   /** Start (engine clock) of the step that first admitted it. */
   scheduledAtMs: number;
 }
@@ -49,6 +61,20 @@ export interface FinishedRequest {
   /** The part of cachedTokens loaded from the host tier. */
   hostLoadedTokens: number;
   completionTokens: number;
+  /** Prompt tokens loaded from a prefill worker (vLLM's external_kv_transfer source). */
+  remoteLoadedTokens?: number;
+  /** holdBlocks requests: the G1 block ids still referenced, in sequence order (NixlConnector's remote_block_ids). */
+  heldBlockIds?: number[];
+}
+
+/** A remote prefill's KV landed in this step: what was pulled and how long it took (engine clock). */
+export interface RemoteLoad {
+  requestId: string;
+  /** Prompt tokens it made this engine skip. */
+  tokens: number;
+  /** Bytes the transfer was timed on (the whole prompt or only the missing blocks, by timing mode). */
+  bytes: number;
+  transferMs: number;
 }
 
 export interface StepResult {
@@ -65,6 +91,8 @@ export interface StepResult {
   transfers?: { d2h: TransferOp[]; h2d: TransferOp[] };
   /** Requests whose first token is in `tokens` (absent when none). */
   firstTokens?: FirstToken[];
+  /** Remote prefill loads that landed in this step (absent when none). */
+  remoteLoads?: RemoteLoad[];
   /** Host stores refused in this step (token ids unrecoverable); log them. */
   dropped?: DroppedStore[];
 }
@@ -99,4 +127,7 @@ export interface EngineMetrics {
   totalStepMs: number;
   finishedRequests: number;
   generatedTokens: number;
+  /** Finished holdBlocks requests whose blocks wait to be pulled, and the blocks they hold. */
+  heldRequests: number;
+  heldBlocks: number;
 }

@@ -9,7 +9,7 @@ import { RequestPhase, RequestState } from "../scheduler/request-state.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { stepDurationMs, type TimingConfig } from "../timing/timing-model.ts";
 import { DEFAULT_ENGINE_CONFIG, engineConfigProblems, type EngineConfig } from "./engine-config.ts";
-import type { AddResult, EngineMetrics, EngineRequest, FinishedRequest, FirstToken, StepResult, TokenOut } from "./engine-types.ts";
+import type { AddResult, EngineMetrics, EngineRequest, FinishedRequest, FirstToken, RemoteLoad, StepResult, TokenOut } from "./engine-types.ts";
 import { outputKey, outputToken } from "./output-tokens.ts";
 
 const NONE_FINISHED: readonly FinishedRequest[] = Object.freeze([]);
@@ -24,6 +24,9 @@ export class MockEngine {
   private readonly sched: Scheduler;
   private readonly timing: TimingConfig;
   private readonly active = new Map<string, RequestState>();
+  /** Finished holdBlocks requests whose blocks wait to be pulled (releaseHeld frees them). */
+  private readonly held = new Map<string, RequestState>();
+  private heldBlocks = 0;
   private steps = 0;
   private lastStepMs = 0;
   private totalStepMs = 0;
@@ -52,7 +55,7 @@ export class MockEngine {
       },
       deps.hasher,
     );
-    this.sched = new Scheduler(cfg, this.kv);
+    this.sched = new Scheduler(cfg, this.kv, { kvBytesPerToken: cfg.kvBytesPerToken, bandwidthGbps: scale(cfg.kvTransferBandwidthGbps), mode: cfg.kvTransferTimingMode });
     this.timing = cfg;
   }
 
@@ -61,7 +64,7 @@ export class MockEngine {
     const cfg = this.config;
     const promptLen = req.tokenIds.length;
     if (typeof req.id !== "string" || req.id === "") return { ok: false, reason: "request id must be a non-empty string" };
-    if (this.active.has(req.id)) return { ok: false, reason: `request id ${req.id} is already in flight` };
+    if (this.active.has(req.id) || this.held.has(req.id)) return { ok: false, reason: `request id ${req.id} is already in flight` };
     if (promptLen < 1) return { ok: false, reason: "prompt must hold at least one token" };
     if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) return { ok: false, reason: `max tokens must be an integer ≥ 1, got ${req.maxTokens}` };
     const kvTokens = promptLen + req.maxTokens - 1; // the last generated token is never computed
@@ -85,6 +88,8 @@ export class MockEngine {
       r.numHashed = fullBlocks;
     }
     r.outputKey = outputKey(cfg.seed, tokens, promptLen, cfg.blockSize, fullBlocks > 0 ? r.seqHashes[fullBlocks - 1] : undefined);
+    r.holdBlocks = req.holdBlocks === true;
+    r.remotePrefill = req.remotePrefill === true;
     this.active.set(req.id, r);
     this.sched.waiting.pushBack(r);
     return { ok: true };
@@ -108,6 +113,7 @@ export class MockEngine {
     kv.beginStep(nowMs);
     if (sched.loadingCount > 0) this.landLoads(nowMs);
     const plan = sched.schedule(nowMs);
+    const remoteLoads = kv.remoteLanded.length > 0 ? this.takeRemoteLoads() : undefined;
     const scheduled = sched.scheduled;
     const tokens: TokenOut[] = [];
     let firstTokens: FirstToken[] | undefined;
@@ -129,7 +135,7 @@ export class MockEngine {
         r.tokens[len] = tokenId;
         r.numOutput++;
         tokens.push({ requestId: r.id, tokenId });
-        if (r.numOutput === 1) (firstTokens ??= []).push({ requestId: r.id, promptTokens: r.promptLen, cachedTokens: Math.max(r.cachedTokens, 0), hostLoadedTokens: r.hostLoadedTokens, scheduledAtMs: r.scheduledAtMs });
+        if (r.numOutput === 1) (firstTokens ??= []).push({ requestId: r.id, promptTokens: r.promptLen, cachedTokens: Math.max(r.cachedTokens, 0), hostLoadedTokens: r.hostLoadedTokens, remoteLoadedTokens: r.remoteLoadedTokens, scheduledAtMs: r.scheduledAtMs });
         if (r.numOutput === r.maxTokens) {
           r.phase = RequestPhase.finished;
           anyFinished = true;
@@ -147,6 +153,7 @@ export class MockEngine {
     kv.flushOffload(nowMs + durationMs);
     const result: StepResult = { durationMs, scheduledRequests: scheduled.length, events: kv.events.take(), tokens, finished };
     if (firstTokens) result.firstTokens = firstTokens;
+    if (remoteLoads) result.remoteLoads = remoteLoads;
     const off = kv.offload;
     if (off !== null && off.droppedStores.length > 0) {
       result.dropped = off.droppedStores;
@@ -162,9 +169,22 @@ export class MockEngine {
 
   /** Prefix-cache reset (vLLM reset_prefix_cache): only when no request holds blocks; G1 only. */
   resetPrefixCache(): StepResult | undefined {
-    if (this.sched.running.length > 0) return undefined;
+    if (this.sched.running.length > 0 || this.held.size > 0) return undefined;
     this.kv.clear();
     return { durationMs: 0, scheduledRequests: 0, events: this.kv.events.take(), tokens: [], finished: [] };
+  }
+
+  /**
+   * Frees a finished holdBlocks request's blocks (pulled, or held past the timeout): they stay in
+   * the prefix cache, unreferenced, as any finished request's. False if not held.
+   */
+  releaseHeld(id: string): boolean {
+    const r = this.held.get(id);
+    if (r === undefined) return false;
+    this.held.delete(id);
+    this.heldBlocks -= r.blocks.length;
+    this.kv.release(r);
+    return true;
   }
 
   /** Requests waiting or running. */
@@ -218,6 +238,8 @@ export class MockEngine {
       totalStepMs: this.totalStepMs,
       finishedRequests: this.finishedCount,
       generatedTokens: this.generatedTokens,
+      heldRequests: this.held.size,
+      heldBlocks: this.heldBlocks,
     };
   }
 
@@ -242,6 +264,16 @@ export class MockEngine {
     return this.kv.offload?.registry.resolve([hash])?.[0];
   }
 
+  private takeRemoteLoads(): RemoteLoad[] {
+    const out: RemoteLoad[] = [];
+    for (const r of this.kv.remoteLanded) {
+      if (r.loadReported) r.remoteLoadedTokens = r.remoteTokens;
+      out.push({ requestId: r.id, tokens: r.remoteTokens, bytes: r.remoteBytes, transferMs: r.remoteTransferMs });
+    }
+    this.kv.remoteLanded.length = 0;
+    return out;
+  }
+
   private landLoads(nowMs: number): void {
     for (const r of this.sched.running) {
       if (r.phase === RequestPhase.loading && r.loadUntilMs <= nowMs) {
@@ -260,10 +292,17 @@ export class MockEngine {
         kept.push(r);
         continue;
       }
-      this.kv.release(r);
       this.active.delete(r.id);
       this.finishedCount++;
-      out.push({ requestId: r.id, promptTokens: r.promptLen, cachedTokens: r.cachedTokens, hostLoadedTokens: r.hostLoadedTokens, completionTokens: r.numOutput });
+      const f: FinishedRequest = { requestId: r.id, promptTokens: r.promptLen, cachedTokens: r.cachedTokens, hostLoadedTokens: r.hostLoadedTokens, completionTokens: r.numOutput };
+      if (r.remoteLoadedTokens > 0) f.remoteLoadedTokens = r.remoteLoadedTokens;
+      if (r.holdBlocks) {
+        // NixlConnector's delayed free: the blocks stay referenced until pulled or timed out.
+        f.heldBlockIds = r.blocks.slice();
+        this.held.set(r.id, r);
+        this.heldBlocks += r.blocks.length;
+      } else this.kv.release(r);
+      out.push(f);
     }
     this.sched.running = kept;
     return out;

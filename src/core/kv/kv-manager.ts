@@ -40,6 +40,8 @@ export class KvManager {
   /** When the in-flight d2h copies of the last match's G2 hits land (0 = none in flight). */
   hostReadyAtMs = 0;
   private readonly offloadDecodeBlocks: boolean;
+  /** Requests whose remote pull landed since the engine last took them. */
+  readonly remoteLanded: RequestState[] = [];
 
   constructor(cfg: KvManagerConfig, private readonly hasher: BlockHasher) {
     this.blockSize = cfg.blockSize;
@@ -132,7 +134,7 @@ export class KvManager {
    * cells up to `targetTokens`, and starts the G2 load. Returns true if the request may compute
    * now, false if it waits in the loading phase.
    */
-  admit(req: RequestState, targetTokens: number, nowMs: number): boolean {
+  admit(req: RequestState, targetTokens: number, nowMs: number, pullLandsAtMs = nowMs): boolean {
     const k = this.hitCells.length;
     const h = this.hostHitCells.length;
     for (const cell of this.hitCells) {
@@ -141,15 +143,19 @@ export class KvManager {
     }
     req.numCommitted = k;
     req.offloadCursor = 0;
-    req.numComputed = this.matchedTokens(req);
+    // A remote pull (req.remoteTokens) fills the cells after the local hits.
+    req.numComputed = this.matchedTokens(req) + req.remoteTokens;
     this.grow(req, Math.max(targetTokens, req.numComputed));
-    if (h === 0) return true;
-    // A hit still being copied to G2 is loaded once its copy lands (vLLM waits; never recomputed).
-    let notBeforeMs = Math.max(nowMs, this.hostReadyAtMs);
-    for (let i = k; i < k + h; i++) notBeforeMs = Math.max(notBeforeMs, this.g1.fenceUntilMs[req.blocks[i]!]!);
-    const landsAtMs = this.offload!.load(notBeforeMs, h);
-    for (const hs of this.hostHitCells) this.host!.pin(hs);
-    req.loadHostCells = this.hostHitCells.slice();
+    if (h === 0 && req.remoteTokens === 0) return true;
+    let landsAtMs = pullLandsAtMs;
+    if (h > 0) {
+      // A hit still being copied to G2 is loaded once its copy lands (vLLM waits; never recomputed).
+      let notBeforeMs = Math.max(nowMs, this.hostReadyAtMs);
+      for (let i = k; i < k + h; i++) notBeforeMs = Math.max(notBeforeMs, this.g1.fenceUntilMs[req.blocks[i]!]!);
+      landsAtMs = Math.max(landsAtMs, this.offload!.load(notBeforeMs, h));
+      for (const hs of this.hostHitCells) this.host!.pin(hs);
+      req.loadHostCells = this.hostHitCells.slice();
+    }
     req.loadUntilMs = landsAtMs;
     if (landsAtMs <= nowMs) {
       this.finishLoad(req);
@@ -165,7 +171,7 @@ export class KvManager {
    * Returns the tokens that were counted as loaded but must be computed after all.
    */
   finishLoad(req: RequestState): number {
-    const host = this.host!;
+    const host = this.host!; // read only when G2 cells were loaded
     const cells = req.loadHostCells;
     const first = req.numCommitted; // the G1 hits; the loaded blocks follow them
     const before = req.numComputed;
@@ -179,6 +185,11 @@ export class KvManager {
     for (let i = cells.length - 1; i >= 0; i--) host.unpin(cells[i]!);
     req.loadHostCells = [];
     req.phase = RequestPhase.running;
+    if (req.remoteTokens > 0) {
+      // The pulled blocks join the prefix cache now (their BlockStored, as vLLM's scheduler once a remote load finishes).
+      req.remotePrefill = false;
+      this.remoteLanded.push(req);
+    }
     this.commit(req);
     return before - req.numComputed;
   }

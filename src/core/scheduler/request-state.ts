@@ -4,7 +4,7 @@
 
 export const RequestPhase = {
   waiting: 0,
-  /** Admitted; waiting for a host-to-device load of its G2 prefix to land. */
+  /** Admitted; waiting for a host-to-device load of its G2 prefix (or a remote prefill's pull) to land. */
   loading: 1,
   running: 2,
   finished: 3,
@@ -42,6 +42,16 @@ export class RequestState {
   scheduledAtMs = -1;
   /** Tokens scheduled in the current step (0 = not scheduled). */
   scheduledTokens = 0;
+  /** Decode side of a disaggregated request: the prompt past its own hits is pulled, not computed (until it lands). */
+  remotePrefill = false;
+  /** Prompt tokens the current admission pulls, and the pull's size and time (engine clock). */
+  remoteTokens = 0;
+  remoteBytes = 0;
+  remoteTransferMs = 0;
+  /** Tokens a landed pull gave (reported once, as vLLM's external_kv_transfer). */
+  remoteLoadedTokens = 0;
+  /** Prefill side: its blocks stay referenced after it finishes, for the decode side to pull. */
+  holdBlocks = false;
   /** Output-token key derived from the prompt (see output-tokens.ts). */
   outputKey = 0;
 

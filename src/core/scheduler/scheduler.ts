@@ -4,6 +4,7 @@
 // #running < max_num_seqs. Mirrors vLLM V1's Scheduler.schedule() and Dynamo's current mocker
 // core: a long prefill early in the running list can use up the budget and stall the decodes
 // behind it; no admission in a step that preempted.
+import { remoteTransfer, type KvTransferTiming } from "../engine/kv-transfer-time.ts";
 import type { KvManager } from "../kv/kv-manager.ts";
 import { RequestQueue } from "./request-queue.ts";
 import { RequestPhase, type RequestState } from "./request-state.ts";
@@ -41,6 +42,7 @@ export class Scheduler {
   constructor(
     private readonly cfg: SchedulerConfig,
     private readonly kv: KvManager,
+    private readonly transferTiming: KvTransferTiming = { kvBytesPerToken: 0, bandwidthGbps: 0, mode: "full_prompt" },
   ) {}
 
   schedule(nowMs: number): SchedulePlan {
@@ -107,11 +109,15 @@ export class Scheduler {
       const r = this.waiting.peekFront()!;
       const k = kv.matchPrefix(r);
       const h = kv.hostHitCells.length;
-      const cachedLen = kv.matchedTokens(r);
+      const localLen = kv.matchedTokens(r);
+      // A remote prefill covers the prompt past this rank's own hits: only the last token is computed (vLLM's NixlConnector load).
+      const remoteTokens = r.remotePrefill ? r.length - 1 - localLen : 0;
+      const cachedLen = localLen + remoteTokens;
       const remaining = r.length - cachedLen;
       // A G2 load that takes time, or waits for a copy still in flight to G2, defers computing
-      // until it lands (vLLM's async KV load).
-      const loadsLater = h > 0 && (!kv.instantH2d || kv.hostReadyAtMs > nowMs);
+      // until it lands (vLLM's async KV load); so does a remote pull.
+      const pull = remoteTokens > 0 ? remoteTransfer(this.transferTiming, r.promptLen, remoteTokens) : undefined;
+      const loadsLater = (h > 0 && (!kv.instantH2d || kv.hostReadyAtMs > nowMs)) || (pull !== undefined && pull.ms > 0);
       const n = loadsLater ? 0 : Math.min(remaining, this.budget);
       if (!cfg.enableChunkedPrefill && n < remaining && !loadsLater) break;
       if (!kv.canAdmit(r, cachedLen + n)) break;
@@ -119,15 +125,23 @@ export class Scheduler {
       r.loadReported = r.cachedTokens < 0;
       if (r.loadReported) {
         r.cachedTokens = cachedLen;
-        r.hostLoadedTokens = cachedLen - k * bs;
+        r.hostLoadedTokens = localLen - k * bs;
         r.scheduledAtMs = nowMs;
       }
+      // Pulled tokens are the connector's, not this rank's prefix cache (vLLM counts them apart).
       this.prefixQueryTokens += r.length;
-      this.prefixHitTokens += cachedLen;
-      this.prefixHostHitTokens += cachedLen - k * bs;
+      this.prefixHitTokens += localLen;
+      this.prefixHostHitTokens += localLen - k * bs;
       r.phase = RequestPhase.running;
       this.running.push(r);
-      if (!kv.admit(r, cachedLen + n, nowMs)) {
+      let pullLandsAtMs = nowMs;
+      r.remoteTokens = remoteTokens;
+      if (pull !== undefined) {
+        r.remoteBytes = pull.bytes;
+        r.remoteTransferMs = pull.ms;
+        pullLandsAtMs = nowMs + pull.ms;
+      }
+      if (!kv.admit(r, cachedLen + n, nowMs, pullLandsAtMs)) {
         this.loadingCount++;
         continue;
       }

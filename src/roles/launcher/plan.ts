@@ -4,6 +4,7 @@
 import { agentOptions } from "../../config/agent.ts";
 import { discoveryOptions } from "../../config/discovery.ts";
 import { frontendFailureOptions, frontendOptions, requestLimitOptions } from "../../config/frontend.ts";
+import { disaggregationOptions } from "../../config/disaggregation.ts";
 import { stateAgentOptions, mockerOptions, mockerProblems, workerApiPorts, type MockerConfig } from "../../config/mocker.ts";
 import type { ConfigOf, OptionTable } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
@@ -217,6 +218,8 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     openaiPortBase: config.workerApi ? (config.openaiPortBase ? config.openaiPortBase + first : 0) : undefined,
     openaiPorts: undefined,
     ...defaultsOf(requestLimitOptions),
+    // up starts aggregated workers (a prefill and decode layout is the launcher's own later step).
+    ...defaultsOf(disaggregationOptions),
     kvStateAgent: stateAgent,
     kvStateAgentRawHost: stateAgent ? config.kvStateAgentRawHost : undefined,
     kvStateAgentCacheSlot: stateAgent ? config.cacheSlotBase + first * dp : undefined,

@@ -6,7 +6,8 @@
 // /reset_prefix_cache. Request checks, error bodies and SSE are the frontend's (roles/openai-*.ts).
 import type { Logger } from "../../lib/logger.ts";
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
-import type { GenerateRequest } from "../../protocol/generate.ts";
+import type { GenerateRequest, GenerateSummary } from "../../protocol/generate.ts";
+import { parseKvTransferParams, type KvTransferParams } from "../../protocol/kv-transfer-params.ts";
 import { BadRequest, openAiError, openAiErrorBody, parseChatRequest, parseCompletionRequest, type RequestLimits, type ResponseMeta } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
@@ -69,13 +70,15 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
     const pinned = pinnedRank(req.headers.get(DP_RANK_HEADER), loads.length);
     if (typeof pinned === "object") return openAiError(400, pinned.problem);
     const dpRank = pinned ?? balancedRank(loads);
-    const g: GenerateRequest = { worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxTokens };
+    const transfer = transferParamsOf(body.json);
+    if (transfer instanceof Response) return transfer;
+    const g: GenerateRequest = { worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxTokens, ...transfer };
     const meta: ResponseMeta = { id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${req.headers.get("x-request-id") ?? `${workerId}-${++seq}`}`, created: Math.floor(o.wallSeconds()), model: parsed.model };
     const servedBy = { "x-kvcr-worker": workerId, "x-kvcr-dp-rank": String(dpRank) };
     const output = parsed.stream
       ? streamedOutput(SSE_HEADERS, sseFormat(new SseAnswer(kind, meta, { includeUsage: parsed.includeUsage, continuousUsage: parsed.continuousUsage, promptTokens: tokens.length })))
       : wholeOutput(({ ids, summary }, headers) =>
-          summary.finish_reason === "length" ? Response.json(wholeAnswerBody(kind, meta, ids, summary), { headers }) : withHeaders(openAiError(503, STOPPING), headers),
+          summary.finish_reason === "length" ? Response.json(withTransferParams(wholeAnswerBody(kind, meta, ids, summary), summary), { headers }) : withHeaders(openAiError(503, STOPPING), headers),
         );
     return runGeneration(req, g, engines, o.faults, output, servedBy);
   }
@@ -125,6 +128,19 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
         return openAiError(404, `no route ${method} ${path} on worker ${workerId}'s API; ${ROUTE_LIST}`, { code: "not_found" });
     }
   };
+}
+
+/** vLLM's kv_transfer_params field, checked here (the OpenAI parsers pass fields they do not know). */
+function transferParamsOf(json: unknown): { kvTransferParams?: KvTransferParams } | Response {
+  const raw = (json as Record<string, unknown>).kv_transfer_params;
+  if (raw === undefined || raw === null) return {};
+  const p = parseKvTransferParams(raw);
+  return p.ok ? { kvTransferParams: p.value } : openAiError(400, p.problem, { param: p.field });
+}
+
+/** A prefill worker's reply params go on the response body, where vLLM puts them. */
+function withTransferParams<T extends object>(body: T, summary: GenerateSummary): T {
+  return summary.kv_transfer_params ? { ...body, kv_transfer_params: summary.kv_transfer_params } : body;
 }
 
 const STOPPING = "the worker is stopping: the request was cancelled";
