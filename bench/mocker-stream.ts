@@ -68,6 +68,8 @@ async function enginesAlone(durationMs: number): Promise<{ tokensPerS: number; c
             else if (inFlight === 0) resolve();
           },
         });
+        // An aggregated mocker answers at once (only a decode worker's pull is asynchronous).
+        if (out instanceof Promise) throw new Error("engines-alone submit: expected an aggregated mocker");
         if (!out.ok) throw new Error(`engines-alone submit refused: ${out.message}`);
       };
       for (let i = 0; i < CONCURRENCY; i++) submit();

@@ -39,6 +39,10 @@ export const WorkerRecordSchema = v.object({
   topology: v.record(v.string(), v.string()),
   /** The worker's own vLLM OpenAI API (mocker --openai-port-base), for routers other than the frontend. */
   openai_url: v.optional(v.pipe(v.string(), v.url())),
+  /** Dynamo's disaggregation mode of a prefill or decode worker (absent: aggregated). */
+  disaggregation_mode: v.optional(v.picklist(["prefill", "decode"])),
+  /** A prefill worker's KV transfer endpoint, host:port (NixlConnector's remote_host and remote_port). */
+  kv_transfer_endpoint: v.optional(v.string()),
 });
 export type WorkerRecord = v.InferOutput<typeof WorkerRecordSchema>;
 

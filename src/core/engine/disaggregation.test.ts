@@ -106,3 +106,15 @@ describe("decode worker: pulls a remote prefill", () => {
     expect(first.finished.map((f) => f.requestId)).toEqual(["d"]);
   });
 });
+
+describe("localPrefixBlocks", () => {
+  test("counts the leading G1 hits a decode rank need not pull", () => {
+    const e = engine(cfg);
+    expect(e.localPrefixBlocks(seq(1, 40))).toBe(0);
+    e.addRequest({ id: "w", tokenIds: seq(1, 9), maxTokens: 1 });
+    runToIdle(e);
+    expect(e.localPrefixBlocks(seq(1, 40))).toBe(2);
+    expect(e.localPrefixBlocks(seq(1, 8))).toBe(1); // the last token is never a hit
+    expect(e.localPrefixBlocks([9, ...seq(2, 39)])).toBe(0);
+  });
+});

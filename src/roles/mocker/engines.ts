@@ -1,5 +1,6 @@
 // The mocker's engines: one mock engine per (worker, rank), each in the RankEngine the live loop
 // steps and the HTTP app submits to. Event outlets are attached to them later.
+import { DEFAULT_KV_TRANSFER_BANDWIDTH_GBPS, DEFAULT_KV_TRANSFER_TIMING_MODE } from "../../config/disaggregation.ts";
 import type { MockerConfig } from "../../config/mocker.ts";
 import { createEngine } from "../../core/engine/mock-engine.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -12,7 +13,7 @@ import { VllmRankStats } from "./vllm-stats.ts";
 /** Rank engines per worker, indexed [worker][rank]. */
 export function createRankEngines(config: MockerConfig, workers: readonly WorkerIdentity[], logger: Logger, clockMs: () => number): RankEngine[][] {
   const hasher = createBlockHasher();
-  const engineConfig = engineConfigFrom(config);
+  const engineConfig = { ...engineConfigFrom(config), kvTransferBandwidthGbps: config.kvTransferBandwidth ?? DEFAULT_KV_TRANSFER_BANDWIDTH_GBPS, kvTransferTimingMode: config.kvTransferTimingMode ?? DEFAULT_KV_TRANSFER_TIMING_MODE };
   const wallSeconds = () => Date.now() / 1000;
   return workers.map((id) =>
     Array.from({ length: config.dataParallelSize }, (_, r) => new RankEngine(id.index, r, createEngine(engineConfig, { hasher }), wallSeconds, logger, new VllmRankStats(config.maxModelLen), clockMs)),

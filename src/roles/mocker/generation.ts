@@ -12,7 +12,8 @@ export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; statu
 
 /** What a generation needs of the engines. */
 export interface Submitter {
-  submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome;
+  /** A decode request that pulls its KV first answers once the prefill side has (pd/disagg-side.ts). */
+  submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome | Promise<SubmitOutcome>;
   cancel(requestId: string): void;
 }
 
@@ -65,7 +66,7 @@ export async function runGeneration(
   }
   let delayed: ReturnType<typeof delayedSink> | undefined;
   if (fault?.latency) sink = delayed = delayedSink(sink, fault.latency.ttftMs, fault.latency.perTokenMs);
-  const outcome = engines.submit(g, sink);
+  const outcome = await engines.submit(g, sink);
   if (!outcome.ok) return withHeaders(openAiError(outcome.status, outcome.message), servedBy);
   requestId = outcome.requestId;
   req.signal.addEventListener("abort", () => {

@@ -8,6 +8,7 @@ import type { Logger } from "../../lib/logger.ts";
 import type { TokenSink } from "./token-stream.ts";
 import type { LoopEngine } from "./live-loop.ts";
 import { LocalHashIndex } from "./local-hash-index.ts";
+import type { DisaggSide } from "./pd/disagg-side.ts";
 import type { RankPublisher } from "./rank-publisher.ts";
 import { stateDumpEvents } from "./state-dump.ts";
 import type { VllmRankStats } from "./vllm-stats.ts";
@@ -40,6 +41,8 @@ export class RankEngine implements LoopEngine<StepResult> {
   private heldTokens: StepResult | undefined;
   /** clear_all waiting for the rank to have no running request (vLLM refuses a reset meanwhile). */
   private clearPending: (() => void) | undefined;
+  /** The process's disaggregated role: prefill holds and reply params, decode pulls landed. */
+  disagg: DisaggSide | undefined;
   /** When the last step's results are due (loop clock): its tokens count as produced then. */
   private stepEndMs = 0;
 
@@ -81,6 +84,7 @@ export class RankEngine implements LoopEngine<StepResult> {
     if (this.paused) this.heldTokens = result;
     else this.deliverTokens(result, this.stepEndMs);
     this.publishEvents(result.events);
+    if (result.remoteLoads) this.disagg?.landed(result.remoteLoads);
     if (result.dropped && result.dropped.length > 0) {
       this.logger.warn(`worker ${this.worker} rank ${this.rank}: dropped ${result.dropped.length} host store(s) whose token ids could not be recovered`);
     }
@@ -145,12 +149,14 @@ export class RankEngine implements LoopEngine<StepResult> {
     for (const f of result.finished) {
       const sink = this.sinks.get(f.requestId);
       this.sinks.delete(f.requestId);
+      const transfer = f.heldBlockIds ? this.disagg?.finished(this, f.requestId, f.heldBlockIds) : undefined;
       sink?.finish({
         finish_reason: "length",
         prompt_tokens: f.promptTokens,
         cached_tokens: f.cachedTokens,
         host_loaded_tokens: f.hostLoadedTokens,
         completion_tokens: f.completionTokens,
+        ...(transfer ? { kv_transfer_params: transfer } : {}),
       });
     }
   }

@@ -16,6 +16,9 @@ export interface WorkerEndpoints {
   hintPorts: number[] | undefined;
   /** The worker's own OpenAI API base URL, when it serves one. */
   openaiUrl?: string;
+  /** Prefill or decode (absent: aggregated), and a prefill worker's KV transfer endpoint (host:port). */
+  disaggregationMode?: "prefill" | "decode";
+  kvTransferEndpoint?: string;
 }
 
 export function tcpEndpoint(host: string, port: number): string {
@@ -60,6 +63,8 @@ export function workerRecord(
   }
   if (ctx.domain !== undefined) record.kv_transfer_domain = ctx.domain;
   if (ep.openaiUrl !== undefined) record.openai_url = ep.openaiUrl;
+  if (ep.disaggregationMode !== undefined) record.disaggregation_mode = ep.disaggregationMode;
+  if (ep.kvTransferEndpoint !== undefined) record.kv_transfer_endpoint = ep.kvTransferEndpoint;
   return record;
 }
 

@@ -26,7 +26,8 @@ import { workerIdentities, type WorkerIdentity } from "./identity.ts";
 import { LiveLoop } from "./live-loop.ts";
 import type { WorkerOutlets } from "./outlets.ts";
 import { HeldRecords, publishMockerRecords } from "./publish-records.ts";
-import type { WorkerEndpoints } from "./records.ts";
+import { advertisedHost, type WorkerEndpoints } from "./records.ts";
+import { openDisagg } from "./pd/open-disagg.ts";
 import { logEventSockets, logWorkerApis } from "./startup-log.ts";
 import { readTopology } from "./topology.ts";
 import { serveWorkerApis } from "./worker-api-servers.ts";
@@ -53,6 +54,8 @@ export interface MockerHandle extends RoleHandle {
   readonly outlets: readonly WorkerOutlets[];
   /** The injected faults (the fault API's table; empty unless faults were posted). */
   readonly faults: FaultTable;
+  /** A prefill worker's KV transfer endpoint port (undefined on other sides). */
+  readonly kvTransferPort: number | undefined;
 }
 
 const LIMITS = { maxPromptTokens: 1 << 20 };
@@ -84,7 +87,17 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   );
   const loop = new LiveLoop<StepResult>(clockMs);
   scope.defer(() => loop.close()); // pushed after the outlets: engines stop stepping before those close
-  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store)], () => discoveryHealth(store), workers.map((w) => w.workerId), config.modelName);
+  // Prefill or decode worker: the hand-over's side (a prefill worker's transfer endpoint opens here).
+  const disagg = openDisagg(config, { workerIds: workers.map((w) => w.workerId), advertisedHost: advertisedHost(config), logger }, scope);
+  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store), ...(disagg?.stats.families() ?? [])], () => discoveryHealth(store), workers.map((w) => w.workerId), config.modelName);
+  if (disagg) {
+    pool.disagg = disagg.side;
+    for (const r of ranks.flat()) r.disagg = disagg.side;
+    for (const ep of endpoints) {
+      ep.disaggregationMode = disagg.side.mode === "prefill" ? "prefill" : "decode";
+      if (disagg.endpoint) ep.kvTransferEndpoint = `${disagg.endpoint.host.includes(":") ? `[${disagg.endpoint.host}]` : disagg.endpoint.host}:${disagg.endpoint.port}`;
+    }
+  }
   wireFaultHooks({ table: faults, pool, store, logger, exit: deps.exit ?? ((code) => process.exit(code)) });
   // An unknown worker or rank gets its 404 from the pool, not an injected fault.
   const requestFaults = { plan: (w: number, r: number) => (ranks[w]?.[r] ? planRequest(faults, w, r) : undefined), closing: stopping.signal };
@@ -142,6 +155,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
 
   return {
     ready,
+    kvTransferPort: disagg?.endpoint?.port,
     ports: { http: http.port, raw: endpoints.flatMap((e) => e.rawPorts), replay: endpoints.flatMap((e) => e.replayPorts ?? []), openai: apis?.ports ?? [] },
     httpUrl: http.url,
     openaiUrls: apis?.urls,

@@ -100,12 +100,13 @@ export class VllmRankStats {
       t.scheduledAtMs = f.scheduledAtMs < 0 ? nowMs : f.scheduledAtMs;
       t.firstTokenMs = nowMs;
       // vLLM counts a prompt once, when its first token is out, split by where its KV came from.
-      const local = f.cachedTokens - f.hostLoadedTokens;
+      const external = f.hostLoadedTokens + (f.remoteLoadedTokens ?? 0);
+      const local = f.cachedTokens - external;
       const computed = f.promptTokens - f.cachedTokens;
       this.promptTokens += f.promptTokens;
       this.promptBySource.local_compute += computed;
       this.promptBySource.local_cache_hit += local;
-      this.promptBySource.external_kv_transfer += f.hostLoadedTokens;
+      this.promptBySource.external_kv_transfer += external;
       this.cachedPromptTokens += f.cachedTokens;
       computedPrompt += computed;
       h.time_to_first_token_seconds.observe(seconds(nowMs - t.arrivalMs));

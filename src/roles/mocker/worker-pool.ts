@@ -11,6 +11,7 @@ import type { DumpReply, WorkerPool } from "./http-app.ts";
 import type { TokenSink } from "./token-stream.ts";
 import type { LiveLoop } from "./live-loop.ts";
 import { engineMetricFamilies } from "./metrics.ts";
+import type { DisaggSide, EngineFlags } from "./pd/disagg-side.ts";
 import type { RankEngine } from "./rank-engine.ts";
 import { vllmMetricFamilies } from "./vllm-metrics.ts";
 
@@ -58,7 +59,15 @@ export class MockerWorkerPool implements WorkerPool {
     return this.registered === this.ranks.length;
   }
 
-  submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome {
+  /** The process's disaggregated role (pd/disagg-side.ts); without it every request is aggregated. */
+  disagg: DisaggSide | undefined;
+
+  submit(req: GenerateRequest, sink: TokenSink): SubmitOutcome | Promise<SubmitOutcome> {
+    if (this.disagg === undefined) return this.submitToEngine(req, sink, {});
+    return this.disagg.submit(req, sink, this.ranks[req.worker]?.[req.dpRank], (r, s, flags) => this.submitToEngine(r, s, flags));
+  }
+
+  private submitToEngine(req: GenerateRequest, sink: TokenSink, flags: EngineFlags): SubmitOutcome {
     const ranks = this.ranks[req.worker];
     if (!ranks) return { ok: false, status: 404, message: `unknown worker ${req.worker}; this process serves workers 0..${this.ranks.length - 1}` };
     const rank = ranks[req.dpRank];
@@ -67,7 +76,7 @@ export class MockerWorkerPool implements WorkerPool {
     // A generated id skips any a client chose itself, so only a client's own id can clash.
     while (id === undefined || (req.requestId === undefined && this.byRequest.has(id))) id = `req-${this.nextId++}`;
     if (this.byRequest.has(id)) return { ok: false, status: 409, message: `request_id ${id} is already in flight` };
-    const added = rank.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens });
+    const added = rank.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens, ...flags });
     if (!added.ok) return { ok: false, status: 400, message: added.reason };
     rank.stats.arrived(id, req.maxTokens, rank.clockMs());
     if (req.kvHint) this.logger.debug(`router hint for request ${id} (worker ${req.worker}, rank ${req.dpRank}), ignored: ${JSON.stringify(req.kvHint)}`);
@@ -81,6 +90,7 @@ export class MockerWorkerPool implements WorkerPool {
       },
       finish: (summary) => {
         this.byRequest.delete(id);
+        this.disagg?.forget(id);
         this.inFlightByWorker[req.worker]!--;
         sink.finish(summary);
       },
@@ -93,6 +103,7 @@ export class MockerWorkerPool implements WorkerPool {
     const flight = this.byRequest.get(requestId);
     if (!flight) return;
     this.byRequest.delete(requestId);
+    this.disagg?.forget(requestId);
     this.inFlightByWorker[flight.worker]!--;
     flight.rank.sinks.delete(requestId);
     flight.rank.engine.abortRequest(requestId);
