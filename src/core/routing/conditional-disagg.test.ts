@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_EFF_ISL_RATIO_THRESHOLD, DEFAULT_EFF_ISL_THRESHOLD, effectiveIsl, shouldBypassRemotePrefill } from "./conditional-disagg.ts";
+import { effectiveIsl, shouldBypassRemotePrefill } from "./conditional-disagg.ts";
 
-const DEFAULTS = { effIslThreshold: DEFAULT_EFF_ISL_THRESHOLD, effIslRatioThreshold: DEFAULT_EFF_ISL_RATIO_THRESHOLD };
+/** Dynamo's defaults. */
+const DEFAULTS = { effIslThreshold: 2048, effIslRatioThreshold: 0.7 };
 
 describe("isl_bounding", () => {
   test("effective ISL is the prompt less the cached prefix, never below 0", () => {

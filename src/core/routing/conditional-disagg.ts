@@ -3,13 +3,7 @@
 // would still compute (the effective ISL: prompt − cached prefix there) is small in absolute terms
 // and small as a share of the prompt. Both thresholds are strict, as Dynamo's.
 
-export const CONDITIONAL_DISAGG_POLICIES = ["isl_bounding"] as const;
-export type ConditionalDisaggPolicy = (typeof CONDITIONAL_DISAGG_POLICIES)[number];
-
-/** Dynamo's defaults: eff_isl_threshold 2048 tokens, eff_isl_ratio_threshold 0.7. */
-export const DEFAULT_EFF_ISL_THRESHOLD = 2048;
-export const DEFAULT_EFF_ISL_RATIO_THRESHOLD = 0.7;
-
+/** The two thresholds (defaults, Dynamo's 2048 tokens and 0.7: src/config/conditional-disagg.ts). */
 export interface IslBounding {
   effIslThreshold: number;
   effIslRatioThreshold: number;
@@ -29,7 +23,7 @@ export function effectiveIsl(x: BypassInput): number {
 
 /** True: prefill on the decode worker (bypass the remote prefill). */
 export function shouldBypassRemotePrefill(x: BypassInput, p: IslBounding): boolean {
-  const eff = effectiveIsl(x);
   if (x.promptTokens === 0) return true;
+  const eff = effectiveIsl(x);
   return eff < p.effIslThreshold && eff / x.promptTokens < p.effIslRatioThreshold;
 }

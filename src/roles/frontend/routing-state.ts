@@ -36,6 +36,13 @@ export interface RoutePlan {
 
 export type RouteFailure = { status: number; message: string; code: string };
 
+/** One leg of a disaggregated request: the prefill pool, or a decode leg's load-only pricing (router-options.ts RouteQuery). */
+export interface LegQuery {
+  pool?: "prefill";
+  overlapCredit?: number;
+  trackPrefillTokens?: boolean;
+}
+
 export interface RoutingStateOptions {
   router: Omit<RouterOptions, "mode"> & { mode: RouterOptions["mode"] };
   /** Refuse workers with another block size; undefined = the first worker's block size. */
@@ -64,6 +71,8 @@ export class RoutingState {
   unmappedEvents = 0;
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly routers = new Map<string, Router>();
+  /** Per model, the router of its prefill workers (disaggregated serving); never serves a whole request. */
+  private readonly prefillRouters = new Map<string, Router>();
   /** Rank id per worker id, then per rank: looked up for every router event, so no key string is built. */
   private readonly rankIdsByWorker = new Map<string, Map<number, number>>();
   private readonly byRankId = new Map<number, { worker: WorkerEntry; rank: number }>();
@@ -114,8 +123,12 @@ export class RoutingState {
     return [...this.routers.keys()];
   }
 
-  routerOf(model: string): Router | undefined {
-    return this.routers.get(model);
+  routerOf(model: string, pool?: "prefill"): Router | undefined {
+    return (pool === "prefill" ? this.prefillRouters : this.routers).get(model);
+  }
+  /** A worker's pool: prefill workers are routed apart (overlap and prefill only, no active blocks), as Dynamo's prefill router. */
+  private poolOf(record: WorkerRecord): Map<string, Router> {
+    return record.disaggregation_mode === "prefill" ? this.prefillRouters : this.routers;
   }
 
   /** The rank id of (worker, rank), made on first sight (events may precede the record). */
@@ -140,7 +153,7 @@ export class RoutingState {
     }
     this.blockSize ??= record.block_size;
     const old = this.workers.get(id);
-    if (old && old.record.model !== record.model) this.removeWorker(id);
+    if (old && (old.record.model !== record.model || old.record.disaggregation_mode !== record.disaggregation_mode)) this.removeWorker(id);
     else if (old && old.record.data_parallel_size > record.data_parallel_size) this.removeWorker(id);
     const prev = this.workers.get(id);
     const rankIds = Array.from({ length: record.data_parallel_size }, (_, r) => this.rankIdOf(id, r));
@@ -150,8 +163,9 @@ export class RoutingState {
     if (prev && prev.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
     if (record.capabilities.includes(ROUTER_HINT)) this.hintWorkers++;
     this.workers.set(id, entry);
-    let router = this.routers.get(record.model);
-    if (!router) this.routers.set(record.model, (router = new Router(this.opts.router, this.opts.rng, this.index)));
+    const pool = this.poolOf(record);
+    let router = pool.get(record.model);
+    if (!router) pool.set(record.model, (router = new Router(pool === this.routers ? this.opts.router : { ...this.opts.router, trackActiveBlocks: false }, this.opts.rng, this.index)));
     const ejected = this.health.isEjected(id);
     rankIds.forEach((s, r) => {
       this.byRankId.set(s, { worker: entry, rank: r });
@@ -171,7 +185,7 @@ export class RoutingState {
     this.health.forget(id);
     this.countContextLen(entry.record, -1);
     if (entry.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
-    const router = this.routers.get(entry.record.model);
+    const router = this.poolOf(entry.record).get(entry.record.model);
     entry.rankIds.forEach((s, r) => {
       router?.remove(s);
       this.index.removeRank(s);
@@ -245,9 +259,10 @@ export class RoutingState {
    * Picks (worker, rank) for a prompt and counts it as that candidate's load until finish().
    * `exclude` names workers this request already failed on (a retry or migration goes elsewhere).
    */
-  route(model: string, tokens: ArrayLike<number>, exclude?: ReadonlySet<string>): RoutePlan | RouteFailure {
+  route(model: string, tokens: ArrayLike<number>, exclude?: ReadonlySet<string>, leg?: LegQuery): RoutePlan | RouteFailure {
     if (this.workers.size === 0) return { status: 503, message: "no workers are registered; start a mocker (or wait for its discovery record)", code: "no_workers" };
-    const router = this.routers.get(model);
+    if (leg?.pool === "prefill" && (this.prefillRouters.get(model)?.size ?? 0) === 0) return { status: 503, message: `no prefill worker of model ${model} is left`, code: "no_workers" };
+    const router = this.routerOf(model, leg?.pool);
     if (!router || router.size === 0) {
       if (this.health.ejectedCount > 0 && this.models().includes(model)) return { status: 503, message: `every worker of model ${model} is out of routing after failures; each returns once its /health answers`, code: "no_workers" };
       return { status: 404, message: `The model \`${model}\` does not exist. Models served: ${this.models().join(", ") || "(none)"}`, code: "model_not_found" };
@@ -255,7 +270,7 @@ export class RoutingState {
     const t0 = this.opts.now();
     const bs = this.blockSize!;
     const seq = this.opts.hasher.sequenceHashes(tokens, bs);
-    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: exclude === undefined ? undefined : this.rankIdsOf(exclude) });
+    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: exclude === undefined ? undefined : this.rankIdsOf(exclude), overlapCredit: leg?.overlapCredit, trackPrefillTokens: leg?.trackPrefillTokens });
     if (decision === undefined) return { status: 503, message: `no other worker of model ${model} is left to try`, code: "no_workers" };
     if (decision === OVERLOADED) {
       return {
@@ -266,7 +281,7 @@ export class RoutingState {
     }
     const at = this.byRankId.get(decision.rankId)!;
     const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, rankId: decision.rankId, decision, promptTokens: tokens.length, decisionMs: 0 };
-    if (this.hintWorkers > 0) {
+    if (this.hintWorkers > 0 && leg?.pool !== "prefill") {
       plan.kvHint = kvHintFor({
         router,
         index: this.index,
@@ -302,7 +317,7 @@ export class RoutingState {
     const now = this.opts.now();
     const ejected = down === false ? this.health.failure(workerId, now) : this.health.down(workerId, now, down === "stalled" ? "stalled" : "down");
     if (!ejected) return false;
-    const router = this.routers.get(entry.record.model);
+    const router = this.poolOf(entry.record).get(entry.record.model);
     for (const s of entry.rankIds) router?.remove(s);
     const why = down === "stalled" ? "a request stalled and its /health did not answer" : down ? "it went down" : "failed requests in a row";
     this.opts.logger.warn(`worker ${workerId} left routing after ${why}; back once its /health answers`);
@@ -341,14 +356,14 @@ export class RoutingState {
   /** The request's first token arrived: its prefill no longer loads the candidate. */
   firstToken(plan: RoutePlan): void {
     const model = plan.worker.record.model;
-    this.routers.get(model)?.firstToken(plan.decision.request);
+    this.poolOf(plan.worker.record).get(model)?.firstToken(plan.decision.request);
     this.release(model);
   }
 
   /** The request ended (any way): all of its load leaves the candidate. Idempotent. */
   finish(plan: RoutePlan): void {
     const model = plan.worker.record.model;
-    this.routers.get(model)?.finish(plan.decision.request);
+    this.poolOf(plan.worker.record).get(model)?.finish(plan.decision.request);
     this.release(model);
   }
 
