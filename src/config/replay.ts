@@ -3,6 +3,7 @@
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { ROUTER_MODES, routerModesHelp } from "../protocol/router-modes.ts";
+import { replayLayoutOptions, replayLayoutProblems } from "./replay-layouts.ts";
 import { routerTuningOptions } from "./router.ts";
 
 export const workloadOptions = defineOptions({
@@ -50,6 +51,7 @@ export const replayRouterOptions = group("Workers and router", {
 export const replayOptions = defineOptions({
   ...workloadFlags,
   ...replayRouterOptions,
+  ...replayLayoutOptions,
   ...engineOptions,
   ...reportOptions,
   ...group("Report", {
@@ -64,7 +66,7 @@ export const replayOptions = defineOptions({
 export type ReplayConfig = ConfigOf<typeof replayOptions>;
 
 export function replayProblems(c: ReplayConfig): string[] {
-  const problems = engineProblems(c);
+  const problems = [...engineProblems(c), ...replayLayoutProblems(c)];
   if (c.concurrency !== undefined && c.requestRate !== undefined) problems.push("--concurrency and --request-rate: choose one arrival mode");
   if (c.trace === undefined && c.prefixTokens + c.suffixTokens < 1) problems.push("--prefix-tokens + --suffix-tokens: a synthetic prompt needs at least 1 token");
   return problems;

@@ -132,7 +132,11 @@ export class RankEngine implements LoopEngine<StepResult> {
     return new Promise((resolve) =>
       this.whenPublished(() => {
         const r = this.engine.resetPrefixCache();
-        if (!r) return resolve(this.engine.metrics().runningRequests);
+        // Blocks held for a decode worker's pull are in use like a running request's.
+        if (!r) {
+          const m = this.engine.metrics();
+          return resolve(m.runningRequests + m.heldRequests);
+        }
         this.publishEvents(r.events);
         resolve(0);
       }),

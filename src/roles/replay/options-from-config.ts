@@ -1,4 +1,5 @@
 // Resolved `replay` config → the replay role's options (router and engine flags → the simulated stack).
+import { layoutsOf } from "../../config/replay-layouts.ts";
 import type { ReplayConfig } from "../../config/replay.ts";
 import { simulatedStackFrom } from "../shared/measure/simulated-stack.ts";
 import { arrivalOptionsFrom, workloadOptionsFrom } from "../shared/measure/workload.ts";
@@ -11,5 +12,16 @@ export function replayOptionsFrom(c: ReplayConfig): ReplayOptions {
     ...simulatedStackFrom(c),
     outputJson: c.outputJson,
     regret: c.regret,
+    ...(c.prefillWorkers !== undefined && c.decodeWorkers !== undefined
+      ? {
+          layout: {
+            prefillWorkers: c.prefillWorkers,
+            decodeWorkers: c.decodeWorkers,
+            kvTransferBandwidthGbps: c.kvTransferBandwidth,
+            kvTransferTimingMode: c.kvTransferTimingMode,
+            ...(c.compareLayouts !== undefined ? { compare: layoutsOf(c.compareLayouts) } : {}),
+          },
+        }
+      : {}),
   };
 }

@@ -7,13 +7,19 @@ import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { simulateStack, type SimulatedStack } from "../shared/measure/simulated-stack.ts";
 import { arrivalSpecOf, describeArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../shared/measure/workload.ts";
+import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
+import type { WorkloadRequest } from "../../core/workload/workload.ts";
+import { formatLayouts } from "./format-layouts.ts";
 import { formatReport } from "./format-report.ts";
+import { runLayouts, type LayoutOptions } from "./layouts.ts";
 
 export interface ReplayOptions extends WorkloadOptions, ArrivalOptions, SimulatedStack {
   /** Judge every decision's regret (default true). */
   regret?: boolean;
   /** Write the JSON report here ("-" = stdout instead of the table). */
   outputJson?: string;
+  /** A prefill and decode layout (layouts.ts): replaces the aggregated run. */
+  layout?: LayoutOptions;
 }
 
 export interface ReplayDeps {
@@ -46,6 +52,7 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
   }
   const workload = loadWorkload(opts, deps);
   const arrival = arrivalSpecOf(opts);
+  if (opts.layout) return replayLayouts(workload, arrival, opts, opts.layout, deps);
   deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s) × ${opts.dataParallelSize ?? 1} rank(s), router ${opts.routerMode}, arrivals ${describeArrival(arrival, opts.trace !== undefined)}`);
   const bar = deps.progress?.isTTY ? deps.progress : undefined;
   const onProgress = bar ? (done: number, total: number) => void bar.write(`\r${progressLine(done, total)}`) : undefined;
@@ -68,6 +75,20 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
   if (report.completed === 0) deps.logger.error(`no request completed: all ${report.failed} failed${why}; exit status 1`);
   else if (report.failed > 0) deps.logger.warn(`${report.failed} of ${report.failed + report.completed} requests failed${why}; the report covers the ${report.completed} that completed`);
   return report;
+}
+
+/** The layout run: its table(s) and verdict, its JSON; returns the disaggregated report (the exit status reads it). */
+function replayLayouts(workload: WorkloadRequest[], arrival: ArrivalSpec, opts: ReplayOptions, layout: LayoutOptions, deps: ReplayDeps): ReplayReport {
+  deps.logger.info(`replaying ${workload.length} requests on ${layout.prefillWorkers} prefill + ${layout.decodeWorkers} decode worker(s)${layout.compare ? ` against ${layout.prefillWorkers + layout.decodeWorkers} aggregated (router ${opts.routerMode})` : ""}, arrivals ${describeArrival(arrival, opts.trace !== undefined)}`);
+  const outcome = runLayouts(workload, opts, layout, { arrival, seed: opts.seed }, deps);
+  const json = JSON.stringify(layout.compare ? outcome : outcome.reports.disagg, null, 2) + "\n";
+  if (opts.outputJson === "-") deps.stdout.write(json);
+  else {
+    deps.stdout.write(formatLayouts(outcome));
+    if (opts.outputJson !== undefined) deps.writeFile(opts.outputJson, json);
+  }
+  const reports = Object.values(outcome.reports);
+  return reports.find((r) => r.completed === 0) ?? reports[0]!;
 }
 
 /**
