@@ -32,7 +32,7 @@ export async function runPrefillLeg(d: PrefillLegDeps, model: string, tokens: re
   const pd = d.metrics.disagg;
   for (let n = 0; n <= d.retries; n++) {
     const plan = d.state.route(model, tokens, tried, { pool: "prefill" });
-    if ("status" in plan) return { ok: false, reason: n === 0 ? "no_prefill_worker" : "prefill_failed" };
+    if ("status" in plan) return { ok: false, reason: plan.code === "overloaded" ? "prefill_busy" : n === 0 ? "no_prefill_worker" : "prefill_failed" };
     tried.add(plan.worker.id);
     pd.legs.prefill++;
     const out = await callPrefill(d, plan, tokens, n === 0 ? `${requestId}-prefill` : `${requestId}-prefill-${n}`, signal);

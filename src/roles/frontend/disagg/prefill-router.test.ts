@@ -4,8 +4,10 @@
 // by load; failed prefill workers → the next one, then aggregated; conditional disaggregation's
 // bypass (marked, counted) and its refusal of a cold prompt; the client's own 400 passed on.
 import { describe, expect, test } from "bun:test";
+import { waitFor } from "../../../../test/harness.ts";
 import { logger, post, routingState, workerRecord } from "../../../../test/routing/fake-fleet.ts";
 import type { IslBounding } from "../../../core/routing/conditional-disagg.ts";
+import type { RouterOptions } from "../../../core/routing/router-options.ts";
 import { createBlockHasher } from "../../../lib/xxh3.ts";
 import { createFrontendApp } from "../http-app.ts";
 import { FrontendMetrics } from "../metrics.ts";
@@ -36,8 +38,8 @@ interface Call {
   headers: Record<string, string>;
 }
 
-function fleet(prefill: Record<string, Behaviour>, decode: Record<string, Behaviour>, islBounding?: IslBounding) {
-  const state: RoutingState = routingState("kv");
+function fleet(prefill: Record<string, Behaviour>, decode: Record<string, Behaviour>, islBounding?: IslBounding, router: Omit<RouterOptions, "mode"> = {}) {
+  const state: RoutingState = routingState("kv", { router });
   for (const id of Object.keys(prefill)) state.putWorker(workerRecord(id, { disaggregation_mode: "prefill" }));
   for (const id of Object.keys(decode)) state.putWorker(workerRecord(id, { disaggregation_mode: "decode" }));
   const behaviours = { ...prefill, ...decode };
@@ -141,6 +143,27 @@ describe("prefill router", () => {
     g.calls.length = 0;
     expect((await g.app.fetch(post("/v1/completions", cmpl()))).status).toBe(200);
     expect(g.calls.map((c) => c.worker)).toEqual(["d1"]);
+  });
+
+  test("every prefill worker over its busy thresholds: the request runs aggregated (counted as prefill_busy)", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const ENC = new TextEncoder();
+    // The first prefill leg is answered only at the end: its prompt stays outstanding on p1.
+    const slow: Behaviour = (b) => {
+      const answer = prefills("p1")(b).text();
+      return new Response(new ReadableStream({ start: (c) => void Promise.all([held, answer]).then(([, text]) => (c.enqueue(ENC.encode(text)), c.close())) }));
+    };
+    const f = fleet({ p1: slow }, { d1: decodes }, undefined, { busy: { activePrefillTokens: 0 } });
+    const first = f.app.fetch(post("/v1/completions", cmpl()));
+    await waitFor(() => f.calls.length === 1, { what: "the first prefill leg sent" });
+    const second = await f.app.fetch(post("/v1/completions", cmpl(PROMPT.map((t) => t + 7))));
+    expect(second.status).toBe(200);
+    expect(f.calls.at(-1)).toMatchObject({ worker: "d1" });
+    expect(f.calls.at(-1)!.body.kv_transfer_params).toBeUndefined();
+    expect(await f.metric('kvcr_frontend_disagg_aggregated_total{reason="prefill_busy"}')).toBe('kvcr_frontend_disagg_aggregated_total{reason="prefill_busy"} 1');
+    release();
+    expect((await first).status).toBe(200);
   });
 
   test("the prefill worker's 400 is the client's answer", async () => {
