@@ -3,6 +3,7 @@
 // cannot hide one in the server). Tests wait on its state, never on sleeps.
 import { connect, type Socket } from "node:net";
 import { waitFor } from "./harness.ts";
+import { type HttpServer, type HttpServerOptions, serveHttp } from "../src/transport/http/server.ts";
 
 export interface RawResponse {
   status: number;
@@ -133,4 +134,16 @@ export function splitResponses(bytes: Buffer): { responses: RawResponse[]; parti
     pos = at;
   }
   return { responses, partial: pos < bytes.length };
+}
+
+/** serveHttp on a free loopback port, stopped at cleanup, and raw clients to it (the server tests' kit). */
+export function rawServerKit(cleanups: (() => unknown)[]) {
+  return {
+    serve(fetch: HttpServerOptions["fetch"], opts: Partial<HttpServerOptions> = {}): HttpServer {
+      const server = serveHttp({ host: "127.0.0.1", port: 0, fetch, ...opts });
+      cleanups.push(() => server.stop(true));
+      return server;
+    },
+    open: (server: HttpServer) => RawHttpClient.open(server.port, cleanups),
+  };
 }

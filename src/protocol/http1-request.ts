@@ -1,6 +1,7 @@
 // An incremental HTTP/1.x request parser (RFC 9112), pure: bytes in; head, body chunks (Content-Length
 // or chunked) and end out. It stops at each request's end so a server can hold pipelined bytes until
 // it has answered. Malformed input throws Http1RequestError with the status to answer.
+import { ChunkSizeLine } from "./http1-chunk-size.ts";
 import { decodeRequestHead, Http1RequestError, type RequestHead } from "./http1-request-head.ts";
 
 export { Http1RequestError, type RequestHead } from "./http1-request-head.ts";
@@ -35,9 +36,6 @@ const enum State {
 
 const CR = 13;
 const LF = 10;
-const SEMICOLON = 59;
-const SPACE = 32;
-const TAB = 9;
 const MAX_CHUNK_LINE_BYTES = 8 * 1024;
 
 export class Http1RequestParser {
@@ -52,8 +50,7 @@ export class Http1RequestParser {
   private remaining = 0;
   private bodyBytes = 0;
   private sawCR = false;
-  private sizeDigits = 0;
-  private inExtension = false;
+  private readonly sizeLine = new ChunkSizeLine();
   private chunkLineLength = 0;
   private trailerBytes = 0;
 
@@ -197,16 +194,8 @@ export class Http1RequestParser {
         if (++this.trailerBytes > this.limits.maxHeadBytes) throw new Http1RequestError(431, `the trailers exceed ${this.limits.maxHeadBytes} bytes`);
         continue;
       }
-      if (this.inExtension) continue;
-      const digit = hexValue(c);
-      if (digit >= 0) {
-        if (++this.sizeDigits > 12) throw new Http1RequestError(400, "bad chunk size: more than 12 hex digits");
-        this.remaining = this.remaining * 16 + digit;
-      } else if (c === SEMICOLON || c === SPACE || c === TAB) {
-        this.inExtension = true; // `;name=value` extensions (and whitespace before them) are ignored
-      } else {
-        throw new Http1RequestError(400, `bad chunk size: unexpected ${JSON.stringify(String.fromCharCode(c))}`);
-      }
+      const problem = this.sizeLine.take(c);
+      if (problem) throw new Http1RequestError(400, problem);
     }
     return pos;
   }
@@ -218,7 +207,9 @@ export class Http1RequestParser {
       this.state = State.ChunkSize;
       this.startChunkSize();
     } else if (this.state === State.ChunkSize) {
-      if (this.sizeDigits === 0) throw new Http1RequestError(400, "bad chunk size: an empty chunk-size line");
+      const problem = this.sizeLine.ended();
+      if (problem) throw new Http1RequestError(400, problem);
+      this.remaining = this.sizeLine.size;
       this.bodyBytes += this.remaining;
       if (this.bodyBytes > this.limits.maxBodyBytes) throw new Http1RequestError(413, `the request body exceeds ${this.limits.maxBodyBytes} bytes`);
       if (this.remaining === 0) {
@@ -232,9 +223,7 @@ export class Http1RequestParser {
   }
 
   private startChunkSize(): void {
-    this.remaining = 0;
-    this.sizeDigits = 0;
-    this.inExtension = false;
+    this.sizeLine.reset();
     this.chunkLineLength = 0;
     this.sawCR = false;
   }
@@ -256,8 +245,3 @@ function concat(parts: readonly Uint8Array[], size: number): Uint8Array {
   return out;
 }
 
-function hexValue(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  const lower = c | 0x20;
-  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
-}

@@ -2,6 +2,7 @@
 // headers, then a body framed by Content-Length, chunked transfer coding, or the connection's
 // end. Pure: bytes in, head / body chunks / end out; the caller owns the socket. 1xx interim
 // responses are skipped; 204 and 304 have no body. Malformed input throws Http1ParseError.
+import { ChunkSizeLine } from "./http1-chunk-size.ts";
 
 export interface ResponseHead {
   status: number;
@@ -34,9 +35,6 @@ const MAX_HEAD_BYTES = 64 * 1024;
 const MAX_LINE_BYTES = 8 * 1024;
 const CR = 13;
 const LF = 10;
-const SEMICOLON = 59;
-const SPACE = 32;
-const TAB = 9;
 const CRLF_CRLF = [CR, LF, CR, LF] as const;
 /** Head bytes are ASCII in practice; anything else decodes to U+FFFD rather than failing. */
 const HEAD_DECODER = new TextDecoder();
@@ -48,8 +46,7 @@ export class Http1ResponseParser {
   private headMatched = 0;
   private lineLength = 0;
   private sawCR = false;
-  private sizeDigits = 0;
-  private inExtension = false;
+  private readonly sizeLine = new ChunkSizeLine();
   private remaining = 0;
   private keepAlive = true;
   /** Bytes of the current response seen so far (0 = nothing arrived yet). */
@@ -219,16 +216,9 @@ export class Http1ResponseParser {
       if (c === LF) throw new Http1ParseError("a line in the chunked body does not end in CRLF");
       if (++this.lineLength > MAX_LINE_BYTES) throw new Http1ParseError("a chunk-size or trailer line exceeds 8 KiB");
       if (this.state === State.ChunkDataEnd) throw new Http1ParseError("chunk data is longer than its declared size");
-      if (this.state !== State.ChunkSize || this.inExtension) continue;
-      const digit = hexValue(c);
-      if (digit >= 0) {
-        if (++this.sizeDigits > 12) throw new Http1ParseError("bad chunk size: more than 12 hex digits");
-        this.remaining = this.remaining * 16 + digit;
-      } else if (c === SEMICOLON || c === SPACE || c === TAB) {
-        this.inExtension = true; // `;name=value` extensions (and whitespace before them) are ignored
-      } else {
-        throw new Http1ParseError(`bad chunk size: unexpected ${JSON.stringify(String.fromCharCode(c))}`);
-      }
+      if (this.state !== State.ChunkSize) continue;
+      const problem = this.sizeLine.take(c);
+      if (problem) throw new Http1ParseError(problem);
     }
     return pos;
   }
@@ -240,15 +230,15 @@ export class Http1ResponseParser {
       this.state = State.ChunkSize;
       this.startChunkSize();
     } else if (this.state === State.ChunkSize) {
-      if (this.sizeDigits === 0) throw new Http1ParseError("bad chunk size: an empty chunk-size line");
+      const problem = this.sizeLine.ended();
+      if (problem) throw new Http1ParseError(problem);
+      this.remaining = this.sizeLine.size;
       this.state = this.remaining === 0 ? State.Trailers : State.ChunkData;
     } else if (empty) this.finish(); // the empty line after the (ignored) trailers
   }
 
   private startChunkSize(): void {
-    this.remaining = 0;
-    this.sizeDigits = 0;
-    this.inExtension = false;
+    this.sizeLine.reset();
     this.lineLength = 0;
     this.sawCR = false;
   }
@@ -276,11 +266,6 @@ function statusOf(text: string, eol: number): number {
   return status;
 }
 
-function hexValue(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  const lower = c | 0x20;
-  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
-}
 
 /** True when text[from, to) holds a CR or LF (a line ends only at CRLF here). */
 function hasBareCrOrLf(text: string, from: number, to: number): boolean {

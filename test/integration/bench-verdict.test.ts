@@ -17,15 +17,16 @@ const options = (url: string, over: Partial<BenchOptions> = {}): BenchOptions =>
 
 describe("bench verdicts", () => {
   test("two sides over rounds: the verdict first in the terminal, at the top of the report and in the JSON", async () => {
-    // The slow side's first token comes 3× later (both far above any client lag); its gaps are the same.
+    // The slow side's first token comes 6× later (both far above any client lag); its gaps are the same.
+    // Three rounds a side: with two, one round slowed by a loaded machine can widen the interval past 1.
     await using fast = startFakeOpenAi({ ttftMs: 100, itlMs: 4, cachedTokens: (p) => p - 4 });
-    await using slow = startFakeOpenAi({ ttftMs: 300, itlMs: 4, cachedTokens: (p) => p - 4 });
+    await using slow = startFakeOpenAi({ ttftMs: 600, itlMs: 4, cachedTokens: (p) => p - 4 });
     using dir = tempDir("kvcr-verdict-");
     const report = join(dir.path, "r.html");
     const json = join(dir.path, "r.json");
     const out: string[] = [];
-    const { verdict, results } = await runBench(options(fast.url, { workload: { ...workload, requests: 32 }, concurrency: 8, targets: [{ label: "fast", url: fast.url }, { label: "slow", url: slow.url }], rounds: 2, report, outputJson: json }), benchDeps({ stdout: { write: (t: string) => out.push(t) } }));
-    expect(results.map((r) => [r.label, r.round])).toEqual([["fast", 1], ["slow", 1], ["fast", 2], ["slow", 2]]);
+    const { verdict, results } = await runBench(options(fast.url, { workload: { ...workload, requests: 32 }, concurrency: 8, targets: [{ label: "fast", url: fast.url }, { label: "slow", url: slow.url }], rounds: 3, report, outputJson: json }), benchDeps({ stdout: { write: (t: string) => out.push(t) } }));
+    expect(results.map((r) => [r.label, r.round])).toEqual([["fast", 1], ["slow", 1], ["fast", 2], ["slow", 2], ["fast", 3], ["slow", 3]]);
     const ttft = verdict!.entries.find((e) => e.metric === "mean_ttft_ms")!;
     expect(ttft).toMatchObject({ baseline: "fast", side: "slow", call: "higher" });
     expect(ttft.ci_low!).toBeGreaterThan(1);
@@ -33,12 +34,12 @@ describe("bench verdicts", () => {
     expect(text.startsWith("Verdict:\n  slow vs fast: mean TTFT ")).toBe(true);
     expect(text).toMatch(/^ {2}slow vs fast: mean TTFT [\d.]+× higher \([\d.]+–[\d.]+\)$/m);
     // The table follows the verdict, each side over its rounds.
-    expect(text.indexOf("Verdict:")).toBeLessThan(text.indexOf("(each side over its 2 rounds)"));
+    expect(text.indexOf("Verdict:")).toBeLessThan(text.indexOf("(each side over its 3 rounds)"));
     const doc = JSON.parse(readFileSync(json, "utf8")) as { rounds: number; verdict: Record<string, unknown>[]; verdict_notes: string[]; runs: { round: number }[] };
-    expect(doc.rounds).toBe(2);
-    expect(doc.runs.map((r) => r.round)).toEqual([1, 1, 2, 2]);
+    expect(doc.rounds).toBe(3);
+    expect(doc.runs.map((r) => r.round)).toEqual([1, 1, 2, 2, 3, 3]);
     expect(doc.verdict.find((v) => v.metric === "mean_ttft_ms")).toMatchObject({ metric: "mean_ttft_ms", baseline: "fast", side: "slow", call: "higher", ratio: expect.any(Number), ci_low: expect.any(Number), ci_high: expect.any(Number) });
-    expect(doc.verdict_notes[0]).toContain("2 rounds per side");
+    expect(doc.verdict_notes[0]).toContain("3 rounds per side");
     const html = readFileSync(report, "utf8");
     expect(html.indexOf('<section id="verdict">')).toBeGreaterThan(-1);
     expect(html.indexOf('<section id="verdict">')).toBeLessThan(html.indexOf('<dl id="run-header">'));

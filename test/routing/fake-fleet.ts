@@ -1,16 +1,15 @@
 // Worker records and a RoutingState + app with a fake worker fetch, for frontend tests that need no
 // socket: the app is called as `app.fetch(new Request(...))` and the "worker" is a function.
 import { createRng } from "../../src/core/random/rng.ts";
-import type { DiscoveryHealth } from "../../src/discovery/status.ts";
 import type { RouterOptions } from "../../src/core/routing/router-options.ts";
 import type { RouterMode } from "../../src/protocol/router-modes.ts";
-import { createLogger, type Logger } from "../../src/lib/logger.ts";
+import { createLogger } from "../../src/lib/logger.ts";
 import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import type { WorkerRecord } from "../../src/protocol/records.ts";
-import { createFrontendApp, type FrontendApp } from "../../src/roles/frontend/http-app.ts";
+import { createFrontendApp, type FrontendApp, type FrontendAppDeps } from "../../src/roles/frontend/http-app.ts";
 import { FrontendMetrics } from "../../src/roles/frontend/metrics.ts";
 import { RoutingState } from "../../src/roles/frontend/routing-state.ts";
-import { fetchTransport, type FetchLike, type GenerateBody, type WorkerTransport } from "../../src/roles/frontend/worker-call.ts";
+import { fetchTransport, type FetchLike, type GenerateBody } from "../../src/roles/frontend/worker-call.ts";
 
 export const logger = createLogger({ level: "silent" });
 
@@ -60,25 +59,22 @@ export function ndjsonWorker(onCall: (url: string, body: GenerateBody) => void =
   };
 }
 
-export function app(
-  state: RoutingState,
-  fetchWorker: FetchLike,
-  over: { maxRequestBytes?: number; maxPromptBytes?: number; bodyTimeoutMs?: number; stallTimeoutMs?: number; logger?: Logger; discoveryHealth?: () => DiscoveryHealth; callWorker?: WorkerTransport } = {},
-): FrontendApp {
+/** The frontend app over `state`, its workers answering through `fetchWorker`; `over` replaces any dependency. */
+export function app(state: RoutingState, fetchWorker: FetchLike, over: Partial<FrontendAppDeps> = {}): FrontendApp {
   return createFrontendApp({
     state,
     metrics: new FrontendMetrics(),
-    logger: over.logger ?? logger,
-    maxRequestBytes: over.maxRequestBytes ?? 4096,
+    logger,
+    maxRequestBytes: 4096,
     maxOutputTokens: 1000,
-    maxPromptBytes: over.maxPromptBytes ?? 1 << 20,
-    bodyTimeoutMs: over.bodyTimeoutMs ?? 30_000,
-    stallTimeoutMs: over.stallTimeoutMs ?? 5000,
-    callWorker: over.callWorker ?? fetchTransport(fetchWorker),
+    maxPromptBytes: 1 << 20,
+    bodyTimeoutMs: 30_000,
+    stallTimeoutMs: 5000,
+    callWorker: fetchTransport(fetchWorker),
     now: () => performance.now(),
     wallSeconds: () => 1_700_000_000,
     idPrefix: "t",
-    discoveryHealth: over.discoveryHealth,
+    ...over,
   });
 }
 

@@ -61,7 +61,7 @@ export interface FinishedRequest {
   /** The part of cachedTokens loaded from the host tier. */
   hostLoadedTokens: number;
   completionTokens: number;
-  /** Prompt tokens loaded from a prefill worker (vLLM's external_kv_transfer source). */
+  /** Prompt tokens loaded from a prefill worker (vLLM counts them as external_kv_transfer). */
   remoteLoadedTokens?: number;
   /** holdBlocks requests: the G1 block ids still referenced, in sequence order (NixlConnector's remote_block_ids). */
   heldBlockIds?: number[];

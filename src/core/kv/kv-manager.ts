@@ -143,7 +143,7 @@ export class KvManager {
     }
     req.numCommitted = k;
     req.offloadCursor = 0;
-    // A remote pull (req.remoteTokens) fills the cells after the local hits.
+    // A remote pull (req.remoteTokens) fills the blocks after the local hits.
     req.numComputed = this.matchedTokens(req) + req.remoteTokens;
     this.grow(req, Math.max(targetTokens, req.numComputed));
     if (h === 0 && req.remoteTokens === 0) return true;
@@ -171,7 +171,7 @@ export class KvManager {
    * Returns the tokens that were counted as loaded but must be computed after all.
    */
   finishLoad(req: RequestState): number {
-    const host = this.host!; // read only when G2 cells were loaded
+    const host = this.host!; // read only when G2 blocks were loaded
     const cells = req.loadHostCells;
     const first = req.numCommitted; // the G1 hits; the loaded blocks follow them
     const before = req.numComputed;

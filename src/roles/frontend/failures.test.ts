@@ -3,14 +3,13 @@
 // of the whole request), and the context-length 400. Workers are fake fetches keyed by URL.
 import { describe, expect, test } from "bun:test";
 import { waitFor } from "../../../test/harness.ts";
-import { logger, post, routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
+import { app as frontendApp, post, routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
 import { detokenizeOne } from "../../core/text/tokenizer.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
-import { createFrontendApp } from "./http-app.ts";
-import { FrontendMetrics } from "./metrics.ts";
 import type { RunPolicy } from "./request-run.ts";
+import type { FrontendApp } from "./http-app.ts";
 import type { RoutingState } from "./routing-state.ts";
-import { fetchTransport, type FetchLike, type GenerateBody } from "./worker-call.ts";
+import { type FetchLike, type GenerateBody } from "./worker-call.ts";
 
 const ENC = new TextEncoder();
 
@@ -47,7 +46,7 @@ const cancelsAfter =
 
 interface Fleet {
   state: RoutingState;
-  app: ReturnType<typeof createFrontendApp>;
+  app: FrontendApp;
   calls: { worker: string; body: GenerateBody }[];
   metrics: () => Promise<string>;
   clock: { now: number };
@@ -66,19 +65,9 @@ function fleet(workers: Record<string, Behaviour>, opts: { failures?: Partial<Ru
     calls.push({ worker, body });
     return workers[worker]!(body, init.signal!);
   };
-  const app = createFrontendApp({
-    state,
-    metrics: new FrontendMetrics(),
-    logger,
+  const app = frontendApp(state, fake, {
     maxRequestBytes: 1 << 20,
-    maxOutputTokens: 1000,
-    maxPromptBytes: 1 << 20,
-    bodyTimeoutMs: 30_000,
-    stallTimeoutMs: 5000,
-    callWorker: fetchTransport(fake),
     now: () => clock.now,
-    wallSeconds: () => 1_700_000_000,
-    idPrefix: "t",
     failures: opts.failures,
     probeWorker: async (url) => {
       probes.push(url);

@@ -3,13 +3,12 @@
 // answer counts the stall toward --worker-eject-after as any failure; stalls on one worker while
 // its probe is out share that probe. Workers are fake fetches keyed by host.
 import { describe, expect, test } from "bun:test";
-import { logger, post, routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
+import { app as frontendApp, post, routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
 import { waitFor } from "../../../test/harness.ts";
-import { createFrontendApp } from "./http-app.ts";
-import { FrontendMetrics } from "./metrics.ts";
+import type { FrontendApp } from "./http-app.ts";
 import type { RoutingState } from "./routing-state.ts";
 import { STALL_PROBE_TIMEOUT_MS } from "./stall-probe.ts";
-import { fetchTransport, type FetchLike, type GenerateBody } from "./worker-call.ts";
+import { type FetchLike, type GenerateBody } from "./worker-call.ts";
 
 type Behaviour = (body: GenerateBody, signal: AbortSignal) => Promise<Response> | Response;
 
@@ -22,7 +21,7 @@ const serves: Behaviour = (b) =>
 
 interface Fleet {
   state: RoutingState;
-  app: ReturnType<typeof createFrontendApp>;
+  app: FrontendApp;
   calls: string[];
   probes: { url: string; timeoutMs: number | undefined }[];
   metrics: () => Promise<string>;
@@ -39,19 +38,9 @@ function fleet(workers: Record<string, Behaviour>, opts: { health: (id: string) 
     calls.push(id);
     return workers[id]!(JSON.parse(String(init.body)) as GenerateBody, init.signal!);
   };
-  const app = createFrontendApp({
-    state,
-    metrics: new FrontendMetrics(),
-    logger,
+  const app = frontendApp(state, fake, {
     maxRequestBytes: 1 << 20,
-    maxOutputTokens: 1000,
-    maxPromptBytes: 1 << 20,
-    bodyTimeoutMs: 30_000,
     stallTimeoutMs: 40,
-    callWorker: fetchTransport(fake),
-    now: () => performance.now(),
-    wallSeconds: () => 1_700_000_000,
-    idPrefix: "t",
     failures: { migrationLimit: 1 },
     probeWorker: async (url, timeoutMs) => {
       probes.push({ url, timeoutMs });

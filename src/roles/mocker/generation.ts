@@ -69,10 +69,13 @@ export async function runGeneration(
   const outcome = await engines.submit(g, sink);
   if (!outcome.ok) return withHeaders(openAiError(outcome.status, outcome.message), servedBy);
   requestId = outcome.requestId;
-  req.signal.addEventListener("abort", () => {
+  const gone = () => {
     delayed?.cancel();
     out.cancel();
-  });
+  };
+  // A decode request's submit awaits its pull: the client may have left meanwhile.
+  if (req.signal.aborted) gone();
+  else req.signal.addEventListener("abort", gone);
   return out.respond(servedBy);
 }
 

@@ -4,18 +4,12 @@
 import { describe, expect, test } from "bun:test";
 import type { Logger } from "../../lib/logger.ts";
 import { cleanupList, waitFor } from "../../../test/harness.ts";
-import { RawHttpClient } from "../../../test/raw-http.ts";
-import { type HttpServer, type HttpServerOptions, serveHttp } from "./server.ts";
+import { RawHttpClient, rawServerKit } from "../../../test/raw-http.ts";
+import { serveHttp } from "./server.ts";
 
 const cleanups = cleanupList();
 
-function serve(fetch: HttpServerOptions["fetch"], opts: Partial<HttpServerOptions> = {}): HttpServer {
-  const server = serveHttp({ host: "127.0.0.1", port: 0, fetch, ...opts });
-  cleanups.push(() => server.stop(true));
-  return server;
-}
-
-const open = (server: HttpServer) => RawHttpClient.open(server.port, cleanups);
+const { serve, open } = rawServerKit(cleanups);
 const echoPath = (req: Request) => new Response(new URL(req.url).pathname);
 
 describe("the server's own answers", () => {

@@ -3,18 +3,12 @@
 // slowly (back-pressure), body limits, the idle timeout and Connection: close.
 import { describe, expect, test } from "bun:test";
 import { cleanupList, waitFor } from "../../../test/harness.ts";
-import { RawHttpClient } from "../../../test/raw-http.ts";
-import { type HttpServer, type HttpServerOptions, serveHttp } from "./server.ts";
+import { rawServerKit } from "../../../test/raw-http.ts";
+import { serveHttp } from "./server.ts";
 
 const cleanups = cleanupList();
 
-function serve(fetch: HttpServerOptions["fetch"], opts: Partial<HttpServerOptions> = {}): HttpServer {
-  const server = serveHttp({ host: "127.0.0.1", port: 0, fetch, ...opts });
-  cleanups.push(() => server.stop(true));
-  return server;
-}
-
-const open = (server: HttpServer) => RawHttpClient.open(server.port, cleanups);
+const { serve, open } = rawServerKit(cleanups);
 const SSE = { "content-type": "text/event-stream" };
 const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 1));
 const post = (path: string, body: string, extra = "") => `POST ${path} HTTP/1.1\r\nhost: test\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;

@@ -87,7 +87,7 @@ export class DisaggSide {
     }
   }
 
-  /** A request ended (finished or cancelled): forget its pull source. */
+  /** A request ended (finished or cancelled): forget where it pulls from. */
   forget(requestId: string): void {
     this.pulling.delete(requestId);
   }
