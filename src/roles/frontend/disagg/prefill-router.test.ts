@@ -1,8 +1,9 @@
 // The prefill router without a port: fake prefill and decode workers keyed by URL. Off without
 // prefill workers; with them, the prefill leg (max_tokens 1, do_remote_decode) on a prefill worker
 // picked by overlap, the decode leg with the reply's kv_transfer_params on a decode worker picked
-// by load; failed prefill workers → the next one, then aggregated; conditional disaggregation's
-// bypass (marked, counted) and its refusal of a cold prompt; the client's own 400 passed on.
+// by load; failed prefill workers → the next one, then aggregated (also when all are busy); the
+// decode leg's retry (same params) and migration (none); conditional disaggregation's bypass
+// (marked, counted) and its refusal of a cold prompt; the client's own 400 passed on.
 import { describe, expect, test } from "bun:test";
 import { waitFor } from "../../../../test/harness.ts";
 import { logger, post, routingState, workerRecord } from "../../../../test/routing/fake-fleet.ts";
@@ -11,6 +12,7 @@ import type { RouterOptions } from "../../../core/routing/router-options.ts";
 import { createBlockHasher } from "../../../lib/xxh3.ts";
 import { createFrontendApp } from "../http-app.ts";
 import { FrontendMetrics } from "../metrics.ts";
+import type { RunPolicy } from "../request-run.ts";
 import type { RoutingState } from "../routing-state.ts";
 import { fetchTransport, type FetchLike, type GenerateBody } from "../worker-call.ts";
 
@@ -38,7 +40,7 @@ interface Call {
   headers: Record<string, string>;
 }
 
-function fleet(prefill: Record<string, Behaviour>, decode: Record<string, Behaviour>, islBounding?: IslBounding, router: Omit<RouterOptions, "mode"> = {}) {
+function fleet(prefill: Record<string, Behaviour>, decode: Record<string, Behaviour>, islBounding?: IslBounding, router: Omit<RouterOptions, "mode"> = {}, failures?: Partial<RunPolicy>) {
   const state: RoutingState = routingState("kv", { router });
   for (const id of Object.keys(prefill)) state.putWorker(workerRecord(id, { disaggregation_mode: "prefill" }));
   for (const id of Object.keys(decode)) state.putWorker(workerRecord(id, { disaggregation_mode: "decode" }));
@@ -64,6 +66,7 @@ function fleet(prefill: Record<string, Behaviour>, decode: Record<string, Behavi
     wallSeconds: () => 1_700_000_000,
     idPrefix: "t",
     islBounding,
+    failures,
   });
   const metric = async (name: string) => {
     const text = await (await app.fetch(new Request("http://frontend/metrics"))).text();
@@ -164,6 +167,33 @@ describe("prefill router", () => {
     expect(await f.metric('kvcr_frontend_disagg_aggregated_total{reason="prefill_busy"}')).toBe('kvcr_frontend_disagg_aggregated_total{reason="prefill_busy"} 1');
     release();
     expect((await first).status).toBe(200);
+  });
+
+  test("the decode leg's retry takes the same transfer params to the other decode worker; a migration after tokens carries none", async () => {
+    let refused = 0;
+    const refusesOnce: Behaviour = (b) => (refused++ === 0 ? refuses(b) : decodes(b));
+    const f = fleet({ p1: prefills("p1") }, { d1: refusesOnce, d2: refusesOnce });
+    expect((await f.app.fetch(post("/v1/completions", cmpl()))).status).toBe(200);
+    const [p, first, retry] = f.calls;
+    expect(p!.worker).toBe("p1");
+    expect(retry!.worker).not.toBe(first!.worker);
+    expect(retry!.body.kv_transfer_params).toEqual(first!.body.kv_transfer_params!);
+    expect(retry!.body.kv_transfer_params).toMatchObject({ remote_engine_id: "p1_dp0" });
+
+    const ENC = new TextEncoder();
+    let cut = 0;
+    // The first decode attempt sends 2 tokens, then its connection breaks.
+    const cutsOnce: Behaviour = (b) =>
+      cut++ > 0
+        ? decodes(b)
+        : new Response(new ReadableStream({ start: (c) => (c.enqueue(ENC.encode(`${tokens(b).slice(0, 2).join("\n")}\n`)), void setTimeout(() => c.error(new Error("socket closed")), 1)) }));
+    const g = fleet({ p1: prefills("p1") }, { d1: cutsOnce, d2: cutsOnce }, undefined, {}, { migrationLimit: 1 });
+    const res = await g.app.fetch(post("/v1/completions", cmpl()));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens).toBe(4);
+    const migrated = g.calls.at(-1)!;
+    expect(migrated.body.token_ids.length).toBe(PROMPT.length + 2);
+    expect(migrated.body.kv_transfer_params).toBeUndefined();
   });
 
   test("the prefill worker's 400 is the client's answer", async () => {
