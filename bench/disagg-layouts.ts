@@ -1,12 +1,6 @@
-// Aggregated against disaggregated serving through replay's simulation (`kvcr-mock replay
-// --compare-layouts agg,disagg`): the Mooncake conversation trace's first 400 requests at 3× its
-// arrival density on 4 workers. Aggregated: 4 workers under the kv router, where decode steps share
-// their step with long prefills. Disaggregated: 2 prefill + 2 decode workers, each decode leg
-// pulling its prompt (64 GB/s, full_prompt or destination_missing timing), and the same with an
-// instant pull (bandwidth 0) to separate the transfer's TTFT cost from queueing on the smaller
-// prefill pool; then 3 + 1 and 1 + 3. Replay is deterministic: one run per row. Ends with the
-// verdict of 2 + 2 (full_prompt) against aggregated.
-// Run: npx bun bench/disagg-layouts.ts [requests=400]
+// Aggregated (4 workers, kv) against disaggregated (2 + 2, both timing modes, an instant pull, 3 + 1,
+// 1 + 3) replay of the Mooncake conversation head (400 requests) at 3× arrival density, then the
+// verdict of 2 + 2 against agg. Deterministic. Run: npx bun bench/disagg-layouts.ts [requests=400]
 import { readFileSync } from "node:fs";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";

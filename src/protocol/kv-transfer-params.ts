@@ -1,7 +1,6 @@
-// vLLM NixlConnector's `kv_transfer_params`, as a request carries them (the P/D proxy's prefill leg:
-// do_remote_decode; its decode leg: the prefill reply's params) and as a prefill worker answers
-// them. Parsed with a problem naming the field instead of a throw (→ HTTP 400); null is absent, as
-// vLLM's proxies send None for the fields a leg does not use; unknown keys pass, as vLLM's dict.
+// vLLM NixlConnector's `kv_transfer_params`, as a P/D leg carries them and a prefill worker answers
+// them; parsed with a problem naming the field (→ 400). null is absent (vLLM's proxies send None
+// for fields a leg does not use); unknown keys pass, as vLLM's dict.
 
 /** Where a decode worker pulls a request's prompt KV from. */
 export interface RemotePrefill {

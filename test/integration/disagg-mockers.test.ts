@@ -1,10 +1,6 @@
-// vLLM's P/D proxy flow against two real mocker processes, a prefill worker and a decode worker,
-// through their own OpenAI APIs with the official `openai` client: the prefill leg (do_remote_decode,
-// max_tokens 1) answers NixlConnector's params naming its blocks and its transfer endpoint (as its
-// discovery record advertises); the decode leg passes them on, pulls from the prefill process over
-// that endpoint, and its first token waits for the modelled transfer; both publish their KV events.
-// An unknown engine or a dead prefill worker means a local recompute (counted); unpulled holds
-// time out (counted); bad params are a 400 naming the field.
+// vLLM's P/D proxy flow against a prefill and a decode mocker process through their OpenAI APIs
+// (the `openai` client): reply params, the pull over the transfer endpoint, a TTFT that carries
+// the transfer, both workers' KV events; recompute, hold timeout and bad params too.
 import { afterAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { openFileDiscoveryStore } from "../../src/discovery/file-store.ts";

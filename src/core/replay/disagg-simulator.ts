@@ -1,10 +1,6 @@
-// Offline replay of a disaggregated stack: a prefill pool and a decode pool of engines on one
-// virtual clock. Each request's prefill leg goes to a prefill worker placed by KV overlap (the kv
-// router over the prefill pool's own KV events), runs with max_tokens 1 and keeps its blocks; its
-// decode leg then goes to a decode worker placed by load alone (overlap credit 0, as Dynamo's
-// decode leg), which pulls the prompt past its own hits for bytes / bandwidth on the clock (the
-// engines' remote-prefill load) before its first token; the prefill's blocks are freed when the
-// pull lands. TTFT is the decode leg's first token, as a client of vLLM's P/D proxy sees it.
+// Offline replay of a disaggregated stack on one virtual clock: prefill legs placed by KV overlap
+// (max_tokens 1, blocks held), decode legs by load, each pulling its prompt for bytes / bandwidth
+// before its first token (the TTFT a P/D proxy's client sees); a landed pull frees the prefill's blocks.
 import { KvIndex } from "../index/kv-index.ts";
 import type { BlockHashes, BlockHasher } from "../kv/block-hash.ts";
 import type { EngineConfig } from "../engine/engine-config.ts";

@@ -1,7 +1,6 @@
-// `replay --prefill-workers N --decode-workers M`: the disaggregated layout on the virtual clock
-// (core/replay/disagg-simulator.ts), its report with the hand-over's figures; and with
-// `--compare-layouts agg,disagg`, both layouts on the same total worker count (agg on N + M workers
-// under --router-mode), each one's report, then the verdict (core/stats/verdict.ts).
+// `replay --prefill-workers N --decode-workers M`: the disaggregated layout and its hand-over figures;
+// with `--compare-layouts agg,disagg` both layouts on the same total worker count (agg: N + M
+// workers under --router-mode), then the verdict.
 import type { EngineConfig } from "../../core/engine/engine-config.ts";
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { simulateDisagg, type DisaggFigures } from "../../core/replay/disagg-simulator.ts";

@@ -1,10 +1,6 @@
-// A mocker process's role in disaggregated serving (--disaggregation-mode). Prefill: every request
-// gets max_tokens = 1; a do_remote_decode one keeps its blocks when it finishes and is answered
-// with NixlConnector's params naming them and this process's transfer endpoint. Decode: a
-// do_remote_prefill request first asks the named prefill worker for the blocks its rank lacks,
-// then runs with the pull modelled on its engine clock (and tells the prefill side when it landed);
-// an unknown or dead prefill engine means computing the prompt here (counted). Agg: vLLM without a
-// KV connector, the params are ignored.
+// A mocker process's side in disaggregated serving (--disaggregation-mode): prefill forces max_tokens
+// 1 and holds a do_remote_decode request's blocks, answering NixlConnector's params; decode pulls a
+// do_remote_prefill request's missing blocks first (or, failing that, computes them: counted).
 import type { DisaggregationMode } from "../../../config/disaggregation.ts";
 import type { EngineRequest, RemoteLoad } from "../../../core/engine/engine-types.ts";
 import type { GenerateRequest } from "../../../protocol/generate.ts";

@@ -1,7 +1,6 @@
-// The hand-over exchange between mocker processes, on a prefill worker's transfer port: a decode
-// worker POSTs `pull` naming the engine, request and blocks it will read (answered with the block
-// count, or 404 when they are not held), then `done` once its load has landed, so the prefill side
-// frees them. The bytes themselves are modelled on the decode side's clock, never sent.
+// The hand-over exchange on a prefill worker's transfer port: `pull` names the engine, request and
+// blocks a decode worker will read (block count, or 404 when not held); `done` when its load has
+// landed, to free them. The bytes are modelled on the decode side's clock, never sent.
 
 export const PULL_PATH = "/v1/kv_transfer/pull";
 export const DONE_PATH = "/v1/kv_transfer/done";
