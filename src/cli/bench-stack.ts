@@ -5,6 +5,6 @@ import type { StartedStack } from "../roles/bench/bench-types.ts";
 import { freshStacks } from "../roles/bench/fresh-stacks.ts";
 import { startStack } from "../roles/launcher/start.ts";
 
-export function freshStackStarter(stackConfig: string | undefined, logger: Logger, env: Readonly<Record<string, string | undefined>>, logLevel?: string): (routerMode: string) => Promise<StartedStack> {
+export function freshStackStarter(stackConfig: string | undefined, logger: Logger, env: Readonly<Record<string, string | undefined>>, logLevel?: string): (routerMode: string, upArgs?: readonly string[]) => Promise<StartedStack> {
   return freshStacks(startStack, stackConfig, logger, env, logLevel);
 }

@@ -96,7 +96,7 @@ describe("vLLM's flag names", () => {
     expect(problems([...url, "--num-prompt=4"])[0]).toContain("did you mean --num-prompts?");
     expect(problems([...url, "--zzzzzzzz=4"])[0]).toBe("--zzzzzzzz: unknown flag (see --help for the flags this command takes)");
     // Another word, not a typo: no "did you mean --prefix-tokens?".
-    expect(problems([...url, "--prefill-workers", "2"])).toEqual(["--prefill-workers: unknown flag (see --help for the flags this command takes)"]);
+    expect(problems([...url, "--prefix-caching", "2"])).toEqual(["--prefix-caching: unknown flag (see --help for the flags this command takes)"]);
   });
 });
 

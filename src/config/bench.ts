@@ -5,6 +5,7 @@
 import { splitUrls, urlListProblem } from "./bench-urls.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
+import { benchLayoutOptions, benchLayoutProblems } from "./bench-layouts.ts";
 import { replayRouterOptions, reportOptions, sessionWorkloadProblems, workloadFlags } from "./replay.ts";
 import { LIVE_ROUTER_MODES } from "../protocol/router-modes.ts";
 export const DEFAULT_PERCENTILES = "50,90,99";
@@ -108,6 +109,7 @@ export const benchOptions = defineOptions({
     noOversample: { kind: "bool", default: false, description: "Generated workloads have exactly --num-prompts requests anyway" },
     skipChatTemplate: { kind: "bool", default: false, description: "Prompts are never templated client-side anyway" },
   }),
+  ...benchLayoutOptions,
   ...replayRouterOptions,
   ...engineOptions,
 });
@@ -169,9 +171,9 @@ export function parseCompare(text: string): [string, string] | string {
 }
 
 /** Rounds per compared side: as given, else DEFAULT_MODE_ROUNDS for router modes on fresh stacks, else 1. */
-export function roundsOf(c: Pick<BenchConfig, "rounds" | "compareRouterModes" | "urlPerMode" | "url" | "host" | "port">): number {
+export function roundsOf(c: Pick<BenchConfig, "rounds" | "compareRouterModes" | "compareLayouts" | "urlPerMode" | "url" | "host" | "port">): number {
   if (c.rounds !== undefined) return c.rounds;
-  return c.compareRouterModes !== undefined && c.urlPerMode === undefined && targetUrl(c) === undefined ? DEFAULT_MODE_ROUNDS : 1;
+  return (c.compareRouterModes !== undefined || c.compareLayouts !== undefined) && c.urlPerMode === undefined && targetUrl(c) === undefined ? DEFAULT_MODE_ROUNDS : 1;
 }
 
 export function benchProblems(c: BenchConfig): string[] {
@@ -238,11 +240,12 @@ export function benchProblems(c: BenchConfig): string[] {
     if (c.url !== undefined) problems.push("--url and --url-per-mode: give one (a comparison runs against each mode's URL)");
   } else if (targetUrl(c) !== undefined && c.compareRouterModes !== undefined) {
     problems.push("--compare-router-modes with --url: one URL is one router mode; give --url-per-mode kv=URL,round-robin=URL, or neither to start a fresh stack per mode");
-  } else if (fresh && c.compareRouterModes === undefined && c.sweepConcurrency === undefined) {
+  } else if (fresh && c.compareRouterModes === undefined && c.compareLayouts === undefined && c.sweepConcurrency === undefined) {
     problems.push("--url: required (the OpenAI-compatible server to drive, e.g. http://127.0.0.1:8000; also --base-url, or --host/--port), unless --compare-router-modes or --sweep-concurrency start fresh stacks, or --compare reads two results");
   }
   if (c.stackConfig !== undefined && !fresh) problems.push("--stack-config: only for fresh stacks (drop --url / --url-per-mode)");
-  if (c.rounds !== undefined && c.compareRouterModes === undefined && c.sweepConcurrency === undefined) problems.push("--rounds: repeats the sides of a comparison; add --compare-router-modes or --sweep-concurrency (--compare reads the rounds a result file holds)");
+  problems.push(...benchLayoutProblems(c, targetUrl(c) !== undefined));
+  if (c.rounds !== undefined && c.compareRouterModes === undefined && c.compareLayouts === undefined && c.sweepConcurrency === undefined) problems.push("--rounds: repeats the sides of a comparison; add --compare-router-modes or --sweep-concurrency (--compare reads the rounds a result file holds)");
   if (c.withReplay && c.duration !== undefined) problems.push("--with-replay: the simulation runs the whole workload; use --requests instead of --duration");
   if (c.withReplay && (c.compareRouterModes !== undefined || c.sweepConcurrency !== undefined)) problems.push("--with-replay: compares one live run with its simulation; drop --compare-router-modes / --sweep-concurrency");
   return problems;

@@ -6,6 +6,7 @@ import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { LIVE_ROUTER_MODES, REPLAY_ONLY_ROUTER_MODES, routerModesHelp } from "../protocol/router-modes.ts";
 import { routerTuningOptions } from "./router.ts";
 import { replicaSyncOptions, replicaSyncProblems } from "./replica-sync.ts";
+import { conditionalDisaggOptions, conditionalDisaggProblems } from "./conditional-disagg.ts";
 
 /** What the frontend does when a worker fails (docs/DECISIONS.md, "Frontend"); `up` hands these on to its frontend. */
 export const frontendFailureOptions = group("Failures", {
@@ -89,6 +90,7 @@ export const frontendOptions = defineOptions({
     kvCacheBlockSize: { kind: "int", min: 1, description: "Block size the router hashes prompts with; workers with another are refused (default: the first worker's)" },
     seed: { kind: "int", min: 0, max: 0xffff_ffff, description: "Seed of random routing and tie-breaking (default: random per process)" },
   }),
+  ...conditionalDisaggOptions,
   ...requestLimitOptions,
   ...frontendFailureOptions,
   ...replicaSyncOptions,
@@ -98,5 +100,5 @@ export const frontendOptions = defineOptions({
 export type FrontendConfig = ConfigOf<typeof frontendOptions>;
 
 export function frontendProblems(c: FrontendConfig): string[] {
-  return [...discoveryProblems(c), ...replicaSyncProblems(c)];
+  return [...conditionalDisaggProblems(c), ...discoveryProblems(c), ...replicaSyncProblems(c)];
 }

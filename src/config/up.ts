@@ -14,6 +14,8 @@ import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { LIVE_ROUTER_MODES, REPLAY_ONLY_ROUTER_MODES, routerModesHelp } from "../protocol/router-modes.ts";
 import { routerTuningOptions } from "./router.ts";
 import { replicaSyncOptions, replicaSyncProblems } from "./replica-sync.ts";
+import { conditionalDisaggOptions, conditionalDisaggProblems } from "./conditional-disagg.ts";
+import { pdLayoutOptions, pdLayoutOverlay } from "./pd-layout.ts";
 
 export const ROLES = ["agent", "mockers", "frontend"] as const;
 export const RESTART_POLICIES = ["on-failure", "no"] as const;
@@ -33,6 +35,7 @@ export const stackOptions = defineOptions({
     numWorkers: { kind: "int", min: 1, max: 100_000_000, description: "Workers in the whole stack, spread evenly over --mocker-processes (default: --mocker-processes × --workers-per-process)" },
     workersPerProcess: { kind: "int", min: 1, max: 100_000, default: 2, description: "Workers in each mocker process (--num-workers gives the total instead)" },
     cacheSlotBase: { kind: "int", min: 0, default: 0, description: "First CacheOwner ordinal; global worker k rank r owns base + k × dp + r" },
+    ...pdLayoutOptions,
     demo: { kind: "bool", default: false, description: "Once ready, send the same chat request twice through the frontend (the second hits the KV cache), print both, stop" },
   }),
   ...group("Supervision", {
@@ -82,6 +85,7 @@ export const frontendPassOn = defineOptions({
     routerMode: { kind: "enum", choices: LIVE_ROUTER_MODES, refused: REPLAY_ONLY_ROUTER_MODES, default: "kv", description: `How the frontend picks each request's (worker, rank): ${routerModesHelp(LIVE_ROUTER_MODES)} (kv by default in up)` },
     ...routerTuningOptions,
   }),
+  ...conditionalDisaggOptions,
   ...frontendFailureOptions,
   ...replicaSyncOptions,
   natsUrl: { ...replicaSyncOptions.natsUrl, description: "NATS server(s) the frontends sync over (default: up starts a nats-server of its own on a free port)" },
@@ -149,7 +153,7 @@ export function globalWorkers(c: Pick<UpConfig, "mockerProcesses" | "workersPerP
 /** Cross-field rules of the up options, on the resolved config. */
 export function upProblems(c: UpConfig): string[] {
   const roles = parseRoles(c.roles);
-  const problems = [...engineProblems(c), ...discoveryProblems(c), ...roles.problems];
+  const problems = [...engineProblems(c), ...discoveryProblems(c), ...conditionalDisaggProblems(c), ...roles.problems];
   const ranks = globalWorkers(c) * c.dataParallelSize;
   for (const [base, flag] of [[c.zmqKvEventsPorts, "--zmq-kv-events-ports"], [c.zmqReplayPorts, "--zmq-replay-ports"]] as const) {
     if (base !== undefined && base !== 0 && base + ranks - 1 > 65535) problems.push(`${flag}: base ${base} + ${ranks} ranks of this stack exceeds port 65535`);
@@ -190,6 +194,7 @@ export function upProblems(c: UpConfig): string[] {
  * --workers-per-process when both are given.
  */
 export const upWorkersOverlay: Overlay<typeof upOptions & typeof commonOptions> = (c, problems, given) => {
+  if (c.prefillWorkers !== undefined || c.decodeWorkers !== undefined) return pdLayoutOverlay(c, problems, given);
   if (c.numWorkers === undefined) return new Map();
   const perProcess = c.numWorkers / c.mockerProcesses;
   if (!Number.isInteger(perProcess)) {

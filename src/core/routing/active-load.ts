@@ -30,6 +30,9 @@ export interface ActiveRequest {
   nextDeferred: ActiveRequest | undefined;
 }
 
+const NO_HASHES: readonly bigint[] = [];
+const NO_IDS = new Int32Array(0);
+
 /** Spare id arrays kept per power-of-two size (a decision then allocates only its request). */
 const SPARE_ID_ARRAYS = 64;
 
@@ -77,6 +80,16 @@ export class ActiveLoad {
     }
     this.prefill[rankId] = this.prefill[rankId]! + prefillTokens;
     return req;
+  }
+
+  /**
+   * Counts only a routed request's prefill tokens, none of its blocks (a router that does not track
+   * active blocks, as Dynamo's prefill router: its workers hold no decode load).
+   */
+  addPrefillOnly(rankId: number, prefillTokens: number): ActiveRequest {
+    this.reserve(rankId);
+    this.prefill[rankId] = this.prefill[rankId]! + prefillTokens;
+    return { rankId, hashes: NO_HASHES, blockIds: NO_IDS, indexed: 0, prefillTokens, done: false, nextDeferred: undefined };
   }
 
   /** The request produced its first token: its prefill is no longer outstanding. */

@@ -13,6 +13,10 @@ export interface RouteQuery {
   nowMs?: number;
   /** Rank ids this request may not go to (the workers its earlier attempts failed on); read only when non-empty. */
   exclude?: ReadonlySet<number>;
+  /** kv: this request's device-block credit instead of the router's (Dynamo's per-request override; 0 = load only). */
+  overlapCredit?: number;
+  /** false: the request adds no outstanding prefill (a decode leg whose prompt KV is pulled, not computed). Default true. */
+  trackPrefillTokens?: boolean;
 }
 
 export interface RouteDecision {
@@ -62,6 +66,11 @@ export interface RouterOptions {
    * this share of its max_num_batched_tokens (Dynamo's --router-queue-threshold).
    */
   queueThreshold?: number;
+  /**
+   * false: a routed request's blocks are not counted as the candidate's active load, only its
+   * prefill tokens (Dynamo's prefill router: prefill workers run no decode). Default true.
+   */
+  trackActiveBlocks?: boolean;
 }
 
 export interface CandidateInfo {

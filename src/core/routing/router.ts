@@ -47,6 +47,8 @@ export class Router {
   private readonly chosen: { device: number; host: number; disk: number; activePrefix: number; walk: Walk | undefined } = { device: 0, host: 0, disk: 0, activePrefix: 0, walk: undefined };
   /** kv and oracle: the decision reads the index (the other modes price nothing). */
   private readonly priced: boolean;
+  /** false: Dynamo's prefill router, which counts no active blocks (RouterOptions.trackActiveBlocks). */
+  private readonly trackBlocks: boolean;
 
   constructor(
     opts: RouterOptions,
@@ -57,6 +59,7 @@ export class Router {
     if (opts.mode === "oracle" && !index) throw new RangeError("oracle routing needs the engines' true residency as its index (replay only)");
     this.mode = opts.mode;
     this.priced = opts.mode === "kv" || opts.mode === "oracle";
+    this.trackBlocks = opts.trackActiveBlocks ?? true;
     this.weights = {
       prefillLoadScale: opts.prefillLoadScale ?? 1,
       overlapCredit: opts.overlapScoreCredit ?? 1,
@@ -278,7 +281,8 @@ export class Router {
     const actFloor = prefixes.floor;
     const ab = this.load.activeBlocksByRank();
     const pf = this.load.prefillByRank();
-    const { prefillLoadScale: scale, overlapCredit: cw, host: wHost, disk: wDisk } = this.weights;
+    const { prefillLoadScale: scale, host: wHost, disk: wDisk } = this.weights;
+    const cw = q.overlapCredit ?? this.weights.overlapCredit;
     const isl = q.promptTokens;
     const bs = q.blockSize;
     const costs = this.costs;
@@ -345,12 +349,13 @@ export class Router {
       this.load.endPrefixes();
     }
     const { device, host, disk, activePrefix } = chosen;
-    const w = this.weights;
+    const w = q.overlapCredit === undefined ? this.weights : { ...this.weights, overlapCredit: q.overlapCredit };
     const activeBlocks = this.load.activeBlocks(rankId);
     const activePrefillTokens = this.load.activePrefillTokens(rankId);
     const newBlocks = full - activePrefix;
     const prefill = prefillBlocks({ promptTokens: q.promptTokens, blockSize: q.blockSize, device, host, disk, activeBlocks, activePrefillTokens, newBlocks }, w);
-    const request = this.load.addWalked(rankId, chosen.walk!, activePrefix, uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w));
+    const prefillTokens = q.trackPrefillTokens === false ? 0 : uncachedPromptTokens(q.promptTokens, q.blockSize, device, host, disk, w);
+    const request = this.trackBlocks ? this.load.addWalked(rankId, chosen.walk!, activePrefix, prefillTokens) : this.load.addPrefillOnly(rankId, prefillTokens);
     chosen.walk = undefined;
     this.approx?.record(rankId, q.seqHashes, q.nowMs ?? 0);
     return {

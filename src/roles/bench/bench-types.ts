@@ -93,7 +93,8 @@ export interface BenchOptions extends ArrivalOptions {
   saveResult?: { dir?: string; filename?: string; append: boolean };
 }
 
-export type BenchTarget = { label?: string; url: string; /** --url A,B,…: every frontend, requests in turn (url is the first). */ urls?: string[] } | { label?: string; fresh: { routerMode: string } };
+/** A fresh target's `upArgs` shape its stack beyond the router mode (a layout of --compare-layouts). */
+export type BenchTarget = { label?: string; url: string; /** --url A,B,…: every frontend, requests in turn (url is the first). */ urls?: string[] } | { label?: string; fresh: { routerMode: string; upArgs?: readonly string[] } };
 
 /** A stack started for one run (the launcher's code, as `up` runs it). */
 export interface StartedStack {
@@ -109,7 +110,7 @@ export interface StartedStack {
 
 export interface BenchDeps {
   /** Starts a fresh stack with this router mode (wired to the launcher by the CLI). */
-  startStack?(routerMode: string): Promise<StartedStack>;
+  startStack?(routerMode: string, upArgs?: readonly string[]): Promise<StartedStack>;
   hasher: BlockHasher;
   readFile(path: string): string;
   writeFile(path: string, text: string): void;

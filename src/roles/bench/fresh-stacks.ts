@@ -25,14 +25,15 @@ let stacks = 0;
  * Children log warnings and errors only (their info lines would bury bench's table), unless bench
  * itself runs at debug or trace, which they then share.
  */
-export function freshStacks(launch: LaunchStack, stackConfig: string | undefined, logger: Logger, env: Env, logLevel = "info"): (routerMode: string) => Promise<StartedStack> {
+export function freshStacks(launch: LaunchStack, stackConfig: string | undefined, logger: Logger, env: Env, logLevel = "info"): (routerMode: string, upArgs?: readonly string[]) => Promise<StartedStack> {
   const childLevel = logLevel === "debug" || logLevel === "trace" ? logLevel : "warn";
-  return async (routerMode) => {
+  return async (routerMode, upArgs = []) => {
     const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-stack-"));
     const argv = [
       ...(stackConfig !== undefined ? ["--config", stackConfig] : []),
       "--router-mode", routerMode, "--http-port", "0", "--agent-port", "0",
       "--log-level", childLevel, "--discovery-backend", "file", "--discovery-dir", dir, "--namespace", `bench-${process.pid}-${++stacks}`,
+      ...upArgs,
     ];
     try {
       const handle = await launch(upConfigFrom(argv), { logger, env });

@@ -36,7 +36,7 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
   const label = [target.label, point.label].filter(Boolean).join(" ") || undefined;
   const tag = `${label ? `[${label}] ` : ""}${(opts.rounds ?? 1) > 1 ? `[round ${round}] ` : ""}`;
   // A fresh stack per run: every mode, point and round starts from a cold cache.
-  const stack = "fresh" in target ? await startFresh(target.fresh.routerMode, tag, deps) : undefined;
+  const stack = "fresh" in target ? await startFresh(target.fresh.routerMode, tag, deps, target.fresh.upArgs) : undefined;
   try {
     const url = stack?.url ?? (target as { url: string }).url;
     // A running server must answer first (--ready-check-timeout-sec waits for one instead); without --model, discoverModel asks it.
@@ -134,10 +134,10 @@ function durationBound(opts: BenchOptions): boolean {
   return opts.durationS !== undefined && opts.workload.trace === undefined && opts.workload.requests === undefined;
 }
 
-async function startFresh(routerMode: string, tag: string, deps: BenchDeps): Promise<StartedStack> {
+async function startFresh(routerMode: string, tag: string, deps: BenchDeps, upArgs?: readonly string[]): Promise<StartedStack> {
   if (!deps.startStack) throw new KvcrError("NO_LAUNCHER", "a fresh stack per run needs the launcher, which this build cannot reach; pass running stacks with --url-per-mode");
-  deps.logger.info(`${tag}starting a fresh stack (router ${routerMode})`);
-  return deps.startStack(routerMode);
+  deps.logger.info(`${tag}starting a fresh stack (router ${routerMode}${upArgs?.length ? `, ${upArgs.join(" ")}` : ""})`);
+  return deps.startStack(routerMode, upArgs);
 }
 
 async function discoverModel(url: string, opts: BenchOptions, deps: BenchDeps): Promise<string> {

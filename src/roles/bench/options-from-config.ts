@@ -19,6 +19,7 @@ import {
 } from "../../config/bench.ts";
 import { loadSchedule } from "../../config/fault-schedule.ts";
 import { splitUrls } from "../../config/bench-urls.ts";
+import { layoutUpArgs, parseLayouts, type Layout } from "../../config/bench-layouts.ts";
 import { simulatedStackFrom } from "../shared/measure/simulated-stack.ts";
 import { arrivalOptionsFrom, DEFAULT_AGENTIC_SESSIONS, workloadOptionsFrom } from "../shared/measure/workload.ts";
 import type { BenchOptions, BenchTarget } from "./bench-types.ts";
@@ -29,9 +30,12 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
   const perMode = c.urlPerMode !== undefined ? (parseUrlPerMode(c.urlPerMode) as Map<string, string>) : undefined;
   // Without a URL, each run gets a fresh stack (one per mode; --router-mode for a sweep alone).
   const url = targetUrl(c);
+  const layouts = c.compareLayouts !== undefined ? (parseLayouts(c.compareLayouts) as Layout[]) : undefined;
   const targets: BenchTarget[] =
     url !== undefined
       ? [{ url, ...(splitUrls(c.url ?? "").length > 1 ? { urls: splitUrls(c.url!) } : {}) }]
+      : layouts
+        ? layouts.map((l) => ({ label: l, fresh: { routerMode: c.routerMode, upArgs: layoutUpArgs(l, c) } }))
       : modes && perMode
         ? modes.map((m) => ({ label: m, url: perMode.get(m)! }))
         : (modes ?? [c.routerMode]).map((m) => ({ label: modes ? m : undefined, fresh: { routerMode: m } }));

@@ -18,6 +18,8 @@ import { healthResponse } from "./health.ts";
 import type { ReplicaSyncHealth } from "./replica-sync.ts";
 import { indexResidency } from "./index-residency.ts";
 import { createProxy, type ProxyDeps } from "./proxy.ts";
+import type { IslBounding } from "../../core/routing/conditional-disagg.ts";
+import { PrefillRouter } from "./disagg/prefill-router.ts";
 import { errorTypeOf, type RequestTrack } from "./dynamo-metrics.ts";
 
 export interface FrontendAppDeps extends ProxyDeps {
@@ -40,6 +42,8 @@ export interface FrontendAppDeps extends ProxyDeps {
   strictHealth?: boolean;
   /** The router-event cursor a worker's indexed state reflects, where its feed has one (`GET /v1/index`). */
   indexCursor?: (workerId: string) => number | undefined;
+  /** --router-conditional-disagg's isl_bounding thresholds (undefined: off). */
+  islBounding?: IslBounding;
 }
 
 export interface FrontendApp {
@@ -53,6 +57,8 @@ const ROUTES = "routes: GET /v1/models, /v1/models/{id}, POST /v1/completions, /
 export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   const { state, metrics, logger } = deps;
   const proxy = createProxy(deps);
+  // Disaggregated serving: on for a model while prefill workers for it are in discovery.
+  const prefill = new PrefillRouter({ ...deps, retries: deps.failures?.retries ?? 2 });
 
   const fetch = async (req: Request): Promise<Response> => {
     const path = pathOf(req.url, KNOWN_ROUTES);
@@ -129,8 +135,9 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     // vLLM's rule, before routing: prompt + max_tokens above the model's context is the client's to fix.
     const tooLong = contextLengthProblem(state.maxModelLen(parsed.model), tokens.length, parsed.maxTokens);
     if (tooLong !== undefined) return refused(track, 400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED, param: kind === "chat" ? "messages" : "prompt" });
-    const routed = state.routeOrHold(parsed.model, tokens, req.signal);
-    const plan = routed instanceof Promise ? await routed : routed;
+    const routed = prefill.active(parsed.model) ? prefill.route(parsed.model, tokens, req.signal) : state.routeOrHold(parsed.model, tokens, req.signal);
+    const got = routed instanceof Promise ? await routed : routed;
+    const { plan, leg } = "plan" in got ? got : { plan: got, leg: undefined };
     if ("status" in plan) return refused(track, plan.status, plan.message, { code: plan.code, param: plan.status === 404 ? "model" : undefined });
     metrics.decision.observe(plan.decisionMs / 1000);
     if (plan.kvHint) metrics.hintsAttached++;
@@ -141,7 +148,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     if (logger.level >= LOG_LEVELS.debug) logger.debug(
       `route ${parsed.model}: worker ${plan.worker.id} rank ${plan.dpRank} cost ${d.cost.toFixed(3)} = prefill ${d.prefillBlocks.toFixed(3)} + active ${d.activeBlocks} + new ${d.newBlocks} block(s) (isl ${plan.promptTokens}, outstanding prefill ${d.activePrefillTokens} tokens; overlap device ${d.deviceOverlap} host ${d.hostOverlap} disk ${d.diskOverlap}); index ${state.index.size("device")} device / ${state.index.size("host")} host block(s)${plan.kvHint ? "; kv_hint attached" : ""}`,
     );
-    return await proxy(req, { kind, request: parsed, tokens, plan, t0, track });
+    return await proxy(req, { kind, request: parsed, tokens, plan, t0, track, leg });
   }
 
   return { fetch, close: () => proxy.close() };

@@ -5,6 +5,7 @@
 import type { MetricFamily } from "../../protocol/prometheus.ts";
 import { HistogramSeries } from "../../protocol/prometheus-histogram.ts";
 import { DynamoFrontendMetrics } from "./dynamo-metrics.ts";
+import { PrefillRouterMetrics } from "./disagg/prefill-metrics.ts";
 import type { RoutingState } from "./routing-state.ts";
 import type { StallProbeCounts } from "./stall-probe.ts";
 
@@ -20,6 +21,8 @@ export class FrontendMetrics {
   retries = 0;
   /** /health probes of a worker after a request stalled on it, by outcome (stall-probe.ts). */
   readonly stallProbes: StallProbeCounts = { answered: 0, failed: 0 };
+  /** The prefill router's legs, bypasses, aggregated runs and transfer estimate (disaggregated serving). */
+  readonly disagg = new PrefillRouterMetrics();
   /** Requests routed per (worker, rank): the routing spread. */
   private readonly routed = new Map<string, { worker: string; rank: number; n: number }>();
 
@@ -106,6 +109,7 @@ export class FrontendMetrics {
       { name: "kvcr_frontend_unmapped_events_total", help: "Router events whose holder maps to no known (worker, rank): dropped", type: "counter", samples: [{ value: state.unmappedEvents }] },
       { name: "kvcr_frontend_orphan_stores_total", help: "Stored events dropped by the index: the (worker, rank) holds no block they chain from", type: "counter", samples: [{ value: state.index.orphanStores }] },
       ...this.failureFamilies(state),
+      ...this.disagg.families(),
       ...feeds(),
     ];
   }

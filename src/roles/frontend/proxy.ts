@@ -4,6 +4,7 @@
 // openai-reply.ts. An ejected worker is probed back by health-probe.ts, and a stalled one probed
 // (stall-probe.ts), both started here.
 import type { Logger } from "../../lib/logger.ts";
+import type { DecodeLeg } from "./disagg/decode-leg.ts";
 import { errorTypeOf, type ErrorType, type RequestTrack } from "./dynamo-metrics.ts";
 import type { GenerationRequest, ResponseMeta } from "../../protocol/openai.ts";
 import { fetchProbe, HealthProbe, type ProbeWorker } from "./health-probe.ts";
@@ -11,7 +12,8 @@ import type { FrontendMetrics } from "./metrics.ts";
 import { sseReply, wholeReply, type Kind, type ReplyContext } from "./openai-reply.ts";
 import { RequestRun, RunFailed, type RunPolicy } from "./request-run.ts";
 import { StallProbe } from "./stall-probe.ts";
-import type { RoutePlan, RoutingState } from "./routing-state.ts";
+import type { RoutingState } from "./routing-state.ts";
+import type { RoutePlan } from "./route-plan.ts";
 import { callFailure, failureResponse, type WorkerFailure } from "./worker-failure.ts";
 import { StallWatch, WorkerCancel, type WorkerTransport } from "./worker-call.ts";
 
@@ -45,6 +47,8 @@ export interface RoutedRequest {
   t0: number;
   /** Dynamo's per-request accounting (http-app.ts begins it); ended here. */
   track?: RequestTrack;
+  /** A disaggregated request's decode leg (disagg/decode-leg.ts). */
+  leg?: DecodeLeg;
 }
 
 export interface Proxy {
@@ -63,9 +67,9 @@ export function createProxy(deps: ProxyDeps): Proxy {
   let closing = false;
   let seq = 0;
 
-  const proxy = async (req: Request, { kind, request: r, tokens, plan, track }: RoutedRequest): Promise<Response> => {
+  const proxy = async (req: Request, { kind, request: r, tokens, plan, track, leg }: RoutedRequest): Promise<Response> => {
     const requestId = `${deps.idPrefix}-${++seq}`;
-    const run = new RequestRun({ state, metrics, callWorker: deps.callWorker, stalls, stallProbe, policy, logger: deps.logger, closing: () => closing }, { model: r.model, prompt: tokens, maxTokens: r.maxTokens, requestId, plan });
+    const run = new RequestRun({ state, metrics, callWorker: deps.callWorker, stalls, stallProbe, policy, logger: deps.logger, closing: () => closing }, { model: r.model, prompt: tokens, maxTokens: r.maxTokens, requestId, plan, leg });
     let finished = false;
     const finish = (error?: ErrorType, cachedTokens?: number) => {
       if (finished) return;

@@ -7,6 +7,8 @@ import type { RoutingState } from "./routing-state.ts";
 /** A request another frontend replica routed, counted here. */
 export interface RemoteRequest {
   readonly model: string;
+  /** The worker's pool: a prefill worker's load is counted in the prefill router. */
+  readonly pool: "prefill" | undefined;
   readonly request: ActiveRequest;
 }
 
@@ -15,16 +17,17 @@ export function remoteLoadOf(state: RoutingState): RemoteLoad<RemoteRequest> {
     add(workerId, dpRank, hashes, prefillTokens) {
       const w = state.worker(workerId);
       const rankId = w?.rankIds[dpRank];
-      const router = w === undefined ? undefined : state.routerOf(w.record.model);
+      const pool = w?.record.disaggregation_mode === "prefill" ? "prefill" : undefined;
+      const router = w === undefined ? undefined : state.routerOf(w.record.model, pool);
       if (rankId === undefined || router === undefined) return undefined;
-      return { model: w!.record.model, request: router.track(rankId, hashes, prefillTokens) };
+      return { model: w!.record.model, pool, request: router.track(rankId, hashes, prefillTokens) };
     },
     firstToken(r) {
-      state.routerOf(r.model)?.firstToken(r.request);
+      state.routerOf(r.model, r.pool)?.firstToken(r.request);
       state.release(r.model);
     },
     free(r) {
-      state.routerOf(r.model)?.finish(r.request);
+      state.routerOf(r.model, r.pool)?.finish(r.request);
       state.release(r.model);
     },
   };

@@ -11,7 +11,8 @@ import { decodeReplicaBatch, encodedSizeBound, ReplicaBatchEncoder, replicaSyncS
 import type { NatsLink } from "../../transport/nats/nats-link.ts";
 import { remoteLoadOf, type RemoteRequest } from "./remote-load.ts";
 import { ReplicaSyncCounts } from "./replica-sync-metrics.ts";
-import type { RequestLifecycle, RoutePlan, RoutingState } from "./routing-state.ts";
+import type { RoutingState } from "./routing-state.ts";
+import type { RequestLifecycle, RoutePlan } from "./route-plan.ts";
 
 /** At most this many events per batch, or what 1 ms gathers (as Dynamo's replica sync). */
 export const MAX_BATCH_EVENTS = 256;

@@ -9,7 +9,9 @@
 import type { Logger } from "../../lib/logger.ts";
 import { GenerateLineReader, type GenerateBody, type GenerateLine, type GenerateSummary } from "../../protocol/generate.ts";
 import type { FrontendMetrics } from "./metrics.ts";
-import type { RoutePlan, RoutingState } from "./routing-state.ts";
+import type { DecodeLeg } from "./disagg/decode-leg.ts";
+import type { RoutingState } from "./routing-state.ts";
+import type { RoutePlan } from "./route-plan.ts";
 import type { StallProbe } from "./stall-probe.ts";
 import { answerAttemptFailure, attemptFailure, unfinishedStream, type AttemptFailure, type WorkerFailure } from "./worker-failure.ts";
 import { ClientGone, readAll, WorkerCancel, type Stall, type StallWatch, type WorkerReply, type WorkerTransport } from "./worker-call.ts";
@@ -44,6 +46,8 @@ export interface RunRequest {
   requestId: string;
   /** The first attempt's route. */
   plan: RoutePlan;
+  /** A disaggregated request's decode leg (disagg/decode-leg.ts): what its attempts carry until a token was sent, and how they reroute. */
+  leg?: DecodeLeg;
 }
 
 /** The request failed for good: `failure` is the client's error. */
@@ -241,10 +245,13 @@ export class RequestRun {
       request_id: n === 0 ? this.req.requestId : `${this.req.requestId}-${n}`,
     };
     if (plan.kvHint) body.kv_hint = plan.kvHint;
+    // The prefill reply's params hold for the prompt alone: a resumption past sent tokens computes it.
+    const leg = this.completionTokens === 0 ? this.req.leg : undefined;
+    if (leg?.kvTransferParams) body.kv_transfer_params = leg.kvTransferParams;
     if (this.clientGone) a.ctrl.abort(new ClientGone());
     let reply: WorkerReply;
     try {
-      reply = await callWorker(plan.worker.record.request_url, JSON.stringify(body), a.ctrl, a.stall);
+      reply = await callWorker(plan.worker.record.request_url, JSON.stringify(body), a.ctrl, a.stall, leg?.headers);
     } catch (err) {
       a.end();
       return attemptFailure(a.ctrl, err, a.workerId, false);
@@ -284,7 +291,7 @@ export class RequestRun {
       return;
     }
     const prompt = this.completionTokens === 0 ? this.req.prompt : [...this.req.prompt, ...this.generated!];
-    const next = state.route(this.req.model, prompt, this.tried);
+    const next = state.route(this.req.model, prompt, this.tried, this.completionTokens === 0 ? this.req.leg?.route : undefined);
     if ("status" in next) throw new RunFailed(f.failure);
     // Counted once another attempt is really on its way.
     if (how === "retry") metrics.retries++;

@@ -5,40 +5,16 @@ import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { KvIndex } from "../../core/index/kv-index.ts";
 import { RouterEventFeed } from "./router-event-feed.ts";
 import type { Rng } from "../../core/random/rng.ts";
-import { OVERLOADED, type RouteDecision, type RouterOptions } from "../../core/routing/router-options.ts";
+import { OVERLOADED, type RouterOptions } from "../../core/routing/router-options.ts";
 import { Router } from "../../core/routing/router.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { AgentSnapshot } from "../../protocol/agent-snapshot.ts";
-import type { KvHint } from "../../protocol/generate.ts";
 import type { RouterEvent, RouterEventHolder } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
 import { HeldRequests } from "./held-requests.ts";
 import { WorkerHealth } from "./worker-health.ts";
 import { kvHintFor, ROUTER_HINT } from "./kv-hint.ts";
-
-export interface WorkerEntry {
-  readonly id: string;
-  readonly record: WorkerRecord;
-  /** Rank id per dp rank. */
-  readonly rankIds: readonly number[];
-  /** In-flight requests to this worker: aborted (502) when it vanishes. */
-  readonly inflight: Set<{ abort(reason: unknown): void }>;
-}
-
-export interface RoutePlan {
-  worker: WorkerEntry;
-  dpRank: number;
-  rankId: number;
-  decision: RouteDecision;
-  promptTokens: number;
-  kvHint?: KvHint;
-  decisionMs: number;
-}
-
-export type RouteFailure = { status: number; message: string; code: string };
-
-/** Told as each routed request's load changes (router replica sync publishes it): prefill only while counted, free once. */
-export type RequestLifecycle = Record<"routed" | "prefillCompleted" | "freed", (plan: RoutePlan) => void>;
+import type { LegQuery, RequestLifecycle, RouteFailure, RoutePlan, WorkerEntry } from "./route-plan.ts";
 
 export interface RoutingStateOptions {
   router: Omit<RouterOptions, "mode"> & { mode: RouterOptions["mode"] };
@@ -69,6 +45,8 @@ export class RoutingState {
   private readonly feed = new RouterEventFeed(this.index, (holder) => this.resolve(holder));
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly routers = new Map<string, Router>();
+  /** Per model, the router of its prefill workers (disaggregated serving); never serves a whole request. */
+  private readonly prefillRouters = new Map<string, Router>();
   /** Rank id per worker id, then per rank: looked up for every router event, so no key string is built. */
   private readonly rankIdsByWorker = new Map<string, Map<number, number>>();
   private readonly byRankId = new Map<number, { worker: WorkerEntry; rank: number }>();
@@ -125,8 +103,12 @@ export class RoutingState {
     return [...this.routers.keys()];
   }
 
-  routerOf(model: string): Router | undefined {
-    return this.routers.get(model);
+  routerOf(model: string, pool?: "prefill"): Router | undefined {
+    return (pool === "prefill" ? this.prefillRouters : this.routers).get(model);
+  }
+  /** A worker's pool: prefill workers are routed apart (overlap and prefill only, no active blocks), as Dynamo's prefill router. */
+  private poolOf(record: WorkerRecord): Map<string, Router> {
+    return record.disaggregation_mode === "prefill" ? this.prefillRouters : this.routers;
   }
 
   /** The rank id of (worker, rank), made on first sight (events may precede the record). */
@@ -151,7 +133,7 @@ export class RoutingState {
     }
     this.blockSize ??= record.block_size;
     const old = this.workers.get(id);
-    if (old && old.record.model !== record.model) this.removeWorker(id);
+    if (old && (old.record.model !== record.model || old.record.disaggregation_mode !== record.disaggregation_mode)) this.removeWorker(id);
     else if (old && old.record.data_parallel_size > record.data_parallel_size) this.removeWorker(id);
     const prev = this.workers.get(id);
     const rankIds = Array.from({ length: record.data_parallel_size }, (_, r) => this.rankIdOf(id, r));
@@ -161,8 +143,9 @@ export class RoutingState {
     if (prev && prev.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
     if (record.capabilities.includes(ROUTER_HINT)) this.hintWorkers++;
     this.workers.set(id, entry);
-    let router = this.routers.get(record.model);
-    if (!router) this.routers.set(record.model, (router = new Router(this.opts.router, this.opts.rng, this.index)));
+    const pool = this.poolOf(record);
+    let router = pool.get(record.model);
+    if (!router) pool.set(record.model, (router = new Router(pool === this.routers ? this.opts.router : { ...this.opts.router, trackActiveBlocks: false }, this.opts.rng, this.index)));
     const ejected = this.health.isEjected(id);
     rankIds.forEach((s, r) => {
       this.byRankId.set(s, { worker: entry, rank: r });
@@ -182,7 +165,7 @@ export class RoutingState {
     this.health.forget(id);
     this.countContextLen(entry.record, -1);
     if (entry.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
-    const router = this.routers.get(entry.record.model);
+    const router = this.poolOf(entry.record).get(entry.record.model);
     entry.rankIds.forEach((s, r) => {
       router?.remove(s);
       this.index.removeRank(s);
@@ -242,9 +225,10 @@ export class RoutingState {
    * Picks (worker, rank) for a prompt and counts it as that candidate's load until finish().
    * `exclude` names workers this request already failed on (a retry or migration goes elsewhere).
    */
-  route(model: string, tokens: ArrayLike<number>, exclude?: ReadonlySet<string>): RoutePlan | RouteFailure {
+  route(model: string, tokens: ArrayLike<number>, exclude?: ReadonlySet<string>, leg?: LegQuery): RoutePlan | RouteFailure {
     if (this.workers.size === 0) return { status: 503, message: "no workers are registered; start a mocker (or wait for its discovery record)", code: "no_workers" };
-    const router = this.routers.get(model);
+    if (leg?.pool === "prefill" && (this.prefillRouters.get(model)?.size ?? 0) === 0) return { status: 503, message: `no prefill worker of model ${model} is left`, code: "no_workers" };
+    const router = this.routerOf(model, leg?.pool);
     if (!router || router.size === 0) {
       if (this.health.ejectedCount > 0 && this.models().includes(model)) return { status: 503, message: `every worker of model ${model} is out of routing after failures; each returns once its /health answers`, code: "no_workers" };
       return { status: 404, message: `The model \`${model}\` does not exist. Models served: ${this.models().join(", ") || "(none)"}`, code: "model_not_found" };
@@ -252,7 +236,7 @@ export class RoutingState {
     const t0 = this.opts.now();
     const bs = this.blockSize!;
     const seq = this.opts.hasher.sequenceHashes(tokens, bs);
-    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: exclude === undefined ? undefined : this.rankIdsOf(exclude) });
+    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: exclude === undefined ? undefined : this.rankIdsOf(exclude), overlapCredit: leg?.overlapCredit, trackPrefillTokens: leg?.trackPrefillTokens });
     if (decision === undefined) return { status: 503, message: `no other worker of model ${model} is left to try`, code: "no_workers" };
     if (decision === OVERLOADED) {
       return {
@@ -263,7 +247,7 @@ export class RoutingState {
     }
     const at = this.byRankId.get(decision.rankId)!;
     const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, rankId: decision.rankId, decision, promptTokens: tokens.length, decisionMs: 0 };
-    if (this.hintWorkers > 0) {
+    if (this.hintWorkers > 0 && leg?.pool !== "prefill") {
       plan.kvHint = kvHintFor({
         router,
         index: this.index,
@@ -300,7 +284,7 @@ export class RoutingState {
     const now = this.opts.now();
     const ejected = down === false ? this.health.failure(workerId, now) : this.health.down(workerId, now, down === "stalled" ? "stalled" : "down");
     if (!ejected) return false;
-    const router = this.routers.get(entry.record.model);
+    const router = this.poolOf(entry.record).get(entry.record.model);
     for (const s of entry.rankIds) router?.remove(s);
     const why = down === "stalled" ? "a request stalled and its /health did not answer" : down ? "it went down" : "failed requests in a row";
     this.opts.logger.warn(`worker ${workerId} left routing after ${why}; back once its /health answers`);
@@ -341,7 +325,7 @@ export class RoutingState {
     const model = plan.worker.record.model;
     const req = plan.decision.request;
     if (!req.done && req.prefillTokens > 0) this.lifecycle?.prefillCompleted(plan);
-    this.routers.get(model)?.firstToken(req);
+    this.poolOf(plan.worker.record).get(model)?.firstToken(req);
     this.release(model);
   }
 
@@ -349,7 +333,7 @@ export class RoutingState {
   finish(plan: RoutePlan): void {
     const model = plan.worker.record.model;
     if (!plan.decision.request.done) this.lifecycle?.freed(plan);
-    this.routers.get(model)?.finish(plan.decision.request);
+    this.poolOf(plan.worker.record).get(model)?.finish(plan.decision.request);
     this.release(model);
   }
 

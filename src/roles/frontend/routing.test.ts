@@ -5,7 +5,7 @@ import { ROUTING_CASES, TABLE_BLOCK_SIZE } from "../../../test/routing/decision-
 import { routingState, workerRecord } from "../../../test/routing/fake-fleet.ts";
 import { createBlockHasher } from "../../lib/xxh3.ts";
 import type { RouterEvent } from "../../protocol/router-events.ts";
-import type { RoutePlan } from "./routing-state.ts";
+import type { RoutePlan } from "./route-plan.ts";
 
 const hasher = createBlockHasher();
 const tokens = Array.from({ length: 16 * TABLE_BLOCK_SIZE }, (_, i) => 1000 + i);

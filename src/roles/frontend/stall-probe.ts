@@ -4,7 +4,8 @@
 // any failure does. The request itself retries or migrates without waiting for the answer (it
 // never goes back to a worker it failed on). Stalls on one worker while its probe is out share it.
 import { healthUrlOf, type ProbeWorker } from "./health-probe.ts";
-import type { RoutingState, WorkerEntry } from "./routing-state.ts";
+import type { RoutingState } from "./routing-state.ts";
+import type { WorkerEntry } from "./route-plan.ts";
 
 /** The probe's deadline: a process that answers at all answers /health well within it. */
 export const STALL_PROBE_TIMEOUT_MS = 1_000;

@@ -2,6 +2,7 @@
 // AsyncDisposableStack (the role shape of docs/ARCHITECTURE.md, "Where each command lives").
 // Discovery watches feed the routing state: worker records (candidates; direct-mode relays), agent
 // host records (the agent's snapshot + stream), attachment records (CacheOwner → worker, rank).
+import { islBoundingOf } from "../../config/conditional-disagg.ts";
 import { randomBytes } from "node:crypto";
 import type { FrontendConfig } from "../../config/frontend.ts";
 import { createRng } from "../../core/random/rng.ts";
@@ -142,6 +143,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     replicaSyncHealth: sync === undefined ? undefined : () => sync.health(),
     idPrefix,
     failures: { retries: config.routerRetries, migrationLimit: config.migrationLimit, migrationMaxSeqLen: config.migrationMaxSeqLen },
+    islBounding: islBoundingOf(config),
   });
   // Bun's own body limit sits far above ours, so the app answers 413 in OpenAI's shape (it stops
   // reading at --max-request-bytes; a declared Content-Length above it is refused unread).

@@ -63,16 +63,16 @@ export class WorkerCancel {
  * answer arrive: each chunk, then its end (the keep-alive client as bytes arrive, read or not, so
  * a client slow to read is not taken for a stalled worker; over fetch, as chunks are read).
  */
-export type WorkerTransport = (url: string, body: string, cancel: WorkerCancel, watch?: ResponseWatch) => Promise<WorkerReply>;
+export type WorkerTransport = (url: string, body: string, cancel: WorkerCancel, watch?: ResponseWatch, headers?: Record<string, string>) => Promise<WorkerReply>;
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
 /** Over fetch: any URL fetch takes (https too); tests pass a fake fetch here. */
 export function fetchTransport(fetchFn: FetchLike): WorkerTransport {
-  return async (url, body, cancel, watch) => {
+  return async (url, body, cancel, watch, headers) => {
     const ctrl = new AbortController();
     cancel.onAbort((reason) => ctrl.abort(reason));
-    const res = await fetchFn(url, { method: "POST", body, headers: JSON_HEADERS, signal: ctrl.signal });
+    const res = await fetchFn(url, { method: "POST", body, headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers }, signal: ctrl.signal });
     const reader = res.body?.getReader();
     return {
       status: res.status,
@@ -90,9 +90,9 @@ export function fetchTransport(fetchFn: FetchLike): WorkerTransport {
 
 /** Over the pooled keep-alive client for plain http: workers (the hot path); anything else over `fallback`. */
 export function keepAliveTransport(client: KeepAliveClient, fallback: WorkerTransport): WorkerTransport {
-  return (url, body, cancel, watch) => {
-    if (!KeepAliveClient.supports(url)) return fallback(url, body, cancel, watch);
-    const pending = client.start(url, { method: "POST", headers: JSON_HEADERS, body, watch });
+  return (url, body, cancel, watch, headers) => {
+    if (!KeepAliveClient.supports(url)) return fallback(url, body, cancel, watch, headers);
+    const pending = client.start(url, { method: "POST", headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers }, body, watch });
     cancel.onAbort((reason) => pending.abort(reason));
     return pending.response;
   };

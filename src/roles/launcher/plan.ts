@@ -4,7 +4,9 @@
 import { agentOptions } from "../../config/agent.ts";
 import { discoveryOptions } from "../../config/discovery.ts";
 import { frontendFailureOptions, frontendOptions, requestLimitOptions } from "../../config/frontend.ts";
-import { disaggregationOptions } from "../../config/disaggregation.ts";
+import { disaggregationOptions, type DisaggregationMode } from "../../config/disaggregation.ts";
+import { conditionalDisaggOptions } from "../../config/conditional-disagg.ts";
+import { prefillProcesses } from "../../config/pd-layout.ts";
 import { stateAgentOptions, mockerOptions, mockerProblems, workerApiPorts, type MockerConfig } from "../../config/mocker.ts";
 import type { ConfigOf, OptionTable } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
@@ -171,7 +173,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
   const frontendPorts = ctx.ports.frontends ?? [ctx.ports.frontend];
   if (roles.has("frontend")) {
     const router = Object.fromEntries(Object.keys(routerTuningOptions).map((k) => [k, config[k as keyof typeof routerTuningOptions]]));
-    const failures = pick(config, frontendFailureOptions);
+    const failures = { ...pick(config, frontendFailureOptions), ...pick(config, conditionalDisaggOptions) };
     const sync = config.routerReplicaSync ? { routerReplicaSync: true, natsUrl: ctx.natsUrl ?? config.natsUrl, routerReplicaTimeout: config.routerReplicaTimeout } : {};
     // Replica i is named frontend (the first) or frontend-i, on its own port.
     frontendPorts.forEach((port, i) => {
@@ -233,13 +235,20 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     openaiPortBase: config.workerApi ? (config.openaiPortBase ? config.openaiPortBase + first : 0) : undefined,
     openaiPorts: undefined,
     ...defaultsOf(requestLimitOptions),
-    // up starts aggregated workers (a prefill and decode layout is the launcher's own later step).
+    // Aggregated, or with --prefill-workers / --decode-workers the first processes prefill, the rest decode.
     ...defaultsOf(disaggregationOptions),
+    disaggregationMode: mockerSideOf(config, i),
     kvStateAgent: stateAgent,
     kvStateAgentRawHost: stateAgent ? config.kvStateAgentRawHost : undefined,
     kvStateAgentCacheSlot: stateAgent ? config.cacheSlotBase + first * dp : undefined,
     ...discoverySettings(config, ctx),
   };
+}
+
+/** Mocker process `i`'s side: agg, or with a disaggregated layout prefill (the first processes) or decode. */
+export function mockerSideOf(config: UpConfig, i: number): DisaggregationMode {
+  const prefill = prefillProcesses(config);
+  return prefill === undefined ? "agg" : i < prefill ? "prefill" : "decode";
 }
 
 /** An option table's defaults (options `up` does not take, handed on as each role defaults them). */
