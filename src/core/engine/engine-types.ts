@@ -16,7 +16,12 @@ export interface EngineRequest {
    * it and writes generated tokens there. Without room it falls back to copying.
    */
   adoptTokens?: boolean;
-  /** Precomputed full-block hashes of the prompt at this engine's block size (saves rehashing). */
+  /**
+   * The LoRA adapter the request runs under (absent: the base model): it seeds the local hash of
+   * every block (block-hash.ts seedOf), so its blocks are its own, and names them in KV events.
+   */
+  loraName?: string;
+  /** Precomputed full-block hashes of the prompt at this engine's block size, under its adapter (saves rehashing). */
   promptHashes?: { readonly sequence: BigUint64Array; readonly local: BigUint64Array };
 }
 

@@ -63,6 +63,7 @@ export class MockEngine {
     if (typeof req.id !== "string" || req.id === "") return { ok: false, reason: "request id must be a non-empty string" };
     if (this.active.has(req.id)) return { ok: false, reason: `request id ${req.id} is already in flight` };
     if (promptLen < 1) return { ok: false, reason: "prompt must hold at least one token" };
+    if (req.loraName !== undefined && (typeof req.loraName !== "string" || req.loraName === "")) return { ok: false, reason: "LoRA adapter name must be a non-empty string" };
     if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) return { ok: false, reason: `max tokens must be an integer ≥ 1, got ${req.maxTokens}` };
     const kvTokens = promptLen + req.maxTokens - 1; // the last generated token is never computed
     const blocksNeeded = Math.ceil(kvTokens / cfg.blockSize);
@@ -75,8 +76,12 @@ export class MockEngine {
     const tokens = adoptOrCopy(req, promptLen);
     const fullBlocks = Math.floor(promptLen / cfg.blockSize);
     const r = new RequestState(req.id, promptLen, req.maxTokens, tokens, Math.floor((promptLen + req.maxTokens) / cfg.blockSize));
+    if (req.loraName !== undefined) {
+      r.loraName = req.loraName;
+      r.hashSeed = this.deps.hasher.seedOf(req.loraName);
+    }
     if (fullBlocks > 0) {
-      const hashes = req.promptHashes ?? this.deps.hasher.hashBlocks(tokens.subarray(0, fullBlocks * cfg.blockSize), cfg.blockSize);
+      const hashes = req.promptHashes ?? this.deps.hasher.hashBlocks(tokens.subarray(0, fullBlocks * cfg.blockSize), cfg.blockSize, undefined, r.hashSeed);
       if (hashes.sequence.length !== fullBlocks || hashes.local.length !== fullBlocks) {
         return { ok: false, reason: `promptHashes hold ${hashes.sequence.length} blocks, expected ${fullBlocks} at block size ${cfg.blockSize}` };
       }

@@ -23,6 +23,8 @@ export interface BlockRecord {
   readonly localHash: bigint;
   /** Exactly blockSize token ids (a view into the registry's slab: copy to keep). */
   readonly tokenIds: Uint32Array;
+  /** The LoRA adapter the block was computed under; absent for the base model. */
+  readonly loraName?: string;
 }
 
 export class BlockTokenRegistry {
@@ -36,6 +38,8 @@ export class BlockTokenRegistry {
   private tiers = new Uint8Array(INITIAL_SLOTS);
   private releasedAt = new Float64Array(INITIAL_SLOTS);
   private tokens = new Uint32Array(0);
+  /** The LoRA adapter of record slots computed under one (sparse: the base model's blocks have none). */
+  private readonly adapters = new Map<number, string>();
   /** Tokens per block: learned from the first store (one engine, one block size). */
   private blockSize = 0;
   private readonly freeSlots: number[] = [];
@@ -74,7 +78,7 @@ export class BlockTokenRegistry {
   }
 
   /** `stored` for the block whose token ids are tokens[from, from + blockSize): no view allocated. */
-  storedAt(tier: KvTier, hash: bigint, parentHash: bigint | null, localHash: bigint, tokens: Uint32Array, from: number, blockSize: number): void {
+  storedAt(tier: KvTier, hash: bigint, parentHash: bigint | null, localHash: bigint, tokens: Uint32Array, from: number, blockSize: number, loraName?: string): void {
     splitU64(hash);
     let slot = this.bySlot.get(SPLIT[0]!, SPLIT[1]!);
     if (slot === -1) {
@@ -91,6 +95,7 @@ export class BlockTokenRegistry {
       const slab = this.tokens;
       const at = slot * blockSize;
       for (let i = 0; i < blockSize; i++) slab[at + i] = tokens[from + i]!;
+      if (loraName !== undefined) this.adapters.set(slot, loraName);
     }
     this.tiers[slot]! |= TIER_BIT[tier];
   }
@@ -148,6 +153,11 @@ export class BlockTokenRegistry {
     return this.local[slot]!;
   }
 
+  /** The LoRA adapter of record `slot`; undefined for the base model. */
+  adapterOf(slot: number): string | undefined {
+    return this.adapters.size === 0 ? undefined : this.adapters.get(slot);
+  }
+
   /** Copies the token ids of record `slot` into dst[at, at + blockSize). */
   copyTokens(slot: number, dst: Uint32Array, at: number): void {
     const bs = this.blockSize;
@@ -178,10 +188,12 @@ export class BlockTokenRegistry {
 
   private record(slot: number): BlockRecord {
     const bs = this.blockSize;
+    const loraName = this.adapterOf(slot);
     return {
       parentHash: this.hasParent[slot] === 1 ? this.parent[slot]! : null,
       localHash: this.local[slot]!,
       tokenIds: this.tokens.subarray(slot * bs, (slot + 1) * bs),
+      ...(loraName !== undefined ? { loraName } : {}),
     };
   }
 
@@ -198,6 +210,7 @@ export class BlockTokenRegistry {
     splitU64(this.hash[slot]!);
     this.bySlot.delete(SPLIT[0]!, SPLIT[1]!);
     this.releasedAt[slot] = 0;
+    if (this.adapters.size > 0) this.adapters.delete(slot);
     this.freeSlots.push(slot);
   }
 

@@ -241,6 +241,7 @@ export class RequestRun {
       request_id: n === 0 ? this.req.requestId : `${this.req.requestId}-${n}`,
     };
     if (plan.kvHint) body.kv_hint = plan.kvHint;
+    if (plan.loraName !== undefined) body.lora_name = plan.loraName;
     if (this.clientGone) a.ctrl.abort(new ClientGone());
     let reply: WorkerReply;
     try {

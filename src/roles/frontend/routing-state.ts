@@ -12,6 +12,7 @@ import type { KvHint } from "../../protocol/generate.ts";
 import type { RouterEvent, RouterEventSource } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
 import { HeldRequests } from "./held-requests.ts";
+import { LoraHolders } from "./lora-holders.ts";
 import { WorkerHealth } from "./worker-health.ts";
 import { kvHintFor, ROUTER_HINT } from "./kv-hint.ts";
 
@@ -32,6 +33,8 @@ export interface RoutePlan {
   promptTokens: number;
   kvHint?: KvHint;
   decisionMs: number;
+  /** The LoRA adapter the request named as its model (it runs under the worker's base model). */
+  loraName?: string;
 }
 
 export type RouteFailure = { status: number; message: string; code: string };
@@ -78,6 +81,8 @@ export class RoutingState {
   readonly health: WorkerHealth;
   /** Per model, its workers' advertised max_model_len → how many advertise it (the smallest one applies). */
   private readonly contextLens = new Map<string, Map<number, number>>();
+  /** LoRA adapters the workers' records list: served as models of their own, under their base model. */
+  readonly lora = new LoraHolders();
 
   constructor(private readonly opts: RoutingStateOptions) {
     this.blockSize = opts.blockSize;
@@ -97,12 +102,19 @@ export class RoutingState {
     const out = new Set<string>();
     for (const [m, r] of this.routers) if (r.size > 0) out.add(m);
     if (this.health.ejectedCount > 0) for (const w of this.workers.values()) out.add(w.record.model);
+    for (const [adapter, base] of this.lora.adapters()) if (out.has(base)) out.add(adapter);
     return [...out];
+  }
+
+  /** A LoRA adapter's base model (vLLM's model card `parent`); undefined for a base model or an unknown name. */
+  parentOf(model: string): string | undefined {
+    return this.routers.has(model) ? undefined : this.lora.baseOf(model);
   }
 
   /** The model's context length: the smallest max_model_len its workers advertise (undefined when none does). */
   maxModelLen(model: string): number | undefined {
-    const lens = this.contextLens.get(model);
+    let lens = this.contextLens.get(model);
+    if (lens === undefined && this.lora.size > 0) lens = this.contextLens.get(this.lora.baseOf(model) ?? "");
     if (lens === undefined) return undefined;
     let min: number | undefined;
     for (const len of lens.keys()) if (min === undefined || len < min) min = len;
@@ -150,6 +162,7 @@ export class RoutingState {
     if (prev && prev.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
     if (record.capabilities.includes(ROUTER_HINT)) this.hintWorkers++;
     this.workers.set(id, entry);
+    this.lora.put(record);
     let router = this.routers.get(record.model);
     if (!router) this.routers.set(record.model, (router = new Router(this.opts.router, this.opts.rng, this.index)));
     const ejected = this.health.isEjected(id);
@@ -168,6 +181,7 @@ export class RoutingState {
     const entry = this.workers.get(id);
     if (!entry) return undefined;
     this.workers.delete(id);
+    this.lora.remove(id);
     this.health.forget(id);
     this.countContextLen(entry.record, -1);
     if (entry.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
@@ -247,15 +261,24 @@ export class RoutingState {
    */
   route(model: string, tokens: ArrayLike<number>, exclude?: ReadonlySet<string>): RoutePlan | RouteFailure {
     if (this.workers.size === 0) return { status: 503, message: "no workers are registered; start a mocker (or wait for its discovery record)", code: "no_workers" };
-    const router = this.routers.get(model);
+    let router = this.routers.get(model);
+    let loraName: string | undefined;
+    if (router === undefined && this.lora.size > 0) {
+      const base = this.lora.baseOf(model);
+      if (base !== undefined) {
+        router = this.routers.get(base);
+        loraName = model;
+      }
+    }
     if (!router || router.size === 0) {
       if (this.health.ejectedCount > 0 && this.models().includes(model)) return { status: 503, message: `every worker of model ${model} is out of routing after failures; each returns once its /health answers`, code: "no_workers" };
       return { status: 404, message: `The model \`${model}\` does not exist. Models served: ${this.models().join(", ") || "(none)"}`, code: "model_not_found" };
     }
     const t0 = this.opts.now();
     const bs = this.blockSize!;
-    const seq = this.opts.hasher.sequenceHashes(tokens, bs);
-    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: exclude === undefined ? undefined : this.rankIdsOf(exclude) });
+    const seq = loraName === undefined ? this.opts.hasher.sequenceHashes(tokens, bs) : this.opts.hasher.sequenceHashes(tokens, bs, undefined, this.opts.hasher.seedOf(loraName));
+    const excluded = loraName === undefined ? (exclude === undefined ? undefined : this.rankIdsOf(exclude)) : this.adapterExclusions(loraName, exclude);
+    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: excluded });
     if (decision === undefined) return { status: 503, message: `no other worker of model ${model} is left to try`, code: "no_workers" };
     if (decision === OVERLOADED) {
       return {
@@ -266,6 +289,7 @@ export class RoutingState {
     }
     const at = this.byRankId.get(decision.rankId)!;
     const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, rankId: decision.rankId, decision, promptTokens: tokens.length, decisionMs: 0 };
+    if (loraName !== undefined) plan.loraName = loraName;
     if (this.hintWorkers > 0) {
       plan.kvHint = kvHintFor({
         router,
@@ -286,7 +310,7 @@ export class RoutingState {
    * new worker). A request whose client goes away while held leaves the queue (499).
    */
   routeOrHold(model: string, tokens: ArrayLike<number>, signal?: AbortSignal): RoutePlan | RouteFailure | Promise<RoutePlan | RouteFailure> {
-    const router = this.routers.get(model);
+    const router = this.routers.get(model) ?? (this.lora.size > 0 ? this.routers.get(this.lora.baseOf(model) ?? "") : undefined);
     if (router === undefined || (!this.held.has(model) && !router.saturated())) return this.route(model, tokens);
     return this.held.hold(model, tokens, signal);
   }
@@ -350,6 +374,21 @@ export class RoutingState {
     const model = plan.worker.record.model;
     this.routers.get(model)?.finish(plan.decision.request);
     this.release(model);
+  }
+
+  /**
+   * Dynamo's LoRA filter as exclusions: while some routable worker (in routing, not already tried)
+   * holds the adapter, every other worker of its base model is excluded; when none does, only the
+   * tried ones are (none → all).
+   */
+  private adapterExclusions(loraName: string, tried: ReadonlySet<string> | undefined): Set<number> | undefined {
+    const holders = new Set<string>();
+    for (const id of this.lora.holdersOf(loraName)) if (this.workers.has(id) && !this.health.isEjected(id) && !tried?.has(id)) holders.add(id);
+    const out = tried === undefined ? new Set<number>() : this.rankIdsOf(tried);
+    if (holders.size === 0) return out.size === 0 ? undefined : out;
+    const base = this.lora.baseOf(loraName);
+    for (const w of this.workers.values()) if (w.record.model === base && !holders.has(w.id)) for (const s of w.rankIds) out.add(s);
+    return out;
   }
 
   private rankIdsOf(workerIds: ReadonlySet<string>): Set<number> {
