@@ -79,6 +79,8 @@ export interface EngineMetrics {
   runningRequests: number;
   /** Of runningRequests, those waiting for a G2 prefix load to land (vLLM keeps these waiting, deferred). */
   loadingRequests: number;
+  /** Of waitingRequests, those the last admission skipped for the LoRA adapter budget (vLLM's deferred). */
+  loraDeferredRequests: number;
   activeBlocks: number;
   gpuBlocks: number;
   /** activeBlocks / gpuBlocks. */

@@ -6,6 +6,7 @@ import type { BlockRecord } from "../kv/block-token-registry.ts";
 import type { KvTier } from "../kv/kv-events.ts";
 import { KvManager } from "../kv/kv-manager.ts";
 import { RequestPhase, RequestState } from "../scheduler/request-state.ts";
+import { loraRequestCounts } from "../scheduler/lora-batch.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { stepDurationMs, type TimingConfig } from "../timing/timing-model.ts";
 import { DEFAULT_ENGINE_CONFIG, engineConfigProblems, type EngineConfig } from "./engine-config.ts";
@@ -52,7 +53,9 @@ export class MockEngine {
       },
       deps.hasher,
     );
-    this.sched = new Scheduler(cfg, this.kv);
+    // A LoRA load runs on the same scaled clock as steps.
+    const loraLoadMs = cfg.speedupRatio === 0 ? 0 : cfg.loraLoadMs / cfg.speedupRatio;
+    this.sched = new Scheduler({ ...cfg, lora: { maxLoras: cfg.maxLoras, maxCpuLoras: cfg.maxCpuLoras, loadMs: loraLoadMs } }, this.kv);
     this.timing = cfg;
   }
 
@@ -141,7 +144,7 @@ export class MockEngine {
         }
       }
       // Any sampled token, a prefill's first one included, makes the step pay decode (as Dynamo's mocker).
-      durationMs = fenceWaitMs + stepDurationMs(this.timing, plan.prefillTokens, tokens.length, load);
+      durationMs = fenceWaitMs + stepDurationMs(this.timing, plan.prefillTokens, tokens.length, load) + (sched.lora?.takeLoadMs() ?? 0);
       this.generatedTokens += tokens.length;
       if (kv.host !== null) for (let i = 0; i < scheduled.length; i++) kv.queueOffload(scheduled[i]!);
       if (anyFinished) finished = this.retireFinished();
@@ -201,6 +204,7 @@ export class MockEngine {
       waitingRequests: s.waiting.size,
       runningRequests: s.running.length,
       loadingRequests: s.loadingCount,
+      loraDeferredRequests: s.lora?.deferred ?? 0,
       activeBlocks: kv.g1.activeBlocks,
       gpuBlocks: kv.g1.capacity,
       gpuCacheUsage: kv.g1.activeBlocks / kv.g1.capacity,
@@ -224,6 +228,12 @@ export class MockEngine {
       finishedRequests: this.finishedCount,
       generatedTokens: this.generatedTokens,
     };
+  }
+
+  /** Per LoRA adapter, the requests running and waiting, and the adapters loaded (least recently used first). */
+  loraState(): { running: Map<string, number>; waiting: Map<string, number>; loaded: string[] } {
+    if (this.sched.lora === undefined) return { running: new Map(), waiting: new Map(), loaded: [] };
+    return { ...loraRequestCounts(this.sched.running, this.sched.waiting.toArray()), loaded: this.sched.lora.loadedAdapters() };
   }
 
   /** Resident sequence hashes per tier and refcounts: for invariant tests and debugging. */
