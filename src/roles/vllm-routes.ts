@@ -15,6 +15,8 @@ export interface ModelView {
   maxModelLen(model: string): number | undefined;
   /** A LoRA adapter's base model (its card's `parent`); undefined for a base model. */
   parentOf?(model: string): string | undefined;
+  /** A model's card `root` when not its id (vLLM: an adapter's path). */
+  rootOf?(model: string): string | undefined;
 }
 
 /**
@@ -26,7 +28,7 @@ export function modelCard(id: string, maxModelLen: number | undefined, parent: s
 }
 
 export function modelList(view: ModelView) {
-  return { object: "list", data: view.models().map((id) => modelCard(id, view.maxModelLen(id), view.parentOf?.(id) ?? null)) };
+  return { object: "list", data: view.models().map((id) => modelCard(id, view.maxModelLen(id), view.parentOf?.(id) ?? null, view.rootOf?.(id) ?? id)) };
 }
 
 /** `GET /v1/models/{id}`: the id URL-encoded (`Qwen%2FQwen3-0.6B`) or plain (`Qwen/Qwen3-0.6B`). */
@@ -37,7 +39,7 @@ export function modelRoute(view: ModelView, encodedId: string): Response {
   } catch {
     return openAiError(400, `bad model id in the path: ${JSON.stringify(encodedId)} is not valid URL encoding`, { param: "model" });
   }
-  return view.models().includes(id) ? Response.json(modelCard(id, view.maxModelLen(id), view.parentOf?.(id) ?? null)) : modelNotFound(id);
+  return view.models().includes(id) ? Response.json(modelCard(id, view.maxModelLen(id), view.parentOf?.(id) ?? null, view.rootOf?.(id) ?? id)) : modelNotFound(id);
 }
 
 // vLLM's wording (its _check_model) and OpenAI's code.

@@ -210,6 +210,7 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     zmqKvEventsPorts: bases(config.zmqKvEventsPorts ?? 0),
     zmqReplayPorts: bases(config.zmqReplayPorts),
     extraEngineArgs: undefined,
+    loraModules: undefined,
     staggerDelay: config.staggerDelay,
     httpPort: ctx.ports.mockers[i]!,
     admin: true, // up's mockers always serve the fault API (bench and up schedules post to it)

@@ -31,7 +31,7 @@ export function workerRecord(
   config: MockerConfig,
   id: WorkerIdentity,
   ep: WorkerEndpoints,
-  ctx: { httpUrl: string; topology: Topology; domain: string | undefined },
+  ctx: { httpUrl: string; topology: Topology; domain: string | undefined; loraAdapters?: readonly string[] },
 ): WorkerRecord {
   const host = advertisedHost(config);
   const record: WorkerRecord = {
@@ -60,6 +60,7 @@ export function workerRecord(
   }
   if (ctx.domain !== undefined) record.kv_transfer_domain = ctx.domain;
   if (ep.openaiUrl !== undefined) record.openai_url = ep.openaiUrl;
+  if (ctx.loraAdapters !== undefined && ctx.loraAdapters.length > 0) record.lora_adapters = [...ctx.loraAdapters];
   return record;
 }
 

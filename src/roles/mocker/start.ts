@@ -25,7 +25,8 @@ import { createMockerFetch } from "./http-app.ts";
 import { workerIdentities, type WorkerIdentity } from "./identity.ts";
 import { LiveLoop } from "./live-loop.ts";
 import type { WorkerOutlets } from "./outlets.ts";
-import { HeldRecords, publishMockerRecords } from "./publish-records.ts";
+import { attachLora } from "./lora-setup.ts";
+import { HeldRecords, publishMockerRecords, type MockerRecordsPlan } from "./publish-records.ts";
 import type { WorkerEndpoints } from "./records.ts";
 import { logEventSockets, logWorkerApis } from "./startup-log.ts";
 import { readTopology } from "./topology.ts";
@@ -85,6 +86,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   const loop = new LiveLoop<StepResult>(clockMs);
   scope.defer(() => loop.close()); // pushed after the outlets: engines stop stepping before those close
   const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store)], () => discoveryHealth(store), workers.map((w) => w.workerId), config.modelName);
+  const lora = attachLora(config, pool, ranks, workers, logger);
   wireFaultHooks({ table: faults, pool, store, logger, exit: deps.exit ?? ((code) => process.exit(code)) });
   // An unknown worker or rank gets its 404 from the pool, not an injected fault.
   const requestFaults = { plan: (w: number, r: number) => (ranks[w]?.[r] ? planRequest(faults, w, r) : undefined), closing: stopping.signal };
@@ -119,7 +121,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   const owned = scope.move();
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= owned.disposeAsync());
-  const ready = publishMockerRecords({
+  const recordsPlan: MockerRecordsPlan = {
     config,
     store,
     workers,
@@ -133,7 +135,10 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       pool.registered++;
     },
     closing: () => closing !== undefined,
-  }).catch(async (err: unknown) => {
+    loraAdapters: (w) => lora.adapters.names(w),
+  };
+  lora.follow(recordsPlan);
+  const ready = publishMockerRecords(recordsPlan).catch(async (err: unknown) => {
     // The message, not String(err): class names are minified in the compiled binary ("R: …").
     logger.error(`registration failed: ${err instanceof Error ? err.message : String(err)}`);
     await close();
