@@ -1,6 +1,7 @@
 // The `kvcr-mock replay` report, with the metric names of vLLM's benchmark_serving (and aiperf's
 // units): completed/failed, duration, throughputs, TTFT/TPOT/ITL/E2EL summaries, plus what only
 // a replay knows: prefix-cache reuse, per-worker spread, wall and simulated time.
+import type { AdapterFigures } from "./lora-report.ts";
 import type { RegretSummary } from "../routing/regret.ts";
 import type { SimulationResult } from "./simulator.ts";
 import { metricFields, servingTotals, type ServingTotals } from "./serving-figures.ts";
@@ -38,6 +39,8 @@ export interface ReplayReport extends ServingTotals {
   regret?: RegretSummary;
   /** First failures (request index in the workload, reason). */
   errors: { request: number; error: string }[];
+  /** Per LoRA adapter (null = the base model), when the workload names adapters. */
+  by_lora_adapter?: AdapterFigures[];
 }
 
 export const REPORT_ERROR_LIMIT = 20;
