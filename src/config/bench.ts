@@ -3,6 +3,7 @@
 // comparisons and sweeps, the HTML report, and — for --with-replay — the engine and router
 // settings of the stack under test, so its simulation runs the same configuration.
 import { engineOptions, engineProblems } from "./engine.ts";
+import { parseLoraNames } from "./lora-modules.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { replayRouterOptions, reportOptions, workloadFlags } from "./replay.ts";
 import { LIVE_ROUTER_MODES } from "../protocol/router-modes.ts";
@@ -20,6 +21,8 @@ export const benchOptions = defineOptions({
     port: { kind: "int", min: 1, max: 65535, description: "Without --url: the server's port (vLLM's --port; with --host alone, 8000)" },
     model: { kind: "string", nonEmpty: true, description: "Model name to request (default: the first one /v1/models lists)" },
     servedModelName: { kind: "string", nonEmpty: true, description: "Model name sent in each request when it differs from --model (vLLM's --served-model-name)" },
+    loraModules: { kind: "string", nonEmpty: true, variadic: true, description: "LoRA adapter names (as the server lists them): each request names one as its model, and the result splits by adapter (vLLM's bench --lora-modules; a trace row's lora_name wins)" },
+    loraAssignment: { kind: "enum", choices: ["random", "round-robin"], default: "random", description: "How --lora-modules picks each request's adapter: at random (seeded) or in turn (vLLM's --lora-assignment)" },
     backend: { kind: "enum", choices: ["openai", "openai-chat", "vllm"], description: "vLLM's --backend: openai / vllm (completions) or openai-chat (chat completions: sets --endpoint /v1/chat/completions and --prompt-format text unless given); the result's backend" },
     endpoint: { kind: "string", nonEmpty: true, default: "/v1/completions", description: "API path: /v1/completions or /v1/chat/completions (chat takes text prompts only)" },
     promptFormat: { kind: "enum", choices: ["tokens", "text"], default: "tokens", description: "Send prompts as token-id arrays (exact prefix sharing) or as text (one word per token id); a chat endpoint always gets text" },
@@ -179,6 +182,10 @@ export function benchProblems(c: BenchConfig): string[] {
     return typeof p === "string" ? [p] : [];
   }
   const problems = engineProblems(c);
+  if (c.loraModules !== undefined) {
+    const names = parseLoraNames(c.loraModules);
+    if (typeof names === "string") problems.push(names);
+  }
   if (c.mockerUrls !== undefined) {
     problems.push(...parseMockerUrls(c.mockerUrls).problems);
     if (auditIntervalOf(c) === undefined) problems.push("--mocker-urls: only used by the audit and fault schedules; add --audit or --faults");

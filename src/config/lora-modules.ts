@@ -1,4 +1,5 @@
-// vLLM's --lora-modules: several entries after one flag, each `name=path` or vLLM's JSON form
+// vLLM's --lora-modules in its two meanings: the server's (below) and bench's (adapter names only,
+// parseLoraNames). The server's: several entries after one flag, each `name=path` or vLLM's JSON form
 // `{"name": …, "path": …, "base_model_name": …}` (joined by spaces, as every variadic flag arrives
 // here, so a JSON object may itself hold spaces). Bad entries are problems naming the entry.
 
@@ -78,4 +79,15 @@ function jsonObjectEnd(text: string, start: number): number {
     else if (c === "}" && --depth === 0) return i + 1;
   }
   return -1;
+}
+
+/** bench --lora-modules: "a b", "a,b" or both → the adapter names, or a problem line. */
+export function parseLoraNames(text: string): string[] | string {
+  const names = text.split(/[\s,]+/).filter((n) => n !== "");
+  if (names.length === 0) return "--lora-modules: expected one or more LoRA adapter names";
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup !== undefined) return `--lora-modules: adapter ${dup} is given twice`;
+  const pair = names.find((n) => n.includes("="));
+  if (pair !== undefined) return `--lora-modules: got ${JSON.stringify(pair)}; bench takes adapter names as the server lists them (the server's own flag takes name=path)`;
+  return names;
 }
