@@ -3,6 +3,13 @@
 // the adapter's seed, and narrowed to the workers holding it (Dynamo's LoRA filter).
 import type { WorkerRecord } from "../../protocol/records.ts";
 
+/** What the filter reads of a routed worker. */
+export interface LoraCandidate {
+  readonly id: string;
+  readonly record: { readonly model: string };
+  readonly rankIds: readonly number[];
+}
+
 export class LoraHolders {
   /** Adapter → (worker id → its base model). */
   private readonly holders = new Map<string, Map<string, string>>();
@@ -48,6 +55,22 @@ export class LoraHolders {
   /** Workers that hold the adapter (empty when none does). */
   holdersOf(adapter: string): Iterable<string> {
     return this.holders.get(adapter)?.keys() ?? [];
+  }
+
+  /**
+   * Dynamo's LoRA filter as exclusions, the rank ids a request for `adapter` may not go to: while
+   * some routable worker (in routing, not already tried) holds it, every other worker of its base
+   * model and the tried ones; when none does, only the tried ones (none → all).
+   */
+  exclusions(adapter: string, workers: Iterable<LoraCandidate>, routable: (workerId: string) => boolean, tried: ReadonlySet<string> | undefined): Set<number> | undefined {
+    const holders = new Set<string>();
+    for (const id of this.holdersOf(adapter)) if (routable(id) && !tried?.has(id)) holders.add(id);
+    const base = this.baseOf(adapter);
+    const out = new Set<number>();
+    for (const w of workers) {
+      if (tried?.has(w.id) || (holders.size > 0 && w.record.model === base && !holders.has(w.id))) for (const s of w.rankIds) out.add(s);
+    }
+    return out.size === 0 ? undefined : out;
   }
 
   /** Every adapter some worker holds, with its base model. */

@@ -107,14 +107,11 @@ export class RoutingState {
   }
 
   /** A LoRA adapter's base model (vLLM's model card `parent`); undefined for a base model or an unknown name. */
-  parentOf(model: string): string | undefined {
-    return this.routers.has(model) ? undefined : this.lora.baseOf(model);
-  }
+  readonly parentOf = (model: string): string | undefined => (this.routers.has(model) ? undefined : this.lora.baseOf(model));
 
   /** The model's context length: the smallest max_model_len its workers advertise (undefined when none does). */
   maxModelLen(model: string): number | undefined {
-    let lens = this.contextLens.get(model);
-    if (lens === undefined && this.lora.size > 0) lens = this.contextLens.get(this.lora.baseOf(model) ?? "");
+    const lens = this.contextLens.get(model) ?? (this.lora.size > 0 ? this.contextLens.get(this.lora.baseOf(model) ?? "") : undefined);
     if (lens === undefined) return undefined;
     let min: number | undefined;
     for (const len of lens.keys()) if (min === undefined || len < min) min = len;
@@ -261,15 +258,9 @@ export class RoutingState {
    */
   route(model: string, tokens: ArrayLike<number>, exclude?: ReadonlySet<string>): RoutePlan | RouteFailure {
     if (this.workers.size === 0) return { status: 503, message: "no workers are registered; start a mocker (or wait for its discovery record)", code: "no_workers" };
-    let router = this.routers.get(model);
-    let loraName: string | undefined;
-    if (router === undefined && this.lora.size > 0) {
-      const base = this.lora.baseOf(model);
-      if (base !== undefined) {
-        router = this.routers.get(base);
-        loraName = model;
-      }
-    }
+    // A model no router serves may be a LoRA adapter: its base model's router, narrowed to its holders.
+    const loraName = this.routers.has(model) || this.lora.baseOf(model) === undefined ? undefined : model;
+    const router = this.routers.get(loraName === undefined ? model : this.lora.baseOf(loraName)!);
     if (!router || router.size === 0) {
       if (this.health.ejectedCount > 0 && this.models().includes(model)) return { status: 503, message: `every worker of model ${model} is out of routing after failures; each returns once its /health answers`, code: "no_workers" };
       return { status: 404, message: `The model \`${model}\` does not exist. Models served: ${this.models().join(", ") || "(none)"}`, code: "model_not_found" };
@@ -277,7 +268,7 @@ export class RoutingState {
     const t0 = this.opts.now();
     const bs = this.blockSize!;
     const seq = loraName === undefined ? this.opts.hasher.sequenceHashes(tokens, bs) : this.opts.hasher.sequenceHashes(tokens, bs, undefined, this.opts.hasher.seedOf(loraName));
-    const excluded = loraName === undefined ? (exclude === undefined ? undefined : this.rankIdsOf(exclude)) : this.adapterExclusions(loraName, exclude);
+    const excluded = loraName !== undefined ? this.lora.exclusions(loraName, this.workers.values(), (id) => this.workers.has(id) && !this.health.isEjected(id), exclude) : exclude === undefined ? undefined : this.rankIdsOf(exclude);
     const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: excluded });
     if (decision === undefined) return { status: 503, message: `no other worker of model ${model} is left to try`, code: "no_workers" };
     if (decision === OVERLOADED) {
@@ -374,21 +365,6 @@ export class RoutingState {
     const model = plan.worker.record.model;
     this.routers.get(model)?.finish(plan.decision.request);
     this.release(model);
-  }
-
-  /**
-   * Dynamo's LoRA filter as exclusions: while some routable worker (in routing, not already tried)
-   * holds the adapter, every other worker of its base model is excluded; when none does, only the
-   * tried ones are (none → all).
-   */
-  private adapterExclusions(loraName: string, tried: ReadonlySet<string> | undefined): Set<number> | undefined {
-    const holders = new Set<string>();
-    for (const id of this.lora.holdersOf(loraName)) if (this.workers.has(id) && !this.health.isEjected(id) && !tried?.has(id)) holders.add(id);
-    const out = tried === undefined ? new Set<number>() : this.rankIdsOf(tried);
-    if (holders.size === 0) return out.size === 0 ? undefined : out;
-    const base = this.lora.baseOf(loraName);
-    for (const w of this.workers.values()) if (w.record.model === base && !holders.has(w.id)) for (const s of w.rankIds) out.add(s);
-    return out;
   }
 
   private rankIdsOf(workerIds: ReadonlySet<string>): Set<number> {
