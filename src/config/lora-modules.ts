@@ -91,3 +91,29 @@ export function parseLoraNames(text: string): string[] | string {
   if (pair !== undefined) return `--lora-modules: got ${JSON.stringify(pair)}; bench takes adapter names as the server lists them (the server's own flag takes name=path)`;
   return names;
 }
+
+/** --lora-modules-per-worker: a JSON array with one array of --lora-modules names per worker → each worker's modules, or a problem line. */
+export function parseModulesPerWorker(text: string, modules: readonly LoraModule[], workers: number): LoraModule[][] | string {
+  const flag = "--lora-modules-per-worker";
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    return `${flag}: not valid JSON: ${(err as Error).message}`;
+  }
+  if (!Array.isArray(doc) || doc.length !== workers) return `${flag}: expected a JSON array of ${workers} arrays (one per worker), got ${text.length > 80 ? `${text.slice(0, 80)}…` : text}`;
+  const byName = new Map(modules.map((m) => [m.name, m]));
+  const out: LoraModule[][] = [];
+  for (let w = 0; w < doc.length; w++) {
+    const names = doc[w] as unknown;
+    if (!Array.isArray(names)) return `${flag}: worker ${w}: expected an array of adapter names`;
+    const mine: LoraModule[] = [];
+    for (const n of names) {
+      const m = typeof n === "string" ? byName.get(n) : undefined;
+      if (m === undefined) return `${flag}: worker ${w}: ${JSON.stringify(n)} is not an adapter of --lora-modules`;
+      mine.push(m);
+    }
+    out.push(mine);
+  }
+  return out;
+}

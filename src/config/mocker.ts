@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineCoreOptions, engineOptions, engineProblems, kvCacheOptions, loraBudgetOptions } from "./engine.ts";
-import { parseLoraModules } from "./lora-modules.ts";
+import { parseLoraModules, parseModulesPerWorker } from "./lora-modules.ts";
 import { requestLimitOptions } from "./frontend.ts";
 import type { Candidate } from "./load.ts";
 import { defineOptions, flagName, group, type ConfigOf } from "./options.ts";
@@ -77,6 +77,7 @@ export const mockerOptions = defineOptions({
       variadic: true,
       description: "LoRA adapters every worker loads at start: name=path … or vLLM's JSON form {\"name\", \"path\", \"base_model_name\"}; more load and unload at run time (POST /v1/load_lora_adapter, /v1/unload_lora_adapter)",
     },
+    loraModulesPerWorker: { kind: "string", nonEmpty: true, description: "Which --lora-modules each worker loads instead of all: a JSON array, one array of adapter names per worker (up writes it from --lora-replicas)" },
   }),
   ...loraBudgetOptions,
   ...workerApiOptions,
@@ -217,7 +218,11 @@ export function mockerProblems(c: MockerConfig): string[] {
   if (c.loraModules !== undefined) {
     const modules = parseLoraModules(c.loraModules, c.modelName);
     if (typeof modules === "string") problems.push(modules);
-  }
+    else if (c.loraModulesPerWorker !== undefined) {
+      const placed = parseModulesPerWorker(c.loraModulesPerWorker, modules, c.numWorkers);
+      if (typeof placed === "string") problems.push(placed);
+    }
+  } else if (c.loraModulesPerWorker !== undefined) problems.push("--lora-modules-per-worker: needs --lora-modules (the adapters it places)");
   for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {
     const ports = c[key];
     if (!ports) continue;

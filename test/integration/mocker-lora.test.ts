@@ -127,6 +127,14 @@ describe("LoRA adapters on the mocker", () => {
     expect(all.get('kvcr_mocker_lora_requests_total{lora_name="chat-lora"}')).toBe(1);
   });
 
+  test("--lora-modules-per-worker loads each worker's share only (what up --lora-replicas writes)", async () => {
+    const m = await startWorkers(cleanups, [...MODULES, "--lora-modules-per-worker", '[["chat-lora"], []]']);
+    const ids = async (w: number) => ((await (await fetch(`${m.openaiUrls![w]!}/v1/models`)).json()) as { data: { id: string }[] }).data.map((c) => c.id);
+    expect(await ids(0)).toEqual(["mocker-engine", "chat-lora"]);
+    expect(await ids(1)).toEqual(["mocker-engine"]);
+    expect((await json(`${m.openaiUrls![1]!}/v1/completions`, { model: "chat-lora", prompt: "x", max_tokens: 1 })).status).toBe(404);
+  });
+
   test("a bad --lora-modules entry stops the start with the entry named", async () => {
     await expect(startWorkers(cleanups, ["--lora-modules", "sql-lora"])).rejects.toThrow('--lora-modules: got "sql-lora", expected name=path');
   });
