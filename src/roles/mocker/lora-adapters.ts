@@ -23,16 +23,16 @@ export class LoraAdapters {
 
   constructor(
     workers: number,
-    /** The modules every worker loads at start, or one list per worker. */
-    modules: readonly LoraModule[] | readonly (readonly LoraModule[])[],
+    /** --lora-modules: their order gives the ids, whatever the placement, so every process names an adapter alike. */
+    modules: readonly LoraModule[],
     /** A worker's adapters changed (its discovery record is updated). */
     private readonly changed: (worker: number) => void = () => {},
+    /** The modules worker w loads at start (default: all of them). */
+    placed: (worker: number) => readonly LoraModule[] = () => modules,
   ) {
     this.byWorker = Array.from({ length: workers }, () => new Map());
-    const perWorker = (w: number): readonly LoraModule[] => (modules.length > 0 && Array.isArray(modules[0]) ? ((modules as readonly (readonly LoraModule[])[])[w] ?? []) : (modules as readonly LoraModule[]));
-    // Ids in --lora-modules order whatever the placement, so every process names an adapter alike.
-    for (const m of (modules.length > 0 && Array.isArray(modules[0]) ? (modules as readonly (readonly LoraModule[])[]).flat() : (modules as readonly LoraModule[]))) this.idFor(m.name);
-    for (let w = 0; w < workers; w++) for (const m of perWorker(w)) this.byWorker[w]!.set(m.name, { name: m.name, path: m.path, id: this.idFor(m.name) });
+    for (const m of modules) this.idFor(m.name);
+    for (let w = 0; w < workers; w++) for (const m of placed(w)) this.byWorker[w]!.set(m.name, { name: m.name, path: m.path, id: this.idFor(m.name) });
   }
 
   /** Whether any adapter was ever given (vLLM's LoRA metrics exist only with LoRA enabled). */

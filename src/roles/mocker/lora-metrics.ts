@@ -30,7 +30,11 @@ export class LoraMetrics {
   families(ranks: readonly LoraRankView[], scope: "process" | "worker"): MetricFamily[] {
     if (!this.adapters.enabled) return [];
     const byWorker = new Map<number, LoraRankView[]>();
-    for (const r of ranks) byWorker.set(r.worker, [...(byWorker.get(r.worker) ?? []), r]);
+    for (const r of ranks) {
+      const list = byWorker.get(r.worker);
+      if (list === undefined) byWorker.set(r.worker, [r]);
+      else list.push(r);
+    }
     const info: MetricFamily = { name: "vllm:lora_requests_info", type: "gauge", help: "Running stats on lora requests.", samples: [] };
     const running: MetricFamily = { name: "kvcr_mocker_lora_running_requests", type: "gauge", help: "Requests running per LoRA adapter", samples: [] };
     const waiting: MetricFamily = { name: "kvcr_mocker_lora_waiting_requests", type: "gauge", help: "Requests waiting per LoRA adapter (a request for an adapter beyond --max-loras waits)", samples: [] };
