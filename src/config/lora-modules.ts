@@ -117,3 +117,10 @@ export function parseModulesPerWorker(text: string, modules: readonly LoraModule
   }
   return out;
 }
+
+/** bench --lora-popularity: "zipf:S" with S > 0 → S, or a problem line. */
+export function parseZipf(text: string): number | string {
+  const m = /^zipf:([0-9]*\.?[0-9]+)$/.exec(text.trim());
+  const s = m ? Number(m[1]) : NaN;
+  return Number.isFinite(s) && s > 0 ? s : `--lora-popularity: got ${JSON.stringify(text)}, expected zipf:S with S > 0 (e.g. zipf:1.1)`;
+}

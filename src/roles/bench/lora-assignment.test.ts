@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseLoraNames } from "../../config/lora-modules.ts";
+import { parseLoraNames, parseZipf } from "../../config/lora-modules.ts";
 import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import type { TimedRecord } from "./drive-load.ts";
 import { assignAdapters, splitRecordsByAdapter } from "./lora-assignment.ts";
@@ -26,6 +26,19 @@ describe("bench --lora-modules", () => {
     assignAdapters(w, { names, assignment: "random" }, 5)[0]!.writeTokens(tokens);
     expect([...tokens]).toEqual([7, 7, 7, 7]);
     expect(assignAdapters(w, undefined, 5)).toBe(w);
+  });
+
+  test("--lora-popularity zipf:S favours the first names in the weights' proportions; a bad value is refused", () => {
+    const w = Array.from({ length: 6000 }, () => req());
+    const picks = assignAdapters(w, { names: ["a", "b", "c"], assignment: "random", zipf: 1 }, 3).map((r) => r.loraName);
+    const share = (n: string) => picks.filter((p) => p === n).length / picks.length;
+    // Weights 1, 1/2, 1/3 of 11/6: 0.545, 0.273, 0.182.
+    expect(Math.abs(share("a") - 6 / 11)).toBeLessThan(0.03);
+    expect(Math.abs(share("b") - 3 / 11)).toBeLessThan(0.03);
+    expect(Math.abs(share("c") - 2 / 11)).toBeLessThan(0.03);
+    expect(parseZipf("zipf:1.1")).toBe(1.1);
+    expect(parseZipf("zipf:0")).toContain("expected zipf:S with S > 0");
+    expect(parseZipf("pareto:1")).toContain("expected zipf:S");
   });
 
   test("the result splits by adapter: counts, TTFT, reuse where the server reported cached tokens", () => {

@@ -10,17 +10,33 @@ import type { TimedRecord } from "./drive-load.ts";
 export interface LoraAssignment {
   names: readonly string[];
   assignment: "random" | "round-robin";
+  /** Zipf exponent of random picks: name k (from 1) drawn with weight 1/k^S; absent = uniform. */
+  zipf?: number;
 }
 
 /** The workload with an adapter per request (rows that name one keep theirs). */
 export function assignAdapters(workload: readonly WorkloadRequest[], lora: LoraAssignment | undefined, seed: number): readonly WorkloadRequest[] {
   if (lora === undefined || lora.names.length === 0) return workload;
   const rng = createRng(seed);
+  const pick = lora.zipf === undefined ? () => rng.int(lora.names.length) : zipfPicker(lora.names.length, lora.zipf, () => rng.next());
   return workload.map((r, i) => {
     if (r.loraName !== undefined) return r;
-    const name = lora.assignment === "round-robin" ? lora.names[i % lora.names.length]! : lora.names[rng.int(lora.names.length)]!;
+    const name = lora.assignment === "round-robin" ? lora.names[i % lora.names.length]! : lora.names[pick()]!;
     return { timestampMs: r.timestampMs, inputLength: r.inputLength, outputLength: r.outputLength, loraName: name, writeTokens: (out: Uint32Array) => r.writeTokens(out) };
   });
+}
+
+/** Indices 0..n−1 drawn with weight 1/(k+1)^s (inverse of the cumulative weights). */
+export function zipfPicker(n: number, s: number, uniform: () => number): () => number {
+  const cumulative = new Float64Array(n);
+  let total = 0;
+  for (let k = 0; k < n; k++) cumulative[k] = total += 1 / (k + 1) ** s;
+  return () => {
+    const u = uniform() * total;
+    let k = 0;
+    while (k < n - 1 && cumulative[k]! <= u) k++;
+    return k;
+  };
 }
 
 export interface BenchAdapterFigures {
