@@ -127,6 +127,18 @@ describe("LoRA adapters on the mocker", () => {
     expect(all.get('kvcr_mocker_lora_requests_total{lora_name="chat-lora"}')).toBe(1);
   });
 
+  test("unloading an adapter lets its running request finish; a second load of a loaded one disturbs nothing", async () => {
+    const m = await startWorkers(cleanups, [...MODULES, "--timing-model", "fixed", "--decode-ms", "10"]);
+    const api = m.openaiUrls![0]!;
+    const running = json(`${api}/v1/completions`, { model: "chat-lora", prompt: "a long answer", max_tokens: 30 });
+    await waitFor(() => m.pool.inFlight === 1, { timeoutMs: 10_000, what: "the request to run" });
+    expect((await json(`${api}/v1/load_lora_adapter`, { lora_name: "chat-lora", lora_path: "/elsewhere" })).status).toBe(400);
+    expect((await json(`${api}/v1/unload_lora_adapter`, { lora_name: "chat-lora" })).status).toBe(200);
+    const res = await running;
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens).toBe(30);
+  });
+
   test("--lora-modules-per-worker loads each worker's share only (what up --lora-replicas writes)", async () => {
     const m = await startWorkers(cleanups, [...MODULES, "--lora-modules-per-worker", '[["chat-lora"], []]']);
     const ids = async (w: number) => ((await (await fetch(`${m.openaiUrls![w]!}/v1/models`)).json()) as { data: { id: string }[] }).data.map((c) => c.id);
