@@ -219,12 +219,14 @@ export function xxh3(p: usize, len: usize, seedLo: u32, seedHi: u32, out: usize)
 }
 
 /**
- * Block hashes of `count` blocks of `blockBytes` at `p`: local = XXH3(block), sequence = XXH3(parent
- * sequence ‖ local) (the first block's is its local hash unless a parent is given), both seeded;
- * written as u64 at outLocal (skipped when 0) and outSeq.
+ * Block hashes of `count` blocks of `blockBytes` at `p`: local = XXH3(block) with the local seed,
+ * sequence = XXH3(parent sequence ‖ local) with the sequence seed (the first block's is its local
+ * hash unless a parent is given). The seeds differ for a LoRA adapter (its seed seeds the local
+ * hashes only); written as u64 at outLocal (skipped when 0) and outSeq.
  */
-export function chain(p: usize, count: usize, blockBytes: usize, seedLo: u32, seedHi: u32, hasParent: bool, parentLo: u32, parentHi: u32, outLocal: usize, outSeq: usize): void {
+export function chain(p: usize, count: usize, blockBytes: usize, seedLo: u32, seedHi: u32, seqSeedLo: u32, seqSeedHi: u32, hasParent: bool, parentLo: u32, parentHi: u32, outLocal: usize, outSeq: usize): void {
   const seed = (<u64>seedHi << 32) | seedLo;
+  const seqSeed = (<u64>seqSeedHi << 32) | seqSeedLo;
   let prev = (<u64>parentHi << 32) | parentLo;
   let chained = hasParent;
   for (let b: usize = 0; b < count; b++) {
@@ -233,7 +235,7 @@ export function chain(p: usize, count: usize, blockBytes: usize, seedLo: u32, se
     if (chained) {
       store<u64>(PAIR, prev);
       store<u64>(PAIR + 8, l);
-      s = hash(PAIR, 16, seed);
+      s = hash(PAIR, 16, seqSeed);
     }
     if (outLocal != 0) store<u64>(outLocal + 8 * b, l);
     store<u64>(outSeq + 8 * b, s);

@@ -4,6 +4,7 @@
 // settings of the stack under test, so its simulation runs the same configuration.
 import { splitUrls, urlListProblem } from "./bench-urls.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
+import { parseLoraNames, parseZipf } from "./lora-modules.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { benchLayoutOptions, benchLayoutProblems } from "./bench-layouts.ts";
 import { replayRouterOptions, reportOptions, sessionWorkloadProblems, workloadFlags } from "./replay.ts";
@@ -22,6 +23,9 @@ export const benchOptions = defineOptions({
     port: { kind: "int", min: 1, max: 65535, description: "Without --url: the server's port (vLLM's --port; with --host alone, 8000)" },
     model: { kind: "string", nonEmpty: true, description: "Model name to request (default: the first one /v1/models lists)" },
     servedModelName: { kind: "string", nonEmpty: true, description: "Model name sent in each request when it differs from --model (vLLM's --served-model-name)" },
+    loraModules: { kind: "string", nonEmpty: true, variadic: true, description: "LoRA adapter names (as the server lists them): each request names one as its model, and the result splits by adapter (vLLM's bench --lora-modules; a trace row's lora_name wins)" },
+    loraAssignment: { kind: "enum", choices: ["random", "round-robin"], default: "random", description: "How --lora-modules picks each request's adapter: at random (seeded) or in turn (vLLM's --lora-assignment)" },
+    loraPopularity: { kind: "string", nonEmpty: true, description: "zipf:S: random picks favour the first --lora-modules names, the k-th drawn with weight 1/k^S (default: uniform)" },
     backend: { kind: "enum", choices: ["openai", "openai-chat", "vllm"], description: "vLLM's --backend: openai / vllm (completions) or openai-chat (chat completions: sets --endpoint /v1/chat/completions and --prompt-format text unless given); the result's backend" },
     endpoint: { kind: "string", nonEmpty: true, default: "/v1/completions", description: "API path: /v1/completions or /v1/chat/completions (chat takes text prompts only)" },
     promptFormat: { kind: "enum", choices: ["tokens", "text"], default: "tokens", description: "Send prompts as token-id arrays (exact prefix sharing) or as text (one word per token id); a chat endpoint always gets text" },
@@ -182,6 +186,16 @@ export function benchProblems(c: BenchConfig): string[] {
     return typeof p === "string" ? [p] : [];
   }
   const problems = engineProblems(c);
+  if (c.loraModules !== undefined) {
+    const names = parseLoraNames(c.loraModules);
+    if (typeof names === "string") problems.push(names);
+  }
+  if (c.loraPopularity !== undefined) {
+    const zipf = parseZipf(c.loraPopularity);
+    if (typeof zipf === "string") problems.push(zipf);
+    else if (c.loraModules === undefined) problems.push("--lora-popularity: needs --lora-modules (the adapters it weighs)");
+    else if (c.loraAssignment === "round-robin") problems.push("--lora-popularity: weighs random picks; --lora-assignment round-robin takes the adapters in turn");
+  }
   if (c.mockerUrls !== undefined) {
     problems.push(...parseMockerUrls(c.mockerUrls).problems);
     if (auditIntervalOf(c) === undefined) problems.push("--mocker-urls: only used by the audit and fault schedules; add --audit or --faults");

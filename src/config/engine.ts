@@ -48,11 +48,19 @@ export const engineCoreOptions = group("Engine", {
   seed: { kind: "int", min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, description: "Seed for output tokens (same seed, same run)" },
 });
 
-export const engineOptions = defineOptions({ ...kvCacheOptions, ...engineCoreOptions });
+/** LoRA adapters per rank: vLLM's batch budget and adapter cache (docs/commands.md, LoRA adapters). */
+export const loraBudgetOptions = group("LoRA adapters", {
+  maxLoras: { kind: "int", min: 1, max: 1024, default: 1, description: "Most distinct LoRA adapters in one batch; a request for another waits (vLLM's --max-loras)" },
+  maxCpuLoras: { kind: "int", min: 1, max: 65536, description: "LoRA adapters kept loaded per rank, the least recently used idle one evicted (default --max-loras; vLLM's --max-cpu-loras)" },
+  loraLoadMs: { kind: "number", min: 0, default: 0, description: "Step time of loading a LoRA adapter that is not loaded, in ms" },
+});
 
-/** The cross-field rules of the engine options (the host tier needs prefix caching). */
-export function engineProblems(c: { numHostBlocks: number; enablePrefixCaching: boolean }): string[] {
+export const engineOptions = defineOptions({ ...kvCacheOptions, ...engineCoreOptions, ...loraBudgetOptions });
+
+/** The cross-field rules of the engine options (the host tier needs prefix caching; vLLM's LoRA cache rule). */
+export function engineProblems(c: { numHostBlocks: number; enablePrefixCaching: boolean; maxLoras?: number; maxCpuLoras?: number }): string[] {
   const problems: string[] = [];
   if (c.numHostBlocks > 0 && !c.enablePrefixCaching) problems.push("--num-host-blocks: a host tier requires prefix caching (drop --no-enable-prefix-caching)");
+  if (c.maxCpuLoras !== undefined && c.maxLoras !== undefined && c.maxCpuLoras < c.maxLoras) problems.push(`--max-cpu-loras: max_cpu_loras (${c.maxCpuLoras}) must be >= max_loras (${c.maxLoras})`);
   return problems;
 }

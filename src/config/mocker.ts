@@ -4,7 +4,8 @@ import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
 import { disaggregationOptions, disaggregationProblems } from "./disaggregation.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
-import { engineCoreOptions, engineOptions, engineProblems, kvCacheOptions } from "./engine.ts";
+import { engineCoreOptions, engineOptions, engineProblems, kvCacheOptions, loraBudgetOptions } from "./engine.ts";
+import { parseLoraModules, parseModulesPerWorker } from "./lora-modules.ts";
 import { requestLimitOptions } from "./frontend.ts";
 import type { Candidate } from "./load.ts";
 import { defineOptions, flagName, group, type ConfigOf } from "./options.ts";
@@ -70,6 +71,16 @@ export const mockerOptions = defineOptions({
     httpPort: { kind: "int", min: 0, max: 65535, default: 0, description: "HTTP port for /v1/generate, /health, /metrics; 0 = pick" },
     admin: { kind: "bool", default: false, description: "Serve the fault API (/admin/faults: inject event, HTTP and process faults at run time); up always enables it" },
   }),
+  ...group("LoRA adapters", {
+    loraModules: {
+      kind: "string",
+      nonEmpty: true,
+      variadic: true,
+      description: "LoRA adapters every worker loads at start: name=path … or vLLM's JSON form {\"name\", \"path\", \"base_model_name\"}; more load and unload at run time (POST /v1/load_lora_adapter, /v1/unload_lora_adapter)",
+    },
+    loraModulesPerWorker: { kind: "string", nonEmpty: true, description: "Which --lora-modules each worker loads instead of all: a JSON array, one array of adapter names per worker (up writes it from --lora-replicas)" },
+  }),
+  ...loraBudgetOptions,
   ...workerApiOptions,
   ...disaggregationOptions,
   ...requestLimitOptions,
@@ -207,6 +218,14 @@ export const ARRAY_ENCODING_WITH_STATE_AGENT =
 /** Cross-field rules of the mocker options, run on the resolved config (extra-engine-args applied). */
 export function mockerProblems(c: MockerConfig): string[] {
   const problems = [...engineProblems(c), ...discoveryProblems(c)];
+  if (c.loraModules !== undefined) {
+    const modules = parseLoraModules(c.loraModules, c.modelName);
+    if (typeof modules === "string") problems.push(modules);
+    else if (c.loraModulesPerWorker !== undefined) {
+      const placed = parseModulesPerWorker(c.loraModulesPerWorker, modules, c.numWorkers);
+      if (typeof placed === "string") problems.push(placed);
+    }
+  } else if (c.loraModulesPerWorker !== undefined) problems.push("--lora-modules-per-worker: needs --lora-modules (the adapters it places)");
   for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {
     const ports = c[key];
     if (!ports) continue;

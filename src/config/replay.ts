@@ -53,6 +53,7 @@ export const replayRouterOptions = group("Workers and router", {
     description: `How each request picks its (worker, rank): ${routerModesHelp(ROUTER_MODES)} (oracle in replay only)`,
   },
   ...routerTuningOptions,
+  loraReplicas: { kind: "int", min: 1, max: 100_000, description: "Workers holding each LoRA adapter a trace row names (lora_name), placed by rendezvous hashing; requests for it go only to them (default: every worker holds every adapter)" },
 });
 
 export const replayOptions = defineOptions({

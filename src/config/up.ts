@@ -4,6 +4,7 @@
 import { rawHostProblem } from "../protocol/cache-owner.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
+import { parseLoraModules } from "./lora-modules.ts";
 import { agentOptions } from "./agent.ts";
 import { frontendFailureOptions, frontendOptions } from "./frontend.ts";
 import type { ConfigSections, Overlay } from "./load.ts";
@@ -104,6 +105,10 @@ export const mockerPassOn = defineOptions({
   ...group("Supervision", {
     staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers of a process" },
   }),
+  ...group("LoRA adapters", {
+    loraModules: { kind: "string", nonEmpty: true, variadic: true, description: "LoRA adapters the mockers load at start: name=path … or vLLM's JSON form (see mocker --lora-modules); on every worker unless --lora-replicas" },
+    loraReplicas: { kind: "int", min: 1, max: 100_000, description: "With --lora-modules: load each adapter on this many of the stack's workers, placed by rendezvous hashing (Dynamo's default placement)" },
+  }),
   ...group("Worker API", {
     workerApi: { kind: "bool", default: false, description: "Every worker also serves vLLM's OpenAI API on a port of its own (listed in the ready summary and the state file), for routers other than the frontend" },
     openaiPortBase: { kind: "int", min: 0, max: 65535, description: "With --worker-api: global worker k serves on P + k (default: each mocker process takes free ports)" },
@@ -154,6 +159,10 @@ export function globalWorkers(c: Pick<UpConfig, "mockerProcesses" | "workersPerP
 export function upProblems(c: UpConfig): string[] {
   const roles = parseRoles(c.roles);
   const problems = [...engineProblems(c), ...discoveryProblems(c), ...conditionalDisaggProblems(c), ...roles.problems];
+  if (c.loraModules !== undefined) {
+    const modules = parseLoraModules(c.loraModules, c.modelName);
+    if (typeof modules === "string") problems.push(modules);
+  } else if (c.loraReplicas !== undefined) problems.push("--lora-replicas: needs --lora-modules (the adapters it places)");
   const ranks = globalWorkers(c) * c.dataParallelSize;
   for (const [base, flag] of [[c.zmqKvEventsPorts, "--zmq-kv-events-ports"], [c.zmqReplayPorts, "--zmq-replay-ports"]] as const) {
     if (base !== undefined && base !== 0 && base + ranks - 1 > 65535) problems.push(`${flag}: base ${base} + ${ranks} ranks of this stack exceeds port 65535`);

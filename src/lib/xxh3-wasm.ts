@@ -7,7 +7,7 @@ interface Exports {
   memory: WebAssembly.Memory;
   heapBase(): number;
   xxh3(p: number, len: number, seedLo: number, seedHi: number, out: number): void;
-  chain(p: number, count: number, blockBytes: number, seedLo: number, seedHi: number, hasParent: number, parentLo: number, parentHi: number, outLocal: number, outSeq: number): void;
+  chain(p: number, count: number, blockBytes: number, seedLo: number, seedHi: number, seqSeedLo: number, seqSeedHi: number, hasParent: number, parentLo: number, parentHi: number, outLocal: number, outSeq: number): void;
 }
 
 const align8 = (n: number) => (n + 7) & ~7;
@@ -43,9 +43,10 @@ export class Xxh3Wasm {
   /**
    * The block hashes of the first `sequence.length` full blocks of `tokens` (u32 token ids, `blockSize`
    * a block): local = XXH3(block's tokens as u32 LE), sequence = XXH3(previous sequence ‖ local), the
-   * first block's sequence hash its local one unless `parent` continues a chain; both with `seed`.
+   * first block's sequence hash its local one unless `parent` continues a chain; local hashes with
+   * `seed`, sequence hashes with `sequenceSeed` (the same unless a LoRA adapter seeds the local ones).
    */
-  chain(tokens: ArrayLike<number>, blockSize: number, seed: bigint, parent: bigint | undefined, local: BigUint64Array | undefined, sequence: BigUint64Array): void {
+  chain(tokens: ArrayLike<number>, blockSize: number, seed: bigint, parent: bigint | undefined, local: BigUint64Array | undefined, sequence: BigUint64Array, sequenceSeed: bigint = seed): void {
     const count = sequence.length;
     if (count === 0) return;
     const used = count * blockSize;
@@ -58,8 +59,11 @@ export class Xxh3Wasm {
     this.split[0] = parent ?? 0n;
     const parentLo = this.splitWords[0]!;
     const parentHi = this.splitWords[1]!;
+    this.split[0] = sequenceSeed;
+    const seqSeedLo = this.splitWords[0]!;
+    const seqSeedHi = this.splitWords[1]!;
     this.split[0] = seed;
-    this.ex.chain(this.base, count, 4 * blockSize, this.splitWords[0]!, this.splitWords[1]!, parent === undefined ? 0 : 1, parentLo, parentHi, local === undefined ? 0 : outLocal, outSeq);
+    this.ex.chain(this.base, count, 4 * blockSize, this.splitWords[0]!, this.splitWords[1]!, seqSeedLo, seqSeedHi, parent === undefined ? 0 : 1, parentLo, parentHi, local === undefined ? 0 : outLocal, outSeq);
     sequence.set(this.u64.subarray(outSeq / 8, outSeq / 8 + count));
     if (local !== undefined) local.set(this.u64.subarray(outLocal / 8, outLocal / 8 + count));
   }

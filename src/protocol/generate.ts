@@ -13,6 +13,8 @@ export interface GenerateBody {
   kv_hint?: KvHint;
   /** vLLM NixlConnector's params (kv-transfer-params.ts): a P/D leg. */
   kv_transfer_params?: Record<string, unknown>;
+  /** The LoRA adapter to run under (vLLM's lora_name); absent = the base model. */
+  lora_name?: string;
 }
 
 /** A router hint: which peer holds a longer prefix of the prompt. The mocker logs it, never acts on it. */
@@ -34,6 +36,8 @@ export interface GenerateRequest {
   tokenIds: number[];
   maxTokens: number;
   requestId?: string;
+  /** The LoRA adapter to run under; absent = the base model. */
+  loraName?: string;
   /** Logged by the mocker, never acted on. */
   kvHint?: Record<string, unknown>;
   /** A disaggregated leg's transfer params (prefill: do_remote_decode; decode: where to pull from). */
@@ -52,7 +56,7 @@ export interface GenerateSummary {
 
 export type GenerateLine = { token_id: number } | GenerateSummary;
 
-const KNOWN_KEYS = new Set(["worker", "dp_rank", "token_ids", "max_tokens", "request_id", "kv_hint", "kv_transfer_params"]);
+const KNOWN_KEYS = new Set(["worker", "dp_rank", "token_ids", "max_tokens", "request_id", "kv_hint", "kv_transfer_params", "lora_name"]);
 const MAX_TOKEN_ID = 0xffff_ffff;
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; problem: string };
@@ -81,6 +85,9 @@ export function parseGenerateRequest(body: unknown, limits: { maxPromptTokens: n
   if (b.request_id !== undefined && (typeof b.request_id !== "string" || b.request_id.length === 0 || b.request_id.length > 256)) {
     return fail(`request_id: expected a string of 1 to 256 characters, got ${show(b.request_id)}`);
   }
+  if (b.lora_name !== undefined && (typeof b.lora_name !== "string" || b.lora_name.length === 0 || b.lora_name.length > 256)) {
+    return fail(`lora_name: expected an adapter name of 1 to 256 characters, got ${show(b.lora_name)}`);
+  }
   if (b.kv_hint !== undefined && (typeof b.kv_hint !== "object" || b.kv_hint === null || Array.isArray(b.kv_hint))) {
     return fail(`kv_hint: expected a JSON object, got ${show(b.kv_hint)}`);
   }
@@ -99,6 +106,7 @@ export function parseGenerateRequest(body: unknown, limits: { maxPromptTokens: n
       tokenIds: tokenIds as number[],
       maxTokens,
       requestId: b.request_id as string | undefined,
+      ...(b.lora_name !== undefined ? { loraName: b.lora_name as string } : {}),
       kvHint: b.kv_hint as Record<string, unknown> | undefined,
     },
   };

@@ -37,6 +37,8 @@ export const WorkerRecordSchema = v.object({
   router_hint_sources: v.optional(v.array(v.object({ cache_owner_id: cacheOwnerId, source_control_endpoint: endpoint }))),
   kv_transfer_domain: v.optional(v.string()),
   topology: v.record(v.string(), v.string()),
+  /** LoRA adapters the worker has loaded (vLLM's lora_name), updated on load and unload; absent = none. */
+  lora_adapters: v.optional(v.array(v.pipe(v.string(), v.nonEmpty()))),
   /** The worker's own vLLM OpenAI API (mocker --openai-port-base), for routers other than the frontend. */
   openai_url: v.optional(v.pipe(v.string(), v.url())),
   /** Dynamo's disaggregation mode of a prefill or decode worker (absent: aggregated). */

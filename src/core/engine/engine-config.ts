@@ -37,6 +37,12 @@ export interface EngineConfig {
   kvTransferBandwidthGbps: number;
   /** What a pull's time counts: the whole prompt, or only the tokens this rank lacked. */
   kvTransferTimingMode: "full_prompt" | "destination_missing";
+  /** Distinct LoRA adapters in one batch (vLLM's --max-loras). */
+  maxLoras: number;
+  /** LoRA adapters kept loaded, least recently used evicted (vLLM's --max-cpu-loras; 0 = maxLoras). */
+  maxCpuLoras: number;
+  /** Step time of loading one LoRA adapter, in ms (speedup applied). */
+  loraLoadMs: number;
 }
 
 /** Most blocks a tier can address (int32 cell indices). */
@@ -65,6 +71,9 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   releasedFifoBlocks: 16_384,
   kvTransferBandwidthGbps: 64,
   kvTransferTimingMode: "full_prompt",
+  maxLoras: 1,
+  maxCpuLoras: 0,
+  loraLoadMs: 0,
 });
 
 /** Problems with a config, one line each (the process edge validates first; this guards core). */
@@ -82,9 +91,10 @@ export function engineConfigProblems(c: EngineConfig): string[] {
     const v = c[k];
     if (typeof v !== "number" || !Number.isFinite(v) || v < 0) p.push(`${k}: got ${String(v)}, expected a number ≥ 0`);
   };
-  for (const k of ["blockSize", "numGpuBlocks", "maxNumSeqs", "maxNumBatchedTokens", "kvBytesPerToken", "vocabSize"] as const) posInt(k);
-  for (const k of ["numHostBlocks", "seed", "releasedFifoBlocks"] as const) nonNegInt(k);
-  for (const k of ["hostOffloadD2hBandwidthGbps", "hostOffloadH2dBandwidthGbps", "kvTransferBandwidthGbps", "speedupRatio", "prefillMs", "decodeMs"] as const) nonNeg(k);
+  for (const k of ["blockSize", "numGpuBlocks", "maxNumSeqs", "maxNumBatchedTokens", "kvBytesPerToken", "vocabSize", "maxLoras"] as const) posInt(k);
+  for (const k of ["numHostBlocks", "seed", "releasedFifoBlocks", "maxCpuLoras"] as const) nonNegInt(k);
+  for (const k of ["hostOffloadD2hBandwidthGbps", "hostOffloadH2dBandwidthGbps", "kvTransferBandwidthGbps", "speedupRatio", "prefillMs", "decodeMs", "loraLoadMs"] as const) nonNeg(k);
+  if (c.maxCpuLoras !== 0 && c.maxCpuLoras < c.maxLoras) p.push(`maxCpuLoras: got ${c.maxCpuLoras}, expected 0 or at least maxLoras (${c.maxLoras})`);
   if (!(c.decodeSpeedupRatio > 0) || !Number.isFinite(c.decodeSpeedupRatio)) p.push(`decodeSpeedupRatio: got ${c.decodeSpeedupRatio}, expected a number > 0`);
   if (c.preemptionMode !== "lifo" && c.preemptionMode !== "fifo") p.push(`preemptionMode: got ${String(c.preemptionMode)}, expected lifo or fifo`);
   if (c.kvTransferTimingMode !== "full_prompt" && c.kvTransferTimingMode !== "destination_missing") p.push(`kvTransferTimingMode: got ${String(c.kvTransferTimingMode)}, expected full_prompt or destination_missing`);

@@ -16,7 +16,12 @@ export interface EngineRequest {
    * it and writes generated tokens there. Without room it falls back to copying.
    */
   adoptTokens?: boolean;
-  /** Precomputed full-block hashes of the prompt at this engine's block size (saves rehashing). */
+  /**
+   * The LoRA adapter the request runs under (absent: the base model): it seeds the local hash of
+   * every block (block-hash.ts seedOf), so its blocks are its own, and names them in KV events.
+   */
+  loraName?: string;
+  /** Precomputed full-block hashes of the prompt at this engine's block size, under its adapter (saves rehashing). */
   promptHashes?: { readonly sequence: BigUint64Array; readonly local: BigUint64Array };
   /**
    * A prefill worker's do_remote_decode request: when it finishes, its blocks stay referenced for
@@ -102,6 +107,8 @@ export interface EngineMetrics {
   runningRequests: number;
   /** Of runningRequests, those waiting for a G2 prefix load to land (vLLM keeps these waiting, deferred). */
   loadingRequests: number;
+  /** Of waitingRequests, those the last admission skipped for the LoRA adapter budget (vLLM's deferred). */
+  loraDeferredRequests: number;
   activeBlocks: number;
   gpuBlocks: number;
   /** activeBlocks / gpuBlocks. */

@@ -6,6 +6,7 @@ import type { BlockRecord } from "../kv/block-token-registry.ts";
 import type { KvTier } from "../kv/kv-events.ts";
 import { KvManager } from "../kv/kv-manager.ts";
 import { RequestPhase, RequestState } from "../scheduler/request-state.ts";
+import { loraRequestCounts } from "../scheduler/lora-batch.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { stepDurationMs, type TimingConfig } from "../timing/timing-model.ts";
 import { DEFAULT_ENGINE_CONFIG, engineConfigProblems, type EngineConfig } from "./engine-config.ts";
@@ -55,7 +56,9 @@ export class MockEngine {
       },
       deps.hasher,
     );
-    this.sched = new Scheduler(cfg, this.kv, { kvBytesPerToken: cfg.kvBytesPerToken, bandwidthGbps: scale(cfg.kvTransferBandwidthGbps), mode: cfg.kvTransferTimingMode });
+    // A LoRA load runs on the same scaled clock as steps.
+    const loraLoadMs = cfg.speedupRatio === 0 ? 0 : cfg.loraLoadMs / cfg.speedupRatio;
+    this.sched = new Scheduler({ ...cfg, lora: { maxLoras: cfg.maxLoras, maxCpuLoras: cfg.maxCpuLoras, loadMs: loraLoadMs } }, this.kv, { kvBytesPerToken: cfg.kvBytesPerToken, bandwidthGbps: scale(cfg.kvTransferBandwidthGbps), mode: cfg.kvTransferTimingMode });
     this.timing = cfg;
   }
 
@@ -66,6 +69,7 @@ export class MockEngine {
     if (typeof req.id !== "string" || req.id === "") return { ok: false, reason: "request id must be a non-empty string" };
     if (this.active.has(req.id) || this.held.has(req.id)) return { ok: false, reason: `request id ${req.id} is already in flight` };
     if (promptLen < 1) return { ok: false, reason: "prompt must hold at least one token" };
+    if (req.loraName !== undefined && (typeof req.loraName !== "string" || req.loraName === "")) return { ok: false, reason: "LoRA adapter name must be a non-empty string" };
     if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) return { ok: false, reason: `max tokens must be an integer ≥ 1, got ${req.maxTokens}` };
     const kvTokens = promptLen + req.maxTokens - 1; // the last generated token is never computed
     const blocksNeeded = Math.ceil(kvTokens / cfg.blockSize);
@@ -78,8 +82,12 @@ export class MockEngine {
     const tokens = adoptOrCopy(req, promptLen);
     const fullBlocks = Math.floor(promptLen / cfg.blockSize);
     const r = new RequestState(req.id, promptLen, req.maxTokens, tokens, Math.floor((promptLen + req.maxTokens) / cfg.blockSize));
+    if (req.loraName !== undefined) {
+      r.loraName = req.loraName;
+      r.hashSeed = this.deps.hasher.seedOf(req.loraName);
+    }
     if (fullBlocks > 0) {
-      const hashes = req.promptHashes ?? this.deps.hasher.hashBlocks(tokens.subarray(0, fullBlocks * cfg.blockSize), cfg.blockSize);
+      const hashes = req.promptHashes ?? this.deps.hasher.hashBlocks(tokens.subarray(0, fullBlocks * cfg.blockSize), cfg.blockSize, undefined, r.hashSeed);
       if (hashes.sequence.length !== fullBlocks || hashes.local.length !== fullBlocks) {
         return { ok: false, reason: `promptHashes hold ${hashes.sequence.length} blocks, expected ${fullBlocks} at block size ${cfg.blockSize}` };
       }
@@ -142,7 +150,7 @@ export class MockEngine {
         }
       }
       // Any sampled token, a prefill's first one included, makes the step pay decode (as Dynamo's mocker).
-      durationMs = fenceWaitMs + stepDurationMs(this.timing, plan.prefillTokens, tokens.length, load);
+      durationMs = fenceWaitMs + stepDurationMs(this.timing, plan.prefillTokens, tokens.length, load) + (sched.lora?.takeLoadMs() ?? 0);
       this.generatedTokens += tokens.length;
       if (kv.host !== null) for (let i = 0; i < scheduled.length; i++) kv.queueOffload(scheduled[i]!);
       if (anyFinished) finished = this.retireFinished();
@@ -232,6 +240,7 @@ export class MockEngine {
       waitingRequests: s.waiting.size,
       runningRequests: s.running.length,
       loadingRequests: s.loadingCount,
+      loraDeferredRequests: s.lora?.deferred ?? 0,
       activeBlocks: kv.g1.activeBlocks,
       gpuBlocks: kv.g1.capacity,
       gpuCacheUsage: kv.g1.activeBlocks / kv.g1.capacity,
@@ -257,6 +266,12 @@ export class MockEngine {
       heldRequests: this.held.size,
       heldBlocks: this.heldBlocks,
     };
+  }
+
+  /** Per LoRA adapter, the requests running and waiting, and the adapters loaded (least recently used first). */
+  loraState(): { running: Map<string, number>; waiting: Map<string, number>; loaded: string[] } {
+    if (this.sched.lora === undefined) return { running: new Map(), waiting: new Map(), loaded: [] };
+    return { ...loraRequestCounts(this.sched.running, this.sched.waiting.toArray()), loaded: this.sched.lora.loadedAdapters() };
   }
 
   /** Resident sequence hashes per tier and refcounts: for invariant tests and debugging. */

@@ -23,6 +23,8 @@ export interface BlockRecord {
   readonly localHash: bigint;
   /** Exactly blockSize token ids (a view into the registry's slab: copy to keep). */
   readonly tokenIds: Uint32Array;
+  /** The LoRA adapter the block was computed under; absent for the base model. */
+  readonly loraName?: string;
 }
 
 export class BlockTokenRegistry {
@@ -36,6 +38,8 @@ export class BlockTokenRegistry {
   private tiers = new Uint8Array(INITIAL_CELLS);
   private releasedAt = new Float64Array(INITIAL_CELLS);
   private tokens = new Uint32Array(0);
+  /** The LoRA adapter of record cells computed under one (sparse: the base model's blocks have none). */
+  private readonly adapters = new Map<number, string>();
   /** Tokens per block: learned from the first store (one engine, one block size). */
   private blockSize = 0;
   private readonly freeCells: number[] = [];
@@ -74,7 +78,7 @@ export class BlockTokenRegistry {
   }
 
   /** `stored` for the block whose token ids are tokens[from, from + blockSize): no view allocated. */
-  storedAt(tier: KvTier, hash: bigint, parentHash: bigint | null, localHash: bigint, tokens: Uint32Array, from: number, blockSize: number): void {
+  storedAt(tier: KvTier, hash: bigint, parentHash: bigint | null, localHash: bigint, tokens: Uint32Array, from: number, blockSize: number, loraName?: string): void {
     splitU64(hash);
     let cell = this.byCell.get(SPLIT[0]!, SPLIT[1]!);
     if (cell === -1) {
@@ -91,6 +95,7 @@ export class BlockTokenRegistry {
       const slab = this.tokens;
       const at = cell * blockSize;
       for (let i = 0; i < blockSize; i++) slab[at + i] = tokens[from + i]!;
+      if (loraName !== undefined) this.adapters.set(cell, loraName);
     }
     this.tiers[cell]! |= TIER_BIT[tier];
   }
@@ -148,6 +153,11 @@ export class BlockTokenRegistry {
     return this.local[cell]!;
   }
 
+  /** The LoRA adapter of record `cell`; undefined for the base model. */
+  adapterOf(cell: number): string | undefined {
+    return this.adapters.size === 0 ? undefined : this.adapters.get(cell);
+  }
+
   /** Copies the token ids of record `cell` into dst[at, at + blockSize). */
   copyTokens(cell: number, dst: Uint32Array, at: number): void {
     const bs = this.blockSize;
@@ -178,10 +188,12 @@ export class BlockTokenRegistry {
 
   private record(cell: number): BlockRecord {
     const bs = this.blockSize;
+    const loraName = this.adapterOf(cell);
     return {
       parentHash: this.hasParent[cell] === 1 ? this.parent[cell]! : null,
       localHash: this.local[cell]!,
       tokenIds: this.tokens.subarray(cell * bs, (cell + 1) * bs),
+      ...(loraName !== undefined ? { loraName } : {}),
     };
   }
 
@@ -198,6 +210,7 @@ export class BlockTokenRegistry {
     splitU64(this.hash[cell]!);
     this.byCell.delete(SPLIT[0]!, SPLIT[1]!);
     this.releasedAt[cell] = 0;
+    if (this.adapters.size > 0) this.adapters.delete(cell);
     this.freeCells.push(cell);
   }
 

@@ -149,7 +149,8 @@ export class HostOffload {
           tier.land(hostCells[from + i]!);
         }
         this.storedBlocks += recs.length;
-        this.events.stored("host", this.registry.parentOf(recs[0]!), hashes, locals, tokenIds, bs);
+        // A run is one parent chain, so one adapter (an adapter seeds every hash of its blocks).
+        this.events.stored("host", this.registry.parentOf(recs[0]!), hashes, locals, tokenIds, bs, this.registry.adapterOf(recs[0]!));
       }
     }
     if (this.pendingHead > 64 && this.pendingHead * 2 > this.pending.length) {

@@ -20,6 +20,8 @@ export interface KvStoredEvent {
   /** The stored blocks' own token ids: blockHashes.length × blockSize (may be a view; copy to keep). */
   readonly tokenIds: Uint32Array;
   readonly blockSize: number;
+  /** The LoRA adapter the blocks were computed under (vLLM's lora_name); absent for the base model. */
+  readonly loraName?: string;
 }
 
 export interface KvRemovedEvent {
@@ -48,8 +50,8 @@ export class KvEventBuffer {
   /** Events emitted since creation (a metric). */
   emitted = 0;
 
-  stored(tier: KvTier, parentHash: bigint | null, blockHashes: bigint[], localHashes: bigint[], tokenIds: Uint32Array, blockSize: number): void {
-    this.events.push({ kind: "stored", tier, parentHash, blockHashes, localHashes, tokenIds, blockSize });
+  stored(tier: KvTier, parentHash: bigint | null, blockHashes: bigint[], localHashes: bigint[], tokenIds: Uint32Array, blockSize: number, loraName?: string): void {
+    this.events.push(loraName === undefined ? { kind: "stored", tier, parentHash, blockHashes, localHashes, tokenIds, blockSize } : { kind: "stored", tier, parentHash, blockHashes, localHashes, tokenIds, blockSize, loraName });
     this.emitted++;
   }
 

@@ -291,7 +291,7 @@ export class KvManager {
   private ensureHashes(req: RequestState, full: number): void {
     const bs = this.blockSize;
     for (let i = req.numHashed; i < full; i++) {
-      const local = this.hasher.localHash(req.tokens.subarray(i * bs, (i + 1) * bs));
+      const local = this.hasher.localHash(req.tokens.subarray(i * bs, (i + 1) * bs), req.hashSeed);
       req.localHashes[i] = local;
       req.seqHashes[i] = this.hasher.sequenceHash(i > 0 ? req.seqHashes[i - 1]! : undefined, local);
     }
@@ -310,9 +310,9 @@ export class KvManager {
     const registry = this.registry;
     if (registry !== null) {
       // Reads the bigints already boxed above: a host tier adds no allocation per block here.
-      for (let i = from; i < to; i++) registry.storedAt("device", hashes[i - from]!, i > from ? hashes[i - from - 1]! : parent, locals[i - from]!, req.tokens, i * bs, bs);
+      for (let i = from; i < to; i++) registry.storedAt("device", hashes[i - from]!, i > from ? hashes[i - from - 1]! : parent, locals[i - from]!, req.tokens, i * bs, bs, req.loraName);
     }
-    this.events.stored("device", parent, hashes, locals, req.tokens.subarray(from * bs, to * bs), bs);
+    this.events.stored("device", parent, hashes, locals, req.tokens.subarray(from * bs, to * bs), bs, req.loraName);
   }
 
   private emitRemoved(tier: KvTier, hash: bigint): void {

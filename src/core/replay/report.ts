@@ -1,6 +1,7 @@
 // The `kvcr-mock replay` report, with the metric names of vLLM's benchmark_serving (and aiperf's
 // units): completed/failed, duration, throughputs, TTFT/TPOT/ITL/E2EL summaries, plus what only
 // a replay knows: prefix-cache reuse, per-worker spread, wall and simulated time.
+import type { AdapterFigures } from "./lora-report.ts";
 import type { RegretSummary } from "../routing/regret.ts";
 import type { SimulationResult } from "./simulator.ts";
 import type { SessionFigures } from "./session-report.ts";
@@ -41,6 +42,8 @@ export interface ReplayReport extends ServingTotals {
   errors: { request: number; error: string }[];
   /** Session workloads: per turn index and per session (session-report.ts). */
   sessions?: SessionFigures;
+  /** Per LoRA adapter (null = the base model), when the workload names adapters. */
+  by_lora_adapter?: AdapterFigures[];
 }
 
 export const REPORT_ERROR_LIMIT = 20;

@@ -20,6 +20,7 @@ import type { RegretSummary } from "../routing/regret.ts";
 import { EventHeap } from "./event-heap.ts";
 import { OracleView } from "./oracle-view.ts";
 import { isSessionWorkload, SessionRun } from "./session-run.ts";
+import { loraExclusions } from "./lora-routing.ts";
 
 export interface SimulationOptions {
   engine: Partial<EngineConfig>;
@@ -41,6 +42,11 @@ export interface SimulationOptions {
   maxSessions?: number;
   /** Called as requests complete (about every 1%), e.g. for a progress bar. */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Workers holding each LoRA adapter the workload names (rendezvous placement on this many; absent:
+   * every worker holds every adapter). Requests for an adapter go only to its holders.
+   */
+  loraReplicas?: number;
 }
 
 export interface SimulationResult {
@@ -96,6 +102,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   // Without KV events the router predicts the index from its own decisions: engine events are not
   // fed. The oracle routes on the oracle view's index, fed as each step is taken.
   const eventIndex = kvMode && opts.router?.approximateTtlMs === undefined ? index : undefined;
+  const loraExcluded = loraExclusions(workload, workers, dp, opts.loraReplicas, deps.hasher);
   for (let s = 0; s < W; s++) {
     const c = engines[s]!.config;
     router.add(s, { capacityBlocks: c.numGpuBlocks, worker: s - (s % dp), maxNumBatchedTokens: c.maxNumBatchedTokens });
@@ -240,7 +247,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     else req.writeTokens(buffer);
     const tokens = buffer.subarray(0, inputLength);
     promptTokens[i] = tokens.length;
-    hashesOf[i] = deps.hasher.hashBlocks(tokens, blockSize);
+    hashesOf[i] = req.loraName === undefined ? deps.hasher.hashBlocks(tokens, blockSize) : deps.hasher.hashBlocks(tokens, blockSize, undefined, deps.hasher.seedOf(req.loraName));
     if (heldHead < held.length || router.saturated()) {
       queued++;
       held.push(i);
@@ -254,7 +261,8 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     const hashes = hashesOf[i]!;
     hashesOf[i] = undefined;
     const tokens = bufferOf[i]!.subarray(0, promptTokens[i]!);
-    const decision = router.route({ seqHashes: hashes.sequence, promptTokens: tokens.length, blockSize, nowMs: t })!;
+    const lora = workload[i]!.loraName;
+    const decision = router.route({ seqHashes: hashes.sequence, promptTokens: tokens.length, blockSize, nowMs: t, exclude: lora === undefined ? undefined : loraExcluded?.get(lora) })!;
     if (decision === OVERLOADED) {
       rejected++;
       errors.set(i, "rejected: every worker is busy (over the router's busy thresholds)");
@@ -267,7 +275,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     active[i] = decision.request;
     worker[i] = w;
     requestsPerRank[Math.floor(w / dp)]![w % dp]!++;
-    const added = engines[w]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: workload[i]!.outputLength, promptHashes: hashes });
+    const added = engines[w]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: workload[i]!.outputLength, promptHashes: hashes, ...(lora !== undefined ? { loraName: lora } : {}) });
     if (!added.ok) {
       errors.set(i, added.reason);
       complete(i, t);

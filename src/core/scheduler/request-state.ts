@@ -2,6 +2,8 @@
 // computed, the G1 cells it holds and the hashes of its full blocks. Mutated only by the
 // scheduler and the KV manager of the engine that owns it.
 
+import { BLOCK_HASH_SEED } from "../kv/block-hash.ts";
+
 export const RequestPhase = {
   waiting: 0,
   /** Admitted; waiting for a host-to-device load of its G2 prefix (or a remote prefill's pull) to land. */
@@ -54,6 +56,9 @@ export class RequestState {
   holdBlocks = false;
   /** Output-token key derived from the prompt (see output-tokens.ts). */
   outputKey = 0;
+  /** The LoRA adapter the request runs under (undefined: the base model) and its local-hash seed. */
+  loraName: string | undefined = undefined;
+  hashSeed = BLOCK_HASH_SEED;
 
   constructor(
     readonly id: string,

@@ -6,6 +6,7 @@
 // behind it; no admission in a step that preempted.
 import { remoteTransfer, type KvTransferTiming } from "../engine/kv-transfer-time.ts";
 import type { KvManager } from "../kv/kv-manager.ts";
+import { LoraBatch, type LoraLimits } from "./lora-batch.ts";
 import { RequestQueue } from "./request-queue.ts";
 import { RequestPhase, type RequestState } from "./request-state.ts";
 
@@ -17,6 +18,8 @@ export interface SchedulerConfig {
   maxNumBatchedTokens: number;
   enableChunkedPrefill: boolean;
   preemptionMode: PreemptionMode;
+  /** LoRA adapters per batch and kept loaded (absent: 1 and 1, no load time). */
+  lora?: LoraLimits;
 }
 
 export interface SchedulePlan {
@@ -38,6 +41,8 @@ export class Scheduler {
   private prefillTokens = 0;
   private decodingRequests = 0;
   private budget = 0;
+  /** Made at the first adapter request: base-model-only engines never touch it. */
+  lora: LoraBatch | undefined;
 
   constructor(
     private readonly cfg: SchedulerConfig,
@@ -105,8 +110,23 @@ export class Scheduler {
   private admit(nowMs: number): void {
     const { kv, cfg } = this;
     const bs = kv.blockSize;
+    // Requests skipped for the LoRA budget, put back at the front in order after the pass (vLLM's skipped queue).
+    let skipped: RequestState[] | undefined;
+    let loraPass = false;
     while (this.waiting.size > 0 && this.running.length < cfg.maxNumSeqs && this.budget > 0) {
       const r = this.waiting.peekFront()!;
+      if (r.loraName !== undefined) {
+        const lora = (this.lora ??= new LoraBatch(cfg.lora ?? { maxLoras: 1, maxCpuLoras: 1, loadMs: 0 }));
+        if (!loraPass) {
+          lora.begin(this.running);
+          loraPass = true;
+        }
+        if (!lora.admits(r)) {
+          (skipped ??= []).push(this.waiting.popFront()!);
+          lora.deferred++;
+          continue;
+        }
+      }
       const k = kv.matchPrefix(r);
       const h = kv.hostHitCells.length;
       const localLen = kv.matchedTokens(r);
@@ -122,6 +142,7 @@ export class Scheduler {
       if (!cfg.enableChunkedPrefill && n < remaining && !loadsLater) break;
       if (!kv.canAdmit(r, cachedLen + n)) break;
       this.waiting.popFront();
+      if (r.loraName !== undefined) this.lora!.admitted(r);
       r.loadReported = r.cachedTokens < 0;
       if (r.loadReported) {
         r.cachedTokens = cachedLen;
@@ -147,6 +168,8 @@ export class Scheduler {
       }
       if (n > 0) this.take(r, n, false);
     }
+    if (skipped !== undefined) for (let i = skipped.length - 1; i >= 0; i--) this.waiting.pushFront(skipped[i]!);
+    else if (this.lora !== undefined && !loraPass) this.lora.deferred = 0;
   }
 
   private take(r: RequestState, n: number, isDecode: boolean): void {

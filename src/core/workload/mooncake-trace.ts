@@ -25,6 +25,8 @@ export interface TraceRow {
   inputLength: number;
   outputLength: number;
   hashIds: Uint32Array;
+  /** The row's LoRA adapter (`lora_name`), if any. */
+  loraName?: string;
 }
 
 export function parseMooncakeTrace(text: string, traceBlockSize = DEFAULT_TRACE_BLOCK_SIZE): ParsedTrace {
@@ -77,7 +79,9 @@ export function parseTraceLine(line: string, traceBlockSize: number): TraceRow |
   if (input > ids.length * traceBlockSize) {
     return `input_length ${input} is longer than its ${ids.length} hash ids allow at --trace-block-size ${traceBlockSize} (at most ${ids.length * traceBlockSize} tokens)`;
   }
-  return { timestampMs: ts, inputLength: input, outputLength: output, hashIds };
+  const lora = o.lora_name;
+  if (lora !== undefined && lora !== null && (typeof lora !== "string" || lora === "")) return `lora_name must be a LoRA adapter's name (a non-empty string) or null, got ${JSON.stringify(lora)}`;
+  return { timestampMs: ts, inputLength: input, outputLength: output, hashIds, ...(typeof lora === "string" ? { loraName: lora } : {}) };
 }
 
 function lengthField(o: Record<string, unknown>, key: string): number | string {
@@ -93,6 +97,7 @@ function traceRequest(row: TraceRow, traceBlockSize: number): WorkloadRequest {
     timestampMs: row.timestampMs,
     inputLength: row.inputLength,
     outputLength: row.outputLength,
+    ...(row.loraName !== undefined ? { loraName: row.loraName } : {}),
     writeTokens: (out) => expandHashIds(row.hashIds, row.inputLength, traceBlockSize, out),
   };
 }

@@ -7,6 +7,8 @@ export interface WorkloadRequest {
   readonly timestampMs: number;
   readonly inputLength: number;
   readonly outputLength: number;
+  /** The LoRA adapter the request names as its model (a trace row's `lora_name`); absent = the base model. */
+  readonly loraName?: string;
   /** Writes the prompt's inputLength token ids into out[0, inputLength). */
   writeTokens(out: Uint32Array): void;
   /** A turn of a multi-turn session: sent only after the turn before it finished (docs/sessions.md). */

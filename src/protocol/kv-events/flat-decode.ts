@@ -31,6 +31,9 @@ export class FlatBatch {
   kind = new Uint8Array(16);
   medium: (string | null)[] = [];
   ownership: (string | undefined)[] = [];
+  /** A stored event's LoRA adapter (lora_name) and whether it named one only by lora_id. */
+  loraName: (string | null)[] = [];
+  loraIdOnly: boolean[] = [];
   blockSize = new Int32Array(16);
   /** First hash (index into hash pairs) and count of each event's block_hashes. */
   hashStart = new Int32Array(16);
@@ -68,6 +71,8 @@ export class FlatBatch {
     this.kind[i] = kind;
     this.medium[i] = null;
     this.ownership[i] = undefined;
+    this.loraName[i] = null;
+    this.loraIdOnly[i] = false;
     this.blockSize[i] = 0;
     this.hashStart[i] = this.hashes;
     this.hashCount[i] = 0;
@@ -124,6 +129,8 @@ export function flatFromBatch(batch: VllmKvEventBatch, out: FlatBatch): void {
     for (const h of e.blockHashes) out.pushHash(h);
     out.hashCount[i] = e.blockHashes.length;
     if (e.type === "BlockStored") {
+      out.loraName[i] = e.loraName;
+      out.loraIdOnly[i] = e.loraName === null && e.loraId !== null;
       out.blockSize[i] = e.blockSize;
       if (e.parentBlockHash !== null) out.parent[i] = out.pushHash(e.parentBlockHash);
       const tokens = out.reserveTokens(e.tokenIds.length);
@@ -253,6 +260,14 @@ function readFlatField(r: MsgpackReader, id: number, out: FlatBatch, i: number, 
       }
       return;
     }
+    case F.loraName:
+      out.loraName[i] = r.strOrNil("lora_name");
+      if (out.loraName[i] !== null) out.loraIdOnly[i] = false;
+      return;
+    case F.loraId:
+      // lora_id without lora_name (older vLLM) names an adapter the reader cannot hash for.
+      if (r.intOrNil("lora_id") !== null && out.loraName[i] === null) out.loraIdOnly[i] = true;
+      return;
     case F.ownership: {
       if (r.nil("ownership")) return;
       const at = r.pos;

@@ -1,7 +1,8 @@
 // One agent slot's residency and normalization, pure (no sockets, no timers, no clock):
 // applies decoded vLLM KV-event batches, keyed by the publisher's raw block hashes, and emits the
 // normalized router events. Router hashes come from the blocks' own token ids (the block hasher's
-// local hash, sequence hash chained from the parent's router hash); raw hashes are only names.
+// local hash, sequence hash chained from the parent's router hash; a LoRA adapter's blocks (lora_name)
+// seed their local hashes with the adapter, as the router does); raw hashes are only names.
 //
 // Storage is flat and reused (the mocker's U64Map style): raw hash → entry index in a U64Map keyed
 // by the hash's two words; per entry its router seq / local hash, framework refcounts per tier
@@ -193,7 +194,8 @@ export class SlotResidency {
     const n = b.hashCount[i]!;
     const blockSize = b.blockSize[i]!;
     const tokenCount = b.tokenCount[i]!;
-    if (tier < 0 || n === 0 || tokenCount !== n * blockSize) {
+    // An adapter named by lora_id alone cannot be hashed as the router does: never index it as the base model's.
+    if (tier < 0 || n === 0 || tokenCount !== n * blockSize || b.loraIdOnly[i]) {
       this.counters.malformedEvents++;
       return;
     }
@@ -211,7 +213,8 @@ export class SlotResidency {
     const kvcr = b.ownership[i] === OWNERSHIP_KVCR;
     const bit = 1 << tier;
     const start = b.tokenStart[i]!;
-    const hashes = this.hasher.hashBlocks(b.tokens.subarray(start, start + tokenCount), blockSize, parentSeq);
+    const lora = b.loraName[i] ?? null;
+    const hashes = this.hasher.hashBlocks(b.tokens.subarray(start, start + tokenCount), blockSize, parentSeq, lora === null ? undefined : this.hasher.seedOf(lora));
     const first = b.hashStart[i]!;
     let run: RouterBlock[] | undefined;
     let runParent: bigint | null = null;

@@ -3,6 +3,7 @@
 // orchestrator (run-bench.ts), one run (measure-run.ts) and the report's writers all import them
 // without importing one another.
 import type { GoodputSlo } from "../../config/bench.ts";
+import type { BenchAdapterFigures, LoraAssignment } from "./lora-assignment.ts";
 import type { ScheduleEntry } from "../../config/fault-schedule.ts";
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
@@ -81,6 +82,8 @@ export interface BenchOptions extends ArrivalOptions {
   headers?: Record<string, string>;
   /** --request-id-prefix: each request carries `x-request-id: <prefix><n>`, as vllm bench serve sends it. */
   requestIdPrefix?: string;
+  /** --lora-modules: each request names one of these adapters as its model. */
+  lora?: LoraAssignment;
   /** Merged into every request body: sampling parameters and --extra-body. */
   bodyExtra?: Record<string, unknown>;
   goodput?: GoodputSlo;
@@ -131,7 +134,7 @@ export interface BenchDeps {
  * A run's result with what was observed besides the requests (faults, audit, recovery, regret)
  * and about the load client: its lag, its CPU share and the figures it could not resolve.
  */
-export type ObservedResult = BenchResult & RunObservation & ClientFigures & { round?: number };
+export type ObservedResult = BenchResult & RunObservation & ClientFigures & { round?: number; by_lora_adapter?: BenchAdapterFigures[] };
 
 /** One run as measured: its records, result, the load and meta it was built from, and which round it was. */
 export interface MeasuredRun extends ReportRun {

@@ -1,5 +1,6 @@
 // The human summary of what a run observed besides its requests, printed under its result block:
-// the faults applied, each worker's worst index precision / recall, recovery times and regret.
+// the faults applied, each worker's worst index precision / recall, recovery times, the split by
+// LoRA adapter and regret.
 import type { ObservedResult } from "./bench-types.ts";
 import { table } from "./format-result.ts";
 
@@ -25,6 +26,15 @@ export function formatObserved(r: ObservedResult): string {
         ? `Index accuracy${at} (${r.audit.points.length} samples every ${r.audit.interval_s} s, device tier), worst per worker:\n` +
             (worst.length === 0 ? "  no samples\n" : table(["worker", "precision", "recall"], worst.map(([w, a]) => [w, a.precision.toFixed(4), a.recall.toFixed(4)])))
         : `Index accuracy${at}: the router serves no GET /v1/index; only the mockers' truth was sampled\n`,
+    );
+  }
+  if (r.by_lora_adapter) {
+    parts.push(
+      `By LoRA adapter${at}:\n` +
+        table(
+          ["model", "completed", "failed", "mean TTFT (ms)", "P99 TTFT (ms)", "prefix reuse"],
+          r.by_lora_adapter.map((a) => [a.lora_name ?? "(base model)", String(a.completed), String(a.failed), a.mean_ttft_ms.toFixed(2), a.p99_ttft_ms.toFixed(2), a.prefix_cache_reuse_ratio === null ? "-" : `${(a.prefix_cache_reuse_ratio * 100).toFixed(1)} %`]),
+        ),
     );
   }
   if (r.regret) parts.push(`Routing regret${at}: ${r.regret.requests} requests, ${(r.regret.best_cache_share * 100).toFixed(1)} % routed to the best cache, mean ${r.regret.mean_blocks.toFixed(2)} / p99 ${r.regret.p99_blocks.toFixed(2)} blocks lost\n`);

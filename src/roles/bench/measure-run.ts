@@ -2,6 +2,7 @@
 // driven at the target (with the fault schedule and audit watching), and the run's result with
 // what makes its figures less trustworthy — the client's event-loop lag and CPU use, and which
 // latency figures the client could not resolve (client-resolution.ts).
+import { splitRecordsByAdapter } from "./lora-assignment.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
 import type { WorkloadRequest } from "../../core/workload/workload.ts";
 import { KvcrError } from "../../lib/errors.ts";
@@ -82,7 +83,8 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
     warnAt(saturationWarning(cpuShare));
     if (opts.withReplay && opts.warmupRequests === 0 && warmIndex === undefined) warnAt(warmFirstRequest(load.records));
     const unresolved = unresolvedFigures(built, clientTimingOf(load.records, lag), opts.percentiles);
-    const result: ObservedResult = { ...built, ...((opts.rounds ?? 1) > 1 ? { round } : {}), warnings, client_event_loop_lag: lag, client_cpu_share: cpuShare, unresolved_figures: unresolved, ...observed };
+    const byAdapter = splitRecordsByAdapter(load.records, workload);
+    const result: ObservedResult = { ...built, ...((opts.rounds ?? 1) > 1 ? { round } : {}), warnings, client_event_loop_lag: lag, client_cpu_share: cpuShare, unresolved_figures: unresolved, ...observed, ...(byAdapter ? { by_lora_adapter: byAdapter } : {}) };
     logFailures(result, tag, deps.logger);
     return { label: label ?? "run", round, records: load.records, result, startMs: load.startMs, load, meta };
   } finally {
@@ -103,7 +105,7 @@ async function runOne(workload: readonly WorkloadRequest[], arrival: ArrivalSpec
     req.writeTokens(tokens);
     const id = sent++;
     const to = (target: string) => sendRequest(
-      { url: target, body: buildBody(body, tokens, req.outputLength), stream: opts.stream, headers: prefix === undefined ? headers : { ...headers, "x-request-id": `${prefix}${id}` }, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: keepText || opts.saveDetailed },
+      { url: target, body: buildBody(req.loraName === undefined ? body : { ...body, model: req.loraName }, tokens, req.outputLength), stream: opts.stream, headers: prefix === undefined ? headers : { ...headers, "x-request-id": `${prefix}${id}` }, timeoutMs: opts.requestTimeoutS * 1000, workerHeader: opts.workerHeader, inputLength: req.inputLength, signal, keepText: keepText || opts.saveDetailed },
       deps.now,
     );
     return rotation ? rotation.send((base) => to(base + opts.endpoint)) : to(endpointUrl);

@@ -1,5 +1,6 @@
 // Resolved `bench` config → the bench role's options (the parsing of list flags was validated by
 // benchProblems; the engine and router flags describe the stack for --with-replay).
+import { parseLoraNames, parseZipf } from "../../config/lora-modules.ts";
 import {
   auditIntervalOf,
   isChat,
@@ -62,6 +63,7 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
     headers: c.header !== undefined ? (parsePairs(c.header, "--header") as Record<string, string>) : undefined,
     requestIdPrefix: c.requestIdPrefix,
     bodyExtra,
+    ...(c.loraModules !== undefined ? { lora: { names: parseLoraNames(c.loraModules) as string[], assignment: c.loraAssignment, ...(c.loraPopularity !== undefined ? { zipf: parseZipf(c.loraPopularity) as number } : {}) } } : {}),
     workload: {
       ...workload,
       synthetic: { ...workload.synthetic, outputTokens: c.outputLen ?? workload.synthetic.outputTokens },

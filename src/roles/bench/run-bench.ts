@@ -4,6 +4,7 @@
 // verdict first, the result table(s), the JSON and the HTML report; with --with-replay replay's
 // prediction of the same run beside the measurement. One run is measure-run.ts; --compare reads
 // two earlier results instead (compare-results.ts).
+import { assignAdapters } from "./lora-assignment.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import { simulateStack } from "../shared/measure/simulated-stack.ts";
@@ -49,7 +50,7 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
   const models = new Map<string, string>();
   for (let round = 1; round <= rounds && deps.stop?.aborted !== true; round++) {
     // Each round draws its own requests (and arrivals), the same for every side: rounds are independent samples.
-    const workload = loadWorkload({ ...workloadOpts, seed: opts.workload.seed + round - 1 }, deps, "nothing was sent");
+    const workload = assignAdapters(loadWorkload({ ...workloadOpts, seed: opts.workload.seed + round - 1 }, deps, "nothing was sent"), opts.lora, opts.workload.seed + round - 1);
     for (const target of opts.targets) {
       for (const point of points) {
         if (deps.stop?.aborted) break;
@@ -66,7 +67,7 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
   let replay: ReplayReport | undefined;
   if (opts.withReplay) {
     if (opts.warmupRequests > 0) deps.logger.warn("--with-replay: the simulation has no warm-up; its cache starts cold while the live stack was warmed by --warmup-requests");
-    const workload = loadWorkload(workloadOpts, deps, "nothing was sent");
+    const workload = assignAdapters(loadWorkload(workloadOpts, deps, "nothing was sent"), opts.lora, opts.workload.seed);
     replay = simulateStack(workload, opts.withReplay, { arrival: points[0]!.arrival, seed: opts.workload.seed, maxSessions: opts.maxSessions, startedMs: deps.now() }, deps);
   }
 

@@ -248,6 +248,7 @@ export class RequestRun {
     // The prefill reply's params hold for the prompt alone: a resumption past sent tokens computes it.
     const leg = this.completionTokens === 0 ? this.req.leg : undefined;
     if (leg?.kvTransferParams) body.kv_transfer_params = leg.kvTransferParams;
+    if (plan.loraName !== undefined) body.lora_name = plan.loraName;
     if (this.clientGone) a.ctrl.abort(new ClientGone());
     let reply: WorkerReply;
     try {

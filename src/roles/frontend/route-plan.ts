@@ -21,6 +21,8 @@ export interface RoutePlan {
   promptTokens: number;
   kvHint?: KvHint;
   decisionMs: number;
+  /** The LoRA adapter the request named as its model (it runs under the worker's base model). */
+  loraName?: string;
 }
 
 export type RouteFailure = { status: number; message: string; code: string };

@@ -12,6 +12,7 @@ import type { AgentSnapshot } from "../../protocol/agent-snapshot.ts";
 import type { RouterEvent, RouterEventHolder } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
 import { HeldRequests } from "./held-requests.ts";
+import { LoraHolders } from "./lora-holders.ts";
 import { WorkerHealth } from "./worker-health.ts";
 import { kvHintFor, ROUTER_HINT } from "./kv-hint.ts";
 import type { LegQuery, RequestLifecycle, RouteFailure, RoutePlan, WorkerEntry } from "./route-plan.ts";
@@ -63,6 +64,8 @@ export class RoutingState {
   private readonly contextLens = new Map<string, Map<number, number>>();
   /** Set by router replica sync: told of every routed request's lifecycle. */
   lifecycle: RequestLifecycle | undefined;
+  /** LoRA adapters the workers' records list: served as models of their own, under their base model. */
+  readonly lora = new LoraHolders();
 
   constructor(private readonly opts: RoutingStateOptions) {
     this.blockSize = opts.blockSize;
@@ -86,12 +89,16 @@ export class RoutingState {
     const out = new Set<string>();
     for (const [m, r] of this.routers) if (r.size > 0) out.add(m);
     if (this.health.ejectedCount > 0) for (const w of this.workers.values()) out.add(w.record.model);
+    for (const [adapter, base] of this.lora.adapters()) if (out.has(base)) out.add(adapter);
     return [...out];
   }
 
+  /** A LoRA adapter's base model (vLLM's model card `parent`); undefined for a base model or an unknown name. */
+  readonly parentOf = (model: string): string | undefined => (this.routers.has(model) ? undefined : this.lora.baseOf(model));
+
   /** The model's context length: the smallest max_model_len its workers advertise (undefined when none does). */
   maxModelLen(model: string): number | undefined {
-    const lens = this.contextLens.get(model);
+    const lens = this.contextLens.get(model) ?? (this.lora.size > 0 ? this.contextLens.get(this.lora.baseOf(model) ?? "") : undefined);
     if (lens === undefined) return undefined;
     let min: number | undefined;
     for (const len of lens.keys()) if (min === undefined || len < min) min = len;
@@ -143,6 +150,7 @@ export class RoutingState {
     if (prev && prev.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
     if (record.capabilities.includes(ROUTER_HINT)) this.hintWorkers++;
     this.workers.set(id, entry);
+    this.lora.put(record);
     const pool = this.poolOf(record);
     let router = pool.get(record.model);
     if (!router) pool.set(record.model, (router = new Router(pool === this.routers ? this.opts.router : { ...this.opts.router, trackActiveBlocks: false }, this.opts.rng, this.index)));
@@ -162,6 +170,7 @@ export class RoutingState {
     const entry = this.workers.get(id);
     if (!entry) return undefined;
     this.workers.delete(id);
+    this.lora.remove(id);
     this.health.forget(id);
     this.countContextLen(entry.record, -1);
     if (entry.record.capabilities.includes(ROUTER_HINT)) this.hintWorkers--;
@@ -228,15 +237,18 @@ export class RoutingState {
   route(model: string, tokens: ArrayLike<number>, exclude?: ReadonlySet<string>, leg?: LegQuery): RoutePlan | RouteFailure {
     if (this.workers.size === 0) return { status: 503, message: "no workers are registered; start a mocker (or wait for its discovery record)", code: "no_workers" };
     if (leg?.pool === "prefill" && (this.prefillRouters.get(model)?.size ?? 0) === 0) return { status: 503, message: `no prefill worker of model ${model} is left`, code: "no_workers" };
-    const router = this.routerOf(model, leg?.pool);
+    // A model no router serves may be a LoRA adapter: its base model's router, narrowed to its holders.
+    const loraName = this.routers.has(model) || this.lora.baseOf(model) === undefined ? undefined : model;
+    const router = this.routerOf(loraName === undefined ? model : this.lora.baseOf(loraName)!, leg?.pool);
     if (!router || router.size === 0) {
       if (this.health.ejectedCount > 0 && this.models().includes(model)) return { status: 503, message: `every worker of model ${model} is out of routing after failures; each returns once its /health answers`, code: "no_workers" };
       return { status: 404, message: `The model \`${model}\` does not exist. Models served: ${this.models().join(", ") || "(none)"}`, code: "model_not_found" };
     }
     const t0 = this.opts.now();
     const bs = this.blockSize!;
-    const seq = this.opts.hasher.sequenceHashes(tokens, bs);
-    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: exclude === undefined ? undefined : this.rankIdsOf(exclude), overlapCredit: leg?.overlapCredit, trackPrefillTokens: leg?.trackPrefillTokens });
+    const seq = loraName === undefined ? this.opts.hasher.sequenceHashes(tokens, bs) : this.opts.hasher.sequenceHashes(tokens, bs, undefined, this.opts.hasher.seedOf(loraName));
+    const excluded = loraName !== undefined ? this.lora.exclusions(loraName, this.workers.values(), (id) => this.workers.has(id) && !this.health.isEjected(id), exclude) : exclude === undefined ? undefined : this.rankIdsOf(exclude);
+    const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: excluded, overlapCredit: leg?.overlapCredit, trackPrefillTokens: leg?.trackPrefillTokens });
     if (decision === undefined) return { status: 503, message: `no other worker of model ${model} is left to try`, code: "no_workers" };
     if (decision === OVERLOADED) {
       return {
@@ -247,6 +259,7 @@ export class RoutingState {
     }
     const at = this.byRankId.get(decision.rankId)!;
     const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, rankId: decision.rankId, decision, promptTokens: tokens.length, decisionMs: 0 };
+    if (loraName !== undefined) plan.loraName = loraName;
     if (this.hintWorkers > 0 && leg?.pool !== "prefill") {
       plan.kvHint = kvHintFor({
         router,
@@ -268,7 +281,7 @@ export class RoutingState {
    * new worker). A request whose client goes away while held leaves the queue (499).
    */
   routeOrHold(model: string, tokens: ArrayLike<number>, signal?: AbortSignal): RoutePlan | RouteFailure | Promise<RoutePlan | RouteFailure> {
-    const router = this.routers.get(model);
+    const router = this.routers.get(model) ?? (this.lora.size > 0 ? this.routers.get(this.lora.baseOf(model) ?? "") : undefined);
     if (router === undefined || (!this.held.has(model) && !router.saturated())) return this.route(model, tokens);
     return this.held.hold(model, tokens, signal);
   }

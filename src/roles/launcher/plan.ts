@@ -10,6 +10,7 @@ import { prefillProcesses } from "../../config/pd-layout.ts";
 import { stateAgentOptions, mockerOptions, mockerProblems, workerApiPorts, type MockerConfig } from "../../config/mocker.ts";
 import type { ConfigOf, OptionTable } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
+import { loraFlagsFor } from "./lora-plan.ts";
 import { routerTuningOptions } from "../../config/router.ts";
 import { join } from "node:path";
 import { DEFAULT_NAMESPACE, globalWorkers, parseRoles, ROLES, type UpConfig } from "../../config/up.ts";
@@ -228,6 +229,7 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     zmqKvEventsPorts: bases(config.zmqKvEventsPorts ?? 0),
     zmqReplayPorts: bases(config.zmqReplayPorts),
     extraEngineArgs: undefined,
+    ...loraFlagsFor(config, first, W, globalWorkers(config)),
     staggerDelay: config.staggerDelay,
     httpPort: ctx.ports.mockers[i]!,
     admin: true, // up's mockers always serve the fault API (bench and up schedules post to it)

@@ -19,6 +19,11 @@ export class HeldRecords implements AsyncDisposable {
 
   constructor(private readonly logger: Logger) {}
 
+  /** A held record by key (a worker record to update). */
+  find(key: string): LeasedRecord | undefined {
+    return this.held.find((r) => r.key === key);
+  }
+
   /** Takes a record just put; false once closed (it was withdrawn here). */
   async keep(record: LeasedRecord): Promise<boolean> {
     if (!this.closed) {
@@ -54,6 +59,18 @@ export interface MockerRecordsPlan {
   registered(worker: WorkerIdentity): void;
   /** True once the mocker is closing: no new worker starts registering. */
   closing(): boolean;
+  /** The LoRA adapters a worker holds now (its record lists them). */
+  loraAdapters?(worker: number): string[];
+}
+
+function workerRecordOf(plan: MockerRecordsPlan, id: WorkerIdentity) {
+  const domain = workerDomain(plan.topology, id.index, plan.config.kvTransferIslandSize);
+  return workerRecord(plan.config, id, plan.endpoints[id.index]!, { httpUrl: plan.httpUrl, topology: plan.topology, domain, loraAdapters: plan.loraAdapters?.(id.index) });
+}
+
+/** Rewrites a registered worker's record (its LoRA adapters changed); a worker not yet registered is put with them. */
+export async function updateWorkerRecord(plan: MockerRecordsPlan, id: WorkerIdentity): Promise<void> {
+  await plan.records.find(keys.worker(plan.config.namespace, id.workerId))?.update(workerRecordOf(plan, id));
 }
 
 /** Resolves once every worker is registered (or closing stopped it); rejects on an overlap or a failed put. */
@@ -77,9 +94,8 @@ export async function publishMockerRecords(plan: MockerRecordsPlan): Promise<voi
     staggerDelayS: config.staggerDelay,
     recordsOf: (id) => {
       const ep = endpoints[id.index]!;
-      const domain = workerDomain(plan.topology, id.index, config.kvTransferIslandSize);
       return [
-        { key: keys.worker(config.namespace, id.workerId), value: workerRecord(config, id, ep, { httpUrl: plan.httpUrl, topology: plan.topology, domain }) },
+        { key: keys.worker(config.namespace, id.workerId), value: workerRecordOf(plan, id) },
         ...attachmentIntents(config, id, ep, intentContext).map((intent) => ({ key: keys.intent(config.namespace, intent.cache_owner_id, id.workerId), value: intent })),
       ];
     },

@@ -9,7 +9,7 @@ import { encodeSeq, SeqFrame } from "../../protocol/seq-frame.ts";
 import { PubSocket } from "../../transport/zmtp/index.ts";
 import type { PortPlan } from "../../transport/port-plan.ts";
 import { bindOrClose } from "./bind.ts";
-import { toVllmEvents } from "./raw-events.ts";
+import { toVllmEvents, type LoraIdOf } from "./raw-events.ts";
 import { ReplayBuffer } from "./replay-buffer.ts";
 import { ReplayServer } from "./replay-server.ts";
 
@@ -107,6 +107,8 @@ export class RankPublisher {
   private readonly frames: Uint8Array[];
   private readonly kvcrOwnsHost: boolean;
   private readonly hostMedium: HostMedium;
+  /** vLLM's lora_id of an adapter name (the process's LoRA adapters set it); null ids without it. */
+  loraIdOf: LoraIdOf | undefined;
   private readonly encoding: VllmKvEventsEncoding;
   private readonly logger: Logger;
   private readonly label: string;
@@ -166,7 +168,7 @@ export class RankPublisher {
     }
     let payload: Uint8Array;
     try {
-      payload = encodeBatch({ ts: tsSeconds, events: toVllmEvents(events, this.kvcrOwnsHost, this.hostMedium), dataParallelRank: this.dataParallelRank }, this.encoding);
+      payload = encodeBatch({ ts: tsSeconds, events: toVllmEvents(events, this.kvcrOwnsHost, this.hostMedium, this.loraIdOf), dataParallelRank: this.dataParallelRank }, this.encoding);
     } catch (e) {
       this.encodeErrors++;
       this.logger.error(`raw events ${this.label}: dropping a step of ${events.length} event(s) that cannot be encoded: ${(e as Error).message}`);
@@ -232,7 +234,7 @@ export class RankPublisher {
 
   /** A state dump's events as one payload of this stream's encoding (not published, no seq used). */
   encodeDump(events: readonly KvEvent[], tsSeconds: number): Uint8Array {
-    return encodeBatch({ ts: tsSeconds, events: toVllmEvents(events, this.kvcrOwnsHost, this.hostMedium), dataParallelRank: this.dataParallelRank }, this.encoding);
+    return encodeBatch({ ts: tsSeconds, events: toVllmEvents(events, this.kvcrOwnsHost, this.hostMedium, this.loraIdOf), dataParallelRank: this.dataParallelRank }, this.encoding);
   }
 
   /** Seq the next batch will carry (= batches published so far). */

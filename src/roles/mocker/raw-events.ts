@@ -21,6 +21,23 @@ function nullExtraKeys(blocks: number): readonly ExtraKeys[] {
   return (nullKeysByLength[blocks] ??= Object.freeze(new Array<ExtraKeys>(blocks).fill(null)));
 }
 
+// A LoRA adapter's blocks: vLLM puts the adapter's name first in each block's extra hash keys and
+// sends them as extra_keys, one (lora_name,) tuple per block, beside lora_name and lora_id.
+const adapterKeysCache = new Map<string, readonly ExtraKeys[]>();
+function adapterExtraKeys(loraName: string, blocks: number): readonly ExtraKeys[] {
+  const cacheKey = `${blocks}\u0000${loraName}`;
+  let keys = adapterKeysCache.get(cacheKey);
+  if (keys === undefined) {
+    const one: ExtraKeys = Object.freeze([loraName]);
+    keys = Object.freeze(new Array<ExtraKeys>(blocks).fill(one));
+    if (adapterKeysCache.size < 4096 && blocks <= NULL_KEYS_CACHED) adapterKeysCache.set(cacheKey, keys);
+  }
+  return keys;
+}
+
+/** vLLM's lora_id of an adapter name (the id the worker gave it at load; null when unknown). */
+export type LoraIdOf = (loraName: string) => number | null;
+
 /** vLLM's medium for an engine tier: G1 = GPU, G2 = `hostMedium` (default CPU_PINNED, as Dynamo's mocker). */
 export function mediumOf(tier: KvTier, hostMedium: HostMedium = Medium.CpuPinned): Medium {
   return tier === "device" ? Medium.Gpu : hostMedium;
@@ -33,7 +50,7 @@ export function mediumOf(tier: KvTier, hostMedium: HostMedium = Medium.CpuPinned
  * `ownership: "kvcr"`; device-tier events never carry ownership (GPU blocks are the framework's own).
  * Throws KvcrError EVENT_INVALID when a stored event's token count is not blocks × blockSize.
  */
-export function toVllmEvents(events: readonly KvEvent[], kvcrOwnsHost: boolean, hostMedium: HostMedium = Medium.CpuPinned): VllmKvEvent[] {
+export function toVllmEvents(events: readonly KvEvent[], kvcrOwnsHost: boolean, hostMedium: HostMedium = Medium.CpuPinned, loraIdOf?: LoraIdOf): VllmKvEvent[] {
   const out = new Array<VllmKvEvent>(events.length);
   for (let i = 0; i < events.length; i++) {
     const e = events[i]!;
@@ -47,16 +64,17 @@ export function toVllmEvents(events: readonly KvEvent[], kvcrOwnsHost: boolean, 
         // The engine's token ids may be a view into a reused buffer: copy them out.
         const tokenIds = new Array<number>(tokens.length);
         for (let t = 0; t < tokens.length; t++) tokenIds[t] = tokens[t]!;
+        const lora = e.loraName;
         out[i] = {
           type: "BlockStored",
           blockHashes: e.blockHashes,
           parentBlockHash: e.parentHash,
           tokenIds,
           blockSize: e.blockSize,
-          loraId: null,
+          loraId: lora === undefined ? null : (loraIdOf?.(lora) ?? null),
           medium: mediumOf(e.tier, hostMedium),
-          loraName: null,
-          extraKeys: nullExtraKeys(blocks),
+          loraName: lora ?? null,
+          extraKeys: lora === undefined ? nullExtraKeys(blocks) : adapterExtraKeys(lora, blocks),
           groupIdx: GROUP_IDX,
           kvCacheSpecKind: FULL_ATTENTION_KIND,
           ownership: kvcrOwnsHost && e.tier === "host" ? OWNERSHIP_KVCR : undefined,

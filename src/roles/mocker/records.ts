@@ -34,7 +34,7 @@ export function workerRecord(
   config: MockerConfig,
   id: WorkerIdentity,
   ep: WorkerEndpoints,
-  ctx: { httpUrl: string; topology: Topology; domain: string | undefined },
+  ctx: { httpUrl: string; topology: Topology; domain: string | undefined; loraAdapters?: readonly string[] },
 ): WorkerRecord {
   const host = advertisedHost(config);
   const record: WorkerRecord = {
@@ -65,6 +65,7 @@ export function workerRecord(
   if (ep.openaiUrl !== undefined) record.openai_url = ep.openaiUrl;
   if (ep.disaggregationMode !== undefined) record.disaggregation_mode = ep.disaggregationMode;
   if (ep.kvTransferEndpoint !== undefined) record.kv_transfer_endpoint = ep.kvTransferEndpoint;
+  if (ctx.loraAdapters !== undefined && ctx.loraAdapters.length > 0) record.lora_adapters = [...ctx.loraAdapters];
   return record;
 }
 

@@ -25,7 +25,8 @@ import { createMockerFetch } from "./http-app.ts";
 import { workerIdentities, type WorkerIdentity } from "./identity.ts";
 import { LiveLoop } from "./live-loop.ts";
 import type { WorkerOutlets } from "./outlets.ts";
-import { HeldRecords, publishMockerRecords } from "./publish-records.ts";
+import { attachLora } from "./lora-setup.ts";
+import { HeldRecords, publishMockerRecords, type MockerRecordsPlan } from "./publish-records.ts";
 import { advertisedHost, type WorkerEndpoints } from "./records.ts";
 import { openDisagg } from "./pd/open-disagg.ts";
 import { logEventSockets, logWorkerApis } from "./startup-log.ts";
@@ -98,6 +99,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       if (disagg.endpoint) ep.kvTransferEndpoint = `${disagg.endpoint.host.includes(":") ? `[${disagg.endpoint.host}]` : disagg.endpoint.host}:${disagg.endpoint.port}`;
     }
   }
+  const lora = attachLora(config, pool, ranks, workers, logger);
   wireFaultHooks({ table: faults, pool, store, logger, exit: deps.exit ?? ((code) => process.exit(code)) });
   // An unknown worker or rank gets its 404 from the pool, not an injected fault.
   const requestFaults = { plan: (w: number, r: number) => (ranks[w]?.[r] ? planRequest(faults, w, r) : undefined), closing: stopping.signal };
@@ -132,7 +134,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   const owned = scope.move();
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= owned.disposeAsync());
-  const ready = publishMockerRecords({
+  const recordsPlan: MockerRecordsPlan = {
     config,
     store,
     workers,
@@ -146,7 +148,10 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
       pool.registered++;
     },
     closing: () => closing !== undefined,
-  }).catch(async (err: unknown) => {
+    loraAdapters: (w) => lora.adapters.names(w),
+  };
+  lora.follow(recordsPlan);
+  const ready = publishMockerRecords(recordsPlan).catch(async (err: unknown) => {
     // The message, not String(err): class names are minified in the compiled binary ("R: …").
     logger.error(`registration failed: ${err instanceof Error ? err.message : String(err)}`);
     await close();

@@ -34,7 +34,7 @@ export function stateDumpEvents(engine: DumpableEngine): StateDumpEvents | undef
 
   const ensure = (tier: KvTier, hash: bigint): void => {
     // Walk up until a parent the consumer knows (or the root), then store from the top down.
-    const chain: { tier: KvTier; hash: bigint; parent: bigint | null; local: bigint; tokens: Uint32Array; transient: boolean }[] = [];
+    const chain: { tier: KvTier; hash: bigint; parent: bigint | null; local: bigint; tokens: Uint32Array; transient: boolean; loraName: string | undefined }[] = [];
     let t = tier;
     let h = hash;
     let isTransient = false;
@@ -45,7 +45,7 @@ export function stateDumpEvents(engine: DumpableEngine): StateDumpEvents | undef
         unresolved++;
         return;
       }
-      chain.push({ tier: t, hash: h, parent: rec.parentHash, local: rec.localHash, tokens: rec.tokenIds.slice(), transient: isTransient });
+      chain.push({ tier: t, hash: h, parent: rec.parentHash, local: rec.localHash, tokens: rec.tokenIds.slice(), transient: isTransient, loraName: rec.loraName });
       const p = rec.parentHash;
       if (p === null || known.has(p)) break;
       isTransient = !residentIn.device.has(p) && !residentIn.host.has(p);
@@ -56,11 +56,12 @@ export function stateDumpEvents(engine: DumpableEngine): StateDumpEvents | undef
     for (let i = chain.length - 1; i >= 0; ) {
       const first = chain[i]!;
       let j = i;
-      while (j > 0 && chain[j - 1]!.tier === first.tier) j--;
+      while (j > 0 && chain[j - 1]!.tier === first.tier && chain[j - 1]!.loraName === first.loraName) j--;
       const run = chain.slice(j, i + 1).reverse();
       const tokenIds = new Uint32Array(run.length * blockSize);
       run.forEach((c, k) => tokenIds.set(c.tokens, k * blockSize));
-      events.push({ kind: "stored", tier: first.tier, parentHash: first.parent, blockHashes: run.map((c) => c.hash), localHashes: run.map((c) => c.local), tokenIds, blockSize });
+      const stored: KvEvent = { kind: "stored", tier: first.tier, parentHash: first.parent, blockHashes: run.map((c) => c.hash), localHashes: run.map((c) => c.local), tokenIds, blockSize };
+      events.push(first.loraName === undefined ? stored : { ...stored, loraName: first.loraName });
       for (const c of run) {
         done[c.tier].add(c.hash);
         known.add(c.hash);

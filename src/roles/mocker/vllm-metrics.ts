@@ -102,7 +102,7 @@ export function vllmMetricFamilies(ranks: readonly VllmRankView[], modelName: st
     ),
   });
   out.push(
-    labelled("num_requests_waiting_by_reason", "gauge", "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.", "reason", ["capacity", "deferred"], ({ m }, reason) => (reason === "capacity" ? m.waitingRequests : m.loadingRequests)),
+    labelled("num_requests_waiting_by_reason", "gauge", "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.", "reason", ["capacity", "deferred"], ({ m }, reason) => (reason === "capacity" ? m.waitingRequests - m.loraDeferredRequests : m.loadingRequests + m.loraDeferredRequests)),
     labelled("engine_sleep_state", "gauge", "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.", "sleep_state", ["awake", "weights_offloaded", "discard_all"], (_r, s) => (s === "awake" ? 1 : 0)),
     labelled("prompt_tokens_by_source", "counter", "Number of prompt tokens by source.", "source", PROMPT_SOURCES, ({ v }, s) => v.stats.promptBySource[s as (typeof PROMPT_SOURCES)[number]]),
     labelled("request_success", "counter", "Count of successfully processed requests.", "finished_reason", FINISH_REASONS, ({ v }, reason) => v.stats.success[reason as (typeof FINISH_REASONS)[number]]),

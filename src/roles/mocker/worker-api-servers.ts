@@ -34,7 +34,7 @@ export function serveWorkerApis(config: MockerConfig, ctx: WorkerApiContext, sco
   const servers: HttpServer[] = [];
   const wallSeconds = () => Date.now() / 1000;
   for (let i = 0; i < wanted.length; i++) {
-    const fetch = createWorkerApiFetch(ctx.engines, { worker: i, modelName: config.modelName, maxModelLen: config.maxModelLen, limits, logger: ctx.logger, faults: ctx.faults, wallSeconds, closing: ctx.closing });
+    const fetch = createWorkerApiFetch(ctx.engines, { worker: i, modelName: config.modelName, maxModelLen: config.maxModelLen, limits, logger: ctx.logger, faults: ctx.faults, wallSeconds, closing: ctx.closing, lora: ctx.engines.lora?.adapters });
     const port = wanted[i]!;
     const serve = (p: number) => serveHttp({ host: config.host, port: p, fetch });
     let server: HttpServer;

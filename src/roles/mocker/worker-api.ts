@@ -2,8 +2,9 @@
 // completions and chat completions (streamed or not) through the same engine path as /v1/generate
 // (generation.ts: same KV events, metrics, truth and faults), its rank pinned by
 // X-data-parallel-rank or chosen by vLLM's DP balancer (dp-balance.ts); /v1/models, /tokenize,
-// /detokenize, /health, /ping, /version, /metrics (this worker's vLLM series only), /load and
-// /reset_prefix_cache. Request checks, error bodies and SSE are the frontend's (roles/openai-*.ts).
+// /detokenize, /health, /ping, /version, /metrics (this worker's vLLM series only), /load,
+// /reset_prefix_cache and vLLM's LoRA routes (/v1/load_lora_adapter, /v1/unload_lora_adapter; a
+// request's model names the base model or an adapter). Request checks, error bodies and SSE are the frontend's (roles/openai-*.ts).
 import type { Logger } from "../../lib/logger.ts";
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
 import type { GenerateRequest, GenerateSummary } from "../../protocol/generate.ts";
@@ -17,6 +18,7 @@ import { VERSION_PATH, versionResponse } from "../shared/serving/version.ts";
 import { detokenizeAnswer, modelList, modelNotFound, modelRoute, MODELS_PREFIX, tokenizeAnswer, type ModelView } from "../shared/serving/vllm-routes.ts";
 import { balancedRank, DP_RANK_HEADER, pinnedRank, type RankLoad } from "./dp-balance.ts";
 import { runGeneration, streamedOutput, wholeOutput, withHeaders, type RequestFaults, type Submitter } from "./generation.ts";
+import { adapterErrorResponse, type LoraAdapters } from "./lora-adapters.ts";
 import type { TextFormat } from "./token-stream.ts";
 
 /** What one worker's API needs of the process's engines (MockerWorkerPool). */
@@ -26,6 +28,8 @@ export interface WorkerApiEngines extends Submitter {
   workerMetrics(worker: number): MetricFamily[];
   workerLoad(worker: number): number;
   resetPrefixCache(worker: number): Promise<{ rank: number; running: number }[]>;
+  /** The process's LoRA adapters, when it has its table (the mocker always does). */
+  readonly lora?: { readonly adapters: LoraAdapters };
 }
 
 export interface WorkerApiOptions {
@@ -40,17 +44,26 @@ export interface WorkerApiOptions {
   wallSeconds: () => number;
   /** Aborted once the process is closing: /health answers 503. */
   closing?: AbortSignal;
+  /** The process's LoRA adapters: served as models, loaded and unloaded at run time (always on here). */
+  lora?: LoraAdapters;
 }
 
-const ROUTE_LIST = "routes: POST /v1/completions, /v1/chat/completions, /tokenize, /detokenize, /reset_prefix_cache; GET /v1/models, /v1/models/{id}, /health, /load, /metrics, /version; GET or POST /ping";
-const ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/tokenize", "/detokenize", "/health", "/ping", "/metrics", "/load", "/reset_prefix_cache", VERSION_PATH]);
+const ROUTE_LIST = "routes: POST /v1/completions, /v1/chat/completions, /tokenize, /detokenize, /reset_prefix_cache, /v1/load_lora_adapter, /v1/unload_lora_adapter; GET /v1/models, /v1/models/{id}, /health, /load, /metrics, /version; GET or POST /ping";
+const ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/tokenize", "/detokenize", "/health", "/ping", "/metrics", "/load", "/reset_prefix_cache", "/v1/load_lora_adapter", "/v1/unload_lora_adapter", VERSION_PATH]);
 /** An SSE comment while a request waits for its first token: clients skip it, the head goes out. */
 const SSE_HEARTBEAT = ":\n\n";
 
 export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOptions): (req: Request) => Promise<Response> {
   const { worker } = o;
   const workerId = engines.workerId(worker);
-  const models: ModelView = { models: () => [o.modelName], maxModelLen: () => o.maxModelLen };
+  const lora = o.lora;
+  // vLLM's model list: the base model, then each adapter with `parent` the base model and `root` its path.
+  const models: ModelView = {
+    models: () => [o.modelName, ...(lora?.names(worker) ?? [])],
+    maxModelLen: () => o.maxModelLen,
+    parentOf: (id) => (id !== o.modelName && lora?.has(worker, id) ? o.modelName : undefined),
+    rootOf: (id) => (id !== o.modelName ? lora?.get(worker, id)?.path : undefined),
+  };
   let seq = 0;
 
   const health = () => new Response(null, { status: o.closing?.aborted ? 503 : 200 });
@@ -60,7 +73,8 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
     if (body instanceof Response) return body;
     const parsed = kind === "chat" ? parseChatRequest(body.json, o.limits) : parseCompletionRequest(body.json, o.limits);
     if (parsed instanceof BadRequest) return openAiError(400, parsed.message, { param: parsed.param });
-    if (parsed.model !== o.modelName) return modelNotFound(parsed.model);
+    const loraName = parsed.model === o.modelName ? undefined : parsed.model;
+    if (loraName !== undefined && !lora?.has(worker, loraName)) return modelNotFound(parsed.model);
     const param = kind === "chat" ? "messages" : "prompt";
     const tokens = promptTokens(parsed);
     if (tokens.length === 0) return openAiError(400, "prompt: tokenizes to no tokens", { param });
@@ -72,7 +86,7 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
     const dpRank = pinned ?? balancedRank(loads);
     const transfer = transferParamsOf(body.json);
     if (transfer instanceof Response) return transfer;
-    const g: GenerateRequest = { worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxTokens, ...transfer };
+    const g: GenerateRequest = { worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxTokens, ...transfer, ...(loraName !== undefined ? { loraName } : {}) };
     const meta: ResponseMeta = { id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${req.headers.get("x-request-id") ?? `${workerId}-${++seq}`}`, created: Math.floor(o.wallSeconds()), model: parsed.model };
     const servedBy = { "x-kvcr-worker": workerId, "x-kvcr-dp-rank": String(dpRank) };
     const output = parsed.stream
@@ -87,6 +101,20 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
     const body = await readJsonBody(req, o.limits, o.logger, path);
     if (body instanceof Response) return body;
     return path === "/tokenize" ? tokenizeAnswer(body.json, models, o.limits) : detokenizeAnswer(body.json, models);
+  }
+
+  /** vLLM's /v1/load_lora_adapter and /v1/unload_lora_adapter: 200 with its text, or its error body. */
+  async function adapterRoute(req: Request, path: string): Promise<Response> {
+    const body = await readJsonBody(req, o.limits, o.logger, path);
+    if (body instanceof Response) return body;
+    const json = body.json;
+    if (typeof json !== "object" || json === null || Array.isArray(json)) return openAiError(400, "body must be a JSON object", { param: "body" });
+    if (lora === undefined) return openAiError(503, "this worker has no LoRA adapter table");
+    const b = json as Record<string, unknown>;
+    const answer = path === "/v1/load_lora_adapter" ? lora.load(worker, b.lora_name, b.lora_path, o.modelName) : lora.unload(worker, b.lora_name);
+    if (!answer.ok) return adapterErrorResponse(answer);
+    o.logger.info(`worker ${workerId}: ${answer.text}`);
+    return new Response(answer.text, { headers: { "content-type": "text/plain; charset=utf-8" } });
   }
 
   async function resetPrefixCache(): Promise<Response> {
@@ -123,6 +151,9 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
         return method === "GET" ? Response.json({ server_load: engines.workerLoad(worker) }) : only("GET");
       case "/reset_prefix_cache":
         return method === "POST" ? resetPrefixCache() : only("POST");
+      case "/v1/load_lora_adapter":
+      case "/v1/unload_lora_adapter":
+        return method === "POST" ? adapterRoute(req, path) : only("POST");
       default:
         if (path.startsWith(MODELS_PREFIX) && path.length > MODELS_PREFIX.length) return method === "GET" ? modelRoute(models, path.slice(MODELS_PREFIX.length)) : only("GET");
         return openAiError(404, `no route ${method} ${path} on worker ${workerId}'s API; ${ROUTE_LIST}`, { code: "not_found" });

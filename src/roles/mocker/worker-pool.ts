@@ -10,6 +10,8 @@ import type { SubmitOutcome } from "./generation.ts";
 import type { DumpReply, WorkerPool } from "./http-app.ts";
 import type { TokenSink } from "./token-stream.ts";
 import type { LiveLoop } from "./live-loop.ts";
+import type { LoraAdapters } from "./lora-adapters.ts";
+import type { LoraMetrics } from "./lora-metrics.ts";
 import { engineMetricFamilies } from "./metrics.ts";
 import type { DisaggSide, EngineFlags } from "./pd/disagg-side.ts";
 import type { RankEngine } from "./rank-engine.ts";
@@ -29,6 +31,8 @@ export class MockerWorkerPool implements WorkerPool {
   /** Requests in flight per worker, whichever API they came in on (the worker API's /load). */
   private readonly inFlightByWorker: number[];
   registered = 0;
+  /** The workers' LoRA adapters and their metrics (set by the process at start). */
+  lora: { adapters: LoraAdapters; metrics: LoraMetrics } | undefined;
 
   constructor(
     /** The engines, indexed [worker][rank]. */
@@ -76,8 +80,12 @@ export class MockerWorkerPool implements WorkerPool {
     // A generated id skips any a client chose itself, so only a client's own id can clash.
     while (id === undefined || (req.requestId === undefined && this.byRequest.has(id))) id = `req-${this.nextId++}`;
     if (this.byRequest.has(id)) return { ok: false, status: 409, message: `request_id ${id} is already in flight` };
-    const added = rank.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens, ...flags });
+    const lora = req.loraName;
+    // vLLM's words for a model (adapter) this worker does not serve.
+    if (lora !== undefined && !this.lora?.adapters.has(req.worker, lora)) return { ok: false, status: 404, message: `The model \`${lora}\` does not exist.` };
+    const added = rank.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens, ...flags, ...(lora !== undefined ? { loraName: lora } : {}) });
     if (!added.ok) return { ok: false, status: 400, message: added.reason };
+    if (lora !== undefined) this.lora!.adapters.counted(lora);
     rank.stats.arrived(id, req.maxTokens, rank.clockMs());
     if (req.kvHint) this.logger.debug(`router hint for request ${id} (worker ${req.worker}, rank ${req.dpRank}), ignored: ${JSON.stringify(req.kvHint)}`);
     const flight: InFlight = { worker: req.worker, rank, sink, promptTokens: req.tokenIds.length, completionTokens: 0 };
@@ -152,8 +160,8 @@ export class MockerWorkerPool implements WorkerPool {
 
   /** `worker`'s vLLM families only, labelled as vLLM labels them (its own API's /metrics). */
   workerMetrics(worker: number): MetricFamily[] {
-    const views = (this.ranks[worker] ?? []).map((r) => ({ workerId: this.workerId(r.worker), rank: r.rank, engine: r.engine, stats: r.stats }));
-    return vllmMetricFamilies(views, this.modelName, "worker");
+    const views = (this.ranks[worker] ?? []).map((r) => ({ worker: r.worker, workerId: this.workerId(r.worker), rank: r.rank, engine: r.engine, stats: r.stats }));
+    return [...vllmMetricFamilies(views, this.modelName, "worker"), ...(this.lora?.metrics.families(views, "worker") ?? [])];
   }
 
   /** vLLM's reset_prefix_cache on every rank of `worker`, between steps; the ranks that refused (requests running hold blocks). */
@@ -164,7 +172,7 @@ export class MockerWorkerPool implements WorkerPool {
 
   metrics(): MetricFamily[] {
     const ranks = this.ranks.flat();
-    const views = ranks.map((r) => ({ workerId: this.workerId(r.worker), rank: r.rank, engine: r.engine, stats: r.stats }));
-    return [...vllmMetricFamilies(views, this.modelName), ...engineMetricFamilies(views), ...this.extraMetrics()];
+    const views = ranks.map((r) => ({ worker: r.worker, workerId: this.workerId(r.worker), rank: r.rank, engine: r.engine, stats: r.stats }));
+    return [...vllmMetricFamilies(views, this.modelName), ...engineMetricFamilies(views), ...(this.lora?.metrics.families(views, "process") ?? []), ...this.extraMetrics()];
   }
 }

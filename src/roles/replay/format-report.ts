@@ -20,6 +20,9 @@ export function formatReport(r: ReplayReport): string {
   row("Host (G2) blocks stored", r.host_blocks_stored);
   row("Host stores dropped (token ids lost)", r.host_stores_dropped);
   if (r.regret) regretRows(row, r.regret);
+  for (const a of r.by_lora_adapter ?? []) {
+    row(`${a.lora_name ?? "base model"}: requests / reuse / mean TTFT (ms)`, `${a.completed} / ${(a.prefix_cache_reuse_ratio * 100).toFixed(1)} % / ${a.mean_ttft_ms.toFixed(2)}`);
+  }
   row("Simulated time (s)", r.simulated_time_s.toFixed(2));
   row("Wall time (s)", r.wall_time_s.toFixed(3));
   row("Simulated requests per wall second", r.replay_speed_requests_per_s.toFixed(0));

@@ -5,7 +5,7 @@ import type { engineOptions } from "../../../config/engine.ts";
 import type { ConfigOf } from "../../../config/options.ts";
 
 type EngineOptionValues = ConfigOf<typeof engineOptions>;
-type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "hostOffloadDecodeBlocks" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed">;
+type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "hostOffloadDecodeBlocks" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed"> & Partial<Pick<EngineOptionValues, "maxLoras" | "maxCpuLoras" | "loraLoadMs">>;
 
 /** The engine options as one engine's config (shared by any role that builds engines). */
 export function engineConfigFrom(c: EngineKeys): Partial<EngineConfig> {
@@ -28,6 +28,9 @@ export function engineConfigFrom(c: EngineKeys): Partial<EngineConfig> {
     prefillMs: c.prefillMs,
     decodeMs: c.decodeMs,
     seed: c.seed,
+    ...(c.maxLoras !== undefined ? { maxLoras: c.maxLoras } : {}),
+    ...(c.maxCpuLoras !== undefined ? { maxCpuLoras: c.maxCpuLoras } : {}),
+    ...(c.loraLoadMs !== undefined ? { loraLoadMs: c.loraLoadMs } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import type { replayRouterOptions } from "../../../config/replay.ts";
 import type { EngineConfig } from "../../../core/engine/engine-config.ts";
 import type { BlockHasher } from "../../../core/kv/block-hash.ts";
 import { buildReport, type ReplayReport } from "../../../core/replay/report.ts";
+import { splitByAdapter } from "../../../core/replay/lora-report.ts";
 import { samplesOfSimulation } from "../../../core/replay/samples.ts";
 import type { RoundSamples } from "../../../core/stats/run-samples.ts";
 import { simulate } from "../../../core/replay/simulator.ts";
@@ -28,9 +29,12 @@ export interface SimulatedStack {
   /** The router's tuning (defaults when absent). */
   router?: Omit<RouterOptions, "mode">;
   engine: Partial<EngineConfig>;
+  /** Workers holding each LoRA adapter the workload names (default: every worker). */
+  loraReplicas?: number;
 }
 
-type StackConfig = ConfigOf<typeof replayRouterOptions> & ConfigOf<typeof engineOptions>;
+// loraReplicas is replay's own (a stack file or bench's live figures have none).
+type StackConfig = Omit<ConfigOf<typeof replayRouterOptions>, "loraReplicas"> & { loraReplicas?: number } & ConfigOf<typeof engineOptions>;
 
 /** The replay router and engine flags as the simulated stack (Dynamo spellings → simulator names). */
 export function simulatedStackFrom(c: StackConfig): SimulatedStack {
@@ -41,6 +45,7 @@ export function simulatedStackFrom(c: StackConfig): SimulatedStack {
     routerMode: c.routerMode,
     router: routerOptionsFrom(c),
     engine: engineConfigFrom(c),
+    ...(c.loraReplicas !== undefined ? { loraReplicas: c.loraReplicas } : {}),
   };
 }
 
@@ -77,11 +82,14 @@ export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s
       seed: run.seed,
       regret: run.regret,
       onProgress: run.onProgress,
+      loraReplicas: s.loraReplicas,
     },
     { hasher: deps.hasher },
   );
   const samples = samplesOfSimulation(sim);
   const report = buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs });
   if (isSessionWorkload(workload)) report.sessions = sessionFigures(turnOutcomesOfSimulation(workload, sim));
+  const byAdapter = splitByAdapter(sim, workload);
+  if (byAdapter !== undefined) report.by_lora_adapter = byAdapter;
   return { report, samples };
 }

@@ -13,15 +13,22 @@ export interface ModelView {
   models(): string[];
   /** The smallest max_model_len the model's workers advertise; undefined when none does. */
   maxModelLen(model: string): number | undefined;
+  /** A LoRA adapter's base model (its card's `parent`); undefined for a base model. */
+  parentOf?(model: string): string | undefined;
+  /** A model's card `root` when not its id (vLLM: an adapter's path). */
+  rootOf?(model: string): string | undefined;
 }
 
-/** vLLM's ModelCard fields (without `permission`): `root` is what a client loads a tokenizer from. */
-export function modelCard(id: string, maxModelLen: number | undefined) {
-  return { id, object: "model", created: 0, owned_by: "kvcr-mock", root: id, parent: null, ...(maxModelLen !== undefined ? { max_model_len: maxModelLen } : {}) };
+/**
+ * vLLM's ModelCard fields (without `permission`): `root` is what a client loads a tokenizer from; a
+ * LoRA adapter's card has `parent` = its base model (vLLM's `root` is then the adapter's path).
+ */
+export function modelCard(id: string, maxModelLen: number | undefined, parent: string | null = null, root: string = id) {
+  return { id, object: "model", created: 0, owned_by: "kvcr-mock", root, parent, ...(maxModelLen !== undefined ? { max_model_len: maxModelLen } : {}) };
 }
 
 export function modelList(view: ModelView) {
-  return { object: "list", data: view.models().map((id) => modelCard(id, view.maxModelLen(id))) };
+  return { object: "list", data: view.models().map((id) => modelCard(id, view.maxModelLen(id), view.parentOf?.(id) ?? null, view.rootOf?.(id) ?? id)) };
 }
 
 /** `GET /v1/models/{id}`: the id URL-encoded (`Qwen%2FQwen3-0.6B`) or plain (`Qwen/Qwen3-0.6B`). */
@@ -32,7 +39,7 @@ export function modelRoute(view: ModelView, encodedId: string): Response {
   } catch {
     return openAiError(400, `bad model id in the path: ${JSON.stringify(encodedId)} is not valid URL encoding`, { param: "model" });
   }
-  return view.models().includes(id) ? Response.json(modelCard(id, view.maxModelLen(id))) : modelNotFound(id);
+  return view.models().includes(id) ? Response.json(modelCard(id, view.maxModelLen(id), view.parentOf?.(id) ?? null, view.rootOf?.(id) ?? id)) : modelNotFound(id);
 }
 
 // vLLM's wording (its _check_model) and OpenAI's code.
