@@ -1,10 +1,12 @@
 // A disaggregated stack from `up --prefill-workers 2 --decode-workers 2` (state-agent mode, one
 // worker per mocker process): chat requests through the frontend take their prefill leg on the
 // prefill workers and their decode leg on the decode workers (which pull the KV the prefill
-// workers hold); then a prefill worker killed mid-load costs at most 2 % of the requests.
+// workers hold), a LoRA adapter's too (both legs under the adapter, its blocks indexed under its
+// hashes on both workers); then a prefill worker killed mid-load costs at most 2 % of the requests.
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { createBlockHasher } from "../../src/lib/xxh3.ts";
 import { CLI_ENTRY, pidAlive, spawnProcess, tempDir, waitFor } from "../harness.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -33,7 +35,7 @@ describe("up with prefill and decode workers", async () => {
   const child = spawnProcess([
     process.execPath, CLI_ENTRY, "up", "--discovery-dir", join(dir.path, "discovery"), "--agent-port", "0", "--http-port", "0", "--state-file", stateFile,
     "--prefill-workers", "2", "--decode-workers", "2", "--workers-per-process", "1", "--block-size", "16", "--num-gpu-blocks-override", "512",
-    "--timing-model", "fixed", "--prefill-ms", "2", "--decode-ms", "2", "--grace-period", "5",
+    "--timing-model", "fixed", "--prefill-ms", "2", "--decode-ms", "2", "--grace-period", "5", "--lora-modules", "sql-lora=/adapters/sql",
   ]);
   cleanups.push(async () => void (await child[Symbol.asyncDispose]()));
   await child.readLine((l) => l.startsWith("kvcr-mock stack ready"), 90_000);
@@ -62,6 +64,26 @@ describe("up with prefill and decode workers", async () => {
     expect(await metric(fe, "kvcr_frontend_disagg_legs_total", '{leg="decode"}')).toBe(8);
     expect((await metric(d0!.url, "kvcr_mocker_kv_transfers_total")) + (await metric(d1!.url, "kvcr_mocker_kv_transfers_total"))).toBe(8);
     await waitFor(async () => (await metric(p0!.url, "kvcr_mocker_kv_pulled_holds_total")) + (await metric(p1!.url, "kvcr_mocker_kv_pulled_holds_total")) === 8, { timeoutMs: 10_000, what: "the prefill workers freeing the 8 pulled holds" });
+  });
+
+  test("a LoRA adapter's request is disaggregated too: both legs under the adapter, its blocks indexed under the adapter's hashes on the prefill and the decode worker", async () => {
+    const before = { prefill: await metric(fe, "kvcr_frontend_disagg_legs_total", '{leg="prefill"}'), decode: await metric(fe, "kvcr_frontend_disagg_legs_total", '{leg="decode"}') };
+    const prompt = Array.from({ length: 64 }, (_, i) => 7000 + i);
+    const res = await fetch(`${fe}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "sql-lora", prompt, max_tokens: 4 }) });
+    expect(res.status).toBe(200);
+    const decodeWorker = res.headers.get("x-kvcr-worker")!;
+    expect(await metric(fe, "kvcr_frontend_disagg_legs_total", '{leg="prefill"}')).toBe(before.prefill + 1);
+    expect(await metric(fe, "kvcr_frontend_disagg_legs_total", '{leg="decode"}')).toBe(before.decode + 1);
+    const h = createBlockHasher();
+    const adapter = new Set([...h.sequenceHashes(prompt, 16, undefined, h.seedOf("sql-lora"))].map(String));
+    const base = new Set([...h.sequenceHashes(prompt, 16)].map(String));
+    type Index = { sources: { worker_id: string; tiers: { device: { seq_hash: string }[] } }[] };
+    const holdersOf = (idx: Index, hashes: Set<string>) => idx.sources.filter((s) => s.tiers.device.filter((b) => hashes.has(b.seq_hash)).length === hashes.size).map((s) => s.worker_id);
+    let idx: Index | undefined;
+    // The prompt's 4 full blocks: on the prefill worker that computed them and the decode worker that pulled them.
+    await waitFor(async () => holdersOf((idx = (await (await fetch(`${fe}/v1/index`)).json()) as Index), adapter).length === 2, { timeoutMs: 10_000, what: `the adapter's blocks on two workers of the frontend's index (${JSON.stringify(idx?.sources.map((s) => [s.worker_id, s.tiers.device.length]))})` });
+    expect(holdersOf(idx!, adapter)).toContain(decodeWorker);
+    expect(holdersOf(idx!, base)).toEqual([]);
   });
 
   test("a prefill worker killed mid-load costs at most 2 % of the requests", async () => {

@@ -117,4 +117,15 @@ describe("localPrefixBlocks", () => {
     expect(e.localPrefixBlocks(seq(1, 8))).toBe(1); // the last token is never a hit
     expect(e.localPrefixBlocks([9, ...seq(2, 39)])).toBe(0);
   });
+
+  test("an adapter's hits are its own blocks: the base model's blocks of the same tokens are not, and the other way round", () => {
+    const e = engine(cfg);
+    e.addRequest({ id: "base", tokenIds: seq(1, 9), maxTokens: 1 });
+    e.addRequest({ id: "lora", tokenIds: seq(100, 9), maxTokens: 1, loraName: "sql-lora" });
+    runToIdle(e);
+    expect(e.localPrefixBlocks(seq(1, 40), "sql-lora")).toBe(0);
+    expect(e.localPrefixBlocks(seq(1, 40))).toBe(2);
+    expect(e.localPrefixBlocks(seq(100, 40), "sql-lora")).toBe(2);
+    expect(e.localPrefixBlocks(seq(100, 40))).toBe(0);
+  });
 });

@@ -199,12 +199,13 @@ export class MockEngine {
    * Leading prompt blocks this rank caches in G1 now (at most length − 1 tokens, as admission
    * counts hits): what a decode rank need not pull. Admission matches again later.
    */
-  localPrefixBlocks(tokenIds: ArrayLike<number>): number {
+  localPrefixBlocks(tokenIds: ArrayLike<number>, loraName?: string): number {
     const bs = this.config.blockSize;
     const full = Math.floor((tokenIds.length - 1) / bs);
     if (full <= 0 || !this.config.enablePrefixCaching) return 0;
     const tokens = Array.from({ length: full * bs }, (_, i) => tokenIds[i]!);
-    const seq = this.deps.hasher.sequenceHashes(tokens, bs);
+    // An adapter's blocks are hashed under its seed, as addRequest hashes them.
+    const seq = this.deps.hasher.sequenceHashes(tokens, bs, undefined, this.deps.hasher.seedOf(loraName));
     const words = new Uint32Array(seq.buffer, seq.byteOffset, full * 2);
     let k = 0;
     while (k < full && this.kv.g1.lookup(words[2 * k]!, words[2 * k + 1]!) !== -1) k++;

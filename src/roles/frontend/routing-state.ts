@@ -89,8 +89,31 @@ export class RoutingState {
     const out = new Set<string>();
     for (const [m, r] of this.routers) if (r.size > 0) out.add(m);
     if (this.health.ejectedCount > 0) for (const w of this.workers.values()) out.add(w.record.model);
-    for (const [adapter, base] of this.lora.adapters()) if (out.has(base)) out.add(adapter);
+    // An adapter only prefill workers hold cannot serve a request: not a model here.
+    for (const [adapter, base] of this.lora.adapters()) if (out.has(base) && this.poolHolds(adapter, undefined, false)) out.add(adapter);
     return [...out];
+  }
+
+  /** The model whose routers serve `model`: its base model for a LoRA adapter, else itself. */
+  servedModel(model: string): string {
+    return this.routers.has(model) || this.prefillRouters.has(model) ? model : (this.lora.baseOf(model) ?? model);
+  }
+
+  /** Whether a LoRA adapter (not a base model) is named. */
+  isAdapter(model: string): boolean {
+    return this.servedModel(model) !== model;
+  }
+
+  /** Whether some worker of the pool (routable ones only when `routable`) holds the adapter. */
+  poolHolds(adapter: string, pool: "prefill" | undefined, routable = true): boolean {
+    for (const id of this.lora.holdersOf(adapter)) if (this.inPool(id, pool, routable)) return true;
+    return false;
+  }
+
+  private inPool(workerId: string, pool: "prefill" | undefined, routable: boolean): boolean {
+    const w = this.workers.get(workerId);
+    if (w === undefined || (routable && this.health.isEjected(workerId))) return false;
+    return (w.record.disaggregation_mode === "prefill") === (pool === "prefill");
   }
 
   /** A LoRA adapter's base model (vLLM's model card `parent`); undefined for a base model or an unknown name. */
@@ -236,18 +259,20 @@ export class RoutingState {
    */
   route(model: string, tokens: ArrayLike<number>, exclude?: ReadonlySet<string>, leg?: LegQuery): RoutePlan | RouteFailure {
     if (this.workers.size === 0) return { status: 503, message: "no workers are registered; start a mocker (or wait for its discovery record)", code: "no_workers" };
-    if (leg?.pool === "prefill" && (this.prefillRouters.get(model)?.size ?? 0) === 0) return { status: 503, message: `no prefill worker of model ${model} is left`, code: "no_workers" };
-    // A model no router serves may be a LoRA adapter: its base model's router, narrowed to its holders.
-    const loraName = this.routers.has(model) || this.lora.baseOf(model) === undefined ? undefined : model;
-    const router = this.routerOf(loraName === undefined ? model : this.lora.baseOf(loraName)!, leg?.pool);
-    if (!router || router.size === 0) {
+    // A model no router serves may be a LoRA adapter: its base model's routers, narrowed to its holders.
+    const served = this.servedModel(model);
+    const loraName = served === model ? undefined : model;
+    if (leg?.pool === "prefill" && (this.prefillRouters.get(served)?.size ?? 0) === 0) return { status: 503, message: `no prefill worker of model ${model} is left`, code: "no_workers" };
+    const router = this.routerOf(served, leg?.pool);
+    if (!router || router.size === 0 || (loraName !== undefined && leg?.pool === undefined && !this.poolHolds(loraName, undefined, false))) {
       if (this.health.ejectedCount > 0 && this.models().includes(model)) return { status: 503, message: `every worker of model ${model} is out of routing after failures; each returns once its /health answers`, code: "no_workers" };
       return { status: 404, message: `The model \`${model}\` does not exist. Models served: ${this.models().join(", ") || "(none)"}`, code: "model_not_found" };
     }
     const t0 = this.opts.now();
     const bs = this.blockSize!;
     const seq = loraName === undefined ? this.opts.hasher.sequenceHashes(tokens, bs) : this.opts.hasher.sequenceHashes(tokens, bs, undefined, this.opts.hasher.seedOf(loraName));
-    const excluded = loraName !== undefined ? this.lora.exclusions(loraName, this.workers.values(), (id) => this.workers.has(id) && !this.health.isEjected(id), exclude) : exclude === undefined ? undefined : this.rankIdsOf(exclude);
+    // The LoRA filter looks at the leg's own pool: a holder in the other pool cannot take this leg.
+    const excluded = loraName !== undefined ? this.lora.exclusions(loraName, this.workers.values(), (id) => this.inPool(id, leg?.pool, true), exclude) : exclude === undefined ? undefined : this.rankIdsOf(exclude);
     const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: excluded, overlapCredit: leg?.overlapCredit, trackPrefillTokens: leg?.trackPrefillTokens });
     if (decision === undefined) return { status: 503, message: `no other worker of model ${model} is left to try`, code: "no_workers" };
     if (decision === OVERLOADED) {

@@ -1,7 +1,7 @@
 // The prefill leg of a disaggregated request (vLLM's P/D proxy, Dynamo's prefill router): the
 // prompt goes to a prefill worker picked by the prefill pool's router with max_tokens 1 and
 // kv_transfer_params.do_remote_decode, and its summary line's kv_transfer_params come back for the
-// decode leg. A prefill worker that fails is reported (it may leave routing) and the next one is
+// decode leg; a LoRA adapter's leg goes to a prefill worker holding it, with its lora_name. A prefill worker that fails is reported (it may leave routing) and the next one is
 // tried, --router-retries times; with none left, undefined: the request runs aggregated. Only the
 // client's own faults (its request refused, the client gone) end the request here.
 import type { GenerateBody } from "../../../protocol/generate.ts";
@@ -31,6 +31,8 @@ const DECODER = new TextDecoder();
 export async function runPrefillLeg(d: PrefillLegDeps, model: string, tokens: readonly number[], requestId: string, signal?: AbortSignal): Promise<PrefillOutcome> {
   const tried = new Set<string>();
   const pd = d.metrics.disagg;
+  // A LoRA adapter no prefill worker in routing holds: its decode holders prefill it (none would answer but 404).
+  if (d.state.isAdapter(model) && !d.state.poolHolds(model, "prefill")) return { ok: false, reason: "adapter_not_on_prefill" };
   for (let n = 0; n <= d.retries; n++) {
     const plan = d.state.route(model, tokens, tried, { pool: "prefill" });
     if ("status" in plan) return { ok: false, reason: plan.code === "overloaded" ? "prefill_busy" : n === 0 ? "no_prefill_worker" : "prefill_failed" };
@@ -61,6 +63,7 @@ async function callPrefill(d: PrefillLegDeps, plan: RoutePlan, tokens: readonly 
   signal?.addEventListener("abort", onAbort, { once: true });
   if (signal?.aborted) onAbort();
   const body: GenerateBody = { worker: plan.worker.record.worker_index, dp_rank: plan.dpRank, token_ids: tokens as number[], max_tokens: 1, request_id: requestId, kv_transfer_params: { do_remote_decode: true } };
+  if (plan.loraName !== undefined) body.lora_name = plan.loraName;
   let answered = false;
   try {
     const reply = await d.callWorker(plan.worker.record.request_url, JSON.stringify(body), ctrl, stall);

@@ -1,10 +1,10 @@
 // The prefill router's counters for /metrics: legs sent per pool, requests conditional
 // disaggregation kept on their decode worker, requests that ran aggregated (no prefill worker left,
-// or every prefill attempt failed), and the KV transfers the decode legs imply, estimated from the
+// every prefill attempt failed, no prefill worker holding the LoRA adapter), and the KV transfers the decode legs imply, estimated from the
 // prefill replies' block lists against the router's index (Dynamo's two timing modes).
 import type { MetricFamily } from "../../../protocol/prometheus.ts";
 
-export type AggregatedReason = "no_prefill_worker" | "prefill_busy" | "prefill_failed" | "no_transfer_params";
+export type AggregatedReason = "no_prefill_worker" | "prefill_busy" | "prefill_failed" | "no_transfer_params" | "adapter_not_on_prefill";
 
 export class PrefillRouterMetrics {
   /** Worker requests per leg: prefill (each attempt) and decode (each disaggregated request's decode leg). */
@@ -12,7 +12,7 @@ export class PrefillRouterMetrics {
   /** Prefill attempts that failed (the next prefill worker, or aggregated, follows). */
   prefillFailures = 0;
   bypasses = 0;
-  readonly aggregated: Record<AggregatedReason, number> = { no_prefill_worker: 0, prefill_busy: 0, prefill_failed: 0, no_transfer_params: 0 };
+  readonly aggregated: Record<AggregatedReason, number> = { no_prefill_worker: 0, prefill_busy: 0, prefill_failed: 0, no_transfer_params: 0, adapter_not_on_prefill: 0 };
   /** Blocks the prefill replies named (full_prompt) and the ones the chosen decode worker lacked per the index (destination_missing). */
   readonly transferBlocks = { full_prompt: 0, destination_missing: 0 };
   transferTokens = 0;
@@ -24,7 +24,7 @@ export class PrefillRouterMetrics {
       { name: "kvcr_frontend_conditional_disagg_bypasses_total", help: "Requests prefilled on their decode worker by --router-conditional-disagg (sent with x-bypass-remote-prefill)", type: "counter", samples: [{ value: this.bypasses }] },
       {
         name: "kvcr_frontend_disagg_aggregated_total",
-        help: "Requests of a model with prefill workers that ran aggregated on a decode worker: no prefill worker left, every prefill worker over its busy thresholds, every prefill attempt failed, or the prefill reply carried no kv_transfer_params",
+        help: "Requests of a model with prefill workers that ran aggregated on a decode worker: no prefill worker left, every prefill worker over its busy thresholds, every prefill attempt failed, the prefill reply carried no kv_transfer_params, or no prefill worker holds the request's LoRA adapter",
         type: "counter",
         samples: (Object.keys(this.aggregated) as AggregatedReason[]).map((reason) => ({ labels: { reason }, value: this.aggregated[reason] })),
       },

@@ -40,10 +40,11 @@ interface Call {
   headers: Record<string, string>;
 }
 
-function fleet(prefill: Record<string, Behaviour>, decode: Record<string, Behaviour>, islBounding?: IslBounding, router: Omit<RouterOptions, "mode"> = {}, failures?: Partial<RunPolicy>) {
+function fleet(prefill: Record<string, Behaviour>, decode: Record<string, Behaviour>, islBounding?: IslBounding, router: Omit<RouterOptions, "mode"> = {}, failures?: Partial<RunPolicy>, adapters: Record<string, string[]> = {}) {
   const state: RoutingState = routingState("kv", { router });
-  for (const id of Object.keys(prefill)) state.putWorker(workerRecord(id, { disaggregation_mode: "prefill" }));
-  for (const id of Object.keys(decode)) state.putWorker(workerRecord(id, { disaggregation_mode: "decode" }));
+  const lora = (id: string) => (adapters[id] === undefined ? {} : { lora_adapters: adapters[id] });
+  for (const id of Object.keys(prefill)) state.putWorker(workerRecord(id, { disaggregation_mode: "prefill", ...lora(id) }));
+  for (const id of Object.keys(decode)) state.putWorker(workerRecord(id, { disaggregation_mode: "decode", ...lora(id) }));
   const behaviours = { ...prefill, ...decode };
   const calls: Call[] = [];
   const fake: FetchLike = async (url, init) => {
@@ -228,5 +229,50 @@ describe("conditional disaggregation (isl_bounding)", () => {
     expect(f.calls[1]!.headers["x-bypass-remote-prefill"]).toBeUndefined();
     expect(f.calls[1]!.body.kv_transfer_params).toMatchObject({ remote_engine_id: "p1_dp0" });
     expect(await f.metric("kvcr_frontend_conditional_disagg_bypasses_total")).toBe("kvcr_frontend_conditional_disagg_bypasses_total 0");
+  });
+});
+
+describe("LoRA adapters on prefill and decode workers", () => {
+  const adapterBody = () => ({ ...cmpl(), model: "sql-lora" });
+  const storeAdapterOn = (state: RoutingState, worker: string, blocks: number) => {
+    const h = createBlockHasher();
+    const seq = Array.from(h.sequenceHashes(PROMPT, 4, undefined, h.seedOf("sql-lora"))).slice(0, blocks);
+    state.index.apply(state.rankIdOf(worker, 0), { kind: "stored", tier: "device", blockHashes: seq });
+  };
+
+  test("both legs go to holders of the adapter and carry lora_name; the prefill pool is priced on the adapter's hashes", async () => {
+    const holders = { p2: ["sql-lora"], p3: ["sql-lora"], d2: ["sql-lora"] };
+    const f = fleet({ p1: prefills("p1"), p2: prefills("p2"), p3: prefills("p3") }, { d1: decodes, d2: decodes }, undefined, {}, undefined, holders);
+    storeOn(f.state, "p1", PROMPT, 8); // the base model's blocks of the same prompt: no credit for the adapter
+    storeAdapterOn(f.state, "p3", 6);
+    for (let i = 0; i < 4; i++) {
+      f.calls.length = 0;
+      const res = await f.app.fetch(post("/v1/completions", adapterBody()));
+      expect(res.status).toBe(200);
+      const [p, d] = f.calls;
+      expect([p!.worker, d!.worker]).toEqual(["p3", "d2"]);
+      expect(p!.body).toMatchObject({ lora_name: "sql-lora", max_tokens: 1, kv_transfer_params: { do_remote_decode: true } });
+      expect(d!.body).toMatchObject({ lora_name: "sql-lora", kv_transfer_params: { remote_engine_id: "p3_dp0" } });
+    }
+    expect(await f.metric("kvcr_frontend_disagg_legs_total")).toBe('kvcr_frontend_disagg_legs_total{leg="prefill"} 4\nkvcr_frontend_disagg_legs_total{leg="decode"} 4');
+  });
+
+  test("no prefill worker holds the adapter: it runs aggregated on a decode worker holding it, counted by its reason", async () => {
+    const f = fleet({ p1: prefills("p1") }, { d1: decodes, d2: decodes }, undefined, {}, undefined, { d1: ["sql-lora"] });
+    const res = await f.app.fetch(post("/v1/completions", adapterBody()));
+    expect(res.status).toBe(200);
+    expect(f.calls.map((c) => c.worker)).toEqual(["d1"]);
+    expect(f.calls[0]!.body.lora_name).toBe("sql-lora");
+    expect(f.calls[0]!.body.kv_transfer_params).toBeUndefined();
+    expect(await f.metric("kvcr_frontend_disagg_aggregated_total")).toContain('{reason="adapter_not_on_prefill"} 1');
+  });
+
+  test("an adapter only prefill workers hold serves no request: not listed, a 404 in vLLM's words, nothing sent", async () => {
+    const f = fleet({ p1: prefills("p1"), p2: prefills("p2") }, { d1: decodes }, undefined, {}, undefined, { p2: ["sql-lora"] });
+    expect(f.state.models()).toEqual(["m"]);
+    const res = await f.app.fetch(post("/v1/completions", adapterBody()));
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toStartWith("The model `sql-lora` does not exist.");
+    expect(f.calls).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import type { RouteFailure, RoutePlan } from "../route-plan.ts";
 import { StallWatch } from "../worker-call.ts";
 import { BYPASS_REMOTE_PREFILL, REMOTE_PREFILLED, REMOTE_PREFILLED_CONDITIONAL, type DecodeLeg } from "./decode-leg.ts";
 import { runPrefillLeg, type PrefillLegDeps, type PrefillOutcome } from "./prefill-leg.ts";
+import type { AggregatedReason } from "./prefill-metrics.ts";
 
 export interface PrefillRouterDeps extends Omit<PrefillLegDeps, "stalls"> {
   /** --router-conditional-disagg's thresholds; undefined = off. */
@@ -25,6 +26,7 @@ export type Prepared = { plan: RoutePlan; leg: DecodeLeg } | RouteFailure;
 export class PrefillRouter {
   private readonly d: PrefillLegDeps & PrefillRouterDeps;
   private seq = 0;
+  private readonly adaptersLogged = new Set<string>();
 
   constructor(deps: PrefillRouterDeps) {
     this.d = { ...deps, stalls: new StallWatch(deps.stallTimeoutMs, deps.now) };
@@ -32,7 +34,10 @@ export class PrefillRouter {
 
   /** Whether the model's requests are disaggregated now: some prefill worker serves it. */
   active(model: string): boolean {
-    return (this.d.state.routerOf(model, "prefill")?.size ?? 0) > 0;
+    const { state } = this.d;
+    // An adapter no decode worker lists is answered 404 by the decode pool's routing, with no prefill leg.
+    if (state.isAdapter(model) && !state.poolHolds(model, undefined, false)) return false;
+    return (state.routerOf(state.servedModel(model), "prefill")?.size ?? 0) > 0;
   }
 
   /** The decode leg's plan after the prefill leg (or its bypass); a failure is the client's answer. */
@@ -47,12 +52,11 @@ export class PrefillRouter {
   }
 
   private async prepare(model: string, tokens: readonly number[], requestId: string, signal?: AbortSignal): Promise<Prepared> {
-    const { state, metrics } = this.d;
-    const pd = metrics.disagg;
+    const { state } = this.d;
     if (this.d.islBounding !== undefined) return this.conditional(model, tokens, requestId, this.d.islBounding, signal);
     const pre = await runPrefillLeg(this.d, model, tokens, requestId, signal);
     if (!pre.ok) {
-      pd.aggregated[pre.reason]++;
+      this.aggregated(pre.reason, model);
       const plan = state.route(model, tokens);
       return "status" in plan ? plan : { plan, leg: {} };
     }
@@ -80,13 +84,21 @@ export class PrefillRouter {
       throw err;
     }
     if (!pre.ok) {
-      pd.aggregated[pre.reason]++;
+      this.aggregated(pre.reason, model);
       return { plan, leg: {} };
     }
     // The decode worker pulls the prompt instead of computing it: its prefill leaves the load now.
     state.firstToken(plan);
     this.counted(pre, plan);
     return { plan, leg: { kvTransferParams: pre.params, route: REMOTE_PREFILLED_CONDITIONAL } };
+  }
+
+  /** A request that runs aggregated: counted by reason; an adapter missing from the prefill pool is also logged (once per adapter). */
+  private aggregated(reason: AggregatedReason, model: string): void {
+    this.d.metrics.disagg.aggregated[reason]++;
+    if (reason !== "adapter_not_on_prefill" || this.adaptersLogged.has(model)) return;
+    this.adaptersLogged.add(model);
+    this.d.logger?.warn(`LoRA adapter ${model}: no prefill worker holds it; its requests run aggregated on decode workers holding it (kvcr_frontend_disagg_aggregated_total{reason="adapter_not_on_prefill"})`);
   }
 
   /** A decode leg with transfer params: counted, with the transfer it implies. */

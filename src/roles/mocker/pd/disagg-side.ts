@@ -19,7 +19,7 @@ export type ToEngine = (req: GenerateRequest, sink: TokenSink, flags: EngineFlag
 export interface DisaggRank {
   readonly worker: number;
   readonly rank: number;
-  readonly engine: { localPrefixBlocks(tokenIds: ArrayLike<number>): number; releaseHeld(id: string): boolean };
+  readonly engine: { localPrefixBlocks(tokenIds: ArrayLike<number>, loraName?: string): number; releaseHeld(id: string): boolean };
 }
 
 /** vLLM names a data-parallel engine `<engine id>_dp<rank>`; here the engine id is the worker id. */
@@ -90,7 +90,7 @@ export class DisaggSide {
 
   private async pullThenSubmit(req: GenerateRequest, sink: TokenSink, rank: DisaggRank, remote: RemotePrefill, toEngine: ToEngine): Promise<SubmitOutcome> {
     // Own prefix hits first: only the blocks past them are named (and, by timing mode, timed).
-    const local = Math.min(rank.engine.localPrefixBlocks(req.tokenIds), remote.blockIds.length);
+    const local = Math.min(rank.engine.localPrefixBlocks(req.tokenIds, req.loraName), remote.blockIds.length);
     const pulled = await requestPull(remote, remote.blockIds.slice(local), this.pullTimeoutMs);
     if (!pulled.ok) {
       this.o.stats.recomputedPulls++;
