@@ -107,7 +107,7 @@ export const mockerPassOn = defineOptions({
   }),
   ...group("LoRA adapters", {
     loraModules: { kind: "string", nonEmpty: true, variadic: true, description: "LoRA adapters the mockers load at start: name=path … or vLLM's JSON form (see mocker --lora-modules); on every worker unless --lora-replicas" },
-    loraReplicas: { kind: "int", min: 1, max: 100_000, description: "With --lora-modules: load each adapter on this many of the stack's workers, placed by rendezvous hashing (Dynamo's default placement)" },
+    loraReplicas: { kind: "int", min: 1, max: 100_000, description: "With --lora-modules: load each adapter on this many of the stack's workers (of each pool's with --prefill-workers/--decode-workers), placed by rendezvous hashing (Dynamo's default placement)" },
   }),
   ...group("Worker API", {
     workerApi: { kind: "bool", default: false, description: "Every worker also serves vLLM's OpenAI API on a port of its own (listed in the ready summary and the state file), for routers other than the frontend" },

@@ -5,7 +5,7 @@ import { commonOptions } from "../../config/common.ts";
 import { loadConfig } from "../../config/load.ts";
 import { parseLoraModules, parseModulesPerWorker } from "../../config/lora-modules.ts";
 import { mockerOptions, mockerProblems, type MockerConfig } from "../../config/mocker.ts";
-import { upOptions, upProblems, type UpConfig } from "../../config/up.ts";
+import { upConfigFrom, upOptions, upProblems, type UpConfig } from "../../config/up.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { thrownBy } from "../../../test/harness.ts";
 import { plan, type PlanContext } from "./plan.ts";
@@ -30,6 +30,16 @@ describe("up --lora-modules", () => {
     const perWorker = mockers.flatMap((m) => parseModulesPerWorker(m.loraModulesPerWorker!, parseLoraModules(m.loraModules!, m.modelName) as never, m.numWorkers) as { name: string }[][]);
     expect(perWorker.length).toBe(8);
     for (const name of ["a", "b", "c"]) expect(perWorker.filter((mods) => mods.some((m) => m.name === name)).length).toBe(2);
+  });
+
+  test("a prefill/decode stack places each adapter K times in each pool: both legs of its requests find a holder", () => {
+    const mockers = plan(upConfigFrom([...MODULES, "--lora-replicas=1", "--prefill-workers=2", "--decode-workers=3", "--workers-per-process=1"]), ctx(5)).processes.filter((s) => s.role === "mocker").map((s) => mockerConfigOf(s.argv));
+    const perWorker = mockers.flatMap((m) => parseModulesPerWorker(m.loraModulesPerWorker!, parseLoraModules(m.loraModules!, m.modelName) as never, m.numWorkers) as { name: string }[][]);
+    expect(mockers.map((m) => m.disaggregationMode)).toEqual(["prefill", "prefill", "decode", "decode", "decode"]);
+    for (const name of ["a", "b", "c"]) {
+      const holders = perWorker.flatMap((mods, w) => (mods.some((m) => m.name === name) ? [w] : []));
+      expect([holders.filter((w) => w < 2).length, holders.filter((w) => w >= 2).length]).toEqual([1, 1]);
+    }
   });
 
   test("bad flags are refused, named", () => {
