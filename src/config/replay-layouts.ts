@@ -23,6 +23,7 @@ export interface LayoutSettings {
   compareLayouts?: string | undefined;
   dataParallelSize: number;
   regret: boolean;
+  loraReplicas?: number | undefined;
 }
 
 export function replayLayoutProblems(c: LayoutSettings): string[] {
@@ -37,6 +38,7 @@ export function replayLayoutProblems(c: LayoutSettings): string[] {
     if (!split) problems.push("--compare-layouts: needs --prefill-workers and --decode-workers (the disaggregated split; agg gets their sum)");
   }
   if (split && c.dataParallelSize > 1) problems.push("--data-parallel-size: a disaggregated layout simulates one rank per worker; contradicts --prefill-workers / --decode-workers");
+  if (split && c.loraReplicas !== undefined) problems.push("--lora-replicas: a disaggregated layout places no adapters (every worker of each layout holds every adapter); contradicts --prefill-workers / --decode-workers");
   if (split && c.regret) problems.push("--regret: judges one router's decisions; contradicts --prefill-workers / --decode-workers (two routers)");
   return problems;
 }

@@ -62,3 +62,20 @@ describe("disaggregated replay", () => {
     expect(again.disagg).toEqual(full.disagg);
   });
 });
+
+describe("disaggregated replay under LoRA adapters", () => {
+  // The same prompt three times, far apart: base, then adapter, then adapter again.
+  const row = (ts: number, lora?: string) => JSON.stringify({ timestamp: ts, input_length: 256, output_length: 2, hash_ids: [1, 2, 3, 4], ...(lora ? { lora_name: lora } : {}) });
+  const workload = parseMooncakeTrace([row(0), row(10_000, "sql-lora"), row(20_000, "sql-lora")].join("\n")).requests;
+  const one = { ...opts("full_prompt"), prefillWorkers: 1, decodeWorkers: 1, arrival: { kind: "trace" as const, speedupRatio: 1 } };
+
+  test("an adapter's prompt reuses only the adapter's blocks, on both legs, as the aggregated replay hashes it", () => {
+    const sim = simulateDisagg(workload, one, { hasher });
+    expect(sim.errors.size).toBe(0);
+    // The prefill leg's hits: none for the adapter's first request (the base model's blocks are not its), all but the last token's block for its second.
+    expect(workload.map((r) => r.loraName)).toEqual([undefined, "sql-lora", "sql-lora"]);
+    expect([...sim.cachedTokens]).toEqual([0, 0, 192]);
+    const agg = simulate(workload, { engine: one.engine, numWorkers: 1, routerMode: "kv", arrival: one.arrival, seed: 0 }, { hasher });
+    expect([...agg.cachedTokens]).toEqual([0, 0, 192]);
+  });
+});

@@ -208,7 +208,8 @@ export function simulateDisagg(workload: readonly WorkloadRequest[], opts: Disag
     const tokens = buffer.subarray(0, req.inputLength);
     tokensOf[i] = buffer;
     promptTokens[i] = tokens.length;
-    hashesOf[i] = deps.hasher.hashBlocks(tokens, blockSize);
+    // An adapter's blocks are its own (hashed under its seed), as in the aggregated replay.
+    hashesOf[i] = req.loraName === undefined ? deps.hasher.hashBlocks(tokens, blockSize) : deps.hasher.hashBlocks(tokens, blockSize, undefined, deps.hasher.seedOf(req.loraName));
     const decision = route(prefillRouter, i, t);
     if (decision === OVERLOADED) {
       rejected++;
@@ -218,7 +219,7 @@ export function simulateDisagg(workload: readonly WorkloadRequest[], opts: Disag
     active[i] = decision.request;
     requestsPerWorker[s]!++;
     // The prefill engine copies the prompt: the buffer goes on to the decode engine.
-    const added = engines[s]!.addRequest({ id: String(i), tokenIds: tokens, maxTokens: 1, holdBlocks: true, promptHashes: hashesOf[i] });
+    const added = engines[s]!.addRequest({ id: String(i), tokenIds: tokens, maxTokens: 1, holdBlocks: true, promptHashes: hashesOf[i], ...(req.loraName !== undefined ? { loraName: req.loraName } : {}) });
     if (!added.ok) {
       prefillRouter.finish(decision.request);
       return fail(i, t, `prefill: ${added.reason}`);
@@ -239,7 +240,7 @@ export function simulateDisagg(workload: readonly WorkloadRequest[], opts: Disag
     worker[i] = s;
     requestsPerWorker[s]!++;
     const tokens = tokensOf[i]!.subarray(0, promptTokens[i]!);
-    const added = engines[s]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: workload[i]!.outputLength, remotePrefill: true, promptHashes: hashesOf[i] });
+    const added = engines[s]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: workload[i]!.outputLength, remotePrefill: true, promptHashes: hashesOf[i], ...(workload[i]!.loraName !== undefined ? { loraName: workload[i]!.loraName } : {}) });
     if (!added.ok) {
       decodeRouter.finish(decision.request);
       releaseHeld(i);

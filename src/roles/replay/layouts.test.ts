@@ -59,5 +59,7 @@ describe("replay layouts", () => {
     expect(problems(["--compare-layouts", "agg,disagg"])).toEqual(["--compare-layouts: needs --prefill-workers and --decode-workers (the disaggregated split; agg gets their sum)"]);
     const p = problems(["--prefill-workers", "1", "--decode-workers", "1", "--data-parallel-size", "2", "--regret"]);
     expect(p.map((x) => x.split(":")[0])).toEqual(["--data-parallel-size", "--regret"]);
+    // The layouts place no adapters: every worker of both holds every adapter.
+    expect(problems(["--prefill-workers", "1", "--decode-workers", "1", "--lora-replicas", "1"])).toEqual(["--lora-replicas: a disaggregated layout places no adapters (every worker of each layout holds every adapter); contradicts --prefill-workers / --decode-workers"]);
   });
 });
