@@ -80,8 +80,15 @@ export function parseTraceLine(line: string, traceBlockSize: number): TraceRow |
     return `input_length ${input} is longer than its ${ids.length} hash ids allow at --trace-block-size ${traceBlockSize} (at most ${ids.length * traceBlockSize} tokens)`;
   }
   const lora = o.lora_name;
-  if (lora !== undefined && lora !== null && (typeof lora !== "string" || lora === "")) return `lora_name must be a LoRA adapter's name (a non-empty string) or null, got ${JSON.stringify(lora)}`;
+  const loraProblem = loraNameProblem(lora);
+  if (loraProblem !== undefined) return loraProblem;
   return { timestampMs: ts, inputLength: input, outputLength: output, hashIds, ...(typeof lora === "string" ? { loraName: lora } : {}) };
+}
+
+/** A row's `lora_name`: absent, null (the base model) or an adapter's name; else what is wrong. */
+export function loraNameProblem(lora: unknown): string | undefined {
+  if (lora !== undefined && lora !== null && (typeof lora !== "string" || lora === "")) return `lora_name must be a LoRA adapter's name (a non-empty string) or null, got ${JSON.stringify(lora)}`;
+  return undefined;
 }
 
 function lengthField(o: Record<string, unknown>, key: string): number | string {

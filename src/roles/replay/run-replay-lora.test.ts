@@ -44,4 +44,17 @@ describe("replay with LoRA adapters", () => {
     const spread = await runReplay({ ...opts, routerMode: "round-robin" }, deps([]));
     expect(spread.by_lora_adapter!.find((a) => a.lora_name === "sql-lora")!.cached_tokens).toBeLessThan(9 * 12);
   });
+
+  test("a session trace's turns keep their adapter: split by adapter, each adapter's turns reusing only their own blocks", async () => {
+    // Two 3-turn sessions over the same tokens, one under the base model, one under sql-lora.
+    const turn = (session: string, k: number, lora?: string) => JSON.stringify({ session_id: session, ...(k === 0 ? { timestamp: 0 } : { delay: 1 }), input_length: 4 * (k + 1), output_length: 2, hash_ids: [1, 2, 3].slice(0, k + 1), ...(lora ? { lora_name: lora } : {}) });
+    const text = [0, 1, 2].flatMap((k) => [turn("base", k), turn("lora", k, "sql-lora")]).join("\n");
+    const r = await runReplay({ ...opts, numWorkers: 1 }, { ...deps([]), readFile: () => text });
+    expect(r.by_lora_adapter!.map((a) => [a.lora_name, a.completed])).toEqual([
+      [null, 3],
+      ["sql-lora", 3],
+    ]);
+    // Turn 2 hits turn 1's block, turn 3 turn 2's two: 12 tokens per session, whichever ran first.
+    for (const a of r.by_lora_adapter!) expect(a.cached_tokens).toBe(12);
+  });
 });

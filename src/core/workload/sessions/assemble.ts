@@ -17,6 +17,8 @@ export interface DraftTurn {
   outputLength: number;
   writeTokens(out: Uint32Array): void;
   extendsPrevious?: boolean;
+  /** The turn's LoRA adapter (a row's `lora_name`); absent = the base model. */
+  loraName?: string;
 }
 
 export interface SessionLineError {
@@ -61,6 +63,7 @@ export function assembleSessions(drafts: readonly DraftTurn[], errors: SessionLi
       inputLength: t.inputLength,
       outputLength: t.outputLength,
       writeTokens: t.writeTokens,
+      ...(t.loraName !== undefined ? { loraName: t.loraName } : {}),
       session: { session, turn: t.turn, previous, delayMs: t.delayMs, ...(t.extendsPrevious ? { extendsPrevious: true } : {}) },
     });
   }

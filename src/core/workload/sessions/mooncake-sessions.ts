@@ -1,10 +1,10 @@
 // Mooncake rows with sessions, as Dynamo's mocker and aiperf's mooncake_trace read them:
 // `session_id`, `timestamp` (alias `created_time`, ms), `delay` (alias `delay_ms`), `input_length`
-// (alias `input_tokens`), `output_length` (alias `output_tokens`), `hash_ids`. A session's turns
+// (alias `input_tokens`), `output_length` (alias `output_tokens`), `hash_ids`, `lora_name`. A session's turns
 // are its rows in file order; the first starts at its timestamp, each later one is sent `delay`
 // after the previous finished (else the timestamp difference); a row without session_id is a
 // session of its own.
-import { expandHashIds } from "../mooncake-trace.ts";
+import { expandHashIds, loraNameProblem } from "../mooncake-trace.ts";
 import { assembleSessions, type DraftTurn, type SessionLineError, type SessionTrace } from "./assemble.ts";
 import { hashIdsField, idField, jsonLines, numberField, parseObject } from "./row-fields.ts";
 
@@ -42,7 +42,7 @@ export function parseMooncakeSessions(text: string, traceBlockSize: number): Ses
     const delay = numberField(o, ["delay", "delay_ms"]);
     const input = numberField(o, ["input_length", "input_tokens"], true, 1);
     const output = numberField(o, ["output_length", "output_tokens"], true, 1);
-    const fieldError = [ts, delay, input, output].find((f) => f.error)?.error;
+    const fieldError = [ts, delay, input, output].find((f) => f.error)?.error ?? loraNameProblem(o.lora_name);
     if (fieldError) {
       fail(fieldError);
       continue;
@@ -99,6 +99,7 @@ export function parseMooncakeSessions(text: string, traceBlockSize: number): Ses
       inputLength,
       outputLength: output.value!,
       writeTokens: (out) => expandHashIds(hashIds, inputLength, traceBlockSize, out),
+      ...(typeof o.lora_name === "string" ? { loraName: o.lora_name } : {}),
     });
   }
   return assembleSessions(drafts, errors, lines);

@@ -27,6 +27,17 @@ describe("format detection", () => {
 });
 
 describe("Mooncake rows with sessions (Dynamo's and aiperf's)", () => {
+  test("a row's lora_name names its turn's adapter, as in a plain Mooncake trace; a bad one is its line's error", () => {
+    const p = parseTrace(rows(
+      { session_id: "a", timestamp: 0, input_length: 4, output_length: 2, hash_ids: [1], lora_name: "sql-lora" },
+      { session_id: "a", delay: 5, input_length: 8, output_length: 2, hash_ids: [1, 2], lora_name: "sql-lora" },
+      { session_id: "b", timestamp: 1, input_length: 4, output_length: 2, hash_ids: [3], lora_name: null },
+      { session_id: "c", timestamp: 2, input_length: 4, output_length: 2, hash_ids: [3], lora_name: 7 },
+    ), opts);
+    expect(p.requests.map((r) => r.loraName)).toEqual(["sql-lora", "sql-lora", undefined]);
+    expect(p.errors).toEqual([{ line: 4, key: "s:c", message: "lora_name must be a LoRA adapter's name (a non-empty string) or null, got 7" }]);
+  });
+
   test("a session's rows are its turns in file order; delay, delay_ms or the timestamp gap; aliases; a row without session is its own", () => {
     const text = rows(
       { session_id: "a", timestamp: 100, input_length: 4, output_length: 2, hash_ids: [1] },
