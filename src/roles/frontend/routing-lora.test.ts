@@ -87,4 +87,19 @@ describe("routing under LoRA adapters", () => {
     state.removeWorker("w1");
     expect(new Set(Array.from({ length: 6 }, () => plan(state.route("adapter-a", tokens)).worker.id))).toEqual(new Set(["w2"]));
   });
+
+  test("one batch interleaving a holder's adapter and base-model runs (the feed's reused arrays), then an agent snapshot with adapter blocks", () => {
+    const state = fleet();
+    const base = stored("w1", null);
+    const adapter = stored("w1", "adapter-a");
+    const removeBase: RouterEvent = { holder: { workerId: "w1", dpRank: 0 }, tier: "device", kind: "removed", blocks: base.kind === "stored" ? base.blocks.slice(4) : [], parentHash: null };
+    state.apply([adapter, base, removeBase, stored("w2", "adapter-a", 2)]);
+    expect(plan(state.route("adapter-a", tokens)).worker.id).toBe("w1");
+    expect(plan(state.route("adapter-a", tokens)).decision.deviceOverlap).toBe(8);
+    expect(plan(state.route("m", tokens, new Set(["w0", "w2", "w3"]))).decision.deviceOverlap).toBe(4);
+    // A snapshot of w2 with the adapter's 8 blocks (the agent's seq hashes): w2 now holds as much as w1.
+    const snap = stored("w2", "adapter-a");
+    state.applySnapshotHolder({ cache_owner_id: "owner-w2", worker_id: "w2", dp_rank: 0, tiers: { device: snap.kind === "stored" ? snap.blocks.map((b) => ({ seq_hash: String(b.seqHash), local_hash: String(b.localHash) })) : [], host: [], disk: [] } });
+    expect(plan(state.route("adapter-a", tokens, new Set(["w1"]))).decision.deviceOverlap).toBe(8);
+  });
 });
