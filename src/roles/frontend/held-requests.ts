@@ -1,7 +1,10 @@
 // Requests held while every worker of their model is saturated (the router's queue threshold):
-// per model, oldest first, each waiting for a route outcome. A request whose client goes away
+// per served model (a LoRA adapter's requests queue with its base model's), oldest first, each
+// waiting for a route outcome. A request whose client goes away
 // while held leaves its queue with 499.
 interface Held<T> {
+  /** The model the request named (an adapter, or the served model itself). */
+  model: string;
   tokens: ArrayLike<number>;
   resolve(outcome: T): void;
 }
@@ -23,31 +26,31 @@ export class HeldRequests<T> {
     return n;
   }
 
-  /** Queues a request of `model`; resolves when release() routes it, or with clientGone() on abort. */
-  hold(model: string, tokens: ArrayLike<number>, signal?: AbortSignal): Promise<T> {
+  /** Queues a request naming `model` under its served model `key`; resolves when release() routes it, or with clientGone() on abort. */
+  hold(key: string, model: string, tokens: ArrayLike<number>, signal?: AbortSignal): Promise<T> {
     return new Promise((resolve) => {
-      const h: Held<T> = { tokens, resolve };
-      const list = this.byModel.get(model) ?? [];
+      const h: Held<T> = { model, tokens, resolve };
+      const list = this.byModel.get(key) ?? [];
       list.push(h);
-      this.byModel.set(model, list);
+      this.byModel.set(key, list);
       signal?.addEventListener("abort", () => {
         const at = list.indexOf(h);
         if (at === -1) return;
         list.splice(at, 1);
-        if (list.length === 0 && this.byModel.get(model) === list) this.byModel.delete(model);
+        if (list.length === 0 && this.byModel.get(key) === list) this.byModel.delete(key);
         resolve(this.clientGone());
       }, { once: true });
     });
   }
 
-  /** Routes held requests of `model`, oldest first, while `hasRoom()` says its router takes more. */
-  release(model: string, hasRoom: () => boolean, route: (tokens: ArrayLike<number>) => T): void {
-    const list = this.byModel.get(model);
+  /** Routes held requests of served model `key`, oldest first, while `hasRoom()` says its router takes more. */
+  release(key: string, hasRoom: () => boolean, route: (model: string, tokens: ArrayLike<number>) => T): void {
+    const list = this.byModel.get(key);
     if (list === undefined) return;
     while (list.length > 0 && hasRoom()) {
       const h = list.shift()!;
-      h.resolve(route(h.tokens));
+      h.resolve(route(h.model, h.tokens));
     }
-    if (list.length === 0) this.byModel.delete(model);
+    if (list.length === 0) this.byModel.delete(key);
   }
 }

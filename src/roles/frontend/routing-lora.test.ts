@@ -102,4 +102,25 @@ describe("routing under LoRA adapters", () => {
     state.applySnapshotHolder({ cache_owner_id: "owner-w2", worker_id: "w2", dp_rank: 0, tiers: { device: snap.kind === "stored" ? snap.blocks.map((b) => ({ seq_hash: String(b.seqHash), local_hash: String(b.localHash) })) : [], host: [], disk: [] } });
     expect(plan(state.route("adapter-a", tokens, new Set(["w1"]))).decision.deviceOverlap).toBe(8);
   });
+
+  test("an adapter's request held while its base model's workers are saturated is released as their load drops, in turn with the base model's", async () => {
+    // One rank with a 16-token budget, held above half of it: one 9-token prompt saturates it.
+    const state = routingState("kv", { router: { queueThreshold: 0.5 } });
+    state.putWorker(workerRecord("a", { max_num_batched_tokens: 16, lora_adapters: ["sql-lora"] }));
+    const prompt = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+    const first = plan(state.route("m", prompt));
+    expect(state.routerOf("m")!.saturated()).toBe(true);
+    const adapter = state.routeOrHold("sql-lora", prompt);
+    const base = state.routeOrHold("m", prompt);
+    expect(state.heldCount).toBe(2);
+    state.firstToken(first);
+    state.finish(first);
+    // Oldest first: the adapter's request, then (once it too finished) the base model's.
+    const a = plan(await adapter);
+    expect([a.worker.id, a.loraName]).toEqual(["a", "sql-lora"]);
+    expect(state.heldCount).toBe(1);
+    state.finish(a);
+    expect(plan(await base).loraName).toBeUndefined();
+    expect(state.heldCount).toBe(0);
+  });
 });

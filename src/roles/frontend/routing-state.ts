@@ -95,25 +95,16 @@ export class RoutingState {
   }
 
   /** The model whose routers serve `model`: its base model for a LoRA adapter, else itself. */
-  servedModel(model: string): string {
-    return this.routers.has(model) || this.prefillRouters.has(model) ? model : (this.lora.baseOf(model) ?? model);
-  }
-
-  /** Whether a LoRA adapter (not a base model) is named. */
-  isAdapter(model: string): boolean {
-    return this.servedModel(model) !== model;
-  }
-
+  servedModel = (model: string): string => (this.routers.has(model) || this.prefillRouters.has(model) ? model : (this.lora.baseOf(model) ?? model));
+  isAdapter = (model: string): boolean => this.servedModel(model) !== model;
   /** Whether some worker of the pool (routable ones only when `routable`) holds the adapter. */
   poolHolds(adapter: string, pool: "prefill" | undefined, routable = true): boolean {
     for (const id of this.lora.holdersOf(adapter)) if (this.inPool(id, pool, routable)) return true;
     return false;
   }
-
   private inPool(workerId: string, pool: "prefill" | undefined, routable: boolean): boolean {
     const w = this.workers.get(workerId);
-    if (w === undefined || (routable && this.health.isEjected(workerId))) return false;
-    return (w.record.disaggregation_mode === "prefill") === (pool === "prefill");
+    return w !== undefined && !(routable && this.health.isEjected(workerId)) && (w.record.disaggregation_mode === "prefill") === (pool === "prefill");
   }
 
   /** A LoRA adapter's base model (vLLM's model card `parent`); undefined for a base model or an unknown name. */
@@ -275,13 +266,7 @@ export class RoutingState {
     const excluded = loraName !== undefined ? this.lora.exclusions(loraName, this.workers.values(), (id) => this.inPool(id, leg?.pool, true), exclude) : exclude === undefined ? undefined : this.rankIdsOf(exclude);
     const decision = router.route({ seqHashes: seq, promptTokens: tokens.length, blockSize: bs, nowMs: t0, exclude: excluded, overlapCredit: leg?.overlapCredit, trackPrefillTokens: leg?.trackPrefillTokens });
     if (decision === undefined) return { status: 503, message: `no other worker of model ${model} is left to try`, code: "no_workers" };
-    if (decision === OVERLOADED) {
-      return {
-        status: this.opts.overloadStatus ?? 529,
-        message: "Service temporarily overloaded: every worker is over its busy thresholds (--active-decode-blocks-threshold, --active-prefill-tokens-threshold, --active-prefill-tokens-threshold-frac); retry later",
-        code: "overloaded",
-      };
-    }
+    if (decision === OVERLOADED) return { status: this.opts.overloadStatus ?? 529, message: OVERLOADED_MESSAGE, code: "overloaded" };
     const at = this.byRankId.get(decision.rankId)!;
     const plan: RoutePlan = { worker: at.worker, dpRank: at.rank, rankId: decision.rankId, decision, promptTokens: tokens.length, decisionMs: 0 };
     if (loraName !== undefined) plan.loraName = loraName;
@@ -306,9 +291,11 @@ export class RoutingState {
    * new worker). A request whose client goes away while held leaves the queue (499).
    */
   routeOrHold(model: string, tokens: ArrayLike<number>, signal?: AbortSignal): RoutePlan | RouteFailure | Promise<RoutePlan | RouteFailure> {
-    const router = this.routers.get(model) ?? (this.lora.size > 0 ? this.routers.get(this.lora.baseOf(model) ?? "") : undefined);
-    if (router === undefined || (!this.held.has(model) && !router.saturated())) return this.route(model, tokens);
-    return this.held.hold(model, tokens, signal);
+    // An adapter's requests queue with its base model's: the same workers' load releases them.
+    const served = this.lora.size > 0 ? this.servedModel(model) : model;
+    const router = this.routers.get(served);
+    if (router === undefined || (!this.held.has(served) && !router.saturated())) return this.route(model, tokens);
+    return this.held.hold(served, model, tokens, signal);
   }
 
   /**
@@ -396,9 +383,11 @@ export class RoutingState {
   release(model: string): void {
     if (!this.held.has(model)) return; // the common case, on every first token and finish
     const router = this.routers.get(model);
-    this.held.release(model, () => !(router !== undefined && router.size > 0 && router.saturated()), (tokens) => this.route(model, tokens));
+    this.held.release(model, () => !(router !== undefined && router.size > 0 && router.saturated()), (name, tokens) => this.route(name, tokens));
   }
 }
+
+const OVERLOADED_MESSAGE = "Service temporarily overloaded: every worker is over its busy thresholds (--active-decode-blocks-threshold, --active-prefill-tokens-threshold, --active-prefill-tokens-threshold-frac); retry later";
 
 /** Abort reason of a request whose worker left discovery (→ 502). */
 export class WorkerGone extends Error {
