@@ -17,7 +17,7 @@ import { globalWorkers, upConfigFrom } from "../src/config/up.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
 import type { BenchOptions, BenchTarget } from "../src/roles/bench/bench-types.ts";
-import { formatVerdict } from "../src/roles/bench/format-verdict.ts";
+import { formatVerdict } from "../src/roles/shared/measure/verdict-text.ts";
 import type { BenchResult } from "../src/roles/bench/metrics.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import { runLayouts } from "../src/roles/replay/layouts.ts";

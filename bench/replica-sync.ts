@@ -17,7 +17,7 @@ import { upConfigFrom } from "../src/config/up.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
 import type { BenchDeps, BenchOptions, StartedStack } from "../src/roles/bench/bench-types.ts";
-import { entryText, formatVerdict } from "../src/roles/bench/format-verdict.ts";
+import { entryText, formatVerdict } from "../src/roles/shared/measure/verdict-text.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import { startStack } from "../src/roles/launcher/start.ts";
 import { machineLine } from "./lib/machine.ts";
@@ -38,7 +38,7 @@ const started = performance.now();
 const loadAtStart = loadavg()[0]!;
 let stacks = 0;
 
-/** A fresh stack of one side (its name comes in bench's routerMode slot: every side routes kv). */
+/** A fresh stack of one side (its name comes in bench's routerMode field: every side routes kv). */
 async function launch(side: string, extra: string[] = []): Promise<StartedStack & { handle: Awaited<ReturnType<typeof startStack>> }> {
   const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-replicas-"));
   const argv = ["--config", file.path, "--router-mode", "kv", "--http-port", "0", "--agent-port", "0", "--log-level", "warn", "--discovery-dir", dir, "--namespace", `replicas-${process.pid}-${++stacks}`, ...SIDES[side as Side], ...extra];

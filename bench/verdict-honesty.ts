@@ -22,7 +22,7 @@ import { globalWorkers, upConfigFrom } from "../src/config/up.ts";
 import { compareSides, type Verdict } from "../src/core/stats/verdict.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import { entryText, verdictNotes } from "../src/roles/bench/format-verdict.ts";
+import { entryText, verdictNotes } from "../src/roles/shared/measure/verdict-text.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import type { BenchOptions, BenchTarget } from "../src/roles/bench/bench-types.ts";
 import { simulatedStackFrom, simulateStackWithSamples } from "../src/roles/shared/measure/simulated-stack.ts";
