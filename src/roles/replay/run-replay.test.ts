@@ -94,7 +94,7 @@ describe("replay role", () => {
   });
 
   test("host stores dropped for unrecoverable token ids reach the JSON and the table", async () => {
-    // A slow d2h lane and no released-block FIFO: G1 slots are reused while copies are in flight
+    // A slow d2h lane and no released-block FIFO: G1 cells are reused while copies are in flight
     // and their token ids are gone when the copies land (such a store is dropped and counted, docs/commands.md).
     const engine = { blockSize: 4, numGpuBlocks: 16, numHostBlocks: 64, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: 1e-6, releasedFifoBlocks: 0, timingModel: "fixed" as const, prefillMs: 1, decodeMs: 1 };
     const h = harness({});
