@@ -47,7 +47,7 @@ const GPU_BLOCKS = num("gpu-blocks");
 
 interface Build {
   name: string;
-  // The two classes a trial needs, from that tree's own source.
+  // The two classes a trial needs, loaded from that tree's own files.
   RoutingState: new (opts: unknown) => { putWorker(r: unknown): unknown; rankIdOf(w: string, r: number): number; apply(e: unknown): void; index: WalkIndex };
   RankSet: new () => { add(s: number): void };
 }

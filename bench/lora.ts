@@ -21,7 +21,7 @@ import type { RoundSamples } from "../src/core/stats/run-samples.ts";
 import { compareSides, type VerdictEntry } from "../src/core/stats/verdict.ts";
 import type { WorkloadRequest } from "../src/core/workload/workload.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import { entryText } from "../src/roles/bench/format-verdict.ts";
+import { entryText } from "../src/roles/shared/measure/verdict-text.ts";
 import { simulateStackWithSamples, type SimulatedStack } from "../src/roles/shared/measure/simulated-stack.ts";
 import { machineLine } from "./lib/machine.ts";
 

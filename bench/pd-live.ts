@@ -8,7 +8,7 @@
 //     with bench's verdict (the plain P/D stack is the baseline).
 // Each side runs `runs` rounds (fresh stacks, seed + round − 1); figures are medians over rounds.
 // Run: npx bun bench/pd-live.ts [runs=3]
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freshStackStarter } from "../src/cli/bench-stack.ts";
@@ -17,12 +17,13 @@ import { globalWorkers, upConfigFrom } from "../src/config/up.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
 import type { BenchOptions, BenchTarget } from "../src/roles/bench/bench-types.ts";
-import { formatVerdict } from "../src/roles/bench/format-verdict.ts";
+import { formatVerdict } from "../src/roles/shared/measure/verdict-text.ts";
 import type { BenchResult } from "../src/roles/bench/metrics.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import { runLayouts } from "../src/roles/replay/layouts.ts";
 import { simulatedStackFrom } from "../src/roles/shared/measure/simulated-stack.ts";
 import { loadWorkload, type WorkloadOptions } from "../src/roles/shared/measure/workload.ts";
+import { quietBenchDeps } from "./lib/quiet-bench.ts";
 import { machineLine } from "./lib/machine.ts";
 
 const runs = Number((process.argv[2] ?? "3").replace(/^runs=/, ""));
@@ -38,17 +39,7 @@ const stackFile = join(dir, "stack.json");
 // Direct mode without G2 (replay simulates G1 alone the same way); block size 16 so short suffixes still fill blocks.
 writeFileSync(stackFile, JSON.stringify({ stack: { kv_state_agent: false }, mockers: { block_size: 16, num_gpu_blocks_override: 1024, num_host_blocks: 0 } }));
 const startStack = freshStackStarter(stackFile, logger, process.env);
-const deps = {
-  hasher,
-  readFile: (p: string) => readFileSync(p, "utf8"),
-  writeFile: () => {},
-  checkWritable: () => {},
-  stdout: { write: () => {} },
-  logger,
-  now: () => performance.now(),
-  sleep: (ms: number) => Bun.sleep(ms),
-  startStack,
-};
+const deps = quietBenchDeps(logger, { hasher, startStack });
 
 function options(targets: BenchTarget[], workload: WorkloadOptions): BenchOptions {
   return {

@@ -7,7 +7,7 @@
 // requests. Replay is deterministic (seeded workload, seeded tie
 // breaks, virtual clock): one run per figure, and machine load does not change them. Each row
 // also runs the oracle (kv priced on the engines' true state, replay only: the bound) and gives
-// kv's regret against the truth (share routed to a best-cache worker, mean regret in blocks).
+// kv's regret against the oracle view (share routed to a best-cache worker, mean regret in blocks).
 // Each row ends with its verdict (round-robin vs kv over `rounds` seeds: the workload and the
 // router's tie breaks drawn with seed, seed + 1, …; requests resampled within each), as bench
 // states one; the other figures are the first seed's.
@@ -18,7 +18,7 @@ import type { RoundSamples } from "../src/core/stats/run-samples.ts";
 import { compareSides, type VerdictEntry } from "../src/core/stats/verdict.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import { entryText } from "../src/roles/bench/format-verdict.ts";
+import { entryText } from "../src/roles/shared/measure/verdict-text.ts";
 import { simulateStackWithSamples } from "../src/roles/shared/measure/simulated-stack.ts";
 import { loadWorkload } from "../src/roles/shared/measure/workload.ts";
 import { machineLine } from "./lib/machine.ts";
@@ -35,7 +35,7 @@ if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`rounds: got ${JSON
 function replayRun(sc: RouterScenario, requests: number, concurrency: number, mode: (typeof MODES)[number] | "oracle", round = 1): { report: ReplayReport; samples: RoundSamples } {
   const seed = sc.workload.seed + round - 1;
   const workload = loadWorkload({ ...sc.workload, requests, seed }, { readFile: (p) => readFileSync(p, "utf8"), logger });
-  // The oracle is kv's stack and tuning with the truth for an index (`up` has no oracle mode).
+  // The oracle is kv's stack and tuning with the oracle view for an index (`up` has no oracle mode).
   const stack = mode === "oracle" ? { ...simulatedStackOf(sc, "kv"), routerMode: "oracle" as const } : simulatedStackOf(sc, mode);
   return simulateStackWithSamples(workload, stack, { arrival: { kind: "concurrency", concurrency }, seed, regret: round === 1, startedMs: performance.now() }, { hasher, now: () => performance.now() });
 }

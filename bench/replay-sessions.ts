@@ -15,7 +15,7 @@ import { parseTrace } from "../src/core/workload/sessions/parse-trace.ts";
 import type { WorkloadRequest } from "../src/core/workload/workload.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import { entryText } from "../src/roles/bench/format-verdict.ts";
+import { entryText } from "../src/roles/shared/measure/verdict-text.ts";
 import { simulateStackWithSamples, type SimulatedStack } from "../src/roles/shared/measure/simulated-stack.ts";
 import { loadWorkload, type WorkloadOptions } from "../src/roles/shared/measure/workload.ts";
 import type { ArrivalSpec } from "../src/core/workload/arrivals.ts";

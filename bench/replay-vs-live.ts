@@ -4,7 +4,7 @@
 // and router (`bench --with-replay`), median of `runs` fresh stacks. Prints the
 // predicted-vs-measured table last. The bench flags are parsed exactly as the CLI parses them.
 // Run: npm run bench:replay-vs-live [-- runs=3]
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freshStackStarter } from "../src/cli/bench-stack.ts";
@@ -12,11 +12,11 @@ import { benchOptions, benchProblems, type BenchConfig } from "../src/config/ben
 import { commonOptions } from "../src/config/common.ts";
 import { loadConfig } from "../src/config/load.ts";
 import { createLogger } from "../src/lib/logger.ts";
-import { createBlockHasher } from "../src/lib/xxh3.ts";
 import { formatPrediction, type ComparedFigure } from "../src/roles/bench/format-result.ts";
 import { benchOptionsFrom } from "../src/roles/bench/options-from-config.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import { predictionFigures } from "../src/roles/bench/with-replay.ts";
+import { quietBenchDeps } from "./lib/quiet-bench.ts";
 
 const runs = Number(process.argv[2] ?? 3);
 const WORKERS = 2;
@@ -33,16 +33,7 @@ for (let round = 0; round < runs; round++) {
   const stack = await startStack("kv");
   const argv = ["--url", stack.url, ...FLAGS];
   const config = loadConfig({ ...benchOptions, ...commonOptions }, { argv, env: {} }, (c) => benchProblems(c as BenchConfig)).config as BenchConfig;
-  const outcome = await runBench(benchOptionsFrom(config), {
-    hasher: createBlockHasher(),
-    readFile: (p) => readFileSync(p, "utf8"),
-    writeFile: () => {},
-    checkWritable: () => {},
-    stdout: { write: () => {} },
-    logger,
-    now: () => performance.now(),
-    sleep: (ms) => Bun.sleep(ms),
-  });
+  const outcome = await runBench(benchOptionsFrom(config), quietBenchDeps(logger));
   await stack.close();
   const figures = predictionFigures(outcome.replay!, outcome.results[0]!);
   rounds.push(figures);

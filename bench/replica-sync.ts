@@ -10,16 +10,16 @@
 // restarts it); the figures are the requests that failed (those in flight on the killed one), and how long
 // the survivor took to free the killed replica's requests (--router-replica-timeout 2).
 // Run: bun bench/replica-sync.ts [rounds=3] [requests=160]
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { upConfigFrom } from "../src/config/up.ts";
 import { createLogger } from "../src/lib/logger.ts";
-import { createBlockHasher } from "../src/lib/xxh3.ts";
 import type { BenchDeps, BenchOptions, StartedStack } from "../src/roles/bench/bench-types.ts";
-import { entryText, formatVerdict } from "../src/roles/bench/format-verdict.ts";
+import { entryText, formatVerdict } from "../src/roles/shared/measure/verdict-text.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import { startStack } from "../src/roles/launcher/start.ts";
+import { quietBenchDeps } from "./lib/quiet-bench.ts";
 import { machineLine } from "./lib/machine.ts";
 import { SCENARIOS, stackFileOf, WORKERS } from "./lib/router-scenarios.ts";
 
@@ -38,7 +38,7 @@ const started = performance.now();
 const loadAtStart = loadavg()[0]!;
 let stacks = 0;
 
-/** A fresh stack of one side (its name comes in bench's routerMode slot: every side routes kv). */
+/** A fresh stack of one side (its name comes in bench's routerMode field: every side routes kv). */
 async function launch(side: string, extra: string[] = []): Promise<StartedStack & { handle: Awaited<ReturnType<typeof startStack>> }> {
   const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-replicas-"));
   const argv = ["--config", file.path, "--router-mode", "kv", "--http-port", "0", "--agent-port", "0", "--log-level", "warn", "--discovery-dir", dir, "--namespace", `replicas-${process.pid}-${++stacks}`, ...SIDES[side as Side], ...extra];
@@ -55,17 +55,7 @@ async function launch(side: string, extra: string[] = []): Promise<StartedStack 
   };
 }
 
-const deps = (startStackFor?: (side: string) => Promise<StartedStack>): BenchDeps => ({
-  hasher: createBlockHasher(),
-  readFile: (p) => readFileSync(p, "utf8"),
-  writeFile: () => {},
-  checkWritable: () => {},
-  stdout: { write: () => true },
-  logger,
-  now: () => performance.now(),
-  sleep: (ms) => Bun.sleep(ms),
-  startStack: startStackFor,
-});
+const deps = (startStackFor?: (side: string) => Promise<StartedStack>): BenchDeps => quietBenchDeps(logger, { startStack: startStackFor });
 
 const options = (targets: BenchOptions["targets"], n: number, r: number): BenchOptions => ({
   targets,

@@ -17,15 +17,15 @@
 // same runs with replay. The HTML report of the last round of each point is written to
 // dist/bench-router-modes-<workload>-c<concurrency>.html.
 // Run: npm run bench:router-modes [-- [runs=]3 [workload]]
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { resolve } from "node:path";
 import { freshStackStarter } from "../src/cli/bench-stack.ts";
 import { createLogger } from "../src/lib/logger.ts";
-import { createBlockHasher } from "../src/lib/xxh3.ts";
 import type { BenchResult } from "../src/roles/bench/metrics.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import type { BenchOptions } from "../src/roles/bench/bench-types.ts";
+import { quietBenchDeps } from "./lib/quiet-bench.ts";
 import { machineLine } from "./lib/machine.ts";
 import { median, MODES, SCENARIOS, stackFileOf, SWEEP, WORKERS } from "./lib/router-scenarios.ts";
 
@@ -69,17 +69,7 @@ for (const sc of scenarios) {
           workerHeader: "x-kvcr-worker",
           report: round === runs - 1 ? resolve(ROOT, `dist/bench-router-modes-${sc.name}-c${c}.html`) : undefined,
         };
-        const { results } = await runBench(opts, {
-          hasher: createBlockHasher(),
-          readFile: (p) => readFileSync(p, "utf8"),
-          writeFile: (p, t) => writeFileSync(p, t),
-          checkWritable: () => {},
-          stdout: { write: () => {} },
-          logger,
-          now: () => performance.now(),
-          sleep: (ms) => Bun.sleep(ms),
-          startStack,
-        });
+        const { results } = await runBench(opts, quietBenchDeps(logger, { writeFile: (p, t) => writeFileSync(p, t), startStack }));
         for (const r of results) byPoint.get(c)!.get(r.label!)!.push(r);
         highestLoad = Math.max(highestLoad, loadavg()[0]!);
         const elapsed = ((performance.now() - started) / 1000).toFixed(0);

@@ -22,11 +22,12 @@ import { globalWorkers, upConfigFrom } from "../src/config/up.ts";
 import { compareSides, type Verdict } from "../src/core/stats/verdict.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createBlockHasher } from "../src/lib/xxh3.ts";
-import { entryText, verdictNotes } from "../src/roles/bench/format-verdict.ts";
+import { entryText, verdictNotes } from "../src/roles/shared/measure/verdict-text.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import type { BenchOptions, BenchTarget } from "../src/roles/bench/bench-types.ts";
 import { simulatedStackFrom, simulateStackWithSamples } from "../src/roles/shared/measure/simulated-stack.ts";
 import { loadWorkload } from "../src/roles/shared/measure/workload.ts";
+import { quietBenchDeps } from "./lib/quiet-bench.ts";
 import { machineLine } from "./lib/machine.ts";
 
 const arg = (i: number, name: string, fallback: number) => {
@@ -77,17 +78,7 @@ async function compare(targets: BenchTarget[], r: number, requests: number, conc
     requestTimeoutS: 120,
     workerHeader: "x-kvcr-worker",
   };
-  const { verdict, results } = await runBench(opts, {
-    hasher: createBlockHasher(),
-    readFile: (p) => readFileSync(p, "utf8"),
-    writeFile: () => {},
-    checkWritable: () => {},
-    stdout: { write: () => true },
-    logger,
-    now: () => performance.now(),
-    sleep: (ms) => Bun.sleep(ms),
-    startStack,
-  });
+  const { verdict, results } = await runBench(opts, quietBenchDeps(logger, { startStack }));
   const failed = results.reduce((n, x) => n + x.failed, 0);
   if (failed > 0) throw new Error(`${failed} request(s) failed: the figures would not be comparable`);
   highestLoad = Math.max(highestLoad, loadavg()[0]!);

@@ -31,7 +31,7 @@ export interface RouterScenario {
 
 const SHARED_PREFIX_REQUESTS = 160;
 // Closed loop of ~14k-token prompts with 357 output tokens: ~1.4 s of wall time per request at
-// concurrency 2 against ~0.3 s at 32, so the count follows the concurrency (each slot turns over
+// concurrency 2 against ~0.3 s at 32, so the count follows the concurrency (each in-flight place turns over
 // at least 4 times) instead of one count that would either dwarf the budget at 2 or leave 32 a
 // single burst.
 const traceRequests = (c: number) => Math.max(16, 4 * c);

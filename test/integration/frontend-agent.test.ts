@@ -1,6 +1,6 @@
 // State-agent mode against a small fake agent (a PUB for the router-event stream + a snapshot
 // server, announced by an agent host record): 2 real mockers in state-agent mode with router hints
-// and a frontend, in one process. Routing follows the stream (CacheOwner sources mapped to their
+// and a frontend, in one process. Routing follows the stream (CacheOwner holders mapped to their
 // workers), a cursor gap re-syncs from the snapshot, a late frontend recovers the whole index from
 // the snapshot, and a kv_hint is attached exactly when another source holds a longer prefix (the
 // mocker logs it).

@@ -1,4 +1,4 @@
-// `up --frontends 2 --router-replica-sync` as a user runs it, from source: up starts a nats-server
+// `up --frontends 2 --router-replica-sync` as a user runs it (bun src/cli.ts): up starts a nats-server
 // of its own and two synced frontends; `-- CMD` gets every frontend's URL (KVCR_FRONTEND_URLS, the
 // state file too) and sees a request routed by one counted by the other. Without nats-server, up
 // says how to get it and exits 2.

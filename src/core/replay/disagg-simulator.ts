@@ -10,7 +10,7 @@ import { createRng } from "../random/rng.ts";
 import type { ActiveRequest } from "../routing/active-load.ts";
 import { Router } from "../routing/router.ts";
 import { OVERLOADED, type RouterOptions } from "../routing/router-options.ts";
-import { arrivalTimesMs, type ArrivalSpec } from "../workload/arrivals.ts";
+import { arrivalTimesMs, firstArrivals, type ArrivalSpec } from "../workload/arrivals.ts";
 import type { WorkloadRequest } from "../workload/workload.ts";
 import { EventHeap } from "./event-heap.ts";
 import type { SimulationResult } from "./simulator.ts";
@@ -80,24 +80,11 @@ export function simulateDisagg(workload: readonly WorkloadRequest[], opts: Disag
   const figures: DisaggFigures = { prefill_workers: P, decode_workers: opts.decodeWorkers, kv_transfer_timing_mode: engines[P]?.config.kvTransferTimingMode ?? "full_prompt", kv_transfers: 0, kv_transfer_bytes: 0, mean_kv_transfer_ms: 0, pulled_tokens: 0 };
   let transferMsSum = 0;
 
-  const arrT: number[] = [];
-  const arrI: number[] = [];
   let arrHead = 0;
   const times = arrivalTimesMs(workload, opts.arrival, rng);
-  let nextClosed = 0;
-  if (times !== undefined) {
-    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => times[a]! - times[b]! || a - b);
-    for (const i of order) {
-      arrT.push(times[i]!);
-      arrI.push(i);
-    }
-  } else {
-    const c = opts.arrival.kind === "concurrency" ? opts.arrival.concurrency : n;
-    for (; nextClosed < Math.min(c, n); nextClosed++) {
-      arrT.push(0);
-      arrI.push(nextClosed);
-    }
-  }
+  const first = firstArrivals(n, times, opts.arrival);
+  const { time: arrT, index: arrI } = first;
+  let nextClosed = first.nextClosed;
 
   const heap = new EventHeap();
   const busy = new Uint8Array(W);

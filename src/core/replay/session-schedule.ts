@@ -7,7 +7,7 @@ import { EventHeap } from "./event-heap.ts";
 
 export class SessionSchedule {
   private readonly due = new EventHeap();
-  /** First turns in start order, waiting for an open-session slot. */
+  /** First turns in start order, waiting until fewer than maxSessions are open. */
   private readonly roots: number[];
   private rootHead = 0;
   private readonly rootMs: Float64Array;
@@ -15,7 +15,7 @@ export class SessionSchedule {
   /** Turns of each session not yet finished or cancelled. */
   private readonly remaining: Int32Array;
   private open = 0;
-  /** When the last slot freed: a waiting first turn cannot be due before it. */
+  /** When an open session last ended: a waiting first turn cannot be due before it. */
   private freedMs = 0;
 
   /** `startMs[i]` is first turn i's start (other entries unread). */

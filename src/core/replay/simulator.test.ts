@@ -69,7 +69,7 @@ describe("replay simulator: prefix-cache reuse sanity anchor", () => {
   test("a finite G1 served one request at a time reuses exactly what a plain LRU of the same size keeps", () => {
     // Independent reference: a Map in insertion order as the LRU of free cached blocks (g1-block-pool.ts's rules:
     // blocks in use are not evictable; a freed sequence returns tail first, so its head is most
-    // recent; uncached slots are taken before any cached block is evicted; a block whose hash is
+    // recent; uncached cells are taken before any cached block is evicted; a block whose hash is
     // already cached stays uncached). Prompt blocks are keyed by their sequence hash (block-hash.ts),
     // blocks holding generated tokens by the prompt (same prompt, same seeded output) and index.
     const bs = 512;

@@ -14,7 +14,7 @@ import type { ActiveRequest } from "../routing/active-load.ts";
 import type { RouterMode } from "../../protocol/router-modes.ts";
 import { Router } from "../routing/router.ts";
 import { OVERLOADED, type RouterOptions } from "../routing/router-options.ts";
-import { arrivalTimesMs, type ArrivalSpec } from "../workload/arrivals.ts";
+import { arrivalTimesMs, firstArrivals, type ArrivalSpec } from "../workload/arrivals.ts";
 import type { WorkloadRequest } from "../workload/workload.ts";
 import type { RegretSummary } from "../routing/regret.ts";
 import { EventHeap } from "./event-heap.ts";
@@ -129,26 +129,13 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   let itlLen = 0;
 
   // Arrivals as a time-ordered FIFO: the whole schedule up front, or fed by completions.
-  const arrT: number[] = [];
-  const arrI: number[] = [];
   let arrHead = 0;
   // Session turns are due as their sessions say (a turn after its predecessor finished), not by a schedule.
   const sessions = isSessionWorkload(workload) ? new SessionRun(workload, opts.arrival, rng, opts.maxSessions) : undefined;
   const times = sessions ? undefined : arrivalTimesMs(workload, opts.arrival, rng);
-  let nextClosed = sessions ? n : 0;
-  if (times !== undefined) {
-    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => times[a]! - times[b]! || a - b);
-    for (const i of order) {
-      arrT.push(times[i]!);
-      arrI.push(i);
-    }
-  } else {
-    const c = opts.arrival.kind === "concurrency" ? opts.arrival.concurrency : n;
-    for (; nextClosed < Math.min(c, n); nextClosed++) {
-      arrT.push(0);
-      arrI.push(nextClosed);
-    }
-  }
+  const first = firstArrivals(n, times, opts.arrival, sessions ? n : 0);
+  const { time: arrT, index: arrI } = first;
+  let nextClosed = first.nextClosed;
 
   const heap = new EventHeap();
   const busy = new Uint8Array(W);

@@ -56,3 +56,28 @@ export function arrivalTimesMs(requests: readonly WorkloadRequest[], spec: Arriv
     }
   }
 }
+
+/**
+ * A simulation's arrival FIFO at time 0 (`time[k]` at which request `index[k]` arrives): the whole
+ * schedule in time order, or, with no schedule, the first `concurrency` requests from `closedFrom`
+ * at 0; `nextClosed` is the next request a completion feeds in (read only without a schedule).
+ */
+export function firstArrivals(n: number, times: ArrayLike<number> | undefined, spec: ArrivalSpec, closedFrom = 0): { time: number[]; index: number[]; nextClosed: number } {
+  const time: number[] = [];
+  const index: number[] = [];
+  let nextClosed = closedFrom;
+  if (times !== undefined) {
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => times[a]! - times[b]! || a - b);
+    for (const i of order) {
+      time.push(times[i]!);
+      index.push(i);
+    }
+  } else {
+    const c = spec.kind === "concurrency" ? spec.concurrency : n;
+    for (; nextClosed < Math.min(c, n); nextClosed++) {
+      time.push(0);
+      index.push(nextClosed);
+    }
+  }
+  return { time, index, nextClosed };
+}

@@ -2,6 +2,7 @@
 // `input_length`, `output_length` and `hash_ids`; each hash id expands to traceBlockSize copies
 // of that token id, truncated to input_length (as Dynamo's mocker synthesizes them). Bad lines
 // are collected with their line number; the caller decides to stop or skip them.
+import { jsonLines } from "./sessions/row-fields.ts";
 import type { WorkloadRequest } from "./workload.ts";
 
 export const DEFAULT_TRACE_BLOCK_SIZE = 512;
@@ -33,15 +34,7 @@ export function parseMooncakeTrace(text: string, traceBlockSize = DEFAULT_TRACE_
   const requests: WorkloadRequest[] = [];
   const errors: TraceLineError[] = [];
   let lines = 0;
-  let lineNo = 0;
-  let pos = 0;
-  while (pos <= text.length) {
-    let end = text.indexOf("\n", pos);
-    if (end === -1) end = text.length;
-    lineNo++;
-    const line = text.slice(pos, end).trim();
-    pos = end + 1;
-    if (line === "") continue;
+  for (const { line: lineNo, text: line } of jsonLines(text)) {
     lines++;
     const row = parseTraceLine(line, traceBlockSize);
     if (typeof row === "string") errors.push({ line: lineNo, message: row });

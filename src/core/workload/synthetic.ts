@@ -1,7 +1,7 @@
 // Synthetic shared-prefix workload: `numPrefixes` random prefixes of `prefixTokens`,
 // each request one of them (chosen at random) plus its own `suffixTokens` random tokens, asking
 // for `outputTokens`. Seeded: the same options give the same prompts.
-import { createRng, mix32 } from "../random/rng.ts";
+import { createRng, mix32, type Rng } from "../random/rng.ts";
 import type { WorkloadRequest } from "./workload.ts";
 
 export interface SharedPrefixOptions {
@@ -17,12 +17,7 @@ export interface SharedPrefixOptions {
 export function sharedPrefixWorkload(o: SharedPrefixOptions): WorkloadRequest[] {
   const vocab = o.vocabSize ?? 32_000;
   const rng = createRng(o.seed);
-  const prefixes: Uint32Array[] = [];
-  for (let p = 0; p < o.numPrefixes; p++) {
-    const t = new Uint32Array(o.prefixTokens);
-    for (let i = 0; i < t.length; i++) t[i] = rng.int(vocab);
-    prefixes.push(t);
-  }
+  const prefixes = randomPrefixes(rng, o.numPrefixes, o.prefixTokens, vocab);
   const out: WorkloadRequest[] = [];
   for (let r = 0; r < o.requests; r++) {
     const prefix = prefixes[rng.int(o.numPrefixes)]!;
@@ -33,12 +28,27 @@ export function sharedPrefixWorkload(o: SharedPrefixOptions): WorkloadRequest[] 
       outputLength: o.outputTokens,
       writeTokens: (t) => {
         t.set(prefix);
-        // Counter-based so the suffix is rebuilt identically on demand without storing it.
-        for (let i = 0; i < o.suffixTokens; i++) t[o.prefixTokens + i] = mix32(suffixSeed ^ Math.imul(i + 1, 0x9e3779b1)) % vocab;
+        writeSeededTokens(suffixSeed, vocab, t, o.prefixTokens, o.suffixTokens);
       },
     });
   }
   return out;
+}
+
+/** `count` random prompts of `tokens` tokens each, drawn from `rng` in order (the shared prefixes). */
+export function randomPrefixes(rng: Rng, count: number, tokens: number, vocab: number): Uint32Array[] {
+  const prefixes: Uint32Array[] = [];
+  for (let p = 0; p < count; p++) {
+    const t = new Uint32Array(tokens);
+    for (let i = 0; i < t.length; i++) t[i] = rng.int(vocab);
+    prefixes.push(t);
+  }
+  return prefixes;
+}
+
+/** Writes `count` tokens from `seed` at `out[from]`: counter-based, so a segment is rebuilt identically on demand, never stored. */
+export function writeSeededTokens(seed: number, vocab: number, out: Uint32Array, from: number, count: number): void {
+  for (let i = 0; i < count; i++) out[from + i] = mix32(seed ^ Math.imul(i + 1, 0x9e3779b1)) % vocab;
 }
 
 /** Problems with synthetic options, one line each (flag spellings). */

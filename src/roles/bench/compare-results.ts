@@ -7,7 +7,7 @@ import type { SideSamples } from "../../core/stats/run-samples.ts";
 import { compareSides } from "../../core/stats/verdict.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import { unresolvedCell } from "./client-resolution.ts";
-import { formatVerdict } from "./format-verdict.ts";
+import { formatVerdict } from "../shared/measure/verdict-text.ts";
 import { table } from "./format-result.ts";
 import { detailedRound, timingOfDetailed } from "./detailed-samples.ts";
 import { unresolvedVerdictFigure } from "./verdict-of-runs.ts";

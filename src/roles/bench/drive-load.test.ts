@@ -81,7 +81,7 @@ describe("driveLoad", () => {
     expect([t.records.length, slept, t.cutShort]).toEqual([1, 1, true]);
   });
 
-  test("a schedule under maxInFlight: never more in flight, every arrival sent once (late when no slot was free)", async () => {
+  test("a schedule under maxInFlight: never more in flight, every arrival sent once (late when none could go)", async () => {
     const f = fake(50);
     // All ten due at 0 (vLLM's --request-rate inf with --max-concurrency 2).
     const w = Array.from({ length: 10 }, () => req(0));

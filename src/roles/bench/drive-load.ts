@@ -16,7 +16,7 @@ export interface LoadPlan {
   /** Stop sending after this long (ms from the first measured request). */
   durationMs?: number;
   /**
-   * With a schedule: at most this many in flight; an arrival waits for a free slot and is sent
+   * With a schedule: at most this many in flight; an arrival waits for a request to end and is sent
    * late (vLLM's --max-concurrency beside --request-rate, a semaphore around each request).
    */
   maxInFlight?: number;
@@ -65,7 +65,7 @@ export async function driveLoad(plan: LoadPlan, deps: LoadDeps): Promise<LoadRes
   deps.onStart?.(startMs);
   const expired = () => deps.stop?.aborted === true || (plan.durationMs !== undefined && deps.now() - startMs >= plan.durationMs);
 
-  // Slots for maxInFlight: a finished request hands its slot straight to the oldest waiter (the
+  // A place under maxInFlight: a finished request hands its place straight to the oldest waiter (the
   // count stays), so a new arrival cannot slip in between.
   const waiters: (() => void)[] = [];
   const free = () => plan.maxInFlight === undefined || inFlight < plan.maxInFlight;
@@ -75,7 +75,7 @@ export async function driveLoad(plan: LoadPlan, deps: LoadDeps): Promise<LoadRes
     else inFlight--;
   };
   const one = async (index: number) => {
-    // A free slot is taken synchronously, so the request is on its way before anything else runs.
+    // A free place is taken synchronously, so the request is on its way before anything else runs.
     if (free()) inFlight++;
     else {
       await new Promise<void>((resolve) => waiters.push(resolve));

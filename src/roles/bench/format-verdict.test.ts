@@ -2,7 +2,8 @@
 // sample-size line, and the report's section.
 import { describe, expect, test } from "bun:test";
 import type { Verdict, VerdictEntry } from "../../core/stats/verdict.ts";
-import { entryText, formatVerdict, verdictHtml, verdictNotes } from "./format-verdict.ts";
+import { entryText, formatVerdict, verdictNotes } from "../shared/measure/verdict-text.ts";
+import { verdictHtml } from "./format-verdict.ts";
 
 const entry = (over: Partial<VerdictEntry>): VerdictEntry => ({ metric: "mean_ttft_ms", baseline: "kv", side: "round-robin", baseline_value: 100, side_value: 134, ratio: 1.34, ci_low: 1.21, ci_high: 1.49, call: "higher", confidence: 0.99, p_value: 0.001, min_detectable: 0.05, ...over });
 const verdict = (entries: VerdictEntry[], over: Partial<Verdict> = {}): Verdict => ({ entries, sides: ["kv", "round-robin"], rounds: [3, 3], family: entries.length, requestNoiseOnly: false, paired: false, ...over });

@@ -1,40 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { KvcrError } from "../../lib/errors.ts";
-import { createLogger } from "../../lib/logger.ts";
-import { createBlockHasher } from "../../lib/xxh3.ts";
-import { runReplay, type ReplayDeps, type ReplayOptions } from "./run-replay.ts";
+import { runReplay, type ReplayOptions } from "./run-replay.ts";
+import { replayHarness as harness, SMALL_REPLAY_OPTIONS as opts } from "../../../test/replay-kit.ts";
 
-function harness(files: Record<string, string>) {
-  const out: string[] = [];
-  const logs: string[] = [];
-  const deps: ReplayDeps = {
-    hasher: createBlockHasher(),
-    readFile: (p) => {
-      if (!(p in files)) throw new Error("ENOENT: no such file");
-      return files[p]!;
-    },
-    writeFile: () => {},
-    checkWritable: () => {},
-    stdout: { write: (t: string) => out.push(t) },
-    logger: createLogger({ level: "warn", stream: { write: (t: string) => logs.push(t) } as unknown as NodeJS.WritableStream }),
-    now: (() => {
-      let t = 0;
-      return () => (t += 5);
-    })(),
-  };
-  return { deps, out, logs };
-}
-
-const opts: ReplayOptions = {
-  traceBlockSize: 4,
-  skipBadLines: false,
-  synthetic: { numPrefixes: 2, prefixTokens: 32, suffixTokens: 8, outputTokens: 4 },
-  arrivalSpeedupRatio: 1,
-  numWorkers: 2,
-  routerMode: "kv",
-  engine: { blockSize: 4 },
-  seed: 0,
-};
 const row = (o: object) => JSON.stringify({ input_length: 8, output_length: 3, hash_ids: [1, 2], ...o });
 const text = [row({ session_id: "a", timestamp: 0 }), row({ session_id: "b", timestamp: 0, delay: 40 }), row({ session_id: "a", delay: 100 }), row({ session_id: "b", delay: 5 })].join("\n");
 

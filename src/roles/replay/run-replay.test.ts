@@ -1,45 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { KvcrError } from "../../lib/errors.ts";
-import { createLogger } from "../../lib/logger.ts";
-import { createBlockHasher } from "../../lib/xxh3.ts";
-import { replayExitCode, runReplay, type ReplayDeps, type ReplayOptions } from "./run-replay.ts";
+import { replayExitCode, runReplay } from "./run-replay.ts";
+import { replayHarness as harness, SMALL_REPLAY_OPTIONS as opts } from "../../../test/replay-kit.ts";
 
-function harness(files: Record<string, string>) {
-  const out: string[] = [];
-  const logs: string[] = [];
-  const reads: string[] = [];
-  const written: Record<string, string> = {};
-  const deps: ReplayDeps = {
-    hasher: createBlockHasher(),
-    readFile: (p) => {
-      reads.push(p);
-      if (!(p in files)) throw new Error("ENOENT: no such file");
-      return files[p]!;
-    },
-    writeFile: (p, t) => void (written[p] = t),
-    checkWritable: (p) => {
-      if (p.startsWith("/ro/")) throw new Error("EACCES: permission denied");
-    },
-    stdout: { write: (t: string) => out.push(t) },
-    logger: createLogger({ level: "warn", stream: { write: (t: string) => logs.push(t) } as unknown as NodeJS.WritableStream }),
-    now: (() => {
-      let t = 0;
-      return () => (t += 5);
-    })(),
-  };
-  return { deps, out, logs, reads, written };
-}
-
-const opts: ReplayOptions = {
-  traceBlockSize: 4,
-  skipBadLines: false,
-  synthetic: { numPrefixes: 2, prefixTokens: 32, suffixTokens: 8, outputTokens: 4 },
-  arrivalSpeedupRatio: 1,
-  numWorkers: 2,
-  routerMode: "kv",
-  engine: { blockSize: 4 },
-  seed: 0,
-};
 const good = (ts: number, ids: number[]) => JSON.stringify({ timestamp: ts, input_length: ids.length * 4 - 1, output_length: 3, hash_ids: ids });
 
 describe("replay role", () => {
@@ -131,7 +94,7 @@ describe("replay role", () => {
   });
 
   test("host stores dropped for unrecoverable token ids reach the JSON and the table", async () => {
-    // A slow d2h lane and no released-block FIFO: G1 slots are reused while copies are in flight
+    // A slow d2h lane and no released-block FIFO: G1 cells are reused while copies are in flight
     // and their token ids are gone when the copies land (such a store is dropped and counted, docs/commands.md).
     const engine = { blockSize: 4, numGpuBlocks: 16, numHostBlocks: 64, kvBytesPerToken: 1, hostOffloadD2hBandwidthGbps: 1e-6, releasedFifoBlocks: 0, timingModel: "fixed" as const, prefillMs: 1, decodeMs: 1 };
     const h = harness({});

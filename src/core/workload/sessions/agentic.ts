@@ -2,7 +2,8 @@
 // (--num-prefixes of --prefix-tokens) plus the session's own task (--suffix-tokens); each later
 // turn is the previous prompt + the tokens that turn actually generated + a new tool output
 // (--tool-tokens), sent after an exponential think time (mean --think-time-ms). Seeded.
-import { createRng, mix32 } from "../../random/rng.ts";
+import { createRng } from "../../random/rng.ts";
+import { randomPrefixes, writeSeededTokens } from "../synthetic.ts";
 import type { WorkloadRequest } from "../workload.ts";
 
 export interface AgenticOptions {
@@ -22,16 +23,8 @@ export interface AgenticOptions {
 export function agenticWorkload(o: AgenticOptions): WorkloadRequest[] {
   const vocab = o.vocabSize ?? 32_000;
   const rng = createRng(o.seed);
-  const prefixes: Uint32Array[] = [];
-  for (let p = 0; p < o.numPrefixes; p++) {
-    const t = new Uint32Array(o.prefixTokens);
-    for (let i = 0; i < t.length; i++) t[i] = rng.int(vocab);
-    prefixes.push(t);
-  }
-  // Counter-based segments: rebuilt identically on demand, never stored.
-  const segment = (seed: number, out: Uint32Array, from: number, count: number) => {
-    for (let i = 0; i < count; i++) out[from + i] = mix32(seed ^ Math.imul(i + 1, 0x9e3779b1)) % vocab;
-  };
+  const prefixes = randomPrefixes(rng, o.numPrefixes, o.prefixTokens, vocab);
+  const segment = (seed: number, out: Uint32Array, from: number, count: number) => writeSeededTokens(seed, vocab, out, from, count);
   const out: WorkloadRequest[] = [];
   for (let s = 0; s < o.sessions; s++) {
     const prefix = prefixes[rng.int(o.numPrefixes)]!;

@@ -4,7 +4,7 @@
 // tokens it actually generated, plus its own new segment.
 
 export interface SessionLink {
-  /** Session number, 0-based in order of the session's first turn in the source. */
+  /** Session number, 0-based in order of the session's first turn in the trace or generator. */
   readonly session: number;
   /** 1-based turn index within the session (a root is turn 1). */
   readonly turn: number;
