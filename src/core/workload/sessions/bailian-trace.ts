@@ -5,7 +5,7 @@
 // root chat.
 import { expandHashIds } from "../mooncake-trace.ts";
 import { assembleSessions, type DraftTurn, type SessionLineError, type SessionTrace } from "./assemble.ts";
-import { hashIdsField, idField, jsonLines, numberField, parseObject } from "./row-fields.ts";
+import { hashIdsField, idField, numberField, objectRows } from "./row-fields.ts";
 
 /** Tokens per bailian hash id (the traces' published block size). */
 export const BAILIAN_BLOCK_SIZE = 16;
@@ -18,14 +18,8 @@ export function parseBailianTrace(text: string): SessionTrace {
   const badChats = new Map<string, number>();
   /** Children whose parent was not seen before them: checked once the whole file is read. */
   const orphans: { line: number; parent: string; key: string }[] = [];
-  let lines = 0;
-  for (const { line, text: raw } of jsonLines(text)) {
-    lines++;
-    const o = parseObject(raw);
-    if (typeof o === "string") {
-      errors.push({ line, message: o });
-      continue;
-    }
+  const read = { lines: 0 };
+  for (const { line, o } of objectRows(text, errors, read)) {
     const chat = idField(o, "chat_id");
     const parent = numberField(o, ["parent_chat_id"], true, -1);
     if (chat.error || chat.value === undefined) {
@@ -117,5 +111,5 @@ export function parseBailianTrace(text: string): SessionTrace {
     errors.push({ line: o.line, message: `parent_chat_id: ${o.parent} ${where}`, key: o.key });
   }
   errors.sort((a, b) => a.line - b.line);
-  return assembleSessions(drafts, errors, lines);
+  return assembleSessions(drafts, errors, read.lines);
 }

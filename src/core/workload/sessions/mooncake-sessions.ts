@@ -6,7 +6,7 @@
 // session of its own.
 import { expandHashIds, loraNameProblem } from "../mooncake-trace.ts";
 import { assembleSessions, type DraftTurn, type SessionLineError, type SessionTrace } from "./assemble.ts";
-import { hashIdsField, idField, jsonLines, numberField, parseObject } from "./row-fields.ts";
+import { hashIdsField, idField, numberField, objectRows } from "./row-fields.ts";
 
 /** True when any row names a session or a delay (else the rows are independent requests). */
 export function hasSessionFields(text: string): boolean {
@@ -20,14 +20,8 @@ export function parseMooncakeSessions(text: string, traceBlockSize: number): Ses
   const last = new Map<string, number>();
   /** Sessions with a bad line so far: a later row of theirs is not a first turn (they are dropped whole). */
   const broken = new Set<string>();
-  let lines = 0;
-  for (const { line, text: raw } of jsonLines(text)) {
-    lines++;
-    const o = parseObject(raw);
-    if (typeof o === "string") {
-      errors.push({ line, message: o });
-      continue;
-    }
+  const read = { lines: 0 };
+  for (const { line, o } of objectRows(text, errors, read)) {
     const id = idField(o, "session_id");
     const key = id.value !== undefined ? `s:${id.value}` : `line:${line}`;
     const fail = (message: string) => {
@@ -102,5 +96,5 @@ export function parseMooncakeSessions(text: string, traceBlockSize: number): Ses
       ...(typeof o.lora_name === "string" ? { loraName: o.lora_name } : {}),
     });
   }
-  return assembleSessions(drafts, errors, lines);
+  return assembleSessions(drafts, errors, read.lines);
 }

@@ -5,20 +5,14 @@
 // `delay` ms after the previous finished (else the timestamp difference, else at once).
 import { tokenize } from "../../text/tokenizer.ts";
 import { assembleSessions, type DraftTurn, type SessionLineError, type SessionTrace } from "./assemble.ts";
-import { idField, jsonLines, numberField, parseObject, type Row } from "./row-fields.ts";
+import { idField, numberField, objectRows, type Row } from "./row-fields.ts";
 
 export function parseMultiTurn(text: string, defaultOutputTokens: number): SessionTrace {
   const drafts: DraftTurn[] = [];
   const errors: SessionLineError[] = [];
   const seen = new Map<string, number>();
-  let lines = 0;
-  for (const { line, text: raw } of jsonLines(text)) {
-    lines++;
-    const o = parseObject(raw);
-    if (typeof o === "string") {
-      errors.push({ line, message: o });
-      continue;
-    }
+  const read = { lines: 0 };
+  for (const { line, o } of objectRows(text, errors, read)) {
     const id = idField(o, "session_id");
     const key = `s:${id.value ?? `line:${line}`}`;
     const fail = (message: string) => void errors.push({ line, message, key });
@@ -94,7 +88,7 @@ export function parseMultiTurn(text: string, defaultOutputTokens: number): Sessi
     }
     if (!ok) drafts.length = start;
   }
-  return assembleSessions(drafts, errors, lines);
+  return assembleSessions(drafts, errors, read.lines);
 }
 
 /** A turn's text: `text`, or `texts` joined by newlines (aiperf's batched text). */

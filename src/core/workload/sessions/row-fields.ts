@@ -72,3 +72,13 @@ export function* jsonLines(text: string): Generator<{ line: number; text: string
     if (line !== "") yield { line: lineNo, text: line };
   }
 }
+
+/** A JSONL text's rows that are JSON objects; any other row is an error of its line. `read.lines` counts every row. */
+export function* objectRows(text: string, errors: { line: number; message: string }[], read: { lines: number }): Generator<{ line: number; o: Row }> {
+  for (const { line, text: raw } of jsonLines(text)) {
+    read.lines++;
+    const o = parseObject(raw);
+    if (typeof o === "string") errors.push({ line, message: o });
+    else yield { line, o };
+  }
+}
