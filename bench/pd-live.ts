@@ -23,7 +23,7 @@ import { runBench } from "../src/roles/bench/run-bench.ts";
 import { runLayouts } from "../src/roles/replay/layouts.ts";
 import { simulatedStackFrom } from "../src/roles/shared/measure/simulated-stack.ts";
 import { loadWorkload, type WorkloadOptions } from "../src/roles/shared/measure/workload.ts";
-import { quietBenchDeps } from "./lib/quiet-bench.ts";
+import { quietBenchDeps, scriptBenchOptions } from "./lib/quiet-bench.ts";
 import { machineLine } from "./lib/machine.ts";
 
 const runs = Number((process.argv[2] ?? "3").replace(/^runs=/, ""));
@@ -42,21 +42,7 @@ const startStack = freshStackStarter(stackFile, logger, process.env);
 const deps = quietBenchDeps(logger, { hasher, startStack });
 
 function options(targets: BenchTarget[], workload: WorkloadOptions): BenchOptions {
-  return {
-    targets,
-    endpoint: "/v1/completions",
-    promptFormat: "tokens",
-    stream: true,
-    ignoreEos: true,
-    workload,
-    concurrency: CONCURRENCY,
-    arrivalSpeedupRatio: 1,
-    warmupRequests: 0,
-    percentiles: [50, 90, 99],
-    requestTimeoutS: 120,
-    workerHeader: "x-kvcr-worker",
-    rounds: runs,
-  };
+  return scriptBenchOptions({ targets, workload, concurrency: CONCURRENCY, rounds: runs });
 }
 
 type Figure = { label: string; live: (r: BenchResult) => number; replay: (r: { mean_ttft_ms: number; p90_ttft_ms: number; mean_itl_ms: number; mean_e2el_ms: number; output_throughput: number }) => number };

@@ -19,7 +19,7 @@ import type { BenchDeps, BenchOptions, StartedStack } from "../src/roles/bench/b
 import { entryText, formatVerdict } from "../src/roles/shared/measure/verdict-text.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import { startStack } from "../src/roles/launcher/start.ts";
-import { quietBenchDeps } from "./lib/quiet-bench.ts";
+import { quietBenchDeps, scriptBenchOptions } from "./lib/quiet-bench.ts";
 import { machineLine } from "./lib/machine.ts";
 import { SCENARIOS, stackFileOf, WORKERS } from "./lib/router-scenarios.ts";
 
@@ -57,21 +57,8 @@ async function launch(side: string, extra: string[] = []): Promise<StartedStack 
 
 const deps = (startStackFor?: (side: string) => Promise<StartedStack>): BenchDeps => quietBenchDeps(logger, { startStack: startStackFor });
 
-const options = (targets: BenchOptions["targets"], n: number, r: number): BenchOptions => ({
-  targets,
-  endpoint: "/v1/completions",
-  promptFormat: "tokens",
-  stream: true,
-  ignoreEos: true,
-  workload: { ...sc.workload, requests: n },
-  concurrency: CONCURRENCY,
-  arrivalSpeedupRatio: 1,
-  warmupRequests: 0,
-  percentiles: [50, 90, 99],
-  requestTimeoutS: 120,
-  workerHeader: "x-kvcr-worker",
-  rounds: r,
-});
+const options = (targets: BenchOptions["targets"], n: number, r: number): BenchOptions =>
+  scriptBenchOptions({ targets, workload: { ...sc.workload, requests: n }, concurrency: CONCURRENCY, rounds: r });
 
 const lines: string[] = [];
 try {

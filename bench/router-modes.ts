@@ -25,7 +25,7 @@ import { createLogger } from "../src/lib/logger.ts";
 import type { BenchResult } from "../src/roles/bench/metrics.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import type { BenchOptions } from "../src/roles/bench/bench-types.ts";
-import { quietBenchDeps } from "./lib/quiet-bench.ts";
+import { quietBenchDeps, scriptBenchOptions } from "./lib/quiet-bench.ts";
 import { machineLine } from "./lib/machine.ts";
 import { median, MODES, SCENARIOS, stackFileOf, SWEEP, WORKERS } from "./lib/router-scenarios.ts";
 
@@ -54,21 +54,12 @@ for (const sc of scenarios) {
     // Rounds outermost: a drift in machine load spreads over every point instead of one.
     for (let round = 0; round < runs; round++) {
       for (const c of SWEEP) {
-        const opts: BenchOptions = {
+        const opts = scriptBenchOptions({
           targets: MODES.map((m) => ({ label: m, fresh: { routerMode: m } })),
-          endpoint: "/v1/completions",
-          promptFormat: "tokens",
-          stream: true,
-          ignoreEos: true,
           workload: { ...sc.workload, requests: sc.requestsAt(c) },
           concurrency: c,
-          arrivalSpeedupRatio: 1,
-          warmupRequests: 0,
-          percentiles: [50, 90, 99],
-          requestTimeoutS: 120,
-          workerHeader: "x-kvcr-worker",
           report: round === runs - 1 ? resolve(ROOT, `dist/bench-router-modes-${sc.name}-c${c}.html`) : undefined,
-        };
+        });
         const { results } = await runBench(opts, quietBenchDeps(logger, { writeFile: (p, t) => writeFileSync(p, t), startStack }));
         for (const r of results) byPoint.get(c)!.get(r.label!)!.push(r);
         highestLoad = Math.max(highestLoad, loadavg()[0]!);

@@ -27,7 +27,7 @@ import { runBench } from "../src/roles/bench/run-bench.ts";
 import type { BenchOptions, BenchTarget } from "../src/roles/bench/bench-types.ts";
 import { simulatedStackFrom, simulateStackWithSamples } from "../src/roles/shared/measure/simulated-stack.ts";
 import { loadWorkload } from "../src/roles/shared/measure/workload.ts";
-import { quietBenchDeps } from "./lib/quiet-bench.ts";
+import { quietBenchDeps, scriptBenchOptions } from "./lib/quiet-bench.ts";
 import { machineLine } from "./lib/machine.ts";
 
 const arg = (i: number, name: string, fallback: number) => {
@@ -63,21 +63,7 @@ let highestLoad = loadavg()[0]!;
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 
 async function compare(targets: BenchTarget[], r: number, requests: number, concurrency: number, seed: number): Promise<Verdict> {
-  const opts: BenchOptions = {
-    targets,
-    rounds: r,
-    endpoint: "/v1/completions",
-    promptFormat: "tokens",
-    stream: true,
-    ignoreEos: true,
-    workload: { traceBlockSize: 512, skipBadLines: false, synthetic: WORKLOAD, requests, seed },
-    concurrency,
-    arrivalSpeedupRatio: 1,
-    warmupRequests: 0,
-    percentiles: [50, 90, 99],
-    requestTimeoutS: 120,
-    workerHeader: "x-kvcr-worker",
-  };
+  const opts = scriptBenchOptions({ targets, rounds: r, workload: { traceBlockSize: 512, skipBadLines: false, synthetic: WORKLOAD, requests, seed }, concurrency });
   const { verdict, results } = await runBench(opts, quietBenchDeps(logger, { startStack }));
   const failed = results.reduce((n, x) => n + x.failed, 0);
   if (failed > 0) throw new Error(`${failed} request(s) failed: the figures would not be comparable`);

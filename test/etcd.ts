@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { pickFreePorts } from "../src/transport/port-hold.ts";
-import { spawnChild, testTempRoot, waitFor, type SpawnedChild } from "./harness.ts";
+import { pipeOutput, spawnChild, testTempRoot, waitFor, type SpawnedChild } from "./harness.ts";
 
 /** KVCR_ETCD_BIN, when set, is the only candidate (so a run can also pretend etcd is missing). */
 function findEtcd(): string | undefined {
@@ -76,12 +76,7 @@ export async function startEtcd(opts: { host?: string; fast?: boolean; dataDirBa
         "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", `kvcr-test=${peer}`,
         ...(opts.fast === false ? [] : ["--heartbeat-interval", "10", "--election-timeout", "100"]), "--log-level", "warn"],
     );
-    for (const s of [child.proc.stdout, child.proc.stderr]) {
-      void (async () => {
-        const d = new TextDecoder();
-        for await (const c of s) output += d.decode(c, { stream: true });
-      })();
-    }
+    pipeOutput(child, (text) => (output += text));
   };
   const ready = () =>
     waitFor(

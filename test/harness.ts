@@ -237,6 +237,16 @@ export function spawnChild<const I extends In = "ignore", const O extends Out = 
   };
 }
 
+/** Hands a piped child's stdout and stderr text to `sink` as it comes (for an error naming why it exited). */
+export function pipeOutput(child: SpawnedChild, sink: (text: string) => void): void {
+  for (const s of [child.proc.stdout, child.proc.stderr]) {
+    void (async () => {
+      const d = new TextDecoder();
+      for await (const c of s) sink(d.decode(c, { stream: true }));
+    })();
+  }
+}
+
 /**
  * A child with piped output read line by line (spawnChild underneath): what most tests start.
  * Dispose SIGKILLs the whole group and waits for the child's exit.

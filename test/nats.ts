@@ -3,7 +3,7 @@
 // it a developer run skips these tests with one line saying how to install it; under CI=true it fails.
 import { existsSync } from "node:fs";
 import { pickFreePorts } from "../src/transport/port-hold.ts";
-import { spawnChild, waitFor, type SpawnedChild } from "./harness.ts";
+import { pipeOutput, spawnChild, waitFor, type SpawnedChild } from "./harness.ts";
 
 /** KVCR_NATS_SERVER_BIN, when set, is the only candidate. */
 function findNatsServer(): string | undefined {
@@ -45,12 +45,7 @@ export async function startNatsServer(): Promise<NatsServer> {
   let child: SpawnedChild | undefined;
   const spawn = () => {
     child = spawnChild([bin, "-a", "127.0.0.1", "-p", String(port), "-m", String(monitor)]);
-    for (const s of [child.proc.stdout, child.proc.stderr]) {
-      void (async () => {
-        const d = new TextDecoder();
-        for await (const c of s) output += d.decode(c, { stream: true });
-      })();
-    }
+    pipeOutput(child, (text) => (output += text));
   };
   const ready = () =>
     waitFor(
