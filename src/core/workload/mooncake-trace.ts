@@ -2,7 +2,7 @@
 // `input_length`, `output_length` and `hash_ids`; each hash id expands to traceBlockSize copies
 // of that token id, truncated to input_length (as Dynamo's mocker synthesizes them). Bad lines
 // are collected with their line number; the caller decides to stop or skip them.
-import { jsonLines } from "./sessions/row-fields.ts";
+import { jsonLines, parseObject } from "./sessions/row-fields.ts";
 import type { WorkloadRequest } from "./workload.ts";
 
 export const DEFAULT_TRACE_BLOCK_SIZE = 512;
@@ -45,14 +45,8 @@ export function parseMooncakeTrace(text: string, traceBlockSize = DEFAULT_TRACE_
 
 /** One line to a row, or a message saying what is wrong with it. */
 export function parseTraceLine(line: string, traceBlockSize: number): TraceRow | string {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(line);
-  } catch (err) {
-    return `invalid JSON: ${(err as Error).message}`;
-  }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return `expected a JSON object, got ${Array.isArray(doc) ? "an array" : JSON.stringify(doc)}`;
-  const o = doc as Record<string, unknown>;
+  const o = parseObject(line);
+  if (typeof o === "string") return o;
   const missing = ["timestamp", "input_length", "output_length", "hash_ids"].filter((k) => o[k] === undefined || o[k] === null);
   if (missing.length > 0) return `missing field${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`;
   const ts = o.timestamp;

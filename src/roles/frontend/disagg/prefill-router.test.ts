@@ -6,15 +6,13 @@
 // (marked, counted) and its refusal of a cold prompt; the client's own 400 passed on.
 import { describe, expect, test } from "bun:test";
 import { waitFor } from "../../../../test/harness.ts";
-import { logger, post, routingState, workerRecord } from "../../../../test/routing/fake-fleet.ts";
+import { app as frontendApp, post, routingState, workerRecord } from "../../../../test/routing/fake-fleet.ts";
 import type { IslBounding } from "../../../core/routing/conditional-disagg.ts";
 import type { RouterOptions } from "../../../core/routing/router-options.ts";
 import { createBlockHasher } from "../../../lib/xxh3.ts";
-import { createFrontendApp } from "../http-app.ts";
-import { FrontendMetrics } from "../metrics.ts";
 import type { RunPolicy } from "../request-run.ts";
 import type { RoutingState } from "../routing-state.ts";
-import { fetchTransport, type FetchLike, type GenerateBody } from "../worker-call.ts";
+import { type FetchLike, type GenerateBody } from "../worker-call.ts";
 
 type Behaviour = (body: GenerateBody) => Response;
 
@@ -53,22 +51,7 @@ function fleet(prefill: Record<string, Behaviour>, decode: Record<string, Behavi
     calls.push({ worker, body, headers: { ...(init.headers as Record<string, string>) } });
     return behaviours[worker]!(body);
   };
-  const app = createFrontendApp({
-    state,
-    metrics: new FrontendMetrics(),
-    logger,
-    maxRequestBytes: 1 << 20,
-    maxOutputTokens: 1000,
-    maxPromptBytes: 1 << 20,
-    bodyTimeoutMs: 30_000,
-    stallTimeoutMs: 5000,
-    callWorker: fetchTransport(fake),
-    now: () => performance.now(),
-    wallSeconds: () => 1_700_000_000,
-    idPrefix: "t",
-    islBounding,
-    failures,
-  });
+  const app = frontendApp(state, fake, { maxRequestBytes: 1 << 20, islBounding, failures });
   const metric = async (name: string) => {
     const text = await (await app.fetch(new Request("http://frontend/metrics"))).text();
     return text.split("\n").filter((l) => l.startsWith(name)).join("\n");
