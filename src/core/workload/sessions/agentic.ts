@@ -3,20 +3,15 @@
 // turn is the previous prompt + the tokens that turn actually generated + a new tool output
 // (--tool-tokens), sent after an exponential think time (mean --think-time-ms). Seeded.
 import { createRng } from "../../random/rng.ts";
-import { randomPrefixes, writeSeededTokens } from "../synthetic.ts";
+import { randomPrefixes, writeSeededTokens, type SharedPrefixOptions } from "../synthetic.ts";
 import type { WorkloadRequest } from "../workload.ts";
 
-export interface AgenticOptions {
+/** Turn 1 is drawn as the shared-prefix workload draws a request (its options but the request count). */
+export interface AgenticOptions extends Omit<SharedPrefixOptions, "requests"> {
   sessions: number;
   turns: number;
   toolTokens: number;
   thinkTimeMs: number;
-  numPrefixes: number;
-  prefixTokens: number;
-  suffixTokens: number;
-  outputTokens: number;
-  seed: number;
-  vocabSize?: number;
 }
 
 /** Session-major: every turn of session 0, then of session 1, … (a predecessor always first). */
