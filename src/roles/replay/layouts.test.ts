@@ -53,6 +53,16 @@ describe("replay layouts", () => {
     expect(text).toContain("Verdict:\n  disagg vs agg: mean TTFT");
   });
 
+  test("a session workload with a layout is refused, naming both, before anything is simulated", async () => {
+    const out: string[] = [];
+    const written: Record<string, string> = {};
+    const argv = ["--sessions", "4", "--turns", "3", "--prefix-tokens", "64", "--suffix-tokens", "16", "--output-tokens", "8", "--block-size", "16", "--prefill-workers", "1", "--decode-workers", "1"];
+    const refused = await runReplay({ ...replayOptionsFrom(load(argv)), outputJson: "s.json" }, deps(out, written)).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).problems[0]).toContain("--prefill-workers/--decode-workers and --compare-layouts replay independent requests, not sessions");
+    expect(written["s.json"]).toBeUndefined();
+  });
+
   test("half a layout, an unknown layout, or settings a layout contradicts exit 2 naming the flags", () => {
     expect(problems(["--prefill-workers", "2"])).toEqual(["--prefill-workers: needs --decode-workers too (a disaggregated layout has both pools)"]);
     expect(problems(["--compare-layouts", "agg,split", "--prefill-workers", "1", "--decode-workers", "1"])[0]).toContain('unknown layout "split"');
