@@ -48,7 +48,8 @@ async function once(processes: number, workers: number): Promise<Run> {
     }
   })();
   try {
-    await new LineQueue(up.stdout).next((l) => l.startsWith("kvcr-mock stack ready"), 600_000, () => `stack ready; up said:\n${err.lines.filter((l) => l.includes('"tag":"up"') || l.startsWith("kvcr-mock:") || l.startsWith("    ") === false && !l.includes(" | ")).slice(-6).join("\n")}`);
+    // Under --log-format json the ready summary is one JSON line whose msg says it.
+    await new LineQueue(up.stdout).next((l) => l.startsWith("kvcr-mock stack ready") || (l.startsWith("{") && l.includes('"msg":"kvcr-mock stack ready')), 600_000, () => `stack ready; up said:\n${err.lines.filter((l) => l.includes('"tag":"up"') || l.startsWith("kvcr-mock:") || l.startsWith("    ") === false && !l.includes(" | ")).slice(-6).join("\n")}`);
     const readyS = (performance.now() - t0) / 1000;
     const s = JSON.parse(readFileSync(state, "utf8")) as { processes: { name: string; pid: number }[] };
     const rss: Record<string, number> = { up: rssMiB(up.pid) };
