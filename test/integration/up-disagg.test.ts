@@ -40,8 +40,12 @@ describe("up with prefill and decode workers", async () => {
   cleanups.push(async () => void (await child[Symbol.asyncDispose]()));
   await child.readLine((l) => l.startsWith("kvcr-mock stack ready"), 90_000);
   const state = JSON.parse(readFileSync(stateFile, "utf8")) as State;
-  cleanups.push(() => {
-    for (const p of state.processes) if (pidAlive(p.pid)) process.kill(-p.pid, "SIGKILL");
+  cleanups.push(async () => {
+    // up first, so it restarts nothing; then every process the state file names now (a prefill
+    // worker killed by a test was restarted under a new pid) and those it named at start.
+    await child[Symbol.asyncDispose]();
+    const now = JSON.parse(readFileSync(stateFile, "utf8")) as State;
+    for (const p of [...state.processes, ...now.processes]) if (pidAlive(p.pid)) process.kill(-p.pid, "SIGKILL");
   });
   const mockers = state.processes.filter((p) => p.role === "mocker");
   const [p0, p1, d0, d1] = mockers;
@@ -119,5 +123,13 @@ describe("up with prefill and decode workers", async () => {
     // The survivor took the prefill legs after the kill, its KV pulled by the decode workers.
     await waitFor(async () => (await metric(p1!.url, "kvcr_mocker_kv_pulled_holds_total")) - p1Before >= total / 2, { timeoutMs: 10_000, what: "the surviving prefill worker's pulled holds" });
     expect(await metric(fe, "kvcr_frontend_disagg_legs_total", '{leg="decode"}')).toBeGreaterThan(8 + total / 2);
+    // up restarts the killed worker; waited for here, so the cleanup knows the new process.
+    await waitFor(
+      () => {
+        const now = (JSON.parse(readFileSync(stateFile, "utf8")) as State).processes.find((p) => p.name === p0!.name);
+        return now !== undefined && now.pid !== p0!.pid && pidAlive(now.pid);
+      },
+      { timeoutMs: 30_000, what: "up to restart the killed prefill worker" },
+    );
   });
 });
