@@ -71,11 +71,12 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
   const reader = body.getReader() as unknown as { read(): Promise<ReadResult>; cancel(reason?: unknown): Promise<void> };
   ctx.reader = reader;
   let sent: BodyFraming | undefined; // the framing, once the head is out
+  // What the body gives at once: a body held in memory comes whole (read synchronously or
+  // within a few microtasks); a stream still producing is waiting for its producer by then.
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  const chunked = ctx.minor === 1;
   try {
-    // What the body gives at once: a body held in memory comes whole (read synchronously or
-    // within a few microtasks); a stream still producing is waiting for its producer by then.
-    const parts: Uint8Array[] = [];
-    let size = 0;
     let next: Promise<ReadResult> | undefined;
     for (;;) {
       const read = reader.read();
@@ -106,7 +107,6 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
       out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
       return keepAlive ? "keep-alive" : "close";
     }
-    const chunked = ctx.minor === 1;
     if (!chunked) keepAlive = false; // HTTP/1.0 has no chunking: the body ends with the connection
     // Framed apart from the scratch buffer: withHead assembles in it next.
     const first: Uint8Array[] = chunked ? parts.map((p) => Uint8Array.prototype.slice.call(frame(p))) : parts;
@@ -132,8 +132,14 @@ export async function writeResponse(out: ResponseOutput, res: Response, ctx: Res
     if (chunked) out.send(LAST_CHUNK);
     return keepAlive ? "keep-alive" : "close";
   } catch {
-    // Nothing went out: the connection is dropped, as Bun.serve drops it (the mocker's cut fault relies on it).
-    if (sent === undefined) return "reset";
+    if (sent === undefined) {
+      // Nothing went out and nothing came: the connection is dropped, as Bun.serve drops it (the mocker's cut fault relies on it).
+      if (parts.length === 0 || ctx.headOnly) return "reset";
+      // What came before the failure goes out first, whether or not the head had left by then.
+      sent = chunked ? CHUNKED : UNTIL_CLOSE;
+      const first = chunked ? parts.map((p) => Uint8Array.prototype.slice.call(frame(p))) : parts;
+      out.send(withHead(res, ctx, sent, chunked && keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
+    }
     // Mid-body: the client must see it broken off. Chunked, an orderly end without the last chunk
     // says so and lets what was sent arrive; running until close, only a reset does.
     return sent === CHUNKED ? "cut" : "reset";

@@ -129,6 +129,24 @@ describe("answers", () => {
     expect(early.receivedBytes).toBe(0);
   });
 
+  test("a stream whose first chunks and failure come at once sends those chunks before it ends the connection", async () => {
+    const enc = new TextEncoder();
+    // Two chunks then the failure, each within a microtask: all of it reaches the writer before its first send.
+    const burst = () => {
+      let n = 0;
+      return new ReadableStream({
+        pull(ctl) {
+          if (n++ < 2) ctl.enqueue(enc.encode("part;"));
+          else throw new Error("worker died");
+        },
+      });
+    };
+    const c = await open(serve(() => new Response(burst(), { headers: { "content-type": "application/x-ndjson" } })));
+    c.write("GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+    await c.waitForClose();
+    expect(c.text).toMatch(/transfer-encoding: chunked\r\n\r\n5\r\npart;\r\n5\r\npart;\r\n$/);
+  });
+
   test("an HTTP/1.0 stream that fails mid-way is reset, as an orderly close would look complete", async () => {
     const c = await open(serve(() => new Response(turnStream(10, 2), { headers: { "content-type": "text/event-stream" } })));
     let reset = false;
