@@ -21,6 +21,7 @@ import { commonOptions } from "../src/config/common.ts";
 import { eventsOptions } from "../src/config/events.ts";
 import { frontendOptions } from "../src/config/frontend.ts";
 import { mockerOptions } from "../src/config/mocker.ts";
+import { modelFilesOptions } from "../src/config/model-files.ts";
 import { envNames, expectation, flagName, type OptionSpec, type OptionTable } from "../src/config/options.ts";
 import { replayOptions } from "../src/config/replay.ts";
 import { STACK_SECTIONS, upOptions } from "../src/config/up.ts";
@@ -52,6 +53,7 @@ const COMMANDS: Record<string, CommandDocs> = {
   events: { options: eventsOptions, more: "commands.md#events" },
   frontend: { options: frontendOptions, more: "commands.md#frontend" },
   mocker: { options: mockerOptions, more: "commands.md#mocker" },
+  "model-files": { options: modelFilesOptions, more: "commands.md#model-files" },
   replay: { options: replayOptions, more: "commands.md#replay" },
   up: { options: upOptions, sections: STACK_SECTIONS, more: "up.md", extra: placeholderTable },
 };

@@ -17,6 +17,7 @@ export const COMMANDS = commandTable({
   events: () => import("./events.ts").then((m) => m.eventsCommand),
   frontend: () => import("./frontend.ts").then((m) => m.frontendCommand),
   mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),
+  "model-files": () => import("./model-files.ts").then((m) => m.modelFilesCommand),
   replay: () => import("./replay.ts").then((m) => m.replayCommand),
   up: () => import("./up.ts").then((m) => m.upCommand),
 });

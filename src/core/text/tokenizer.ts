@@ -44,6 +44,14 @@ export function detokenize(ids: ArrayLike<number>): string {
   return out;
 }
 
+/**
+ * The same template in Jinja, for the tokenizer_config.json that `kvcr-mock model-files` writes
+ * (Hugging Face clients render it); a test renders it with transformers against applyChatTemplate.
+ * Newlines are Jinja string escapes: Jinja drops a template's own trailing newline.
+ */
+export const CHAT_TEMPLATE_JINJA =
+  "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{% endfor %}{{ '<|im_start|>assistant\\n' }}";
+
 /** ChatML-style: `<|im_start|>{role}\n{content}<|im_end|>\n` per message, then the assistant turn. */
 export function applyChatTemplate(messages: readonly { role: string; content: string }[]): string {
   let text = "";

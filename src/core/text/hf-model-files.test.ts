@@ -1,0 +1,29 @@
+import { describe, expect, test } from "bun:test";
+import { byteVocab, BYTE_VOCAB_SIZE, END_OF_TEXT_ID, hfModelFiles } from "./hf-model-files.ts";
+
+describe("hfModelFiles", () => {
+  test("the vocabulary is the 256 ByteLevel symbols, ids 0..255 in code-point order, as GPT-2 maps bytes", () => {
+    const vocab = byteVocab();
+    const entries = Object.entries(vocab);
+    expect(entries).toHaveLength(256);
+    expect(entries.map(([, id]) => id).sort((a, b) => a - b)).toEqual([...Array(256).keys()]);
+    // Printable ASCII stands for itself and comes first; space (0x20) is U+0120 'Ġ', newline U+010A 'Ċ'.
+    expect(vocab["!"]).toBe(0);
+    expect(vocab.T).toBe(0x54 - 0x21);
+    expect(vocab["\u0120"]).toBe(220);
+    expect(vocab["\u010a"]).toBe(198);
+    expect(vocab["\u0100"]).toBe(188); // byte 0x00, the first non-printable
+  });
+
+  test("config.json and tokenizer_config.json declare the vocabulary, end of text and context length", () => {
+    const files = hfModelFiles({ maxModelLen: 4096 });
+    expect(Object.keys(files).sort()).toEqual(["config.json", "tokenizer.json", "tokenizer_config.json"]);
+    const config = JSON.parse(files["config.json"]!);
+    expect(config).toMatchObject({ vocab_size: BYTE_VOCAB_SIZE, eos_token_id: END_OF_TEXT_ID, bos_token_id: END_OF_TEXT_ID, max_position_embeddings: 4096 });
+    const tc = JSON.parse(files["tokenizer_config.json"]!);
+    expect(tc).toMatchObject({ model_max_length: 4096, eos_token: "<|endoftext|>", tokenizer_class: "PreTrainedTokenizerFast" });
+    const tok = JSON.parse(files["tokenizer.json"]!);
+    expect(tok.added_tokens).toEqual([expect.objectContaining({ id: 256, content: "<|endoftext|>", special: true })]);
+    expect(tok.model.merges).toEqual([]);
+  });
+});

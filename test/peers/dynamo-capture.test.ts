@@ -1,0 +1,69 @@
+// Dynamo's own frontend and mocker from the peers environment, recorded by the capture script: the
+// environment works on this machine (a chat request is served, the repeat is a KV-routed prefix
+// hit), and the committed fixtures in test/fixtures/dynamo-1.6.1 still match what the installed
+// Dynamo writes and sends (record shapes, frames, versions, every flag the fixtures list).
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { captureArgv, DYNAMO_VERSION, writeModelFiles } from "../../scripts/lib/peers.ts";
+import { FIXTURES_DIR, makeTempDir, pipeOutput, spawnChild, withTimeout } from "../harness.ts";
+import { PEERS_PYTHON, peersAvailable } from "../peers.ts";
+
+const COMMITTED = join(FIXTURES_DIR, `dynamo-${DYNAMO_VERSION}`);
+
+/** A value's shape: objects by their keys, arrays by their first element, scalars by type. */
+function shape(value: unknown): unknown {
+  if (Array.isArray(value)) return value.length === 0 ? [] : [shape(value[0])];
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, shape((value as Record<string, unknown>)[k])]));
+  }
+  return value === null ? "null" : typeof value;
+}
+
+const readJson = (dir: string, name: string) => JSON.parse(readFileSync(join(dir, name), "utf8"));
+
+/** Each discovery record's shape, keyed by what it is (bucket, type, topic or endpoint). */
+function recordShapes(dir: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [bucket, records] of Object.entries(readJson(dir, "discovery.json") as Record<string, { value: Record<string, unknown> }[]>)) {
+    for (const { value } of records) {
+      const what = String(value.topic ?? value.endpoint ?? "");
+      out[`${bucket} ${value.type} ${what.startsWith("worker_kv_query_source_") ? "worker_kv_query_source_*" : what}`] = shape(value);
+    }
+  }
+  return out;
+}
+
+describe.if(peersAvailable())("Dynamo's frontend and mocker (peers environment)", () => {
+  test("serve a chat request, route the repeat to its cached prefix, and still write and send what the fixtures hold", async () => {
+    await using tmp = await makeTempDir("kvcr-capture-");
+    const out = join(tmp.path, "out");
+    await writeModelFiles(join(tmp.path, "mock-model"));
+    await using child = spawnChild(captureArgv(PEERS_PYTHON!, out, join(tmp.path, "mock-model")), { env: { TMPDIR: tmp.path } });
+    let log = "";
+    pipeOutput(child, (t) => (log += t));
+    const code = await withTimeout(child.proc.exited, 120_000, "the capture");
+    expect(code, log).toBe(0);
+
+    // Served: three tokens each, and the second request found the first one's prefix cached.
+    const { sse } = readJson(out, "chat.json") as { sse: string[] };
+    const usage = sse.map((text) => JSON.parse(text.split("\n").filter((l) => l.includes('"usage"')).pop()!.slice(6)).usage);
+    expect(usage.map((u) => u.completion_tokens)).toEqual([3, 3]);
+    expect(usage[0].prompt_tokens_details.cached_tokens).toBe(0);
+    expect(usage[1].prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(usage[1].prompt_tokens - 16);
+
+    expect(readJson(out, "versions.json")).toEqual(readJson(COMMITTED, "versions.json"));
+    expect(recordShapes(out)).toEqual(recordShapes(COMMITTED));
+    for (const name of ["request-plane.json", "response-plane.json"]) {
+      const [fresh, kept] = [readJson(out, name), readJson(COMMITTED, name)];
+      expect(shape(fresh.map((c: { frames?: unknown[] }) => c.frames ?? c)), name).toEqual(shape(kept.map((c: { frames?: unknown[] }) => c.frames ?? c)));
+    }
+    const events = (dir: string) => (readJson(dir, "kv-events.json").messages as { envelope: unknown; payload: unknown }[]).map((m) => shape([m.envelope, m.payload]));
+    expect(events(out)[0]).toEqual(events(COMMITTED)[0]);
+    for (const file of readdirSync(join(COMMITTED, "help")).filter((f) => f.endsWith(".flags"))) {
+      const fresh = new Set(readFileSync(join(out, "help", file), "utf8").split("\n"));
+      const gone = readFileSync(join(COMMITTED, "help", file), "utf8").split("\n").filter((f) => f && !fresh.has(f));
+      expect(gone, `${file.replace(/\.flags$/, "")} --help no longer lists these flags`).toEqual([]);
+    }
+  }, 150_000);
+});
