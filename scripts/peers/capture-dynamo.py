@@ -13,7 +13,8 @@ records the worker's `kv-events` frames. Then one chat request is sent twice (th
 hit), and everything lands in OUT_DIR:
 
     versions.json, discovery.json, request-plane.json, response-plane.json, kv-events.json,
-    chat.json, frontend-metrics.txt, help/<command>.flags (and the full text of Dynamo's two)
+    chat.json, frontend-metrics.txt, help/<command>.flags (and the full text of Dynamo's two),
+    state-agent.json and state-agent-metrics.txt (capture_state_agent.py)
 
 Every process and socket is on 127.0.0.1 and is stopped at the end, also on failure.
 """
@@ -35,6 +36,8 @@ import urllib.request
 
 import zmq
 
+from capture_state_agent import capture_state_agent
+
 HELP_COMMANDS = {
     "dynamo.frontend": [sys.executable, "-m", "dynamo.frontend", "--help"],
     "dynamo.mocker": [sys.executable, "-m", "dynamo.mocker", "--help"],
@@ -43,6 +46,13 @@ HELP_COMMANDS = {
     "aiperf-profile": [os.path.join(os.path.dirname(sys.executable), "aiperf"), "profile", "--help"],
 }
 PEERS = ["ai-dynamo", "ai-dynamo-runtime", "sglang-router", "vllm-router", "aiperf", "aiconfigurator"]
+
+
+def peer_env():
+    """Offline, quiet, file discovery, TCP and ZeroMQ planes, every address on 127.0.0.1."""
+    return {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "DYN_LOG": "warn", "DYN_DISCOVERY_BACKEND": "file",
+            "DYN_REQUEST_PLANE": "tcp", "DYN_EVENT_PLANE": "zmq", "DYN_TCP_RPC_HOST": "127.0.0.1",
+            "DYN_EVENT_PLANE_HOST": "127.0.0.1", "DYN_TCP_RESPONSE_STREAM_HOST": "127.0.0.1"}
 
 
 def free_port():
@@ -284,10 +294,7 @@ async def capture(out, model_dir):
     zctx = zmq.Context()
     try:
         worker_kv, frontend_kv = os.path.join(tmp, "worker-kv"), os.path.join(tmp, "frontend-kv")
-        base_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "DYN_LOG": "warn",
-                    "DYN_DISCOVERY_BACKEND": "file", "DYN_REQUEST_PLANE": "tcp", "DYN_EVENT_PLANE": "zmq",
-                    "DYN_TCP_RPC_HOST": "127.0.0.1", "DYN_EVENT_PLANE_HOST": "127.0.0.1",
-                    "DYN_TCP_RESPONSE_STREAM_HOST": "127.0.0.1"}
+        base_env = {**os.environ, **peer_env()}
         mocker_log = open(os.path.join(tmp, "mocker.log"), "w")
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "dynamo.mocker", "--model-path", model_dir, "--model-name", "mock-model",
@@ -414,6 +421,8 @@ def main():
     json.dump({"python": sys.version.split()[0], **versions}, open(os.path.join(args.out, "versions.json"), "w"), indent=1)
     capture_help(args.out)
     asyncio.run(capture(args.out, os.path.abspath(args.model_dir)))
+    with tempfile.TemporaryDirectory(prefix="kvcr-capture-") as tmp:
+        capture_state_agent(args.out, {**os.environ, **peer_env(), "DYN_FILE_KV": os.path.join(tmp, "kv")}, free_port, wait_for)
     print(f"captured into {args.out}")
 
 

@@ -1,6 +1,6 @@
-// Dynamo's own frontend and mocker from the peers environment, recorded by the capture script: the
-// environment works on this machine (a chat request is served, the repeat is a KV-routed prefix
-// hit), and the committed fixtures in test/fixtures/dynamo-1.6.1 still match what the installed
+// Dynamo's own frontend, mocker and state agent from the peers environment, recorded by the capture
+// script: the environment works on this machine (a chat request is served, the repeat is a
+// KV-routed prefix hit; the state agent attaches a raw stream), and the committed fixtures in test/fixtures/dynamo-1.6.1 still match what the installed
 // Dynamo writes and sends (record shapes, frames, versions, every flag the fixtures list).
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -60,6 +60,13 @@ describe.if(peersAvailable())("Dynamo's frontend and mocker (peers environment)"
     }
     const events = (dir: string) => (readJson(dir, "kv-events.json").messages as { envelope: unknown; payload: unknown }[]).map((m) => shape([m.envelope, m.payload]));
     expect(events(out)[0]).toEqual(events(COMMITTED)[0]);
+    // Dynamo's state agent attached the raw stream that Dynamo's own KvStateAttachmentOwner named,
+    // and republished its store as router events, in the shapes the fixtures hold.
+    const agent = (dir: string) => readJson(dir, "state-agent.json") as { records: { event_sources: { value: { topic: string } }[] }; republished: { envelope: unknown; payload: unknown }[] };
+    const topics = (dir: string) => Object.fromEntries(agent(dir).records.event_sources.map((r) => [r.value.topic, shape(r.value)]));
+    expect(topics(out)).toEqual(topics(COMMITTED));
+    expect(agent(out).republished.length).toBeGreaterThan(0);
+    expect(shape(agent(out).republished[0])).toEqual(shape(agent(COMMITTED).republished[0]));
     for (const file of readdirSync(join(COMMITTED, "help")).filter((f) => f.endsWith(".flags"))) {
       const fresh = new Set(readFileSync(join(out, "help", file), "utf8").split("\n"));
       const gone = readFileSync(join(COMMITTED, "help", file), "utf8").split("\n").filter((f) => f && !fresh.has(f));
