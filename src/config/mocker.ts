@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
 import { disaggregationOptions, disaggregationProblems } from "./disaggregation.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
+import { dynamoRuntimeOptions, dynamoRuntimeProblems } from "./dynamo-runtime.ts";
 import { engineCoreOptions, engineOptions, engineProblems, kvCacheOptions, loraBudgetOptions } from "./engine.ts";
 import { parseLoraModules, parseModulesPerWorker } from "./lora-modules.ts";
 import { requestLimitOptions } from "./frontend.ts";
@@ -86,6 +87,7 @@ export const mockerOptions = defineOptions({
   ...requestLimitOptions,
   ...stateAgentOptions,
   ...discoveryOptions,
+  ...dynamoRuntimeOptions,
 });
 
 export type MockerConfig = ConfigOf<typeof mockerOptions>;
@@ -217,7 +219,7 @@ export const ARRAY_ENCODING_WITH_STATE_AGENT =
 
 /** Cross-field rules of the mocker options, run on the resolved config (extra-engine-args applied). */
 export function mockerProblems(c: MockerConfig): string[] {
-  const problems = [...engineProblems(c), ...discoveryProblems(c)];
+  const problems = [...engineProblems(c), ...discoveryProblems(c), ...dynamoRuntimeProblems(c)];
   if (c.loraModules !== undefined) {
     const modules = parseLoraModules(c.loraModules, c.modelName);
     if (typeof modules === "string") problems.push(modules);

@@ -1,6 +1,7 @@
 // The launcher's plan: from `up`'s resolved config and the ports it chose, the exact
 // processes to start, in order, each with its command line, ports, URL and readiness gate. Pure:
 // no I/O, so the whole stack shape is tested without starting anything.
+import { dynamoRuntimeOptions } from "../../config/dynamo-runtime.ts";
 import { agentOptions } from "../../config/agent.ts";
 import { discoveryOptions } from "../../config/discovery.ts";
 import { frontendFailureOptions, frontendOptions, requestLimitOptions } from "../../config/frontend.ts";
@@ -239,6 +240,7 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     ...defaultsOf(requestLimitOptions),
     // Aggregated, or with --prefill-workers / --decode-workers the first processes prefill, the rest decode.
     ...defaultsOf(disaggregationOptions),
+    ...defaultsOf(dynamoRuntimeOptions),
     disaggregationMode: mockerSideOf(config, i),
     kvStateAgent: stateAgent,
     kvStateAgentRawHost: stateAgent ? config.kvStateAgentRawHost : undefined,

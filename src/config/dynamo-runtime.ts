@@ -1,0 +1,74 @@
+// `mocker --runtime dynamo`: the flags that make the process join a Dynamo deployment (Dynamo's
+// spellings and environment variables), and how the shared discovery flags take Dynamo's meaning
+// and defaults under it: backend DYN_DISCOVERY_BACKEND or etcd, directory DYN_FILE_KV or
+// $TMPDIR/dynamo_store_kv (a flag always wins).
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseEndpointId } from "../protocol/dynamo/discovery-records.ts";
+import type { Candidate } from "./load.ts";
+import { group } from "./options.ts";
+
+export const dynamoRuntimeOptions = group("Dynamo runtime", {
+  runtime: {
+    kind: "enum",
+    choices: ["kvcr", "dynamo"],
+    default: "kvcr",
+    description: "Whose deployment the workers join: kvcr (kvcr-mock's agent and frontend) or dynamo (Dynamo's frontend and router: its discovery records, TCP request plane and ZeroMQ event plane)",
+  },
+  endpoint: { kind: "string", nonEmpty: true, description: "With --runtime dynamo: the workers' Dynamo endpoint, dyn://NAMESPACE.COMPONENT.ENDPOINT (default dyn://{namespace}.backend.generate)" },
+  modelPath: { kind: "string", nonEmpty: true, description: "With --runtime dynamo: the model directory named in the model card (tokenizer.json, config.json, tokenizer_config.json; `kvcr-mock model-files` writes one)" },
+  requestPlane: {
+    kind: "enum",
+    choices: ["tcp"],
+    default: "tcp",
+    env: "DYN_REQUEST_PLANE",
+    refused: { nats: "the NATS request plane is not supported: use tcp (Dynamo's default)", http: "the HTTP request plane is not supported: use tcp (Dynamo's default)" },
+    description: "With --runtime dynamo: Dynamo's request plane",
+  },
+  eventPlane: {
+    kind: "enum",
+    choices: ["zmq"],
+    default: "zmq",
+    env: "DYN_EVENT_PLANE",
+    refused: { nats: "the NATS event plane is not supported: use zmq" },
+    description: "With --runtime dynamo: Dynamo's event plane",
+  },
+});
+
+interface DynamoKeys {
+  runtime: string;
+  namespace: string;
+  endpoint?: string;
+  modelPath?: string;
+  modelName: string;
+  discoveryBackend: string;
+}
+
+/** Under --runtime dynamo, the values Dynamo would take for what the user did not set. */
+export function dynamoOverlay(c: DynamoKeys, given: ReadonlySet<string>, env: Readonly<Record<string, string | undefined>>): Map<string, Candidate> {
+  const out = new Map<string, Candidate>();
+  if (c.runtime !== "dynamo") return out;
+  if (!given.has("discoveryBackend")) {
+    out.set("discoveryBackend", env.DYN_DISCOVERY_BACKEND ? { value: env.DYN_DISCOVERY_BACKEND, label: "DYN_DISCOVERY_BACKEND" } : { value: "etcd", label: "Dynamo's default discovery backend" });
+  }
+  if (!given.has("discoveryDir")) {
+    out.set("discoveryDir", env.DYN_FILE_KV ? { value: env.DYN_FILE_KV, label: "DYN_FILE_KV" } : { value: join(env.TMPDIR || tmpdir(), "dynamo_store_kv"), label: "Dynamo's default file store" });
+  }
+  if (!given.has("modelName") && c.modelPath) out.set("modelName", { value: c.modelPath, label: "--model-path (Dynamo's default model name)" });
+  return out;
+}
+
+export function dynamoRuntimeProblems(c: DynamoKeys): string[] {
+  if (c.runtime !== "dynamo") {
+    const stray = ([["endpoint", c.endpoint], ["model-path", c.modelPath]] as const).filter(([, v]) => v !== undefined).map(([f]) => `--${f}`);
+    return stray.length ? [`${stray.join(", ")}: only with --runtime dynamo`] : [];
+  }
+  const problems: string[] = [];
+  if (!c.modelPath) problems.push("--model-path: required with --runtime dynamo (the model directory Dynamo's frontend loads the tokenizer from; `kvcr-mock model-files --out DIR` writes one)");
+  if (c.endpoint !== undefined) {
+    const ep = parseEndpointId(c.endpoint);
+    if (!ep) problems.push(`--endpoint: got ${JSON.stringify(c.endpoint)}, expected dyn://NAMESPACE.COMPONENT.ENDPOINT`);
+    else if (ep.namespace !== c.namespace) problems.push(`--endpoint: its namespace ${JSON.stringify(ep.namespace)} differs from --namespace (or DYN_NAMESPACE) ${JSON.stringify(c.namespace)}`);
+  }
+  return problems;
+}

@@ -1,0 +1,126 @@
+// `mocker --runtime dynamo`: the same engines, live loop and worker pool as every mocker, behind
+// Dynamo's surfaces instead of kvcr-mock's: each worker registers as a Dynamo worker does (endpoint
+// instance, model card, kv-events channel and source per rank) in Dynamo's file store, serves the
+// TCP request plane and publishes its KV events on the ZeroMQ event plane, so Dynamo's own
+// frontend discovers it, routes to it and KV-routes on its events. DYN_SYSTEM_PORT serves /live,
+// /health and /metrics as Dynamo's workers do. docs/DECISIONS.md ("Joining Dynamo") says why each
+// choice is made.
+import type { MockerConfig } from "../../../config/mocker.ts";
+import type { StepResult } from "../../../core/engine/engine-types.ts";
+import { KvcrError } from "../../../lib/errors.ts";
+import type { Logger } from "../../../lib/logger.ts";
+import type { RoleHandle } from "../../../lib/role.ts";
+import { xxh3 } from "../../../lib/xxh3.ts";
+import {
+  DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, modelRecord, parseEndpointId, tcpTransport,
+} from "../../../protocol/dynamo/discovery-records.ts";
+import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../../../protocol/prometheus.ts";
+import { serveHttp } from "../../../transport/http/server.ts";
+import { createRankEngines } from "../engines.ts";
+import { workerIdentities } from "../identity.ts";
+import { LiveLoop } from "../live-loop.ts";
+import { MockerWorkerPool } from "../worker-pool.ts";
+import { DynamoEventPublisher, jsonSafeId } from "./event-publisher.ts";
+import { DynamoFileRecords } from "./file-records.ts";
+import { readModelDir } from "./model-card.ts";
+import { DynamoRequestPlane } from "./request-plane.ts";
+
+export interface DynamoMockerHandle extends RoleHandle {
+  /** Each worker's Dynamo instance id (≤ 2^53−1). */
+  readonly instanceIds: readonly number[];
+  readonly requestPlane: DynamoRequestPlane;
+  readonly publishers: readonly (readonly DynamoEventPublisher[])[];
+  readonly records: DynamoFileRecords;
+  readonly pool: MockerWorkerPool;
+}
+
+const LIMITS = { maxPromptTokens: 1 << 20 };
+
+export async function startDynamoMocker(config: MockerConfig, deps: { logger: Logger; env: Readonly<Record<string, string | undefined>> }): Promise<DynamoMockerHandle> {
+  const { logger, env } = deps;
+  if (config.discoveryBackend !== "file") {
+    throw new KvcrError("DYNAMO_UNSUPPORTED", `--runtime dynamo: the ${config.discoveryBackend} discovery backend is not supported yet; use --discovery-backend file (DYN_DISCOVERY_BACKEND=file) with DYN_FILE_KV`);
+  }
+  const ep = parseEndpointId(config.endpoint ?? `dyn://${config.namespace}.backend.generate`)!;
+  const model = readModelDir(config.modelPath!);
+  const dp = config.dataParallelSize;
+  await using scope = new AsyncDisposableStack();
+
+  const workers = workerIdentities(config, (d, s) => xxh3(d, s), "dynamo");
+  const instanceIds = workers.map(() => jsonSafeId());
+  const t0 = performance.now();
+  const clockMs = () => performance.now() - t0;
+  const ranks = createRankEngines(config, workers, logger, clockMs, model.outputVocab);
+  const loop = new LiveLoop<StepResult>(clockMs);
+  const publishers = workers.map((_, i) => Array.from({ length: dp }, (_, r) => new DynamoEventPublisher(config.host, instanceIds[i]!, r, logger)));
+  scope.defer(() => publishers.flat().forEach((p) => p.close()));
+  ranks.forEach((worker, i) => worker.forEach((rank, r) => rank.outlets.push(publishers[i]![r]!)));
+  scope.defer(() => loop.close());
+  const pool = new MockerWorkerPool(ranks, loop, logger, () => [], undefined, instanceIds.map(String), config.modelName);
+
+  const requestPlane = scope.use(new DynamoRequestPlane({
+    host: config.host,
+    workers: workers.map((w, i) => ({ index: w.index, path: tcpTransport("", ep, instanceIds[i]!).slice(1), dataParallelSize: dp })),
+    engines: pool,
+    logger,
+    maxPromptTokens: LIMITS.maxPromptTokens,
+    defaultMaxTokens: Math.min(config.maxTokensLimit, config.maxModelLen),
+  }));
+  const hostPort = `${config.host.includes(":") ? `[${config.host}]` : config.host}:${requestPlane.port}`;
+
+  // /live, /health and /metrics on DYN_SYSTEM_PORT, as Dynamo's workers serve them (off when unset).
+  const systemPort = env.DYN_SYSTEM_PORT ? Number(env.DYN_SYSTEM_PORT) : undefined;
+  if (systemPort !== undefined) {
+    if (!Number.isInteger(systemPort) || systemPort < 0 || systemPort > 65535) throw new KvcrError("CONFIG", `DYN_SYSTEM_PORT: got ${JSON.stringify(env.DYN_SYSTEM_PORT)}, expected a port number`);
+    const status = () => ({ status: "ready", endpoints: Object.fromEntries(instanceIds.map((id) => [`${ep.name}-${hexId(id)}`, "ready"])) });
+    const http = serveHttp({
+      host: config.host,
+      port: systemPort,
+      logger,
+      fetch: async (req) => {
+        const path = new URL(req.url).pathname;
+        if (path === "/live" || path === "/health") return Response.json(status());
+        if (path === "/metrics") return new Response(renderMetrics(pool.metrics()), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
+        return new Response("not found\n", { status: 404 });
+      },
+    });
+    scope.defer(() => http.stop(true).catch(() => {}));
+  }
+
+  // Records last, so they are withdrawn first on close: nobody routes to a worker that is going.
+  const records = scope.use(new DynamoFileRecords(config.discoveryDir!, instanceKey(ep, 0).replace(/\/0$/, `/${config.modelName}`), logger));
+  workers.forEach((_, i) => {
+    const id = instanceIds[i]!;
+    records.put(DYNAMO_BUCKETS.instances, instanceKey(ep, id), instanceRecord(ep, id, hostPort));
+    for (let r = 0; r < dp; r++) {
+      const pub = publishers[i]![r]!;
+      records.put(DYNAMO_BUCKETS.eventChannels, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), eventChannelRecord(ep, KV_EVENTS_TOPIC, pub.publisherId, pub.endpoint));
+      records.put(DYNAMO_BUCKETS.eventSources, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), kvEventSourceRecord(ep, pub.publisherId, id, r));
+    }
+    records.put(DYNAMO_BUCKETS.mdc, instanceKey(ep, id), modelRecord(ep, id, {
+      displayName: config.modelName,
+      sourcePath: model.path,
+      tokenizer: model.tokenizer,
+      config: model.config,
+      tokenizerConfig: model.tokenizerConfig,
+      architecturalMaxContextLength: model.maxPositionEmbeddings,
+      blockSize: config.blockSize,
+      workerType: "aggregated",
+      totalKvBlocks: config.numGpuBlocksOverride,
+      maxNumSeqs: config.maxNumSeqs,
+      maxNumBatchedTokens: config.maxNumBatchedTokens,
+      dataParallelSize: dp,
+    }));
+  });
+  scope.defer(() => {
+    // First on close: refuse nothing new, end every in-flight request.
+    const cancelled = pool.cancelAll();
+    if (cancelled > 0) logger.info(`cancelled ${cancelled} in-flight request(s)`);
+  });
+  logger.info(`serving ${config.numWorkers} Dynamo worker(s) × ${dp} rank(s) of ${config.modelName} at dyn://${ep.namespace}.${ep.component}.${ep.name}, request plane tcp://${hostPort}, file store ${config.discoveryDir}`);
+
+  const owned = scope.move();
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= owned.disposeAsync());
+  return { ready: Promise.resolve(), ports: { request: [requestPlane.port] }, instanceIds, requestPlane, publishers, records, pool, close, [Symbol.asyncDispose]: close };
+}
