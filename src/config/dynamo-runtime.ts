@@ -1,7 +1,7 @@
 // `mocker --runtime dynamo`: the flags that make the process join a Dynamo deployment (Dynamo's
 // spellings and environment variables), and how the shared discovery flags take Dynamo's meaning
-// and defaults under it: backend DYN_DISCOVERY_BACKEND or etcd, directory DYN_FILE_KV or
-// $TMPDIR/dynamo_store_kv (a flag always wins).
+// and defaults under it: backend DYN_DISCOVERY_BACKEND or etcd (at ETCD_ENDPOINTS or
+// localhost:2379), directory DYN_FILE_KV or $TMPDIR/dynamo_store_kv (a flag always wins).
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseEndpointId } from "../protocol/dynamo/discovery-records.ts";
@@ -48,9 +48,12 @@ interface DynamoKeys {
 export function dynamoOverlay(c: DynamoKeys, given: ReadonlySet<string>, env: Readonly<Record<string, string | undefined>>): Map<string, Candidate> {
   const out = new Map<string, Candidate>();
   if (c.runtime !== "dynamo") return out;
+  const backend = given.has("discoveryBackend") ? c.discoveryBackend : env.DYN_DISCOVERY_BACKEND || "etcd";
   if (!given.has("discoveryBackend")) {
     out.set("discoveryBackend", env.DYN_DISCOVERY_BACKEND ? { value: env.DYN_DISCOVERY_BACKEND, label: "DYN_DISCOVERY_BACKEND" } : { value: "etcd", label: "Dynamo's default discovery backend" });
   }
+  // Dynamo's etcd client defaults to localhost:2379 when ETCD_ENDPOINTS is unset.
+  if (backend === "etcd" && !given.has("etcdEndpoints")) out.set("etcdEndpoints", { value: "http://localhost:2379", label: "Dynamo's default etcd endpoint" });
   if (!given.has("discoveryDir")) {
     out.set("discoveryDir", env.DYN_FILE_KV ? { value: env.DYN_FILE_KV, label: "DYN_FILE_KV" } : { value: join(env.TMPDIR || tmpdir(), "dynamo_store_kv"), label: "Dynamo's default file store" });
   }

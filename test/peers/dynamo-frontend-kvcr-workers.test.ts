@@ -8,6 +8,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { pickFreePorts } from "../../src/transport/port-hold.ts";
 import { CLI_ENTRY, makeTempDir, pipeOutput, spawnChild, waitFor, withTimeout, type SpawnedChild } from "../harness.ts";
+import { etcdAvailable, startEtcd, type EtcdServer } from "../etcd.ts";
 import { PEERS_PYTHON, peerEnv, peersAvailable } from "../peers.ts";
 
 const WORKERS = 4;
@@ -28,23 +29,25 @@ interface Stack extends AsyncDisposable {
   discovery: string;
 }
 
-async function startStack(root: string, routerMode: string, extraMockerFlags: string[] = []): Promise<Stack> {
+async function startStack(root: string, routerMode: string, extraMockerFlags: string[] = [], etcd?: EtcdServer): Promise<Stack> {
   const model = join(root, "model");
   const discovery = join(root, `kv-${routerMode}`);
-  const env = peerEnv({ DYN_FILE_KV: discovery, DYN_TCP_RESPONSE_STREAM_HOST: "127.0.0.1", DYN_EVENT_PLANE_HOST: "127.0.0.1", DYN_TCP_RPC_HOST: "127.0.0.1", TMPDIR: root });
+  const backend: Record<string, string> = etcd ? { DYN_DISCOVERY_BACKEND: "etcd", ETCD_ENDPOINTS: etcd.endpoint } : { DYN_DISCOVERY_BACKEND: "file", DYN_FILE_KV: discovery };
+  const env = peerEnv({ ...backend, DYN_TCP_RESPONSE_STREAM_HOST: "127.0.0.1", DYN_EVENT_PLANE_HOST: "127.0.0.1", DYN_TCP_RPC_HOST: "127.0.0.1", TMPDIR: root });
   if (!existsSync(model)) {
     await using mf = spawnChild([process.execPath, CLI_ENTRY, "model-files", "--out", model, "--log-level", "warn"]);
     expect(await mf.proc.exited).toBe(0);
   }
   let mockerOut = "";
   const mocker = spawnChild([process.execPath, CLI_ENTRY, "mocker", "--runtime", "dynamo", "--model-path", model, "--model-name", "mock-model",
-    "--num-workers", String(WORKERS), "--block-size", "16", "--speedup-ratio", "0", "--discovery-backend", "file", "--log-level", "debug", ...extraMockerFlags], { env });
+    "--num-workers", String(WORKERS), "--block-size", "16", "--speedup-ratio", "0", "--log-level", "debug", ...extraMockerFlags], { env });
   pipeOutput(mocker, (t) => (mockerOut += t));
-  await waitFor(() => existsSync(join(discovery, "v1/mdc")) && readdirSync(join(discovery, "v1/mdc")).length === WORKERS, { what: `${WORKERS} model cards (mocker log:\n${mockerOut})`, timeoutMs: 20_000 });
+  if (etcd) await waitFor(() => mockerOut.includes(`serving ${WORKERS} Dynamo worker(s)`), { what: `the mocker to register in etcd (its log:\n${mockerOut})`, timeoutMs: 20_000 });
+  else await waitFor(() => existsSync(join(discovery, "v1/mdc")) && readdirSync(join(discovery, "v1/mdc")).length === WORKERS, { what: `${WORKERS} model cards (mocker log:\n${mockerOut})`, timeoutMs: 20_000 });
   const [port] = pickFreePorts("127.0.0.1", 1);
   let frontendOut = "";
   const frontend = spawnChild([PEERS_PYTHON!, "-m", "dynamo.frontend", "--http-host", "127.0.0.1", "--http-port", String(port), "--router-mode", routerMode,
-    "--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq"], { env });
+    "--discovery-backend", etcd ? "etcd" : "file", "--request-plane", "tcp", "--event-plane", "zmq"], { env });
   pipeOutput(frontend, (t) => (frontendOut += t));
   const base = `http://127.0.0.1:${port}`;
   await waitFor(async () => {
@@ -129,4 +132,12 @@ describe.if(peersAvailable())("Dynamo's frontend over kvcr-mock workers (peers e
     const failed = await stack.client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content: "hi" }], max_tokens: 2 }).then(() => "served", (e: Error) => e.message);
     expect(failed).not.toBe("served");
   }, 90_000);
+
+  test.if(etcdAvailable())("with etcd discovery (Dynamo's default backend): served and KV-routed the same way", async () => {
+    await using tmp = await makeTempDir("kvcr-dyn-");
+    await using etcd = await startEtcd();
+    await using kv = await startStack(tmp.path, "kv", [], etcd);
+    const { share } = await hitShare(kv.client);
+    expect(share).toBeGreaterThanOrEqual(0.6);
+  }, 120_000);
 });

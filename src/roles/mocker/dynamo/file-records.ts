@@ -9,7 +9,14 @@ import type { Logger } from "../../../lib/logger.ts";
 
 export const KEEPALIVE_MS = 3_000;
 
-export class DynamoFileRecords implements Disposable {
+/** Where a Dynamo-runtime process writes its records: Dynamo's file store or its etcd layout. */
+export interface DynamoRecords extends AsyncDisposable {
+  put(bucket: string, key: string, value: unknown): Promise<void>;
+  /** Every key (file path or etcd key) this process wrote. */
+  readonly keys: readonly string[];
+}
+
+export class DynamoFileRecords implements DynamoRecords {
   private readonly owned: string[] = [];
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly ownerFile: string;
@@ -28,7 +35,7 @@ export class DynamoFileRecords implements Disposable {
   }
 
   /** Publishes `value` under `bucket/key` (create: a file already there is replaced). */
-  put(bucket: string, key: string, value: unknown): void {
+  async put(bucket: string, key: string, value: unknown): Promise<void> {
     const dir = join(this.root, bucket);
     mkdirSync(dir, { recursive: true });
     const path = join(dir, keyFileName(key));
@@ -69,12 +76,11 @@ export class DynamoFileRecords implements Disposable {
     unlinkSync(this.ownerFile);
   }
 
-  /** Every record this process wrote (e.g. for a test). */
-  get paths(): readonly string[] {
+  get keys(): readonly string[] {
     return this.owned;
   }
 
-  [Symbol.dispose](): void {
+  async [Symbol.asyncDispose](): Promise<void> {
     clearInterval(this.timer);
     for (const path of [...this.owned].reverse()) {
       try {

@@ -14,6 +14,7 @@ import { xxh3 } from "../../../lib/xxh3.ts";
 import {
   DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, modelRecord, parseEndpointId, tcpTransport,
 } from "../../../protocol/dynamo/discovery-records.ts";
+import { parseEtcdEndpoints } from "../../../protocol/etcd-endpoints.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../../../protocol/prometheus.ts";
 import { serveHttp } from "../../../transport/http/server.ts";
 import { createRankEngines } from "../engines.ts";
@@ -21,16 +22,23 @@ import { workerIdentities } from "../identity.ts";
 import { LiveLoop } from "../live-loop.ts";
 import { MockerWorkerPool } from "../worker-pool.ts";
 import { DynamoEventPublisher, jsonSafeId } from "./event-publisher.ts";
-import { DynamoFileRecords } from "./file-records.ts";
+import { DynamoEtcdRecords } from "./etcd-records.ts";
+import { DynamoFileRecords, type DynamoRecords } from "./file-records.ts";
 import { readModelDir } from "./model-card.ts";
 import { DynamoRequestPlane } from "./request-plane.ts";
+
+function etcdEndpointList(spec: string | undefined): string[] {
+  const parsed = parseEtcdEndpoints(spec ?? "");
+  if (!parsed.ok) throw new KvcrError("CONFIG", `--etcd-endpoints (or ETCD_ENDPOINTS): ${parsed.problem}`);
+  return parsed.endpoints;
+}
 
 export interface DynamoMockerHandle extends RoleHandle {
   /** Each worker's Dynamo instance id (≤ 2^53−1). */
   readonly instanceIds: readonly number[];
   readonly requestPlane: DynamoRequestPlane;
   readonly publishers: readonly (readonly DynamoEventPublisher[])[];
-  readonly records: DynamoFileRecords;
+  readonly records: DynamoRecords;
   readonly pool: MockerWorkerPool;
 }
 
@@ -38,8 +46,8 @@ const LIMITS = { maxPromptTokens: 1 << 20 };
 
 export async function startDynamoMocker(config: MockerConfig, deps: { logger: Logger; env: Readonly<Record<string, string | undefined>> }): Promise<DynamoMockerHandle> {
   const { logger, env } = deps;
-  if (config.discoveryBackend !== "file") {
-    throw new KvcrError("DYNAMO_UNSUPPORTED", `--runtime dynamo: the ${config.discoveryBackend} discovery backend is not supported yet; use --discovery-backend file (DYN_DISCOVERY_BACKEND=file) with DYN_FILE_KV`);
+  if (config.discoveryBackend === "etcd" && !env.DYN_DISCOVERY_BACKEND) {
+    logger.info(`discovery: etcd at ${config.etcdEndpoints} (Dynamo's default backend; --discovery-backend file or DYN_DISCOVERY_BACKEND=file for a file store)`);
   }
   const ep = parseEndpointId(config.endpoint ?? `dyn://${config.namespace}.backend.generate`)!;
   const model = readModelDir(config.modelPath!);
@@ -88,16 +96,20 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   }
 
   // Records last, so they are withdrawn first on close: nobody routes to a worker that is going.
-  const records = scope.use(new DynamoFileRecords(config.discoveryDir!, instanceKey(ep, 0).replace(/\/0$/, `/${config.modelName}`), logger));
-  workers.forEach((_, i) => {
+  const records: DynamoRecords = scope.use(
+    config.discoveryBackend === "etcd"
+      ? await DynamoEtcdRecords.open(etcdEndpointList(config.etcdEndpoints), logger)
+      : new DynamoFileRecords(config.discoveryDir!, instanceKey(ep, 0).replace(/\/0$/, `/${config.modelName}`), logger),
+  );
+  for (const [i] of workers.entries()) {
     const id = instanceIds[i]!;
-    records.put(DYNAMO_BUCKETS.instances, instanceKey(ep, id), instanceRecord(ep, id, hostPort));
+    await records.put(DYNAMO_BUCKETS.instances, instanceKey(ep, id), instanceRecord(ep, id, hostPort));
     for (let r = 0; r < dp; r++) {
       const pub = publishers[i]![r]!;
-      records.put(DYNAMO_BUCKETS.eventChannels, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), eventChannelRecord(ep, KV_EVENTS_TOPIC, pub.publisherId, pub.endpoint));
-      records.put(DYNAMO_BUCKETS.eventSources, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), kvEventSourceRecord(ep, pub.publisherId, id, r));
+      await records.put(DYNAMO_BUCKETS.eventChannels, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), eventChannelRecord(ep, KV_EVENTS_TOPIC, pub.publisherId, pub.endpoint));
+      await records.put(DYNAMO_BUCKETS.eventSources, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), kvEventSourceRecord(ep, pub.publisherId, id, r));
     }
-    records.put(DYNAMO_BUCKETS.mdc, instanceKey(ep, id), modelRecord(ep, id, {
+    await records.put(DYNAMO_BUCKETS.mdc, instanceKey(ep, id), modelRecord(ep, id, {
       displayName: config.modelName,
       sourcePath: model.path,
       tokenizer: model.tokenizer,
@@ -111,13 +123,13 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
       maxNumBatchedTokens: config.maxNumBatchedTokens,
       dataParallelSize: dp,
     }));
-  });
+  }
   scope.defer(() => {
     // First on close: refuse nothing new, end every in-flight request.
     const cancelled = pool.cancelAll();
     if (cancelled > 0) logger.info(`cancelled ${cancelled} in-flight request(s)`);
   });
-  logger.info(`serving ${config.numWorkers} Dynamo worker(s) × ${dp} rank(s) of ${config.modelName} at dyn://${ep.namespace}.${ep.component}.${ep.name}, request plane tcp://${hostPort}, file store ${config.discoveryDir}`);
+  logger.info(`serving ${config.numWorkers} Dynamo worker(s) × ${dp} rank(s) of ${config.modelName} at dyn://${ep.namespace}.${ep.component}.${ep.name}, request plane tcp://${hostPort}, ${config.discoveryBackend === "etcd" ? `etcd ${config.etcdEndpoints}` : `file store ${config.discoveryDir}`}`);
 
   const owned = scope.move();
   let closing: Promise<void> | undefined;
