@@ -13,9 +13,9 @@ const flat = (batch: VllmKvEventBatch) => {
 };
 const hasher = createBlockHasher();
 
-function setup() {
+function setup(parentWindow?: number) {
   const events: RouterEvent[] = [];
-  const r = new SlotResidency({ cacheOwnerId: "owner" }, createBlockHasher(), (e) => events.push(e));
+  const r = new SlotResidency({ cacheOwnerId: "owner" }, createBlockHasher(), (e) => events.push(e), { parentWindow });
   const apply = (...evs: VllmKvEvent[]) => r.applyBatch(flat({ ts: 0, events: evs, dataParallelRank: 0 }));
   return { r, events, apply };
 }
@@ -89,6 +89,33 @@ describe("SlotResidency normalization", () => {
     apply(stored([3n], tokens(1, 4), 1n));
     expect(r.counters.orphanStores).toBe(1);
     expect(r.knownBlocks).toBeLessThanOrEqual(PARENT_WINDOW);
+  });
+
+  // W departures after its own, a departed block is forgotten: W − 1 keep it. The ring holding
+  // them doubles from 64 and stops at W (also when W is no power of two, or below 64).
+  // The default is a literal here: a test reading PARENT_WINDOW would follow a broken constant.
+  test.each([16_384, 200, 3])("window %d: a parent is kept through W − 1 later departures, forgotten at the W-th; the ring grows to W", (w) => {
+    const { r, apply } = setup(w === 16_384 ? undefined : w);
+    const departures: number[] = [];
+    let n = 0;
+    const departOne = () => {
+      const raw = 1000n + BigInt(n++);
+      apply(stored([raw], tokens(1, 2), null), removed([raw]));
+      departures.push(r.departureRingCapacity);
+    };
+    apply(stored([1n], tokens(1), null), removed([1n]));
+    for (let i = 0; i < w - 1; i++) departOne();
+    apply(stored([2n], tokens(1, 1), 1n)); // parent 1 is still known
+    expect(r.counters.orphanStores).toBe(0);
+    expect(r.knownBlocks).toBe(w + 1); // the W latest departures and block 2
+    departOne();
+    apply(stored([3n], tokens(1, 4), 1n)); // parent 1 is forgotten
+    expect(r.counters.orphanStores).toBe(1);
+    expect(r.knownBlocks).toBe(w + 1);
+    const growth = [...new Set(departures)];
+    const expected = [64];
+    while (expected.at(-1)! < w) expected.push(Math.min(w, expected.at(-1)! * 2));
+    expect(growth).toEqual(expected);
   });
 
   test("reset emits a cleared barrier per tier and forgets everything", () => {
