@@ -220,10 +220,15 @@ describe("worker failures", () => {
 
   test("the worker vanishes mid-request: 502, its load released", async () => {
     const f = fleet(hanging);
-    const pending = f.app.fetch(post("/v1/completions", cmpl()));
+    const pending = f.app.fetch(post("/v1/completions", cmpl({ prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9] })));
     await waitFor(() => f.state.workerList()[0]!.inflight.size > 0, { what: "the request in flight" });
-    f.state.removeWorker("a");
+    const router = f.state.routerOf("m")!;
+    const rank = f.state.rankIdOf("a", 0);
+    expect(router.activeBlocksOf(rank)).toBe(2); // 9 tokens: 2 full blocks of 4
+    const gone = f.state.removeWorker("a")!;
     await expectOpenAiError(await pending, 502, "worker a left while the request was in flight");
+    expect(gone.inflight.size).toBe(0);
+    expect([router.activeBlocksOf(rank), router.activePrefillTokensOf(rank)]).toEqual([0, 0]);
   });
 
   test("the worker vanishes mid-stream: an error event ends the SSE stream (no [DONE])", async () => {
