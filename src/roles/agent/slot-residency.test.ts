@@ -36,6 +36,8 @@ describe("SlotResidency normalization", () => {
     apply(stored([0xdeadbeefn, 2n ** 64n - 1n], t.slice(0, 2 * BS), null), stored([17n], t.slice(2 * BS), 2n ** 64n - 1n));
     const device = r.snapshot().device;
     expect(device.map((b) => BigInt(b.seq_hash)).sort()).toEqual([...expected.sequence].sort());
+    const localOf = new Map([...expected.sequence].map((h, i) => [h, expected.local[i]!]));
+    expect(device.every((b) => BigInt(b.local_hash) === localOf.get(BigInt(b.seq_hash)))).toBe(true);
     expect(events.map((e) => [e.kind, e.blocks.length, e.parentHash])).toEqual([
       ["stored", 2, null],
       ["stored", 1, expected.sequence[1]!],
@@ -77,6 +79,12 @@ describe("SlotResidency normalization", () => {
     const s = r.snapshot();
     expect([s.device, s.host, s.disk].map((t) => t.length)).toEqual([0, 0, 0]);
     expect(events.filter((e) => e.kind === "removed").map((e) => e.tier).sort()).toEqual(["device", "disk", "host"]);
+    // Each removal names its block's router hashes: block 1 on device and host, block 2 on disk.
+    const one = hasher.hashBlocks(tokens(1), BS);
+    const two = hasher.hashBlocks(tokens(1, 3), BS, one.sequence[0]!);
+    const removedIn = (tier: string) => events.find((e) => e.kind === "removed" && e.tier === tier)!.blocks;
+    expect(removedIn("device")).toEqual([{ seqHash: one.sequence[0]!, localHash: one.local[0]! }]);
+    expect(removedIn("disk")).toEqual([{ seqHash: two.sequence[0]!, localHash: two.local[0]! }]);
   });
 
   test("a departed block stays a known parent for the last PARENT_WINDOW departures", () => {
