@@ -4,14 +4,14 @@
 // run against each; a mutant they pass survived. The real tree is never written; the scratch copy
 // (in $TMPDIR, node_modules linked) goes when the run ends. docs/TESTING.md has the figures.
 //
-//   bun scripts/mutate.ts [--changed [--base REF]] [--max N] [--timeout S] [--list] [FILE…]
+//   bun scripts/mutate.ts [--changed [--base REF]] [--max N] [--timeout S] [--tests T,…] [--list] [FILE…]
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { applyMutant, mutantsOf, spread, type Mutant } from "./lib/mutants.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const USAGE = "usage: bun scripts/mutate.ts [--changed [--base REF]] [--max N (30)] [--timeout S] [--list] [src/FILE.ts …]";
+const USAGE = "usage: bun scripts/mutate.ts [--changed [--base REF]] [--max N (30)] [--timeout S] [--tests A.test.ts,…] [--list] [src/FILE.ts …]";
 
 interface Args {
   files: string[];
@@ -21,10 +21,12 @@ interface Args {
   /** Per mutant; by default four times the unmutated run, at least 30 s. */
   timeoutS: number | undefined;
   list: boolean;
+  /** More test files to run for every file (tests that reach it through another module). */
+  tests: string[];
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { files: [], changed: false, base: "main", max: 30, timeoutS: undefined, list: false };
+  const args: Args = { files: [], changed: false, base: "main", max: 30, timeoutS: undefined, list: false, tests: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => argv[++i] ?? fail(`${a} needs a value`);
@@ -33,6 +35,7 @@ function parseArgs(argv: string[]): Args {
     else if (a === "--max") args.max = Number(value());
     else if (a === "--timeout") args.timeoutS = Number(value());
     else if (a === "--list") args.list = true;
+    else if (a === "--tests") args.tests.push(...value().split(",").map((t) => relative(ROOT, resolve(t))));
     else if (a === "--help" || a === "-h") fail(USAGE, 0);
     else if (a.startsWith("--")) fail(`unknown option ${a}\n${USAGE}`);
     else args.files.push(relative(ROOT, resolve(a)));
@@ -173,7 +176,7 @@ async function main(): Promise<void> {
   const scores: FileScore[] = [];
   try {
     for (const f of files) {
-      const score = await checkFile(dir ?? "", f, coveringTests(f, tree), args);
+      const score = await checkFile(dir ?? "", f, [...new Set([...coveringTests(f, tree), ...args.tests])], args);
       if (score) scores.push(score);
     }
   } finally {
