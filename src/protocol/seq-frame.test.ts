@@ -32,6 +32,7 @@ describe("u64 big-endian seq frames", () => {
     for (const n of [0, 1, 0xffff_ffff, 0x1_0000_0000, Number.MAX_SAFE_INTEGER]) expect(decodeSeqNumber(encodeSeq(BigInt(n)))).toBe(n);
     expect(decodeSeqNumber(encodeSeq(REPLAY_END_SEQ))).toBe(Number.POSITIVE_INFINITY);
     expect(decodeSeqNumber(encodeSeq(2n ** 53n))).toBeUndefined();
+    expect(decodeSeqNumber(encodeSeq(REPLAY_END_SEQ - 255n))).toBeUndefined(); // all ones but the last byte: no end marker
     expect(decodeSeqNumber(new Uint8Array(7))).toBeUndefined();
     expect(decodeSeqNumber(undefined)).toBeUndefined();
   });

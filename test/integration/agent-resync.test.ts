@@ -190,15 +190,25 @@ describe("agent slot resync", () => {
 
   test("a publisher without a state dump: after a loss the slot is degraded (cleared, filling from live) and says so", async () => {
     const p = new ScriptedPublisher(100);
-    const { agent, view } = startAgent(p, { dump: false, replay: false });
+    const { agent, view, held } = startAgent(p, { dump: false, replay: false });
     await waitFor(() => view().connected, { what: "the raw SUB connected" });
     p.storeNext();
     await waitFor(() => view().raw_cursor === 0, { what: "the first batch" });
+    expect(held()).toEqual(p.expectedSeqHashes());
     p.seq += 3; // three batches never sent: a gap nothing can fill
     p.storeNext();
     await waitFor(() => view().degraded, { what: "the slot degraded" });
     expect(view().degraded_reason).toContain("serves no state dump");
     expect(agent.health()).toMatchObject({ healthy: true, status: "degraded", slots: { degraded: 1 } });
+    // Cleared: the block before the gap is gone, and the one after it chains on it (an orphan).
+    expect(held()).toEqual([]);
+    // Filling from live: a new chain's root block is held again.
+    const root: VllmKvEvent = { type: "BlockStored", blockHashes: [7n], parentBlockHash: null, tokenIds: [9, 9, 9, 9], blockSize: BLOCK, loraId: null, medium: "GPU", loraName: null };
+    p.send(encodeBatch({ ts: 1, events: [root], dataParallelRank: 0 }));
+    const rootHash = String(createBlockHasher().hashBlocks([9, 9, 9, 9], BLOCK).sequence[0]!);
+    await waitFor(() => held().length > 0, { what: "the new root block held" });
+    expect(held()).toEqual([rootHash]);
+    expect(view().degraded).toBe(true);
   });
 
   test("counters of a freed slot stay in the totals", async () => {

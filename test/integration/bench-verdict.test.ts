@@ -3,7 +3,7 @@
 // of two saved results with and without their per-request arrays, tokens the client read at once
 // and a client too slow to time a figure (both printed as the reason, not a number).
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "../../src/lib/logger.ts";
 import { runBench } from "../../src/roles/bench/run-bench.ts";
@@ -30,6 +30,13 @@ describe("bench verdicts", () => {
     const ttft = verdict!.entries.find((e) => e.metric === "mean_ttft_ms")!;
     expect(ttft).toMatchObject({ baseline: "fast", side: "slow", call: "higher" });
     expect(ttft.ci_low!).toBeGreaterThan(1);
+    // Both sides space their tokens alike; their ITLs still differ by a percent or so (a real,
+    // small difference the interval may resolve), so the call follows the interval: no clear
+    // difference whenever it holds 1. The exact negative control is the --compare test's.
+    const itl = verdict!.entries.find((e) => e.metric === "mean_itl_ms")!;
+    expect(itl).toMatchObject({ baseline: "fast", side: "slow" });
+    const holdsOne = itl.ci_low! <= 1 && 1 <= itl.ci_high!;
+    expect(itl.call).toBe(holdsOne ? "no clear difference" : itl.ratio! > 1 ? "higher" : "lower");
     const text = out.join("");
     expect(text.startsWith("Verdict:\n  slow vs fast: mean TTFT ")).toBe(true);
     expect(text).toMatch(/^ {2}slow vs fast: mean TTFT [\d.]+× higher \([\d.]+–[\d.]+\)$/m);
@@ -59,6 +66,15 @@ describe("bench verdicts", () => {
     expect(r.stdout).toMatch(new RegExp(`^ {2}${b.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} vs .*a\\.json: mean TTFT [\\d.]+× higher`, "m"));
     expect(r.stdout).toContain("one round per side: the intervals cover request noise only");
     expect(r.stdout.indexOf("Verdict:")).toBeLessThan(r.stdout.indexOf("completed / failed"));
+    // The negative control: a copy of a result against it is no clear difference on every figure.
+    const copy = join(dir.path, "copy.json");
+    copyFileSync(a, copy);
+    const same = await runCli(["bench", "--compare", `${a},${copy}`]);
+    expect(same.exitCode).toBe(0);
+    const calls = same.stdout.split("\n").filter((l) => l.startsWith(`  ${copy} vs `)).map((l) => l.slice(`  ${copy} vs ${a}: `.length));
+    expect(calls.length).toBeGreaterThanOrEqual(5);
+    expect(calls.filter((c) => !/^[\w ]+: no clear difference \(1\.00×/.test(c))).toEqual([]);
+    expect(calls.some((c) => c.startsWith("mean ITL: no clear difference"))).toBe(true);
     const missing = await runCli(["bench", "--compare", `${a},${plain}`]);
     expect(missing.exitCode).toBe(0);
     expect(missing.stdout).toStartWith(`No verdict: ${plain} has no per-request arrays`);

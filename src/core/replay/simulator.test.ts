@@ -284,5 +284,11 @@ describe("replay simulator: metrics and arrivals", () => {
     const b = buildReport(simulate(w, opts, { hasher }), { routerMode: "random", wallTimeMs: 1 });
     expect(b).toEqual(a);
     expect(a.completed).toBe(60);
+    // The seed reaches the router: another seed picks other workers (60 random picks among 3
+    // repeat by chance with probability 3^-60).
+    const picks = (seed: number) => [...simulate(w, { ...opts, seed }, { hasher }).worker];
+    expect(picks(5)).toEqual(picks(5));
+    expect(picks(6)).not.toEqual(picks(5));
+    expect(new Set(picks(5)).size).toBe(3);
   });
 });

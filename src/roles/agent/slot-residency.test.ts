@@ -13,9 +13,9 @@ const flat = (batch: VllmKvEventBatch) => {
 };
 const hasher = createBlockHasher();
 
-function setup() {
+function setup(parentWindow?: number) {
   const events: RouterEvent[] = [];
-  const r = new SlotResidency({ cacheOwnerId: "owner" }, createBlockHasher(), (e) => events.push(e));
+  const r = new SlotResidency({ cacheOwnerId: "owner" }, createBlockHasher(), (e) => events.push(e), { parentWindow });
   const apply = (...evs: VllmKvEvent[]) => r.applyBatch(flat({ ts: 0, events: evs, dataParallelRank: 0 }));
   return { r, events, apply };
 }
@@ -36,6 +36,8 @@ describe("SlotResidency normalization", () => {
     apply(stored([0xdeadbeefn, 2n ** 64n - 1n], t.slice(0, 2 * BS), null), stored([17n], t.slice(2 * BS), 2n ** 64n - 1n));
     const device = r.snapshot().device;
     expect(device.map((b) => BigInt(b.seq_hash)).sort()).toEqual([...expected.sequence].sort());
+    const localOf = new Map([...expected.sequence].map((h, i) => [h, expected.local[i]!]));
+    expect(device.every((b) => BigInt(b.local_hash) === localOf.get(BigInt(b.seq_hash)))).toBe(true);
     expect(events.map((e) => [e.kind, e.blocks.length, e.parentHash])).toEqual([
       ["stored", 2, null],
       ["stored", 1, expected.sequence[1]!],
@@ -77,6 +79,12 @@ describe("SlotResidency normalization", () => {
     const s = r.snapshot();
     expect([s.device, s.host, s.disk].map((t) => t.length)).toEqual([0, 0, 0]);
     expect(events.filter((e) => e.kind === "removed").map((e) => e.tier).sort()).toEqual(["device", "disk", "host"]);
+    // Each removal names its block's router hashes: block 1 on device and host, block 2 on disk.
+    const one = hasher.hashBlocks(tokens(1), BS);
+    const two = hasher.hashBlocks(tokens(1, 3), BS, one.sequence[0]!);
+    const removedIn = (tier: string) => events.find((e) => e.kind === "removed" && e.tier === tier)!.blocks;
+    expect(removedIn("device")).toEqual([{ seqHash: one.sequence[0]!, localHash: one.local[0]! }]);
+    expect(removedIn("disk")).toEqual([{ seqHash: two.sequence[0]!, localHash: two.local[0]! }]);
   });
 
   test("a departed block stays a known parent for the last PARENT_WINDOW departures", () => {
@@ -89,6 +97,33 @@ describe("SlotResidency normalization", () => {
     apply(stored([3n], tokens(1, 4), 1n));
     expect(r.counters.orphanStores).toBe(1);
     expect(r.knownBlocks).toBeLessThanOrEqual(PARENT_WINDOW);
+  });
+
+  // W departures after its own, a departed block is forgotten: W − 1 keep it. The ring holding
+  // them doubles from 64 and stops at W (also when W is no power of two, or below 64).
+  // The default is a literal here: a test reading PARENT_WINDOW would follow a broken constant.
+  test.each([16_384, 200, 3])("window %d: a parent is kept through W − 1 later departures, forgotten at the W-th; the ring grows to W", (w) => {
+    const { r, apply } = setup(w === 16_384 ? undefined : w);
+    const departures: number[] = [];
+    let n = 0;
+    const departOne = () => {
+      const raw = 1000n + BigInt(n++);
+      apply(stored([raw], tokens(1, 2), null), removed([raw]));
+      departures.push(r.departureRingCapacity);
+    };
+    apply(stored([1n], tokens(1), null), removed([1n]));
+    for (let i = 0; i < w - 1; i++) departOne();
+    apply(stored([2n], tokens(1, 1), 1n)); // parent 1 is still known
+    expect(r.counters.orphanStores).toBe(0);
+    expect(r.knownBlocks).toBe(w + 1); // the W latest departures and block 2
+    departOne();
+    apply(stored([3n], tokens(1, 4), 1n)); // parent 1 is forgotten
+    expect(r.counters.orphanStores).toBe(1);
+    expect(r.knownBlocks).toBe(w + 1);
+    const growth = [...new Set(departures)];
+    const expected = [64];
+    while (expected.at(-1)! < w) expected.push(Math.min(w, expected.at(-1)! * 2));
+    expect(growth).toEqual(expected);
   });
 
   test("reset emits a cleared barrier per tier and forgets everything", () => {

@@ -8,7 +8,8 @@
 // by the hash's two words; per entry its router seq / local hash, framework refcounts per tier
 // (worker domain) and a CacheOwner bit per tier (`kvcr` domain, set-like). A router block is
 // present in a tier while either domain holds it, so a block held by both is one router block.
-// Entries that left every tier stay known as parents for the last PARENT_WINDOW departures.
+// Entries that left every tier stay known as parents for the last PARENT_WINDOW departures (a
+// constructor option, for tests of the window's edge).
 import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { grown } from "../../core/kv/grown.ts";
 import { U64Map } from "../../core/kv/u64-map.ts";
@@ -96,7 +97,9 @@ export class SlotResidency {
   private departed = new Int32Array(INITIAL_ENTRIES);
   private freeList: number[] = [];
   private used = 0;
-  // Departure ring (entry, stamp), grown up to PARENT_WINDOW.
+  /** Departures a departed entry outlives as a known parent (PARENT_WINDOW unless a test sets it). */
+  private readonly parentWindow: number;
+  // Departure ring (entry, stamp), grown up to the parent window.
   private ringEntry = new Int32Array(64);
   private ringStamp = new Int32Array(64);
   private ringHead = 0;
@@ -109,7 +112,10 @@ export class SlotResidency {
     readonly holder: RouterEventHolder,
     private readonly hasher: BlockHasher,
     private readonly emit: (event: RouterEvent) => void,
-  ) {}
+    opts: { parentWindow?: number } = {},
+  ) {
+    this.parentWindow = opts.parentWindow ?? PARENT_WINDOW;
+  }
 
   /**
    * Applies a fault-free batch's events in order (see batchFault). Consecutive removals are
@@ -164,6 +170,11 @@ export class SlotResidency {
   /** Entries known (resident or within the parent window). */
   get knownBlocks(): number {
     return this.map.size;
+  }
+
+  /** Departures the ring has room for now: it doubles from 64 up to the parent window. */
+  get departureRingCapacity(): number {
+    return this.ringEntry.length;
   }
 
   /** Present router blocks per tier, deduplicated by seq hash and sorted by it (for `GET /v1/snapshot`, docs/http-api.md). */
@@ -332,21 +343,21 @@ export class SlotResidency {
     return entry;
   }
 
-  /** The entry left every tier: it stays a known parent until PARENT_WINDOW later departures. */
+  /** The entry left every tier: it stays a known parent until parentWindow later departures. */
   private depart(entry: number): void {
     const stamp = ++this.stamp;
     this.departed[entry] = stamp;
-    if (this.ringLen === PARENT_WINDOW) {
+    if (this.ringLen === this.parentWindow) {
       const old = this.ringEntry[this.ringHead]!;
       if (this.departed[old] === this.ringStamp[this.ringHead]) this.forget(old);
       this.ringEntry[this.ringHead] = entry;
       this.ringStamp[this.ringHead] = stamp;
-      this.ringHead = (this.ringHead + 1) % PARENT_WINDOW;
+      this.ringHead = (this.ringHead + 1) % this.parentWindow;
       return;
     }
     if (this.ringLen === this.ringEntry.length) {
-      // Grow only while the ring has not wrapped (head stays 0 until it is PARENT_WINDOW long).
-      const len = Math.min(PARENT_WINDOW, this.ringEntry.length * 2);
+      // Grow only while the ring has not wrapped (head stays 0 until it is parentWindow long).
+      const len = Math.min(this.parentWindow, this.ringEntry.length * 2);
       this.ringEntry = grown(this.ringEntry, len);
       this.ringStamp = grown(this.ringStamp, len);
     }

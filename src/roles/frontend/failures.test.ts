@@ -155,7 +155,8 @@ describe("retry: a request that never reached its worker goes to the next-best o
 describe("ejection: out of routing after failures in a row, back once /health answers", () => {
   test("three 500s in a row eject the worker; probes on the backoff bring it back", async () => {
     let healthy = false;
-    const f = fleet({ a: () => Response.json({ error: "boom" }, { status: 500 }), b: serves }, { healthy: () => healthy });
+    const failsUntilHealthy: Behaviour = (b) => (healthy ? serves(b, new AbortController().signal) : Response.json({ error: "boom" }, { status: 500 }));
+    const f = fleet({ a: failsUntilHealthy, b: serves }, { healthy: () => healthy });
     const seen: string[] = [];
     for (let i = 0; i < 8; i++) seen.push((await f.app.fetch(post("/v1/completions", cmpl()))).headers.get("x-kvcr-worker") ?? "a");
     // Round-robin: a fails at requests 1, 3, 5 and is out after the third; the rest go to b.
@@ -175,8 +176,18 @@ describe("ejection: out of routing after failures in a row, back once /health an
     f.state.probed("a", true);
     expect(f.state.health.isEjected("a")).toBe(false);
     expect(await f.metrics()).toContain("kvcr_frontend_ejected_workers 0");
-    const after = await f.app.fetch(post("/v1/completions", cmpl()));
-    expect([after.status, f.calls.at(-1)!.worker].join()).toMatch(/^(200,b|502,a)$/); // both are candidates again
+    // a is a candidate again: its ranks are in the router and round-robin hands it requests.
+    const a = f.state.worker("a")!;
+    expect(a.rankIds.every((s) => f.state.routerOf("m")!.has(s))).toBe(true);
+    const callsBefore = f.calls.length;
+    const back: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await f.app.fetch(post("/v1/completions", cmpl()));
+      expect(res.status).toBe(200);
+      back.push(res.headers.get("x-kvcr-worker")!);
+    }
+    expect(back.sort()).toEqual(["a", "a", "b", "b"]);
+    expect(f.calls.slice(callsBefore).filter((c) => c.worker === "a")).toHaveLength(2);
   });
 
   test("the health probe asks the worker process's /health and brings it back on 200", async () => {

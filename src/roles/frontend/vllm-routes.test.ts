@@ -51,21 +51,23 @@ describe("POST /tokenize and /detokenize", () => {
   test("a prompt: {count, max_model_len, tokens, token_strs: null}, the frontend's own token ids", async () => {
     const res = await frontend().fetch(post("/tokenize", { model: "Qwen/Qwen3-0.6B", prompt: "Hello, world!", add_special_tokens: false }));
     expect(res.status).toBe(200);
-    const tokens = tokenize("Hello, world!");
-    expect(tokens.length).toBe(4);
-    expect(await res.json()).toEqual({ count: 4, max_model_len: 4096, tokens, token_strs: null });
+    // FNV-1a 32 of "Hello", ",", " world", "!" modulo 50,000 (tokenizer.test.ts checks them against a reference).
+    expect(await res.json()).toEqual({ count: 4, max_model_len: 4096, tokens: [9851, 40635, 6637, 2540], token_strs: null });
   });
 
   test("messages: the chat template's tokens, with or without the generation prompt; return_token_strs", async () => {
     const f = frontend();
     const messages = [{ role: "user", content: [{ type: "text", text: "Hi there" }] }];
-    const full = tokenize(applyChatTemplate([{ role: "user", content: "Hi there" }]));
+    // "<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n": "<", "|", "im", "_", "start", "|", ">", "user", "\nHi", " there", …
+    const im = [32539, 32219, 42827, 26030];
+    const full = [...im, 18111, 32219, 37777, 1362, 12242, 44407, ...im, 21130, 32219, 37777, 44131, 32219, 42827, 26030, 18111, 32219, 37777, 15287, 22541];
+    expect(tokenize(applyChatTemplate([{ role: "user", content: "Hi there" }]))).toEqual(full);
     const body = (await (await f.fetch(post("/tokenize", { model: "Qwen/Qwen3-0.6B", messages }))).json()) as { tokens: number[]; count: number };
     expect(body).toMatchObject({ count: full.length, tokens: full, max_model_len: 4096 });
     const bare = (await (await f.fetch(post("/tokenize", { model: "Qwen/Qwen3-0.6B", messages, add_generation_prompt: false }))).json()) as { tokens: number[] };
-    expect(bare.tokens).toEqual(tokenize("<|im_start|>user\nHi there<|im_end|>\n"));
-    expect(bare.tokens.length).toBeLessThan(full.length);
+    expect(bare.tokens).toEqual([...full.slice(0, 17), 22541]); // the last piece is "\n", not "\n<"
     const strs = (await (await f.fetch(post("/tokenize", { prompt: "a b", return_token_strs: true }))).json()) as { tokens: number[]; token_strs: string[] };
+    expect(strs.tokens).toEqual([2220, 679]);
     expect(strs.token_strs.join("")).toBe(detokenize(strs.tokens));
   });
 
@@ -78,10 +80,11 @@ describe("POST /tokenize and /detokenize", () => {
   test("detokenize: {prompt}, the mock vocabulary's rendering; tokenize's answer round-trips through it", async () => {
     const f = frontend();
     const res = await f.fetch(post("/detokenize", { model: "m", tokens: [1, 2, 3] }));
-    expect(await res.json()).toEqual({ prompt: detokenize([1, 2, 3]) });
+    expect(await res.json()).toEqual({ prompt: " da fa ga" });
     const prompt = detokenize([7, 700, 7000]);
+    expect(prompt).toBe(" na basa bafida");
     const again = (await (await f.fetch(post("/tokenize", { model: "m", prompt }))).json()) as { tokens: number[] };
-    expect(again.tokens.length).toBe(3);
+    expect(again.tokens).toEqual([38374, 37318, 13472]); // the pseudo-words' own ids, not 7, 700, 7000
   });
 
   const bad: [string, string, unknown, number, string | null, string | null][] = [

@@ -1,7 +1,7 @@
 // The state dump is the engine's residency: replayed on an empty consumer it gives exactly the
 // blocks resident in each tier, every parent stored before its child, token ids included.
 import { describe, expect, test } from "bun:test";
-import { engine, runToIdle, seq } from "../../../test/engine-kit.ts";
+import { engine, runToIdle, seq, storedEventProblem } from "../../../test/engine-kit.ts";
 import { ResidencyReplayer } from "../../core/kv/residency-replayer.ts";
 import { stateDumpEvents } from "./state-dump.ts";
 
@@ -28,6 +28,8 @@ describe("stateDumpEvents", () => {
       }
       replayed.apply(ev);
     }
+    // Each stored block's token ids rehash, from its parent, to its sequence and local hashes.
+    expect(storedEventProblem(dump.events)).toBeUndefined();
     expect(replayed.anomalies).toEqual([]);
     const resident = e.inspect().resident;
     expect(sorted(replayed.tiers.device)).toEqual(sorted(resident.device));

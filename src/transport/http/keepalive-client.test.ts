@@ -250,9 +250,17 @@ describe("connection handling (scripted server)", () => {
   });
 
   test("an already aborted signal sends nothing", async () => {
-    const server = rawServer(() => {});
+    const seen: string[] = [];
+    const server = rawServer((conn, request) => {
+      seen.push(request.slice(request.indexOf("\r\n\r\n") + 4));
+      conn.socket.write(ok("done"));
+    });
     const c = client();
-    expect(c.request(server.url, { method: "POST", body: "{}", signal: AbortSignal.abort(new Error("already")) })).rejects.toThrow("already");
+    await expect(c.request(server.url, { method: "POST", body: "first", signal: AbortSignal.abort(new Error("already")) })).rejects.toThrow("already");
+    // A request sent after it is the first the server sees, on the one connection opened.
+    expect(await text(await c.request(server.url, { method: "POST", body: "second" }))).toBe("done");
+    expect(seen).toEqual(["second"]);
+    expect(server.conns).toHaveLength(1);
   });
 
   test("cancel() of an unfinished answer closes its connection", async () => {

@@ -102,6 +102,14 @@ describe("OutboundQueue", () => {
     expect(push(q, 2)).toBe(false);
     q.pushRaw(new Uint8Array([0x04, 0x00]));
     expect(q.queuedMessages).toBe(1);
+    // Once the peer drains, the message and then the control bytes are written, nothing lost.
+    sink.budget = Infinity;
+    q.drain();
+    expect(q.blocked).toBe(false);
+    const written = concat(sink.writes);
+    expect(written.length).toBe(messageWireBytes(msg(1)) + 2);
+    expect([...written.subarray(-2)]).toEqual([0x04, 0x00]);
+    expect(q.queuedMessages).toBe(0);
   });
 
   test("a closed sink kills the queue: nothing is kept, later pushes are refused", () => {
