@@ -36,5 +36,7 @@ describe("mocker --runtime dynamo: Dynamo's meaning and defaults", () => {
     expect(problems(DYN, { DYN_EVENT_PLANE: "nats" }).join("\n")).toContain("the NATS event plane is not supported: use zmq");
     expect(problems(["--model-path", "/m"]).join("\n")).toContain("--model-path: only with --runtime dynamo");
     expect(problems(DYN, { DYN_DISCOVERY_BACKEND: "kubernetes" }).join("\n")).toContain("DYN_DISCOVERY_BACKEND");
+    expect(problems([...DYN, "--disaggregation-mode", "prefill"]).join("\n")).toContain("--disaggregation-mode prefill: not supported with --runtime dynamo yet");
+    expect(problems([...DYN, "--lora-modules", "a=/x"]).join("\n")).toContain("--lora-modules: not supported with --runtime dynamo yet");
   });
 });

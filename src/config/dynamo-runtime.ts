@@ -37,6 +37,13 @@ export const dynamoRuntimeOptions = group("Dynamo runtime", {
 
 interface DynamoKeys {
   runtime: string;
+  disaggregationMode?: string;
+  loraModules?: string;
+  kvStateAgent?: boolean;
+  zmqKvEventsPorts?: number[];
+  openaiPortBase?: number;
+  openaiPorts?: number[];
+  admin?: boolean;
   namespace: string;
   endpoint?: string;
   modelPath?: string;
@@ -67,6 +74,16 @@ export function dynamoRuntimeProblems(c: DynamoKeys): string[] {
     return stray.length ? [`${stray.join(", ")}: only with --runtime dynamo`] : [];
   }
   const problems: string[] = [];
+  // What this runtime does not do yet is refused, never accepted and ignored.
+  const notYet: [boolean, string][] = [
+    [c.disaggregationMode !== undefined && c.disaggregationMode !== "agg", `--disaggregation-mode ${c.disaggregationMode}`],
+    [c.loraModules !== undefined, "--lora-modules"],
+    [c.kvStateAgent === true, "--kv-state-agent"],
+    [c.zmqKvEventsPorts !== undefined, "--zmq-kv-events-ports"],
+    [c.openaiPortBase !== undefined || c.openaiPorts !== undefined, "--openai-port-base / --openai-ports"],
+    [c.admin === true, "--admin"],
+  ];
+  for (const [given, flag] of notYet) if (given) problems.push(`${flag}: not supported with --runtime dynamo yet (the workers serve Dynamo's request plane, aggregated, base model only)`);
   if (!c.modelPath) problems.push("--model-path: required with --runtime dynamo (the model directory Dynamo's frontend loads the tokenizer from; `kvcr-mock model-files --out DIR` writes one)");
   if (c.endpoint !== undefined) {
     const ep = parseEndpointId(c.endpoint);
