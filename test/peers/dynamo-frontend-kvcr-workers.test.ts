@@ -29,7 +29,7 @@ interface Stack extends AsyncDisposable {
   discovery: string;
 }
 
-async function startStack(root: string, routerMode: string, extraMockerFlags: string[] = [], etcd?: EtcdServer): Promise<Stack> {
+async function startStack(root: string, routerMode: string, extraMockerFlags: string[] = [], etcd?: EtcdServer, mockerEnv: Record<string, string> = {}): Promise<Stack> {
   const model = join(root, "model");
   const discovery = join(root, `kv-${routerMode}`);
   const backend: Record<string, string> = etcd ? { DYN_DISCOVERY_BACKEND: "etcd", ETCD_ENDPOINTS: etcd.endpoint } : { DYN_DISCOVERY_BACKEND: "file", DYN_FILE_KV: discovery };
@@ -40,7 +40,7 @@ async function startStack(root: string, routerMode: string, extraMockerFlags: st
   }
   let mockerOut = "";
   const mocker = spawnChild([process.execPath, CLI_ENTRY, "mocker", "--runtime", "dynamo", "--model-path", model, "--model-name", "mock-model",
-    "--num-workers", String(WORKERS), "--block-size", "16", "--speedup-ratio", "0", "--log-level", "debug", ...extraMockerFlags], { env });
+    "--num-workers", String(WORKERS), "--block-size", "16", "--speedup-ratio", "0", "--log-level", "debug", ...extraMockerFlags], { env: { ...env, ...mockerEnv } });
   pipeOutput(mocker, (t) => (mockerOut += t));
   if (etcd) await waitFor(() => mockerOut.includes(`serving ${WORKERS} Dynamo worker(s)`), { what: `the mocker to register in etcd (its log:\n${mockerOut})`, timeoutMs: 20_000 });
   else await waitFor(() => existsSync(join(discovery, "v1/mdc")) && readdirSync(join(discovery, "v1/mdc")).length === WORKERS, { what: `${WORKERS} model cards (mocker log:\n${mockerOut})`, timeoutMs: 20_000 });
@@ -111,7 +111,10 @@ describe.if(peersAvailable())("Dynamo's frontend over kvcr-mock workers (peers e
 
   test("a cancelled stream stops its engine request, and kill -9 of the mocker drops its workers from the frontend", async () => {
     await using tmp = await makeTempDir("kvcr-dyn-");
-    await using stack = await startStack(tmp.path, "kv", ["--speedup-ratio", "1", "--decode-ms", "50"]);
+    const [systemPort] = pickFreePorts("127.0.0.1", 1);
+    await using stack = await startStack(tmp.path, "kv", ["--speedup-ratio", "1", "--decode-ms", "50"], undefined, { DYN_SYSTEM_PORT: String(systemPort) });
+    const system = `http://127.0.0.1:${systemPort}`;
+    expect(((await (await fetch(`${system}/live`)).json()) as { status: string }).status).toBe("ready");
     const abort = new AbortController();
     const stream = await stack.client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content: "a long answer" }], max_tokens: 2000, stream: true }, { signal: abort.signal });
     let chunks = 0;
@@ -122,6 +125,10 @@ describe.if(peersAvailable())("Dynamo's frontend over kvcr-mock workers (peers e
     }
     expect(chunks).toBe(3);
     await waitFor(() => /cancelled by the frontend \((stop|kill)\)/.test(stack.mockerLog()), { what: `the mocker to cancel the engine request (its log:\n${stack.mockerLog().slice(-2000)})`, timeoutMs: 10_000 });
+    // DYN_SYSTEM_PORT's /metrics counts it, and the engines run nothing any more.
+    const metrics = (await (await fetch(`${system}/metrics`)).text()).split("\n");
+    expect(metrics.filter((l) => l.startsWith("kvcr_mocker_dynamo_requests_cancelled_total "))).toEqual(["kvcr_mocker_dynamo_requests_cancelled_total 1"]);
+    expect(metrics.filter((l) => l.startsWith("vllm:num_requests_running{") && !l.endsWith(" 0"))).toEqual([]);
     stack.mocker.killGroup();
     await withTimeout(stack.mocker.proc.exited, 10_000, "the mocker");
     // Dynamo's file store drops records older than its 10 s TTL: the frontend then lists no instance.

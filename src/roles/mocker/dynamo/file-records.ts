@@ -2,7 +2,7 @@
 // written as a `.tmp_` file then linked into place (watchers ignore the temp name), its mtime
 // touched every ~3 s (Dynamo's TTL is 10 s and any process deletes older files), removed at close
 // in reverse order. Records a previous incarnation of this process left behind are removed first.
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { keyFileName } from "../../../protocol/dynamo/discovery-records.ts";
 import type { Logger } from "../../../lib/logger.ts";
@@ -96,17 +96,4 @@ export class DynamoFileRecords implements DynamoRecords {
       // never written
     }
   }
-}
-
-/** The buckets' files, for a reader (tests, `--roles` waits): bucket → parsed values. */
-export function readBucket(root: string, bucket: string): unknown[] {
-  const dir = join(root, bucket);
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((n) => !n.startsWith(".")).flatMap((n) => {
-    try {
-      return [JSON.parse(readFileSync(join(dir, n), "utf8"))];
-    } catch {
-      return [];
-    }
-  });
 }

@@ -127,6 +127,7 @@ export class DynamoRequestPlane implements Disposable {
       this.stats.cancelled++;
       this.opts.logger.debug(`request ${req.requestId} cancelled by the frontend (${why})`);
       this.opts.engines.cancel(engineId);
+      done = true;
     };
     const start = async (conn: TcpConnection) => {
       this.streams.add(conn);

@@ -7,7 +7,7 @@
 // choice is made.
 import type { MockerConfig } from "../../../config/mocker.ts";
 import type { StepResult } from "../../../core/engine/engine-types.ts";
-import { KvcrError } from "../../../lib/errors.ts";
+import { ConfigError } from "../../../lib/errors.ts";
 import type { Logger } from "../../../lib/logger.ts";
 import type { RoleHandle } from "../../../lib/role.ts";
 import { xxh3 } from "../../../lib/xxh3.ts";
@@ -15,7 +15,7 @@ import {
   DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, modelRecord, parseEndpointId, tcpTransport,
 } from "../../../protocol/dynamo/discovery-records.ts";
 import { parseEtcdEndpoints } from "../../../protocol/etcd-endpoints.ts";
-import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../../../protocol/prometheus.ts";
+import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../../protocol/prometheus.ts";
 import { serveHttp } from "../../../transport/http/server.ts";
 import { createRankEngines } from "../engines.ts";
 import { workerIdentities } from "../identity.ts";
@@ -25,12 +25,22 @@ import { DynamoEventPublisher, jsonSafeId } from "./event-publisher.ts";
 import { DynamoEtcdRecords } from "./etcd-records.ts";
 import { DynamoFileRecords, type DynamoRecords } from "./file-records.ts";
 import { readModelDir } from "./model-card.ts";
-import { DynamoRequestPlane } from "./request-plane.ts";
+import { DynamoRequestPlane, type RequestPlaneStats } from "./request-plane.ts";
 
 function etcdEndpointList(spec: string | undefined): string[] {
   const parsed = parseEtcdEndpoints(spec ?? "");
-  if (!parsed.ok) throw new KvcrError("CONFIG", `--etcd-endpoints (or ETCD_ENDPOINTS): ${parsed.problem}`);
+  if (!parsed.ok) throw new ConfigError([`--etcd-endpoints (or ETCD_ENDPOINTS): ${parsed.problem}`]);
   return parsed.endpoints;
+}
+
+function requestPlaneFamilies(s: RequestPlaneStats): MetricFamily[] {
+  const counter = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "counter", samples: [{ value }] });
+  return [
+    counter("kvcr_mocker_dynamo_requests_total", "Requests accepted on Dynamo's request plane", s.requests),
+    counter("kvcr_mocker_dynamo_requests_refused_total", "Requests refused on Dynamo's request plane (malformed, unknown endpoint or rank)", s.refused),
+    counter("kvcr_mocker_dynamo_requests_cancelled_total", "Requests Dynamo's frontend cancelled (stop, kill or a closed stream)", s.cancelled),
+    counter("kvcr_mocker_dynamo_unknown_fields_total", "Request fields this worker does not read, ignored", s.unknownFields),
+  ];
 }
 
 export interface DynamoMockerHandle extends RoleHandle {
@@ -79,7 +89,7 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   // /live, /health and /metrics on DYN_SYSTEM_PORT, as Dynamo's workers serve them (off when unset).
   const systemPort = env.DYN_SYSTEM_PORT ? Number(env.DYN_SYSTEM_PORT) : undefined;
   if (systemPort !== undefined) {
-    if (!Number.isInteger(systemPort) || systemPort < 0 || systemPort > 65535) throw new KvcrError("CONFIG", `DYN_SYSTEM_PORT: got ${JSON.stringify(env.DYN_SYSTEM_PORT)}, expected a port number`);
+    if (!Number.isInteger(systemPort) || systemPort < 0 || systemPort > 65535) throw new ConfigError([`DYN_SYSTEM_PORT: got ${JSON.stringify(env.DYN_SYSTEM_PORT)}, expected a port number`]);
     const status = () => ({ status: "ready", endpoints: Object.fromEntries(instanceIds.map((id) => [`${ep.name}-${hexId(id)}`, "ready"])) });
     const http = serveHttp({
       host: config.host,
@@ -88,7 +98,7 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
       fetch: async (req) => {
         const path = new URL(req.url).pathname;
         if (path === "/live" || path === "/health") return Response.json(status());
-        if (path === "/metrics") return new Response(renderMetrics(pool.metrics()), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
+        if (path === "/metrics") return new Response(renderMetrics([...pool.metrics(), ...requestPlaneFamilies(requestPlane.stats)]), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
         return new Response("not found\n", { status: 404 });
       },
     });
