@@ -1,13 +1,23 @@
 // Dynamo's file discovery backend, writer side: one flat file per key under DYN_FILE_KV/<bucket>,
 // written as a `.tmp_` file then linked into place (watchers ignore the temp name), its mtime
 // touched every ~3 s (Dynamo's TTL is 10 s and any process deletes older files), removed at close
-// in reverse order. Records a previous incarnation of this process left behind are removed first.
-import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+// in reverse order. Records a dead process left behind (a kill -9) are removed at start instead of
+// waiting out the TTL: each process lists its files under `.kvcr-owners/` beside its pid.
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { keyFileName } from "../../../protocol/dynamo/discovery-records.ts";
 import type { Logger } from "../../../lib/logger.ts";
 
 export const KEEPALIVE_MS = 3_000;
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 /** Where a Dynamo-runtime process writes its records: Dynamo's file store or its etcd layout. */
 export interface DynamoRecords extends AsyncDisposable {
@@ -23,13 +33,15 @@ export class DynamoFileRecords implements DynamoRecords {
 
   constructor(
     private readonly root: string,
-    /** Names this process across restarts (its first worker's key): what a restart cleans up. */
+    /** What kind of process this is (endpoint and model): a restart cleans up dead ones of its kind. */
     ownerTag: string,
     private readonly logger: Logger,
+    pid = process.pid,
   ) {
-    mkdirSync(join(root, ".kvcr-owners"), { recursive: true });
-    this.ownerFile = join(root, ".kvcr-owners", keyFileName(ownerTag));
-    this.removePreviousIncarnation();
+    const owners = join(root, ".kvcr-owners");
+    mkdirSync(owners, { recursive: true });
+    this.removeDeadOwners(owners, `${keyFileName(ownerTag)}.`);
+    this.ownerFile = join(owners, `${keyFileName(ownerTag)}.${pid}`);
     this.timer = setInterval(() => this.touch(), KEEPALIVE_MS);
     this.timer.unref?.();
   }
@@ -62,18 +74,24 @@ export class DynamoFileRecords implements DynamoRecords {
     }
   }
 
-  private removePreviousIncarnation(): void {
-    if (!existsSync(this.ownerFile)) return;
-    const stale = readFileSync(this.ownerFile, "utf8").split("\n").filter(Boolean);
-    for (const path of stale.reverse()) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // already expired and removed by another process
+  /** Owner lists of processes of this kind that are gone: their records go too. */
+  private removeDeadOwners(dir: string, prefix: string): void {
+    for (const name of readdirSync(dir)) {
+      if (!name.startsWith(prefix)) continue;
+      const pid = Number(name.slice(prefix.length));
+      if (!Number.isInteger(pid) || pidAlive(pid)) continue;
+      const file = join(dir, name);
+      const stale = readFileSync(file, "utf8").split("\n").filter(Boolean);
+      for (const path of stale.reverse()) {
+        try {
+          unlinkSync(path);
+        } catch {
+          // already expired and removed by another process
+        }
       }
+      if (stale.length > 0) this.logger.info(`removed ${stale.length} discovery record(s) that process ${pid} left behind`);
+      unlinkSync(file);
     }
-    if (stale.length > 0) this.logger.info(`removed ${stale.length} discovery record(s) a previous incarnation left behind`);
-    unlinkSync(this.ownerFile);
   }
 
   get keys(): readonly string[] {
