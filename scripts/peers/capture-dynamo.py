@@ -36,7 +36,7 @@ import urllib.request
 
 import zmq
 
-from capture_state_agent import capture_state_agent
+from capture_state_agent import capture_state_agent, stop_processes
 
 HELP_COMMANDS = {
     "dynamo.frontend": [sys.executable, "-m", "dynamo.frontend", "--help"],
@@ -381,13 +381,7 @@ async def capture(out, model_dir):
         req_server.close()
         resp_server.close()
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_processes(procs)
         zctx.destroy(linger=0)
         shutil.rmtree(tmp, ignore_errors=True)
 

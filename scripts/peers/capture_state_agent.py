@@ -42,6 +42,18 @@ CACHE_OWNER = ("0123456789abcdef0123456789abcdef:00112233445566778899aabbccddeef
                "0011223344556677/00000000000000000000000000000001")
 
 
+def stop_processes(procs):
+    """SIGTERM each process still running, then SIGKILL what has not exited within 10 s."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def free_i16_port():
     """A free port below 32768: Dynamo 1.6.1 reads DYN_SYSTEM_PORT as an i16 and refuses a higher one."""
     import random
@@ -122,12 +134,5 @@ def capture_state_agent(out, env, free_port, wait_for):
         owner.stdin.close()
         owner.wait(10)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_processes(procs)
         zctx.destroy(linger=0)
