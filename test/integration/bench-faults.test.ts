@@ -3,8 +3,9 @@
 // a quarter of worker 0's batches) lowers recall until a clear_all makes index and truth agree again, and
 // bench's recovery time agrees, within one audit interval, with what this test measures polling
 // both endpoints itself; the HTML report shades the fault windows and draws index accuracy and
-// regret. Against another router (a fake one without GET /v1/index), --mocker-urls still reaches
-// the mockers.
+// regret; a visible loss (drop_batches keeping the seq) shows as gaps the state agent counts and
+// repairs, none without a fault. Against another router (a fake one without GET /v1/index),
+// --mocker-urls still reaches the mockers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -53,6 +54,22 @@ function options(over: Partial<BenchOptions>): BenchOptions {
 
 const deps = benchDeps({ logger });
 
+/** What the state agent (the KV-event consumer) counted per worker, summed over its ranks: live-stream gaps, and the repairs (replayed batches, state dumps). */
+async function agentCounts(): Promise<Map<string, { gaps: number; repairs: number }>> {
+  const slots = (await (await fetch(`${stack.agentUrl}/v1/slots`)).json()) as { worker_id: string; raw_gaps: number; raw_batches_recovered: number; state_dumps_applied: number }[];
+  const out = new Map<string, { gaps: number; repairs: number }>();
+  for (const s of slots) {
+    const c = out.get(s.worker_id) ?? { gaps: 0, repairs: 0 };
+    out.set(s.worker_id, { gaps: c.gaps + s.raw_gaps, repairs: c.repairs + s.raw_batches_recovered + s.state_dumps_applied });
+  }
+  return out;
+}
+
+/** The counts' growth from `before` to `after`, per worker. */
+function growth(before: Map<string, { gaps: number; repairs: number }>, after: Map<string, { gaps: number; repairs: number }>): Record<string, { gaps: number; repairs: number }> {
+  return Object.fromEntries([...after].map(([w, a]) => [w, { gaps: a.gaps - (before.get(w)?.gaps ?? 0), repairs: a.repairs - (before.get(w)?.repairs ?? 0) }]));
+}
+
 function schedule(lines: string[]) {
   const path = join(dir.path, `s-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(path, lines.join("\n"));
@@ -60,8 +77,11 @@ function schedule(lines: string[]) {
 }
 
 describe("bench audit and fault schedules", () => {
-  test("a fault-free run: index and truth agree at every sample (precision = recall = 1), regret computed", async () => {
+  test("a fault-free run: index and truth agree at every sample (precision = recall = 1), regret computed, no gap seen", async () => {
+    const before = await agentCounts();
     const { results } = await runBench(options({ durationS: 1.5 }), deps);
+    // The control for the visible loss below: without a fault the agent sees no gap on either worker.
+    expect(growth(before, await agentCounts())).toEqual({ "kvcr-slot-0": { gaps: 0, repairs: 0 }, "kvcr-slot-1": { gaps: 0, repairs: 0 } });
     const r = results[0]!;
     expect(r.completed).toBeGreaterThan(20);
     expect(r.faults).toBeUndefined();
@@ -142,8 +162,14 @@ describe("bench audit and fault schedules", () => {
 
   test("a visible loss (drop_batches keeping the seq, 10 %): the agent sees the gaps and rebuilds, and the index recovers on its own", async () => {
     const entries = schedule(["- {at: 0.3s, target: worker 0, fault: {kind: drop_batches, share: 0.1, for: 1.5}}"]);
+    const before = await agentCounts();
     const r = (await runBench(options({ durationS: 4, schedule: entries }), deps)).results[0]!;
     expect(r.faults!.map((f) => [f.kind, f.error])).toEqual([["drop_batches", undefined]]);
+    // The agent saw the dropped batches as gaps in worker 0's stream and repaired them; worker 1, unfaulted, had none.
+    const seen = growth(before, await agentCounts());
+    expect(seen["kvcr-slot-0"]!.gaps).toBeGreaterThan(0);
+    expect(seen["kvcr-slot-0"]!.repairs).toBeGreaterThan(0);
+    expect(seen["kvcr-slot-1"]).toEqual({ gaps: 0, repairs: 0 });
     // Without a clear_all: the gaps are repaired (state dump), so the run ends accurate and the recovery is measured.
     const last = r.audit!.points.at(-1)!;
     expect([last.precision, last.recall]).toEqual([1, 1]);
