@@ -101,6 +101,10 @@ describe.if(peersAvailable())("Dynamo's frontend over kvcr-mock workers (peers e
       // "<|im_start|>user", is shared): distinct token ids per prefix reached them.
       for (const hit of firstHits) expect(hit).toBeLessThanOrEqual(16);
       expect(share, kv.frontendLog().slice(-3000)).toBeGreaterThanOrEqual(0.6);
+      // The frontend's request id (the uuid of its chat id) names the request in the mocker's log.
+      const answer = await kv.client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content: "trace me" }], max_tokens: 2 });
+      const requestId = answer.id.replace(/^chatcmpl-/, "");
+      await waitFor(() => kv.mockerLog().includes(`request ${requestId} → worker`), { what: `request ${requestId} in the mocker's log`, timeoutMs: 5_000 });
     }
     {
       await using rr = await startStack(tmp.path, "round-robin");
