@@ -11,6 +11,7 @@ import type { Residency, ResidencyTiers } from "../../src/protocol/residency.ts"
 import { start as startAgent, type AgentHandle } from "../../src/roles/agent/start.ts";
 import { startMocker, type MockerHandle } from "../../src/roles/mocker/index.ts";
 import { cleanupList, makeTempDir, waitFor } from "../harness.ts";
+import { RawHttpClient } from "../raw-http.ts";
 import { agentConfig, generate, getSnapshot } from "./agent-kit.ts";
 import { logger, mockerConfig } from "./mocker-kit.ts";
 
@@ -146,19 +147,30 @@ describe("HTTP and process faults (mocker alone)", () => {
   test("cut_stream: the connection ends after k tokens, without the summary line", async () => {
     const { m } = await stack();
     await postFault(m, { kind: "cut_stream", after_tokens: 3, count: 1 });
-    const res = await fetch(`${m.httpUrl}/v1/generate`, { method: "POST", body: JSON.stringify({ worker: 0, token_ids: prompt(1, 2), max_tokens: 50 }) });
-    expect(res.status).toBe(200);
-    const lines = [];
-    const reader = new GenerateLineReader();
-    let failed: unknown;
-    try {
-      for await (const chunk of res.body!) lines.push(...reader.push(chunk));
-    } catch (err) {
-      failed = err;
+    // A raw socket, not fetch: a fetch body that breaks off may throw away chunks that arrived in the
+    // same read as the end, so only the bytes on the wire say what the server sent.
+    const client = await RawHttpClient.open(Number(new URL(m.httpUrl).port), cleanups);
+    const body = JSON.stringify({ worker: 0, token_ids: prompt(1, 2), max_tokens: 50 });
+    client.write(`POST /v1/generate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+    await client.waitForClose("the cut connection to end");
+    const text = client.text;
+    const headEnd = text.indexOf("\r\n\r\n");
+    expect(text.slice(0, headEnd)).toMatch(/^HTTP\/1\.1 200 /);
+    expect(text.slice(0, headEnd).toLowerCase()).toContain("transfer-encoding: chunked");
+    // Decode the chunks that came; the body must break off: no last chunk, no summary line.
+    let rest = text.slice(headEnd + 4);
+    let decoded = "";
+    for (;;) {
+      const eol = rest.indexOf("\r\n");
+      if (eol < 0) break;
+      const size = Number.parseInt(rest.slice(0, eol), 16);
+      expect(size).toBeGreaterThan(0); // a zero chunk would be a clean end
+      decoded += rest.slice(eol + 2, eol + 2 + size);
+      rest = rest.slice(eol + 2 + size + 2);
     }
-    expect(failed).toBeDefined(); // a reset, not a clean end
-    expect(lines).toEqual(lines.slice(0, 3).map((l) => ({ token_id: (l as { token_id: number }).token_id })));
+    const lines = [...new GenerateLineReader().push(new TextEncoder().encode(decoded))];
     expect(lines.length).toBe(3);
+    expect(lines).toEqual(lines.map((l) => ({ token_id: (l as { token_id: number }).token_id })));
     await waitFor(() => m.pool.inFlight === 0, { what: "the cut request freed" });
   });
 
