@@ -39,7 +39,9 @@ process.on("exit", stopAll);
 
 function env(kv: string): Record<string, string> {
   return { ...(process.env as Record<string, string>), HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1", DYN_LOG: "error", DYN_DISCOVERY_BACKEND: "file", DYN_FILE_KV: kv,
-    DYN_TCP_RPC_HOST: "127.0.0.1", DYN_EVENT_PLANE_HOST: "127.0.0.1", DYN_TCP_RESPONSE_STREAM_HOST: "127.0.0.1", NO_COLOR: "1" };
+    DYN_TCP_RPC_HOST: "127.0.0.1", DYN_EVENT_PLANE_HOST: "127.0.0.1", DYN_TCP_RESPONSE_STREAM_HOST: "127.0.0.1", NO_COLOR: "1",
+    // Dynamo's Python roles write a logging config into the temp dir at every start: keep them in ours.
+    TMPDIR: scratch };
 }
 
 function spawn(argv: string[], kv: string): Bun.Subprocess {

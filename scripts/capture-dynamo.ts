@@ -17,7 +17,8 @@ try {
   rmSync(out, { recursive: true, force: true });
   const modelDir = join(scratch, "mock-model");
   await writeModelFiles(modelDir);
-  const code = await Bun.spawn(captureArgv(python, out, modelDir), { stdout: "inherit", stderr: "inherit" }).exited;
+  // TMPDIR: Dynamo's Python roles leave a logging config in the temp dir at every start.
+  const code = await Bun.spawn(captureArgv(python, out, modelDir), { stdout: "inherit", stderr: "inherit", env: { ...process.env, TMPDIR: scratch } }).exited;
   if (code !== 0) process.exitCode = code;
 } finally {
   rmSync(scratch, { recursive: true, force: true });

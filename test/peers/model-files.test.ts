@@ -33,7 +33,7 @@ describe.if(peersAvailable())("model-files under transformers (peers environment
     const r = await runCli(["model-files", "--out", dir, "--log-level", "warn"]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(dir);
-    await using py = spawnProcess([PEERS_PYTHON!, "-c", CHECK, dir], { env: peerEnv() });
+    await using py = spawnProcess([PEERS_PYTHON!, "-c", CHECK, dir], { env: peerEnv({ TMPDIR: tmp.path }) });
     const line = await py.readLine((l) => l.startsWith("{"), 60_000);
     await withTimeout(py.proc.exited, 10_000, "python");
     const got = JSON.parse(line);
