@@ -51,8 +51,11 @@ export function endpointScopePath(ep: EndpointId): string {
 
 export const eventKey = (ep: EndpointId, topic: string, publisherId: number) => `${endpointScopePath(ep)}/topic/${encodeSegment(topic)}/${hexId(publisherId)}`;
 
-/** The TCP transport address Dynamo 1.6.1 advertises: host:port/{instance hex}/{ns}/{component}/{endpoint}. */
-export const tcpTransport = (hostPort: string, ep: EndpointId, instanceId: number) => `${hostPort}/${hexId(instanceId)}/${ep.namespace}/${ep.component}/${ep.name}`;
+/** The path a request frame names its instance by: {instance hex}/{ns}/{component}/{endpoint}. */
+export const instancePath = (ep: EndpointId, instanceId: number) => `${hexId(instanceId)}/${ep.namespace}/${ep.component}/${ep.name}`;
+
+/** The TCP transport address Dynamo 1.6.1 advertises: host:port/ then the instance path. */
+export const tcpTransport = (hostPort: string, ep: EndpointId, instanceId: number) => `${hostPort}/${instancePath(ep, instanceId)}`;
 
 export function instanceRecord(ep: EndpointId, instanceId: number, hostPort: string): Record<string, unknown> {
   return { type: "Endpoint", component: ep.component, endpoint: ep.name, namespace: ep.namespace, instance_id: instanceId, transport: { tcp: tcpTransport(hostPort, ep, instanceId) } };

@@ -58,6 +58,7 @@ export class DynamoFileRecords implements DynamoRecords {
       linkSync(tmp, path);
       unlinkSync(tmp);
     }
+    if (this.owned.includes(path)) return; // a record put again: already listed
     this.owned.push(path);
     writeFileSync(this.ownerFile, this.owned.join("\n"));
   }

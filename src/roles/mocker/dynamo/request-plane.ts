@@ -40,7 +40,9 @@ export interface RequestPlaneOptions {
 }
 
 const utf8 = new TextDecoder();
-const encodeBody = (codec: RequestControl["payloadCodec"], value: unknown) => (codec === "json" ? new TextEncoder().encode(JSON.stringify(value)) : pack(value));
+const textEncoder = new TextEncoder();
+/** A response item in the request's codec (one per engine step: no encoder made per call). */
+const encodeBody = (codec: RequestControl["payloadCodec"], value: unknown) => (codec === "json" ? textEncoder.encode(JSON.stringify(value)) : pack(value));
 
 export class DynamoRequestPlane implements Disposable {
   readonly port: number;

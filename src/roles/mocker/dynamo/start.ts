@@ -1,6 +1,6 @@
 // `mocker --runtime dynamo`: the same engines, live loop and worker pool as every mocker, behind
 // Dynamo's surfaces instead of kvcr-mock's: each worker registers as a Dynamo worker does (endpoint
-// instance, model card, kv-events channel and source per rank) in Dynamo's file store, serves the
+// instance, model card, kv-events channel and source per rank) in Dynamo's file store or etcd, serves the
 // TCP request plane and publishes its KV events on the ZeroMQ event plane, so Dynamo's own
 // frontend discovers it, routes to it and KV-routes on its events. DYN_SYSTEM_PORT serves /live,
 // /health and /metrics as Dynamo's workers do. docs/DECISIONS.md ("Joining Dynamo") says why each
@@ -12,7 +12,7 @@ import type { Logger } from "../../../lib/logger.ts";
 import type { RoleHandle } from "../../../lib/role.ts";
 import { xxh3 } from "../../../lib/xxh3.ts";
 import {
-  DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, modelRecord, parseEndpointId, tcpTransport,
+  DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instancePath, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, modelRecord, parseEndpointId,
 } from "../../../protocol/dynamo/discovery-records.ts";
 import { parseEtcdEndpoints } from "../../../protocol/etcd-endpoints.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../../protocol/prometheus.ts";
@@ -78,7 +78,7 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
 
   const requestPlane = scope.use(new DynamoRequestPlane({
     host: config.host,
-    workers: workers.map((w, i) => ({ index: w.index, path: tcpTransport("", ep, instanceIds[i]!).slice(1), dataParallelSize: dp })),
+    workers: workers.map((w, i) => ({ index: w.index, path: instancePath(ep, instanceIds[i]!), dataParallelSize: dp })),
     engines: pool,
     logger,
     maxPromptTokens: LIMITS.maxPromptTokens,
@@ -109,9 +109,9 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   const records: DynamoRecords = scope.use(
     config.discoveryBackend === "etcd"
       ? await DynamoEtcdRecords.open(etcdEndpointList(config.etcdEndpoints), logger)
-      : new DynamoFileRecords(config.discoveryDir!, instanceKey(ep, 0).replace(/\/0$/, `/${config.modelName}`), logger),
+      : new DynamoFileRecords(config.discoveryDir!, `${ep.namespace}/${ep.component}/${ep.name}/${config.modelName}`, logger),
   );
-  for (const [i] of workers.entries()) {
+  for (let i = 0; i < workers.length; i++) {
     const id = instanceIds[i]!;
     await records.put(DYNAMO_BUCKETS.instances, instanceKey(ep, id), instanceRecord(ep, id, hostPort));
     for (let r = 0; r < dp; r++) {
