@@ -160,8 +160,8 @@ describe("bench audit and fault schedules", () => {
     expect(page.errors).toEqual([]);
   }, 60_000);
 
-  test("a visible loss (drop_batches keeping the seq, 10 %): the agent sees the gaps and rebuilds, and the index recovers on its own", async () => {
-    const entries = schedule(["- {at: 0.3s, target: worker 0, fault: {kind: drop_batches, share: 0.1, for: 1.5}}"]);
+  test("a visible loss (drop_batches keeping the seq, half the batches for 1.5 s): the agent sees the gaps and rebuilds, and the index recovers on its own", async () => {
+    const entries = schedule(["- {at: 0.3s, target: worker 0, fault: {kind: drop_batches, share: 0.5, for: 1.5}}"]);
     const before = await agentCounts();
     const r = (await runBench(options({ durationS: 4, schedule: entries }), deps)).results[0]!;
     expect(r.faults!.map((f) => [f.kind, f.error])).toEqual([["drop_batches", undefined]]);
