@@ -36,7 +36,16 @@ describe("mocker --runtime dynamo: Dynamo's meaning and defaults", () => {
     expect(problems(DYN, { DYN_EVENT_PLANE: "nats" }).join("\n")).toContain("the NATS event plane is not supported: use zmq");
     expect(problems(["--model-path", "/m"]).join("\n")).toContain("--model-path: only with --runtime dynamo");
     expect(problems(DYN, { DYN_DISCOVERY_BACKEND: "kubernetes" }).join("\n")).toContain("DYN_DISCOVERY_BACKEND");
-    expect(problems([...DYN, "--disaggregation-mode", "prefill"]).join("\n")).toContain("--disaggregation-mode prefill: not supported with --runtime dynamo yet");
+    expect(problems([...DYN, "--bootstrap-ports", "0"]).join("\n")).toContain("--bootstrap-ports: a prefill worker's setting (decode workers dial it), contradicts --disaggregation-mode agg");
+    expect(problems([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "0"]).join("\n")).toContain("--bootstrap-ports: got 1 port(s), expected exactly one per worker (2)");
+    expect(problems([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "7000,7000"]).join("\n")).toContain("port 7000 is asked for twice: --bootstrap-ports (worker 0) and --bootstrap-ports (worker 1)");
+    expect(problems(["--bootstrap-ports", "7000"]).join("\n")).toContain("--bootstrap-ports: only with --runtime dynamo");
     expect(problems([...DYN, "--lora-modules", "a=/x"]).join("\n")).toContain("--lora-modules: not supported with --runtime dynamo yet");
+  });
+
+  test("prefill and decode workers are Dynamo's: --disaggregation-mode is accepted, a prefill worker with its bootstrap ports", () => {
+    expect(load([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "0,0"]).disaggregationMode).toBe("prefill");
+    expect(load([...DYN, "--disaggregation-mode", "decode"]).disaggregationMode).toBe("decode");
+    expect(load([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "7001,7002"]).bootstrapPorts).toEqual([7001, 7002]);
   });
 });

@@ -17,6 +17,12 @@ export const dynamoRuntimeOptions = group("Dynamo runtime", {
   },
   endpoint: { kind: "string", nonEmpty: true, description: "With --runtime dynamo: the workers' Dynamo endpoint, dyn://NAMESPACE.COMPONENT.ENDPOINT (default dyn://{namespace}.backend.generate)" },
   modelPath: { kind: "string", nonEmpty: true, description: "With --runtime dynamo: the model directory named in the model card (tokenizer.json, config.json, tokenizer_config.json; `kvcr-mock model-files` writes one)" },
+  bootstrapPorts: {
+    kind: "intList",
+    min: 0,
+    max: 65535,
+    description: "With --runtime dynamo, prefill workers: one bootstrap port per worker (0 = pick). Dynamo's frontend then sends both legs at once and the decode worker meets its prefill here; without it the legs run one after the other",
+  },
   requestPlane: {
     kind: "enum",
     choices: ["tcp"],
@@ -38,6 +44,8 @@ export const dynamoRuntimeOptions = group("Dynamo runtime", {
 interface DynamoKeys {
   runtime: string;
   disaggregationMode?: string;
+  bootstrapPorts?: number[];
+  numWorkers: number;
   loraModules?: string;
   kvStateAgent?: boolean;
   zmqKvEventsPorts?: number[];
@@ -70,20 +78,23 @@ export function dynamoOverlay(c: DynamoKeys, given: ReadonlySet<string>, env: Re
 
 export function dynamoRuntimeProblems(c: DynamoKeys): string[] {
   if (c.runtime !== "dynamo") {
-    const stray = ([["endpoint", c.endpoint], ["model-path", c.modelPath]] as const).filter(([, v]) => v !== undefined).map(([f]) => `--${f}`);
+    const stray = ([["endpoint", c.endpoint], ["model-path", c.modelPath], ["bootstrap-ports", c.bootstrapPorts]] as const).filter(([, v]) => v !== undefined).map(([f]) => `--${f}`);
     return stray.length ? [`${stray.join(", ")}: only with --runtime dynamo`] : [];
   }
   const problems: string[] = [];
   // What this runtime does not do yet is refused, never accepted and ignored.
   const notYet: [boolean, string][] = [
-    [c.disaggregationMode !== undefined && c.disaggregationMode !== "agg", `--disaggregation-mode ${c.disaggregationMode}`],
     [c.loraModules !== undefined, "--lora-modules"],
     [c.kvStateAgent === true, "--kv-state-agent"],
     [c.zmqKvEventsPorts !== undefined, "--zmq-kv-events-ports"],
     [c.openaiPortBase !== undefined || c.openaiPorts !== undefined, "--openai-port-base / --openai-ports"],
     [c.admin === true, "--admin"],
   ];
-  for (const [given, flag] of notYet) if (given) problems.push(`${flag}: not supported with --runtime dynamo yet (the workers serve Dynamo's request plane, aggregated, base model only)`);
+  for (const [given, flag] of notYet) if (given) problems.push(`${flag}: not supported with --runtime dynamo yet (the workers serve Dynamo's request plane, base model only)`);
+  if (c.bootstrapPorts !== undefined) {
+    if (c.disaggregationMode !== "prefill") problems.push(`--bootstrap-ports: a prefill worker's setting (decode workers dial it), contradicts --disaggregation-mode ${c.disaggregationMode ?? "agg"}`);
+    else if (c.bootstrapPorts.length !== c.numWorkers) problems.push(`--bootstrap-ports: got ${c.bootstrapPorts.length} port(s), expected exactly one per worker (${c.numWorkers})`);
+  }
   if (!c.modelPath) problems.push("--model-path: required with --runtime dynamo (the model directory Dynamo's frontend loads the tokenizer from; `kvcr-mock model-files --out DIR` writes one)");
   if (c.endpoint !== undefined) {
     const ep = parseEndpointId(c.endpoint);

@@ -184,6 +184,7 @@ function portClashes(c: MockerConfig): string[] {
   };
   claim(c.httpPort, "--http-port");
   if (c.kvTransferPort !== undefined) claim(c.kvTransferPort, "--kv-transfer-port");
+  c.bootstrapPorts?.forEach((port, i) => claim(port, `--bootstrap-ports (worker ${i})`));
   workerApiPorts(c)?.forEach((port, i) => claim(port, `${c.openaiPorts ? "--openai-ports" : `--openai-port-base ${c.openaiPortBase} +`} ${i} (worker ${i})`));
   for (const [key, flag] of [["zmqKvEventsPorts", "--zmq-kv-events-ports"], ["zmqReplayPorts", "--zmq-replay-ports"]] as const) {
     c[key]?.forEach((base, i) => {

@@ -1,6 +1,7 @@
 // The mocker's worker API, POST /v1/generate: the request body (as sent, and as validated with a
 // problem string instead of a throw → HTTP 400), its router hint, and the NDJSON lines of the
 // streamed response (token lines, then one summary line), written and read.
+import type { BootstrapInfo } from "./dynamo/bootstrap.ts";
 import { parseKvTransferParams, type KvTransferParams } from "./kv-transfer-params.ts";
 
 /** The body as the frontend sends it. */
@@ -42,6 +43,8 @@ export interface GenerateRequest {
   kvHint?: Record<string, unknown>;
   /** A disaggregated leg's transfer params (prefill: do_remote_decode; decode: where to pull from). */
   kvTransferParams?: KvTransferParams;
+  /** Dynamo's legs sent at once: the rendezvous of the two (protocol/dynamo/bootstrap.ts). */
+  bootstrap?: BootstrapInfo;
 }
 
 export interface GenerateSummary {

@@ -81,7 +81,17 @@ export interface ModelCardInput {
   maxNumSeqs: number;
   maxNumBatchedTokens: number;
   dataParallelSize: number;
+  /** A prefill worker's bootstrap address (its decode legs are then sent at once, to meet there). */
+  bootstrap?: { host: string; port: number };
 }
+
+/** What a worker type serves and needs, as Dynamo 1.6.1's mocker writes it (disagg-*.json). */
+const WORKER_TYPES = {
+  aggregated: { modelType: "Chat | Completions", needs: [], publishesKvEvents: true },
+  // A prefill worker serves no API of its own: the frontend reaches it only through a decode worker's model.
+  prefill: { modelType: "", needs: [["decode"]], publishesKvEvents: true },
+  decode: { modelType: "Chat | Completions", needs: [["prefill"]], publishesKvEvents: false },
+} as const;
 
 /** Dynamo's model slug: lowercase, every character outside [a-z0-9-] an underscore, none at either end. */
 export function modelSlug(name: string): string {
@@ -89,6 +99,7 @@ export function modelSlug(name: string): string {
 }
 
 export function modelRecord(ep: EndpointId, instanceId: number, m: ModelCardInput): Record<string, unknown> {
+  const type = WORKER_TYPES[m.workerType];
   return {
     type: "Model",
     namespace: ep.namespace,
@@ -106,10 +117,10 @@ export function modelRecord(ep: EndpointId, instanceId: number, m: ModelCardInpu
       context_length: 0,
       kv_cache_block_size: m.blockSize,
       migration_limit: 0,
-      model_type: "Chat | Completions",
+      model_type: type.modelType,
       model_input: "Tokens",
       worker_type: m.workerType,
-      needs: [],
+      needs: type.needs,
       runtime_config: {
         context_length: 0,
         total_kv_blocks: m.totalKvBlocks,
@@ -121,8 +132,9 @@ export function modelRecord(ep: EndpointId, instanceId: number, m: ModelCardInpu
         data_parallel_size: m.dataParallelSize,
         // No worker_kv_query endpoint here: the router must not expect to recover from us.
         enable_local_indexer: false,
-        kv_event_publishing_enabled: true,
+        kv_event_publishing_enabled: type.publishesKvEvents,
         runtime_data: {},
+        ...(m.bootstrap ? { disaggregated_endpoint: { bootstrap_host: m.bootstrap.host, bootstrap_port: m.bootstrap.port } } : {}),
       },
       media_decoder: null,
       media_fetcher: null,

@@ -1,7 +1,11 @@
 // The `generate` endpoint's payloads as Dynamo's frontend sends and reads them (captured:
 // test/fixtures/dynamo-1.6.1/request-plane.json, response-plane.json): a PreprocessedRequest in
 // (token ids, stop conditions, routing; unknown fields ignored and counted), and each response item
-// `{data: {data: LLMEngineOutput}, complete_final: false}`, then `{complete_final: true}`.
+// `{data: {data: LLMEngineOutput}, complete_final: false}`, then `{complete_final: true}`. A
+// disaggregated leg carries `bootstrap_info` (both legs at once: protocol/dynamo/bootstrap.ts) or,
+// on the decode leg after the prefill has answered, `prefill_result` with the prefill worker's
+// `disaggregated_params` (captured: disagg-bootstrap.json, disagg-no-bootstrap.json).
+import { parseBootstrapInfo, type BootstrapInfo } from "./bootstrap.ts";
 
 export interface DynamoGenerate {
   tokenIds: number[];
@@ -9,6 +13,10 @@ export interface DynamoGenerate {
   maxTokens: number | undefined;
   dpRank: number | undefined;
   loraName: string | undefined;
+  /** Both legs of a disaggregated request sent at once: where they meet. */
+  bootstrap: BootstrapInfo | undefined;
+  /** The decode leg after its prefill: what the prefill worker answered (opaque to the frontend). */
+  disaggregatedParams: unknown;
   /** Top-level fields this worker does not read (a newer frontend's): ignored, counted. */
   unknownFields: string[];
 }
@@ -39,6 +47,10 @@ export function parseDynamoGenerate(body: unknown, maxPromptTokens: number): Par
   const dpRank = routing.dp_rank ?? undefined;
   if (dpRank !== undefined && dpRank !== null && !isCount(dpRank)) return { ok: false, problem: "generate request: routing.dp_rank is not a count" };
   const lora = routing.lora_name ?? b.lora_name;
+  const bootstrap = parseBootstrapInfo(b.bootstrap_info);
+  if (!bootstrap.ok) return bootstrap;
+  const prefill = b.prefill_result;
+  if (prefill !== undefined && prefill !== null && (typeof prefill !== "object" || Array.isArray(prefill))) return { ok: false, problem: "generate request: prefill_result must be an object" };
   return {
     ok: true,
     value: {
@@ -46,6 +58,8 @@ export function parseDynamoGenerate(body: unknown, maxPromptTokens: number): Par
       maxTokens: (maxTokens as number | null | undefined) ?? undefined,
       dpRank: (dpRank as number | null | undefined) ?? undefined,
       loraName: typeof lora === "string" ? lora : undefined,
+      bootstrap: bootstrap.value,
+      disaggregatedParams: (prefill as Record<string, unknown> | null | undefined)?.disaggregated_params ?? undefined,
       unknownFields: Object.keys(b).filter((k) => !KNOWN.has(k)),
     },
   };
@@ -57,15 +71,26 @@ export interface Usage {
   cached_tokens: number;
 }
 
+const completionUsage = (u: Usage) => ({
+  prompt_tokens: u.prompt_tokens,
+  completion_tokens: u.completion_tokens,
+  total_tokens: u.prompt_tokens + u.completion_tokens,
+  prompt_tokens_details: { cached_tokens: u.cached_tokens },
+});
+
 /** One response item: new tokens, and on the last one its finish reason and usage. */
 export function engineOutputItem(tokenIds: readonly number[], finish?: { reason: "length" | "stop" | "cancelled"; usage: Usage }): Record<string, unknown> {
   const data: Record<string, unknown> = { token_ids: tokenIds };
   if (finish) {
     data.finish_reason = finish.reason;
-    const u = finish.usage;
-    data.completion_usage = { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens, prompt_tokens_details: { cached_tokens: u.cached_tokens } };
+    data.completion_usage = completionUsage(finish.usage);
   }
   return { data: { data }, complete_final: false };
+}
+
+/** A prefill leg's token item: its one token with the params the decode leg will be handed, and the usage. */
+export function prefillOutputItem(tokenIds: readonly number[], disaggregatedParams: unknown, usage: Usage): Record<string, unknown> {
+  return { data: { data: { token_ids: tokenIds, disaggregated_params: disaggregatedParams, completion_usage: completionUsage(usage) } }, complete_final: false };
 }
 
 /** An error item: the request failed after its stream began. */

@@ -3,9 +3,13 @@
 // and answered on a call-home connection to the frontend's response server (handshake, prologue,
 // one data frame per engine step, the final item, `complete_final`, the sentinel). `stop` or
 // `kill` from the frontend cancels the engine request. A malformed frame is refused naming the
-// problem; the worker keeps serving. The bytes: protocol/dynamo/tcp-frames.ts, generate.ts.
-import type { GenerateSummary } from "../../../protocol/generate.ts";
-import { COMPLETE_FINAL, engineOutputItem, parseDynamoGenerate } from "../../../protocol/dynamo/generate.ts";
+// problem; the worker keeps serving. A prefill worker's one token goes out with the params its
+// decode leg will be handed (`disaggregated_params`: NixlConnector's, so a kvcr-mock decode worker
+// pulls them; Dynamo's mocker writes "dummy"). The bytes: protocol/dynamo/tcp-frames.ts, generate.ts.
+import type { DisaggregationMode } from "../../../config/disaggregation.ts";
+import type { GenerateRequest, GenerateSummary } from "../../../protocol/generate.ts";
+import { COMPLETE_FINAL, engineOutputItem, parseDynamoGenerate, prefillOutputItem, type DynamoGenerate } from "../../../protocol/dynamo/generate.ts";
+import { parseKvTransferParams, type KvTransferParams } from "../../../protocol/kv-transfer-params.ts";
 import {
   callHomeHandshake, dataFrame, encodeAck, parseRequestControl, parseRequestFrame, parseTwoPart, prologue, SENTINEL, type RequestControl,
 } from "../../../protocol/dynamo/tcp-frames.ts";
@@ -37,12 +41,18 @@ export interface RequestPlaneOptions {
   maxPromptTokens: number;
   /** Output cap when a request sets no max_tokens. */
   defaultMaxTokens: number;
+  /** The workers' side in disaggregated serving (agg by default). */
+  mode?: DisaggregationMode;
 }
 
 const utf8 = new TextDecoder();
 const textEncoder = new TextEncoder();
 /** A response item in the request's codec (one per engine step: no encoder made per call). */
 const encodeBody = (codec: RequestControl["payloadCodec"], value: unknown) => (codec === "json" ? textEncoder.encode(JSON.stringify(value)) : pack(value));
+
+/** A u64 the frontend sends in JSON, read from its digits (a JSON number past 2^53 is rounded). */
+const keepRoom = (key: string, value: unknown, ctx?: { source?: string }) => (key === "bootstrap_room" && ctx?.source !== undefined && /^\d+$/.test(ctx.source) ? BigInt(ctx.source) : value);
+const parseJsonBody = (text: string): unknown => (text.includes('"bootstrap_room"') ? JSON.parse(text, keepRoom as (k: string, v: unknown) => unknown) : JSON.parse(text));
 
 export class DynamoRequestPlane implements Disposable {
   readonly port: number;
@@ -94,7 +104,7 @@ export class DynamoRequestPlane implements Disposable {
     if (!control.ok) return this.refuse(conn, control.problem);
     let body: unknown;
     try {
-      body = control.value.payloadCodec === "json" ? JSON.parse(utf8.decode(two.value.body)) : unpack(two.value.body);
+      body = control.value.payloadCodec === "json" ? parseJsonBody(utf8.decode(two.value.body)) : unpack(two.value.body);
     } catch (err) {
       return this.refuse(conn, `generate request body is not ${control.value.payloadCodec}: ${(err as Error).message}`);
     }
@@ -108,6 +118,7 @@ export class DynamoRequestPlane implements Disposable {
     // The frontend's request id names the request in our logs (x-request-id when it sent one).
     const requestId = headers["x-request-id"] ?? headers["request-id"] ?? control.value.id;
     this.opts.logger.debug(`request ${requestId} → worker ${worker.index} rank ${dpRank} (${g.value.tokenIds.length} prompt tokens)`);
+    const transfer = this.transferParams(g.value);
     this.callHome(control.value, {
       worker: worker.index,
       dpRank,
@@ -115,10 +126,21 @@ export class DynamoRequestPlane implements Disposable {
       maxTokens: g.value.maxTokens ?? this.opts.defaultMaxTokens,
       requestId,
       ...(g.value.loraName ? { loraName: g.value.loraName } : {}),
+      ...(g.value.bootstrap ? { bootstrap: g.value.bootstrap } : {}),
+      ...(transfer ? { kvTransferParams: transfer } : {}),
     });
   }
 
-  private callHome(control: RequestControl, req: Parameters<Submitter["submit"]>[0]): void {
+  /** A leg's hand-over in NixlConnector's terms: a prefill holds its KV; a decode pulls what the prefill answered, when it can read it. */
+  private transferParams(g: DynamoGenerate): KvTransferParams | undefined {
+    if (this.opts.mode === "prefill") return g.bootstrap ? undefined : { doRemoteDecode: true };
+    if (this.opts.mode !== "decode" || g.bootstrap || g.disaggregatedParams === undefined) return undefined;
+    const p = parseKvTransferParams(g.disaggregatedParams);
+    // Another prefill worker's params (Dynamo's mocker sends "dummy"): nothing to pull, the prompt is computed here.
+    return p.ok && p.value.remotePrefill ? p.value : undefined;
+  }
+
+  private callHome(control: RequestControl, req: GenerateRequest): void {
     const at = control.address.lastIndexOf(":");
     const codec = control.payloadCodec;
     let engineId: string | undefined;
@@ -134,10 +156,20 @@ export class DynamoRequestPlane implements Disposable {
     const start = async (conn: TcpConnection) => {
       this.streams.add(conn);
       conn.write(callHomeHandshake(control.subject));
+      // A prefill leg's token waits for the finish, where its hand-over params are known.
+      const prefill = this.opts.mode === "prefill";
+      let held: number[] = [];
       const sink = {
-        tokens: (ids: readonly number[]) => conn.write(dataFrame(encodeBody(codec, engineOutputItem([...ids])))),
+        tokens: (ids: readonly number[]) => {
+          if (prefill) held.push(...ids);
+          else conn.write(dataFrame(encodeBody(codec, engineOutputItem([...ids]))));
+        },
         finish: (summary: GenerateSummary) => {
           const reason = summary.finish_reason === "cancelled" ? "cancelled" : "length";
+          if (held.length > 0) {
+            conn.write(dataFrame(encodeBody(codec, prefillOutputItem(held, summary.kv_transfer_params ?? null, summary))));
+            held = [];
+          }
           conn.write(dataFrame(encodeBody(codec, engineOutputItem([], { reason, usage: summary }))));
           done = true;
           conn.write(dataFrame(encodeBody(codec, COMPLETE_FINAL)));
@@ -152,6 +184,8 @@ export class DynamoRequestPlane implements Disposable {
         return;
       }
       engineId = outcome.requestId;
+      // The frontend left while a decode leg met its prefill: nothing will read the answer.
+      if (done) return this.opts.engines.cancel(engineId);
       conn.write(prologue(null));
     };
     connectTcp(control.address.slice(0, at).replace(/^\[|\]$/g, ""), Number(control.address.slice(at + 1)), {

@@ -3,8 +3,10 @@
 // instance, model card, kv-events channel and source per rank) in Dynamo's file store or etcd, serves the
 // TCP request plane and publishes its KV events on the ZeroMQ event plane, so Dynamo's own
 // frontend discovers it, routes to it and KV-routes on its events. DYN_SYSTEM_PORT serves /live,
-// /health and /metrics as Dynamo's workers do. docs/DECISIONS.md ("Joining Dynamo") says why each
-// choice is made.
+// /health and /metrics as Dynamo's workers do. Prefill and decode workers register as Dynamo's do
+// (the prefill component, the worker types and needs, a bootstrap address with --bootstrap-ports)
+// and hand the KV over as the rest of the mocker does (pd/). docs/DECISIONS.md ("Joining Dynamo")
+// says why each choice is made.
 import type { MockerConfig } from "../../../config/mocker.ts";
 import type { StepResult } from "../../../core/engine/engine-types.ts";
 import { ConfigError } from "../../../lib/errors.ts";
@@ -26,6 +28,11 @@ import { DynamoEtcdRecords } from "./etcd-records.ts";
 import { DynamoFileRecords, type DynamoRecords } from "./file-records.ts";
 import { readModelDir } from "./model-card.ts";
 import { DynamoRequestPlane, type RequestPlaneStats } from "./request-plane.ts";
+import { DEFAULT_KV_TRANSFER_HOLD_TIMEOUT_S } from "../../../config/disaggregation.ts";
+import { BootstrapRooms } from "../pd/bootstrap-rooms.ts";
+import { RENDEZVOUS_TIMEOUT_MS } from "../pd/handoff-destination.ts";
+import { listenBootstrap, type HandoffStats } from "../pd/handoff-source.ts";
+import { openDisagg } from "../pd/open-disagg.ts";
 
 function etcdEndpointList(spec: string | undefined): string[] {
   const parsed = parseEtcdEndpoints(spec ?? "");
@@ -40,6 +47,16 @@ function requestPlaneFamilies(s: RequestPlaneStats): MetricFamily[] {
     counter("kvcr_mocker_dynamo_requests_refused_total", "Requests refused on Dynamo's request plane (malformed, unknown endpoint or rank)", s.refused),
     counter("kvcr_mocker_dynamo_requests_cancelled_total", "Requests Dynamo's frontend cancelled (stop, kill or a closed stream)", s.cancelled),
     counter("kvcr_mocker_dynamo_unknown_fields_total", "Request fields this worker does not read, ignored", s.unknownFields),
+  ];
+}
+
+function handoffFamilies(s: HandoffStats): MetricFamily[] {
+  const counter = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "counter", samples: [{ value }] });
+  return [
+    counter("kvcr_mocker_dynamo_handoffs_total", "Decode workers that met their prefill on a bootstrap port and were handed its KV", s.handedOver),
+    counter("kvcr_mocker_dynamo_handoffs_aborted_total", "Decode workers whose prefill ended without its KV", s.aborted),
+    counter("kvcr_mocker_dynamo_handoffs_timed_out_total", "Decode workers that waited past the rendezvous timeout", s.timedOut),
+    counter("kvcr_mocker_dynamo_handoffs_failed_total", "Hand-overs broken off: a protocol error or the decode worker going away", s.failed),
   ];
 }
 
@@ -59,7 +76,9 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   if (config.discoveryBackend === "etcd" && !env.DYN_DISCOVERY_BACKEND) {
     logger.info(`discovery: etcd at ${config.etcdEndpoints} (Dynamo's default backend; --discovery-backend file or DYN_DISCOVERY_BACKEND=file for a file store)`);
   }
-  const ep = parseEndpointId(config.endpoint ?? `dyn://${config.namespace}.backend.generate`)!;
+  const mode = config.disaggregationMode;
+  // Dynamo's defaults: prefill workers are their own component.
+  const ep = parseEndpointId(config.endpoint ?? `dyn://${config.namespace}.${mode === "prefill" ? "prefill" : "backend"}.generate`)!;
   const model = readModelDir(config.modelPath!);
   const dp = config.dataParallelSize;
   await using scope = new AsyncDisposableStack();
@@ -70,11 +89,22 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   const clockMs = () => performance.now() - t0;
   const ranks = createRankEngines(config, workers, logger, clockMs, model.outputVocab);
   const loop = new LiveLoop<StepResult>(clockMs);
-  const publishers = workers.map((_, i) => Array.from({ length: dp }, (_, r) => new DynamoEventPublisher(config.host, instanceIds[i]!, r, logger)));
+  // A decode worker publishes no KV events (Dynamo's routes its decode legs without them).
+  const publishers = workers.map((_, i) => (mode === "decode" ? [] : Array.from({ length: dp }, (_, r) => new DynamoEventPublisher(config.host, instanceIds[i]!, r, logger))));
   scope.defer(() => publishers.flat().forEach((p) => p.close()));
-  ranks.forEach((worker, i) => worker.forEach((rank, r) => rank.outlets.push(publishers[i]![r]!)));
+  ranks.forEach((worker, i) => worker.forEach((rank, r) => publishers[i]![r] && rank.outlets.push(publishers[i]![r]!)));
   scope.defer(() => loop.close());
-  const pool = new MockerWorkerPool(ranks, loop, logger, () => [], undefined, instanceIds.map(String), config.modelName);
+  const rooms = config.bootstrapPorts ? new BootstrapRooms(RENDEZVOUS_TIMEOUT_MS, (config.kvTransferHoldTimeout ?? DEFAULT_KV_TRANSFER_HOLD_TIMEOUT_S) * 1000) : undefined;
+  if (rooms) scope.defer(() => rooms.close());
+  const disagg = openDisagg(config, { workerIds: instanceIds.map(String), advertisedHost: config.host, logger, ...(rooms ? { rooms } : {}) }, scope);
+  const handoffs: HandoffStats = { handedOver: 0, aborted: 0, timedOut: 0, failed: 0 };
+  const timing = { mode: config.kvTransferTimingMode ?? "full_prompt", kvBytesPerToken: config.kvBytesPerToken };
+  const bootstrapPorts = (config.bootstrapPorts ?? []).map((port) => scope.use(listenBootstrap(config.host, port, { rooms: rooms!, stats: handoffs, logger, timing })).port);
+  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...(disagg?.stats.families() ?? []), ...(rooms ? handoffFamilies(handoffs) : [])], undefined, instanceIds.map(String), config.modelName);
+  if (disagg) {
+    pool.disagg = disagg.side;
+    for (const r of ranks.flat()) r.disagg = disagg.side;
+  }
 
   const requestPlane = scope.use(new DynamoRequestPlane({
     host: config.host,
@@ -83,6 +113,7 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
     logger,
     maxPromptTokens: LIMITS.maxPromptTokens,
     defaultMaxTokens: Math.min(config.maxTokensLimit, config.maxModelLen),
+    mode,
   }));
   const hostPort = `${config.host.includes(":") ? `[${config.host}]` : config.host}:${requestPlane.port}`;
 
@@ -114,10 +145,9 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   for (let i = 0; i < workers.length; i++) {
     const id = instanceIds[i]!;
     await records.put(DYNAMO_BUCKETS.instances, instanceKey(ep, id), instanceRecord(ep, id, hostPort));
-    for (let r = 0; r < dp; r++) {
-      const pub = publishers[i]![r]!;
+    for (const pub of publishers[i]!) {
       await records.put(DYNAMO_BUCKETS.eventChannels, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), eventChannelRecord(ep, KV_EVENTS_TOPIC, pub.publisherId, pub.endpoint));
-      await records.put(DYNAMO_BUCKETS.eventSources, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), kvEventSourceRecord(ep, pub.publisherId, id, r));
+      await records.put(DYNAMO_BUCKETS.eventSources, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), kvEventSourceRecord(ep, pub.publisherId, id, pub.dpRank));
     }
     await records.put(DYNAMO_BUCKETS.mdc, instanceKey(ep, id), modelRecord(ep, id, {
       displayName: config.modelName,
@@ -127,11 +157,12 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
       tokenizerConfig: model.tokenizerConfig,
       architecturalMaxContextLength: model.maxPositionEmbeddings,
       blockSize: config.blockSize,
-      workerType: "aggregated",
+      workerType: mode === "agg" ? "aggregated" : mode,
       totalKvBlocks: config.numGpuBlocksOverride,
       maxNumSeqs: config.maxNumSeqs,
       maxNumBatchedTokens: config.maxNumBatchedTokens,
       dataParallelSize: dp,
+      ...(bootstrapPorts[i] !== undefined ? { bootstrap: { host: config.host, port: bootstrapPorts[i]! } } : {}),
     }));
   }
   scope.defer(() => {
@@ -139,7 +170,7 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
     const cancelled = pool.cancelAll();
     if (cancelled > 0) logger.info(`cancelled ${cancelled} in-flight request(s)`);
   });
-  logger.info(`serving ${config.numWorkers} Dynamo worker(s) × ${dp} rank(s) of ${config.modelName} at dyn://${ep.namespace}.${ep.component}.${ep.name}, request plane tcp://${hostPort}, ${config.discoveryBackend === "etcd" ? `etcd ${config.etcdEndpoints}` : `file store ${config.discoveryDir}`}`);
+  logger.info(`serving ${config.numWorkers} Dynamo ${mode === "agg" ? "" : `${mode} `}worker(s) × ${dp} rank(s) of ${config.modelName} at dyn://${ep.namespace}.${ep.component}.${ep.name}, request plane tcp://${hostPort}, ${config.discoveryBackend === "etcd" ? `etcd ${config.etcdEndpoints}` : `file store ${config.discoveryDir}`}`);
 
   const owned = scope.move();
   let closing: Promise<void> | undefined;

@@ -5,6 +5,7 @@ import { DEFAULT_KV_TRANSFER_HOLD_TIMEOUT_S, type DisaggregationSettings } from 
 import type { Logger } from "../../../lib/logger.ts";
 import { bindFailed } from "../../../transport/bind-error.ts";
 import { serveHttp } from "../../../transport/http/server.ts";
+import type { BootstrapRooms } from "./bootstrap-rooms.ts";
 import { DisaggSide } from "./disagg-side.ts";
 import { HeldTransfers } from "./held-transfers.ts";
 import { createTransferFetch } from "./transfer-app.ts";
@@ -18,15 +19,15 @@ export interface OpenedDisagg {
 }
 
 export function openDisagg(
-  config: DisaggregationSettings & { host: string },
-  ctx: { workerIds: readonly string[]; advertisedHost: string; logger: Logger },
+  config: DisaggregationSettings & { host: string; blockSize?: number },
+  ctx: { workerIds: readonly string[]; advertisedHost: string; logger: Logger; rooms?: BootstrapRooms },
   scope: AsyncDisposableStack,
 ): OpenedDisagg | undefined {
   const mode = config.disaggregationMode;
   if (mode === "agg") return undefined;
   let held: HeldTransfers | undefined;
   const stats = new TransferStats(mode, () => held?.blocks ?? 0);
-  if (mode === "decode") return { side: new DisaggSide({ mode, workerIds: ctx.workerIds, stats, logger: ctx.logger }), stats };
+  if (mode === "decode") return { side: new DisaggSide({ mode, workerIds: ctx.workerIds, stats, logger: ctx.logger, ...(config.blockSize ? { blockSize: config.blockSize } : {}) }), stats };
   held = new HeldTransfers((config.kvTransferHoldTimeout ?? DEFAULT_KV_TRANSFER_HOLD_TIMEOUT_S) * 1000, stats, ctx.logger);
   scope.defer(() => held!.close());
   const port = config.kvTransferPort ?? 0;
@@ -39,5 +40,5 @@ export function openDisagg(
   scope.defer(() => server.stop(true).catch(() => {}));
   const endpoint = { host: ctx.advertisedHost, port: server.port };
   ctx.logger.info(`prefill worker(s): KV transfer endpoint on ${server.url}`);
-  return { side: new DisaggSide({ mode, workerIds: ctx.workerIds, stats, logger: ctx.logger, held, endpoint }), stats, endpoint };
+  return { side: new DisaggSide({ mode, workerIds: ctx.workerIds, stats, logger: ctx.logger, held, endpoint, ...(ctx.rooms ? { rooms: ctx.rooms } : {}) }), stats, endpoint };
 }
