@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { captureArgv, DYNAMO_VERSION, writeModelFiles } from "../../scripts/lib/peers.ts";
 import { FIXTURES_DIR, makeTempDir, pipeOutput, spawnChild, withTimeout } from "../harness.ts";
 import { PEERS_PYTHON, peersAvailable } from "../peers.ts";
+import { HandoffReader, messageName } from "../../src/protocol/dynamo/bootstrap.ts";
 
 const COMMITTED = join(FIXTURES_DIR, `dynamo-${DYNAMO_VERSION}`);
 
@@ -67,6 +68,18 @@ describe.if(peersAvailable())("Dynamo's frontend and mocker (peers environment)"
     expect(topics(out)).toEqual(topics(COMMITTED));
     expect(agent(out).republished.length).toBeGreaterThan(0);
     expect(shape(agent(out).republished[0])).toEqual(shape(agent(COMMITTED).republished[0]));
+    // Prefill and decode: the same cards, legs and hand-over exchange as the fixtures hold.
+    for (const name of ["disagg-bootstrap.json", "disagg-no-bootstrap.json"]) {
+      const pd = (dir: string) => {
+        const d = readJson(dir, name) as { discovery: { mdc: { value: { card_json: Record<string, unknown> } }[] }; requests: Record<string, { body: { msgpack: unknown } }[]>; handoff: Record<string, string>[] };
+        const cards = Object.fromEntries(d.discovery.mdc.map((r) => [r.value.card_json.worker_type, shape(r.value)]));
+        const legs = Object.fromEntries(Object.entries(d.requests).map(([leg, frames]) => [leg, shape(frames[0]!.body.msgpack)]));
+        const exchange = d.handoff.map((c) => [new HandoffReader(true).push(Buffer.from(c.decode_to_prefill!, "hex")), new HandoffReader(false).push(Buffer.from(c.prefill_to_decode!, "hex"))]
+          .map((r) => (r.ok ? r.frames.map((f) => messageName(f.message)) : r.problem)));
+        return { cards, legs, exchange };
+      };
+      expect(pd(out), name).toEqual(pd(COMMITTED));
+    }
     for (const file of readdirSync(join(COMMITTED, "help")).filter((f) => f.endsWith(".flags"))) {
       const fresh = new Set(readFileSync(join(out, "help", file), "utf8").split("\n"));
       const gone = readFileSync(join(COMMITTED, "help", file), "utf8").split("\n").filter((f) => f && !fresh.has(f));

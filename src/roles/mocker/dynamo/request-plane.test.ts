@@ -12,8 +12,8 @@ import { DynamoRequestPlane } from "./request-plane.ts";
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } as never;
 const json = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
-/** A fake engine: `tokens` tokens one per 5 ms unless cancelled. */
-function engine(tokens: number): Submitter & { cancelled: string[]; seen: GenerateRequest[] } {
+/** A fake engine: `tokens` tokens one per 5 ms unless cancelled; `transfer` rides on its finish (a prefill's reply). */
+function engine(tokens: number, transfer?: Record<string, unknown>): Submitter & { cancelled: string[]; seen: GenerateRequest[] } {
   const cancelled: string[] = [];
   const seen: GenerateRequest[] = [];
   let n = 0;
@@ -29,7 +29,7 @@ function engine(tokens: number): Submitter & { cancelled: string[]; seen: Genera
         if (i < tokens) sink.tokens([i++]);
         else {
           clearInterval(timer);
-          sink.finish({ finish_reason: "length", prompt_tokens: req.tokenIds.length, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: tokens } satisfies GenerateSummary);
+          sink.finish({ finish_reason: "length", prompt_tokens: req.tokenIds.length, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: tokens, ...(transfer ? { kv_transfer_params: transfer } : {}) } satisfies GenerateSummary);
         }
       }, 5);
       return { ok: true as const, requestId: id };
@@ -162,6 +162,46 @@ describe("Dynamo request plane", () => {
     await waitFor(() => again.acks.length === 1, { what: "the next ack", timeoutMs: 5_000 });
     expect(again.acks).toEqual([""]);
     again.socket.end();
+    fe.server.stop(true);
+  });
+
+  test("a prefill leg's token goes out with its hand-over params and usage (as Dynamo's prefill answers); its bootstrap_info and room reach the engine losslessly", async () => {
+    const fe = frontend();
+    const reply = { do_remote_prefill: true, remote_engine_id: "e", remote_request_id: "r0", remote_block_ids: [4], remote_host: "127.0.0.1", remote_port: 9, tp_size: 1 };
+    const eng = engine(1, reply);
+    using plane = new DynamoRequestPlane({ host: "127.0.0.1", workers: [{ index: 0, path: PATH, dataParallelSize: 1 }], engines: eng, logger: quiet, maxPromptTokens: 100, defaultMaxTokens: 16, mode: "prefill" });
+    const c = await dial(plane.port);
+    // The frontend's JSON writes a u64 room as digits past 2^53: read exactly, not rounded.
+    const bootstrap = '{"bootstrap_host":"127.0.0.1","bootstrap_port":7001,"bootstrap_room":18446744073709551557,"handoff_id":"5276acbf-b05d-4677-a05f-dee7b80dbf24"}';
+    const body = JSON.stringify({ ...GEN, stop_conditions: { max_tokens: 1 } }).replace(/}$/, `,"bootstrap_info":${bootstrap}}`);
+    c.socket.write(encodeRequestFrame({ path: PATH, headers: {}, payload: encodeTwoPart(json({ id: "p", request_type: "single_in", response_type: "many_out", payload_codec: "json", connection_info: { transport: "tcp_server", info: JSON.stringify({ address: `127.0.0.1:${fe.server.port}`, subject: "p", context: "p", stream_type: "response" }) } }), new TextEncoder().encode(body)) }));
+    await waitFor(() => fe.streams[0]?.headers.includes('"sentinel"'), { what: "the sentinel", timeoutMs: 5_000 });
+    expect(eng.seen[0]!.bootstrap).toEqual({ host: "127.0.0.1", port: 7001, room: 18446744073709551557n, handoffId: "5276acbf-b05d-4677-a05f-dee7b80dbf24" });
+    // Under a rendezvous the prefill does not hold for a NixlConnector pull: the room is its hand-over.
+    expect(eng.seen[0]!.kvTransferParams).toBeUndefined();
+    const usage = { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, prompt_tokens_details: { cached_tokens: 0 } };
+    expect(fe.streams[0]!.bodies.slice(0, 2)).toEqual([
+      { data: { data: { token_ids: [0], disaggregated_params: reply, completion_usage: usage } }, complete_final: false },
+      { data: { data: { token_ids: [], finish_reason: "length", completion_usage: usage } }, complete_final: false },
+    ]);
+    c.socket.end();
+    fe.server.stop(true);
+  });
+
+  test("a decode leg pulls what a kvcr-mock prefill answered; another prefill's params (Dynamo's \"dummy\") mean the prompt is computed here", async () => {
+    const fe = frontend();
+    const eng = engine(1);
+    using plane = new DynamoRequestPlane({ host: "127.0.0.1", workers: [{ index: 0, path: PATH, dataParallelSize: 1 }], engines: eng, logger: quiet, maxPromptTokens: 100, defaultMaxTokens: 16, mode: "decode" });
+    const c = await dial(plane.port);
+    const reply = { do_remote_prefill: true, do_remote_decode: false, remote_engine_id: "e", remote_request_id: "r0", remote_block_ids: [4, 5], remote_host: "127.0.0.1", remote_port: 9, tp_size: 1 };
+    c.socket.write(fe.request(PATH, "d1", { ...GEN, prefill_result: { disaggregated_params: reply, prompt_tokens_details: { cached_tokens: 0 } } }));
+    c.socket.write(fe.request(PATH, "d2", { ...GEN, prefill_result: { disaggregated_params: "dummy" } }));
+    c.socket.write(fe.request(PATH, "d3", { ...GEN, bootstrap_info: { bootstrap_host: "h", bootstrap_port: 0, bootstrap_room: 1 } }));
+    await waitFor(() => c.acks.length === 3 && eng.seen.length === 2, { what: "three acks", timeoutMs: 5_000 });
+    expect(eng.seen[0]!.kvTransferParams).toEqual({ doRemoteDecode: false, remotePrefill: { engineId: "e", requestId: "r0", blockIds: [4, 5], host: "127.0.0.1", port: 9 } });
+    expect(eng.seen[1]!.kvTransferParams).toBeUndefined();
+    expect(c.acks[2]).toBe("Server unavailable: generate request: bootstrap_info.bootstrap_port must be a port from 1 to 65535");
+    c.socket.end();
     fe.server.stop(true);
   });
 });
