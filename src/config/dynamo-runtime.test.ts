@@ -40,12 +40,13 @@ describe("mocker --runtime dynamo: Dynamo's meaning and defaults", () => {
     expect(problems([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "0"]).join("\n")).toContain("--bootstrap-ports: got 1 port(s), expected exactly one per worker (2)");
     expect(problems([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "7000,7000"]).join("\n")).toContain("port 7000 is asked for twice: --bootstrap-ports (worker 0) and --bootstrap-ports (worker 1)");
     expect(problems(["--bootstrap-ports", "7000"]).join("\n")).toContain("--bootstrap-ports: only with --runtime dynamo");
-    expect(problems([...DYN, "--lora-modules", "a=/x"]).join("\n")).toContain("--lora-modules: not supported with --runtime dynamo yet");
+    expect(problems([...DYN, "--kv-state-agent"]).join("\n")).toContain("--kv-state-agent: not supported with --runtime dynamo yet");
   });
 
   test("prefill and decode workers are Dynamo's: --disaggregation-mode is accepted, a prefill worker with its bootstrap ports", () => {
     expect(load([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "0,0"]).disaggregationMode).toBe("prefill");
     expect(load([...DYN, "--disaggregation-mode", "decode"]).disaggregationMode).toBe("decode");
     expect(load([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "7001,7002"]).bootstrapPorts).toEqual([7001, 7002]);
+    expect(load([...DYN, "--lora-modules", "sql=/adapters/sql"]).loraModules).toBe("sql=/adapters/sql");
   });
 });

@@ -46,7 +46,6 @@ interface DynamoKeys {
   disaggregationMode?: string;
   bootstrapPorts?: number[];
   numWorkers: number;
-  loraModules?: string;
   kvStateAgent?: boolean;
   zmqKvEventsPorts?: number[];
   openaiPortBase?: number;
@@ -84,13 +83,12 @@ export function dynamoRuntimeProblems(c: DynamoKeys): string[] {
   const problems: string[] = [];
   // What this runtime does not do yet is refused, never accepted and ignored.
   const notYet: [boolean, string][] = [
-    [c.loraModules !== undefined, "--lora-modules"],
     [c.kvStateAgent === true, "--kv-state-agent"],
     [c.zmqKvEventsPorts !== undefined, "--zmq-kv-events-ports"],
     [c.openaiPortBase !== undefined || c.openaiPorts !== undefined, "--openai-port-base / --openai-ports"],
     [c.admin === true, "--admin"],
   ];
-  for (const [given, flag] of notYet) if (given) problems.push(`${flag}: not supported with --runtime dynamo yet (the workers serve Dynamo's request plane, base model only)`);
+  for (const [given, flag] of notYet) if (given) problems.push(`${flag}: not supported with --runtime dynamo yet (the workers serve Dynamo's request plane, not an API of their own)`);
   if (c.bootstrapPorts !== undefined) {
     if (c.disaggregationMode !== "prefill") problems.push(`--bootstrap-ports: a prefill worker's setting (decode workers dial it), contradicts --disaggregation-mode ${c.disaggregationMode ?? "agg"}`);
     else if (c.bootstrapPorts.length !== c.numWorkers) problems.push(`--bootstrap-ports: got ${c.bootstrapPorts.length} port(s), expected exactly one per worker (${c.numWorkers})`);

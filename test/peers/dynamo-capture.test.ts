@@ -80,6 +80,12 @@ describe.if(peersAvailable())("Dynamo's frontend and mocker (peers environment)"
       };
       expect(pd(out), name).toEqual(pd(COMMITTED));
     }
+    // LoRA: the adapter's card beside the base model's, and the routing a request for it carries.
+    const lora = (dir: string) => {
+      const d = readJson(dir, "lora.json") as { discovery: { mdc: { value: Record<string, unknown> }[] }; requests: { model: string; routing: unknown }[] };
+      return { cards: d.discovery.mdc.map((r) => shape(r.value)).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))), routing: d.requests.map((r) => [r.model, r.routing]) };
+    };
+    expect(lora(out)).toEqual(lora(COMMITTED));
     for (const file of readdirSync(join(COMMITTED, "help")).filter((f) => f.endsWith(".flags"))) {
       const fresh = new Set(readFileSync(join(out, "help", file), "utf8").split("\n"));
       const gone = readFileSync(join(COMMITTED, "help", file), "utf8").split("\n").filter((f) => f && !fresh.has(f));

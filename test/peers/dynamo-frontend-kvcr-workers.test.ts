@@ -29,7 +29,7 @@ interface Stack extends AsyncDisposable {
   discovery: string;
 }
 
-async function startStack(root: string, routerMode: string, extraMockerFlags: string[] = [], etcd?: EtcdServer, mockerEnv: Record<string, string> = {}): Promise<Stack> {
+async function startStack(root: string, routerMode: string, extraMockerFlags: string[] = [], etcd?: EtcdServer, mockerEnv: Record<string, string> = {}, models = ["mock-model"]): Promise<Stack> {
   const model = join(root, "model");
   const discovery = join(root, `kv-${routerMode}`);
   const backend: Record<string, string> = etcd ? { DYN_DISCOVERY_BACKEND: "etcd", ETCD_ENDPOINTS: etcd.endpoint } : { DYN_DISCOVERY_BACKEND: "file", DYN_FILE_KV: discovery };
@@ -43,18 +43,19 @@ async function startStack(root: string, routerMode: string, extraMockerFlags: st
     "--num-workers", String(WORKERS), "--block-size", "16", "--speedup-ratio", "0", "--log-level", "debug", ...extraMockerFlags], { env: { ...env, ...mockerEnv } });
   pipeOutput(mocker, (t) => (mockerOut += t));
   if (etcd) await waitFor(() => mockerOut.includes(`serving ${WORKERS} Dynamo worker(s)`), { what: `the mocker to register in etcd (its log:\n${mockerOut})`, timeoutMs: 20_000 });
-  else await waitFor(() => existsSync(join(discovery, "v1/mdc")) && readdirSync(join(discovery, "v1/mdc")).length === WORKERS, { what: `${WORKERS} model cards (mocker log:\n${mockerOut})`, timeoutMs: 20_000 });
+  else await waitFor(() => existsSync(join(discovery, "v1/mdc")) && readdirSync(join(discovery, "v1/mdc")).length === WORKERS * models.length, { what: `${WORKERS * models.length} model cards (mocker log:\n${mockerOut})`, timeoutMs: 20_000 });
   const [port] = pickFreePorts("127.0.0.1", 1);
   let frontendOut = "";
   const frontend = spawnChild([PEERS_PYTHON!, "-m", "dynamo.frontend", "--http-host", "127.0.0.1", "--http-port", String(port), "--router-mode", routerMode,
     "--discovery-backend", etcd ? "etcd" : "file", "--request-plane", "tcp", "--event-plane", "zmq"], { env });
   pipeOutput(frontend, (t) => (frontendOut += t));
   const base = `http://127.0.0.1:${port}`;
+  const models_ = models;
   await waitFor(async () => {
     try {
-      const models = (await (await fetch(`${base}/v1/models`)).json()) as { data: { id: string }[] };
+      const listed = (await (await fetch(`${base}/v1/models`)).json()) as { data: { id: string }[] };
       const health = (await (await fetch(`${base}/health`)).json()) as { instances?: unknown[] };
-      return models.data.some((m) => m.id === "mock-model") && (health.instances?.length ?? 0) >= WORKERS;
+      return models_.every((id) => listed.data.some((m) => m.id === id)) && (health.instances?.length ?? 0) >= WORKERS;
     } catch {
       return false;
     }
@@ -73,13 +74,14 @@ async function startStack(root: string, routerMode: string, extraMockerFlags: st
 }
 
 /** Sends each prefix REPEATS times in sequence; the share of prompt tokens the workers found cached. */
-async function hitShare(client: OpenAI): Promise<{ share: number; firstHits: number[] }> {
+async function hitShare(client: OpenAI, model = "mock-model"): Promise<{ share: number; firstHits: number[] }> {
   let cached = 0;
   let prompt = 0;
   const firstHits: number[] = [];
   for (let p = 0; p < PREFIXES; p++) {
     for (let r = 0; r < REPEATS; r++) {
-      const answer = await client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content: prefix(p) }], max_tokens: 4 });
+      const answer = await client.chat.completions.create({ model, messages: [{ role: "user", content: prefix(p) }], max_tokens: 4 });
+      expect(answer.model).toBe(model);
       expect(answer.choices[0]!.finish_reason).toBe("length");
       expect(answer.usage!.completion_tokens).toBe(4);
       const hit = answer.usage!.prompt_tokens_details?.cached_tokens ?? 0;
@@ -143,6 +145,23 @@ describe.if(peersAvailable())("Dynamo's frontend over kvcr-mock workers (peers e
     const failed = await stack.client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content: "hi" }], max_tokens: 2 }).then(() => "served", (e: Error) => e.message);
     expect(failed).not.toBe("served");
   }, 90_000);
+
+  test("a LoRA adapter is a model of its own: listed, served under its name and KV-routed on its own block hashes", async () => {
+    await using tmp = await makeTempDir("kvcr-dyn-");
+    const [systemPort] = pickFreePorts("127.0.0.1", 1);
+    await using kv = await startStack(tmp.path, "kv", ["--lora-modules", "sql-adapter=/adapters/sql"], undefined, { DYN_SYSTEM_PORT: String(systemPort) }, ["mock-model", "sql-adapter"]);
+    // The same prompt under the base model first: its blocks are the base model's.
+    const baseFirst = await kv.client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content: prefix(0) }], max_tokens: 4 });
+    expect(baseFirst.usage!.prompt_tokens_details?.cached_tokens ?? 0).toBeLessThanOrEqual(16);
+    const { share, firstHits } = await hitShare(kv.client, "sql-adapter");
+    // Under the adapter the base model's blocks are no hit, not even the chat template's first one
+    // (the adapter's own requests share that one): Dynamo's router hashes as the workers do.
+    expect(firstHits[0]).toBe(0);
+    for (const hit of firstHits) expect(hit).toBeLessThanOrEqual(16);
+    expect(share, kv.frontendLog().slice(-3000)).toBeGreaterThanOrEqual(0.6);
+    const metrics = await (await fetch(`http://127.0.0.1:${systemPort}/metrics`)).text();
+    expect(metrics).toContain(`kvcr_mocker_lora_requests_total{lora_name="sql-adapter"} ${PREFIXES * REPEATS}`);
+  }, 120_000);
 
   test.if(etcdAvailable())("with etcd discovery (Dynamo's default backend): served and KV-routed the same way", async () => {
     await using tmp = await makeTempDir("kvcr-dyn-");

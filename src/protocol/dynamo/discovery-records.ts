@@ -142,6 +142,19 @@ export function modelRecord(ep: EndpointId, instanceId: number, m: ModelCardInpu
   };
 }
 
+/**
+ * A LoRA adapter's card beside its base model's, as Dynamo's own worker registers one (captured:
+ * lora.json): keyed by the instance and the adapter name (`model_suffix`), named by the adapter,
+ * `lora: {name}`. Requests for it carry `routing.lora_name`.
+ */
+export function loraModelRecord(ep: EndpointId, instanceId: number, base: ModelCardInput, lora: { name: string; id: number }): Record<string, unknown> {
+  const record = modelRecord(ep, instanceId, { ...base, displayName: lora.name }) as { card_json: Record<string, unknown> };
+  const { media_decoder, media_fetcher, ...card } = record.card_json;
+  return { ...record, model_suffix: lora.name, card_json: { ...card, lora: { name: lora.name }, user_data: { lora_adapter: true, lora_id: lora.id }, media_decoder, media_fetcher } };
+}
+
+export const loraModelKey = (ep: EndpointId, instanceId: number, loraName: string) => `${instanceKey(ep, instanceId)}/${loraName}`;
+
 const endpointScope = (ep: EndpointId) => ({ kind: "endpoint", endpoint: { namespace: ep.namespace, component: ep.component, name: ep.name } });
 
 export function eventChannelRecord(ep: EndpointId, topic: string, publisherId: number, zmqEndpoint: string): Record<string, unknown> {

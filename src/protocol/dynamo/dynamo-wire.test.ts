@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MsgpackWriter, unpack } from "../msgpack.ts";
-import { eventKey, instanceKey, keyFileName, modelSlug, parseEndpointId, tcpTransport } from "./discovery-records.ts";
+import { eventKey, instanceKey, keyFileName, loraModelKey, loraModelRecord, modelRecord, modelSlug, parseEndpointId, tcpTransport, type ModelCardInput } from "./discovery-records.ts";
 import { encodeEventMessage, encodeRouterEvents, type DynamoRouterEvent } from "./event-plane.ts";
 import { COMPLETE_FINAL, parseDynamoGenerate } from "./generate.ts";
 import { encodeRequestFrame, encodeTwoPart, parseRequestControl, parseRequestFrame, parseTwoPart, SENTINEL } from "./tcp-frames.ts";
@@ -107,5 +107,45 @@ describe("discovery records", () => {
     expect(modelSlug("Qwen/Qwen3-0.6B")).toBe("qwen_qwen3-0_6b");
     expect(modelSlug("/tmp/mf")).toBe("tmp_mf");
     expect(parseEndpointId("dyn://a.b")).toBeUndefined();
+  });
+});
+
+describe("model cards", () => {
+  const file = { path: "/m/x", checksum: "blake3:00", size: 1 };
+  const input = (workerType: ModelCardInput["workerType"], bootstrap?: { host: string; port: number }): ModelCardInput => ({
+    displayName: "mock-model", sourcePath: "/m", tokenizer: file, config: file, tokenizerConfig: file, architecturalMaxContextLength: 32768, blockSize: 16,
+    workerType, totalKvBlocks: 16384, maxNumSeqs: 256, maxNumBatchedTokens: 8192, dataParallelSize: 1, ...(bootstrap ? { bootstrap } : {}),
+  });
+  /** What a card says a worker is and needs: the fields Dynamo's frontend acts on. */
+  const role = (record: Record<string, unknown>) => {
+    const c = record.card_json as Record<string, unknown>;
+    const rc = c.runtime_config as Record<string, unknown>;
+    return { model_type: c.model_type, worker_type: c.worker_type, needs: c.needs, kv_event_publishing_enabled: rc.kv_event_publishing_enabled, disaggregated_endpoint: rc.disaggregated_endpoint !== undefined };
+  };
+  const captured = (name: string, type: string) => (fixture(name).discovery.mdc as { value: Record<string, unknown> }[]).find((r) => (r.value.card_json as { worker_type: string }).worker_type === type)!.value;
+  const ep = parseEndpointId("dyn://dynamo.backend.generate")!;
+
+  test("prefill and decode cards say what Dynamo's own mocker's say", () => {
+    const prefillEp = parseEndpointId("dyn://dynamo.prefill.generate")!;
+    expect(role(modelRecord(prefillEp, 1, input("prefill", { host: "127.0.0.1", port: 7001 })))).toEqual(role(captured("disagg-bootstrap.json", "prefill")));
+    expect(role(modelRecord(prefillEp, 1, input("prefill")))).toEqual(role(captured("disagg-no-bootstrap.json", "prefill")));
+    expect(role(modelRecord(ep, 1, input("decode")))).toEqual(role(captured("disagg-bootstrap.json", "decode")));
+    expect((modelRecord(prefillEp, 1, input("prefill", { host: "h", port: 7001 })).card_json as { runtime_config: unknown }).runtime_config).toMatchObject({ disaggregated_endpoint: { bootstrap_host: "h", bootstrap_port: 7001 } });
+  });
+
+  test("a LoRA adapter's card is keyed, named and marked as Dynamo's worker registers one", () => {
+    const lora = (fixture("lora.json").discovery.mdc as { key: string; value: Record<string, unknown> }[]).find((r) => r.value.model_suffix !== undefined)!;
+    const id = lora.value.instance_id as number;
+    const ours = loraModelRecord(ep, 1, input("aggregated"), { name: "sql-adapter", id: 1 });
+    expect(lora.key).toBe(loraModelKey(ep, 0, "sql-adapter").replace("/0/", `/${lora.key.split("/")[3]}/`));
+    expect(id).toBeGreaterThan(0);
+    const pick = (r: Record<string, unknown>) => {
+      const c = r.card_json as Record<string, unknown>;
+      return { model_suffix: r.model_suffix, display_name: c.display_name, slug: c.slug, lora: c.lora, user_data: c.user_data, model_type: c.model_type, worker_type: c.worker_type };
+    };
+    expect(pick(ours)).toEqual(pick(lora.value));
+    // The request for it names the adapter in its routing, where the parser reads it.
+    const request = (fixture("lora.json").requests as Record<string, unknown>[]).find((r) => r.model === "sql-adapter")!;
+    expect(parseDynamoGenerate(request, 1 << 20)).toMatchObject({ ok: true, value: { loraName: "sql-adapter" } });
   });
 });

@@ -204,4 +204,17 @@ describe("Dynamo request plane", () => {
     c.socket.end();
     fe.server.stop(true);
   });
+
+  test("a request the engine refuses fails in its stream (an error item), not by an error prologue: the frontend keeps the worker routable", async () => {
+    const fe = frontend();
+    const eng: Submitter = { submit: () => ({ ok: false, status: 404, message: "The model `sql` does not exist." }), cancel: () => {} };
+    using plane = new DynamoRequestPlane({ host: "127.0.0.1", workers: [{ index: 0, path: PATH, dataParallelSize: 1 }], engines: eng, logger: quiet, maxPromptTokens: 100, defaultMaxTokens: 16 });
+    const c = await dial(plane.port);
+    c.socket.write(fe.request(PATH, "e1", { ...GEN, routing: { dp_rank: 0, lora_name: "sql" } }));
+    await waitFor(() => fe.streams[0]?.headers.includes('"sentinel"'), { what: "the sentinel", timeoutMs: 5_000 });
+    expect(fe.streams[0]!.headers).toEqual(['{"subject":"e1","stream_type":"response"}', '{"error":null}', '"sentinel"']);
+    expect(fe.streams[0]!.bodies).toEqual([{ data: { event: "error", comment: ["404: The model `sql` does not exist."] }, complete_final: false }, { complete_final: true }]);
+    c.socket.end();
+    fe.server.stop(true);
+  });
 });

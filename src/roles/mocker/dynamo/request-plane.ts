@@ -8,7 +8,7 @@
 // pulls them; Dynamo's mocker writes "dummy"). The bytes: protocol/dynamo/tcp-frames.ts, generate.ts.
 import type { DisaggregationMode } from "../../../config/disaggregation.ts";
 import type { GenerateRequest, GenerateSummary } from "../../../protocol/generate.ts";
-import { COMPLETE_FINAL, engineOutputItem, parseDynamoGenerate, prefillOutputItem, type DynamoGenerate } from "../../../protocol/dynamo/generate.ts";
+import { COMPLETE_FINAL, engineOutputItem, errorItem, parseDynamoGenerate, prefillOutputItem, type DynamoGenerate } from "../../../protocol/dynamo/generate.ts";
 import { parseKvTransferParams, type KvTransferParams } from "../../../protocol/kv-transfer-params.ts";
 import {
   callHomeHandshake, dataFrame, encodeAck, parseRequestControl, parseRequestFrame, parseTwoPart, prologue, SENTINEL, type RequestControl,
@@ -179,7 +179,15 @@ export class DynamoRequestPlane implements Disposable {
       const outcome = await this.opts.engines.submit(req, sink);
       if (!outcome.ok) {
         done = true;
-        conn.write(prologue(`${outcome.status}: ${outcome.message}`));
+        if (outcome.status === 503) conn.write(prologue(`${outcome.status}: ${outcome.message}`));
+        else {
+          // A request this worker cannot serve (an adapter it does not hold, a prompt too long) fails
+          // in its stream, as a Python worker's raised error does: an error prologue would make the
+          // frontend take the worker itself for unreachable.
+          conn.write(prologue(null));
+          conn.write(dataFrame(encodeBody(codec, errorItem(`${outcome.status}: ${outcome.message}`))));
+          conn.write(dataFrame(encodeBody(codec, COMPLETE_FINAL)));
+        }
         conn.write(SENTINEL);
         return;
       }

@@ -14,7 +14,7 @@ import type { Logger } from "../../../lib/logger.ts";
 import type { RoleHandle } from "../../../lib/role.ts";
 import { xxh3 } from "../../../lib/xxh3.ts";
 import {
-  DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instancePath, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, modelRecord, parseEndpointId,
+  DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instancePath, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, loraModelKey, loraModelRecord, modelRecord, parseEndpointId, type ModelCardInput,
 } from "../../../protocol/dynamo/discovery-records.ts";
 import { parseEtcdEndpoints } from "../../../protocol/etcd-endpoints.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../../protocol/prometheus.ts";
@@ -22,6 +22,7 @@ import { serveHttp } from "../../../transport/http/server.ts";
 import { createRankEngines } from "../engines.ts";
 import { workerIdentities } from "../identity.ts";
 import { LiveLoop } from "../live-loop.ts";
+import { attachLora } from "../lora-setup.ts";
 import { MockerWorkerPool } from "../worker-pool.ts";
 import { DynamoEventPublisher, jsonSafeId } from "./event-publisher.ts";
 import { DynamoEtcdRecords } from "./etcd-records.ts";
@@ -101,6 +102,11 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   const timing = { mode: config.kvTransferTimingMode ?? "full_prompt", kvBytesPerToken: config.kvBytesPerToken };
   const bootstrapPorts = (config.bootstrapPorts ?? []).map((port) => scope.use(listenBootstrap(config.host, port, { rooms: rooms!, stats: handoffs, logger, timing })).port);
   const pool = new MockerWorkerPool(ranks, loop, logger, () => [...(disagg?.stats.families() ?? []), ...(rooms ? handoffFamilies(handoffs) : [])], undefined, instanceIds.map(String), config.modelName);
+  // --lora-modules: each adapter a card of its own beside the base model's (below).
+  const lora = attachLora(config, pool, ranks, workers, logger);
+  if (config.loraModulesPerWorker !== undefined) {
+    logger.warn("--lora-modules-per-worker: Dynamo's frontend sends an adapter's requests to any worker of the endpoint, not only to those holding it; a request reaching a worker without the adapter fails");
+  }
   if (disagg) {
     pool.disagg = disagg.side;
     for (const r of ranks.flat()) r.disagg = disagg.side;
@@ -149,7 +155,7 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
       await records.put(DYNAMO_BUCKETS.eventChannels, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), eventChannelRecord(ep, KV_EVENTS_TOPIC, pub.publisherId, pub.endpoint));
       await records.put(DYNAMO_BUCKETS.eventSources, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), kvEventSourceRecord(ep, pub.publisherId, id, pub.dpRank));
     }
-    await records.put(DYNAMO_BUCKETS.mdc, instanceKey(ep, id), modelRecord(ep, id, {
+    const card: ModelCardInput = {
       displayName: config.modelName,
       sourcePath: model.path,
       tokenizer: model.tokenizer,
@@ -163,7 +169,11 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
       maxNumBatchedTokens: config.maxNumBatchedTokens,
       dataParallelSize: dp,
       ...(bootstrapPorts[i] !== undefined ? { bootstrap: { host: config.host, port: bootstrapPorts[i]! } } : {}),
-    }));
+    };
+    await records.put(DYNAMO_BUCKETS.mdc, instanceKey(ep, id), modelRecord(ep, id, card));
+    for (const name of lora.adapters.names(i)) {
+      await records.put(DYNAMO_BUCKETS.mdc, loraModelKey(ep, id, name), loraModelRecord(ep, id, card, { name, id: lora.adapters.idOf(name)! }));
+    }
   }
   scope.defer(() => {
     // First on close: refuse nothing new, end every in-flight request.
