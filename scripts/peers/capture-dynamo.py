@@ -15,7 +15,8 @@ hit), and everything lands in OUT_DIR:
     versions.json, discovery.json, request-plane.json, response-plane.json, kv-events.json,
     chat.json, frontend-metrics.txt, help/<command>.flags (and the full text of Dynamo's two),
     state-agent.json and state-agent-metrics.txt (capture_state_agent.py),
-    disagg-bootstrap.json and disagg-no-bootstrap.json (capture_disagg.py), lora.json (capture_lora.py)
+    disagg-bootstrap.json and disagg-no-bootstrap.json (capture_disagg.py), lora.json (capture_lora.py),
+    kv-events-host.json (capture_host_tier.py)
 
 Every process and socket is on 127.0.0.1 and is stopped at the end, also on failure.
 """
@@ -33,6 +34,7 @@ import tempfile
 import zmq
 
 from capture_disagg import capture_disagg
+from capture_host_tier import capture_host_tier
 from capture_lora import capture_lora
 from capture_state_agent import capture_state_agent, stop_processes
 from capture_wire import Recorder, decode_event_message, dump_discovery, free_port, http, mirror, peer_env, wait_for
@@ -177,6 +179,7 @@ def main():
     for bootstrap in (True, False):
         asyncio.run(capture_disagg(args.out, os.path.abspath(args.model_dir), stop_processes, bootstrap))
     capture_lora(args.out, os.path.abspath(args.model_dir), stop_processes)
+    capture_host_tier(args.out, os.path.abspath(args.model_dir), stop_processes)
     with tempfile.TemporaryDirectory(prefix="kvcr-capture-") as tmp:
         capture_state_agent(args.out, {**os.environ, **peer_env(), "DYN_FILE_KV": os.path.join(tmp, "kv")}, free_port, wait_for)
     print(f"captured into {args.out}")

@@ -61,6 +61,10 @@ describe.if(peersAvailable())("Dynamo's frontend and mocker (peers environment)"
     }
     const events = (dir: string) => (readJson(dir, "kv-events.json").messages as { envelope: unknown; payload: unknown }[]).map((m) => shape([m.envelope, m.payload]));
     expect(events(out)[0]).toEqual(events(COMMITTED)[0]);
+    // With a host tier: the host stores' shapes (storage_tier host_pinned, a start position).
+    const hostStores = (dir: string) => (readJson(dir, "kv-events-host.json").messages as { payload: { storage_tier: string }[] }[]).flatMap((m) => m.payload).filter((e) => e.storage_tier === "host_pinned").map(shape);
+    expect(hostStores(out).length).toBeGreaterThan(0);
+    expect(hostStores(out)[0]).toEqual(hostStores(COMMITTED)[0]);
     // Dynamo's state agent attached the raw stream that Dynamo's own KvStateAttachmentOwner named,
     // and republished its store as router events, in the shapes the fixtures hold.
     const agent = (dir: string) => readJson(dir, "state-agent.json") as { records: { event_sources: { value: { topic: string } }[] }; republished: { envelope: unknown; payload: unknown }[] };

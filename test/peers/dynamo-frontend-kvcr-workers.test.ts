@@ -163,6 +163,24 @@ describe.if(peersAvailable())("Dynamo's frontend over kvcr-mock workers (peers e
     expect(metrics).toContain(`kvcr_mocker_lora_requests_total{lora_name="sql-adapter"} ${PREFIXES * REPEATS}`);
   }, 120_000);
 
+  test("host-tier (G2) events are indexed by Dynamo's router beside the device's, every event applied", async () => {
+    await using tmp = await makeTempDir("kvcr-dyn-");
+    // A device cache of 40 blocks: each ~15-block prompt pushes the older ones out to the host tier.
+    await using kv = await startStack(tmp.path, "kv", ["--num-gpu-blocks-override", "40", "--num-host-blocks", "400"]);
+    const ask = (i: number) => kv.client.chat.completions.create({ model: "mock-model", messages: [{ role: "user", content: `${i} ${"long prompt text ".repeat(12)}` }], max_tokens: 2 });
+    const DISTINCT = 6;
+    for (let i = 0; i < DISTINCT; i++) await ask(i);
+    const applied = async () => {
+      const lines = (await (await fetch(kv.client.baseURL.replace(/\/v1$/, "/metrics"))).text()).split("\n").filter((l) => l.startsWith("dynamo_component_kv_cache_events_applied{"));
+      const count = (type: string, status: string) => lines.filter((l) => l.includes(`event_type="${type}"`) && l.includes(`status="${status}"`)).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+      const failed = lines.filter((l) => !l.includes('status="ok"') && !l.endsWith(" 0"));
+      return { stored: count("stored", "ok"), failed };
+    };
+    // One device store and one host store per new prompt, all applied; none refused.
+    await waitFor(async () => (await applied()).stored >= 2 * DISTINCT, { what: "the router to apply the device and host stores", timeoutMs: 10_000 });
+    expect((await applied()).failed).toEqual([]);
+  }, 120_000);
+
   test.if(etcdAvailable())("with etcd discovery (Dynamo's default backend): served and KV-routed the same way", async () => {
     await using tmp = await makeTempDir("kvcr-dyn-");
     await using etcd = await startEtcd();

@@ -29,6 +29,7 @@ describe("event plane", () => {
     // Dynamo's own worker id is full-range u64; ours are ≤ 2^53−1. Encode with a stand-in and splice.
     const events: DynamoRouterEvent[] = payload.map((e) => ({
       eventId: e.event.event_id,
+      tier: "device",
       event: { kind: "stored", parentHash: e.event.data.stored.parent_hash, blockHashes: e.event.data.stored.blocks.map((b) => BigInt(b.block_hash)), localHashes: e.event.data.stored.blocks.map((b) => BigInt(b.tokens_hash)) },
     }));
     const ours = encodeRouterEvents(new MsgpackWriter(), 1, payload[0]!.event.dp_rank, events);
@@ -37,6 +38,31 @@ describe("event plane", () => {
     expect(hex(ours).replace("a9776f726b65725f696401", `a9776f726b65725f6964${marker(BigInt(workerId))}`)).toBe(hex(theirs));
     const msg = encodeEventMessage(new MsgpackWriter(), envelope.topic, Number(envelope.publisher_id), envelope.sequence, Number(envelope.published_at), theirs);
     expect(msg.map(hex)).toEqual(message!.frames_hex);
+  });
+});
+
+describe("the host tier", () => {
+  test("captured host-tier stores and device removals re-encode to Dynamo's exact bytes", () => {
+    type Captured = { worker_id: bigint; storage_tier: "device" | "host_pinned"; event: { event_id: number; dp_rank: number; data: { stored?: { parent_hash: bigint | null; start_position: number | null; blocks: { block_hash: bigint; tokens_hash: bigint }[] }; removed?: { block_hashes: bigint[] } } } };
+    const messages = fixture("kv-events-host.json").messages as { frames_hex: string[] }[];
+    const tiers = new Set<string>();
+    for (const message of messages) {
+      const envelope = unpack(bytes(message.frames_hex[3]!).subarray(5)) as { payload: Uint8Array };
+      const payload = unpack(envelope.payload) as Captured[];
+      const events: DynamoRouterEvent[] = payload.map((e) => {
+        tiers.add(`${e.storage_tier} ${Object.keys(e.event.data)[0]}`);
+        const { stored, removed } = e.event.data;
+        const event = stored
+          ? { kind: "stored" as const, parentHash: stored.parent_hash, blockHashes: stored.blocks.map((b) => BigInt(b.block_hash)), localHashes: stored.blocks.map((b) => BigInt(b.tokens_hash)) }
+          : { kind: "removed" as const, blockHashes: removed!.block_hashes.map(BigInt) };
+        return { eventId: e.event.event_id, tier: e.storage_tier, event, ...(stored?.start_position != null ? { startPosition: stored.start_position } : {}) };
+      });
+      const ours = encodeRouterEvents(new MsgpackWriter(), 1, payload[0]!.event.dp_rank, events);
+      const marker = hex(new Uint8Array([0xcf, ...Buffer.from(BigInt(payload[0]!.worker_id).toString(16).padStart(16, "0"), "hex")]));
+      expect(hex(ours).replaceAll("a9776f726b65725f696401", `a9776f726b65725f6964${marker}`)).toBe(hex(envelope.payload));
+    }
+    // The capture holds what the check needs: host stores beside device stores and removals.
+    expect([...tiers].sort()).toEqual(["device removed", "device stored", "host_pinned stored"]);
   });
 });
 

@@ -12,10 +12,16 @@ export type DynamoKvEvent =
 
 export const FRAME_VERSION = 1;
 
+/** Dynamo's names of the tiers a worker publishes: G1 and the host tier (G2). */
+export type DynamoStorageTier = "device" | "host_pinned";
+
 /** One RouterEvent's worth of an engine event, as the router indexes it. */
 export interface DynamoRouterEvent {
   eventId: number;
+  tier: DynamoStorageTier;
   event: DynamoKvEvent;
+  /** A stored event's first block's position in its sequence (Dynamo's mocker writes it on host stores); nil when absent. */
+  startPosition?: number;
 }
 
 const K = Object.fromEntries(
@@ -24,19 +30,16 @@ const K = Object.fromEntries(
     "sequence", "published_at", "topic", "payload"].map((k) => [k, preEncodeStr(k)]),
 ) as Record<string, Uint8Array>;
 
-/**
- * The payload: `Vec<RouterEvent>` of one (worker, rank). Only the device tier (G1) is written:
- * the router's host-tier events come from a state agent, not a worker's own stream.
- */
+/** The payload: `Vec<RouterEvent>` of one (worker, rank), each event with its storage tier. */
 export function encodeRouterEvents(w: MsgpackWriter, workerId: number, dpRank: number, events: readonly DynamoRouterEvent[]): Uint8Array {
   w.reset();
   w.writeArrayHeader(events.length);
-  for (const { eventId, event } of events) {
+  for (const { eventId, tier, event, startPosition } of events) {
     w.writeMapHeader(4);
     w.writeRaw(K.worker_id!);
     w.writeUint(workerId);
     w.writeRaw(K.storage_tier!);
-    w.writeRaw(K.device!);
+    w.writeRaw(tier === "device" ? K.device! : K.host_pinned!);
     w.writeRaw(K.residency_domain!);
     w.writeRaw(K.worker!);
     w.writeRaw(K.event!);
@@ -52,7 +55,8 @@ export function encodeRouterEvents(w: MsgpackWriter, workerId: number, dpRank: n
       if (event.parentHash === null) w.writeNil();
       else w.writeU64(event.parentHash);
       w.writeRaw(K.start_position!);
-      w.writeNil();
+      if (startPosition === undefined) w.writeNil();
+      else w.writeUint(startPosition);
       w.writeRaw(K.blocks!);
       w.writeArrayHeader(event.blockHashes.length);
       for (let i = 0; i < event.blockHashes.length; i++) {

@@ -1,6 +1,7 @@
 // One (worker, rank)'s KV events on Dynamo's ZeroMQ event plane: a PUB of its own, a publisher id
-// ≤ 2^53−1, message sequences from 0 and RouterEvent ids from 1, the device tier only
-// (protocol/dynamo/event-plane.ts has the bytes). The engine's EventOutlet.
+// ≤ 2^53−1, message sequences from 0 and RouterEvent ids from 1 (one count over both tiers), the
+// device tier and the host tier as Dynamo's mocker names them (protocol/dynamo/event-plane.ts has
+// the bytes). The engine's EventOutlet.
 import type { KvEvent } from "../../../core/kv/kv-events.ts";
 import type { Logger } from "../../../lib/logger.ts";
 import { encodeEventMessage, encodeRouterEvents, type DynamoRouterEvent } from "../../../protocol/dynamo/event-plane.ts";
@@ -39,7 +40,9 @@ export class DynamoEventPublisher implements EventOutlet {
 
   publish(events: readonly KvEvent[], _tsSeconds: number): void {
     const items: DynamoRouterEvent[] = [];
-    for (const event of events) if (event.kind === "cleared" || event.tier === "device") items.push({ eventId: this.nextEventId++, event });
+    // Host stores go without their start position (Dynamo's mocker writes it; vLLM's events, and so
+    // the engine's, do not carry it): the router indexes them by their hashes, as device stores.
+    for (const event of events) items.push({ eventId: this.nextEventId++, tier: event.tier === "device" ? "device" : "host_pinned", event });
     if (items.length === 0) return;
     const payload = encodeRouterEvents(this.writer, this.workerId, this.dpRank, items);
     this.pub.send(encodeEventMessage(this.envelopeWriter, KV_EVENTS_TOPIC, this.publisherId, this.sequence++, Date.now(), payload));
