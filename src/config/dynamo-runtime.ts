@@ -83,8 +83,7 @@ export function dynamoRuntimeProblems(c: DynamoKeys): string[] {
   const problems: string[] = [];
   // What this runtime does not do yet is refused, never accepted and ignored.
   const notYet: [boolean, string][] = [
-    [c.kvStateAgent === true, "--kv-state-agent"],
-    [c.zmqKvEventsPorts !== undefined, "--zmq-kv-events-ports"],
+    [c.zmqKvEventsPorts !== undefined && c.kvStateAgent !== true, "--zmq-kv-events-ports without --kv-state-agent"],
     [c.openaiPortBase !== undefined || c.openaiPorts !== undefined, "--openai-port-base / --openai-ports"],
     [c.admin === true, "--admin"],
   ];

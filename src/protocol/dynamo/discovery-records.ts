@@ -83,6 +83,8 @@ export interface ModelCardInput {
   dataParallelSize: number;
   /** A prefill worker's bootstrap address (its decode legs are then sent at once, to meet there). */
   bootstrap?: { host: string; port: number };
+  /** Where the router gets this worker's KV events when not from the worker itself (`state_agent_v2`). */
+  kvEventSourceMode?: string;
 }
 
 /** What a worker type serves and needs, as Dynamo 1.6.1's mocker writes it (disagg-*.json). */
@@ -133,6 +135,7 @@ export function modelRecord(ep: EndpointId, instanceId: number, m: ModelCardInpu
         // No worker_kv_query endpoint here: the router must not expect to recover from us.
         enable_local_indexer: false,
         kv_event_publishing_enabled: type.publishesKvEvents,
+        ...(m.kvEventSourceMode ? { kv_event_source_mode: m.kvEventSourceMode } : {}),
         runtime_data: {},
         ...(m.bootstrap ? { disaggregated_endpoint: { bootstrap_host: m.bootstrap.host, bootstrap_port: m.bootstrap.port } } : {}),
       },

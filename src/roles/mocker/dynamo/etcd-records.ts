@@ -2,7 +2,7 @@
 // `{bucket}/{key}` under one lease of this process (Dynamo's TTL, 10 s), kept alive every ~3 s and
 // revoked at close, so the records vanish with the process and within the TTL after a kill -9. A
 // lease etcd forgot (a restart, a lapse) is granted again and every record put again.
-import { b64, EtcdClient } from "../../../discovery/etcd-client.ts";
+import { b64, EtcdClient, prefixRangeEnd, unb64 } from "../../../discovery/etcd-client.ts";
 import type { Logger } from "../../../lib/logger.ts";
 import { jsonSafeId } from "./event-publisher.ts";
 import type { DynamoRecords } from "./file-records.ts";
@@ -37,6 +37,18 @@ export class DynamoEtcdRecords implements DynamoRecords {
     const text = JSON.stringify(value);
     this.records.set(full, text);
     await this.client.call("/v3/kv/put", { key: b64(full), value: b64(text), lease: this.leaseId });
+  }
+
+  async list(bucket: string, prefix: string): Promise<{ key: string; text: string }[]> {
+    const full = `${bucket}/${prefix}`;
+    const reply = await this.client.call<{ kvs?: { key: string; value?: string }[] }>("/v3/kv/range", { key: b64(full), range_end: prefixRangeEnd(full) });
+    return (reply.kvs ?? []).map((kv) => ({ key: unb64(kv.key).slice(bucket.length + 1), text: unb64(kv.value) })).filter((r) => r.text !== "");
+  }
+
+  async remove(bucket: string, key: string): Promise<void> {
+    const full = `${bucket}/${key}`;
+    this.records.delete(full);
+    await this.client.call("/v3/kv/deleterange", { key: b64(full) });
   }
 
   private async keepAlive(): Promise<void> {

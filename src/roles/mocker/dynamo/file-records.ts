@@ -22,6 +22,10 @@ function pidAlive(pid: number): boolean {
 /** Where a Dynamo-runtime process writes its records: Dynamo's file store or its etcd layout. */
 export interface DynamoRecords extends AsyncDisposable {
   put(bucket: string, key: string, value: unknown): Promise<void>;
+  /** Every record of `bucket` whose key starts with `prefix`, anyone's, as its JSON text. */
+  list(bucket: string, prefix: string): Promise<{ key: string; text: string }[]>;
+  /** Removes a record, anyone's (one a previous incarnation left); absent is no error. */
+  remove(bucket: string, key: string): Promise<void>;
   /** Every key (file path or etcd key) this process wrote. */
   readonly keys: readonly string[];
 }
@@ -61,6 +65,37 @@ export class DynamoFileRecords implements DynamoRecords {
     if (this.owned.includes(path)) return; // a record put again: already listed
     this.owned.push(path);
     writeFileSync(this.ownerFile, this.owned.join("\n"));
+  }
+
+  async list(bucket: string, prefix: string): Promise<{ key: string; text: string }[]> {
+    const dir = join(this.root, bucket);
+    const out: { key: string; text: string }[] = [];
+    for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+      if (name.startsWith(".tmp_")) continue;
+      const key = decodeURIComponent(name);
+      if (!key.startsWith(prefix)) continue;
+      try {
+        const text = readFileSync(join(dir, name), "utf8");
+        if (text !== "") out.push({ key, text });
+      } catch {
+        // removed meanwhile
+      }
+    }
+    return out;
+  }
+
+  async remove(bucket: string, key: string): Promise<void> {
+    const path = join(this.root, bucket, keyFileName(key));
+    try {
+      unlinkSync(path);
+    } catch {
+      // already gone
+    }
+    const at = this.owned.indexOf(path);
+    if (at >= 0) {
+      this.owned.splice(at, 1);
+      writeFileSync(this.ownerFile, this.owned.join("\n"));
+    }
   }
 
   private touch(): void {

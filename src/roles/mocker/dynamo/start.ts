@@ -14,7 +14,7 @@ import type { Logger } from "../../../lib/logger.ts";
 import type { RoleHandle } from "../../../lib/role.ts";
 import { xxh3 } from "../../../lib/xxh3.ts";
 import {
-  DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instancePath, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, loraModelKey, loraModelRecord, modelRecord, parseEndpointId, type ModelCardInput,
+  DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instancePath, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, loraModelKey, loraModelRecord, modelRecord, parseEndpointId, tcpTransport, type ModelCardInput,
 } from "../../../protocol/dynamo/discovery-records.ts";
 import { parseEtcdEndpoints } from "../../../protocol/etcd-endpoints.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../../protocol/prometheus.ts";
@@ -23,6 +23,10 @@ import { createRankEngines } from "../engines.ts";
 import { workerIdentities } from "../identity.ts";
 import { LiveLoop } from "../live-loop.ts";
 import { attachLora } from "../lora-setup.ts";
+import { openEventSockets } from "../event-sockets.ts";
+import { tcpEndpoint } from "../records.ts";
+import { STATE_AGENT_SOURCE_MODE } from "../../../protocol/dynamo/state-agent-records.ts";
+import { attachToDynamoAgent, watchAttachments } from "./state-agent.ts";
 import { MockerWorkerPool } from "../worker-pool.ts";
 import { DynamoEventPublisher, jsonSafeId } from "./event-publisher.ts";
 import { DynamoEtcdRecords } from "./etcd-records.ts";
@@ -34,6 +38,13 @@ import { BootstrapRooms } from "../pd/bootstrap-rooms.ts";
 import { RENDEZVOUS_TIMEOUT_MS } from "../pd/handoff-destination.ts";
 import { listenBootstrap, type HandoffStats } from "../pd/handoff-source.ts";
 import { openDisagg } from "../pd/open-disagg.ts";
+
+/** `--kv-state-endpoint ns/component/endpoint` as Dynamo's triple. */
+function parseStateEndpoint(text: string): { namespace: string; component: string; name: string } {
+  const parts = text.split("/");
+  if (parts.length !== 3 || parts.some((p) => p === "")) throw new ConfigError([`--kv-state-endpoint: got ${JSON.stringify(text)}, expected NAMESPACE/COMPONENT/ENDPOINT`]);
+  return { namespace: parts[0]!, component: parts[1]!, name: parts[2]! };
+}
 
 function etcdEndpointList(spec: string | undefined): string[] {
   const parsed = parseEtcdEndpoints(spec ?? "");
@@ -48,6 +59,14 @@ function requestPlaneFamilies(s: RequestPlaneStats): MetricFamily[] {
     counter("kvcr_mocker_dynamo_requests_refused_total", "Requests refused on Dynamo's request plane (malformed, unknown endpoint or rank)", s.refused),
     counter("kvcr_mocker_dynamo_requests_cancelled_total", "Requests Dynamo's frontend cancelled (stop, kill or a closed stream)", s.cancelled),
     counter("kvcr_mocker_dynamo_unknown_fields_total", "Request fields this worker does not read, ignored", s.unknownFields),
+  ];
+}
+
+function agentFamilies(s: { intents: number; attached: number }): MetricFamily[] {
+  const gauge = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "gauge", samples: [{ value }] });
+  return [
+    gauge("kvcr_mocker_dynamo_state_agent_intents", "Attachment intents this process wrote for Dynamo's state agent (one per worker and rank)", s.intents),
+    gauge("kvcr_mocker_dynamo_state_agent_attached", "Of those, the ones Dynamo's state agent has attached", s.attached),
   ];
 }
 
@@ -90,10 +109,20 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   const clockMs = () => performance.now() - t0;
   const ranks = createRankEngines(config, workers, logger, clockMs, model.outputVocab);
   const loop = new LiveLoop<StepResult>(clockMs);
+  // KVCR mode: each rank's raw vLLM stream, for Dynamo's state agent to attach (no direct events).
   // A decode worker publishes no KV events (Dynamo's routes its decode legs without them).
-  const publishers = workers.map((_, i) => (mode === "decode" ? [] : Array.from({ length: dp }, (_, r) => new DynamoEventPublisher(config.host, instanceIds[i]!, r, logger))));
+  const sockets = config.kvStateAgent ? openEventSockets(config, workers, logger, scope) : undefined;
+  const publishers = workers.map((_, i) => (mode === "decode" || sockets ? [] : Array.from({ length: dp }, (_, r) => new DynamoEventPublisher(config.host, instanceIds[i]!, r, logger))));
   scope.defer(() => publishers.flat().forEach((p) => p.close()));
-  ranks.forEach((worker, i) => worker.forEach((rank, r) => publishers[i]![r] && rank.outlets.push(publishers[i]![r]!)));
+  ranks.forEach((worker, i) =>
+    worker.forEach((rank, r) => {
+      if (publishers[i]![r]) rank.outlets.push(publishers[i]![r]!);
+      if (sockets) {
+        rank.outlets.push(...sockets.outlets[i]!.forRank(r));
+        rank.rawPublisher = sockets.outlets[i]!.publishers[r];
+      }
+    }),
+  );
   scope.defer(() => loop.close());
   const rooms = config.bootstrapPorts ? new BootstrapRooms(RENDEZVOUS_TIMEOUT_MS, (config.kvTransferHoldTimeout ?? DEFAULT_KV_TRANSFER_HOLD_TIMEOUT_S) * 1000) : undefined;
   if (rooms) scope.defer(() => rooms.close());
@@ -101,7 +130,8 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   const handoffs: HandoffStats = { handedOver: 0, aborted: 0, timedOut: 0, failed: 0 };
   const timing = { mode: config.kvTransferTimingMode ?? "full_prompt", kvBytesPerToken: config.kvBytesPerToken };
   const bootstrapPorts = (config.bootstrapPorts ?? []).map((port) => scope.use(listenBootstrap(config.host, port, { rooms: rooms!, stats: handoffs, logger, timing })).port);
-  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...(disagg?.stats.families() ?? []), ...(rooms ? handoffFamilies(handoffs) : [])], undefined, instanceIds.map(String), config.modelName);
+  const agentState = { intents: 0, attached: 0 };
+  const pool = new MockerWorkerPool(ranks, loop, logger, () => [...(sockets?.outlets.flatMap((o) => o.metrics()) ?? []), ...(sockets ? agentFamilies(agentState) : []), ...(disagg?.stats.families() ?? []), ...(rooms ? handoffFamilies(handoffs) : [])], undefined, instanceIds.map(String), config.modelName);
   // --lora-modules: each adapter a card of its own beside the base model's (below).
   const lora = attachLora(config, pool, ranks, workers, logger);
   if (config.loraModulesPerWorker !== undefined) {
@@ -169,11 +199,34 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
       maxNumBatchedTokens: config.maxNumBatchedTokens,
       dataParallelSize: dp,
       ...(bootstrapPorts[i] !== undefined ? { bootstrap: { host: config.host, port: bootstrapPorts[i]! } } : {}),
+      ...(sockets ? { kvEventSourceMode: STATE_AGENT_SOURCE_MODE } : {}),
     };
     await records.put(DYNAMO_BUCKETS.mdc, instanceKey(ep, id), modelRecord(ep, id, card));
     for (const name of lora.adapters.names(i)) {
       await records.put(DYNAMO_BUCKETS.mdc, loraModelKey(ep, id, name), loraModelRecord(ep, id, card, { name, id: lora.adapters.idOf(name)! }));
     }
+  }
+  if (sockets) {
+    // One attachment intent per (worker, rank), once the cards are up (the host attaches at once).
+    const kvStateEndpoint = config.kvStateEndpoint ? parseStateEndpoint(config.kvStateEndpoint) : { namespace: ep.namespace, component: ep.component, name: ep.name };
+    const intents = workers.flatMap((w, i) =>
+      w.cacheOwnerIds.map((owner, r) => ({
+        producer: { namespace: ep.namespace, component: ep.component, endpoint: ep.name, instanceId: instanceIds[i]!, transport: tcpTransport(hostPort, ep, instanceIds[i]!) },
+        cacheOwnerId: owner,
+        workerId: instanceIds[i]!,
+        dpRank: r,
+        kvStateEndpoint,
+        kvBlockSize: config.blockSize,
+        rawEndpoint: tcpEndpoint(config.kvStateAgentRawHost!, sockets.endpoints[i]!.rawPorts[r]!),
+        rawTopic: w.rawTopic,
+      })),
+    );
+    const attached = await attachToDynamoAgent(records, ep.namespace, intents, logger);
+    logger.info(`state agent: ${attached.keys.length} attachment intent(s) for Dynamo's host of ${attached.host.maxSlots} slot(s)`);
+    const watching = new AbortController();
+    scope.defer(() => watching.abort());
+    void watchAttachments(records, ep, attached, logger, agentState, watching.signal);
+    agentState.intents = attached.written.length;
   }
   scope.defer(() => {
     // First on close: refuse nothing new, end every in-flight request.
