@@ -185,6 +185,32 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
       await records.put(DYNAMO_BUCKETS.eventChannels, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), eventChannelRecord(ep, KV_EVENTS_TOPIC, pub.publisherId, pub.endpoint));
       await records.put(DYNAMO_BUCKETS.eventSources, eventKey(ep, KV_EVENTS_TOPIC, pub.publisherId), kvEventSourceRecord(ep, pub.publisherId, id, pub.dpRank));
     }
+  }
+  if (sockets) {
+    // One attachment intent per (worker, rank) before the cards, as Dynamo's worker attaches before it
+    // registers its model: a frontend that saw the card first would never route on the agent's events.
+    const kvStateEndpoint = config.kvStateEndpoint ? parseStateEndpoint(config.kvStateEndpoint) : { namespace: ep.namespace, component: ep.component, name: ep.name };
+    const intents = workers.flatMap((w, i) =>
+      w.cacheOwnerIds.map((owner, r) => ({
+        producer: { namespace: ep.namespace, component: ep.component, endpoint: ep.name, instanceId: instanceIds[i]!, transport: tcpTransport(hostPort, ep, instanceIds[i]!) },
+        cacheOwnerId: owner,
+        workerId: instanceIds[i]!,
+        dpRank: r,
+        kvStateEndpoint,
+        kvBlockSize: config.blockSize,
+        rawEndpoint: tcpEndpoint(config.kvStateAgentRawHost!, sockets.endpoints[i]!.rawPorts[r]!),
+        rawTopic: w.rawTopic,
+      })),
+    );
+    const attached = await attachToDynamoAgent(records, ep.namespace, intents, logger);
+    logger.info(`state agent: ${attached.keys.length} attachment intent(s) for Dynamo's host of ${attached.host.maxSlots} slot(s)`);
+    const watching = new AbortController();
+    scope.defer(() => watching.abort());
+    agentState.intents = attached.written.length;
+    await new Promise<void>((settled) => void watchAttachments(records, ep, attached, logger, agentState, watching.signal, undefined, settled));
+  }
+  for (let i = 0; i < workers.length; i++) {
+    const id = instanceIds[i]!;
     const card: ModelCardInput = {
       displayName: config.modelName,
       sourcePath: model.path,
@@ -205,28 +231,6 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
     for (const name of lora.adapters.names(i)) {
       await records.put(DYNAMO_BUCKETS.mdc, loraModelKey(ep, id, name), loraModelRecord(ep, id, card, { name, id: lora.adapters.idOf(name)! }));
     }
-  }
-  if (sockets) {
-    // One attachment intent per (worker, rank), once the cards are up (the host attaches at once).
-    const kvStateEndpoint = config.kvStateEndpoint ? parseStateEndpoint(config.kvStateEndpoint) : { namespace: ep.namespace, component: ep.component, name: ep.name };
-    const intents = workers.flatMap((w, i) =>
-      w.cacheOwnerIds.map((owner, r) => ({
-        producer: { namespace: ep.namespace, component: ep.component, endpoint: ep.name, instanceId: instanceIds[i]!, transport: tcpTransport(hostPort, ep, instanceIds[i]!) },
-        cacheOwnerId: owner,
-        workerId: instanceIds[i]!,
-        dpRank: r,
-        kvStateEndpoint,
-        kvBlockSize: config.blockSize,
-        rawEndpoint: tcpEndpoint(config.kvStateAgentRawHost!, sockets.endpoints[i]!.rawPorts[r]!),
-        rawTopic: w.rawTopic,
-      })),
-    );
-    const attached = await attachToDynamoAgent(records, ep.namespace, intents, logger);
-    logger.info(`state agent: ${attached.keys.length} attachment intent(s) for Dynamo's host of ${attached.host.maxSlots} slot(s)`);
-    const watching = new AbortController();
-    scope.defer(() => watching.abort());
-    void watchAttachments(records, ep, attached, logger, agentState, watching.signal);
-    agentState.intents = attached.written.length;
   }
   scope.defer(() => {
     // First on close: refuse nothing new, end every in-flight request.

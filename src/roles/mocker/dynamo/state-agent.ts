@@ -86,10 +86,12 @@ async function attachedIncarnations(records: DynamoRecords, ep: { namespace: str
 /**
  * Watches the host attach the intents: the count attached is kept in `state.attached`; those not
  * attached within `waitMs` are reported once, with the likely reason (the host logs its own; it
- * writes nothing for an intent it refuses), and again when they do attach later.
+ * writes nothing for an intent it refuses), and again when they do attach later. `settled` runs
+ * once, when all are attached or at the report.
  */
 export async function watchAttachments(
-  records: DynamoRecords, ep: { namespace: string; component: string; name: string }, a: AgentAttachment, logger: Logger, state: { attached: number }, signal: AbortSignal, waitMs = ATTACH_WAIT_MS,
+  records: DynamoRecords, ep: { namespace: string; component: string; name: string }, a: AgentAttachment, logger: Logger, state: { attached: number }, signal: AbortSignal,
+  waitMs = ATTACH_WAIT_MS, settled: () => void = () => {},
 ): Promise<void> {
   const deadline = Date.now() + waitMs;
   let reported = false;
@@ -105,13 +107,16 @@ export async function watchAttachments(
     state.attached = a.written.length - missing.length;
     if (missing.length === 0) {
       logger.info(`state agent: Dynamo's host attached all ${a.written.length} CacheOwner(s)${reported ? " (late)" : ""}`);
+      settled();
       return;
     }
     if (!reported && Date.now() >= deadline) {
       const why = a.written.length > a.host.maxSlots ? `the host has ${a.host.maxSlots} slot(s) (its --max-slots) for ${a.written.length} CacheOwner(s): it refuses the rest at capacity` : "see the state agent's log for its reason";
       logger.warn(`state agent: ${missing.length} of ${a.written.length} CacheOwner(s) not attached by Dynamo's host within ${waitMs / 1000} s (${missing.map((m) => m.cacheOwnerId.slice(-6)).join(", ")}): ${why}`);
       reported = true;
+      settled();
     }
-    await Bun.sleep(500);
+    await Bun.sleep(POLL_MS);
   }
+  settled();
 }
