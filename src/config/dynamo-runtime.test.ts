@@ -40,7 +40,9 @@ describe("mocker --runtime dynamo: Dynamo's meaning and defaults", () => {
     expect(problems([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "0"]).join("\n")).toContain("--bootstrap-ports: got 1 port(s), expected exactly one per worker (2)");
     expect(problems([...DYN, "--disaggregation-mode", "prefill", "--num-workers", "2", "--bootstrap-ports", "7000,7000"]).join("\n")).toContain("port 7000 is asked for twice: --bootstrap-ports (worker 0) and --bootstrap-ports (worker 1)");
     expect(problems(["--bootstrap-ports", "7000"]).join("\n")).toContain("--bootstrap-ports: only with --runtime dynamo");
-    expect(problems([...DYN, "--kv-state-agent"]).join("\n")).toContain("--kv-state-agent: not supported with --runtime dynamo yet");
+    // KVCR mode takes the flags it always takes; raw streams without it are refused.
+    expect(problems([...DYN, "--kv-state-agent"]).join("\n")).toContain("--zmq-kv-events-ports: required with --kv-state-agent");
+    expect(problems([...DYN, "--zmq-kv-events-ports", "0"]).join("\n")).toContain("--zmq-kv-events-ports without --kv-state-agent: not supported with --runtime dynamo yet");
   });
 
   test("prefill and decode workers are Dynamo's: --disaggregation-mode is accepted, a prefill worker with its bootstrap ports", () => {

@@ -105,6 +105,16 @@ export const mockerPassOn = defineOptions({
   ...group("Supervision", {
     staggerDelay: { kind: "number", min: 0, default: 0, description: "Seconds between starting consecutive workers of a process" },
   }),
+  ...group("Dynamo runtime", {
+    runtime: {
+      kind: "enum",
+      choices: ["kvcr", "dynamo"],
+      default: "kvcr",
+      description: "Whose deployment the mockers join: kvcr (kvcr-mock's agent and frontend) or dynamo (`mocker --runtime dynamo`, with Dynamo's own state agent and frontend from --agent-cmd / --frontend-cmd, by default run with --peers-python)",
+    },
+    modelPath: { kind: "string", nonEmpty: true, description: "With --runtime dynamo: the model directory the cards name (default: up writes one, as `kvcr-mock model-files` does)" },
+    peersPython: { kind: "string", nonEmpty: true, description: "With --runtime dynamo: the Python that runs Dynamo's roles, the {peers_python} of --agent-cmd / --frontend-cmd (default: KVCR_PEERS_PYTHON, else the peers environment)" },
+  }),
   ...group("LoRA adapters", {
     loraModules: { kind: "string", nonEmpty: true, variadic: true, description: "LoRA adapters the mockers load at start: name=path … or vLLM's JSON form (see mocker --lora-modules); on every worker unless --lora-replicas" },
     loraReplicas: { kind: "int", min: 1, max: 100_000, description: "With --lora-modules: load each adapter on this many of the stack's workers (of each pool's with --prefill-workers/--decode-workers), placed by rendezvous hashing (Dynamo's default placement)" },
@@ -189,6 +199,21 @@ export function upProblems(c: UpConfig): string[] {
     if (c.kvEventsEncoding === "array") problems.push(ARRAY_ENCODING_WITH_STATE_AGENT);
   }
   problems.push(...frontendReplicaProblems(c));
+  if (c.runtime === "dynamo") {
+    // What a Dynamo deployment of this stack cannot take: refused by name, never ignored.
+    const refused: [boolean, string, string][] = [
+      [c.workerApi, "--worker-api", "Dynamo's workers serve its request plane, not an API of their own"],
+      [c.audit, "--audit", "it reads kvcr-mock's own frontend index"],
+      [c.faults !== undefined, "--faults", "the fault API is kvcr-mock's own"],
+      [c.frontends > 1, "--frontends", "up runs one Dynamo frontend"],
+      [c.mockerCmd !== undefined, "--mocker-cmd", "the mockers are kvcr-mock's, run with --runtime dynamo"],
+      [c.prefillWorkers !== undefined || c.decodeWorkers !== undefined, "--prefill-workers / --decode-workers", "not laid out by up under Dynamo yet (run `mocker --runtime dynamo --disaggregation-mode` yourself)"],
+    ];
+    for (const [given, flag, why] of refused) if (given) problems.push(`${flag}: not with --runtime dynamo (${why})`);
+  } else {
+    const stray = ([["model-path", c.modelPath], ["peers-python", c.peersPython]] as const).filter(([, v]) => v !== undefined).map(([f]) => `--${f}`);
+    if (stray.length > 0) problems.push(`${stray.join(", ")}: only with --runtime dynamo`);
+  }
   if (c.livenessTimeout > 0 && c.livenessTimeout < 1) problems.push(`--liveness-timeout: got ${c.livenessTimeout}, expected 0 (off) or at least 1 second (a probe's own deadline is up to 1 s)`);
   if (c.audit && !roles.roles.has("frontend")) problems.push("--audit: compares the frontend's index with the mockers' truth; include frontend in --roles");
   if (c.maxSlots !== undefined && c.kvStateAgent && roles.roles.has("agent") && roles.roles.has("mockers") && c.maxSlots < ranks) {

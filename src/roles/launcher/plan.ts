@@ -47,6 +47,8 @@ export interface ProcessSpec {
   livenessUrl: string;
   /** Seconds the readiness gate may take. */
   readyTimeoutS: number;
+  /** Variables set for this child beside up's own environment (a Dynamo role's DYN_*). */
+  env?: Record<string, string>;
 }
 
 /** Ports `up` chose before planning (explicit ones, or free ones it picked for 0). */
@@ -69,6 +71,35 @@ export interface PlanContext {
   discoveryDir: string;
   /** The NATS server the frontends sync over (--router-replica-sync): --nats-url, or the one up starts. */
   natsUrl?: string;
+  /** --runtime dynamo: the Python that runs Dynamo's roles and the model directory the cards name. */
+  dynamo?: { peersPython: string; modelPath: string; tmpDir: string };
+}
+
+/** Dynamo's own state agent and frontend, as up starts them under --runtime dynamo without --agent-cmd / --frontend-cmd. */
+export const DYNAMO_AGENT_CMD = "{peers_python} -m dynamo.kv_state_agent --max-slots {max_slots}";
+export const DYNAMO_FRONTEND_CMD =
+  "{peers_python} -m dynamo.frontend --http-host {host} --http-port {port} --namespace {namespace} --router-mode {router_mode} --discovery-backend {discovery_backend} --request-plane tcp --event-plane zmq";
+
+/**
+ * What every role of a Dynamo stack is told through its environment: the namespace, the discovery
+ * backend and directory, the TCP request plane and ZeroMQ event plane advertised on the stack's
+ * host, and no Hugging Face hub.
+ */
+export function dynamoEnvironment(config: UpConfig, ctx: Pick<PlanContext, "discoveryDir">, tmpDir: string): Record<string, string> {
+  const host = dialHost(config.host).replace(/^\[|\]$/g, "");
+  return {
+    DYN_NAMESPACE: config.namespace ?? DEFAULT_NAMESPACE,
+    DYN_DISCOVERY_BACKEND: config.discoveryBackend,
+    ...(config.discoveryBackend === "etcd" ? { ETCD_ENDPOINTS: config.etcdEndpoints ?? "http://localhost:2379" } : { DYN_FILE_KV: ctx.discoveryDir }),
+    DYN_REQUEST_PLANE: "tcp",
+    DYN_EVENT_PLANE: "zmq",
+    DYN_TCP_RPC_HOST: host,
+    DYN_EVENT_PLANE_HOST: host,
+    DYN_TCP_RESPONSE_STREAM_HOST: host,
+    HF_HUB_OFFLINE: "1",
+    TRANSFORMERS_OFFLINE: "1",
+    TMPDIR: tmpDir,
+  };
 }
 
 export interface StackPlan {
@@ -109,7 +140,11 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
     frontend_port: String(ctx.ports.frontend),
     frontend_url: frontendUrl,
     log_level: config.logLevel,
+    peers_python: ctx.dynamo ? shellQuote(ctx.dynamo.peersPython) : "",
   };
+  const dynamo = config.runtime === "dynamo" ? ctx.dynamo : undefined;
+  if (config.runtime === "dynamo" && dynamo === undefined) throw new ConfigError(["--runtime dynamo: no Python for Dynamo's roles (--peers-python)"]);
+  const dynEnv = dynamo ? dynamoEnvironment(config, ctx, dynamo.tmpDir) : undefined;
   const logFlags = [
     ...(config.logLevel !== "info" ? [`--log-level=${config.logLevel}`] : []),
     ...(config.logFormat !== "pretty" ? [`--log-format=${config.logFormat}`] : []),
@@ -120,23 +155,26 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
   if (stateAgent && roles.has("agent")) {
     const maxSlots = config.maxSlots ?? Math.max(8, roles.has("mockers") ? totalWorkers * config.dataParallelSize : 0);
     const own = [...ctx.self, "agent", ...toArgv(agentOptions, { port: ctx.ports.agent, maxSlots, maxEventPayloadBytes: config.maxEventPayloadBytes, ...discovery }), ...logFlags];
+    const agentCmd = config.agentCmd ?? (dynamo ? DYNAMO_AGENT_CMD : undefined);
     processes.push({
       name: "agent",
       role: "agent",
       stage: STAGES.agent,
-      argv: config.agentCmd ? renderCommand(config.agentCmd, { ...common, port: String(ctx.ports.agent), max_slots: String(maxSlots) }, "--agent-cmd", "agent") : own,
-      external: config.agentCmd !== undefined,
+      argv: agentCmd ? renderCommand(agentCmd, { ...common, port: String(ctx.ports.agent), max_slots: String(maxSlots) }, "--agent-cmd", "agent") : own,
+      external: agentCmd !== undefined,
       url: agentUrl!,
       ports: { http: ctx.ports.agent },
       readiness: { kind: "ok", url: `${agentUrl}/live` },
       livenessUrl: `${agentUrl}/live`,
       readyTimeoutS: config.agentReadyTimeout,
+      // Dynamo's agent serves /live on DYN_SYSTEM_PORT.
+      ...(dynEnv ? { env: { ...dynEnv, DYN_SYSTEM_PORT: String(ctx.ports.agent) } } : {}),
     });
   }
 
   if (roles.has("mockers")) {
     for (let i = 0; i < config.mockerProcesses; i++) {
-      const mocker = mockerConfigFor(config, i, ctx);
+      const mocker = dynamo ? dynamoMockerConfig(mockerConfigFor(config, i, ctx), dynamo.modelPath) : mockerConfigFor(config, i, ctx);
       const problems = mockerProblems(mocker);
       if (problems.length > 0) throw new ConfigError(problems.map((p) => `mocker-${i}: ${p}`));
       const url = `http://${host}:${ctx.ports.mockers[i]}`;
@@ -147,7 +185,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         workers: String(config.workersPerProcess),
         first_worker: String(i * config.workersPerProcess),
         dp: String(config.dataParallelSize),
-        zmq_kv_events_ports: mocker.zmqKvEventsPorts!.join(","),
+        zmq_kv_events_ports: mocker.zmqKvEventsPorts?.join(",") ?? "",
         zmq_replay_ports: mocker.zmqReplayPorts?.join(",") ?? "",
         cache_slot: String(mocker.kvStateAgentCacheSlot ?? ""),
         raw_host: mocker.kvStateAgentRawHost ?? "",
@@ -161,13 +199,15 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         url,
         ports: {
           http: ctx.ports.mockers[i]!,
-          zmqKvEvents: mocker.zmqKvEventsPorts!,
+          ...(mocker.zmqKvEventsPorts ? { zmqKvEvents: mocker.zmqKvEventsPorts } : {}),
           ...(mocker.zmqReplayPorts ? { zmqReplay: mocker.zmqReplayPorts } : {}),
           ...(config.workerApi ? { openai: workerApiPorts(mocker)! } : {}),
         },
         readiness: { kind: "ok", url: `${url}/health` },
         livenessUrl: `${url}${config.mockerCmd ? "/health" : "/live"}`,
         readyTimeoutS: config.readyTimeout,
+        // A Dynamo-runtime mocker serves /live and /health on DYN_SYSTEM_PORT, as Dynamo's workers do.
+        ...(dynEnv ? { env: { ...dynEnv, DYN_SYSTEM_PORT: String(ctx.ports.mockers[i]) } } : {}),
       });
     }
   }
@@ -183,19 +223,21 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
       const frontend = { httpPort: port, strictHealth: config.strictHealth, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...failures, ...sync, ...discovery };
       const own = [...ctx.self, "frontend", ...toArgv(frontendOptions, frontend), ...logFlags];
       const values = { ...common, port: String(port), router_mode: config.routerMode, workers: String(totalWorkers) };
+      const frontendCmd = config.frontendCmd ?? (dynamo ? DYNAMO_FRONTEND_CMD : undefined);
       processes.push({
         name: i === 0 ? "frontend" : `frontend-${i}`,
         role: "frontend",
         stage: STAGES.frontend,
-        argv: config.frontendCmd ? renderCommand(config.frontendCmd, values, "--frontend-cmd", "frontend") : own,
-        external: config.frontendCmd !== undefined,
+        argv: frontendCmd ? renderCommand(frontendCmd, values, "--frontend-cmd", "frontend") : own,
+        external: frontendCmd !== undefined,
+        ...(dynEnv ? { env: dynEnv } : {}),
         url,
         ports: { http: port },
         // Without local mockers the workers join from other hosts, maybe later: the frontend is ready when it serves.
         readiness: roles.has("mockers")
           ? { kind: "frontend", modelsUrl: `${url}/v1/models`, healthUrl: `${url}/health`, model: config.modelName, workers: totalWorkers }
           : { kind: "ok", url: `${url}/live` },
-        livenessUrl: `${url}${config.frontendCmd ? "/health" : "/live"}`,
+        livenessUrl: `${url}${frontendCmd ? "/health" : "/live"}`,
         readyTimeoutS: config.readyTimeout,
       });
     });
@@ -203,7 +245,8 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
 
   return {
     processes,
-    awaitAgentRecord: stateAgent && roles.has("mockers") && !roles.has("agent"),
+    // A Dynamo-runtime mocker waits for Dynamo's host advertisement itself.
+    awaitAgentRecord: stateAgent && roles.has("mockers") && !roles.has("agent") && !dynamo,
     agentUrl: stateAgent && roles.has("agent") ? agentUrl : undefined,
     frontendUrl: roles.has("frontend") ? frontendUrl : undefined,
     frontendUrls: roles.has("frontend") ? frontendPorts.map((port) => `http://${host}:${port}`) : [],
@@ -246,6 +289,20 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     kvStateAgentRawHost: stateAgent ? config.kvStateAgentRawHost : undefined,
     kvStateAgentCacheSlot: stateAgent ? config.cacheSlotBase + first * dp : undefined,
     ...discoverySettings(config, ctx),
+  };
+}
+
+/** A mocker process's config under --runtime dynamo: Dynamo's surfaces instead of kvcr-mock's own. */
+function dynamoMockerConfig(m: MockerConfig, modelPath: string): MockerConfig {
+  return {
+    ...m,
+    runtime: "dynamo",
+    modelPath,
+    admin: false,
+    openaiPortBase: undefined,
+    // Raw streams only for Dynamo's state agent to attach; direct mode publishes on Dynamo's event plane.
+    zmqKvEventsPorts: m.kvStateAgent ? m.zmqKvEventsPorts : undefined,
+    zmqReplayPorts: m.kvStateAgent ? m.zmqReplayPorts : undefined,
   };
 }
 

@@ -78,13 +78,15 @@ export async function runUp(config: UpConfig, ctx: UpContext): Promise<number> {
 }
 
 function summary(stack: StackHandle, config: UpConfig, stateFile: string | undefined, elapsedMs: number): string {
-  const lines = [`kvcr-mock stack ready in ${(elapsedMs / 1000).toFixed(1)} s (${config.kvStateAgent ? "state-agent" : "direct"} mode, model ${config.modelName}, namespace ${stack.namespace})`];
+  const lines = [`kvcr-mock stack ready in ${(elapsedMs / 1000).toFixed(1)} s (${config.kvStateAgent ? "state-agent" : "direct"} mode${config.runtime === "dynamo" ? " in a Dynamo deployment" : ""}, model ${config.modelName}, namespace ${stack.namespace})`];
   const width = Math.max(...stack.processes.map((p) => p.name.length), 9);
+  const dynamo = config.runtime === "dynamo";
   for (const p of stack.processes) {
     const what =
       p.role === "frontend" ? "OpenAI API: /v1/models /v1/completions /v1/chat/completions /health /metrics"
-      : p.role === "agent" ? "/live /health /v1/slots /v1/snapshot /metrics"
+      : p.role === "agent" ? (dynamo ? "Dynamo's state agent: /live /health /metrics" : "/live /health /v1/slots /v1/snapshot /metrics")
       : p.role === "nats" ? "NATS server of the frontends' router replica sync"
+      : dynamo ? "Dynamo workers (TCP request plane): /live /health /metrics"
       : `/v1/generate /health /metrics; raw KV events: ${rawText(p.rawEndpoints)}`;
     lines.push(`  ${p.name.padEnd(width)} ${p.url}  pid ${p.pid}${p.external ? " (external)" : ""}  ${what}`);
     if (p.workerApiUrls) lines.push(`  ${"".padEnd(width)} worker API (vLLM's OpenAI server per worker): ${workerApiText(p.workerApiUrls)}`);

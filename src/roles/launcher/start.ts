@@ -29,6 +29,7 @@ import { writePrometheusConfig } from "./prometheus-config.ts";
 import { watchLiveness } from "./liveness.ts";
 import { addWorkerEndpoints, refuseOrdinalOverlap, waitForAgentRecord, type ResolvedConfig } from "./stack-records.ts";
 import { claimStateFile, StateFileWriter } from "./state-file.ts";
+import { resolveDynamoRoles } from "./dynamo-roles.ts";
 
 export interface StackDeps {
   logger: Logger;
@@ -158,15 +159,18 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   // --router-replica-sync without --nats-url: a nats-server of the stack's own, started first.
   const natsBin = ports.nats === undefined ? undefined : (findNatsServer(deps.env ?? process.env, existsSync, config.natsServer) ?? thrown(new ConfigError([NATS_INSTALL_HINT])));
   const natsHost = dialHost(config.host);
-  const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports, discoveryDir, natsUrl: ports.nats && natsUrlOf(natsHost, ports.nats) });
+  await using scope = new AsyncDisposableStack();
+  // --runtime dynamo: Dynamo's own roles need their Python, and the cards a model directory.
+  const dynamo = config.runtime === "dynamo" ? scope.use(resolveDynamoRoles(config, deps.env ?? process.env)) : undefined;
+  const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports, discoveryDir, natsUrl: ports.nats && natsUrlOf(natsHost, ports.nats), ...(dynamo ? { dynamo } : {}) });
   if (natsBin !== undefined) stackPlan.processes.unshift(natsProcessSpec(natsBin, config.host, natsHost, ports.nats!, config.readyTimeout));
   const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, format: config.logFormat, logDir: config.logDir, env: childEnvironment(deps.env ?? process.env) });
-  await using scope = new AsyncDisposableStack();
   // A stack's own discovery subdirectory goes once its children (stopped first) have withdrawn their records.
   if (where.own && given.discoveryDir === undefined && config.discoveryBackend === "file") scope.defer(() => rmdir(discoveryDir).catch(() => {}));
   scope.defer(() => supervisor.stop(config.gracePeriod * 1000));
   let store: DiscoveryStore | undefined;
-  if (roles.has("mockers") || stackPlan.awaitAgentRecord) {
+  // kvcr-mock's own discovery store: a Dynamo stack's records are Dynamo's (its mockers find the agent themselves).
+  if ((roles.has("mockers") || stackPlan.awaitAgentRecord) && !dynamo) {
     const opened = await openDiscoveryStore({ ...config, discoveryDir }, logger);
     store = opened;
     scope.defer(() => opened.close());
@@ -194,7 +198,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     if (specs.length === 0) continue;
     if (stage === STAGES.mockers && config.kvStateAgent && store) await refuseOrdinalOverlap(store, config);
     for (const spec of specs) {
-      const child = supervisor.spawn(spec.name, spec.argv);
+      const child = supervisor.spawn(spec.name, spec.argv, spec.env);
       started.set(spec.name, child);
       logger.debug(`started ${spec.name} (pid ${child.pid}): ${spec.argv.join(" ")}`);
     }
@@ -205,7 +209,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   }
 
   // State-agent mode with our own agent and mockers: ready means wired, every raw stream followed.
-  if (config.kvStateAgent && roles.has("agent") && !config.agentCmd && !config.mockerCmd) {
+  if (config.kvStateAgent && roles.has("agent") && !config.agentCmd && !config.mockerCmd && !dynamo) {
     const mockers = stackPlan.processes.filter((p) => p.role === "mocker");
     const ranks = config.workersPerProcess * config.dataParallelSize;
     const gates = mockers.map((spec) => supervisor.waitReady(started.get(spec.name)!, { ...probeRawSubscribed(spec.url, ranks), timeoutMs: config.readyTimeout * 1000, intervalMs: 250 }));
@@ -266,7 +270,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
             await writeState();
           })().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));
         },
-      });
+      }, spec.env);
     }
   }
 
@@ -304,7 +308,7 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
     restart: async (target, mocker) => {
       const { spec, entry } = childOf(target, mocker);
       const before = entry.pid;
-      const next = await supervisor.restartNow(spec.name, spec.argv, gateOf(spec), config.gracePeriod * 1000);
+      const next = await supervisor.restartNow(spec.name, spec.argv, gateOf(spec), config.gracePeriod * 1000, spec.env);
       entry.pid = next.pid;
       if (store && spec.role === "mocker") await addWorkerEndpoints(store, config, processes).catch(() => {});
       await writeState().catch((err: unknown) => logger.warn(`cannot rewrite --state-file: ${(err as Error).message}`));

@@ -18,6 +18,7 @@ export const COMMON_PLACEHOLDERS = {
   frontend_port: "frontend HTTP port",
   frontend_url: "frontend base URL",
   log_level: "log level",
+  peers_python: "the Python that runs Dynamo's roles (--runtime dynamo: --peers-python, KVCR_PEERS_PYTHON or the peers environment)",
 } as const;
 
 export const ROLE_PLACEHOLDERS = {
