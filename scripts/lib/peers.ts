@@ -1,12 +1,30 @@
 // The peers environment for the scripts, tests and benches: where it lives (src/lib/peers-location.ts,
 // shared with the binary), the pin files, and the helpers they use with it.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export const PEERS_DIR = resolve(import.meta.dir, "../peers");
 export const REQUIREMENTS = join(PEERS_DIR, "requirements.txt");
 export const CONSTRAINTS = join(PEERS_DIR, "constraints.txt");
-export { AI_DYNAMO, findPeersPython, peersCacheRoot, peersKey, peersStamp, peersVenvDir } from "../../src/lib/peers-location.ts";
+export { findPeersPython, peersCacheRoot, peersStamp } from "../../src/lib/peers-location.ts";
+import { PEERS_KEY, peersVenvDir as venvDirFor } from "../../src/lib/peers-location.ts";
+
+/** Installed without its dependencies (its exact aisimulate pin has no wheel on PyPI). */
+export const AI_DYNAMO = "ai-dynamo==1.6.1";
+
+/** A short hash of the pins and the install recipe: a change to either builds a new venv (and must be PEERS_KEY, which the binary knows). */
+export function peersKey(): string {
+  const h = new Bun.CryptoHasher("sha256");
+  for (const file of [REQUIREMENTS, CONSTRAINTS]) h.update(readFileSync(file));
+  h.update(AI_DYNAMO);
+  return h.digest("hex").slice(0, 12);
+}
+
+export function peersVenvDir(): string {
+  return venvDirFor(process.env, peersKey());
+}
+
+export { PEERS_KEY };
 export const DYNAMO_VERSION = "1.6.1";
 
 /** The one line that tells a developer how to get the environment. */

@@ -94,16 +94,22 @@ export interface RoleCommandSpec<T extends OptionTable> {
   sections?: ConfigSections<T & typeof commonOptions>;
   /** Accept `-- CMD…` after the flags. */
   takesRest?: boolean;
+  /** Rewrites the command line before it is read (another tool's flags); its warnings are logged, its problems refuse the start. */
+  translate?: (argv: readonly string[]) => { argv: string[]; warnings: string[]; problems: string[] };
   /** Returns the exit code (default 0); a ConfigError exits 2, any other error 1 (cli/main.ts). */
   run(config: ConfigOf<T & typeof commonOptions>, ctx: CommandContext): Promise<number | void>;
 }
 
 export function defineRoleCommand<T extends OptionTable>(spec: RoleCommandSpec<T>): Command {
   const options = { ...spec.options, ...commonOptions };
-  return defineCliCommand({ name: spec.name, description: spec.description }, helpRows(options), async (argv) => {
+  return defineCliCommand({ name: spec.name, description: spec.description }, helpRows(options), async (given) => {
+    const translated = spec.translate?.(given);
+    if (translated && translated.problems.length > 0) throw new ConfigError(translated.problems);
+    const argv = translated?.argv ?? given;
     const { config, rest } = loadConfig(options, { argv, env: process.env }, spec.refine, { overlay: spec.overlay, sections: spec.sections });
     if (rest.length > 0 && !spec.takesRest) throw new ConfigError([`unexpected arguments after --: ${rest.join(" ")}`]);
     const logger = createLogger({ level: config.logLevel, format: config.logFormat, tag: spec.name });
+    for (const w of translated?.warnings ?? []) logger.warn(w);
     const serve: CommandContext["serve"] = async (start, opts = {}) => {
       const signal = opts.quiet ? untilSignal().then(() => 0) : untilStopSignal(logger, opts.repeatNote);
       const role = await start();

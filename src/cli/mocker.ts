@@ -1,6 +1,7 @@
 // `kvcr-mock mocker`: N mock workers × D ranks in one process. Runs until SIGINT/SIGTERM
 // (exit 0), a failed start-up (exit 1) or a crash (exit 1); every path withdraws the process's
 // intents and records first.
+import { asksForDynamo, translateDynamoMockerFlags } from "../config/dynamo-mocker-flags.ts";
 import { dynamoOverlay } from "../config/dynamo-runtime.ts";
 import { mockerOptions, extraEngineArgsOverlay, mockerProblems } from "../config/mocker.ts";
 import { startDynamoMocker } from "../roles/mocker/dynamo/start.ts";
@@ -12,6 +13,8 @@ export const mockerCommand = defineRoleCommand({
   description: "Run N mock vLLM-like workers (each with D data-parallel ranks) in one process",
   options: mockerOptions,
   refine: mockerProblems,
+  // Under --runtime dynamo, Dynamo's own mocker flags too (a launch script runs unchanged).
+  translate: (argv) => (asksForDynamo(argv) ? translateDynamoMockerFlags(argv) : { argv: [...argv], warnings: [], problems: [] }),
   overlay: (config, problems, given) => new Map([...extraEngineArgsOverlay(config, problems), ...dynamoOverlay(config, given, process.env)]),
   run: (config, { logger, env, serve }) =>
     serve(() => (config.runtime === "dynamo" ? startDynamoMocker(config, { logger, env }) : startMocker(config, { logger, env })), { repeatNote: " (withdrawing records first)" }),

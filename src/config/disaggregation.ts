@@ -53,10 +53,12 @@ const PREFILL_ONLY = [
 ] as const;
 
 /** Each contradiction names both flags. */
-export function disaggregationProblems(c: DisaggregationSettings): string[] {
+export function disaggregationProblems(c: DisaggregationSettings & { runtime?: string }): string[] {
   const problems: string[] = [];
   const mode = c.disaggregationMode;
   for (const [key, flag] of DECODE_ONLY) {
+    // Dynamo's prefill worker takes the bandwidth too: it tells its decode workers in the hand-over.
+    if (key === "kvTransferBandwidth" && c.runtime === "dynamo" && mode === "prefill") continue;
     if (c[key] !== undefined && mode !== "decode") problems.push(`${flag}: a decode worker's setting (it times the pull), contradicts --disaggregation-mode ${mode}`);
   }
   for (const [key, flag] of PREFILL_ONLY) {

@@ -103,8 +103,11 @@ const ALIASES: Record<string, MockerKey> = {
   served_model_name: "modelName",
 };
 
+const FLAT_KEYS = new Set<string>([...ENGINE_KEYS, ...DYNAMO_KEYS]);
+
 /**
- * Reads --extra-engine-args: `{"engine": {...}, "dynamo": {...}}` with snake_case keys. A single
+ * Reads --extra-engine-args: `{"engine": {...}, "dynamo": {...}}` with snake_case keys, or Dynamo's
+ * flat form (`{"speedup_ratio": 10, "num_workers": 4}`). A single
  * `zmq_kv_events_port` / `zmq_replay_port` is a base: worker i uses base + i × dp (as `up` does).
  */
 export function extraEngineArgsOverlay(config: MockerConfig, problems: string[], read = (p: string) => readFileSync(p, "utf8")): Map<string, Candidate> {
@@ -125,8 +128,11 @@ export function extraEngineArgsOverlay(config: MockerConfig, problems: string[],
   // Single base ports are expanded after every section is read, with the resolved dp size and
   // worker count, so key order in the file does not matter.
   const bases: [key: "zmqKvEventsPorts" | "zmqReplayPorts", base: unknown, label: string][] = [];
-  for (const [section, body] of Object.entries(doc)) {
-    const allowed = section === "engine" ? ENGINE_KEYS : section === "dynamo" ? DYNAMO_KEYS : undefined;
+  // Dynamo's mocker reads a flat object of engine args ({"speedup_ratio": 10}): taken as one section of both kinds.
+  const flat = !Object.keys(doc).some((k) => k === "engine" || k === "dynamo");
+  const sections: [string, unknown][] = flat ? [["flat", doc]] : Object.entries(doc);
+  for (const [section, body] of sections) {
+    const allowed = section === "engine" ? ENGINE_KEYS : section === "dynamo" ? DYNAMO_KEYS : section === "flat" ? FLAT_KEYS : undefined;
     if (!allowed) {
       problems.push(`${section} (in ${path}): unknown section, expected "engine" or "dynamo"`);
       continue;
@@ -136,14 +142,14 @@ export function extraEngineArgsOverlay(config: MockerConfig, problems: string[],
       continue;
     }
     for (const [fileKey, value] of Object.entries(body as Record<string, unknown>)) {
-      const label = `${section}.${fileKey} (in ${path})`;
-      if (section === "dynamo" && (fileKey === "zmq_kv_events_port" || fileKey === "zmq_replay_port")) {
+      const label = flat ? `${fileKey} (in ${path})` : `${section}.${fileKey} (in ${path})`;
+      if (section !== "engine" && (fileKey === "zmq_kv_events_port" || fileKey === "zmq_replay_port")) {
         bases.push([fileKey === "zmq_kv_events_port" ? "zmqKvEventsPorts" : "zmqReplayPorts", value, label]);
         continue;
       }
       const key = Object.hasOwn(ALIASES, fileKey) ? ALIASES[fileKey] : keyForSnake(fileKey);
       if (!key || !allowed.has(key)) {
-        problems.push(`${label}: unknown key for the ${section} section`);
+        problems.push(`${label}: unknown key ${flat ? "(a flat file, as Dynamo's mocker reads, takes engine and mocker keys)" : `for the ${section} section`}`);
         continue;
       }
       out.set(key, { value, label });

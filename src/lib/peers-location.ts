@@ -1,30 +1,20 @@
 // Where the peers environment (Dynamo, the routers, aiperf, pinned in one cached venv) lives: one
 // venv per set of pins, under $KVCR_PEERS_CACHE or ~/.cache/kvcr-mock, named by a hash of the pin
-// files. The pins are embedded, so the binary finds the venv the project's script built without
-// reading the checkout; `up` starts a user's Dynamo roles with its Python.
+// files. The binary knows the hash (PEERS_KEY), so it finds the venv the project's script built
+// without reading the checkout; `up` starts a user's Dynamo roles with its Python.
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import constraints from "../../scripts/peers/constraints.txt" with { type: "text" };
-import requirements from "../../scripts/peers/requirements.txt" with { type: "text" };
 
-/** Installed without its dependencies (its exact aisimulate pin has no wheel on PyPI). */
-export const AI_DYNAMO = "ai-dynamo==1.6.1";
+/** The hash of scripts/peers/requirements.txt and constraints.txt (a test keeps it equal to them). */
+export const PEERS_KEY = "d84a28076e97";
 
 export function peersCacheRoot(env: Readonly<Record<string, string | undefined>> = process.env): string {
   return env.KVCR_PEERS_CACHE || join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "kvcr-mock");
 }
 
-/** A short hash of the pins and the install recipe: a change to either builds a new venv. */
-export function peersKey(): string {
-  const h = new Bun.CryptoHasher("sha256");
-  for (const text of [requirements, constraints]) h.update(text);
-  h.update(AI_DYNAMO);
-  return h.digest("hex").slice(0, 12);
-}
-
-export function peersVenvDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return join(peersCacheRoot(env), `peers-${peersKey()}`);
+export function peersVenvDir(env: Readonly<Record<string, string | undefined>> = process.env, key = PEERS_KEY): string {
+  return join(peersCacheRoot(env), `peers-${key}`);
 }
 
 /** Written last by the builder: a venv without it is half-built and is rebuilt. */

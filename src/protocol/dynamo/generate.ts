@@ -17,6 +17,8 @@ export interface DynamoGenerate {
   bootstrap: BootstrapInfo | undefined;
   /** The decode leg after its prefill: what the prefill worker answered (opaque to the frontend). */
   disaggregatedParams: unknown;
+  /** A router hint (`kv_hint`): logged by the worker, never acted on. */
+  kvHint: Record<string, unknown> | undefined;
   /** Top-level fields this worker does not read (a newer frontend's): ignored, counted. */
   unknownFields: string[];
 }
@@ -60,6 +62,7 @@ export function parseDynamoGenerate(body: unknown, maxPromptTokens: number): Par
       loraName: typeof lora === "string" ? lora : undefined,
       bootstrap: bootstrap.value,
       disaggregatedParams: (prefill as Record<string, unknown> | null | undefined)?.disaggregated_params ?? undefined,
+      kvHint: typeof b.kv_hint === "object" && b.kv_hint !== null && !Array.isArray(b.kv_hint) ? (b.kv_hint as Record<string, unknown>) : undefined,
       unknownFields: Object.keys(b).filter((k) => !KNOWN.has(k)),
     },
   };

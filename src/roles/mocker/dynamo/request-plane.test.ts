@@ -195,11 +195,13 @@ describe("Dynamo request plane", () => {
     const c = await dial(plane.port);
     const reply = { do_remote_prefill: true, do_remote_decode: false, remote_engine_id: "e", remote_request_id: "r0", remote_block_ids: [4, 5], remote_host: "127.0.0.1", remote_port: 9, tp_size: 1 };
     c.socket.write(fe.request(PATH, "d1", { ...GEN, prefill_result: { disaggregated_params: reply, prompt_tokens_details: { cached_tokens: 0 } } }));
-    c.socket.write(fe.request(PATH, "d2", { ...GEN, prefill_result: { disaggregated_params: "dummy" } }));
+    c.socket.write(fe.request(PATH, "d2", { ...GEN, prefill_result: { disaggregated_params: "dummy" }, kv_hint: { transfer: { source: "w1" } } }));
     c.socket.write(fe.request(PATH, "d3", { ...GEN, bootstrap_info: { bootstrap_host: "h", bootstrap_port: 0, bootstrap_room: 1 } }));
     await waitFor(() => c.acks.length === 3 && eng.seen.length === 2, { what: "three acks", timeoutMs: 5_000 });
     expect(eng.seen[0]!.kvTransferParams).toEqual({ doRemoteDecode: false, remotePrefill: { engineId: "e", requestId: "r0", blockIds: [4, 5], host: "127.0.0.1", port: 9 } });
     expect(eng.seen[1]!.kvTransferParams).toBeUndefined();
+    // A router hint reaches the engine's request (the pool logs it and acts on nothing).
+    expect(eng.seen[1]!.kvHint).toEqual({ transfer: { source: "w1" } });
     expect(c.acks[2]).toBe("Server unavailable: generate request: bootstrap_info.bootstrap_port must be a port from 1 to 65535");
     c.socket.end();
     fe.server.stop(true);

@@ -127,6 +127,7 @@ export class DynamoRequestPlane implements Disposable {
       requestId,
       ...(g.value.loraName ? { loraName: g.value.loraName } : {}),
       ...(g.value.bootstrap ? { bootstrap: g.value.bootstrap } : {}),
+      ...(g.value.kvHint ? { kvHint: g.value.kvHint } : {}),
       ...(transfer ? { kvTransferParams: transfer } : {}),
     });
   }

@@ -128,7 +128,7 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   if (rooms) scope.defer(() => rooms.close());
   const disagg = openDisagg(config, { workerIds: instanceIds.map(String), advertisedHost: config.host, logger, ...(rooms ? { rooms } : {}) }, scope);
   const handoffs: HandoffStats = { handedOver: 0, aborted: 0, timedOut: 0, failed: 0 };
-  const timing = { mode: config.kvTransferTimingMode ?? "full_prompt", kvBytesPerToken: config.kvBytesPerToken };
+  const timing = { mode: config.kvTransferTimingMode ?? "full_prompt", kvBytesPerToken: config.kvBytesPerToken, bandwidthGbS: mode === "prefill" ? (config.kvTransferBandwidth ?? null) : null };
   const bootstrapPorts = (config.bootstrapPorts ?? []).map((port) => scope.use(listenBootstrap(config.host, port, { rooms: rooms!, stats: handoffs, logger, timing })).port);
   const agentState = { intents: 0, attached: 0 };
   const pool = new MockerWorkerPool(ranks, loop, logger, () => [...(sockets?.outlets.flatMap((o) => o.metrics()) ?? []), ...(sockets ? agentFamilies(agentState) : []), ...(disagg?.stats.families() ?? []), ...(rooms ? handoffFamilies(handoffs) : [])], undefined, instanceIds.map(String), config.modelName);

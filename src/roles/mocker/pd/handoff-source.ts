@@ -24,8 +24,8 @@ export interface HandoffSourceOptions {
   rooms: BootstrapRooms;
   stats: HandoffStats;
   logger: Logger;
-  /** What SourceHeld tells the decode about timing the pull (Dynamo's `transfer_timing`). */
-  timing: { mode: string; kvBytesPerToken: number };
+  /** What SourceHeld tells the decode about timing the pull (Dynamo's `transfer_timing`; bandwidth null: the decode's own). */
+  timing: { mode: string; kvBytesPerToken: number; bandwidthGbS: number | null };
 }
 
 type Step = "register" | "waiting" | "reserve" | "reserved" | "activate" | "done";
@@ -104,8 +104,8 @@ class SourceExchange {
     this.held = outcome;
     this.step = "reserve";
     const handoffId = this.identity!.handoff_id;
-    const { mode, kvBytesPerToken } = this.o.timing;
-    this.send({ Fact: { SourceHeld: { handoff_id: handoffId, transfer_timing: { mode, full_prompt_tokens: outcome.promptTokens, kv_bytes_per_token: kvBytesPerToken, bandwidth_gb_s: null } } } });
+    const { mode, kvBytesPerToken, bandwidthGbS } = this.o.timing;
+    this.send({ Fact: { SourceHeld: { handoff_id: handoffId, transfer_timing: { mode, full_prompt_tokens: outcome.promptTokens, kv_bytes_per_token: kvBytesPerToken, bandwidth_gb_s: bandwidthGbS } } } });
     this.send({ Action: { id: 1, action: { ReserveDestination: { handoff_id: handoffId } } } });
   }
 

@@ -15,7 +15,7 @@ const logger = { debug: () => {}, info: () => {}, warn: (m: string) => void warn
 function source(waitMs = 2_000) {
   const rooms = new BootstrapRooms(waitMs, 60_000);
   const stats: HandoffStats = { handedOver: 0, aborted: 0, timedOut: 0, failed: 0 };
-  const listener = listenBootstrap("127.0.0.1", 0, { rooms, stats, logger, timing: { mode: "full_prompt", kvBytesPerToken: 131072 } });
+  const listener = listenBootstrap("127.0.0.1", 0, { rooms, stats, logger, timing: { mode: "full_prompt", kvBytesPerToken: 131072, bandwidthGbS: null } });
   const info = (room: bigint): BootstrapInfo => ({ host: "127.0.0.1", port: listener.port, room, handoffId: "5276acbf-b05d-4677-a05f-dee7b80dbf24" });
   return {
     rooms,
