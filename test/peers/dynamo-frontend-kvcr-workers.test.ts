@@ -181,10 +181,12 @@ describe.if(peersAvailable())("Dynamo's frontend over kvcr-mock workers (peers e
     expect((await applied()).failed).toEqual([]);
   }, 120_000);
 
-  test.if(etcdAvailable())("with etcd discovery (Dynamo's default backend): served and KV-routed the same way", async () => {
+  test.if(etcdAvailable())("with etcd discovery (Dynamo's default backend) and a Dynamo launch line's flags: served and KV-routed the same way", async () => {
     await using tmp = await makeTempDir("kvcr-dyn-");
     await using etcd = await startEtcd();
-    await using kv = await startStack(tmp.path, "kv", [], etcd);
+    // With flags of a Dynamo launch script kvcr-mock takes as Dynamo's mocker does (or accepts, warning).
+    await using kv = await startStack(tmp.path, "kv", ["--engine-type", "vllm", "--router-mode", "kv", "--no-load-aware", "--gpu-memory-utilization", "0.9"], etcd);
+    expect(kv.mockerLog()).toContain("--router-mode kv: Dynamo's mocker flag, accepted and ignored");
     const { share } = await hitShare(kv.client);
     expect(share).toBeGreaterThanOrEqual(0.6);
   }, 120_000);
