@@ -211,8 +211,8 @@ export function upProblems(c: UpConfig): string[] {
     ];
     for (const [given, flag, why] of refused) if (given) problems.push(`${flag}: not with --runtime dynamo (${why})`);
   } else {
-    const stray = ([["model-path", c.modelPath], ["peers-python", c.peersPython]] as const).filter(([, v]) => v !== undefined).map(([f]) => `--${f}`);
-    if (stray.length > 0) problems.push(`${stray.join(", ")}: only with --runtime dynamo`);
+    // --peers-python is also KVCR_PEERS_PYTHON, a developer's standing pointer at a Python: not stray.
+    if (c.modelPath !== undefined) problems.push("--model-path: only with --runtime dynamo");
   }
   if (c.livenessTimeout > 0 && c.livenessTimeout < 1) problems.push(`--liveness-timeout: got ${c.livenessTimeout}, expected 0 (off) or at least 1 second (a probe's own deadline is up to 1 s)`);
   if (c.audit && !roles.roles.has("frontend")) problems.push("--audit: compares the frontend's index with the mockers' truth; include frontend in --roles");

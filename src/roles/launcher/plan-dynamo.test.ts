@@ -50,7 +50,9 @@ describe("up --runtime dynamo", () => {
       "--worker-api: not with --runtime dynamo (Dynamo's workers serve its request plane, not an API of their own)",
       "--audit: not with --runtime dynamo (it reads kvcr-mock's own frontend index)",
     ]);
-    expect(problems("--model-path", "/m", "--peers-python", "/p")).toEqual(["--model-path, --peers-python: only with --runtime dynamo"]);
+    expect(problems("--model-path", "/m")).toEqual(["--model-path: only with --runtime dynamo"]);
+    // KVCR_PEERS_PYTHON is a developer's standing setting: harmless without the runtime.
+    expect(up("--peers-python", "/p").peersPython).toBe("/p");
     expect(() => plan(up("--runtime", "dynamo"), { ...ctx, dynamo: undefined })).toThrow("--runtime dynamo: no Python for Dynamo's roles");
   });
 });
