@@ -5,8 +5,9 @@
 // frontend discovers it, routes to it and KV-routes on its events. DYN_SYSTEM_PORT serves /live,
 // /health and /metrics as Dynamo's workers do. Prefill and decode workers register as Dynamo's do
 // (the prefill component, the worker types and needs, a bootstrap address with --bootstrap-ports)
-// and hand the KV over as the rest of the mocker does (pd/). docs/DECISIONS.md ("Joining Dynamo")
-// says why each choice is made.
+// and hand the KV over as the rest of the mocker does (pd/); LoRA adapters get cards of their own;
+// in KVCR mode Dynamo's state agent attaches the raw streams (state-agent.ts). docs/DECISIONS.md
+// ("Joining Dynamo") says why each choice is made.
 import type { MockerConfig } from "../../../config/mocker.ts";
 import type { StepResult } from "../../../core/engine/engine-types.ts";
 import { ConfigError } from "../../../lib/errors.ts";
@@ -17,7 +18,7 @@ import {
   DYNAMO_BUCKETS, eventChannelRecord, eventKey, hexId, instanceKey, instancePath, instanceRecord, KV_EVENTS_TOPIC, kvEventSourceRecord, loraModelKey, loraModelRecord, modelRecord, parseEndpointId, tcpTransport, type ModelCardInput,
 } from "../../../protocol/dynamo/discovery-records.ts";
 import { parseEtcdEndpoints } from "../../../protocol/etcd-endpoints.ts";
-import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../../protocol/prometheus.ts";
+import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../../../protocol/prometheus.ts";
 import { serveHttp } from "../../../transport/http/server.ts";
 import { createRankEngines } from "../engines.ts";
 import { workerIdentities } from "../identity.ts";
@@ -32,7 +33,8 @@ import { DynamoEventPublisher, jsonSafeId } from "./event-publisher.ts";
 import { DynamoEtcdRecords } from "./etcd-records.ts";
 import { DynamoFileRecords, type DynamoRecords } from "./file-records.ts";
 import { readModelDir } from "./model-card.ts";
-import { DynamoRequestPlane, type RequestPlaneStats } from "./request-plane.ts";
+import { agentFamilies, handoffFamilies, requestPlaneFamilies } from "./metric-families.ts";
+import { DynamoRequestPlane } from "./request-plane.ts";
 import { DEFAULT_KV_TRANSFER_HOLD_TIMEOUT_S } from "../../../config/disaggregation.ts";
 import { BootstrapRooms } from "../pd/bootstrap-rooms.ts";
 import { RENDEZVOUS_TIMEOUT_MS } from "../pd/handoff-destination.ts";
@@ -50,34 +52,6 @@ function etcdEndpointList(spec: string | undefined): string[] {
   const parsed = parseEtcdEndpoints(spec ?? "");
   if (!parsed.ok) throw new ConfigError([`--etcd-endpoints (or ETCD_ENDPOINTS): ${parsed.problem}`]);
   return parsed.endpoints;
-}
-
-function requestPlaneFamilies(s: RequestPlaneStats): MetricFamily[] {
-  const counter = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "counter", samples: [{ value }] });
-  return [
-    counter("kvcr_mocker_dynamo_requests_total", "Requests accepted on Dynamo's request plane", s.requests),
-    counter("kvcr_mocker_dynamo_requests_refused_total", "Requests refused on Dynamo's request plane (malformed, unknown endpoint or rank)", s.refused),
-    counter("kvcr_mocker_dynamo_requests_cancelled_total", "Requests Dynamo's frontend cancelled (stop, kill or a closed stream)", s.cancelled),
-    counter("kvcr_mocker_dynamo_unknown_fields_total", "Request fields this worker does not read, ignored", s.unknownFields),
-  ];
-}
-
-function agentFamilies(s: { intents: number; attached: number }): MetricFamily[] {
-  const gauge = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "gauge", samples: [{ value }] });
-  return [
-    gauge("kvcr_mocker_dynamo_state_agent_intents", "Attachment intents this process wrote for Dynamo's state agent (one per worker and rank)", s.intents),
-    gauge("kvcr_mocker_dynamo_state_agent_attached", "Of those, the ones Dynamo's state agent has attached", s.attached),
-  ];
-}
-
-function handoffFamilies(s: HandoffStats): MetricFamily[] {
-  const counter = (name: string, help: string, value: number): MetricFamily => ({ name, help, type: "counter", samples: [{ value }] });
-  return [
-    counter("kvcr_mocker_dynamo_handoffs_total", "Decode workers that met their prefill on a bootstrap port and were handed its KV", s.handedOver),
-    counter("kvcr_mocker_dynamo_handoffs_aborted_total", "Decode workers whose prefill ended without its KV", s.aborted),
-    counter("kvcr_mocker_dynamo_handoffs_timed_out_total", "Decode workers that waited past the rendezvous timeout", s.timedOut),
-    counter("kvcr_mocker_dynamo_handoffs_failed_total", "Hand-overs broken off: a protocol error or the decode worker going away", s.failed),
-  ];
 }
 
 export interface DynamoMockerHandle extends RoleHandle {
