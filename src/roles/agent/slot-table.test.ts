@@ -13,7 +13,7 @@ const intent = (n: number, extra: Partial<SourceIntent> = {}): SourceIntent => (
   raw_endpoint: "tcp://127.0.0.1:9", raw_topic: "", incarnation: 1, ...extra,
 });
 
-function table(maxSlots: number) {
+function table(maxSlots: number, changed: () => void = () => {}) {
   const timers: { fn: () => void; cancelled: boolean }[] = [];
   const t = new SlotTable({
     maxSlots,
@@ -27,7 +27,7 @@ function table(maxSlots: number) {
     createSlot: (id, i) =>
       new AgentSlot(id, i, {
         logger, hasher: createBlockHasher(), emit: () => {}, flush: () => 0, nowSeconds: () => 0, nowMs: () => 0,
-        observeLagSeconds: () => {}, replayTimeoutMs: 1000, changed: () => {},
+        observeLagSeconds: () => {}, replayTimeoutMs: 1000, changed,
       }),
   });
   const fire = () => timers.splice(0).forEach((x) => !x.cancelled && x.fn());
@@ -63,6 +63,42 @@ describe("SlotTable", () => {
       expect(states()).toEqual({ w1: "active" });
       expect(t.slots()[0]!.intent.incarnation).toBe(2);
       expect(t.size).toBe(1);
+    } finally {
+      t.close();
+    }
+  });
+
+  test("admit: true for an owner with a slot or a free slot, false (nothing registered) when every slot is taken", () => {
+    const { t, states } = table(1);
+    try {
+      expect(t.admit("k1", intent(1))).toBe(true);
+      expect(t.admit("k2", intent(2))).toBe(false);
+      expect(t.hasOrigin("k2")).toBe(false);
+      expect(t.admit("k1b", intent(1, { incarnation: 2 }))).toBe(true);
+      expect(states()).toEqual({ w1: "failed" }); // two live intents of owner 1
+    } finally {
+      t.close();
+    }
+  });
+
+  test("admit rolls back an attach that throws: a retained slot is detached again and freed when its retention ends", () => {
+    let failing = false;
+    const { t, fire, states } = table(1, () => {
+      if (failing) {
+        failing = false; // once: the rollback's own detach goes through
+        throw new Error("record store down");
+      }
+    });
+    try {
+      t.put("k1", intent(1));
+      t.remove("k1");
+      failing = true;
+      expect(() => t.admit("runtime", intent(1, { incarnation: 2 }))).toThrow("record store down");
+      expect(t.hasOrigin("runtime")).toBe(false);
+      expect(states()).toEqual({ w1: "detached" });
+      fire();
+      expect(states()).toEqual({});
+      expect(t.size).toBe(0);
     } finally {
       t.close();
     }
