@@ -111,6 +111,9 @@ describe("SlotTable", () => {
       t.put("k2", intent(1, { worker_id: "w1", raw_endpoint: "tcp://127.0.0.1:10" }));
       expect(states()).toEqual({ w1: "failed" });
       expect(t.slots()[0]!.fault).toContain("ambiguous: 2 live intents");
+      t.put("k3", intent(1, { worker_id: "w1", raw_endpoint: "tcp://127.0.0.1:12" }));
+      expect(t.slots()[0]!.fault).toContain("ambiguous: 3 live intents"); // still failed, the fault follows
+      t.remove("k3");
       t.remove("k2");
       expect(states()).toEqual({ w1: "active" });
     } finally {
