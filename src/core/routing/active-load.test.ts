@@ -129,3 +129,23 @@ describe("active load", () => {
     expect(load.activeBlocks(0)).toBe(0);
   });
 });
+
+describe("active load: rank ids and prefill-only requests", () => {
+  test("prefill tokens are kept per rank id, also ids at and past the arrays' first sizes", () => {
+    const load = new ActiveLoad();
+    const ids = [0, 15, 16, 17, 63, 64, 65, 128, 1000];
+    for (const [k, id] of ids.entries()) load.addPrefillOnly(id, 10 + k);
+    expect(ids.map((id) => load.activePrefillTokens(id))).toEqual(ids.map((_, k) => 10 + k));
+  });
+
+  test("finishing a prefill-only request releases its prefill and no blocks", () => {
+    const load = new ActiveLoad();
+    const held = load.add(0, [1n, 2n, 3n], 30);
+    const p = load.addPrefillOnly(0, 7);
+    expect([load.activeBlocks(0), load.activePrefillTokens(0)]).toEqual([3, 37]);
+    load.finish(p);
+    expect([load.activeBlocks(0), load.activePrefillTokens(0)]).toEqual([3, 30]);
+    load.finish(held);
+    expect([load.activeBlocks(0), load.activePrefillTokens(0)]).toEqual([0, 0]);
+  });
+});

@@ -116,6 +116,18 @@ describe("router", () => {
     expect(r.activeBlocksOf(1)).toBe(0);
   });
 
+  test("each decision reads only its own prompt's active prefixes (the last walk's are cleared): an unrelated prompt goes to the idle rank", () => {
+    for (let round = 0; round < 8; round++) {
+      const r = routerWith(3, new KvIndex());
+      const p = prompt(1, 8, 1, 0);
+      const a = decided(r.route(p)).rankId;
+      const b = decided(r.route(p)).rankId; // this walk finds p active on a
+      // An unrelated prompt: the loaded ranks have nothing of it active, so an idle one wins.
+      const idle = [0, 1, 2].filter((s) => s !== a && s !== b);
+      expect(idle).toContain(decided(r.route(prompt(2, 8, 2, 0))).rankId);
+    }
+  });
+
   test("removing candidates from the middle and then the moved last one leaves only the rest routed", () => {
     const r = routerWith(3, new KvIndex(), { mode: "round-robin" });
     r.remove(0); // rank 2 takes its place
