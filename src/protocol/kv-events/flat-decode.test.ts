@@ -94,6 +94,20 @@ describe("FlatBatch", () => {
     expect([f.count, f.ts, f.dataParallelRank, hashOf(f, f.hashStart[0]!)]).toEqual([1, 2, 1, 3n]);
   });
 
+  test("a map-form event naming a field twice (its type too) is declined by both decoders", () => {
+    const str = (s: string) => [0xa0 | s.length, ...new TextEncoder().encode(s)];
+    const batchOf = (...fields: number[][]) => Uint8Array.from([0x93, 0x01, 0x91, 0x80 | fields.length, ...fields.flat(), 0x00]);
+    const type = [...str("type"), ...str("BlockRemoved")];
+    const hashes = [...str("block_hashes"), 0x91, 0x01];
+    const once = batchOf(type, hashes);
+    expect(decodeFlat(once, new FlatBatch())).toBe(true);
+    expect(decodeBatch(once).events).toMatchObject([{ type: "BlockRemoved", blockHashes: [1n] }]);
+    for (const twice of [batchOf(type, hashes, type), batchOf(type, hashes, hashes)]) {
+      expect(decodeFlat(twice, new FlatBatch())).toBe(false);
+      expect(() => decodeBatch(twice)).toThrow();
+    }
+  });
+
   test("a positional BlockStored with fewer than its 5 required fields is declined", () => {
     const f = new FlatBatch();
     expect(decodeFlat(pack([1, [["BlockStored", [1], null, [1, 2, 3, 4]]], 0]), f)).toBe(false);
