@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createLogger } from "../../lib/logger.ts";
 import { createBlockHasher } from "../../lib/xxh3.ts";
-import { AgentSlot } from "./slot.ts";
+import { AgentSlot, DEFAULT_MAX_EVENT_PAYLOAD_BYTES, socketMessageLimit } from "./slot.ts";
 import { SlotTable } from "./slot-table.ts";
 import type { SourceIntent } from "./sources.ts";
 
@@ -133,5 +133,13 @@ describe("SlotTable", () => {
     } finally {
       t.close();
     }
+  });
+});
+
+describe("slot payload limits", () => {
+  test("the payload default is --max-event-payload-bytes' documented 16777216; a socket takes twice the payload plus 64 KiB", () => {
+    expect(DEFAULT_MAX_EVENT_PAYLOAD_BYTES).toBe(16_777_216);
+    expect(socketMessageLimit(1024)).toBe(2048 + 65_536);
+    expect(socketMessageLimit(16_777_216)).toBe(33_619_968);
   });
 });
