@@ -28,6 +28,23 @@ describe("synthetic shared-prefix workload", () => {
     expect(sharedPrefixWorkload({ ...opts, seed: 2 }).map(read)).not.toEqual(a);
   });
 
+  test("tokens below the default vocabulary of 32000, every prefix token drawn (the first too)", () => {
+    // 400,000 draws: a vocabulary one token larger would show its extra token about 12 times.
+    const all = read(sharedPrefixWorkload({ ...opts, numPrefixes: 1, requests: 1, prefixTokens: 400_000 })[0]!);
+    expect(all.reduce((m, t) => Math.max(m, t), 0)).toBe(31_999);
+    // Different seeds give different first tokens: position 0 is drawn like the rest.
+    const firsts = new Set(Array.from({ length: 20 }, (_, s) => read(sharedPrefixWorkload({ ...opts, numPrefixes: 1, requests: 1, seed: s })[0]!)[0]));
+    expect(firsts.size).toBeGreaterThan(15);
+  });
+
+  test("the smallest valid options have no problems; output and prompt tokens of 0 do", () => {
+    expect(sharedPrefixProblems({ ...opts, numPrefixes: 1, requests: 1, outputTokens: 1, prefixTokens: 0, suffixTokens: 1 })).toEqual([]);
+    expect(sharedPrefixProblems({ ...opts, outputTokens: 0, prefixTokens: 0, suffixTokens: 0 })).toEqual([
+      "--output-tokens: got 0, expected an integer ≥ 1",
+      "--prefix-tokens + --suffix-tokens must be at least 1",
+    ]);
+  });
+
   test("bad options are named", () => {
     expect(sharedPrefixProblems({ ...opts, numPrefixes: 0, requests: 0 })).toEqual([
       "--num-prefixes: got 0, expected an integer ≥ 1",
