@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createRng } from "../random/rng.ts";
-import { arrivalTimesMs } from "./arrivals.ts";
+import { arrivalTimesMs, firstArrivals } from "./arrivals.ts";
 import { sharedPrefixProblems, sharedPrefixWorkload } from "./synthetic.ts";
 
 const read = (r: { inputLength: number; writeTokens(out: Uint32Array): void }) => {
@@ -55,6 +55,22 @@ describe("synthetic shared-prefix workload", () => {
 
 describe("arrivals", () => {
   const w = [5, 1000, 3000].map((t) => ({ timestampMs: t, inputLength: 1, outputLength: 1, writeTokens: () => {} }));
+  test("Poisson (burstiness 1, the default) draws each gap as −ln(1 − u) / rate from the stream", () => {
+    const reqs = Array.from({ length: 6 }, () => w[0]!);
+    const expected: number[] = [0];
+    const rng = createRng(9);
+    for (let i = 1; i < 6; i++) expected.push(expected[i - 1]! + (-Math.log(1 - rng.next()) / 4) * 1000);
+    for (const burstiness of [undefined, 1]) {
+      const got = [...arrivalTimesMs(reqs, { kind: "rate", requestsPerSecond: 4, ...(burstiness ? { burstiness } : {}) }, createRng(9))!];
+      got.forEach((t, i) => expect(t).toBeCloseTo(expected[i]!, 9));
+    }
+  });
+
+  test("a closed loop starts with `concurrency` requests at 0, the next one fed by a completion", () => {
+    expect(firstArrivals(5, undefined, { kind: "concurrency", concurrency: 2 })).toEqual({ time: [0, 0], index: [0, 1], nextClosed: 2 });
+    expect(firstArrivals(5, undefined, { kind: "concurrency", concurrency: 9 })).toEqual({ time: [0, 0, 0, 0, 0], index: [0, 1, 2, 3, 4], nextClosed: 5 });
+  });
+
   test("trace timestamps from the first one, divided by the speedup ratio", () => {
     expect([...arrivalTimesMs(w, { kind: "trace", speedupRatio: 2 }, createRng(0))!]).toEqual([0, 497.5, 1497.5]);
   });
