@@ -15,6 +15,14 @@ describe("completion requests", () => {
     expect(problem(completion({ logprobs: 20 }))).toBeUndefined();
     expect(problem(completion({ logprobs: 0 }))).toBeUndefined();
     expect(problem(completion({ logprobs: 21 }))).toStartWith("logprobs:");
+    expect(problem(completion({ presence_penalty: -2, frequency_penalty: 2 }))).toBeUndefined();
+    expect(problem(completion({ presence_penalty: -2.5 }))).toStartWith("presence_penalty:");
+  });
+
+  test("n: 1 (or absent) only", () => {
+    expect(problem(completion({ n: 1 }))).toBeUndefined();
+    expect(problem(completion({ n: null }))).toBeUndefined();
+    expect(problem(completion({ n: 2 }))).toBe("n: only 1 is supported, got 2");
   });
 
   test("a value of 40 characters is shown whole, a longer one cut to 37 and an ellipsis", () => {
