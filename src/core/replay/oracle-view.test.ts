@@ -42,6 +42,18 @@ describe("replay view: a decision judged against the engines' state", () => {
   });
 });
 
+describe("replay view: lower tiers", () => {
+  test("a prefix another rank holds on host counts as the best overlap (every rank read)", () => {
+    const bs = 16;
+    const prompt = Uint32Array.from({ length: 4 * bs }, (_, i) => i + 7);
+    const { sequence, local } = hasher.hashBlocks(prompt, bs);
+    const view = new OracleView(3, bs, timing);
+    view.stepped(2, [{ kind: "stored", tier: "host", parentHash: null, blockHashes: [...sequence], localHashes: [...local], tokenIds: prompt, blockSize: bs }]);
+    view.judge(0, sequence, prompt.length);
+    expect(view.summary()).toMatchObject({ requests: 1, mean_blocks: 4, best_cache_share: 0 });
+  });
+});
+
 describe("replay view: queue depths", () => {
   test("the least depth follows completions and queues deeper than 16 (the depth table's first size)", () => {
     const view = new OracleView(2, 16, timing);
