@@ -128,6 +128,21 @@ describe("router", () => {
     }
   });
 
+  test("after finished requests an unrelated prompt is a tie between all ranks, whatever the last walk saw", () => {
+    const picks = new Set<number>();
+    for (let seed = 0; seed < 12; seed++) {
+      const r = new Router(kvOpts, createRng(seed), new KvIndex());
+      for (let s = 0; s < 3; s++) r.add(s, { capacityBlocks: 1000, worker: s, maxNumBatchedTokens: 100 });
+      const p = prompt(1, 8, 1, 0);
+      const a = decided(r.route(p));
+      const b = decided(r.route(p)); // this walk sees p active where a went
+      r.finish(a.request);
+      r.finish(b.request);
+      picks.add(decided(r.route(prompt(2, 8, 2, 0))).rankId);
+    }
+    expect(picks.size).toBeGreaterThan(1);
+  });
+
   test("removing candidates from the middle and then the moved last one leaves only the rest routed", () => {
     const r = routerWith(3, new KvIndex(), { mode: "round-robin" });
     r.remove(0); // rank 2 takes its place
