@@ -138,6 +138,23 @@ describe("active load: rank ids and prefill-only requests", () => {
     expect(ids.map((id) => load.activePrefillTokens(id))).toEqual(ids.map((_, k) => 10 + k));
   });
 
+  test("requests with blocks on rank ids past the first sizes count like small ones; an unseen rank reads 0", () => {
+    const load = new ActiveLoad();
+    expect([load.activePrefillTokens(64), load.activeBlocks(64), load.activePrefillTokens(5000)]).toEqual([0, 0, 0]);
+    const reqs = [64, 200, 1000].map((id) => load.add(id, [BigInt(id), BigInt(id) + 1n], 9));
+    expect([64, 200, 1000].map((id) => [load.activeBlocks(id), load.activePrefillTokens(id)])).toEqual([[2, 9], [2, 9], [2, 9]]);
+    for (const r of reqs) load.finish(r);
+    expect([64, 200, 1000].map((id) => load.activeBlocks(id))).toEqual([0, 0, 0]);
+  });
+
+  test("a one-token prefill leaves on its first token", () => {
+    const load = new ActiveLoad();
+    const r = load.add(0, [1n], 1);
+    expect(load.activePrefillTokens(0)).toBe(1);
+    load.firstToken(r);
+    expect([load.activePrefillTokens(0), load.activeBlocks(0)]).toEqual([0, 1]);
+  });
+
   test("finishing a prefill-only request releases its prefill and no blocks", () => {
     const load = new ActiveLoad();
     const held = load.add(0, [1n, 2n, 3n], 30);
