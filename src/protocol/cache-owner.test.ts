@@ -19,6 +19,13 @@ describe("CacheOwner ids", () => {
     expect(defaultOwnerParts(hash, "m", "ns").scope).not.toBe(defaultOwnerParts(hash, "m", "ns2").scope);
   });
 
+  test("every hex digit, 0 included, in every part", () => {
+    const zeros = `${"0".repeat(32)}:${"0".repeat(32)}/${"0".repeat(16)}/${"0".repeat(32)}`;
+    expect(parseCacheOwner(zeros)).toEqual({ semantics: "0".repeat(32), scope: "0".repeat(32), datacenter: "0".repeat(16), ordinal: 0n });
+    const mixed = `${"09af".repeat(8)}:${"1234567890abcdef".repeat(2)}/0123456789abcdef/${"0".repeat(31)}9`;
+    expect(parseCacheOwner(mixed)?.ordinal).toBe(9n);
+  });
+
   test("malformed ids do not parse", () => {
     for (const bad of ["", "abc", "A".repeat(32) + ":" + "0".repeat(32) + "/" + "0".repeat(16) + "/" + "0".repeat(32), "0".repeat(32) + ":" + "0".repeat(32) + "/" + "0".repeat(15) + "/" + "0".repeat(32)]) {
       expect(parseCacheOwner(bad)).toBeUndefined();
@@ -34,7 +41,7 @@ describe("CacheOwner ids", () => {
 });
 
 describe("raw host", () => {
-  test.each(["127.0.0.1", "10.1.2.3", "worker-7.cluster.local", "node1", "[::1]", "[fd00::1]"])("accepts %s", (host) => {
+  test.each(["127.0.0.1", "10.1.2.3", "worker-7.cluster.local", "node1", "[::1]", "[fd00::1]", "a", "9", "h9", "a5b", "x9.y5z", "n-8.n-9", "a.b2", "a".repeat(63), `${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(61)}`])("accepts %s", (host) => {
     expect(rawHostProblem(host)).toBeUndefined();
   });
   test.each([
@@ -50,6 +57,8 @@ describe("raw host", () => {
     ["[fd00::1]:80", "bracketed IPv6"],
     ["300.1.1.1", "not a valid IPv4"],
     ["bad_host!", "is not a hostname"],
+    ["a".repeat(64), "is not a hostname"],
+    [`${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(62)}`, "is not a hostname"],
   ])("rejects %p", (host, reason) => {
     expect(rawHostProblem(host)).toContain(reason);
   });

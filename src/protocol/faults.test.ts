@@ -27,6 +27,17 @@ describe("fault bodies", () => {
     }
   });
 
+  test("bounds are inclusive: a uniform from 0, a delay of an hour, a slowdown of 1000, status 500; latency defaults to 0 ms", () => {
+    expect(checkFault({ kind: "latency", ttft_ms: { dist: "uniform", min: 0, max: 0 } }).ok).toBe(true);
+    expect(checkFault({ kind: "delay_batches", ms: 3_600_000 }).ok).toBe(true);
+    expect(problem({ kind: "delay_batches", ms: 3_600_001 })).toStartWith("ms:");
+    expect(checkFault({ kind: "slow", factor: 1000 }).ok).toBe(true);
+    expect(problem({ kind: "slow", factor: 1000.5 })).toStartWith("factor:");
+    expect(checkFault({ kind: "http_error", status: 500 })).toMatchObject({ ok: true, value: { status: 500 } });
+    expect(checkFault({ kind: "http_error", status: 429 })).toMatchObject({ ok: true, value: { status: 429 } });
+    expect(checkFault({ kind: "latency" })).toMatchObject({ ok: true, value: { ttft_ms: 0, per_token_ms: 0 } });
+  });
+
   test("bad bodies are refused naming the field", () => {
     expect(problem([])).toStartWith("(body):");
     expect(problem({})).toStartWith("kind:");

@@ -9,6 +9,12 @@ describe("POST /v1/generate bodies", () => {
     expect(r).toEqual({ ok: true, value: { worker: 1, dpRank: 0, tokenIds: [1, 2, 3], maxTokens: 4, requestId: "r1", kvHint: { protocol_version: "0.1" } } });
   });
 
+  test("max_tokens at the limit and a 256-character lora_name are accepted; 257 characters are not", () => {
+    expect(parseGenerateRequest({ worker: 0, token_ids: [1], max_tokens: 100 }, limits).ok).toBe(true);
+    expect(parseGenerateRequest({ worker: 0, token_ids: [1], max_tokens: 1, lora_name: "l".repeat(256) }, limits).ok).toBe(true);
+    expect(parseGenerateRequest({ worker: 0, token_ids: [1], max_tokens: 1, lora_name: "l".repeat(257) }, limits).ok).toBe(false);
+  });
+
   test("dp_rank defaults to 0", () => {
     const r = parseGenerateRequest({ worker: 0, token_ids: [1], max_tokens: 1 }, limits);
     expect(r.ok && r.value.dpRank).toBe(0);

@@ -14,6 +14,16 @@ describe("a chunk-size line", () => {
     expect([line.size, line.ended()]).toEqual([0, undefined]);
   });
 
+  test("every decimal digit is a hex digit, ':' (after '9') is not", () => {
+    const line = new ChunkSizeLine();
+    expect(feed(line, "09")).toBeUndefined();
+    expect(line.size).toBe(9);
+    line.reset();
+    expect(feed(line, "1234567890")).toBeUndefined();
+    expect(line.size).toBe(0x1234567890);
+    expect(feed(new ChunkSizeLine(), "1:")).toBe('bad chunk size: unexpected ":"');
+  });
+
   test("each bad line names its problem", () => {
     expect(feed(new ChunkSizeLine(), "1g")).toBe('bad chunk size: unexpected "g"');
     expect(feed(new ChunkSizeLine(), "1".repeat(13))).toBe("bad chunk size: more than 12 hex digits");

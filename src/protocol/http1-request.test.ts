@@ -232,6 +232,16 @@ describe("limits", () => {
     const err = errorOf(["POST / HTTP/1.1\r\nhost: a\r\ntransfer-encoding: chunked\r\n\r\n8\r\n12345678\r\n3\r\n"], small);
     expect([err.status, err.message]).toEqual([413, "the request body exceeds 10 bytes"]);
   });
+  test("a chunked body of exactly the limit is accepted, also on the second request of a connection", () => {
+    const req = "POST / HTTP/1.1\r\nhost: a\r\ntransfer-encoding: chunked\r\n\r\n5\r\n12345\r\n5\r\n67890\r\n0\r\n\r\n";
+    expect(parse([req, req], small)).toHaveLength(2);
+  });
+  test("a chunk-size line may carry up to 8 KiB of extensions", () => {
+    const ext = `;e=${"x".repeat(7_900)}`;
+    const req = `POST / HTTP/1.1\r\nhost: a\r\ntransfer-encoding: chunked\r\n\r\n3${ext}\r\nabc\r\n0\r\n\r\n`;
+    expect(parse([req])).toHaveLength(1);
+    expect(() => parse([req.replace(ext, `;e=${"x".repeat(8_200)}`)])).toThrow("exceeds 8 KiB");
+  });
   test("the defaults: 16 KiB of head, 8 KiB of request line, 100 fields, 64 MiB of body", () => {
     expect(DEFAULT_REQUEST_LIMITS).toEqual({ maxHeadBytes: 16384, maxRequestLineBytes: 8192, maxHeaders: 100, maxBodyBytes: 64 * 1024 * 1024 });
   });

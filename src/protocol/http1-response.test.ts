@@ -173,6 +173,8 @@ describe("malformed input: a clear error naming the problem", () => {
     ["an obs-fold line (it could carry framing)", ["HTTP/1.1 200 OK\r\nx-a: a\r\n transfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n"], /obsolete line folding in the response head: " transfer-encoding: chunked"/],
     ["a bare LF inside the head", ["HTTP/1.1 200 OK\r\nx-a: 1\ncontent-length: 2\r\n\r\nhi"], /a bare CR or LF in a header line/],
     ["a bare CR inside the head", ["HTTP/1.1 200 OK\r\nx-a: 1\rcontent-length: 2\r\n\r\nhi"], /a bare CR or LF in a header line/],
+    // The stray CR restarts the CRLF CRLF match at one byte, so the head still ends where it does.
+    ["a bare CR just before the head's end", ["HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx: y\r\r\n\r\nok"], /a bare CR or LF in a header line: "x: y\\r"/],
     ["HTTP/1.0 with transfer-encoding", ["HTTP/1.0 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"], /transfer-encoding in an HTTP\/1\.0 response/],
   ];
   for (const [name, chunks, message, eof] of cases) {

@@ -40,6 +40,17 @@ describe("kv_transfer_params", () => {
   });
 });
 
+describe("kv_transfer_params bounds and the reply NIXL expects", () => {
+  test("ports 1 and 65535 are accepted, 0 is not; the reply is tp_size 1", () => {
+    expect(parseKvTransferParams({ ...reply, remote_port: 1 }).ok).toBe(true);
+    expect(parseKvTransferParams({ ...reply, remote_port: 65535 }).ok).toBe(true);
+    expect(parseKvTransferParams({ ...reply, remote_port: 0 }).ok).toBe(false);
+    expect(nixlReplyParams({ engineId: "e", requestId: "q", host: "h", port: 1, blockIds: [0] })).toEqual({
+      do_remote_prefill: true, do_remote_decode: false, remote_block_ids: [0], remote_engine_id: "e", remote_request_id: "q", remote_host: "h", remote_port: 1, tp_size: 1,
+    });
+  });
+});
+
 describe("kv_transfer_params on /v1/generate", () => {
   const limits = { maxPromptTokens: 100, maxOutputTokens: 100 };
   test("parsed onto the request; a wrong type is the body's problem, naming the field", async () => {

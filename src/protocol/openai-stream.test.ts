@@ -10,6 +10,10 @@ describe("SSE parser", () => {
     expect(p.push(enc.encode(': ping\n\nevent: x\ndata: {"a":1}\n\ndata: one\ndata:two\r\n\r\ndata: three\r\rdata: [DONE]\n\n'))).toEqual(['{"a":1}', "one\ntwo", "three", "[DONE]"]);
   });
 
+  test("a field line without a colon is the field with an empty value: a bare data line is an empty event", () => {
+    expect(new SseParser().push(enc.encode("data\n\ndata\ndata: x\n\nevent\n\n"))).toEqual(["", "\nx"]);
+  });
+
   test("split anywhere (also inside UTF-8 and between CR and LF) gives the same events", () => {
     const text = 'data: {"t":"héllo ✓"}\r\n\r\ndata: b\n\n: c\n\ndata: [DONE]\r\n\r\n';
     const bytes = enc.encode(text);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AttachmentIntentSchema, checkRecord, INGRESS_PROTOCOL } from "./records.ts";
+import { AttachmentIntentSchema, checkRecord, EVENT_MODES, INGRESS_PROTOCOL, WorkerRecordSchema } from "./records.ts";
 
 const owner = `${"a".repeat(32)}:${"b".repeat(32)}/${"c".repeat(16)}/${"0".repeat(31)}1`;
 const intent = {
@@ -15,6 +15,19 @@ const intent = {
 };
 
 describe("attachment intents", () => {
+  test("endpoints: a bracketed IPv6 host with any hex digit, ports of 1 to 5 digits", () => {
+    const ok = (raw_endpoint: string) => checkRecord(AttachmentIntentSchema, { ...intent, raw_endpoint }).ok;
+    expect([ok("tcp://[fd00::10]:5557"), ok("tcp://[::0]:1"), ok("tcp://h:65535")]).toEqual([true, true, true]);
+    expect([ok("tcp://h:123456"), ok("tcp://h:"), ok("tcp://[fd00::1]")]).toEqual([false, false, false]);
+  });
+
+  test("a CacheOwner id with zero digits in every part passes; block_size from 1", () => {
+    const zeros = `${"0".repeat(32)}:${"0".repeat(32)}/${"0".repeat(16)}/${"0".repeat(32)}`;
+    expect(checkRecord(AttachmentIntentSchema, { ...intent, cache_owner_id: zeros }).ok).toBe(true);
+    expect(checkRecord(AttachmentIntentSchema, { ...intent, block_size: 1 }).ok).toBe(true);
+    expect(checkRecord(AttachmentIntentSchema, { ...intent, block_size: 0 }).ok).toBe(false);
+  });
+
   test("a valid intent passes", () => {
     expect(checkRecord(AttachmentIntentSchema, intent)).toEqual({ ok: true, value: intent });
   });
@@ -28,5 +41,19 @@ describe("attachment intents", () => {
     const r = checkRecord(AttachmentIntentSchema, { ...intent, ...patch });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.problem).toStartWith(problem);
+  });
+});
+
+describe("worker records", () => {
+  const record = {
+    worker_id: "w-1", worker_index: 0, model: "m", worker_type: "mocker", request_url: "http://127.0.0.1:8000", data_parallel_size: 1, block_size: 16,
+    total_gpu_blocks: 100, total_host_blocks: 0, kv_event_source_mode: EVENT_MODES.direct, raw_endpoints: ["tcp://127.0.0.1:5557"], raw_topic: "", capabilities: [], topology: {},
+  };
+  const ok = (patch: object) => checkRecord(WorkerRecordSchema, { ...record, ...patch }).ok;
+
+  test("block_size and max_num_batched_tokens start at 1", () => {
+    expect(ok({})).toBe(true);
+    expect([ok({ block_size: 1 }), ok({ block_size: 0 })]).toEqual([true, false]);
+    expect([ok({ max_num_batched_tokens: 1 }), ok({ max_num_batched_tokens: 0 })]).toEqual([true, false]);
   });
 });

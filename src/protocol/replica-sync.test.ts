@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { ProtocolError } from "../lib/errors.ts";
 import { pack } from "./msgpack.ts";
-import { decodeReplicaBatch, ReplicaBatchEncoder, replicaSyncSubject, type ReplicaBatch } from "./replica-sync.ts";
+import { decodeReplicaBatch, encodedSizeBound, ReplicaBatchEncoder, replicaSyncSubject, type ReplicaBatch, type ReplicaEvent } from "./replica-sync.ts";
 
 const batch: ReplicaBatch = {
   routerId: "r1",
@@ -24,6 +24,18 @@ describe("replica sync batches", () => {
       events: batch.events.map((e) => ("hashes" in e ? { ...e, hashes: Array.from(e.hashes) } : e)),
     });
     expect(decodeReplicaBatch(enc.encode({ ...batch, live: null, events: [] }))).toEqual({ ...batch, live: null, events: [] });
+  });
+
+  test("encodedSizeBound is at least what an event adds to an encoded batch", () => {
+    const enc = new ReplicaBatchEncoder();
+    const empty = { routerId: "r", seq: 1, sentAtMs: 0, live: null, events: [] };
+    const base = enc.encode(empty).length;
+    const events: ReplicaEvent[] = [
+      { kind: "free", requestId: 2 ** 40, workerId: "w", dpRank: 0 },
+      { kind: "prefill_completed", requestId: 1, workerId: "", dpRank: 7 },
+      { kind: "add", requestId: 2 ** 52, workerId: "worker-é", dpRank: 3, hashes: [2n ** 64n - 1n, 1n, 2n ** 63n], prefillTokens: 2 ** 31 },
+    ];
+    for (const e of events) expect(enc.encode({ ...empty, events: [e] }).length - base).toBeLessThanOrEqual(encodedSizeBound(e));
   });
 
   test("refuses what is not a batch, naming the problem", () => {

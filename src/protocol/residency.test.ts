@@ -19,6 +19,12 @@ describe("residency", () => {
     expect(v.safeParse(ResidencySchema, { sources: [bad] }).success).toBe(false);
   });
 
+  test("u64 strings: 0, no leading zero, at most 20 digits", () => {
+    const ok = (seq_hash: string) => v.safeParse(ResidencySchema, { sources: [{ ...holder, tiers: { ...holder.tiers, disk: [{ seq_hash, local_hash: "1" }] } }] }).success;
+    expect([ok("0"), ok("18446744073709551615"), ok("10000000000000000000")]).toEqual([true, true, true]);
+    expect([ok("01"), ok("00"), ok("184467440737095516150"), ok("")]).toEqual([false, false, false, false]);
+  });
+
   test("blockSetOf: one tier or all of them", () => {
     expect([...blockSetOf(holder, "device")]).toEqual(["1", "2"]);
     expect([...blockSetOf(holder)].sort()).toEqual(["1", "2", "3"]);

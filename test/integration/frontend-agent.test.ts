@@ -113,6 +113,7 @@ describe("frontend in state-agent mode (fake agent, 2 real mockers)", () => {
 
     const fe = await start("kv");
     expect(indexedPrefix(fe, prompt)).toBe(8);
+    expect(fe.agents.resyncs).toBe(0); // the first snapshot load is no re-sync
     expect(routeOf(fe)).toBe(a!.workerId);
 
     // The stream from cursor 4: B's CacheOwner stores 12 blocks → routing follows.

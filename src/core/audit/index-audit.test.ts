@@ -9,6 +9,10 @@ function res(...sources: [worker: string, rank: number, device: number[]][]): Re
 }
 
 describe("compareCounts / auditPoint", () => {
+  test("no workers at all: precision = recall = 1, no per-worker entries", () => {
+    expect(auditPoint({ t_s: 2, truth: res(), indexBefore: res(), indexAfter: res() })).toEqual({ t_s: 2, precision: 1, recall: 1, workers: {} });
+  });
+
   test("identical index and truth: precision = recall = 1", () => {
     const r = res(["w0", 0, [1, 2, 3]], ["w1", 0, [4]]);
     const p = auditPoint({ t_s: 1, truth: r, indexBefore: r, indexAfter: r });

@@ -13,6 +13,12 @@ describe("mock engine: requests and output", () => {
     return { e, run };
   };
 
+  test("a fresh engine without a host tier reports zero for every host and held figure", () => {
+    expect(engine({ numGpuBlocks: 16 }).metrics()).toMatchObject({
+      hostUsedBlocks: 0, hostResidentBlocks: 0, hostCacheUsage: 0, eventsDropped: 0, hostOffloadSkippedBlocks: 0, hostBlocksStored: 0, heldRequests: 0, heldBlocks: 0, steps: 0,
+    });
+  });
+
   test("every request finishes with exactly its max tokens", () => {
     const a = fiveRequests(1);
     for (let i = 0; i < 5; i++) expect(a.run.tokens.get(`r${i}`)!.length).toBe(3 + i);

@@ -212,3 +212,59 @@ describe("kv index next-block hints (fast-check)", () => {
     );
   });
 });
+
+describe("kv index edges", () => {
+  test("a stored event chains from its own parent, also when that is not the last block stored", () => {
+    const ix = new KvIndex();
+    ix.apply(0, { kind: "stored", tier: "device", blockHashes: [1n, 2n, 3n] });
+    ix.apply(0, { kind: "stored", tier: "device", blockHashes: [5n, 6n], parentHash: 1n }); // a branch off block 1
+    const out = new Int32Array(1);
+    ix.deviceOverlaps([1n, 5n, 6n], 3, [0], out);
+    expect(out[0]).toBe(3);
+    const dev = new Int32Array(1);
+    ix.overlaps([1n, 5n, 6n], 3, [0], dev, new Int32Array(1), new Int32Array(1));
+    expect(dev[0]).toBe(3);
+  });
+
+  test("rank ids far past the initial capacity are held and read like small ones", () => {
+    const ix = new KvIndex();
+    for (const r of [0, 64, 200, 1000]) ix.applyAll(r, [stored("device", 1n, 2n), stored("host", 3n)]);
+    const device = new Int32Array(4);
+    const host = new Int32Array(4);
+    ix.overlaps([1n, 2n, 3n], 3, [0, 64, 200, 1000], device, host, new Int32Array(4));
+    expect([...device]).toEqual([2, 2, 2, 2]);
+    expect([...host]).toEqual([1, 1, 1, 1]);
+    expect(ix.footprint(1000)).toBe(2);
+  });
+
+  test("overlaps writes one entry per candidate and nothing past them", () => {
+    const ix = new KvIndex();
+    ix.applyAll(0, [stored("device", 1n)]);
+    const device = new Int32Array(3).fill(-7);
+    const host = new Int32Array(3).fill(-7);
+    const disk = new Int32Array(3).fill(-7);
+    ix.overlaps([1n], 1, [0, 5], device, host, disk);
+    expect([[...device], [...host], [...disk]]).toEqual([[1, 0, -7], [0, 0, -7], [0, 0, -7]]);
+  });
+});
+
+describe("RankSet", () => {
+  test("members past its first 64 are held; size counts each once", () => {
+    const s = new RankSet();
+    for (const r of [63, 64, 64, 65, 300]) s.add(r);
+    expect([63, 64, 65, 300, 66].map((r) => s.has(r))).toEqual([true, true, true, true, false]);
+    expect(s.size).toBe(4);
+    s.delete(64);
+    expect([s.has(64), s.size]).toEqual([false, 3]);
+  });
+
+  test("the fingerprint is the set's: the same members in any order, and back to empty after deleting them", () => {
+    const a = new RankSet();
+    const b = new RankSet();
+    for (const r of [1, 2, 3]) a.add(r);
+    for (const r of [3, 1, 2]) b.add(r);
+    expect([a.fpA, a.fpB]).toEqual([b.fpA, b.fpB]);
+    for (const r of [1, 2, 3]) a.delete(r);
+    expect([a.fpA, a.fpB, a.size]).toEqual([0, 0, 0]);
+  });
+});

@@ -77,3 +77,16 @@ describe("G2 host tier storage", () => {
     expect(run(2 ** 31 - 1)).toMatchObject({ cachedTokens: 12, hostLoadedTokens: 12 });
   });
 });
+
+describe("host tier entry states", () => {
+  test("reserved is pending, landed is resident, a dropped pending entry is neither", () => {
+    const t = new HostTier(4);
+    const a = t.reserve(11n, []);
+    const b = t.reserve(12n, []);
+    expect([t.isPending(a), t.isResident(a)]).toEqual([true, false]);
+    t.land(a);
+    expect([t.isPending(a), t.isResident(a)]).toEqual([false, true]);
+    t.dropPending(b);
+    expect([t.isPending(b), t.isResident(b)]).toEqual([false, false]);
+  });
+});

@@ -77,3 +77,31 @@ describe("U64Map", () => {
     expect(m.getBig(0xdead_beef_0000_0001n)).toBe(-1);
   });
 });
+
+describe("U64Map counters", () => {
+  // Keys with non-zero words in both halves, many of them: neighbouring buckets are full.
+  const key = (i: number) => [(i * 2654435761) | 1, (i * 40503 + 7) | 0x100] as const;
+
+  test("increment, decrement and forEachWords agree with a Map<number, number>", () => {
+    const m = new U64Map();
+    const model = new Map<number, number>();
+    for (let i = 0; i < 500; i++) for (let k = 0; k <= i % 3; k++) {
+      const [w0, w1] = key(i);
+      const v = m.increment(w0, w1);
+      model.set(i, (model.get(i) ?? 0) + 1);
+      expect(v).toBe(model.get(i)!);
+    }
+    for (let i = 0; i < 500; i += 2) {
+      const [w0, w1] = key(i);
+      const left = model.get(i)! - 1;
+      expect(m.decrement(w0, w1)).toBe(left);
+      if (left === 0) model.delete(i);
+      else model.set(i, left);
+    }
+    expect(m.decrement(1, 1)).toBe(-1); // absent
+    for (const [i, v] of model) expect(m.get(...key(i))).toBe(v);
+    const seen = new Map<string, number>();
+    m.forEachWords((w0, w1, v) => seen.set(`${w0},${w1}`, v));
+    expect(seen).toEqual(new Map([...model].map(([i, v]) => [`${key(i)[0] >>> 0},${key(i)[1] >>> 0}`, v])));
+  });
+});

@@ -29,6 +29,13 @@ describe("seeded rng", () => {
     expect(seen.size).toBe(10);
   });
 
+  test("next() is the stream's u32 over 2^32, int(n) its floor scaled by n", () => {
+    const a = createRng(5);
+    const b = createRng(5);
+    for (let i = 0; i < 100; i++) expect(a.next()).toBe(b.nextU32() / 4294967296);
+    for (let i = 0; i < 100; i++) expect(a.int(1000)).toBe(Math.floor((b.nextU32() / 4294967296) * 1000));
+  });
+
   test("roughly uniform: mean of 10,000 draws near 0.5", () => {
     const r = createRng(123);
     let sum = 0;

@@ -48,3 +48,23 @@ describe("LoRA adapters in replay", () => {
     expect(parsed.errors).toEqual([{ line: 3, message: "lora_name must be a LoRA adapter's name (a non-empty string) or null, got 3" }]);
   });
 });
+
+describe("loraExclusions", () => {
+  const h = createBlockHasher();
+  const w = (loraName?: string): WorkloadRequest => ({ timestampMs: 0, inputLength: 1, outputLength: 1, writeTokens: () => {}, ...(loraName ? { loraName } : {}) });
+
+  test("one adapter on 1 of 4 workers × 2 ranks: the other workers' six rank ids are excluded", () => {
+    const ex = loraExclusions([w("a"), w()], 4, 2, 1, h)!;
+    expect([...ex.keys()]).toEqual(["a"]);
+    const excluded = [...ex.get("a")!].sort((x, y) => x - y);
+    expect(excluded).toHaveLength(6);
+    const holder = [0, 1, 2, 3].find((k) => !excluded.includes(2 * k))!;
+    expect(excluded).toEqual([0, 1, 2, 3, 4, 5, 6, 7].filter((id) => Math.floor(id / 2) !== holder));
+  });
+
+  test("no exclusions without adapters, without replicas, or with a replica on every worker", () => {
+    expect(loraExclusions([w()], 4, 2, 1, h)).toBeUndefined();
+    expect(loraExclusions([w("a")], 4, 2, undefined, h)).toBeUndefined();
+    expect(loraExclusions([w("a")], 4, 2, 4, h)).toBeUndefined();
+  });
+});

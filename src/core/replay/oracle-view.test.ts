@@ -41,3 +41,43 @@ describe("replay view: a decision judged against the engines' state", () => {
     expect(view.summary()).toMatchObject({ requests: 2, best_cache_share: 0.5, mean_blocks: 1 });
   });
 });
+
+describe("replay view: lower tiers", () => {
+  test("a prefix another rank holds on host counts as the best overlap (every rank read)", () => {
+    const bs = 16;
+    const prompt = Uint32Array.from({ length: 4 * bs }, (_, i) => i + 7);
+    const { sequence, local } = hasher.hashBlocks(prompt, bs);
+    const view = new OracleView(3, bs, timing);
+    view.stepped(2, [{ kind: "stored", tier: "host", parentHash: null, blockHashes: [...sequence], localHashes: [...local], tokenIds: prompt, blockSize: bs }]);
+    view.judge(0, sequence, prompt.length);
+    expect(view.summary()).toMatchObject({ requests: 1, mean_blocks: 4, best_cache_share: 0 });
+  });
+});
+
+describe("replay view: queue depths", () => {
+  test("the least depth follows completions and queues deeper than 16 (the depth table's first size)", () => {
+    const view = new OracleView(2, 16, timing);
+    const none = new BigUint64Array(0);
+    view.dispatched(0);
+    view.dispatched(1); // both at 1
+    view.completed(0); // rank 0 back to 0: the least depth is 0 again
+    view.judge(1, none, 16); // rank 1 at 1 against a least of 0: 1 extra
+    for (let i = 0; i < 20; i++) view.dispatched(0); // rank 0 at 20, rank 1 at 1: least 1
+    view.judge(0, none, 16); // 19 extra
+    for (let i = 0; i < 20; i++) view.completed(0); // rank 0 at 0 again
+    view.judge(1, none, 16); // 1 extra
+    expect(view.summary().load).toMatchObject({ requests: 3, least_loaded_share: 0, mean: 7 });
+  });
+
+  test("depth counts survive the table's growth: the least depth after it is still right", () => {
+    const view = new OracleView(2, 16, timing);
+    const none = new BigUint64Array(0);
+    view.dispatched(1); // rank 1 at 1
+    for (let i = 0; i < 20; i++) view.dispatched(0); // rank 0 at 20: the table grows past 16
+    view.completed(1);
+    view.dispatched(1);
+    view.dispatched(1); // rank 1 at 2, rank 0 at 20: the least is 2
+    view.judge(0, none, 16); // 18 extra
+    expect(view.summary().load).toMatchObject({ requests: 1, mean: 18 });
+  });
+});

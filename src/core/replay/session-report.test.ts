@@ -11,6 +11,8 @@ describe("session figures", () => {
     expect(s.mean_turns_per_session).toBeCloseTo(5 / 3);
     expect(s.mean_session_time_s).toBeCloseTo((0.5 + 2.0) / 2);
     expect(s.p99_session_time_s).toBeCloseTo(0.5 + 1.5 * 0.99);
+    expect(s.median_session_time_s).toBeCloseTo(1.25, 12);
+    expect(s.p90_session_time_s).toBeCloseTo(0.5 + 1.5 * 0.9, 12);
     expect(s.per_turn).toEqual([
       { turn: 1, completed: 2, failed: 1, mean_prompt_tokens: 100, prefix_cache_reuse_ratio: 50 / 200, mean_ttft_ms: 10, p90_ttft_ms: 10 },
       { turn: 2, completed: 2, failed: 0, mean_prompt_tokens: 200, prefix_cache_reuse_ratio: 0.5, mean_ttft_ms: 30, p90_ttft_ms: 38 },

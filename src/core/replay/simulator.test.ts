@@ -173,6 +173,12 @@ describe("replay simulator: metrics and arrivals", () => {
     expect(r.request_throughput).toBeCloseTo(40, 9);
     expect(r.output_throughput).toBeCloseTo(120, 9);
     expect(r.simulated_time_s).toBe(0.025);
+    expect(r).toMatchObject({ p50_ttft_ms: 15, p90_ttft_ms: 15, p99_ttft_ms: 15, p50_e2el_ms: 25, p99_e2el_ms: 25, data_parallel_size: 1 });
+  });
+
+  test("one worker with two ranks reports data parallel size 2", () => {
+    const sim = simulate([one(4, 2), one(4, 2)], { ...base, engine: fixed, numWorkers: 1, dataParallelSize: 2 }, { hasher });
+    expect(buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 })).toMatchObject({ num_workers: 1, data_parallel_size: 2 });
   });
 
   /** r0 at 0 ms, r1 at 12 ms (while r0's first step runs). */
@@ -205,6 +211,12 @@ describe("replay simulator: metrics and arrivals", () => {
     expect(r.completed).toBe(2);
     expect(r.failed).toBe(1);
     expect(r.errors[0]).toEqual({ request: 1, error: expect.stringContaining("more than the 10 this rank has") });
+  });
+
+  test("the report lists the first 20 errors of many", () => {
+    const sim = simulate(Array.from({ length: 25 }, () => one(400, 2)), { ...base, engine: { ...fixed, numGpuBlocks: 10 } }, { hasher });
+    const r = buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 });
+    expect([r.failed, r.errors.length]).toEqual([25, 20]);
   });
 
   test("kv routing sends shared prefixes to the same worker: more reuse than round-robin", () => {

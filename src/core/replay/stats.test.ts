@@ -10,6 +10,10 @@ const reference = (xs: number[], q: number) => {
 };
 
 describe("stats", () => {
+  test("no values: every figure 0", () => {
+    expect(summarize(new Float64Array(0))).toEqual({ mean: 0, median: 0, std: 0, p50: 0, p90: 0, p99: 0 });
+  });
+
   test("numpy linear percentiles", () => {
     expect(percentile(Float64Array.from([1, 2, 3, 4]), 50)).toBe(2.5);
     expect(percentile(Float64Array.from([10]), 99)).toBe(10);

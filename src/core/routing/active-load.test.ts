@@ -129,3 +129,40 @@ describe("active load", () => {
     expect(load.activeBlocks(0)).toBe(0);
   });
 });
+
+describe("active load: rank ids and prefill-only requests", () => {
+  test("prefill tokens are kept per rank id, also ids at and past the arrays' first sizes", () => {
+    const load = new ActiveLoad();
+    const ids = [0, 15, 16, 17, 63, 64, 65, 128, 1000];
+    for (const [k, id] of ids.entries()) load.addPrefillOnly(id, 10 + k);
+    expect(ids.map((id) => load.activePrefillTokens(id))).toEqual(ids.map((_, k) => 10 + k));
+  });
+
+  test("requests with blocks on rank ids past the first sizes count like small ones; an unseen rank reads 0", () => {
+    const load = new ActiveLoad();
+    expect([load.activePrefillTokens(64), load.activeBlocks(64), load.activePrefillTokens(5000)]).toEqual([0, 0, 0]);
+    const reqs = [64, 200, 1000].map((id) => load.add(id, [BigInt(id), BigInt(id) + 1n], 9));
+    expect([64, 200, 1000].map((id) => [load.activeBlocks(id), load.activePrefillTokens(id)])).toEqual([[2, 9], [2, 9], [2, 9]]);
+    for (const r of reqs) load.finish(r);
+    expect([64, 200, 1000].map((id) => load.activeBlocks(id))).toEqual([0, 0, 0]);
+  });
+
+  test("a one-token prefill leaves on its first token", () => {
+    const load = new ActiveLoad();
+    const r = load.add(0, [1n], 1);
+    expect(load.activePrefillTokens(0)).toBe(1);
+    load.firstToken(r);
+    expect([load.activePrefillTokens(0), load.activeBlocks(0)]).toEqual([0, 1]);
+  });
+
+  test("finishing a prefill-only request releases its prefill and no blocks", () => {
+    const load = new ActiveLoad();
+    const held = load.add(0, [1n, 2n, 3n], 30);
+    const p = load.addPrefillOnly(0, 7);
+    expect([load.activeBlocks(0), load.activePrefillTokens(0)]).toEqual([3, 37]);
+    load.finish(p);
+    expect([load.activeBlocks(0), load.activePrefillTokens(0)]).toEqual([3, 30]);
+    load.finish(held);
+    expect([load.activeBlocks(0), load.activePrefillTokens(0)]).toEqual([0, 0]);
+  });
+});

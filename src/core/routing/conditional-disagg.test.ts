@@ -10,6 +10,11 @@ describe("isl_bounding", () => {
     expect(effectiveIsl({ promptTokens: 100, overlapBlocks: 10, blockSize: 16 })).toBe(0);
   });
 
+  test("an empty prompt stays on the decode worker; a one-token cold prompt goes remote (ratio 1)", () => {
+    expect(shouldBypassRemotePrefill({ promptTokens: 0, overlapBlocks: 0, blockSize: 16 }, DEFAULTS)).toBe(true);
+    expect(shouldBypassRemotePrefill({ promptTokens: 1, overlapBlocks: 0, blockSize: 16 }, DEFAULTS)).toBe(false);
+  });
+
   test("both conditions must hold: small effective prompt and small share of the prompt", () => {
     // 4096 tokens, 3072 cached: eff 1024 (< 2048), ratio 0.25 (< 0.7) → local prefill.
     expect(shouldBypassRemotePrefill({ promptTokens: 4096, overlapBlocks: 192, blockSize: 16 }, DEFAULTS)).toBe(true);

@@ -6,6 +6,23 @@ const hasher = createBlockHasher();
 const score = (a: string, w: number) => hasher.localHash(Uint32Array.of(w), hasher.seedOf(a));
 
 describe("rendezvous placement of LoRA adapters", () => {
+  test("the `replicas` highest-scoring workers, against a sort of hand-made scores; ties to the lower worker", () => {
+    const table: Record<string, number[]> = { a: [5, 9, 1, 7, 3], b: [2, 2, 8, 2, 0], c: [4, 4, 4, 4, 4], d: [0, 1, 2, 3, 4] };
+    const byTable = (a: string, w: number) => BigInt(table[a]![w]!);
+    const naive = (a: string, k: number) => [...table[a]!.keys()].sort((x, y) => table[a]![y]! - table[a]![x]! || x - y).slice(0, k).sort((x, y) => x - y);
+    for (const k of [1, 2, 3]) {
+      const p = placeAdapters(Object.keys(table), 5, k, byTable);
+      for (const a of Object.keys(table)) expect(p.get(a)).toEqual(naive(a, k));
+    }
+    // A large fleet (sorts of more than a few elements merge runs): scores from a small range, many ties.
+    const big = Array.from({ length: 300 }, (_, w) => (w * 7919) % 23);
+    const bigScore = (_a: string, w: number) => BigInt(big[w]!);
+    const top = [...big.keys()].sort((x, y) => big[y]! - big[x]! || x - y);
+    for (const k of [1, 7, 40, 150]) expect(placeAdapters(["x"], 300, k, bigScore).get("x")).toEqual(top.slice(0, k).sort((x, y) => x - y));
+    expect(placeAdapters(["c"], 5, 2, byTable).get("c")).toEqual([0, 1]);
+    expect(placeAdapters(["b"], 5, 2, byTable).get("b")).toEqual([0, 2]);
+  });
+
   test("each adapter on exactly `replicas` distinct workers, deterministic, spread over the fleet", () => {
     const names = Array.from({ length: 40 }, (_, i) => `lora-${i}`);
     const p = placeAdapters(names, 8, 2, score);

@@ -25,6 +25,9 @@ describe("regret arithmetic", () => {
     expect(tieredOverlap(8, (t, i) => held[t].has(i))).toBe(5); // 0-1 device, 2-3 host, 4 disk; 5 is host after disk: not counted
     expect(tieredOverlap(8, () => false)).toBe(0);
     expect(tieredOverlap(3, () => true)).toBe(3);
+    // The tiers index a [device, host, disk] triple (as the bench's residency sets are kept).
+    const triple = [new Set([0]), new Set([1]), new Set([2])];
+    expect(tieredOverlap(4, (t, i) => triple[t]!.has(i))).toBe(3);
   });
 
   test("histogram: 0 alone, then power-of-two buckets up to the largest, empty ones kept", () => {
@@ -51,5 +54,12 @@ describe("regret arithmetic", () => {
     expect(s.histogram).toEqual([{ bucket_blocks: 0, count: 200 }, { bucket_blocks: 1, count: 0 }, { bucket_blocks: 2, count: 0 }, { bucket_blocks: 4, count: 100 }]);
     // Nothing judged: no regret, every share 1.
     expect(new RegretTally().summary(1)).toEqual({ requests: 0, best_cache_share: 1, mean_blocks: 0, p99_blocks: 0, histogram: [], interval_s: 1 });
+    expect(new RegretTally().summary(1, "tokens").load).toEqual({ unit: "tokens", requests: 0, least_loaded_share: 1, mean: 0, p99: 0 });
+  });
+
+  test("tally: the least-loaded share counts the decisions with no load above the least", () => {
+    const t = new RegretTally();
+    for (const chosen of [5, 2, 2]) t.add({ chosenBlocks: 0, bestBlocks: 0, load: { chosen, least: 2 } });
+    expect(t.summary(0, "requests").load).toMatchObject({ requests: 3, least_loaded_share: 2 / 3, mean: 1 });
   });
 });

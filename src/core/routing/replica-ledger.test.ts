@@ -19,6 +19,15 @@ const ev = (kind: "free" | "prefill_completed", requestId: number): ReplicaEvent
 const batch = (routerId: string, seq: number, events: ReplicaEvent[], live: number[] | null = null): ReplicaBatch => ({ routerId, seq, sentAtMs: 0, live, events });
 
 describe("replica ledger", () => {
+  test("one missing batch between two is one lost; consecutive ones lose none", () => {
+    const { load } = recordingLoad();
+    const l = new ReplicaLedger("me", load, 1000);
+    expect(l.receive(batch("r", 1, []), 0).lost).toBe(0);
+    expect(l.receive(batch("r", 2, []), 0).lost).toBe(0);
+    expect(l.receive(batch("r", 4, []), 0).lost).toBe(1);
+    expect(l.receive(batch("r", 8, []), 0).lost).toBe(3);
+  });
+
   test("applies another replica's add, prefill_completed and free; skips its own; ignores what it cannot apply", () => {
     const { load, log } = recordingLoad();
     const l = new ReplicaLedger("me", load, 1000);

@@ -116,6 +116,57 @@ describe("router", () => {
     expect(r.activeBlocksOf(1)).toBe(0);
   });
 
+  test("each decision reads only its own prompt's active prefixes (the last walk's are cleared): an unrelated prompt goes to the idle rank", () => {
+    for (let round = 0; round < 8; round++) {
+      const r = routerWith(3, new KvIndex());
+      const p = prompt(1, 8, 1, 0);
+      const a = decided(r.route(p)).rankId;
+      const b = decided(r.route(p)).rankId; // this walk finds p active on a
+      // An unrelated prompt: the loaded ranks have nothing of it active, so an idle one wins.
+      const idle = [0, 1, 2].filter((s) => s !== a && s !== b);
+      expect(idle).toContain(decided(r.route(prompt(2, 8, 2, 0))).rankId);
+    }
+  });
+
+  test("after finished requests an unrelated prompt is a tie between all ranks, whatever the last walk saw", () => {
+    const picks = new Set<number>();
+    for (let seed = 0; seed < 12; seed++) {
+      const r = new Router(kvOpts, createRng(seed), new KvIndex());
+      for (let s = 0; s < 3; s++) r.add(s, { capacityBlocks: 1000, worker: s, maxNumBatchedTokens: 100 });
+      const p = prompt(1, 8, 1, 0);
+      const a = decided(r.route(p));
+      const b = decided(r.route(p)); // this walk sees p active where a went
+      r.finish(a.request);
+      r.finish(b.request);
+      picks.add(decided(r.route(prompt(2, 8, 2, 0))).rankId);
+    }
+    expect(picks.size).toBeGreaterThan(1);
+  });
+
+  test("removing candidates from the middle and then the moved last one leaves only the rest routed", () => {
+    const r = routerWith(3, new KvIndex(), { mode: "round-robin" });
+    r.remove(0); // rank 2 takes its place
+    r.remove(2);
+    expect([0, 1, 2].map((s) => r.has(s))).toEqual([false, true, false]);
+    expect(new Set(Array.from({ length: 6 }, () => decided(r.route(q)).rankId))).toEqual(new Set([1]));
+  });
+
+  test("saturated: with a queue threshold, true once every candidate's outstanding prefill is above its share (one candidate too)", () => {
+    const one = new Router({ mode: "round-robin", queueThreshold: 1 }, createRng(0), new KvIndex());
+    expect(one.saturated()).toBe(false); // no candidates
+    one.add(0, { capacityBlocks: 1000, worker: 0, maxNumBatchedTokens: 100 });
+    expect(one.saturated()).toBe(false);
+    decided(one.route(prompt(1, 1, 1, 1))); // 128 prefill tokens > 1 × 100
+    expect(one.saturated()).toBe(true);
+  });
+
+  test("busy by share of max_num_batched_tokens also for a candidate that batches a single token", () => {
+    const r = new Router({ mode: "round-robin", busy: { activePrefillTokensFrac: 2 } }, createRng(0), new KvIndex());
+    r.add(0, { capacityBlocks: 1000, worker: 0, maxNumBatchedTokens: 1 });
+    r.track(0, [], 3); // 3 prefill tokens > 2 × 1
+    expect(r.isBusy(0)).toBe(true);
+  });
+
   test("a request's distinct blocks count as active until finish, its prefill tokens until its first token", () => {
     const r = routerWith(1, new KvIndex());
     const a = decided(r.route(prompt(1, 64, 1, 2)));

@@ -34,5 +34,6 @@ describe("t distribution", () => {
     expect(tQuantile(1, 3)).toBeNaN();
     expect(tQuantile(0.5, 0)).toBeNaN();
     expect(tCdf(1, -1)).toBeNaN();
+    expect(tCdf(1, 0)).toBeNaN(); // df must be above 0, not just non-negative
   });
 });

@@ -99,6 +99,10 @@ describe("verdict", () => {
     expect(ttft(false).call).toBe("no clear difference");
     // Unequal rounds cannot be paired: compared as independent sides.
     expect(compareSides([sides[0]!, { ...sides[1]!, rounds: sides[1]!.rounds.slice(0, 3) }], { seed: 31, resamples: 50, paired: true }).paired).toBe(false);
+    // Two rounds a side are the fewest that pair; one is too few.
+    const two = sides.map((s) => ({ ...s, rounds: s.rounds.slice(0, 2) }));
+    expect(compareSides(two, { seed: 31, resamples: 50, paired: true }).paired).toBe(true);
+    expect(compareSides(sides.map((s) => ({ ...s, rounds: s.rounds.slice(0, 1) })), { seed: 31, resamples: 50, paired: true }).paired).toBe(false);
   });
 
   test("a known 30 % shift over 5 rounds: mean TTFT called higher with an interval that covers 1.3", () => {

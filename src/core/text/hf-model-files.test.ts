@@ -20,10 +20,15 @@ describe("hfModelFiles", () => {
     expect(Object.keys(files).sort()).toEqual(["config.json", "tokenizer.json", "tokenizer_config.json"]);
     const config = JSON.parse(files["config.json"]!);
     expect(config).toMatchObject({ vocab_size: BYTE_VOCAB_SIZE, eos_token_id: END_OF_TEXT_ID, bos_token_id: END_OF_TEXT_ID, max_position_embeddings: 4096 });
+    expect([config.vocab_size, config.eos_token_id]).toEqual([257, 256]); // 256 bytes and end of text, as literals
     const tc = JSON.parse(files["tokenizer_config.json"]!);
     expect(tc).toMatchObject({ model_max_length: 4096, eos_token: "<|endoftext|>", tokenizer_class: "PreTrainedTokenizerFast" });
     const tok = JSON.parse(files["tokenizer.json"]!);
-    expect(tok.added_tokens).toEqual([expect.objectContaining({ id: 256, content: "<|endoftext|>", special: true })]);
+    // The shape Dynamo's offline example ships: an unsplit special token, byte-level BPE without unknown fusing.
+    expect(tok.added_tokens).toEqual([{ id: 256, content: "<|endoftext|>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }]);
+    expect(tok.pre_tokenizer).toEqual({ type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true });
+    expect(tok.decoder).toEqual({ type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true });
+    expect(tok.model).toMatchObject({ type: "BPE", fuse_unk: false, byte_fallback: false, ignore_merges: false, unk_token: null });
     expect(tok.model.merges).toEqual([]);
   });
 });

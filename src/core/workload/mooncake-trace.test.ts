@@ -17,6 +17,11 @@ describe("Mooncake trace parsing", () => {
     expect([r.timestampMs, r.inputLength, r.outputLength]).toEqual([5, 7, 3]);
     expect(tokensOf(r)).toEqual([9, 9, 9, 4, 4, 4, 2]);
     expect([...expandHashIds(Uint32Array.from([1, 2]), 4, 512)]).toEqual([1, 1, 1, 1]);
+    // Hash ids span the whole u32 range, its largest value included.
+    const top = parseMooncakeTrace(line({ timestamp: 0, input_length: 2, output_length: 1, hash_ids: [0, 4294967295] }) + "\n", 1);
+    expect(top.errors).toEqual([]);
+    expect(tokensOf(top.requests[0]!)).toEqual([0, 4294967295]);
+    expect(parseMooncakeTrace(line({ timestamp: 0, input_length: 1, output_length: 1, hash_ids: [4294967296] }) + "\n", 1).errors).toHaveLength(1);
   });
 
   test("bad lines are reported with their line number and what is wrong", () => {

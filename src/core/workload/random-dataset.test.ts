@@ -30,6 +30,7 @@ describe("vLLM's random dataset", () => {
     const o = { inputLen: 16, outputLen: 4, prefixLen: 8, rangeRatio: 0, requests: 20, seed: 1 };
     const a = randomDataset(o).map(tokensOf);
     expect(new Set(a.map((t) => t.slice(0, 8).join(","))).size).toBe(1);
+    expect(randomDataset(o).every((r) => r.timestampMs === 0)).toBe(true); // no schedule of its own: the arrival spec decides
     expect(new Set(a.map((t) => t.slice(8).join(","))).size).toBe(20);
     expect(randomDataset(o).map(tokensOf)).toEqual(a);
     expect(randomDataset({ ...o, seed: 2 }).map(tokensOf)).not.toEqual(a);
@@ -39,5 +40,7 @@ describe("vLLM's random dataset", () => {
     expect(randomDatasetProblems({ inputLen: 1, outputLen: 1, prefixLen: 0, rangeRatio: 0.5 })[0]).toStartWith("--random-input-len: the shortest possible prompt");
     expect(randomDatasetProblems({ inputLen: 1, outputLen: 1, prefixLen: 1, rangeRatio: 0.5 })).toEqual([]);
     expect(randomDatasetProblems({ inputLen: 8, outputLen: 1, prefixLen: 0, rangeRatio: 1 })).toEqual(["--random-range-ratio: got 1, expected a number in [0, 1)"]);
+    expect(randomDatasetProblems({ inputLen: 8, outputLen: 1, prefixLen: 0, rangeRatio: 0 })).toEqual([]); // 0 is in range
+    expect(randomDatasetProblems({ inputLen: 8, outputLen: 1, prefixLen: 0, rangeRatio: -0.1 })).toEqual(["--random-range-ratio: got -0.1, expected a number in [0, 1)"]);
   });
 });

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import vectors from "../../../test/fixtures/vectors.json";
 import { vllmKvEventBatch } from "../../../test/arbitraries/kv-events.ts";
 import { decodeFlat, FlatBatch, flatFromBatch } from "./flat-decode.ts";
+import { pack } from "../msgpack.ts";
 import { decodeBatch, encodeBatch } from "./index.ts";
 
 function view(f: FlatBatch) {
@@ -68,5 +69,48 @@ describe("decodeFlat", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("FlatBatch", () => {
+  const hashOf = (f: FlatBatch, k: number) => BigInt(f.words[2 * k]!) | (BigInt(f.words[2 * k + 1]!) << 32n);
+  const stored = (hashes: bigint[]) => ({ type: "BlockStored" as const, blockHashes: hashes, parentBlockHash: null, tokenIds: hashes.map((_, i) => i), blockSize: 1, loraId: null, medium: "GPU", loraName: null });
+
+  test("a stored event of 300 hashes (past the first 256-hash buffer) keeps every hash, on both paths", () => {
+    const hashes = Array.from({ length: 300 }, (_, i) => (1n << 40n) + BigInt(i) * 0x1_0000_0001n);
+    const bytes = encodeBatch({ ts: 1, events: [stored(hashes)], dataParallelRank: 0 });
+    for (const fill of [(f: FlatBatch) => expect(decodeFlat(bytes, f)).toBe(true), (f: FlatBatch) => flatFromBatch(decodeBatch(bytes), f)]) {
+      const f = new FlatBatch();
+      fill(f);
+      expect(f.hashCount[0]).toBe(300);
+      expect(Array.from({ length: 300 }, (_, k) => hashOf(f, f.hashStart[0]! + k))).toEqual(hashes);
+    }
+  });
+
+  test("flatFromBatch refills a reused batch: only the new batch's events", () => {
+    const f = new FlatBatch();
+    flatFromBatch({ ts: 1, events: [stored([1n]), stored([2n])], dataParallelRank: 0 }, f);
+    flatFromBatch({ ts: 2, events: [stored([3n])], dataParallelRank: 1 }, f);
+    expect([f.count, f.ts, f.dataParallelRank, hashOf(f, f.hashStart[0]!)]).toEqual([1, 2, 1, 3n]);
+  });
+
+  test("a map-form event naming a field twice (its type too) is declined by both decoders", () => {
+    const str = (s: string) => [0xa0 | s.length, ...new TextEncoder().encode(s)];
+    const batchOf = (...fields: number[][]) => Uint8Array.from([0x93, 0x01, 0x91, 0x80 | fields.length, ...fields.flat(), 0x00]);
+    const type = [...str("type"), ...str("BlockRemoved")];
+    const hashes = [...str("block_hashes"), 0x91, 0x01];
+    const once = batchOf(type, hashes);
+    expect(decodeFlat(once, new FlatBatch())).toBe(true);
+    expect(decodeBatch(once).events).toMatchObject([{ type: "BlockRemoved", blockHashes: [1n] }]);
+    for (const twice of [batchOf(type, hashes, type), batchOf(type, hashes, hashes)]) {
+      expect(decodeFlat(twice, new FlatBatch())).toBe(false);
+      expect(() => decodeBatch(twice)).toThrow();
+    }
+  });
+
+  test("a positional BlockStored with fewer than its 5 required fields is declined", () => {
+    const f = new FlatBatch();
+    expect(decodeFlat(pack([1, [["BlockStored", [1], null, [1, 2, 3, 4]]], 0]), f)).toBe(false);
+    expect(decodeFlat(pack([1, [["BlockRemoved"]], 0]), f)).toBe(false);
   });
 });

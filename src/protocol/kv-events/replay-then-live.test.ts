@@ -28,6 +28,15 @@ describe("ReplayThenLive", () => {
     expect(o.live(1, "after")).toBe("next");
   });
 
+  test("a live seq equal to the previous live one is a restart too, not a duplicate", () => {
+    const o = new ReplayThenLive<number, string>(10);
+    o.begin();
+    for (const s of [0, 1, 2, 3, 4, 5]) o.replayed(s);
+    o.end();
+    expect(o.live(2, "dup")).toBe("duplicate");
+    expect(o.live(2, "again")).toBe("next"); // a publisher's seqs only grow: the same one again is a restart
+  });
+
   /** A replay whose 2-batch hold received 4 live batches. */
   function overfullHold(): ReplayThenLive<number, number> {
     const o = new ReplayThenLive<number, number>(2);

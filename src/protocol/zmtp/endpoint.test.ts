@@ -55,6 +55,13 @@ describe("parseEndpoint", () => {
     expect(message).toContain(why);
   });
 
+  test("port 65535 and a 253-character hostname are the largest accepted", () => {
+    expect(parseEndpoint("tcp://h:65535", "connect").port).toBe(65535);
+    const name = (last: number) => `${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(last)}`;
+    expect(parseEndpoint(`tcp://${name(61)}:1`, "connect").host).toBe(name(61));
+    expect(() => parseEndpoint(`tcp://${name(62)}:1`, "connect")).toThrow("254 characters (at most 253)");
+  });
+
   test("formatEndpoint brackets IPv6 and round-trips", () => {
     for (const host of ["127.0.0.1", "::1", "fe80::1%eth0", "localhost"]) {
       expect(parseEndpoint(formatEndpoint(host, 9), "connect")).toEqual({ host, port: 9 });

@@ -201,6 +201,16 @@ describe("ZMTP parser: violations are values with a clear reason and offset", ()
     // A long-frame size near 2^64 does not wrap around.
     const huge = new Uint8Array([0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
     expectViolation(concat([hs, huge]), /exceeds maxMessageBytes/, hs.length);
+    // Without a limit given, 16 MiB: a frame declaring one byte more is refused at its header.
+    const declare = (n: number) => Uint8Array.from([0x02, 0, 0, 0, 0, (n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]);
+    expectViolation(concat([hs, declare(16 * 1024 * 1024 + 1)]), /16777217 bytes exceeds maxMessageBytes 16777216/, hs.length);
+    expect(parseWhole(concat([hs, declare(16 * 1024 * 1024)])).error).toBeUndefined(); // waits for its body
+    // Each byte of the size's high word counts: 2^40 + 5 is not 5.
+    for (const at of [1, 2, 3, 4]) {
+      const size = new Uint8Array([0x02, 0, 0, 0, 0, 0, 0, 0, 5]);
+      size[at] = 1;
+      expectViolation(concat([hs, size, new Uint8Array(5)]), /exceeds maxMessageBytes/, hs.length);
+    }
     expectViolation(concat([hs, encodeCommand("SUBSCRIBE", new Uint8Array(5000))]), /command frame of 5010 bytes/, hs.length, 1024);
   });
 

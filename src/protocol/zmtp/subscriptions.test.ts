@@ -49,8 +49,13 @@ describe("SubscriptionSet", () => {
     const s = new SubscriptionSet();
     s.add(b("x"));
     s.add(new Uint8Array(0));
+    s.add(b("yz"));
+    expect(s.bytes).toBe(3);
     s.clear();
     expect(s.size).toBe(0);
+    expect(s.bytes).toBe(0);
+    s.add(b("abc"));
+    expect(s.bytes).toBe(3);
   });
 });
 

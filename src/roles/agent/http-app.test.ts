@@ -43,7 +43,15 @@ describe("agent HTTP app", () => {
       const metrics = await (await get("/metrics")).text();
       expect(metrics).toContain("# TYPE kvcr_agent_ingest_lag_seconds histogram");
       expect(metrics).toContain('kvcr_agent_ingest_lag_seconds_bucket{le="+Inf"} 0');
+      expect(metrics).toContain('kvcr_agent_slot_transitions_total{state="active"} 0');
     });
+  });
+
+  test("a handler that throws gets 500 naming the error", async () => {
+    const broken = { slotViews: () => { throw new Error("table gone"); } } as unknown as KvStateAgent;
+    const res = await createAgentApp(broken, () => true).fetch(new Request("http://agent/v1/slots"));
+    expect(res.status).toBe(500);
+    expect(await res.text()).toContain("internal error: table gone");
   });
 
   test("an unknown route gets 404 naming the routes", async () => {
@@ -65,9 +73,12 @@ describe("agent HTTP app", () => {
 
     test("a new source gets 201 and an active slot", async () => {
       await withApp(async (get) => {
-        expect((await post(get, JSON.stringify(source))).status).toBe(201);
+        const added = await post(get, JSON.stringify(source));
+        expect(added.status).toBe(201);
+        expect(await added.json()).toEqual({ status: "added", cache_owner_id: owner });
         const slots = (await (await get("/v1/slots")).json()) as { state: string; raw_topic: string }[];
         expect(slots).toMatchObject([{ state: "active", raw_topic: "" }]);
+        expect(await (await get("/metrics")).text()).toContain('kvcr_agent_slot_transitions_total{state="active"} 1');
       });
     });
 
@@ -144,6 +155,18 @@ describe("agent HTTP app", () => {
         const res = await get("/v1/sources", { method: "POST", body: endless, headers: { "content-type": "application/json" } });
         expect(res.status).toBe(413);
         expect(pulled).toBeLessThan(16);
+      });
+    });
+
+    test("the body cap is 64 KiB: one byte more gets 413, exactly 64 KiB is read", async () => {
+      await withApp(async (get) => {
+        const sized = (n: number) => {
+          const text = JSON.stringify({ ...source, pad: "" });
+          return text.replace('"pad":""', `"pad":"${"x".repeat(n - text.length)}"`);
+        };
+        expect(sized(65_537)).toHaveLength(65_537);
+        expect((await post(get, sized(65_537))).status).toBe(413);
+        expect((await post(get, sized(65_536))).status).toBe(201);
       });
     });
 

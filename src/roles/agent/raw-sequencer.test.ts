@@ -68,6 +68,24 @@ describe("RawSequencer", () => {
     expect(h.log.filter((l) => l.startsWith("apply"))).toEqual(["apply 7", "apply 8"]);
   });
 
+  test("late join at seq 1 without replay: batch 0 counted lost", () => {
+    const h = harness(false);
+    h.live(1, 2);
+    expect(h.s.counters.dropped).toBe(1);
+    expect(h.log).toEqual(["resync: joined at seq 1 with no replay of 0..0", "apply 1", "apply 2"]);
+  });
+
+  test("a sequencer made without the dump flag has no dump: a gap without replay is lost, no dump asked for", () => {
+    const log: string[] = [];
+    const s = new RawSequencer(
+      { apply: (seq) => log.push(`apply ${seq}`), resync: () => log.push("resync"), requestReplay: () => log.push("replay?"), requestDump: () => log.push("dump?"), applyDump: () => undefined },
+      false,
+    );
+    for (const q of [0, 3]) s.live(q, new Uint8Array(0));
+    expect(log).toEqual(["apply 0", "resync", "apply 3"]);
+    expect(s.counters.dropped).toBe(2);
+  });
+
   test("late join with replay back-fills from 0", () => {
     const h = harness(true);
     h.live(3);

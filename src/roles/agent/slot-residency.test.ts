@@ -126,6 +126,30 @@ describe("SlotResidency normalization", () => {
     expect(growth).toEqual(expected);
   });
 
+  test("a removed block is named by its own router hashes (the second block of a chain)", () => {
+    const { events, apply } = setup();
+    const t = tokens(2);
+    const expected = hasher.hashBlocks(t, BS);
+    apply(stored([1n, 2n], t, null), removed([2n]));
+    expect(events.at(-1)).toMatchObject({ kind: "removed", tier: "device", blocks: [{ seqHash: expected.sequence[1]!, localHash: expected.local[1]! }] });
+  });
+
+  test("after a reset the departure window starts again from its oldest slot (window 3)", () => {
+    const { r, apply } = setup(3);
+    apply(stored([900n], tokens(1, 9), null), removed([900n]));
+    r.reset();
+    apply(stored([1n], tokens(1), null), removed([1n]));
+    apply(stored([1001n], tokens(1, 2), null), removed([1001n]));
+    apply(stored([1002n], tokens(1, 3), null), removed([1002n]));
+    apply(stored([2n], tokens(1, 1), 1n)); // block 1 is among the last 3 departures
+    expect(r.counters.orphanStores).toBe(0);
+    apply(stored([1003n], tokens(1, 5), null), removed([1003n])); // the 4th: block 1, the oldest, is forgotten
+    apply(stored([3n], tokens(1, 4), 1n));
+    expect(r.counters.orphanStores).toBe(1);
+    apply(stored([4n], tokens(1, 6), 1001n)); // the second oldest is still known
+    expect(r.counters.orphanStores).toBe(1);
+  });
+
   test("reset emits a cleared barrier per tier and forgets everything", () => {
     const { r, events, apply } = setup();
     apply(stored([1n], tokens(1), null));

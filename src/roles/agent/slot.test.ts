@@ -49,8 +49,10 @@ describe("AgentSlot", () => {
   test("replies far ahead of the repaired gap are dropped and counted and never extend the deadline: the repair ends and the slot resyncs", async () => {
     let flood: ReturnType<typeof setInterval> | undefined;
     cleanups.push(() => clearInterval(flood));
+    const starts: bigint[] = [];
     const { pub, agent, view, publish } = await setup({
       replay: (identity, start, router) => {
+        starts.push(start);
         if (start === 0n) {
           router.send(replayEndFrames(identity)); // the back-fill on attach: nothing buffered
           return;
@@ -73,12 +75,26 @@ describe("AgentSlot", () => {
     await waitFor(() => view().raw_cursor === 6);
     const metrics = agent.metrics().find((m) => m.name === "kvcr_agent_raw_replay_out_of_range_total");
     expect(metrics?.samples[0]?.value).toBeGreaterThan(0);
+    expect(starts[0]).toBe(0n); // the back-fill on attach asked for everything from seq 0
+  });
+
+  test("/v1/slots counts the router blocks present per tier", async () => {
+    const { pub, view } = await setup({});
+    await pub.connected();
+    await waitFor(() => view().connected);
+    const stored = (raw: bigint[], medium: string, parent: bigint | null = null) => ({
+      type: "BlockStored" as const, blockHashes: raw, parentBlockHash: parent, tokenIds: raw.flatMap((h) => [1, 2, 3, Number(h)]), blockSize: 4, loraId: null, medium, loraName: null,
+    });
+    const batch = encodeBatch({ ts: 1, events: [stored([1n], "GPU"), stored([2n, 3n], "CPU"), stored([4n, 5n, 6n], "DISK")], dataParallelRank: 0 });
+    pub.send([EMPTY, encodeSeq(0n), batch]);
+    await waitFor(() => view().raw_cursor === 0);
+    expect(view().blocks).toEqual({ device: 1, host: 2, disk: 3 });
   });
 
   test("connected follows the raw SUB's peer; last_batch_age_ms is null before the first batch, then the time since it", async () => {
     let now = 1_000;
     const { pub, view, publish } = await setup({ nowMs: () => now });
-    expect(view()).toMatchObject({ connected: false, last_batch_age_ms: null });
+    expect(view()).toMatchObject({ connected: false, last_batch_age_ms: null, decode_errors: 0, oversize_payloads: 0, raw_cursor: -1 });
     await pub.connected();
     await waitFor(() => view().connected);
     expect(view().last_batch_age_ms).toBeNull();

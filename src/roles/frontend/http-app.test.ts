@@ -296,9 +296,9 @@ describe("the router's view of load", () => {
   });
 
   test("every worker busy → 529 (or the configured status) in OpenAI's shape naming the thresholds, until the load drops", async () => {
-    for (const status of [529, 503]) {
+    for (const [given, status] of [[undefined, 529], [503, 503]] as const) {
       let open!: () => void;
-      const state = routingState("kv", { router: { busy: { activePrefillTokens: 4 } }, overloadStatus: status });
+      const state = routingState("kv", { router: { busy: { activePrefillTokens: 4 } }, ...(given ? { overloadStatus: given } : {}) }); // 529 by default
       state.putWorker(workerRecord("a", { data_parallel_size: 2 }));
       const a = app(state, gated(new Promise<void>((r) => (open = r))));
       const inflight = [a.fetch(post("/v1/completions", prompt)), a.fetch(post("/v1/completions", prompt))];

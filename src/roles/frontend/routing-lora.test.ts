@@ -68,6 +68,12 @@ describe("routing under LoRA adapters", () => {
     expect(plan(state.route("m", tokens)).decision.deviceOverlap).toBe(8);
   });
 
+  test("an adapter whose only holder is ejected is still a model (it is expected back)", () => {
+    const state = fleet();
+    expect(state.reportFailure("w3", true)).toBe(true); // down: ejected at once
+    expect(new Set(state.models())).toEqual(new Set(["m", "adapter-a", "adapter-b"]));
+  });
+
   test("none of the holders left to try → every worker of the base model (Dynamo: none → all)", () => {
     const state = fleet();
     const p = plan(state.route("adapter-b", tokens, new Set(["w3"])));

@@ -130,6 +130,17 @@ describe("routing state", () => {
     state.apply([{ ...stored("x", 0, "host", 0, 1), holder: { cacheOwnerId: "unknown" } }]);
     expect(state.unmappedEvents).toBe(1);
   });
+
+  test("CacheOwner residency maps to its (worker, rank) through an agent's mapping too", () => {
+    const owner = `${"a".repeat(32)}:${"b".repeat(32)}/${"c".repeat(16)}/${"0".repeat(31)}7`;
+    const state = routingState("kv");
+    state.putWorker(workerRecord("a", { data_parallel_size: 2 }));
+    state.mapOwner(owner, "a", 1);
+    state.apply([{ ...stored("x", 0, "host", 0, 8), holder: { cacheOwnerId: owner } }]);
+    expect(state.unmappedEvents).toBe(0);
+    const p = plan(state.route("m", tokens.slice(0, 32)));
+    expect([p.worker.id, p.dpRank, p.decision.hostOverlap]).toEqual(["a", 1, 8]);
+  });
 });
 
 describe("router hints", () => {

@@ -52,7 +52,8 @@ describe("WorkerHealth", () => {
       h.due(now);
       h.probed("a", false, now);
     }
-    expect(h.nextProbeAtMs()! - now).toBe(EJECT_BACKOFF_MS.max);
+    expect(h.nextProbeAtMs()! - now).toBe(30_000); // a literal: reading EJECT_BACKOFF_MS would follow a broken constant
+    expect(EJECT_BACKOFF_MS).toEqual({ first: 1000, max: 30_000 });
     now = h.nextProbeAtMs()!;
     h.due(now);
     h.probed("a", true, now);
