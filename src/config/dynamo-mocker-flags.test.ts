@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { FIXTURES_DIR, thrownBy } from "../../test/harness.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { commonOptions } from "./common.ts";
-import { DYNAMO_ONLY_FLAGS, translateDynamoMockerFlags } from "./dynamo-mocker-flags.ts";
+import { asksForDynamo, DYNAMO_ONLY_FLAGS, translateDynamoMockerFlags } from "./dynamo-mocker-flags.ts";
 import { dynamoOverlay } from "./dynamo-runtime.ts";
 import { loadConfig } from "./load.ts";
 import { extraEngineArgsOverlay, mockerOptions, mockerProblems } from "./mocker.ts";
@@ -57,7 +57,8 @@ describe("Dynamo's mocker flags under --runtime dynamo", () => {
     expect(problems("--ais-perf-model")[0]).toStartWith("--ais-perf-model: Dynamo's mocker flag, refused: it times steps with AISimulate's perf model");
     expect(problems("--response-plane", "quic")[0]).toContain("the QUIC response plane is not supported");
     expect(problems("--router-mode")).toEqual(["--router-mode: needs a value"]);
-    // Without --runtime dynamo the table does not apply: the flag is simply unknown (cli/mocker.ts translates only then).
+    // The table applies only under --runtime dynamo (cli/mocker.ts asks first).
+    expect([asksForDynamo(["--runtime", "dynamo"]), asksForDynamo(["--runtime=dynamo"]), asksForDynamo(["dynamo", "--runtime", "kvcr"]), asksForDynamo(["--model-path", "dynamo"])]).toEqual([true, true, false, false]);
   });
 
   test("Dynamo's flat --extra-engine-args file, and a prefill worker's --kv-transfer-bandwidth as Dynamo takes it", () => {

@@ -60,6 +60,13 @@ describe("Dynamo's state agent, KVCR mode", () => {
   test("the host record: one host in the namespace is found; none in time and two are errors naming the fix", async () => {
     expect(parseHostAdvertisement(hostRecord)).toMatchObject({ ok: true, value: { maxSlots: 2 } });
     expect(parseHostAdvertisement({ ...hostRecord, metadata: { ...hostRecord.metadata, protocol_version: "v1" } })).toEqual({ ok: false, problem: 'host advertisement of protocol "v1", expected "v2"' });
+    expect(parseHostAdvertisement({ ...hostRecord, topic: "kv-state-sources-v2" })).toEqual({ ok: false, problem: "not a kv-state-hosts-v2 record" });
+    expect(parseHostAdvertisement({ ...hostRecord, metadata: { ...hostRecord.metadata, host_instance: null } })).toEqual({ ok: false, problem: "host advertisement without host_instance" });
+    expect(parseHostAdvertisement({ ...hostRecord, metadata: { ...hostRecord.metadata, max_slots: 0 } })).toMatchObject({ ok: true, value: { maxSlots: 0 } });
+    expect(parseHostAdvertisement({ ...hostRecord, metadata: { ...hostRecord.metadata, max_slots: -1 } })).toEqual({ ok: false, problem: "host advertisement without a max_slots count" });
+    // A slot ordinal is its 32 hex digits as 16 bytes (ordinal 31 is 0x1f).
+    const owner31 = captured.cache_owner_id.replace(/1$/, "0").replace(/00$/, "1f");
+    expect((cacheOwnerStructure(owner31) as { slot: { digest: number[] } }).slot.digest).toEqual([...Array(15).fill(0), 0x1f]);
     const intent: IntentInput = {
       producer: { namespace: "dynamo", component: "backend", endpoint: "generate", instanceId: 7, transport: "127.0.0.1:1/7/dynamo/backend/generate" },
       cacheOwnerId: captured.cache_owner_id, workerId: 7, dpRank: 0, kvStateEndpoint: { namespace: "dynamo", component: "backend", name: "generate" }, kvBlockSize: 16, rawEndpoint: "tcp://127.0.0.1:2", rawTopic: "t",

@@ -127,4 +127,20 @@ describe("rooms", () => {
     expect(rooms.size).toBe(0);
     expect(released).toBe(0);
   });
+
+  test("a settled room is forgotten once a decode learned it; a decode that gave up leaves no waiter behind for the next one", async () => {
+    const rooms = new BootstrapRooms(50, 60_000);
+    rooms.complete(5n, 1, () => {});
+    expect(rooms.size).toBe(1);
+    expect(await rooms.decodeArrived(5n)).toMatchObject({ kind: "held" });
+    expect(rooms.size).toBe(0);
+    // A decode waits past the rendezvous timeout: it learns nothing, and the room goes with it.
+    expect(await rooms.decodeArrived(6n)).toBeUndefined();
+    expect(rooms.size).toBe(0);
+    // The next decode for the room is the one the prefill's KV goes to.
+    const next = rooms.decodeArrived(6n);
+    rooms.complete(6n, 2, () => {});
+    expect(await next).toMatchObject({ kind: "held", promptTokens: 2 });
+    rooms.close();
+  });
 });
