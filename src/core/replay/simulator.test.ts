@@ -210,6 +210,8 @@ describe("replay simulator: metrics and arrivals", () => {
     expect(sim.firstTokenMs[2]).toBeCloseTo(40 + loadMs + 15, 9);
     expect(sim.lastTokenMs[2]).toBeCloseTo(40 + loadMs + 20, 9);
     expect(sim.engines[0]!.steps).toBe(6);
+    // Copied to the host: p's and q's 4 full prompt blocks each; the second p's were there already.
+    expect(buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 }).host_blocks_stored).toBe(8);
   });
 
   test("closed loop: never more than N in flight", () => {
