@@ -119,3 +119,18 @@ describe("token-id recovery for host stores", () => {
     expect([...reg.resolve([BigInt(n + 100_000) * 0x9e3779b97f4a7c15n & 0xffff_ffff_ffff_ffffn])![0]!.tokenIds]).toEqual([...tokens]);
   });
 });
+
+describe("storageBytes", () => {
+  test("sums every record array, the token slab and the FIFO, by hand for 64 and 128 cells", () => {
+    const reg = new BlockTokenRegistry(64);
+    // One 4-token block: 64 cells. hash, parent, local 8 B each; hasParent, tiers 1 B; releasedAt
+    // 8 B; the slab 64 × 4 ids × 4 B; the FIFO 64 × (4 + 8) B.
+    reg.stored("device", 1n, null, 1n, toks(1));
+    expect(reg.storageBytes).toBe(64 * 8 * 3 + 64 + 64 + 64 * 8 + 64 * 4 * 4 + 64 * 4 + 64 * 8);
+    expect(reg.storageBytes).toBe(3968);
+    // The 65th block doubles the record arrays and the slab; the FIFO (nothing released) stays.
+    for (let i = 2; i <= 65; i++) reg.stored("device", BigInt(i), null, BigInt(i), toks(i));
+    expect(reg.storageBytes).toBe(128 * 8 * 3 + 128 + 128 + 128 * 8 + 128 * 4 * 4 + 64 * 4 + 64 * 8);
+    expect(reg.storageBytes).toBe(7168);
+  });
+});

@@ -79,3 +79,29 @@ describe("disaggregated replay under LoRA adapters", () => {
     expect([...agg.cachedTokens]).toEqual([0, 0, 192]);
   });
 });
+
+describe("disaggregated replay in a closed loop", () => {
+  // Ten distinct 256-token prompts (16 blocks of 16), one at a time: each arrives as the one before finishes.
+  const row = (k: number) => JSON.stringify({ timestamp: 0, input_length: 256, output_length: 3, hash_ids: [100 + k] });
+  const workload = parseMooncakeTrace(Array.from({ length: 10 }, (_, k) => row(k)).join("\n")).requests;
+  // A decode rank is busy above half its 64 blocks: three requests' load left on it would shed the next.
+  const run = () =>
+    simulateDisagg(
+      workload,
+      { engine: { blockSize: 16, numGpuBlocks: 64, kvTransferBandwidthGbps: 8 }, prefillWorkers: 1, decodeWorkers: 2, router: { busy: { activeDecodeBlocks: 0.5 } }, arrival: { kind: "concurrency", concurrency: 1 }, seed: 0 },
+      { hasher },
+    );
+
+  test("every request arrives once, after the one before it finished, and none is shed", () => {
+    const sim = run();
+    expect(sim.errors.size).toBe(0);
+    expect(sim.rejected).toBe(0);
+    expect(sim.numRequests).toBe(10);
+    // Each request runs its prefill leg once and its decode leg once: ten arrivals, no eleventh.
+    expect(sim.requestsPerWorker[0]).toBe(10);
+    expect(sim.requestsPerWorker[1]! + sim.requestsPerWorker[2]!).toBe(10);
+    expect(sim.disagg.kv_transfers).toBe(10);
+    for (let i = 1; i < 10; i++) expect(sim.arrivalMs[i]).toBe(sim.lastTokenMs[i - 1]!);
+    for (let i = 0; i < 10; i++) expect(sim.outputTokens[i]).toBe(3);
+  });
+});

@@ -194,6 +194,26 @@ describe("replay simulator: metrics and arrivals", () => {
     expect([...midStepArrival().firstTokenMs]).toEqual([15, 30]);
   });
 
+  test("an engine idle while a host load runs is woken when it lands, and its request resumes", () => {
+    // Closed loop, one at a time, on 6 G1 blocks of 4 tokens: p, q (which evicts most of p), p
+    // again. p's blocks went to the host tier; the second p loads them (1 GB/s), then computes.
+    const w = [one(16, 2, 0, 1), one(16, 2, 0, 1000), one(16, 2, 0, 1)];
+    const engine = { ...fixed, numGpuBlocks: 6, numHostBlocks: 16, hostOffloadD2hBandwidthGbps: 1, hostOffloadH2dBandwidthGbps: 1 };
+    const sim = simulate(w, { ...base, engine, arrival: { kind: "concurrency", concurrency: 1 } }, { hasher });
+    expect(sim.errors.size).toBe(0);
+    expect([...sim.arrivalMs]).toEqual([0, 20, 40]);
+    // One G1 block still cached; three loaded from the host (the last token is computed again).
+    expect([...sim.cachedTokens]).toEqual([0, 0, 15]);
+    expect([...sim.hostLoadedTokens]).toEqual([0, 0, 11]);
+    // The load: 3 blocks × 4 tokens × 131,072 B at 1 GB/s; then prefill 10 + decode 5, decode 5.
+    const loadMs = (3 * 4 * 131_072) / 1e6;
+    expect(sim.firstTokenMs[2]).toBeCloseTo(40 + loadMs + 15, 9);
+    expect(sim.lastTokenMs[2]).toBeCloseTo(40 + loadMs + 20, 9);
+    expect(sim.engines[0]!.steps).toBe(6);
+    // Copied to the host: p's and q's 4 full prompt blocks each; the second p's were there already.
+    expect(buildReport(sim, { routerMode: "round-robin", wallTimeMs: 1 }).host_blocks_stored).toBe(8);
+  });
+
   test("closed loop: never more than N in flight", () => {
     const w = Array.from({ length: 12 }, (_, i) => one(6, 3, 0, i * 10));
     const sim = simulate(w, { ...base, engine: fixed, numWorkers: 2, arrival: { kind: "concurrency", concurrency: 3 } }, { hasher });

@@ -150,6 +150,32 @@ describe("verdict", () => {
     expect(v.family).toBe(6);
   });
 
+  test("an interval's half-width is t(1 − level/2, df) × se: by hand for rounds with no request noise", () => {
+    // Every request of a round has the same TTFT, so resampling a round moves nothing (within 0):
+    // round k is 50·e^(0.1k) ms on the baseline, 50·e^(0.3 + 0.1k) ms on the side. On the log
+    // scale each side's rounds have variance 0.01 (0, 0.1, 0.2 about 0.1, over n − 1 = 2), so
+    // se = √(0.01/3 + 0.01/3) and Satterthwaite's df = (2v)² / (2v²/2) = 4; the difference is 0.3.
+    const rounds = (offset: number): RoundSamples[] =>
+      [0, 1, 2].map((k) => {
+        const ttftMs = 50 * Math.exp(offset + 0.1 * k);
+        return { requests: Array.from({ length: 30 }, () => ({ ttftMs, e2elMs: ttftMs + 100, outputTokens: 11, itlSumMs: 100, itlCount: 10, promptTokens: 100, cachedTokens: 0 })), durationS: 1 };
+      });
+    // Every other figure is left out of the family: mean TTFT is tested alone, at level 0.05.
+    const v = compareSides([{ label: "a", rounds: rounds(0) }, { label: "b", rounds: rounds(0.3) }], { seed: 1, resamples: 20, unresolved: (_s, m) => (m === "mean_ttft_ms" ? undefined : "not this test's") });
+    expect(v.family).toBe(1);
+    const e = v.entries.find((x) => x.metric === "mean_ttft_ms")!;
+    expect(e.confidence).toBeCloseTo(0.95, 12);
+    expect(e.ratio!).toBeCloseTo(Math.exp(0.3), 9);
+    // t(0.975, 4) = 2.7764451051977987; half = 2.7764… × 0.0816496… = 0.2266958.
+    const se = Math.sqrt((2 * 0.01) / 3);
+    const half = 2.7764451051977987 * se;
+    expect(e.ci_low!).toBeCloseTo(Math.exp(0.3 - half), 6);
+    expect(e.ci_high!).toBeCloseTo(Math.exp(0.3 + half), 6);
+    expect(e.ci_low!).toBeCloseTo(1.0760578, 6);
+    expect(e.ci_high!).toBeCloseTo(1.6933279, 6);
+    expect(e.call).toBe("higher");
+  });
+
   test("an unresolved figure is not compared: called unresolved with the reason, out of the family", () => {
     const rng = createRng(3);
     const shape = { rounds: 2, requests: 50, betweenSd: 0.05, withinSd: 0.3 };

@@ -9,7 +9,8 @@ import * as v from "valibot";
 import { KvStateAgent, type AgentOptions } from "./agent.ts";
 import { createAgentApp } from "./http-app.ts";
 import { RouterEventOutbound } from "./outbound.ts";
-import { readStaticSources } from "./sources.ts";
+import { checkSourceIntent, readStaticSources } from "./sources.ts";
+import type { DiscoveryStore } from "../../discovery/store.ts";
 
 const logger = createLogger({ level: "silent" });
 const owner = `${"ab".repeat(16)}:${"cd".repeat(16)}/${"0".repeat(16)}/${"0".repeat(31)}1`;
@@ -45,6 +46,28 @@ describe("agent HTTP app", () => {
       expect(metrics).toContain('kvcr_agent_ingest_lag_seconds_bucket{le="+Inf"} 0');
       expect(metrics).toContain('kvcr_agent_slot_transitions_total{state="active"} 0');
     });
+  });
+
+  test("with a discovery store, a failed slot still makes /health 503 (and healthy discovery 200)", async () => {
+    await using outbound = new RouterEventOutbound("127.0.0.1", 0, logger);
+    const agent = new KvStateAgent({ maxSlots: 2, retentionMs: 1000, replayTimeoutMs: 1000, logger, hasher: createBlockHasher(), outbound });
+    try {
+      // A store that answers: only its status is read for /health.
+      const discovery = { backend: "file", status: () => ({ backend: "file", connected: true, reconnects: 0, leaseRegrants: 0, watchResyncs: 0 }) } as unknown as DiscoveryStore;
+      const app = createAgentApp(agent, () => true, discovery);
+      const health = () => app.fetch(new Request("http://agent/health"));
+      expect((await health()).status).toBe(200);
+      // Two live intents for one cache owner from two workers: the owner's slot fails (ambiguous).
+      const intent = checkSourceIntent(source);
+      if (!intent.ok) throw new Error(intent.problem);
+      agent.putSource("static:a", intent.value);
+      agent.putSource("static:b", { ...intent.value, worker_id: "w2", raw_endpoint: "tcp://127.0.0.1:10" });
+      const res = await health();
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ healthy: false, status: "unhealthy", slots: { total: 1, failed: 1 }, discovery: { backend: "file", connected: true, degraded: false } });
+    } finally {
+      agent.close();
+    }
   });
 
   test("a handler that throws gets 500 naming the error", async () => {
