@@ -108,10 +108,19 @@ describe("agent feed against a fake agent", () => {
     const { agent, feed } = setUp();
     feed.follow(agent.record());
     await waitFor(() => feed.liveCount() === 1 && agent.pub.subscriberCount("") > 0, { what: "the feed live" });
-    expect(agent.snapshotCalls).toBe(1);
+    expect([agent.snapshotCalls, feed.resyncs]).toEqual([1, 0]); // the first load is no re-sync
     agent.pub.send(["", encodeSeq(1n), Uint8Array.from([0xc1, 0xc1])]);
     await waitFor(() => feed.snapshotsLoaded === 2 && feed.liveCount() === 1, { what: "a second snapshot after the bad batch" });
     expect([feed.decodeErrors, feed.resyncs, agent.snapshotCalls]).toEqual([1, 1, 2]);
+  });
+
+  test("a cursor gap re-syncs from a fresh snapshot; the batch past the gap is not applied", async () => {
+    const { agent, state, feed } = setUp();
+    feed.follow(agent.record());
+    await waitFor(() => feed.liveCount() === 1 && agent.pub.subscriberCount("") > 0, { what: "the feed live" });
+    agent.publish(2, [stored(3)]); // cursor 1 never came
+    await waitFor(() => feed.snapshotsLoaded === 2 && feed.liveCount() === 1, { what: "a second snapshot after the gap" });
+    expect([feed.resyncs, feed.batches, state.index.size("device")]).toEqual([1, 0, 0]);
   });
 
   test("an agent whose host record appears again loses its residency at once, until its new snapshot loads", async () => {
