@@ -12,6 +12,7 @@ import { mockerOptions, type MockerConfig } from "../src/config/mocker.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { startMocker } from "../src/roles/mocker/index.ts";
 import { runStreamClients } from "./lib/clients.ts";
+import { figure } from "./lib/figures.ts";
 import { envNumber } from "./lib/measure.ts";
 import { MockerChild } from "./lib/mocker-child.ts";
 import type { StreamClientJob, StreamClientReport } from "./lib/stream-client.ts";
@@ -102,7 +103,11 @@ console.log(`mocker stream: ${WORKERS} worker(s) at --speedup-ratio 0, ${CONCURR
   console.log(`  streamed to clients: ${fmt(streamed)} tokens/s (${fmt(tokens)} tokens, ${sum((r) => r.requests)} requests in ${elapsedS.toFixed(1)} s; ${(tokens / sum((r) => r.chunks)).toFixed(1)} tokens per chunk read; median time to first token ${Math.max(...reports.map((r) => r.ttftMedianMs)).toFixed(1)} ms)`);
   console.log(`  the mocker's kvcr_mocker_generated_tokens_total over the run: ${fmt(generated / elapsedS)}/s (streamed/generated ${(tokens / generated).toFixed(3)}); malformed or short responses: ${errors.length}${errors.length ? ` (${errors.join("; ")})` : ""}`);
   console.log(`  CPU: mocker ${((mockerCpuS / elapsedS) * 100).toFixed(0)}% of a core (${((mockerCpuS / tokens) * 1e6).toFixed(2)} µs per token), client(s) ${((sum((r) => r.cpuSeconds) / elapsedS) * 100).toFixed(0)}%`);
+  figure("streamed tokens/s", streamed, "tokens/s", "higher");
+  figure("mocker CPU per streamed token", (mockerCpuS / tokens) * 1e6, "µs", "lower");
+  figure("mocker CPU per stream", (mockerCpuS / sum((r) => r.requests)) * 1e6, "µs", "lower");
   const peer = await enginesAlone(Math.min(DURATION_MS, 3000));
+  figure("engines alone tokens/s", peer.tokensPerS, "tokens/s", "higher");
   console.log(`  peer, engines alone in-process (no HTTP): ${fmt(peer.tokensPerS)} tokens/s at ${(peer.cpuShare * 100).toFixed(0)}% of a core → streaming delivers ${((streamed / peer.tokensPerS) * 100).toFixed(0)}% of it`);
   console.log(`  target ≥ 300,000 streamed tokens/s: ${streamed >= 300_000 ? "met" : "NOT met"}`);
 }

@@ -42,9 +42,9 @@ const TAB = 9;
 // Latin-1 keeps every byte as one char (obs-text in values survives; nothing fails to decode).
 const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Uint8Array, start: number, end: number): string }).latin1Slice;
 
-/** Decodes a head (its bytes through the empty line that ends it). */
-export function decodeRequestHead(bytes: Uint8Array, limits: HeadLimits): RequestHead {
-  const text = latin1Slice.call(bytes, 0, bytes.length);
+/** Decodes a head: bytes[from, to), through the empty line that ends it. */
+export function decodeRequestHead(bytes: Uint8Array, limits: HeadLimits, from = 0, to = bytes.length): RequestHead {
+  const text = latin1Slice.call(bytes, from, to);
   let eol = text.indexOf("\n");
   let lineEnd = eol > 0 && text.charCodeAt(eol - 1) === CR ? eol - 1 : eol;
   const sp1 = text.indexOf(" ");

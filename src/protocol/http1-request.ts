@@ -141,20 +141,30 @@ export class Http1RequestParser {
   }
 
   private keepHeadPart(b: Uint8Array, from: number, to: number): void {
-    this.headBytes += to - from;
-    if (this.headBytes > this.limits.maxHeadBytes) throw new Http1RequestError(431, `the request head exceeds ${this.limits.maxHeadBytes} bytes`);
+    this.countHead(to - from);
     if (to > from) this.headParts.push(b.subarray(from, to));
   }
 
+  private countHead(bytes: number): void {
+    this.headBytes += bytes;
+    if (this.headBytes > this.limits.maxHeadBytes) throw new Http1RequestError(431, `the request head exceeds ${this.limits.maxHeadBytes} bytes`);
+  }
+
   private headEnded(b: Uint8Array, from: number, end: number): number {
-    this.keepHeadPart(b, from, end);
-    const parts = this.headParts;
-    const bytes = parts.length === 1 ? parts[0]! : concat(parts, this.headBytes);
-    this.headParts = [];
+    let head: RequestHead;
+    if (this.headParts.length === 0) {
+      // The whole head in this chunk (the usual case): decoded where it lies, nothing kept or copied.
+      this.countHead(end - from);
+      head = decodeRequestHead(b, this.limits, from, end);
+    } else {
+      this.keepHeadPart(b, from, end);
+      const parts = this.headParts;
+      this.headParts = [];
+      head = decodeRequestHead(concat(parts, this.headBytes), this.limits);
+    }
     this.headBytes = 0;
     this.beforeRequestLine = true;
     this.onFirstLine = true;
-    const head = decodeRequestHead(bytes, this.limits);
     this.sink.head(head);
     this.bodyBytes = 0;
     if (head.chunked) {

@@ -7,6 +7,7 @@ import { openAiError, openAiErrorBody, type ResponseMeta } from "../../protocol/
 import type { GenerateLine } from "../../protocol/generate.ts";
 import { SSE_HEADERS, SseAnswer, wholeAnswerBody, type Kind, type StreamOptions } from "../shared/serving/openai-answer.ts";
 import { errorTypeOf, type ErrorType } from "./dynamo-metrics.ts";
+import { wholeJson } from "../../transport/http/whole-response.ts";
 import { failureResponse, type WorkerFailure } from "./worker-failure.ts";
 
 export type { Kind };
@@ -57,7 +58,7 @@ export async function wholeReply(src: LineStream, c: ReplyContext): Promise<Resp
     return openAiError(502, `worker ${c.workerId} ended the request without finishing it (${summary && "finish_reason" in summary ? summary.finish_reason : "no summary"})`, { code: "worker_failed" });
   }
   c.finish(undefined, summary.cached_tokens);
-  return Response.json(wholeAnswerBody(c.kind, c.meta, ids, summary), { headers: c.servedBy });
+  return wholeJson(wholeAnswerBody(c.kind, c.meta, ids, summary), { headers: c.servedBy });
 }
 
 /** SSE chunks as tokens arrive; a client that goes away cancels the worker request. */

@@ -6,6 +6,7 @@ import type { GenerateRequest, GenerateSummary } from "../../protocol/generate.t
 import { openAiError } from "../../protocol/openai.ts";
 import type { RequestFaultPlan } from "./faults/http-faults.ts";
 import { cuttingSink, delayedSink } from "./faults/http-faults.ts";
+import { wholeResponse } from "../../transport/http/whole-response.ts";
 import { resetBody, TokenStream, type TextFormat, type TokenSink } from "./token-stream.ts";
 
 export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; status: 400 | 404 | 409 | 503; message: string };
@@ -66,7 +67,9 @@ export async function runGeneration(
   }
   let delayed: ReturnType<typeof delayedSink> | undefined;
   if (fault?.latency) sink = delayed = delayedSink(sink, fault.latency.ttftMs, fault.latency.perTokenMs);
-  const outcome = await engines.submit(g, sink);
+  const submitted = engines.submit(g, sink);
+  // Only a decode request's submit is a promise: an aggregated one goes on without a turn of the loop.
+  const outcome = submitted instanceof Promise ? await submitted : submitted;
   if (!outcome.ok) return withHeaders(openAiError(outcome.status, outcome.message), servedBy);
   requestId = outcome.requestId;
   const gone = () => {
@@ -90,8 +93,8 @@ export function streamedOutput(contentHeaders: Record<string, string>, format?: 
       respond: async (headers) => {
         await stream.firstOutput;
         const whole = stream.takeWholeBody();
-        // A whole body says its length: the server sends it in one write instead of reading it as a stream.
-        if (whole) return new Response(whole, { headers: { ...contentHeaders, "content-length": String(whole.length), ...headers } });
+        // A whole body says its length (to any server), and ours sends it with its head without reading it back.
+        if (whole) return wholeResponse(whole, { headers: { ...contentHeaders, "content-length": String(whole.length), ...headers } });
         return new Response(stream.body, { headers: { ...contentHeaders, ...headers } });
       },
     };

@@ -2,6 +2,7 @@
 // length chunk by chunk as the app gives it, read no faster than the socket drains; any other body
 // whole, with a Content-Length, in one write with its head (why: docs/DECISIONS.md, HTTP server).
 import { asksToClose, type BodyFraming, isBodilessStatus, responseHead } from "../../protocol/http1-response-head.ts";
+import { wholeBodyOf } from "./whole-response.ts";
 
 /** The connection as the writer sees it. */
 export interface ResponseOutput {
@@ -48,15 +49,21 @@ const ENCODER = new TextEncoder();
 /** Past this much gathered at once a body goes out as a stream (also ends a stream that never stops producing). */
 const GATHER_LIMIT = 1024 * 1024;
 
-export async function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseContext): Promise<WriteOutcome> {
-  const status = res.status;
-  let keepAlive = ctx.keepAlive && !asksToClose(res.headers);
-  if (isBodilessStatus(status)) {
+/** Writes `res`; an answer sent in full at once (bodiless, or a whole body in hand) returns its outcome without a promise. */
+export function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseContext): WriteOutcome | Promise<WriteOutcome> {
+  const keepAlive = ctx.keepAlive && !asksToClose(res.headers);
+  if (isBodilessStatus(res.status)) {
     // A body given with a status that has none is not sent; a stream's producer is told so.
     if (res.body !== null) void res.body.cancel().catch(() => {});
     out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
     return keepAlive ? "keep-alive" : "close";
   }
+  const whole = wholeBodyOf(res);
+  if (whole !== undefined) return sendBytes(out, res, ctx, keepAlive, whole);
+  return writeBody(out, res, ctx, keepAlive);
+}
+
+async function writeBody(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean): Promise<WriteOutcome> {
   if (!isStreamedType(res.headers.get("content-type")) || res.headers.has("content-length")) {
     // Read whole (any type but the streamed ones, or one whose app declared its length): a body held
     // in memory resolves at once, without the cost of a stream and a reader. The length sent is the
@@ -154,6 +161,10 @@ async function sendWhole(out: ResponseOutput, res: Response, ctx: ResponseContex
   } catch {
     return "reset";
   }
+  return sendBytes(out, res, ctx, keepAlive, whole);
+}
+
+function sendBytes(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean, whole: Uint8Array): WriteOutcome {
   out.send(withHead(res, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
   return keepAlive ? "keep-alive" : "close";
 }

@@ -221,7 +221,14 @@ export class ServerConnection implements RequestSink, BodyFlow {
     const drainable = ex.requestEnded || (!head.chunked && head.contentLength - ex.received <= DRAIN_LIMIT);
     ex.keepAlive = head.keepAlive && drainable && !this.server.stopping;
     ex.date = this.server.date();
-    writeResponse(this.output, res, ex).then(this.onWritten, this.onWriteFailure);
+    let written: WriteOutcome | Promise<WriteOutcome>;
+    try {
+      written = writeResponse(this.output, res, ex);
+    } catch (err) {
+      return this.onWriteFailure(err);
+    }
+    if (typeof written === "string") this.responded(ex, written);
+    else written.then(this.onWritten, this.onWriteFailure);
   }
 
   private responded(ex: Exchange, outcome: WriteOutcome): void {

@@ -2,7 +2,7 @@
 // joined as Headers joins them), every way to read the body (whole or still arriving), a body read
 // once only, the signal aborted before or after it was first asked for, and a native copy.
 import { describe, expect, test } from "bun:test";
-import { ServerRequest } from "./server-request.ts";
+import { bodyBytesInHand, ServerRequest } from "./server-request.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const streamOf = (...parts: string[]) =>
@@ -95,5 +95,20 @@ describe("a native copy", () => {
     let text = "";
     for await (const piece of post(streamOf("a", "é")).textStream()) text += piece;
     expect(text).toBe("aé");
+  });
+});
+
+describe("bodyBytesInHand", () => {
+  test("the size of a whole unread body (0 without one); nothing once read, for a body still arriving, or for a native Request", async () => {
+    const whole = post(bytes('{"é":1}'));
+    expect(bodyBytesInHand(whole)).toBe(8); // é is two bytes
+    expect(bodyBytesInHand(post(undefined))).toBe(0);
+    await whole.text();
+    expect(bodyBytesInHand(whole)).toBeUndefined();
+    const streamed = post(bytes("abc"));
+    void streamed.body;
+    expect(bodyBytesInHand(streamed)).toBeUndefined();
+    expect(bodyBytesInHand(post(streamOf("abc")))).toBeUndefined();
+    expect(bodyBytesInHand(new Request("http://a/", { method: "POST", body: "abc" }))).toBeUndefined();
   });
 });

@@ -6,6 +6,7 @@ import { applyChatTemplate, tokenize } from "../../../core/text/tokenizer.ts";
 import { LOG_LEVELS, type Logger } from "../../../lib/logger.ts";
 import { readCapped } from "../../../lib/read-capped.ts";
 import { openAiError, type GenerationRequest } from "../../../protocol/openai.ts";
+import { bodyBytesInHand } from "../../../transport/http/server-request.ts";
 
 export interface BodyCaps {
   /** Largest body in bytes (413 above). */
@@ -44,6 +45,9 @@ const bodyTimeout = (ms: number) =>
  * (logged at debug: a client's doing, not a fault of ours).
  */
 async function readBody(req: Request, max: number, timeoutMs: number, logger: Logger, path: string): Promise<string | Response> {
+  // A body that came whole with its head: nothing to wait for and nothing unbounded to read.
+  const inHand = bodyBytesInHand(req);
+  if (inHand !== undefined) return inHand > max ? tooLarge(String(inHand), max) : req.text();
   const length = req.headers.get("content-length");
   const declared = Number(length ?? NaN);
   if (declared > max) return tooLarge(String(declared), max);
