@@ -68,9 +68,11 @@ export class RequestState {
     maxBlocks: number,
   ) {
     this.tokens = tokens;
-    this.seqHashes = new BigUint64Array(maxBlocks);
-    this.localHashes = new BigUint64Array(maxBlocks);
-    this.seqWords = new Uint32Array(this.seqHashes.buffer);
+    // One buffer for both hash columns: an ArrayBuffer per request is a native allocation the collector must also free.
+    const hashes = new ArrayBuffer(16 * maxBlocks);
+    this.seqHashes = new BigUint64Array(hashes, 0, maxBlocks);
+    this.localHashes = new BigUint64Array(hashes, 8 * maxBlocks, maxBlocks);
+    this.seqWords = new Uint32Array(hashes, 0, 2 * maxBlocks);
   }
 
   /** Tokens known so far: the prompt plus every generated token (the last one not yet computed). */

@@ -9,6 +9,9 @@ interface Held<T> {
   resolve(outcome: T): void;
 }
 
+/** Registers what to do once the request's client goes away (run at once if it has). */
+export type WhenGone = (gone: () => void) => void;
+
 export class HeldRequests<T> {
   private readonly byModel = new Map<string, Held<T>[]>();
 
@@ -27,19 +30,19 @@ export class HeldRequests<T> {
   }
 
   /** Queues a request naming `model` under its served model `key`; resolves when release() routes it, or with clientGone() on abort. */
-  hold(key: string, model: string, tokens: ArrayLike<number>, signal?: AbortSignal): Promise<T> {
+  hold(key: string, model: string, tokens: ArrayLike<number>, whenGone?: WhenGone): Promise<T> {
     return new Promise((resolve) => {
       const h: Held<T> = { model, tokens, resolve };
       const list = this.byModel.get(key) ?? [];
       list.push(h);
       this.byModel.set(key, list);
-      signal?.addEventListener("abort", () => {
+      whenGone?.(() => {
         const at = list.indexOf(h);
         if (at === -1) return;
         list.splice(at, 1);
         if (list.length === 0 && this.byModel.get(key) === list) this.byModel.delete(key);
         resolve(this.clientGone());
-      }, { once: true });
+      });
     });
   }
 

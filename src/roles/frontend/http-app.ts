@@ -8,6 +8,7 @@ import { LOG_LEVELS, type Logger } from "../../lib/logger.ts";
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
 import { BadRequest, openAiError, parseChatRequest, parseCompletionRequest } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
+import { onClientGone } from "../../transport/http/server-request.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
 import { promptTokens, readJsonBody } from "../shared/serving/openai-body.ts";
 import { VERSION_PATH, versionResponse } from "../shared/serving/version.ts";
@@ -135,7 +136,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     // vLLM's rule, before routing: prompt + max_tokens above the model's context is the client's to fix.
     const tooLong = contextLengthProblem(state.maxModelLen(parsed.model), tokens.length, parsed.maxTokens);
     if (tooLong !== undefined) return refused(track, 400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED, param: kind === "chat" ? "messages" : "prompt" });
-    const routed = prefill.active(parsed.model) ? prefill.route(parsed.model, tokens, req.signal) : state.routeOrHold(parsed.model, tokens, req.signal);
+    const routed = prefill.active(parsed.model) ? prefill.route(parsed.model, tokens, req.signal) : state.routeOrHold(parsed.model, tokens, (gone) => onClientGone(req, gone));
     const got = routed instanceof Promise ? await routed : routed;
     const { plan, leg } = "plan" in got ? got : { plan: got, leg: undefined };
     if ("status" in plan) return refused(track, plan.status, plan.message, { code: plan.code, param: plan.status === 404 ? "model" : undefined });

@@ -15,6 +15,7 @@ import { StallProbe } from "./stall-probe.ts";
 import type { RoutingState } from "./routing-state.ts";
 import type { RoutePlan } from "./route-plan.ts";
 import { callFailure, failureResponse, type WorkerFailure } from "./worker-failure.ts";
+import { onClientGone } from "../../transport/http/server-request.ts";
 import { StallWatch, WorkerCancel, type WorkerTransport } from "./worker-call.ts";
 
 export interface ProxyDeps {
@@ -78,7 +79,7 @@ export function createProxy(deps: ProxyDeps): Proxy {
       probes.wake();
       track?.end(error, cachedTokens);
     };
-    req.signal.addEventListener("abort", () => run.cancel(), { once: true });
+    onClientGone(req, () => run.cancel());
     try {
       await run.open();
     } catch (err) {

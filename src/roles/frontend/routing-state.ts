@@ -11,7 +11,7 @@ import type { Logger } from "../../lib/logger.ts";
 import type { AgentSnapshot } from "../../protocol/agent-snapshot.ts";
 import type { RouterEvent, RouterEventHolder } from "../../protocol/router-events.ts";
 import type { WorkerRecord } from "../../protocol/records.ts";
-import { HeldRequests } from "./held-requests.ts";
+import { HeldRequests, type WhenGone } from "./held-requests.ts";
 import { LoraHolders } from "./lora-holders.ts";
 import { WorkerHealth } from "./worker-health.ts";
 import { kvHintFor, ROUTER_HINT } from "./kv-hint.ts";
@@ -290,12 +290,12 @@ export class RoutingState {
    * promise of it: the request waits, oldest first, until load drops (a first token, a finish, a
    * new worker). A request whose client goes away while held leaves the queue (499).
    */
-  routeOrHold(model: string, tokens: ArrayLike<number>, signal?: AbortSignal): RoutePlan | RouteFailure | Promise<RoutePlan | RouteFailure> {
+  routeOrHold(model: string, tokens: ArrayLike<number>, whenGone?: WhenGone): RoutePlan | RouteFailure | Promise<RoutePlan | RouteFailure> {
     // An adapter's requests queue with its base model's: the same workers' load releases them.
     const served = this.lora.size > 0 ? this.servedModel(model) : model;
     const router = this.routers.get(served);
     if (router === undefined || (!this.held.has(served) && !router.saturated())) return this.route(model, tokens);
-    return this.held.hold(served, model, tokens, signal);
+    return this.held.hold(served, model, tokens, whenGone);
   }
 
   /**

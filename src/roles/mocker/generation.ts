@@ -6,6 +6,7 @@ import type { GenerateRequest, GenerateSummary } from "../../protocol/generate.t
 import { openAiError } from "../../protocol/openai.ts";
 import type { RequestFaultPlan } from "./faults/http-faults.ts";
 import { cuttingSink, delayedSink } from "./faults/http-faults.ts";
+import { onClientGone } from "../../transport/http/server-request.ts";
 import { wholeResponse } from "../../transport/http/whole-response.ts";
 import { resetBody, TokenStream, type TextFormat, type TokenSink } from "./token-stream.ts";
 
@@ -76,9 +77,8 @@ export async function runGeneration(
     delayed?.cancel();
     out.cancel();
   };
-  // A decode request's submit awaits its pull: the client may have left meanwhile.
-  if (req.signal.aborted) gone();
-  else req.signal.addEventListener("abort", gone);
+  // A decode request's submit awaits its pull: the client may have left meanwhile (then gone runs now).
+  onClientGone(req, gone);
   return out.respond(servedBy);
 }
 

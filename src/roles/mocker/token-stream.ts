@@ -50,16 +50,16 @@ const MAX_LINE_BYTES = PREFIX.length + 10 + 2;
 const INITIAL_BYTES = 512;
 
 export class TokenStream implements TokenSink {
-  /** The response body; Bun pulls it once and keeps it open until the request ends. */
-  readonly body: ReadableStream<Uint8Array>;
+  /** The streamed body's writer: Bun pulls the body once and keeps it open until the request ends. */
   private controller: ReadableStreamDirectController | undefined;
   private buf = new Uint8Array(INITIAL_BYTES);
   private len = 0;
   private flushQueued = false;
   /** Finished or cancelled: nothing more is written. */
   private done = false;
-  private ended!: () => void;
-  private readonly endedPromise = new Promise<void>((resolve) => (this.ended = resolve));
+  /** The request ended (finished, cancelled or cut); the stream's pull waits for it, made only when a stream is. */
+  private hasEnded = false;
+  private wakeEnded: (() => void) | undefined;
   private finished = false;
   /** cut(): the body ends with a connection reset instead of its last chunk. */
   private wasCut = false;
@@ -72,7 +72,14 @@ export class TokenStream implements TokenSink {
     private readonly onCancel: () => void,
     private readonly format?: TextFormat,
   ) {
-    this.body = new ReadableStream({
+    watchForHeartbeat(this);
+  }
+
+  private stream: ReadableStream<Uint8Array> | undefined;
+
+  /** The streamed body, made on first use (a request that ends before its answer goes out as one whole body never needs it). */
+  get body(): ReadableStream<Uint8Array> {
+    this.stream ??= new ReadableStream({
       type: "direct",
       pull: (controller) => {
         this.controller = controller;
@@ -80,11 +87,17 @@ export class TokenStream implements TokenSink {
         if (this.wasCut) return resetAfterWrites();
         if (this.done) this.end();
         // Pending until the request ends: the stream stays open for the live loop to write to.
-        return this.endedPromise.then(() => (this.wasCut ? resetAfterWrites() : undefined));
+        const ended = this.hasEnded ? Promise.resolve() : new Promise<void>((resolve) => (this.wakeEnded = resolve));
+        return ended.then(() => (this.wasCut ? resetAfterWrites() : undefined));
       },
       cancel: () => this.cancel(),
     }) as ReadableStream<Uint8Array>;
-    watchForHeartbeat(this);
+    return this.stream;
+  }
+
+  private ended(): void {
+    this.hasEnded = true;
+    this.wakeEnded?.();
   }
 
   /** When the stream was made, then its last heartbeat (performance.now). */
@@ -162,7 +175,8 @@ export class TokenStream implements TokenSink {
    */
   takeWholeBody(): Uint8Array | undefined {
     if (!this.finished || this.controller) return undefined;
-    const bytes = this.buf.slice(0, this.len);
+    // A view, not a copy: nothing is written to the buffer once the request finished.
+    const bytes = this.buf.subarray(0, this.len);
     this.len = 0;
     this.ended();
     return bytes;

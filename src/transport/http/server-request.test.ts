@@ -2,7 +2,7 @@
 // joined as Headers joins them), every way to read the body (whole or still arriving), a body read
 // once only, the signal aborted before or after it was first asked for, and a native copy.
 import { describe, expect, test } from "bun:test";
-import { bodyBytesInHand, ServerRequest } from "./server-request.ts";
+import { bodyBytesInHand, onClientGone, ServerRequest } from "./server-request.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const streamOf = (...parts: string[]) =>
@@ -110,5 +110,30 @@ describe("bodyBytesInHand", () => {
     expect(bodyBytesInHand(streamed)).toBeUndefined();
     expect(bodyBytesInHand(post(streamOf("abc")))).toBeUndefined();
     expect(bodyBytesInHand(new Request("http://a/", { method: "POST", body: "abc" }))).toBeUndefined();
+  });
+});
+
+describe("onClientGone", () => {
+  test("ours: runs once at the abort (registered before it) or at once (after it); the signal, made later, agrees", () => {
+    const req = post(undefined);
+    const calls: string[] = [];
+    onClientGone(req, () => calls.push("early"));
+    expect(calls).toEqual([]);
+    req.abort(new Error("left"));
+    req.abort(new Error("again"));
+    onClientGone(req, () => calls.push("late"));
+    expect(calls).toEqual(["early", "late"]);
+    expect(req.signal.aborted).toBe(true);
+  });
+
+  test("a native Request: through its signal, once, and at once when already aborted", () => {
+    const ctrl = new AbortController();
+    const req = new Request("http://a/", { signal: ctrl.signal });
+    let n = 0;
+    onClientGone(req, () => n++);
+    ctrl.abort();
+    ctrl.abort();
+    onClientGone(req, () => n++);
+    expect(n).toBe(2);
   });
 });
