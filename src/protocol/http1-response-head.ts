@@ -2,6 +2,11 @@
 // connection fields are the server's to set, so the app's are left out), Date, then the body's
 // framing and the connection's fate. Pure: the caller passes the date and writes the string.
 
+/** An answer's header fields: [name, value] pairs (a Headers), or a record of lower-case names. */
+export type HeadFields = Iterable<[string, string]> | Readonly<Record<string, string>>;
+
+const isIterable = (f: HeadFields): f is Iterable<[string, string]> => typeof (f as Partial<Iterable<unknown>>)[Symbol.iterator] === "function";
+
 /** How the body is delimited on the wire. */
 export type BodyFraming = { kind: "length"; length: number } | { kind: "chunked" } | { kind: "none" } | { kind: "until-close" };
 
@@ -31,14 +36,16 @@ export function isBodilessStatus(status: number): boolean {
  * The head, through its empty line. `connection` adds `Connection: close` or, for an HTTP/1.0
  * client kept alive, `Connection: keep-alive`; undefined writes neither (HTTP/1.1's default).
  */
-export function responseHead(status: number, fields: Iterable<[string, string]>, date: string, framing: BodyFraming, connection: "close" | "keep-alive" | undefined): string {
+export function responseHead(status: number, fields: HeadFields, date: string, framing: BodyFraming, connection: "close" | "keep-alive" | undefined): string {
   let head = statusLine(status);
   let hasDate = false;
-  for (const [name, value] of fields) {
-    if (SERVER_OWNED.has(name)) continue;
+  const field = (name: string, value: string) => {
+    if (SERVER_OWNED.has(name)) return;
     if (name === "date") hasDate = true;
     head += `${name}: ${value}\r\n`;
-  }
+  };
+  if (isIterable(fields)) for (const [name, value] of fields) field(name, value);
+  else for (const name in fields) field(name, fields[name]!);
   if (!hasDate) head += `date: ${date}\r\n`;
   if (framing.kind === "length") head += `content-length: ${framing.length}\r\n`;
   else if (framing.kind === "chunked") head += "transfer-encoding: chunked\r\n";
@@ -47,8 +54,8 @@ export function responseHead(status: number, fields: Iterable<[string, string]>,
 }
 
 /** True when the app's fields ask for the connection to close after this response. */
-export function asksToClose(fields: { get(name: string): string | null }): boolean {
-  const value = fields.get("connection");
+export function asksToClose(fields: { get(name: string): string | null } | Readonly<Record<string, string>>): boolean {
+  const value = typeof fields.get === "function" ? (fields as { get(name: string): string | null }).get("connection") : ((fields as Readonly<Record<string, string>>).connection ?? null);
   return value !== null && /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
 }
 

@@ -347,7 +347,9 @@ function adoptOrCopy(req: EngineRequest, promptLen: number): Uint32Array {
   if (req.adoptTokens && src instanceof Uint32Array && src.byteOffset / 4 + total <= src.buffer.byteLength / 4) {
     return new Uint32Array(src.buffer, src.byteOffset, total);
   }
-  const tokens = new Uint32Array(total);
+  // On its own ArrayBuffer: the prompt's hashing takes a subarray of it, which would otherwise move
+  // a small typed array out of the collector's heap (an allocation and a copy) first.
+  const tokens = new Uint32Array(new ArrayBuffer(4 * total));
   if (src instanceof Uint32Array) tokens.set(src);
   else for (let i = 0; i < promptLen; i++) tokens[i] = src[i]!;
   return tokens;

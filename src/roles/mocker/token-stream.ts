@@ -52,7 +52,8 @@ const INITIAL_BYTES = 512;
 export class TokenStream implements TokenSink {
   /** The streamed body's writer: Bun pulls the body once and keeps it open until the request ends. */
   private controller: ReadableStreamDirectController | undefined;
-  private buf = new Uint8Array(INITIAL_BYTES);
+  // Its own ArrayBuffer: writes go through subarray views, which would first move a small typed array out of the collector's heap.
+  private buf = new Uint8Array(new ArrayBuffer(INITIAL_BYTES));
   private len = 0;
   private flushQueued = false;
   /** Finished or cancelled: nothing more is written. */
@@ -236,7 +237,7 @@ export class TokenStream implements TokenSink {
 
   private reserve(bytes: number): void {
     if (this.len + bytes <= this.buf.length) return;
-    const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + bytes));
+    const grown = new Uint8Array(new ArrayBuffer(Math.max(this.buf.length * 2, this.len + bytes)));
     grown.set(this.buf.subarray(0, this.len));
     this.buf = grown;
   }

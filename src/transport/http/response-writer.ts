@@ -1,8 +1,8 @@
 // Writes an app's Response on an HTTP/1.x connection: a streamed type (SSE, NDJSON) without a declared
 // length chunk by chunk as the app gives it, read no faster than the socket drains; any other body
 // whole, with a Content-Length, in one write with its head (why: docs/DECISIONS.md, HTTP server).
-import { asksToClose, type BodyFraming, isBodilessStatus, responseHead } from "../../protocol/http1-response-head.ts";
-import { wholeBodyOf } from "./whole-response.ts";
+import { asksToClose, type BodyFraming, type HeadFields, isBodilessStatus, responseHead } from "../../protocol/http1-response-head.ts";
+import { wholeBodyOf, type WholeResponse } from "./whole-response.ts";
 
 /** The connection as the writer sees it. */
 export interface ResponseOutput {
@@ -51,15 +51,20 @@ const GATHER_LIMIT = 1024 * 1024;
 
 /** Writes `res`; an answer sent in full at once (bodiless, or a whole body in hand) returns its outcome without a promise. */
 export function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseContext): WriteOutcome | Promise<WriteOutcome> {
+  const whole = wholeBodyOf(res);
+  if (whole !== undefined && !isBodilessStatus(res.status)) {
+    const fields = (res as WholeResponse).fields;
+    const keepAlive = ctx.keepAlive && !asksToClose(fields);
+    out.send(withHead(res.status, fields, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
+    return keepAlive ? "keep-alive" : "close";
+  }
   const keepAlive = ctx.keepAlive && !asksToClose(res.headers);
   if (isBodilessStatus(res.status)) {
     // A body given with a status that has none is not sent; a stream's producer is told so.
     if (res.body !== null) void res.body.cancel().catch(() => {});
-    out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
+    out.send(withHead(res.status, res.headers, ctx, NONE, keepAlive, [], 0));
     return keepAlive ? "keep-alive" : "close";
   }
-  const whole = wholeBodyOf(res);
-  if (whole !== undefined) return sendBytes(out, res, ctx, keepAlive, whole);
   return writeBody(out, res, ctx, keepAlive);
 }
 
@@ -72,7 +77,7 @@ async function writeBody(out: ResponseOutput, res: Response, ctx: ResponseContex
   }
   const body = res.body;
   if (body === null) {
-    out.send(withHead(res, ctx, { kind: "length", length: 0 }, keepAlive, [], 0));
+    out.send(withHead(res.status, res.headers, ctx, { kind: "length", length: 0 }, keepAlive, [], 0));
     return keepAlive ? "keep-alive" : "close";
   }
   const reader = body.getReader() as unknown as { read(): Promise<ReadResult>; cancel(reason?: unknown): Promise<void> };
@@ -99,7 +104,7 @@ async function writeBody(out: ResponseOutput, res: Response, ctx: ResponseContex
       }
       const r = result as ReadResult;
       if (r.done) {
-        out.send(withHead(res, ctx, { kind: "length", length: size }, keepAlive, ctx.headOnly ? [] : parts, ctx.headOnly ? 0 : size));
+        out.send(withHead(res.status, res.headers, ctx, { kind: "length", length: size }, keepAlive, ctx.headOnly ? [] : parts, ctx.headOnly ? 0 : size));
         return keepAlive ? "keep-alive" : "close";
       }
       const chunk = bytesOf(r.value);
@@ -111,14 +116,14 @@ async function writeBody(out: ResponseOutput, res: Response, ctx: ResponseContex
     }
     if (ctx.headOnly) {
       void reader.cancel().catch(() => {});
-      out.send(withHead(res, ctx, NONE, keepAlive, [], 0));
+      out.send(withHead(res.status, res.headers, ctx, NONE, keepAlive, [], 0));
       return keepAlive ? "keep-alive" : "close";
     }
     if (!chunked) keepAlive = false; // HTTP/1.0 has no chunking: the body ends with the connection
     // Framed apart from the scratch buffer: withHead assembles in it next.
     const first: Uint8Array[] = chunked ? parts.map((p) => Uint8Array.prototype.slice.call(frame(p))) : parts;
     sent = chunked ? CHUNKED : UNTIL_CLOSE;
-    let flowing = out.send(withHead(res, ctx, sent, keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
+    let flowing = out.send(withHead(res.status, res.headers, ctx, sent, keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
     for (;;) {
       if (!flowing) await out.drained();
       if (out.gone) {
@@ -145,7 +150,7 @@ async function writeBody(out: ResponseOutput, res: Response, ctx: ResponseContex
       // What came before the failure goes out first, whether or not the head had left by then.
       sent = chunked ? CHUNKED : UNTIL_CLOSE;
       const first = chunked ? parts.map((p) => Uint8Array.prototype.slice.call(frame(p))) : parts;
-      out.send(withHead(res, ctx, sent, chunked && keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
+      out.send(withHead(res.status, res.headers, ctx, sent, chunked && keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
     }
     // Mid-body: the client must see it broken off. Chunked, an orderly end without the last chunk
     // says so and lets what was sent arrive; running until close, only a reset does.
@@ -165,7 +170,7 @@ async function sendWhole(out: ResponseOutput, res: Response, ctx: ResponseContex
 }
 
 function sendBytes(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean, whole: Uint8Array): WriteOutcome {
-  out.send(withHead(res, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
+  out.send(withHead(res.status, res.headers, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
   return keepAlive ? "keep-alive" : "close";
 }
 
@@ -177,9 +182,9 @@ function isStreamedType(type: string | null): boolean {
 }
 
 /** The head and the body's first parts as one buffer (one write, one syscall), in the scratch buffer when they fit. */
-function withHead(res: Response, ctx: ResponseContext, framing: BodyFraming, keepAlive: boolean, parts: readonly Uint8Array[], size: number): Uint8Array {
+function withHead(status: number, fields: HeadFields, ctx: ResponseContext, framing: BodyFraming, keepAlive: boolean, parts: readonly Uint8Array[], size: number): Uint8Array {
   const connection = keepAlive ? (ctx.minor === 0 ? "keep-alive" : undefined) : "close";
-  const head = responseHead(res.status, res.headers, ctx.date, framing, connection);
+  const head = responseHead(status, fields, ctx.date, framing, connection);
   const out = outBuffer(head.length + size);
   out.write(head, 0, "latin1");
   let at = head.length;

@@ -12,6 +12,29 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 const post = (path: string, body: string) => `POST ${path} HTTP/1.1\r\nhost: test\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
 describe("as a Response", () => {
+  test("is a Response: status, ok, headers (names lower-cased), and each way to read the body, once", async () => {
+    const make = () => wholeResponse(bytes('{"a":[1,2]}'), { status: 404, headers: { "Content-Type": "application/json", "x-n": "1" } });
+    const res = make();
+    expect(res).toBeInstanceOf(Response);
+    expect([res.status, res.ok, res.statusText, res.type, res.redirected, res.headers.get("content-type"), res.headers.get("x-n")]).toEqual([404, false, "", "default", false, "application/json", "1"]);
+    expect(await make().text()).toBe('{"a":[1,2]}');
+    expect(await make().json()).toEqual({ a: [1, 2] });
+    expect(new TextDecoder().decode(await make().bytes())).toBe('{"a":[1,2]}');
+    expect(new TextDecoder().decode(await make().arrayBuffer())).toBe('{"a":[1,2]}');
+    expect(await new Response(make().body).text()).toBe('{"a":[1,2]}');
+    expect(await (await make().blob()).text()).toBe('{"a":[1,2]}');
+    const clone = res.clone();
+    expect(await res.text()).toBe('{"a":[1,2]}');
+    expect(res.bodyUsed).toBe(true);
+    expect(res.text()).rejects.toThrow("Body already used");
+    expect(() => res.clone()).toThrow("Body already used");
+    expect([clone.status, await clone.text()]).toEqual([404, '{"a":[1,2]}']);
+    const streamed = make();
+    const reader = streamed.body.getReader();
+    expect(streamed.bodyUsed).toBe(true);
+    reader.releaseLock();
+  });
+
   test("wholeJson has Response.json's status, content type and body; the app's headers are kept", async () => {
     const value = { id: "cmpl-1", choices: [{ text: "é ok" }] };
     const ours = wholeJson(value, { status: 201, headers: { "x-kvcr-worker": "w-3" } });
@@ -26,6 +49,10 @@ describe("as a Response", () => {
     expect(wholeBodyOf(res)).toBe(body);
     expect(await res.text()).toBe("line\n");
     expect(wholeBodyOf(res)).toBeUndefined();
+    const asStream = wholeResponse(body);
+    void asStream.body;
+    expect(wholeBodyOf(asStream)).toBeUndefined();
+    expect(await asStream.text()).toBe("line\n");
     expect(wholeBodyOf(new Response(body))).toBeUndefined();
   });
 });
