@@ -47,13 +47,53 @@ export interface RequestTrack {
 class Counts {
   private readonly m = new Map<string, { labels: Record<string, string>; n: number }>();
   add(labels: Record<string, string>, by = 1): void {
+    this.cell(labels).n += by;
+  }
+  /** The series of `labels` (made at 0), to count on without looking it up again. */
+  cell(labels: Record<string, string>): { n: number } {
     const key = Object.values(labels).join("\u0000");
-    const e = this.m.get(key);
-    if (e) e.n += by;
-    else this.m.set(key, { labels, n: by });
+    let e = this.m.get(key);
+    if (!e) this.m.set(key, (e = { labels, n: 0 }));
+    return e;
   }
   samples(): MetricFamily["samples"] {
     return [...this.m.values()].map(({ labels, n }) => ({ labels, value: n }));
+  }
+}
+
+/**
+ * The series one (model, endpoint, request type) counts on, each made at its first use (as a
+ * Prometheus client makes a labelled series: one never counted on is not shown) and then kept.
+ */
+class RequestSeries {
+  private readonly m: { model: string };
+  private cells: Partial<Record<"started" | "succeeded" | "active" | "queued" | "outputTokens", { n: number }>> = {};
+  private hists: Partial<Record<"ttft" | "isl" | "itl" | "duration" | "osl" | "cached", HistogramSeries>> = {};
+
+  constructor(
+    private readonly counts: Record<"started" | "requests" | "active" | "queued" | "outputTokens", Counts>,
+    private readonly histograms: Record<"ttft" | "isl" | "itl" | "duration" | "osl" | "cached", HistogramVec>,
+    private readonly model: string,
+    private readonly endpoint: DynamoEndpoint,
+    private readonly requestType: string,
+  ) {
+    this.m = { model };
+  }
+
+  cell(which: "started" | "succeeded" | "active" | "queued" | "outputTokens"): { n: number } {
+    let c = this.cells[which];
+    if (c === undefined) {
+      const { model, endpoint, requestType } = this;
+      if (which === "started") c = this.counts.started.cell({ endpoint, model, request_type: requestType });
+      else if (which === "succeeded") c = this.counts.requests.cell({ endpoint, error_type: "", model, request_type: requestType, status: "success" });
+      else c = this.counts[which].cell(this.m);
+      this.cells[which] = c;
+    }
+    return c;
+  }
+
+  histogram(which: "ttft" | "isl" | "itl" | "duration" | "osl" | "cached"): HistogramSeries {
+    return (this.hists[which] ??= this.histograms[which].with(this.m));
   }
 }
 
@@ -84,35 +124,47 @@ export class DynamoFrontendMetrics {
     private readonly migrationLimit = 0,
   ) {}
 
+  /** The series of one (model, endpoint, request type): looked up once per request, not once per metric. */
+  private seriesOf(model: string, endpoint: DynamoEndpoint, requestType: string): RequestSeries {
+    const key = `${model}\u0000${endpoint}\u0000${requestType}`;
+    let s = this.seriesByKey.get(key);
+    if (s === undefined) {
+      const counts = { started: this.started, requests: this.requests, active: this.active, queued: this.queued, outputTokens: this.outputTokens };
+      const histograms = { ttft: this.ttft, isl: this.isl, itl: this.itl, duration: this.duration, osl: this.osl, cached: this.cached };
+      this.seriesByKey.set(key, (s = new RequestSeries(counts, histograms, model, endpoint, requestType)));
+    }
+    return s;
+  }
+
+  private readonly seriesByKey = new Map<string, RequestSeries>();
+
   /** A generate request was parsed: counted as started, active and queued until its first token. */
   begin(model: string, endpoint: DynamoEndpoint, stream: boolean): RequestTrack {
     const requestType = stream ? "stream" : "unary";
     const t0 = this.now();
-    const m = { model };
-    this.started.add({ endpoint, model, request_type: requestType });
-    this.active.add(m);
-    this.queued.add(m);
+    const s = this.seriesOf(model, endpoint, requestType);
+    s.cell("started").n++;
+    s.cell("active").n++;
+    s.cell("queued").n++;
     let queued = true;
     let ended = false;
     let osl = 0;
     let lastMs = -1;
-    // The ITL series is looked up once per request, not once per token (its key is built by JSON).
-    let itl: HistogramSeries | undefined;
     const leaveQueue = () => {
-      if (queued) this.queued.add(m, -1);
+      if (queued) s.cell("queued").n--;
       queued = false;
     };
     return {
       tokens: (n, promptTokens) => {
         if (n <= 0 || ended) return;
         const at = this.now();
-        this.outputTokens.add(m, n);
+        s.cell("outputTokens").n += n;
         if (lastMs < 0) {
           // As Dynamo: several tokens in the first response all count as TTFT, no ITL.
           leaveQueue();
-          this.ttft.with(m).observe((at - t0) / 1000);
-          this.isl.with(m).observe(promptTokens);
-        } else (itl ??= this.itl.with(m)).observe((at - lastMs) / 1000 / n, n);
+          s.histogram("ttft").observe((at - t0) / 1000);
+          s.histogram("isl").observe(promptTokens);
+        } else s.histogram("itl").observe((at - lastMs) / 1000 / n, n);
         lastMs = at;
         osl += n;
       },
@@ -120,11 +172,12 @@ export class DynamoFrontendMetrics {
         if (ended) return;
         ended = true;
         leaveQueue();
-        this.active.add(m, -1);
-        this.duration.with(m).observe((this.now() - t0) / 1000);
-        if (lastMs >= 0 || error === undefined) this.osl.with(m).observe(osl);
-        if (cachedTokens !== undefined) this.cached.with(m).observe(cachedTokens);
-        this.requests.add({ endpoint, error_type: error ?? "", model, request_type: requestType, status: error === undefined ? "success" : "error" });
+        s.cell("active").n--;
+        s.histogram("duration").observe((this.now() - t0) / 1000);
+        if (lastMs >= 0 || error === undefined) s.histogram("osl").observe(osl);
+        if (cachedTokens !== undefined) s.histogram("cached").observe(cachedTokens);
+        if (error === undefined) s.cell("succeeded").n++;
+        else this.requests.add({ endpoint, error_type: error, model, request_type: requestType, status: "error" });
         if (error === "cancelled") {
           this.disconnected++;
           this.cancellations.add({ endpoint, model, request_type: requestType });
