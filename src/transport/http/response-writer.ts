@@ -53,7 +53,7 @@ const GATHER_LIMIT = 1024 * 1024;
 export function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseContext): WriteOutcome | Promise<WriteOutcome> {
   const whole = wholeBodyOf(res);
   if (whole !== undefined && !isBodilessStatus(res.status)) {
-    const fields = (res as WholeResponse).fields;
+    const fields = (res as WholeResponse).headFields();
     const keepAlive = ctx.keepAlive && !asksToClose(fields);
     out.send(withHead(res.status, fields, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
     return keepAlive ? "keep-alive" : "close";

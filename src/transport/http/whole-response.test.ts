@@ -88,6 +88,21 @@ describe("on the wire", () => {
     expect(c.text).toBe("");
   });
 
+  test("headers an app changed after making the answer are the ones sent", async () => {
+    const c = await open(
+      serve(() => {
+        const res = wholeResponse(bytes("ok"), { headers: { "content-type": "text/plain", "x-a": "1" } });
+        res.headers.set("x-a", "2");
+        res.headers.set("connection", "close");
+        return res;
+      }),
+    );
+    c.write(post("/a", ""));
+    const [r] = await c.waitForResponses(1);
+    expect([r!.headers.get("x-a"), r!.headers.get("connection"), r!.body]).toEqual(["2", "close", "ok"]);
+    await c.waitForClose();
+  });
+
   test("HEAD gets the head with the body's length and no body", async () => {
     const c = await open(serve(() => wholeResponse(bytes("twelve bytes"), { headers: { "content-type": "text/plain" } })));
     c.write("HEAD /x HTTP/1.1\r\nhost: test\r\n\r\nGET /y HTTP/1.1\r\nhost: test\r\n\r\n");

@@ -49,6 +49,11 @@ export class WholeResponse implements Response {
     return this.used || (this.stream?.locked ?? false);
   }
 
+  /** The fields the head is written from: the Headers when someone made (and maybe changed) them, else the record. */
+  headFields(): Headers | Readonly<Record<string, string>> {
+    return this.headersMade ?? this.fields;
+  }
+
   /** The bytes, if nobody read them yet (what the server sends). */
   unread(): Uint8Array | undefined {
     return this.bodyUsed || this.stream !== undefined ? undefined : this.content;
