@@ -51,12 +51,10 @@ const GATHER_LIMIT = 1024 * 1024;
 
 /** Writes `res`; an answer sent in full at once (bodiless, or a whole body in hand) returns its outcome without a promise. */
 export function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseContext): WriteOutcome | Promise<WriteOutcome> {
-  const whole = wholeBodyOf(res);
-  if (whole !== undefined && !isBodilessStatus(res.status)) {
+  const whole = isBodilessStatus(res.status) ? undefined : wholeBodyOf(res);
+  if (whole !== undefined) {
     const fields = (res as WholeResponse).headFields();
-    const keepAlive = ctx.keepAlive && !asksToClose(fields);
-    out.send(withHead(res.status, fields, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
-    return keepAlive ? "keep-alive" : "close";
+    return sendBytes(out, res.status, fields, ctx, ctx.keepAlive && !asksToClose(fields), whole);
   }
   const keepAlive = ctx.keepAlive && !asksToClose(res.headers);
   if (isBodilessStatus(res.status)) {
@@ -166,11 +164,12 @@ async function sendWhole(out: ResponseOutput, res: Response, ctx: ResponseContex
   } catch {
     return "reset";
   }
-  return sendBytes(out, res, ctx, keepAlive, whole);
+  return sendBytes(out, res.status, res.headers, ctx, keepAlive, whole);
 }
 
-function sendBytes(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean, whole: Uint8Array): WriteOutcome {
-  out.send(withHead(res.status, res.headers, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
+/** A whole body with its head, in one write. */
+function sendBytes(out: ResponseOutput, status: number, fields: HeadFields, ctx: ResponseContext, keepAlive: boolean, whole: Uint8Array): WriteOutcome {
+  out.send(withHead(status, fields, ctx, { kind: "length", length: whole.length }, keepAlive, ctx.headOnly ? [] : [whole], ctx.headOnly ? 0 : whole.length));
   return keepAlive ? "keep-alive" : "close";
 }
 
