@@ -10,7 +10,7 @@
 // over the measured window per completed request. Prints each run and the median ratio ours /
 // Bun.serve with its spread. Then each server alone at full load (closed loop), alternated:
 // requests/s and CPU per request there.
-// Run: bun bench/http-server.ts [--runs 5] [--seconds 4] (env BENCH_WARMUP_S: warm-up seconds, 10)
+// Run: bun bench/http-server.ts [--runs 5] [--seconds 4] [--shapes json,sse,ndjson] (env BENCH_WARMUP_S: warm-up seconds, 10)
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { serveHttp } from "../src/transport/http/server.ts";
@@ -198,19 +198,25 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const fmt = (n: number, d = 1) => n.toFixed(d);
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { runs: { type: "string", default: "5" }, seconds: { type: "string", default: "4" } } });
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { runs: { type: "string", default: "5" }, seconds: { type: "string", default: "4" }, shapes: { type: "string", default: SHAPES.join(",") } } });
   const runs = Number(values.runs);
   const seconds = Number(values.seconds);
-  console.log(`# HTTP server: ours vs Bun.serve side by side, ${runs} run(s) × ${seconds} s per shape at ${SHAPES.map((s) => `${s} ${RATE[s]}/s`).join(", ")}`);
+  const shapes = values.shapes.split(",") as Shape[];
+  const unknown = shapes.filter((s) => !SHAPES.includes(s));
+  if (unknown.length > 0 || !(runs >= 1) || !(seconds > 0)) {
+    console.error(`usage: bun bench/http-server.ts [--runs N ≥ 1] [--seconds S > 0] [--shapes ${SHAPES.join(",")}]${unknown.length ? `; unknown shape(s): ${unknown.join(", ")}` : ""}`);
+    process.exit(2);
+  }
+  console.log(`# HTTP server: ours vs Bun.serve side by side, ${runs} run(s) × ${seconds} s per shape at ${shapes.map((s) => `${s} ${RATE[s]}/s`).join(", ")}`);
   const results: Record<Shape, Record<Impl, number>[]> = { json: [], sse: [], ndjson: [] };
   for (let run = 0; run < runs; run++) {
-    for (const shape of SHAPES) {
+    for (const shape of shapes) {
       const r = await pairedRun(shape, seconds);
       results[shape].push(r);
       console.log(`run ${run + 1} ${shape.padEnd(6)} ours ${fmt(r.ours)} µs CPU/req, Bun.serve ${fmt(r.bun)} µs CPU/req: ${fmt(r.ours / r.bun, 2)}×`);
     }
   }
-  for (const shape of SHAPES) {
+  for (const shape of shapes) {
     const ratios = results[shape].map((r) => r.ours / r.bun);
     console.log(
       `${shape}: ours ${fmt(median(results[shape].map((r) => r.ours)))} µs CPU/req, Bun.serve ${fmt(median(results[shape].map((r) => r.bun)))} µs CPU/req; ratio ${fmt(median(ratios), 2)}× (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})`,
@@ -221,10 +227,10 @@ async function main(): Promise<void> {
   const saturated: Record<Shape, Record<Impl, { rps: number; cpuUs: number }[]>> = { json: { ours: [], bun: [] }, sse: { ours: [], bun: [] }, ndjson: { ours: [], bun: [] } };
   for (let run = 0; run < runs; run++) {
     for (const impl of (run % 2 === 0 ? ["ours", "bun"] : ["bun", "ours"]) as Impl[]) {
-      for (const shape of SHAPES) saturated[shape][impl].push(await saturatedRun(impl, shape, seconds));
+      for (const shape of shapes) saturated[shape][impl].push(await saturatedRun(impl, shape, seconds));
     }
   }
-  for (const shape of SHAPES) {
+  for (const shape of shapes) {
     const o = saturated[shape].ours;
     const b = saturated[shape].bun;
     const ratios = o.map((x, i) => x.cpuUs / b[i]!.cpuUs);

@@ -95,7 +95,7 @@ export const benchOptions = defineOptions({
     audit: { kind: "bool", default: false, description: "Sample the mockers' truth and the router's index every --audit-interval: index precision / recall, recovery after faults, routing regret" },
     auditInterval: { kind: "number", min: 0.05, max: 3600, description: "Seconds between audit samples (default 1 when --audit or --faults is given; giving it turns the audit on)" },
     mockerUrls: { kind: "string", nonEmpty: true, description: "The stack's mockers, comma-separated base URLs (for a router without GET /v1/index; default: found through the frontend's index)" },
-    compare: { kind: "string", nonEmpty: true, description: "A.json,B.json: print the verdict of two --output-json results (their --save-detailed arrays) and their headline figures side by side, and run nothing" },
+    compare: { kind: "string", nonEmpty: true, description: "A.json,B.json: print the verdict of two --output-json results (their --save-detailed arrays) and their headline figures side by side, and run nothing (--output-json F or - writes the verdict as JSON)" },
   }),
   ...group("Comparisons and fresh stacks", {
     compareRouterModes: { kind: "string", nonEmpty: true, description: `Run the same workload against one stack per router mode (a comma-separated list of ${LIVE_ROUTER_MODES.join(", ")}): the verdict (the first mode is the baseline), then the modes side by side` },
@@ -183,7 +183,9 @@ export function roundsOf(c: Pick<BenchConfig, "rounds" | "compareRouterModes" | 
 export function benchProblems(c: BenchConfig): string[] {
   if (c.compare !== undefined) {
     const p = parseCompare(c.compare);
-    return typeof p === "string" ? [p] : [];
+    const problems = typeof p === "string" ? [p] : [];
+    if (c.report !== undefined) problems.push("--report: --compare writes no report (its verdict and table go to stdout, as JSON with --output-json); drop --report");
+    return problems;
   }
   const problems = engineProblems(c);
   if (c.loraModules !== undefined) {

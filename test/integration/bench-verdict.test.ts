@@ -80,6 +80,25 @@ describe("bench verdicts", () => {
     expect(missing.stdout).toStartWith(`No verdict: ${plain} has no per-request arrays`);
     expect(missing.stdout).toContain("--save-detailed");
     expect(missing.stdout).toContain("completed / failed");
+    // --output-json: the same verdict as JSON, to a file (stdout unchanged) or, with -, on stdout alone.
+    const out = join(dir.path, "verdict.json");
+    const written = await runCli(["bench", "--compare", `${a},${b}`, "--output-json", out]);
+    expect(written.exitCode).toBe(0);
+    expect(written.stdout).toContain("Verdict:");
+    const doc = JSON.parse(readFileSync(out, "utf8")) as { compare: string[]; verdict: { metric: string; side: string; baseline: string; ratio: number; call: string }[]; verdict_notes: string[] };
+    expect(doc.compare).toEqual([a, b]);
+    const ttft = doc.verdict.find((e) => e.metric === "mean_ttft_ms")!;
+    expect({ side: ttft.side, baseline: ttft.baseline, call: ttft.call }).toEqual({ side: b, baseline: a, call: "higher" });
+    expect(ttft.ratio).toBeGreaterThan(1.5);
+    expect(doc.verdict_notes.join(" ")).toContain("one round per side");
+    const printed = await runCli(["bench", "--compare", `${a},${plain}`, "--output-json", "-"]);
+    expect(printed.exitCode).toBe(0);
+    const none = JSON.parse(printed.stdout) as { verdict: null; no_verdict: string };
+    expect(none.verdict).toBeNull();
+    expect(none.no_verdict).toStartWith(`${plain} has no per-request arrays`);
+    const noReport = await runCli(["bench", "--compare", `${a},${b}`, "--report", join(dir.path, "r.html")]);
+    expect(noReport.exitCode).toBe(2);
+    expect(noReport.stderr).toContain("--report: --compare writes no report");
   }, 60_000);
 
   test("tokens the client read at once: ITL percentiles among them print why, not 0.00; the JSON keeps vLLM's numbers", async () => {

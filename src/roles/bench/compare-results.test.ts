@@ -17,7 +17,7 @@ const faulted = {
 describe("compareResults", () => {
   test("headline figures side by side", () => {
     const files: Record<string, string> = { "a.json": JSON.stringify(base), "b.json": JSON.stringify({ runs: [faulted, { ...base, label: "rr" }] }) };
-    const out = compareResults(["a.json", "b.json"], (p) => files[p]!);
+    const { text: out, json } = compareResults(["a.json", "b.json"], (p) => files[p]!);
     expect(out).toMatch(/^ +a\.json +b\.json \(run\) +b\.json \(rr\)$/m);
     expect(out).toMatch(/^completed \/ failed +10 \/ 0 +10 \/ 2 +10 \/ 0$/m);
     expect(out).toMatch(/^errors +- +503:2 +-$/m);
@@ -26,6 +26,15 @@ describe("compareResults", () => {
     expect(out).toMatch(/^worst index recall +- +0\.9000 +-$/m);
     expect(out).toMatch(/^slowest recovery \(s\) +- +1\.25 +-$/m);
     expect(out).toMatch(/^regret: mean \/ p99 blocks +- +1\.50 \/ 6\.00 +-$/m);
+    // No per-request arrays: no verdict, in the text and in the JSON, with the reason.
+    expect(out).toStartWith("No verdict: a.json and b.json have no per-request arrays");
+    expect(json).toEqual({ compare: ["a.json", "b.json"], columns: ["a.json", "b.json (run)", "b.json (rr)"], verdict: null, no_verdict: expect.stringContaining("run bench with --save-detailed") });
+  });
+
+  test("one file twice is one side: no verdict, and it says why", () => {
+    const { text, json } = compareResults(["a.json", "a.json"], () => JSON.stringify({ ...base, ttfts: [0.1], itls: [[]], output_lens: [1], input_lens: [8], errors: [""] }));
+    expect(text).toStartWith("No verdict: both files give one side");
+    expect(json.verdict).toBeNull();
   });
 
   test("a file that is not a result, or not JSON, is named", () => {

@@ -2,12 +2,13 @@
 // `{runs: [...]}`; each file a side, or one side per label when a file holds several, its runs of
 // one label its rounds), then their headline figures side by side, e.g. the same workload with and
 // without a fault schedule. The verdict resamples requests, so it needs the per-request arrays of
-// --save-detailed and says so when a file lacks them. Figures a file lacks show as "-".
+// --save-detailed and says so when a file lacks them. Figures a file lacks show as "-". The same
+// verdict (or the reason there is none) as JSON for --output-json.
 import type { SideSamples } from "../../core/stats/run-samples.ts";
-import { compareSides } from "../../core/stats/verdict.ts";
+import { compareSides, type Verdict } from "../../core/stats/verdict.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import { unresolvedCell } from "./client-resolution.ts";
-import { formatVerdict } from "../shared/measure/verdict-text.ts";
+import { formatVerdict, verdictNotes } from "../shared/measure/verdict-text.ts";
 import { table } from "./format-result.ts";
 import { detailedRound, timingOfDetailed } from "./detailed-samples.ts";
 import { unresolvedVerdictFigure } from "./verdict-of-runs.ts";
@@ -17,8 +18,22 @@ type Doc = Record<string, unknown>;
 /** Seeds the verdict's resampling: the same two files always give the same verdict. */
 const COMPARE_SEED = 0;
 
+/** What --compare prints, and what --output-json writes: the verdict's keys as a bench comparison writes them. */
+export interface CompareOutcome {
+  text: string;
+  json: {
+    compare: string[];
+    /** The columns of the table: a file, or a file's run. */
+    columns: string[];
+    /** null when there is none: then `no_verdict` says why. */
+    verdict: Verdict["entries"] | null;
+    verdict_notes?: string[];
+    no_verdict?: string;
+  };
+}
+
 /** Reads both files; the verdict (or why there is none), then the table. */
-export function compareResults(paths: readonly [string, string], readFile: (path: string) => string): string {
+export function compareResults(paths: readonly [string, string], readFile: (path: string) => string): CompareOutcome {
   const columns: { name: string; r: Doc; path: string }[] = [];
   for (const path of paths) {
     let doc: unknown;
@@ -33,11 +48,18 @@ export function compareResults(paths: readonly [string, string], readFile: (path
     }
     for (const r of runs) columns.push({ name: runs.length > 1 ? `${path} (${String(r.label ?? "run")}${typeof r.round === "number" ? ` round ${r.round}` : ""})` : path, r, path });
   }
-  return compareVerdict(columns) + table(["", ...columns.map((c) => c.name)], compareRows(columns.map((c) => c.r)));
+  const v = compareVerdict(columns);
+  const names = columns.map((c) => c.name);
+  const head = "verdict" in v ? formatVerdict(v.verdict) : `No verdict: ${v.none}.\n\n`;
+  const json: CompareOutcome["json"] =
+    "verdict" in v
+      ? { compare: [...paths], columns: names, verdict: v.verdict.entries, verdict_notes: verdictNotes(v.verdict) }
+      : { compare: [...paths], columns: names, verdict: null, no_verdict: v.none };
+  return { text: head + table(["", ...names], compareRows(columns.map((c) => c.r))), json };
 }
 
-/** The verdict of the files' runs (sides: a file, or a file's label; rounds: that side's runs), or a line saying why there is none. */
-function compareVerdict(columns: readonly { r: Doc; path: string }[]): string {
+/** The verdict of the files' runs (sides: a file, or a file's label; rounds: that side's runs), or why there is none. */
+function compareVerdict(columns: readonly { r: Doc; path: string }[]): { verdict: Verdict } | { none: string } {
   const groups = new Map<string, { path: string; label: string; runs: Doc[] }>();
   for (const c of columns) {
     const label = String(c.r.label ?? "run");
@@ -56,10 +78,10 @@ function compareVerdict(columns: readonly { r: Doc; path: string }[]): string {
     }
     sides.push({ label: labelsPerFile.get(g.path)! > 1 ? `${g.path} (${g.label})` : g.path, rounds: rounds.map((r) => r!) });
   }
-  if (missing.length > 0) return `No verdict: ${missing.join(" and ")} ${missing.length > 1 ? "have" : "has"} no per-request arrays (ttfts, itls, output_lens, errors); a verdict resamples requests, so run bench with --save-detailed to write them.\n\n`;
-  if (sides.length < 2) return "";
+  if (missing.length > 0) return { none: `${missing.join(" and ")} ${missing.length > 1 ? "have" : "has"} no per-request arrays (ttfts, itls, output_lens, errors); a verdict resamples requests, so run bench with --save-detailed to write them` };
+  if (sides.length < 2) return { none: "both files give one side (the same file, or runs of one label): there is nothing to compare it with" };
   const timing = [...groups.values()].map((g) => timingOfDetailed(g.runs));
-  return formatVerdict(compareSides(sides, { seed: COMPARE_SEED, unresolved: (i, metric, value) => unresolvedVerdictFigure(metric, value, timing[i]!) }));
+  return { verdict: compareSides(sides, { seed: COMPARE_SEED, unresolved: (i, metric, value) => unresolvedVerdictFigure(metric, value, timing[i]!) }) };
 }
 
 /** One row per headline figure, one cell per result. */

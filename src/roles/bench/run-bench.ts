@@ -29,17 +29,20 @@ import type { BenchDeps, BenchOptions, BenchOutcome, MeasuredRun } from "./bench
 export const DURATION_SYNTHETIC_REQUESTS = 100_000;
 
 export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<BenchOutcome> {
-  if (opts.compare) {
-    deps.stdout.write(compareResults(opts.compare, deps.readFile));
-    return { results: [], compared: true };
-  }
   for (const [flag, path] of [["--output-json", opts.outputJson], ["--report", opts.report]] as const) {
     if (path === undefined || path === "-") continue;
     try {
       deps.checkWritable(path);
     } catch (err) {
-      throw new KvcrError("OUTPUT_UNWRITABLE", `cannot write ${flag} ${path}: ${(err as Error).message}; nothing was sent`);
+      throw new KvcrError("OUTPUT_UNWRITABLE", `cannot write ${flag} ${path}: ${(err as Error).message}; ${opts.compare ? "nothing was compared" : "nothing was sent"}`);
     }
+  }
+  if (opts.compare) {
+    const compared = compareResults(opts.compare, deps.readFile);
+    const jsonText = JSON.stringify(compared.json, null, 2) + "\n";
+    deps.stdout.write(opts.outputJson === "-" ? jsonText : compared.text);
+    if (opts.outputJson !== undefined && opts.outputJson !== "-") write(deps, "--output-json", opts.outputJson, jsonText);
+    return { results: [], compared: true };
   }
   const workloadOpts = opts.durationS !== undefined && opts.workload.trace === undefined && opts.workload.requests === undefined ? { ...opts.workload, requests: DURATION_SYNTHETIC_REQUESTS } : opts.workload;
   const points: { arrival: ArrivalSpec; label?: string }[] = opts.sweepConcurrency

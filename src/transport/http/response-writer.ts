@@ -63,16 +63,16 @@ export function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseC
     out.send(withHead(res.status, res.headers, ctx, NONE, keepAlive, [], 0));
     return keepAlive ? "keep-alive" : "close";
   }
-  return writeBody(out, res, ctx, keepAlive);
-}
-
-async function writeBody(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean): Promise<WriteOutcome> {
   if (!isStreamedType(res.headers.get("content-type")) || res.headers.has("content-length")) {
     // Read whole (any type but the streamed ones, or one whose app declared its length): a body held
     // in memory resolves at once, without the cost of a stream and a reader. The length sent is the
     // body's own, whatever the app declared.
     return sendWhole(out, res, ctx, keepAlive);
   }
+  return writeBody(out, res, ctx, keepAlive);
+}
+
+async function writeBody(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean): Promise<WriteOutcome> {
   const body = res.body;
   if (body === null) {
     out.send(withHead(res.status, res.headers, ctx, { kind: "length", length: 0 }, keepAlive, [], 0));
@@ -156,15 +156,22 @@ async function writeBody(out: ResponseOutput, res: Response, ctx: ResponseContex
   }
 }
 
-/** The body read whole, then sent with its head in one write; a body that fails drops the connection (nothing went out). */
-async function sendWhole(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean): Promise<WriteOutcome> {
-  let whole: Uint8Array;
+/**
+ * The body read whole, then sent with its head in one write; a body that fails drops the connection
+ * (nothing went out). A body already in memory reads at once: then without a promise.
+ */
+function sendWhole(out: ResponseOutput, res: Response, ctx: ResponseContext, keepAlive: boolean): WriteOutcome | Promise<WriteOutcome> {
+  let read: Promise<Uint8Array>;
   try {
-    whole = await res.bytes();
+    read = res.bytes();
   } catch {
     return "reset";
   }
-  return sendBytes(out, res.status, res.headers, ctx, keepAlive, whole);
+  if (Bun.peek.status(read) === "fulfilled") return sendBytes(out, res.status, res.headers, ctx, keepAlive, Bun.peek(read) as Uint8Array);
+  return read.then(
+    (whole) => sendBytes(out, res.status, res.headers, ctx, keepAlive, whole),
+    () => "reset" as const,
+  );
 }
 
 /** A whole body with its head, in one write. */
