@@ -1,8 +1,9 @@
 // The HTTP server (src/transport/http/server.ts, our HTTP/1.1 over Bun's TCP listener) against
 // Bun.serve with the same app, on three shapes: a small JSON POST (the body read, a small JSON
 // answer), an SSE stream of 64 chunks (a ReadableStream, one chunk per event-loop turn, as the
-// frontend's tokens arrive) and an NDJSON stream of 64 lines (Bun's direct stream written by one
-// loop for every open stream each turn, as the mocker's engine loop writes its tokens).
+// frontend's tokens arrive) and an NDJSON stream of 64 lines (a pushed body written by one loop for
+// every open stream each turn, as the mocker's engine loop writes its tokens: Bun.serve reads it as
+// Bun's direct stream, ours drives it).
 // Method: each server in its own process, each with its own load process (the frontend's
 // keep-alive client, open loop at the same fixed rate, so both see the same request pattern); the
 // two pairs run at the same time, so whatever else loads the machine loads both alike. After a
@@ -13,6 +14,7 @@
 // Run: bun bench/http-server.ts [--runs 5] [--seconds 4] [--shapes json,sse,ndjson] (env BENCH_WARMUP_S: warm-up seconds, 10)
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { directResponse, type DirectSink } from "../src/transport/http/direct-response.ts";
 import { serveHttp } from "../src/transport/http/server.ts";
 import { KeepAliveClient } from "../src/transport/http/keepalive-client.ts";
 import { machineLine } from "./lib/machine.ts";
@@ -28,7 +30,7 @@ const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const ENCODER = new TextEncoder();
 
 /** The app both servers run. */
-async function app(req: Request): Promise<Response> {
+async function app(req: Request, impl: Impl): Promise<Response> {
   const path = req.url.slice(req.url.indexOf("/", 8));
   if (path === "/json") {
     const body = (await req.json()) as { prompt: number[] };
@@ -50,20 +52,20 @@ async function app(req: Request): Promise<Response> {
     return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
   }
   if (path === "/ndjson") {
-    // The mocker's shape: Bun's direct stream, written by one loop for every open stream each turn.
-    const body = new ReadableStream({
-      type: "direct",
-      pull: (controller: ReadableStreamDirectController) => new Promise<void>((done) => streams.add({ controller, sent: 0, done })),
-    }) as ReadableStream<Uint8Array>;
+    // The mocker's shape: a pushed body written by one loop for every open stream each turn, as a
+    // DirectResponse (what the mocker answers; ours drives it, any other server reads its direct stream).
+    const source = { pull: (controller: DirectSink) => new Promise<void>((done) => streams.add({ controller, sent: 0, done })), cancel: () => {} };
     if (!stepping) setImmediate(step);
     stepping = true;
-    return new Response(body, { headers: { "content-type": "application/x-ndjson" } });
+    const res = directResponse(source, { headers: { "content-type": "application/x-ndjson" } });
+    // Bun.serve takes only its own Response: the same source as Bun's direct stream.
+    return impl === "bun" ? new Response(res.body, { headers: { "content-type": "application/x-ndjson" } }) : res;
   }
   return new Response("not found", { status: 404 });
 }
 
 const TOKEN_LINE = ENCODER.encode('{"token_id":12345}\n');
-const streams = new Set<{ controller: ReadableStreamDirectController; sent: number; done: () => void }>();
+const streams = new Set<{ controller: DirectSink; sent: number; done: () => void }>();
 let stepping = false;
 
 /** One engine step: a token line to every open stream, flushed, the finished ones closed. */
@@ -84,8 +86,8 @@ function step(): void {
 async function serve(impl: Impl): Promise<void> {
   const url =
     impl === "ours"
-      ? serveHttp({ host: "127.0.0.1", port: 0, fetch: app }).url
-      : `http://127.0.0.1:${Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: app }).port}`;
+      ? serveHttp({ host: "127.0.0.1", port: 0, fetch: (req) => app(req, impl) }).url
+      : `http://127.0.0.1:${Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => app(req, impl) }).port}`;
   process.stdout.write(`${url}\n`);
   await new Promise(() => {}); // until killed
 }

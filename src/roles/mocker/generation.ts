@@ -7,6 +7,7 @@ import { openAiError } from "../../protocol/openai.ts";
 import type { RequestFaultPlan } from "./faults/http-faults.ts";
 import { cuttingSink, delayedSink } from "./faults/http-faults.ts";
 import { onClientGone } from "../../transport/http/server-request.ts";
+import { directResponse } from "../../transport/http/direct-response.ts";
 import { wholeResponse } from "../../transport/http/whole-response.ts";
 import { resetBody, TokenStream, type TextFormat, type TokenSink } from "./token-stream.ts";
 
@@ -95,7 +96,7 @@ export function streamedOutput(contentHeaders: Record<string, string>, format?: 
         const whole = stream.takeWholeBody();
         // A whole body says its length (to any server), and ours sends it with its head without reading it back.
         if (whole) return wholeResponse(whole, { headers: { ...contentHeaders, "content-length": String(whole.length), ...headers } });
-        return new Response(stream.body, { headers: { ...contentHeaders, ...headers } });
+        return directResponse(stream, { headers: { ...contentHeaders, ...headers } });
       },
     };
   };

@@ -1,11 +1,15 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { summaryLine, tokenLine, type GenerateSummary } from "../../protocol/generate.ts";
+import { directResponse } from "../../transport/http/direct-response.ts";
 import { HEARTBEAT_MS, TokenStream } from "./token-stream.ts";
 
 const summary: GenerateSummary = { finish_reason: "length", prompt_tokens: 3, cached_tokens: 0, host_loaded_tokens: 0, completion_tokens: 4 };
 const turn = () => new Promise((r) => setImmediate(r));
 const decoder = new TextDecoder();
+
+/** The stream as any reader other than the server gets it: Bun's direct ReadableStream. */
+const bodyOf = (s: TokenStream) => directResponse(s).body;
 
 /** Reads every chunk of a body as text, in order. */
 async function chunks(body: ReadableStream<Uint8Array>): Promise<string[]> {
@@ -18,7 +22,7 @@ test("token lines are byte-identical to tokenLine() for any u32 id", async () =>
   const edge = [0, 1, 9, 10, 99, 100, 65_535, 2 ** 31 - 1, 2 ** 31, 0xffff_ffff];
   const ids = [...edge, ...fc.sample(fc.integer({ min: 0, max: 0xffff_ffff }), { numRuns: 500, seed: 7 })];
   const s = new TokenStream(() => {});
-  const text = new Response(s.body).text();
+  const text = new Response(bodyOf(s)).text();
   s.tokens(ids);
   s.finish({ ...summary, completion_tokens: ids.length });
   expect(await text).toBe(ids.map(tokenLine).join("") + summaryLine({ ...summary, completion_tokens: ids.length }));
@@ -26,7 +30,7 @@ test("token lines are byte-identical to tokenLine() for any u32 id", async () =>
 
 test("each turn's tokens leave in one write, a line per token, the summary line last", async () => {
   const s = new TokenStream(() => {});
-  const read = chunks(s.body);
+  const read = chunks(bodyOf(s));
   await turn();
   const one = [0];
   for (const id of [5, 6]) {
@@ -50,12 +54,12 @@ test("output produced before the body is read is kept, summary included", async 
   await turn();
   s.tokens([3]);
   s.finish(summary);
-  expect(await new Response(s.body).text()).toBe('{"token_id":1}\n{"token_id":2}\n{"token_id":3}\n' + summaryLine(summary));
+  expect(await new Response(bodyOf(s)).text()).toBe('{"token_id":1}\n{"token_id":2}\n{"token_id":3}\n' + summaryLine(summary));
 });
 
 test("long outputs grow the buffer without losing a line", async () => {
   const s = new TokenStream(() => {});
-  const text = new Response(s.body).text();
+  const text = new Response(bodyOf(s)).text();
   const ids = Array.from({ length: 10_000 }, (_, i) => i * 429_497);
   s.tokens(ids);
   s.finish(summary);
@@ -68,7 +72,7 @@ test("long outputs grow the buffer without losing a line", async () => {
 test("a reader that cancels cancels the request once, whatever output or cancels follow", async () => {
   let cancelled = 0;
   const s = new TokenStream(() => cancelled++);
-  const reader = s.body.getReader();
+  const reader = bodyOf(s).getReader();
   s.tokens([1]);
   const first = await reader.read();
   expect(decoder.decode(first.value)).toBe('{"token_id":1}\n');
@@ -84,7 +88,7 @@ test("a reader that cancels cancels the request once, whatever output or cancels
 test("a finished stream is never reported cancelled", async () => {
   let cancelled = 0;
   const s = new TokenStream(() => cancelled++);
-  const text = new Response(s.body).text();
+  const text = new Response(bodyOf(s)).text();
   s.finish(summary);
   s.cancel();
   expect(await text).toBe(summaryLine(summary));
@@ -95,7 +99,7 @@ test("a request with no output yet sends blank heartbeat lines (its head goes ou
   const s = new TokenStream(() => {});
   let started = false;
   void s.firstOutput.then(() => (started = true));
-  const read = chunks(s.body);
+  const read = chunks(bodyOf(s));
   await Bun.sleep(HEARTBEAT_MS * 2.5);
   expect(started).toBe(true); // the head could go out: the frontend's stall watch hears the worker
   s.tokens([7]);

@@ -1,8 +1,10 @@
 // The streamed body of one generation, written fast: /v1/generate's NDJSON token lines formatted
 // straight into a byte buffer, or the worker API's SSE chunks (a TextFormat), written once per
-// event-loop turn through Bun's direct ReadableStream (one socket write per request per turn, not
-// a string, an encode and a write per token).
+// event-loop turn to the body's sink (one socket write per request per turn, not a string, an
+// encode and a write per token). It is a pushed body's source: the server writes what it pushes
+// straight to the socket; any other reader gets Bun's direct ReadableStream over it.
 import { summaryLine, TOKEN_LINE_PREFIX, tokenLine, type GenerateSummary } from "../../protocol/generate.ts";
+import type { DirectSink, DirectSource } from "../../transport/http/direct-response.ts";
 
 /** Where a request's output goes; calls arrive from the live loop as steps complete. */
 export interface TokenSink {
@@ -49,9 +51,9 @@ function watchForHeartbeat(s: TokenStream): void {
 const MAX_LINE_BYTES = PREFIX.length + 10 + 2;
 const INITIAL_BYTES = 512;
 
-export class TokenStream implements TokenSink {
-  /** The streamed body's writer: Bun pulls the body once and keeps it open until the request ends. */
-  private controller: ReadableStreamDirectController | undefined;
+export class TokenStream implements TokenSink, DirectSource {
+  /** The body's writer, from its one pull; the body stays open until the request ends. */
+  private controller: DirectSink | undefined;
   // Its own ArrayBuffer: writes go through subarray views, which would first move a small typed array out of the collector's heap.
   private buf = new Uint8Array(new ArrayBuffer(INITIAL_BYTES));
   private len = 0;
@@ -76,24 +78,15 @@ export class TokenStream implements TokenSink {
     watchForHeartbeat(this);
   }
 
-  private stream: ReadableStream<Uint8Array> | undefined;
-
-  /** The streamed body, made on first use (a request that ends before its answer goes out as one whole body never needs it). */
-  get body(): ReadableStream<Uint8Array> {
-    this.stream ??= new ReadableStream({
-      type: "direct",
-      pull: (controller) => {
-        this.controller = controller;
-        this.flush();
-        if (this.wasCut) return resetAfterWrites();
-        if (this.done) this.end();
-        // Pending until the request ends: the stream stays open for the live loop to write to.
-        const ended = this.hasEnded ? Promise.resolve() : new Promise<void>((resolve) => (this.wakeEnded = resolve));
-        return ended.then(() => (this.wasCut ? resetAfterWrites() : undefined));
-      },
-      cancel: () => this.cancel(),
-    }) as ReadableStream<Uint8Array>;
-    return this.stream;
+  /** The body's one pull: what is buffered goes out, and the rest as the live loop writes it, until the request ends. */
+  pull(sink: DirectSink): Promise<void> {
+    this.controller = sink;
+    this.flush();
+    if (this.wasCut) return resetAfterWrites();
+    if (this.done) this.end();
+    // Pending until the request ends: the body stays open for the live loop to write to.
+    const ended = this.hasEnded ? Promise.resolve() : new Promise<void>((resolve) => (this.wakeEnded = resolve));
+    return ended.then(() => (this.wasCut ? resetAfterWrites() : undefined));
   }
 
   private ended(): void {
@@ -193,8 +186,8 @@ export class TokenStream implements TokenSink {
     this.flushQueued = false;
     const c = this.controller;
     if (this.len === 0 || !c) return;
-    // slice, not subarray: the destination may hold the chunk after write() returns.
-    c.write(this.buf.slice(0, this.len));
+    // A view when the sink copies what it keeps (the server's); else a copy: Bun's controller may hold the chunk after write() returns.
+    c.write(c.copiesChunks ? this.buf.subarray(0, this.len) : this.buf.slice(0, this.len));
     c.flush();
     this.len = 0;
   };

@@ -1,7 +1,9 @@
 // Writes an app's Response on an HTTP/1.x connection: a streamed type (SSE, NDJSON) without a declared
-// length chunk by chunk as the app gives it, read no faster than the socket drains; any other body
-// whole, with a Content-Length, in one write with its head (why: docs/DECISIONS.md, HTTP server).
+// length chunk by chunk as the app gives it, read no faster than the socket drains; a pushed body
+// (DirectResponse) written as its producer pushes it; any other body whole, with a Content-Length,
+// in one write with its head (why: docs/DECISIONS.md, HTTP server).
 import { asksToClose, type BodyFraming, type HeadFields, isBodilessStatus, responseHead } from "../../protocol/http1-response-head.ts";
+import { DirectResponse, type DirectSink, type DirectSource } from "./direct-response.ts";
 import { wholeBodyOf, type WholeResponse } from "./whole-response.ts";
 
 /** The connection as the writer sees it. */
@@ -55,6 +57,13 @@ export function writeResponse(out: ResponseOutput, res: Response, ctx: ResponseC
   if (whole !== undefined) {
     const fields = (res as WholeResponse).headFields();
     return sendBytes(out, res.status, fields, ctx, ctx.keepAlive && !asksToClose(fields), whole);
+  }
+  if (res instanceof DirectResponse && !isBodilessStatus(res.status)) {
+    const source = res.take();
+    if (source !== undefined) {
+      const fields = res.headFields();
+      return writePushed(out, res.status, fields, ctx, ctx.keepAlive && !asksToClose(fields), source);
+    }
   }
   const keepAlive = ctx.keepAlive && !asksToClose(res.headers);
   if (isBodilessStatus(res.status)) {
@@ -142,18 +151,98 @@ async function writeBody(out: ResponseOutput, res: Response, ctx: ResponseContex
     if (chunked) out.send(LAST_CHUNK);
     return keepAlive ? "keep-alive" : "close";
   } catch {
-    if (sent === undefined) {
-      // Nothing went out and nothing came: the connection is dropped, as Bun.serve drops it (the mocker's cut fault relies on it).
-      if (parts.length === 0 || ctx.headOnly) return "reset";
-      // What came before the failure goes out first, whether or not the head had left by then.
-      sent = chunked ? CHUNKED : UNTIL_CLOSE;
-      const first = chunked ? parts.map((p) => Uint8Array.prototype.slice.call(frame(p))) : parts;
-      out.send(withHead(res.status, res.headers, ctx, sent, chunked && keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
-    }
+    // What came before the failure goes out first, whether or not the head had left by then.
+    if (sent === undefined) return ctx.headOnly ? "reset" : failedBeforeHead(out, res.status, res.headers, ctx, keepAlive, parts);
     // Mid-body: the client must see it broken off. Chunked, an orderly end without the last chunk
     // says so and lets what was sent arrive; running until close, only a reset does.
     return sent === CHUNKED ? "cut" : "reset";
   }
+}
+
+/**
+ * A pushed body: what the source writes during its pull goes out with the head (with its length
+ * when it also closed by then), the rest framed as it is written. Same outcomes as a streamed body.
+ */
+function writePushed(out: ResponseOutput, status: number, fields: HeadFields, ctx: ResponseContext, keepAlive: boolean, source: DirectSource): WriteOutcome | Promise<WriteOutcome> {
+  if (ctx.headOnly) {
+    source.cancel();
+    out.send(withHead(status, fields, ctx, NONE, keepAlive, [], 0));
+    return keepAlive ? "keep-alive" : "close";
+  }
+  const chunked = ctx.minor === 1;
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  let headSent = false;
+  let closed = false;
+  let ended: ((outcome: WriteOutcome) => void) | undefined;
+  const finish = (outcome: WriteOutcome): void => {
+    if (closed) return;
+    closed = true;
+    ended?.(outcome);
+  };
+  const sink: DirectSink = {
+    copiesChunks: true,
+    write(chunk) {
+      if (closed || out.gone) return;
+      const bytes = bytesOf(chunk);
+      if (bytes.length === 0) return; // an empty chunk would end a chunked body
+      if (!headSent) {
+        parts.push(Uint8Array.prototype.slice.call(bytes)); // a view the source reuses: copied until the head goes
+        size += bytes.length;
+      } else out.send(chunked ? frame(bytes) : bytes);
+    },
+    flush() {},
+    close() {
+      if (closed) return;
+      if (headSent && chunked && !out.gone) out.send(LAST_CHUNK);
+      finish(out.gone ? "reset" : keepAlive ? "keep-alive" : "close");
+    },
+  };
+  ctx.reader = {
+    cancel: async () => {
+      source.cancel();
+      finish("reset");
+    },
+  };
+  let pulled: void | Promise<void>;
+  try {
+    pulled = source.pull(sink);
+  } catch {
+    closed = true;
+    return failedBeforeHead(out, status, fields, ctx, keepAlive, parts);
+  }
+  if (closed) {
+    // Written whole during the pull: one write with its length.
+    out.send(withHead(status, fields, ctx, { kind: "length", length: size }, keepAlive, parts, size));
+    return keepAlive ? "keep-alive" : "close";
+  }
+  if (!chunked) keepAlive = false; // HTTP/1.0 has no chunking: the body ends with the connection
+  const framing = chunked ? CHUNKED : UNTIL_CLOSE;
+  const first: Uint8Array[] = chunked ? parts.map((p) => Uint8Array.prototype.slice.call(frame(p))) : parts;
+  out.send(withHead(status, fields, ctx, framing, keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
+  headSent = true;
+  parts.length = 0;
+  return new Promise<WriteOutcome>((resolve) => {
+    ended = resolve;
+    if (pulled instanceof Promise) {
+      // The pull settling ends the body too: resolved as a close, rejected as a break (chunked: an
+      // orderly end without the last chunk says so; running until close, only a reset does).
+      pulled.then(
+        () => sink.close(),
+        () => finish(framing === CHUNKED && !out.gone ? "cut" : "reset"),
+      );
+    }
+  });
+}
+
+/** A pushed or streamed body that failed before its head went out: what came goes out, then the break shows. */
+function failedBeforeHead(out: ResponseOutput, status: number, fields: HeadFields, ctx: ResponseContext, keepAlive: boolean, parts: readonly Uint8Array[]): WriteOutcome {
+  // Nothing went out and nothing came: the connection is dropped, as Bun.serve drops it (the mocker's cut fault relies on it).
+  if (parts.length === 0) return "reset";
+  const chunked = ctx.minor === 1;
+  const first = chunked ? parts.map((p) => Uint8Array.prototype.slice.call(frame(p))) : parts;
+  out.send(withHead(status, fields, ctx, chunked ? CHUNKED : UNTIL_CLOSE, chunked && keepAlive, first, first.reduce((n, p) => n + p.length, 0)));
+  return chunked ? "cut" : "reset";
 }
 
 /**
