@@ -17,7 +17,7 @@ const BS = 512; // = the traces' block size: one engine block per hash id
 const TRACES = ["mooncake_conversation_trace.jsonl", "mooncake_synthetic_trace.jsonl"];
 
 for (const name of TRACES) {
-  const text = readFileSync(resolve(import.meta.dir, "../test/fixtures/traces", name), "utf8");
+  const text = readFileSync(resolve(import.meta.dir, "../traces", name), "utf8");
   const rows = text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { input_length: number; hash_ids: number[] });
   // Reference: hash-id prefixes seen before, from the trace alone.
   const seen = new Set<string>();

@@ -3,7 +3,7 @@
 // supervise them (restart policy, liveness watch); a failed start stops what it started. Also used
 // by `bench --compare-router-modes`.
 import { existsSync } from "node:fs";
-import { rmdir } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import type { ScheduleTarget } from "../../config/fault-schedule.ts";
 import { globalWorkers, parseRoles, upOptions, type UpConfig } from "../../config/up.ts";
@@ -165,8 +165,9 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports, discoveryDir, natsUrl: ports.nats && natsUrlOf(natsHost, ports.nats), ...(dynamo ? { dynamo } : {}) });
   if (natsBin !== undefined) stackPlan.processes.unshift(natsProcessSpec(natsBin, config.host, natsHost, ports.nats!, config.readyTimeout));
   const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, format: config.logFormat, logDir: config.logDir, env: childEnvironment(deps.env ?? process.env) });
-  // A stack's own discovery subdirectory goes once its children (stopped first) have withdrawn their records.
-  if (where.own && given.discoveryDir === undefined && config.discoveryBackend === "file") scope.defer(() => rmdir(discoveryDir).catch(() => {}));
+  // A stack's own discovery subdirectory goes once its children are stopped (first), with whatever
+  // they left: Dynamo's roles keep their record directories, and a killed role its records.
+  if (where.own && given.discoveryDir === undefined && config.discoveryBackend === "file") scope.defer(() => rm(discoveryDir, { recursive: true, force: true }).catch(() => {}));
   scope.defer(() => supervisor.stop(config.gracePeriod * 1000));
   let store: DiscoveryStore | undefined;
   // kvcr-mock's own discovery store: a Dynamo stack's records are Dynamo's (its mockers find the agent themselves).
