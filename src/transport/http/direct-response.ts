@@ -3,6 +3,7 @@
 // each chunk to the socket as it is pushed, instead of reading it back through a ReadableStream and
 // a promise per chunk. Anyone else who asks for the body gets Bun's direct ReadableStream over the
 // same source, so the answer works with any server or reader. Headers are made only if asked for.
+import { FieldResponse, lowerCased } from "./field-response.ts";
 
 /** Where a source writes its body: Bun's direct-stream controller, or the server's own sink. */
 export interface DirectSink {
@@ -30,42 +31,16 @@ export interface DirectSource {
 
 const UTF8 = new TextDecoder();
 
-export class DirectResponse implements Response {
-  private headersMade: Headers | undefined;
+export class DirectResponse extends FieldResponse {
   private stream: ReadableStream<Uint8Array> | undefined;
   private taken = false;
 
   constructor(
     private readonly source: DirectSource,
-    readonly status: number,
-    /** Header fields, names lower-case. */
-    readonly fields: Readonly<Record<string, string>>,
-  ) {}
-
-  get statusText(): string {
-    return "";
-  }
-  get type(): Response["type"] {
-    return "default";
-  }
-  get url(): string {
-    return "";
-  }
-  get redirected(): boolean {
-    return false;
-  }
-  get ok(): boolean {
-    return this.status >= 200 && this.status <= 299;
-  }
-
-  get headers(): Headers {
-    this.headersMade ??= new Headers(this.fields);
-    return this.headersMade;
-  }
-
-  /** The fields the head is written from: the Headers when someone made (and maybe changed) them, else the record. */
-  headFields(): Headers | Readonly<Record<string, string>> {
-    return this.headersMade ?? this.fields;
+    status: number,
+    fields: Readonly<Record<string, string>>,
+  ) {
+    super(status, fields);
   }
 
   get body(): ReadableStream<Uint8Array> {
@@ -134,12 +109,7 @@ export class DirectResponse implements Response {
   }
 }
 
-// `res instanceof Response` holds; every member is DirectResponse's own.
-Object.setPrototypeOf(DirectResponse.prototype, Response.prototype);
-
 /** A Response whose body `source` pushes (status 200 unless given), which the server may drive itself. */
 export function directResponse(source: DirectSource, init: { status?: number; headers?: Readonly<Record<string, string>> } = {}): DirectResponse {
-  const fields: Record<string, string> = {};
-  for (const [name, value] of Object.entries(init.headers ?? {})) fields[name.toLowerCase()] = value;
-  return new DirectResponse(source, init.status ?? 200, fields);
+  return new DirectResponse(source, init.status ?? 200, lowerCased(init.headers ?? {}));
 }

@@ -4,40 +4,21 @@
 // was the largest single cost of a mocker request). Its Headers and body stream are made only if
 // someone asks; clone, blob and formData go through a native copy.
 
+import { FieldResponse, lowerCased } from "./field-response.ts";
+
 const JSON_TYPE = "application/json;charset=utf-8";
 const UTF8 = new TextDecoder();
 
-export class WholeResponse implements Response {
-  private headersMade: Headers | undefined;
+export class WholeResponse extends FieldResponse {
   private stream: ReadableStream<Uint8Array> | undefined;
   private used = false;
 
   constructor(
     private readonly content: Uint8Array,
-    readonly status: number,
-    /** Header fields, names lower-case. */
-    readonly fields: Readonly<Record<string, string>>,
-  ) {}
-
-  get statusText(): string {
-    return "";
-  }
-  get type(): Response["type"] {
-    return "default";
-  }
-  get url(): string {
-    return "";
-  }
-  get redirected(): boolean {
-    return false;
-  }
-  get ok(): boolean {
-    return this.status >= 200 && this.status <= 299;
-  }
-
-  get headers(): Headers {
-    this.headersMade ??= new Headers(this.fields);
-    return this.headersMade;
+    status: number,
+    fields: Readonly<Record<string, string>>,
+  ) {
+    super(status, fields);
   }
 
   get body(): ReadableStream<Uint8Array> {
@@ -47,11 +28,6 @@ export class WholeResponse implements Response {
 
   get bodyUsed(): boolean {
     return this.used || (this.stream?.locked ?? false);
-  }
-
-  /** The fields the head is written from: the Headers when someone made (and maybe changed) them, else the record. */
-  headFields(): Headers | Readonly<Record<string, string>> {
-    return this.headersMade ?? this.fields;
   }
 
   /** The bytes, if nobody read them yet (what the server sends). */
@@ -108,9 +84,6 @@ export class WholeResponse implements Response {
   }
 }
 
-// `res instanceof Response` holds; every member is WholeResponse's own.
-Object.setPrototypeOf(WholeResponse.prototype, Response.prototype);
-
 /** A Response of `body` (status 200 unless given), which the server may send without reading it back. */
 export function wholeResponse(body: Uint8Array, init: { status?: number; headers?: Readonly<Record<string, string>> } = {}): WholeResponse {
   return new WholeResponse(body, init.status ?? 200, lowerCased(init.headers ?? {}));
@@ -124,11 +97,4 @@ export function wholeJson(value: unknown, init: { status?: number; headers?: Rea
 /** The bytes of a whole Response not read yet; undefined for any other Response. */
 export function wholeBodyOf(res: Response): Uint8Array | undefined {
   return res instanceof WholeResponse ? res.unread() : undefined;
-}
-
-function lowerCased(fields: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
-  for (const name in fields) {
-    if (name !== name.toLowerCase()) return Object.fromEntries(Object.entries(fields).map(([n, v]) => [n.toLowerCase(), v]));
-  }
-  return fields;
 }
