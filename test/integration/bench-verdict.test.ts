@@ -96,6 +96,11 @@ describe("bench verdicts", () => {
     const none = JSON.parse(printed.stdout) as { verdict: null; no_verdict: string };
     expect(none.verdict).toBeNull();
     expect(none.no_verdict).toStartWith(`${plain} has no per-request arrays`);
+    const unwritable = await runCli(["bench", "--compare", `${a},${b}`, "--output-json", join(dir.path, "gone", "v.json")]);
+    expect(unwritable.exitCode).toBe(1);
+    expect(unwritable.stderr).toContain(`cannot write --output-json ${join(dir.path, "gone", "v.json")}`);
+    expect(unwritable.stderr).toContain("nothing was compared");
+    expect(unwritable.stdout).toBe("");
     const noReport = await runCli(["bench", "--compare", `${a},${b}`, "--report", join(dir.path, "r.html")]);
     expect(noReport.exitCode).toBe(2);
     expect(noReport.stderr).toContain("--report: --compare writes no report");
