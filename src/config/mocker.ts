@@ -2,6 +2,7 @@
 // that overrides them, and the cross-field rules. The resolved config drives every behaviour.
 import { readFileSync } from "node:fs";
 import { rawHostProblem } from "../protocol/cache-owner.ts";
+import { GET_LOAD_FORMATS } from "../protocol/sglang.ts";
 import { disaggregationOptions, disaggregationProblems } from "./disaggregation.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { dynamoRuntimeOptions, dynamoRuntimeProblems } from "./dynamo-runtime.ts";
@@ -50,6 +51,12 @@ export const workerApiOptions = group("Worker API", {
     description: "Serve vLLM's OpenAI API on every worker: worker i on P + i (0 = free ports, each published in the worker's discovery record)",
   },
   openaiPorts: { kind: "intList", min: 0, max: 65535, description: "Worker API port per worker, instead of --openai-port-base; 0 = pick" },
+  getLoadFormat: {
+    kind: "enum",
+    choices: GET_LOAD_FORMATS,
+    default: "array",
+    description: "Shape of the worker API's GET /get_load: array (SGLang's per-rank list, read by sglang-router) or object ({\"load\": N}, read by vllm-router)",
+  },
 });
 
 export const mockerOptions = defineOptions({

@@ -2,6 +2,7 @@
 // the role flags it hands on (engine and state-agent flags to every mocker, router flags to the
 // frontend, --max-slots to the agent). The stack config file is sectioned (STACK_SECTIONS).
 import { rawHostProblem } from "../protocol/cache-owner.ts";
+import { GET_LOAD_FORMATS } from "../protocol/sglang.ts";
 import { discoveryOptions, discoveryProblems } from "./discovery.ts";
 import { engineOptions, engineProblems } from "./engine.ts";
 import { parseLoraModules } from "./lora-modules.ts";
@@ -121,7 +122,13 @@ export const mockerPassOn = defineOptions({
   }),
   ...group("Worker API", {
     workerApi: { kind: "bool", default: false, description: "Every worker also serves vLLM's OpenAI API on a port of its own (listed in the ready summary and the state file), for routers other than the frontend" },
-    openaiPortBase: { kind: "int", min: 0, max: 65535, description: "With --worker-api: global worker k serves on P + k (default: each mocker process takes free ports)" },
+    openaiPortBase: { kind: "int", min: 0, max: 65535, description: "With --worker-api: global worker k serves on P + k (default: up picks free ports, kept when a mocker restarts)" },
+    getLoadFormat: {
+      kind: "enum",
+      choices: GET_LOAD_FORMATS,
+      default: "array",
+      description: "With --worker-api: shape of each worker's GET /get_load: array (SGLang's, read by sglang-router) or object ({\"load\": N}, read by vllm-router)",
+    },
   }),
 });
 

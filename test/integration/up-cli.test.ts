@@ -359,6 +359,25 @@ describe("kvcr-mock up --restart on-failure (the default)", () => {
     await allGone([...state.processes.map((p) => p.pid), after.pid]);
   }, 90_000);
 
+  test("a router command gets the workers' API URLs up picked; a plain-text /health passes the gate; a restarted mocker serves them on the same ports", async () => {
+    const args = stackArgs(["--no-kv-state-agent", "--restart-backoff", "0.05"]);
+    const at = args.indexOf("--frontend-cmd");
+    args.splice(at, 2, "--frontend-cmd", `${FAKE} --port {port} --model {model} --health-text --argv-file ${join(dir.path, "router.json")} {worker_api_urls:--worker-url}`);
+    const { child, state } = await started(args);
+    const argv = (JSON.parse(readFileSync(join(dir.path, "router.json"), "utf8")) as { argv: string[] }).argv;
+    const urls = argv.flatMap((a, i) => (argv[i - 1] === "--worker-url" ? [a] : []));
+    const mocker = state.processes.find((p) => p.name === "mocker-0")! as State["processes"][number] & { worker_api_urls: string[] };
+    expect(urls).toHaveLength(2);
+    expect(mocker.worker_api_urls).toEqual(urls);
+    for (const url of urls) expect((await fetch(`${url}/health`)).status).toBe(200);
+    process.kill(mocker.pid, "SIGKILL");
+    await waitFor(() => readState().processes.find((p) => p.name === "mocker-0")?.pid !== mocker.pid, { timeoutMs: 30_000, what: "the state file to name mocker-0's new pid" });
+    await waitFor(() => child.stderrText().includes("mocker-0 restarted"), { timeoutMs: 30_000, what: "mocker-0 to be ready again" });
+    for (const url of urls) expect((await fetch(`${url}/get_load`)).status).toBe(200);
+    child.proc.kill("SIGINT");
+    expect(await child.proc.exited).toBe(0);
+  }, 60_000);
+
   test("a child that exits at once on every restart stops the stack after --max-restarts, up exiting 1 with its last stderr line", async () => {
     const args = stackArgs(["--no-kv-state-agent", "--max-restarts", "2", "--restart-backoff", "0.05"]);
     // An external mocker: the first run serves (readiness passes); every later one fails at once.

@@ -8,6 +8,9 @@ import { CHAT_TEMPLATE_JINJA } from "./tokenizer.ts";
 export const BYTE_VOCAB_SIZE = 257;
 export const END_OF_TEXT = "<|endoftext|>";
 export const END_OF_TEXT_ID = 256;
+/** What config.json says the model is (Llama's shape, which --kv-bytes-per-token defaults to). */
+export const MODEL_TYPE = "llama";
+export const ARCHITECTURES: readonly string[] = ["LlamaForCausalLM"];
 
 /** GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the rest for U+0100 on. */
 function byteSymbols(): string[] {
@@ -47,7 +50,7 @@ export function hfModelFiles(opts: ModelFilesOptions): Record<string, string> {
     },
   };
   const config = {
-    model_type: "llama", architectures: ["LlamaForCausalLM"], eos_token_id: END_OF_TEXT_ID, bos_token_id: END_OF_TEXT_ID,
+    model_type: MODEL_TYPE, architectures: ARCHITECTURES, eos_token_id: END_OF_TEXT_ID, bos_token_id: END_OF_TEXT_ID,
     vocab_size: BYTE_VOCAB_SIZE, max_position_embeddings: opts.maxModelLen,
   };
   const tokenizerConfig = {

@@ -16,14 +16,35 @@ const ctx = (mockers = 1): PlanContext => ({ self: ["/bin/kvcr"], ports: { agent
 const mockerConfigOf = (argv: string[]) => loadConfig({ ...mockerOptions, ...commonOptions }, { argv: argv.slice(2), env: {} }).config;
 
 describe("up --worker-api", () => {
-  test("every mocker serves its workers' APIs: free ports by default, or global worker k on the base + k", () => {
-    const free = plan(up("--worker-api", "--mocker-processes=2", "--workers-per-process=3"), ctx(2)).processes.filter((s) => s.role === "mocker");
-    expect(free.map((s) => mockerConfigOf(s.argv).openaiPortBase)).toEqual([0, 0]);
-    expect(free.map((s) => s.ports.openai)).toEqual([[0, 0, 0], [0, 0, 0]]);
+  test("every mocker serves its workers' APIs: on the free ports up picked (kept across restarts: they are in its argv), or global worker k on the base + k", () => {
+    const picked = { ...ctx(2), ports: { ...ctx(2).ports, workerApi: [31000, 31001, 31002, 31003, 31004, 31005] } };
+    const free = plan(up("--worker-api", "--mocker-processes=2", "--workers-per-process=3"), picked).processes.filter((s) => s.role === "mocker");
+    expect(free.map((s) => [mockerConfigOf(s.argv).openaiPortBase, mockerConfigOf(s.argv).openaiPorts])).toEqual([[undefined, [31000, 31001, 31002]], [undefined, [31003, 31004, 31005]]]);
+    expect(free.map((s) => s.ports.openai)).toEqual([[31000, 31001, 31002], [31003, 31004, 31005]]);
     const based = plan(up("--worker-api", "--openai-port-base=30000", "--mocker-processes=2", "--workers-per-process=3", "--data-parallel-size=2"), ctx(2)).processes.filter((s) => s.role === "mocker");
     expect(based.map((s) => mockerConfigOf(s.argv).openaiPortBase)).toEqual([30000, 30003]);
     expect(based.map((s) => s.ports.openai)).toEqual([[30000, 30001, 30002], [30003, 30004, 30005]]);
     expect(plan(up(), ctx()).processes.filter((s) => s.role === "mocker").map((s) => [mockerConfigOf(s.argv).openaiPortBase, s.ports.openai])).toEqual([[undefined, undefined]]);
+  });
+
+  test("--frontend-cmd gets the workers' URLs as words, one comma-separated word, a repeated flag, and a free metrics port; naming them turns the worker API on", () => {
+    const c = { ...ctx(2), ports: { ...ctx(2).ports, workerApi: [31000, 31001, 31002, 31003], frontendMetrics: 29555 } };
+    const cmd = "r {worker_api_urls} --csv {worker_api_urls_csv} {worker_api_urls:--worker} {worker_api_urls:--url=} --prom {metrics_port}";
+    const p = plan(up("--mocker-processes=2", "--workers-per-process=2", "--frontend-cmd", cmd), c);
+    const urls = [31000, 31001, 31002, 31003].map((port) => `http://127.0.0.1:${port}`);
+    expect(p.processes.find((s) => s.role === "frontend")!.argv.at(-1)).toBe(
+      `exec r ${urls.join(" ")} --csv ${urls.join(",")} ${urls.map((u) => `--worker ${u}`).join(" ")} ${urls.map((u) => `--url=${u}`).join(" ")} --prom 29555`,
+    );
+    expect(p.processes.filter((s) => s.role === "mocker").map((s) => mockerConfigOf(s.argv).openaiPorts)).toEqual([[31000, 31001], [31002, 31003]]);
+    expect(mockerConfigOf(plan(up("--worker-api", "--get-load-format=object"), ctx()).processes.find((s) => s.role === "mocker")!.argv).getLoadFormat).toBe("object");
+  });
+
+  test("a worker-URL placeholder with --mocker-cmd, a flag on a single value, or an unknown placeholder is a config error", () => {
+    const problem = (...argv: string[]) => thrownBy(ConfigError, () => plan(up(...argv), ctx())).problems[0];
+    expect(problem("--mocker-cmd", "m {port}", "--frontend-cmd", "r {worker_api_urls_csv}")).toStartWith("--frontend-cmd: {worker_api_urls} / {worker_api_urls_csv} with --mocker-cmd: up cannot know the API ports");
+    expect(problem("--frontend-cmd", "r {port:--p}")).toBe("--frontend-cmd: {port:--p}: only {worker_api_urls} takes a flag to repeat; {port} is one value");
+    expect(problem("--frontend-cmd", "r {worker_urls}")).toStartWith("--frontend-cmd: unknown placeholder(s) {worker_urls}; known:");
+    expect(problem("--frontend-cmd", "r {nope:--x}")).toStartWith("--frontend-cmd: unknown placeholder(s) {nope}; known:");
   });
 
   test("a base without --worker-api, past 65535, or overlapping the event ports is refused", () => {

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { DEFAULT_NAMESPACE, globalWorkers, parseRoles, ROLES, type UpConfig } from "../../config/up.ts";
 import { toArgv } from "../../config/to-argv.ts";
 import { ConfigError } from "../../lib/errors.ts";
-import { renderCommand, shellQuote, type TemplateRole } from "./template.ts";
+import { placeholdersIn, renderCommand, shellQuote, WORKER_URL_PLACEHOLDERS, type TemplateRole } from "./template.ts";
 
 export const STAGES = { agent: 0, mockers: 1, frontend: 2 } as const;
 
@@ -61,6 +61,10 @@ export interface ChosenPorts {
   mockers: number[];
   /** The nats-server up starts for --router-replica-sync (no --nats-url). */
   nats?: { client: number; monitor: number };
+  /** With the worker API: global worker k's API port (kept across its mocker's restarts). */
+  workerApi?: number[];
+  /** The {metrics_port} of --frontend-cmd. */
+  frontendMetrics?: number;
 }
 
 export interface PlanContext {
@@ -73,6 +77,8 @@ export interface PlanContext {
   natsUrl?: string;
   /** --runtime dynamo: the Python that runs Dynamo's roles and the model directory the cards name. */
   dynamo?: { peersPython: string; modelPath: string; tmpDir: string };
+  /** The {peers_python} of a role command outside --runtime dynamo (a router from the peers environment). */
+  peersPython?: string;
 }
 
 /** Dynamo's own state agent and frontend, as up starts them under --runtime dynamo without --agent-cmd / --frontend-cmd. */
@@ -140,7 +146,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
     frontend_port: String(ctx.ports.frontend),
     frontend_url: frontendUrl,
     log_level: config.logLevel,
-    peers_python: ctx.dynamo ? shellQuote(ctx.dynamo.peersPython) : "",
+    peers_python: ctx.dynamo?.peersPython ?? ctx.peersPython ?? "",
   };
   const dynamo = config.runtime === "dynamo" ? ctx.dynamo : undefined;
   if (config.runtime === "dynamo" && dynamo === undefined) throw new ConfigError(["--runtime dynamo: no Python for Dynamo's roles (--peers-python)"]);
@@ -151,6 +157,10 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
   ];
   const discovery = discoverySettings(config, ctx);
   const processes: ProcessSpec[] = [];
+  const workerApi = workerApiWanted(config);
+  if (config.mockerCmd !== undefined && config.frontendCmd !== undefined && usesWorkerUrls(config.frontendCmd)) {
+    throw new ConfigError([`--frontend-cmd: ${WORKER_URL_PLACEHOLDERS.map((n) => `{${n}}`).join(" / ")} with --mocker-cmd: up cannot know the API ports of mockers it does not run; give the URLs in the command instead`]);
+  }
 
   if (stateAgent && roles.has("agent")) {
     const maxSlots = config.maxSlots ?? Math.max(8, roles.has("mockers") ? totalWorkers * config.dataParallelSize : 0);
@@ -201,7 +211,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
           http: ctx.ports.mockers[i]!,
           ...(mocker.zmqKvEventsPorts ? { zmqKvEvents: mocker.zmqKvEventsPorts } : {}),
           ...(mocker.zmqReplayPorts ? { zmqReplay: mocker.zmqReplayPorts } : {}),
-          ...(config.workerApi ? { openai: workerApiPorts(mocker)! } : {}),
+          ...(workerApi ? { openai: workerApiPorts(mocker)! } : {}),
         },
         readiness: { kind: "ok", url: `${url}/health` },
         livenessUrl: `${url}${config.mockerCmd ? "/health" : "/live"}`,
@@ -222,7 +232,16 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
       const url = `http://${host}:${port}`;
       const frontend = { httpPort: port, strictHealth: config.strictHealth, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...failures, ...sync, ...discovery };
       const own = [...ctx.self, "frontend", ...toArgv(frontendOptions, frontend), ...logFlags];
-      const values = { ...common, port: String(port), router_mode: config.routerMode, workers: String(totalWorkers) };
+      const apiUrls = (ctx.ports.workerApi ?? []).map((p) => `http://${host}:${p}`);
+      const values = {
+        ...common,
+        port: String(port),
+        router_mode: config.routerMode,
+        workers: String(totalWorkers),
+        worker_api_urls: apiUrls,
+        worker_api_urls_csv: apiUrls.join(","),
+        metrics_port: String(ctx.ports.frontendMetrics ?? ""),
+      };
       const frontendCmd = config.frontendCmd ?? (dynamo ? DYNAMO_FRONTEND_CMD : undefined);
       processes.push({
         name: i === 0 ? "frontend" : `frontend-${i}`,
@@ -277,9 +296,10 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     staggerDelay: config.staggerDelay,
     httpPort: ctx.ports.mockers[i]!,
     admin: true, // up's mockers always serve the fault API (bench and up schedules post to it)
-    // --worker-api: each process serves its workers' APIs from the global base, or takes free ports.
-    openaiPortBase: config.workerApi ? (config.openaiPortBase ? config.openaiPortBase + first : 0) : undefined,
-    openaiPorts: undefined,
+    // The worker API: each process serves its workers' APIs from the global base, or on the free ports up picked.
+    openaiPortBase: workerApiWanted(config) && config.openaiPortBase ? config.openaiPortBase + first : undefined,
+    openaiPorts: workerApiWanted(config) && !config.openaiPortBase ? workerApiPortsOf(ctx.ports, first, W) : undefined,
+    getLoadFormat: config.getLoadFormat,
     ...defaultsOf(requestLimitOptions),
     // Aggregated, or with --prefill-workers / --decode-workers the first processes prefill, the rest decode.
     ...defaultsOf(disaggregationOptions),
@@ -290,6 +310,21 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     kvStateAgentCacheSlot: stateAgent ? config.cacheSlotBase + first * dp : undefined,
     ...discoverySettings(config, ctx),
   };
+}
+
+/** Whether the workers serve their own API: --worker-api, or a frontend command naming their URLs. */
+export function workerApiWanted(config: Pick<UpConfig, "workerApi" | "frontendCmd">): boolean {
+  return config.workerApi || (config.frontendCmd !== undefined && usesWorkerUrls(config.frontendCmd));
+}
+
+function usesWorkerUrls(template: string): boolean {
+  const used = placeholdersIn(template);
+  return WORKER_URL_PLACEHOLDERS.some((n) => used.has(n));
+}
+
+/** Workers first..first+count-1's API ports as up picked them (0, the mocker picks, when up picked none: a plan without start-up). */
+function workerApiPortsOf(ports: ChosenPorts, first: number, count: number): number[] {
+  return Array.from({ length: count }, (_, j) => ports.workerApi?.[first + j] ?? 0);
 }
 
 /** A mocker process's config under --runtime dynamo: Dynamo's surfaces instead of kvcr-mock's own. */

@@ -30,6 +30,14 @@ async function json(url: string): Promise<unknown> {
   }
 }
 
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Workers a frontend's /health reports: `instances` (ours, docs/http-api.md) or `workers`, as a
  * count or a list, since another frontend need not name it as ours does; undefined when it reports
@@ -54,7 +62,9 @@ export function probeFor(r: Readiness): { what: string; probe: () => Promise<voi
       const ids = Array.isArray(models?.data) ? models.data.map((m) => m?.id) : [];
       if (!ids.includes(r.model)) throw new Error(`${r.modelsUrl} lists ${JSON.stringify(ids)}, not ${r.model} yet`);
       if (r.workers === 0) return;
-      const count = healthWorkerCount(await json(r.healthUrl));
+      // A router's /health may be plain text ("OK"): a 200 then says nothing of its workers, and the model list is the gate.
+      const health = await (await get(r.healthUrl)).text();
+      const count = healthWorkerCount(parsedOrUndefined(health));
       if (count !== undefined && count < r.workers) throw new Error(`${r.healthUrl} counts ${count} of ${r.workers} workers`);
     },
   };

@@ -20,7 +20,9 @@ import type { RoleHandle } from "../../lib/role.ts";
 import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
 import type { ProcessControl } from "../shared/stack/fault-runner.ts";
 import { mockerBase } from "../shared/stack/stack-truth.ts";
-import { dialHost, plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
+import { dialHost, plan, stackDiscovery, STAGES, workerApiWanted, type ChosenPorts, type StackPlan } from "./plan.ts";
+import { peersPythonForCommands } from "./peers-python.ts";
+import { placeholdersIn } from "./template.ts";
 import { findNatsServer, NATS_INSTALL_HINT, natsProcessSpec, natsUrlOf } from "./nats-process.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
 import { selfCommand } from "./self-command.ts";
@@ -120,7 +122,7 @@ function fixedPorts(config: UpConfig, roles: Set<string>): [port: number, who: s
     for (const [base, flag] of [[config.zmqKvEventsPorts, "--zmq-kv-events-ports"], [config.zmqReplayPorts, "--zmq-replay-ports"]] as const) {
       if (base) for (let k = 0; k < ranks; k++) out.push([base + k, `mocker-${Math.floor(k / W)} (${flag} ${base} + ${k})`]);
     }
-    const api = config.workerApi ? config.openaiPortBase : undefined;
+    const api = workerApiWanted(config) ? config.openaiPortBase : undefined;
     if (api) for (let k = 0; k < globalWorkers(config); k++) out.push([api + k, `mocker-${Math.floor(k / config.workersPerProcess)} (--openai-port-base ${api} + ${k})`]);
   }
   return out;
@@ -136,15 +138,22 @@ export function choosePorts(config: UpConfig, roles: Set<string>): ChosenPorts {
   const mockers = roles.has("mockers") ? config.mockerProcesses : 0;
   const extraFrontends = roles.has("frontend") && config.httpPort === 0 ? config.frontends - 1 : 0;
   const nats = startsNats(config, roles) ? 2 : 0;
-  const picked = pickFreePorts(host, mockers + 2 + extraFrontends + nats);
+  // The workers' API ports are fixed here, not by each mocker: a router's command names them, and a restarted mocker binds them again.
+  const apis = roles.has("mockers") && workerApiWanted(config) && !config.openaiPortBase ? globalWorkers(config) : 0;
+  const metrics = roles.has("frontend") && config.frontendCmd !== undefined && placeholdersIn(config.frontendCmd).has("metrics_port") ? 1 : 0;
+  const picked = pickFreePorts(host, mockers + 2 + extraFrontends + nats + apis + metrics);
   const frontend = config.httpPort || picked[1]!;
   const more = picked.slice(2 + mockers);
+  const afterNats = more.slice(extraFrontends + nats);
+  const base = config.openaiPortBase;
   return {
     agent: config.agentPort || picked[0]!,
     frontend,
     frontends: [frontend, ...Array.from({ length: config.frontends - 1 }, (_, i) => (config.httpPort ? config.httpPort + i + 1 : more[i]!))],
     mockers: picked.slice(2, 2 + mockers),
     ...(nats > 0 ? { nats: { client: more[extraFrontends]!, monitor: more[extraFrontends + 1]! } } : {}),
+    ...(apis > 0 ? { workerApi: afterNats.slice(0, apis) } : base && roles.has("mockers") && workerApiWanted(config) ? { workerApi: Array.from({ length: globalWorkers(config) }, (_, k) => base + k) } : {}),
+    ...(metrics > 0 ? { frontendMetrics: afterNats[apis]! } : {}),
   };
 }
 
@@ -162,7 +171,8 @@ export async function startStack(given: UpConfig, deps: StackDeps): Promise<Stac
   await using scope = new AsyncDisposableStack();
   // --runtime dynamo: Dynamo's own roles need their Python, and the cards a model directory.
   const dynamo = config.runtime === "dynamo" ? scope.use(resolveDynamoRoles(config, deps.env ?? process.env)) : undefined;
-  const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports, discoveryDir, natsUrl: ports.nats && natsUrlOf(natsHost, ports.nats), ...(dynamo ? { dynamo } : {}) });
+  const peersPython = dynamo ? undefined : peersPythonForCommands(config, deps.env ?? process.env);
+  const stackPlan = plan(config, { self: deps.self ?? selfCommand(), ports, discoveryDir, natsUrl: ports.nats && natsUrlOf(natsHost, ports.nats), ...(dynamo ? { dynamo } : {}), ...(peersPython ? { peersPython } : {}) });
   if (natsBin !== undefined) stackPlan.processes.unshift(natsProcessSpec(natsBin, config.host, natsHost, ports.nats!, config.readyTimeout));
   const supervisor = new Supervisor(stackPlan.processes.map((p) => p.name), { write: deps.write, color: deps.color, format: config.logFormat, logDir: config.logDir, env: childEnvironment(deps.env ?? process.env) });
   // A stack's own discovery subdirectory goes once its children are stopped (first), with whatever

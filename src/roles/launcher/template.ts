@@ -34,8 +34,22 @@ export const ROLE_PLACEHOLDERS = {
     cache_slot: "first CacheOwner ordinal of this process",
     raw_host: "host the agent dials for raw events",
   },
-  frontend: { port: "the frontend's HTTP port", router_mode: "router mode", workers: "workers in the whole stack" },
+  frontend: {
+    port: "the frontend's HTTP port",
+    router_mode: "router mode",
+    workers: "workers in the whole stack",
+    worker_api_urls: "every worker's API base URL (vLLM's OpenAI server per worker; turns on --worker-api), as separate words; {worker_api_urls:--flag} repeats --flag before each, {worker_api_urls:--flag=} joins them",
+    worker_api_urls_csv: "the same URLs, comma-separated, as one word",
+    metrics_port: "a free port up picked for the frontend's own metrics listener (a router's --prometheus-port)",
+  },
 } as const;
+
+/** Placeholders that take a list, one shell word per item (and the `{name:--flag}` form). */
+const LIST_PLACEHOLDERS: ReadonlySet<string> = new Set(["worker_api_urls"]);
+/** Placeholders that name the workers' API URLs: up must know those ports before the frontend starts. */
+export const WORKER_URL_PLACEHOLDERS: readonly string[] = ["worker_api_urls", "worker_api_urls_csv"];
+
+const PLACEHOLDER = /\{\{|\}\}|\{([a-z_]+)(?::([^{}\s]+))?\}/g;
 
 export type TemplateRole = keyof typeof ROLE_PLACEHOLDERS;
 
@@ -44,24 +58,37 @@ export function shellQuote(value: string): string {
   return /^[A-Za-z0-9_./:,@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Names used in `template` that `role` does not define (for a config error before anything starts). */
-export function unknownPlaceholders(template: string, role: TemplateRole): string[] {
-  const known = new Set([...Object.keys(COMMON_PLACEHOLDERS), ...Object.keys(ROLE_PLACEHOLDERS[role])]);
-  return [...template.replace(/\{\{|\}\}/g, "").matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]!).filter((n) => !known.has(n));
+/** The placeholder names `template` uses. */
+export function placeholdersIn(template: string): Set<string> {
+  return new Set([...template.matchAll(PLACEHOLDER)].flatMap((m) => (m[1] === undefined ? [] : [m[1]])));
 }
 
-/** The argv that runs the filled-in template (`{{` and `}}` stand for literal braces). */
-export function renderCommand(template: string, values: Readonly<Record<string, string>>, flag: string, role: TemplateRole): string[] {
-  const unknown = unknownPlaceholders(template, role);
-  if (unknown.length > 0) {
-    throw new ConfigError([`${flag}: unknown placeholder(s) ${unknown.map((n) => `{${n}}`).join(", ")}; known: ${[...Object.keys(COMMON_PLACEHOLDERS), ...Object.keys(ROLE_PLACEHOLDERS[role])].map((n) => `{${n}}`).join(" ")}`]);
+/** What is wrong with `template`'s placeholders for `role` (a config error before anything starts): unknown names, a flag on a single value. */
+export function placeholderProblems(template: string, role: TemplateRole, flag: string): string[] {
+  const known = new Set([...Object.keys(COMMON_PLACEHOLDERS), ...Object.keys(ROLE_PLACEHOLDERS[role])]);
+  const problems: string[] = [];
+  const unknown = [...placeholdersIn(template)].filter((n) => !known.has(n));
+  if (unknown.length > 0) problems.push(`${flag}: unknown placeholder(s) ${unknown.map((n) => `{${n}}`).join(", ")}; known: ${[...known].map((n) => `{${n}}`).join(" ")}`);
+  for (const m of template.matchAll(PLACEHOLDER)) {
+    if (m[2] !== undefined && known.has(m[1]!) && !LIST_PLACEHOLDERS.has(m[1]!)) problems.push(`${flag}: {${m[1]}:${m[2]}}: only ${[...LIST_PLACEHOLDERS].map((n) => `{${n}}`).join(", ")} takes a flag to repeat; {${m[1]}} is one value`);
   }
-  const filled = template.replace(/\{\{|\}\}|\{([a-z_]+)\}/g, (m, name: string | undefined) => {
+  return problems;
+}
+
+/** The argv that runs the filled-in template (`{{` and `}}` stand for literal braces); a list value is one word per item. */
+export function renderCommand(template: string, values: Readonly<Record<string, string | readonly string[]>>, flag: string, role: TemplateRole): string[] {
+  const problems = placeholderProblems(template, role, flag);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const filled = template.replace(PLACEHOLDER, (m, name: string | undefined, repeat: string | undefined) => {
     if (m === "{{") return "{";
     if (m === "}}") return "}";
-    const value = values[name!];
+    const value = values[name!] ?? "";
+    if (typeof value !== "string") {
+      if (repeat === undefined) return value.map(shellQuote).join(" ");
+      return value.map((v) => (repeat.endsWith("=") ? shellQuote(repeat + v) : `${shellQuote(repeat)} ${shellQuote(v)}`)).join(" ");
+    }
     // kvcr_mock is already a quoted argv; every other value is one shell word.
-    return name === "kvcr_mock" ? (value ?? "") : shellQuote(value ?? "");
+    return name === "kvcr_mock" ? value : shellQuote(value);
   });
   return ["/bin/sh", "-c", `exec ${filled}`];
 }

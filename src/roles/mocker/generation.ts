@@ -11,6 +11,11 @@ import { directResponse } from "../../transport/http/direct-response.ts";
 import { wholeResponse } from "../../transport/http/whole-response.ts";
 import { resetBody, TokenStream, type TextFormat, type TokenSink } from "./token-stream.ts";
 
+/** A worker API's answer to a request the stopping process cancelled. */
+export const STOPPING = "the worker is stopping: the request was cancelled";
+/** An SSE comment while a request waits for its first token: clients skip it, the head goes out. */
+export const SSE_HEARTBEAT = ":\n\n";
+
 export type SubmitOutcome = { ok: true; requestId: string } | { ok: false; status: 400 | 404 | 409 | 503; message: string };
 
 /** What a generation needs of the engines. */

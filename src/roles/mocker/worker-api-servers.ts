@@ -34,7 +34,10 @@ export function serveWorkerApis(config: MockerConfig, ctx: WorkerApiContext, sco
   const servers: HttpServer[] = [];
   const wallSeconds = () => Date.now() / 1000;
   for (let i = 0; i < wanted.length; i++) {
-    const fetch = createWorkerApiFetch(ctx.engines, { worker: i, modelName: config.modelName, maxModelLen: config.maxModelLen, limits, logger: ctx.logger, faults: ctx.faults, wallSeconds, closing: ctx.closing, lora: ctx.engines.lora?.adapters });
+    const fetch = createWorkerApiFetch(ctx.engines, {
+      worker: i, modelName: config.modelName, maxModelLen: config.maxModelLen, limits, logger: ctx.logger, faults: ctx.faults, wallSeconds, closing: ctx.closing, lora: ctx.engines.lora?.adapters,
+      blockSize: config.blockSize, kvCapacityTokens: config.numGpuBlocksOverride * config.blockSize, getLoadFormat: config.getLoadFormat,
+    });
     const port = wanted[i]!;
     const serve = (p: number) => serveHttp({ host: config.host, port: p, fetch });
     let server: HttpServer;

@@ -4,7 +4,10 @@
 // X-data-parallel-rank or chosen by vLLM's DP balancer (dp-balance.ts); /v1/models, /tokenize,
 // /detokenize, /health, /ping, /version, /metrics (this worker's vLLM series only), /load,
 // /reset_prefix_cache and vLLM's LoRA routes (/v1/load_lora_adapter, /v1/unload_lora_adapter; a
-// request's model names the base model or an adapter). Request checks, error bodies and SSE are the frontend's (roles/openai-*.ts).
+// request's model names the base model or an adapter); and what SGLang's server answers that the
+// SGLang-family routers call (/get_load, /server_info, /model_info and their /get_* spellings,
+// /health_generate, /flush_cache, native /generate: sglang-routes.ts). Request checks, error bodies
+// and SSE are the frontend's (roles/openai-*.ts).
 import type { Logger } from "../../lib/logger.ts";
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
 import type { GenerateRequest, GenerateSummary } from "../../protocol/generate.ts";
@@ -17,14 +20,16 @@ import { promptTokens, readJsonBody, type BodyCaps } from "../shared/serving/ope
 import { VERSION_PATH, versionResponse } from "../shared/serving/version.ts";
 import { detokenizeAnswer, modelList, modelNotFound, modelRoute, MODELS_PREFIX, tokenizeAnswer, type ModelView } from "../shared/serving/vllm-routes.ts";
 import { balancedRank, DP_RANK_HEADER, pinnedRank, type RankLoad } from "./dp-balance.ts";
-import { runGeneration, streamedOutput, wholeOutput, withHeaders, type RequestFaults, type Submitter } from "./generation.ts";
+import { runGeneration, SSE_HEARTBEAT, STOPPING, streamedOutput, wholeOutput, withHeaders, type RequestFaults, type Submitter } from "./generation.ts";
+import { createSglangRoutes, SGLANG_ROUTES } from "./sglang-routes.ts";
+import type { GetLoadFormat } from "../../protocol/sglang.ts";
 import { adapterErrorResponse, type LoraAdapters } from "./lora-adapters.ts";
 import type { TextFormat } from "./token-stream.ts";
 
 /** What one worker's API needs of the process's engines (MockerWorkerPool). */
 export interface WorkerApiEngines extends Submitter {
   workerId(worker: number): string;
-  rankLoads(worker: number): RankLoad[];
+  rankLoads(worker: number): (RankLoad & { kvTokens: number })[];
   workerMetrics(worker: number): MetricFamily[];
   workerLoad(worker: number): number;
   resetPrefixCache(worker: number): Promise<{ rank: number; running: number }[]>;
@@ -46,12 +51,16 @@ export interface WorkerApiOptions {
   closing?: AbortSignal;
   /** The process's LoRA adapters: served as models, loaded and unloaded at run time (always on here). */
   lora?: LoraAdapters;
+  /** Tokens per KV block and KV tokens per rank, for SGLang's /server_info. */
+  blockSize: number;
+  kvCapacityTokens: number;
+  /** Which /get_load shape this worker answers (the router in front decides). */
+  getLoadFormat: GetLoadFormat;
 }
 
-const ROUTE_LIST = "routes: POST /v1/completions, /v1/chat/completions, /tokenize, /detokenize, /reset_prefix_cache, /v1/load_lora_adapter, /v1/unload_lora_adapter; GET /v1/models, /v1/models/{id}, /health, /load, /metrics, /version; GET or POST /ping";
-const ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/tokenize", "/detokenize", "/health", "/ping", "/metrics", "/load", "/reset_prefix_cache", "/v1/load_lora_adapter", "/v1/unload_lora_adapter", VERSION_PATH]);
-/** An SSE comment while a request waits for its first token: clients skip it, the head goes out. */
-const SSE_HEARTBEAT = ":\n\n";
+const ROUTE_LIST =
+  "routes: POST /v1/completions, /v1/chat/completions, /generate, /tokenize, /detokenize, /reset_prefix_cache, /flush_cache, /v1/load_lora_adapter, /v1/unload_lora_adapter; GET /v1/models, /v1/models/{id}, /health, /health_generate, /load, /get_load, /server_info, /get_server_info, /model_info, /get_model_info, /metrics, /version; GET or POST /ping";
+const ROUTES: ReadonlySet<string> = new Set(["/v1/completions", "/v1/chat/completions", "/v1/models", "/tokenize", "/detokenize", "/health", "/ping", "/metrics", "/load", "/reset_prefix_cache", "/v1/load_lora_adapter", "/v1/unload_lora_adapter", VERSION_PATH, ...SGLANG_ROUTES]);
 
 export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOptions): (req: Request) => Promise<Response> {
   const { worker } = o;
@@ -67,6 +76,7 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
   let seq = 0;
 
   const health = () => new Response(null, { status: o.closing?.aborted ? 503 : 200 });
+  const sglang = createSglangRoutes({ engines, o, workerId, health, nextSeq: () => ++seq });
 
   async function generate(req: Request, kind: Kind, path: string): Promise<Response> {
     const body = await readJsonBody(req, o.limits, o.logger, path);
@@ -154,6 +164,15 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
       case "/v1/load_lora_adapter":
       case "/v1/unload_lora_adapter":
         return method === "POST" ? adapterRoute(req, path) : only("POST");
+      case "/get_load":
+      case "/server_info":
+      case "/get_server_info":
+      case "/model_info":
+      case "/get_model_info":
+      case "/health_generate":
+      case "/flush_cache":
+      case "/generate":
+        return sglang(req, path);
       default:
         if (path.startsWith(MODELS_PREFIX) && path.length > MODELS_PREFIX.length) return method === "GET" ? modelRoute(models, path.slice(MODELS_PREFIX.length)) : only("GET");
         return openAiError(404, `no route ${method} ${path} on worker ${workerId}'s API; ${ROUTE_LIST}`, { code: "not_found" });
@@ -173,8 +192,6 @@ function transferParamsOf(json: unknown): { kvTransferParams?: KvTransferParams 
 function withTransferParams<T extends object>(body: T, summary: GenerateSummary): T {
   return summary.kv_transfer_params ? { ...body, kv_transfer_params: summary.kv_transfer_params } : body;
 }
-
-const STOPPING = "the worker is stopping: the request was cancelled";
 
 /** The SSE body as the engine writes it: chunks per token batch, then the end (or the stopping error). */
 function sseFormat(answer: SseAnswer): TextFormat {

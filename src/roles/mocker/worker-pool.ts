@@ -150,11 +150,11 @@ export class MockerWorkerPool implements WorkerPool {
     return this.inFlightByWorker[worker] ?? 0;
   }
 
-  /** Per rank of `worker`: its queue as vLLM's DP balancer counts it (loads waiting, as vLLM keeps them). */
-  rankLoads(worker: number): { waiting: number; running: number }[] {
+  /** Per rank of `worker`: its queue as vLLM's DP balancer counts it (loads waiting, as vLLM keeps them), and the tokens its requests' blocks hold. */
+  rankLoads(worker: number): { waiting: number; running: number; kvTokens: number }[] {
     return (this.ranks[worker] ?? []).map((r) => {
       const m = r.engine.metrics();
-      return { waiting: m.waitingRequests + m.loadingRequests, running: m.runningRequests - m.loadingRequests };
+      return { waiting: m.waitingRequests + m.loadingRequests, running: m.runningRequests - m.loadingRequests, kvTokens: m.activeBlocks * r.engine.config.blockSize };
     });
   }
 
