@@ -1,0 +1,176 @@
+// The routers teams deploy, in front of an `up` fleet of kvcr-mock workers (peers environment):
+// sglang-router and vllm-router started from the shipped stack files, each policy serving 40 chat
+// requests and seen at work — consistent_hash keeps a session on one worker, cache_aware sends a
+// repeat to its holder (prefix-cache hits), power_of_two reads /get_load and avoids a worker kept
+// busy behind its back, round_robin takes turns. A restarted mocker comes back on the same API
+// ports and the router serves on; a router that exits at start fails `up` with its output.
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { CLI_ENTRY, makeTempDir, pipeOutput, spawnChild, waitFor, withTimeout, type SpawnedChild } from "../harness.ts";
+import { PEERS_PYTHON, peersAvailable } from "../peers.ts";
+
+const EXAMPLES = join(import.meta.dir, "../../examples");
+const MODEL = "mock-model";
+
+interface State {
+  frontend_url: string;
+  processes: { name: string; pid: number; worker_api_urls?: string[] }[];
+}
+
+interface Stack {
+  state: State;
+  up: SpawnedChild;
+  output: () => string;
+}
+
+/** The example's router command with another policy (the flag overrides the file's). */
+function withPolicy(example: string, policy: string): string {
+  const cmd = (parse(readFileSync(join(EXAMPLES, example), "utf8")) as { stack: { frontend_cmd: string } }).stack.frontend_cmd;
+  return cmd.replace(/--policy \S+/, `--policy ${policy}`);
+}
+
+async function startStack(dir: string, args: string[], cleanups: AsyncDisposableStack): Promise<Stack> {
+  const stateFile = join(dir, `state-${Math.random().toString(36).slice(2)}.json`);
+  const up = cleanups.use(spawnChild([process.execPath, CLI_ENTRY, "up", "--http-port", "0", "--state-file", stateFile, "--grace-period", "5", ...args], { env: { TMPDIR: dir, KVCR_PEERS_PYTHON: PEERS_PYTHON! } }));
+  let out = "";
+  pipeOutput(up, (t) => (out += t));
+  await waitFor(() => existsSync(stateFile) || up.proc.exitCode !== null, { what: "the stack to be ready", timeoutMs: 60_000 });
+  if (!existsSync(stateFile)) throw new Error(`up exited ${up.proc.exitCode} before the stack was ready:\n${out.slice(-3000)}`);
+  return { state: JSON.parse(readFileSync(stateFile, "utf8")) as State, up, output: () => out };
+}
+
+interface Served {
+  worker: string;
+  prompt: number;
+  cached: number;
+}
+
+async function chat(stack: Stack, content: string, headers: Record<string, string> = {}): Promise<Served> {
+  const res = await fetch(`${stack.state.frontend_url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content }], max_tokens: 2 }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`chat: HTTP ${res.status} ${text.slice(0, 300)}\n${stack.output().slice(-2000)}`);
+  const usage = (JSON.parse(text) as { usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } }).usage;
+  return { worker: res.headers.get("x-kvcr-worker") ?? "?", prompt: usage.prompt_tokens, cached: usage.prompt_tokens_details?.cached_tokens ?? 0 };
+}
+
+const counts = (served: Served[]) => served.reduce((m, s) => m.set(s.worker, (m.get(s.worker) ?? 0) + 1), new Map<string, number>());
+/** A prompt of several 64-token blocks, its own words per key. */
+const longPrompt = (key: string) => Array.from({ length: 300 }, (_, i) => `${key}${i % 17}`).join(" ");
+
+async function stop(stack: Stack): Promise<void> {
+  stack.up.proc.kill("SIGTERM");
+  expect(await withTimeout(stack.up.proc.exited, 30_000, "up to stop")).toBe(0);
+}
+
+/** 40 requests: 4 long prompts asked 10 times each in turn; the repeats find their prompt cached on its holder. */
+async function cacheAware(stack: Stack): Promise<void> {
+  const served: Served[] = [];
+  for (let round = 0; round < 10; round++) for (const key of ["alpha", "beta", "gamma", "delta"]) served.push(await chat(stack, longPrompt(key)));
+  const repeats = served.slice(4);
+  const hits = repeats.filter((s) => s.cached >= s.prompt - 64).length;
+  expect(hits, JSON.stringify(served)).toBeGreaterThanOrEqual(30);
+}
+
+/** Worker 0 kept busy through its own API (the router cannot see those requests but through /get_load): power_of_two sends it (almost) nothing. */
+async function powerOfTwo(stack: Stack): Promise<void> {
+  const api = stack.state.processes.find((p) => p.name === "mocker-0")!.worker_api_urls![0]!;
+  const busy = await Promise.all(
+    Array.from({ length: 4 }, (_, i) =>
+      fetch(`${api}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt: `busy ${i}`, max_tokens: 8_000, stream: true }) }),
+    ),
+  );
+  try {
+    expect(busy.map((b) => b.status)).toEqual([200, 200, 200, 200]);
+    const busyId = busy[0]!.headers.get("x-kvcr-worker")!;
+    // The routers poll /get_load every check interval (1 s in the stack files).
+    await Bun.sleep(2_500);
+    const served: Served[] = [];
+    for (let i = 0; i < 40; i++) served.push(await chat(stack, `short question ${i}`));
+    expect(counts(served).get(busyId) ?? 0, JSON.stringify([...counts(served)])).toBeLessThanOrEqual(3);
+    expect(counts(served).size).toBeGreaterThanOrEqual(2);
+  } finally {
+    for (const b of busy) await b.body?.cancel();
+  }
+}
+
+describe.if(peersAvailable())("sglang-router and vllm-router in front of kvcr-mock workers (peers environment)", () => {
+  test("sglang-router: cache_aware (the shipped file), power_of_two, round_robin", async () => {
+    await using tmp = await makeTempDir("kvcr-routers-");
+    await using cleanups = new AsyncDisposableStack();
+    {
+      const stack = await startStack(tmp.path, ["--config", join(EXAMPLES, "sglang-router.yaml")], cleanups);
+      const models = (await (await fetch(`${stack.state.frontend_url}/v1/models`)).json()) as { data: { id: string }[] };
+      expect(models.data.map((m) => m.id)).toEqual([MODEL]); // from the workers' /server_info
+      await cacheAware(stack);
+      await stop(stack);
+    }
+    {
+      const stack = await startStack(tmp.path, ["--config", join(EXAMPLES, "sglang-router.yaml"), "--frontend-cmd", withPolicy("sglang-router.yaml", "power_of_two")], cleanups);
+      await powerOfTwo(stack);
+      await stop(stack);
+    }
+    {
+      const stack = await startStack(tmp.path, ["--config", join(EXAMPLES, "sglang-router.yaml"), "--frontend-cmd", withPolicy("sglang-router.yaml", "round_robin")], cleanups);
+      const served: Served[] = [];
+      for (let i = 0; i < 40; i++) served.push(await chat(stack, `turn ${i}`));
+      expect([...counts(served).values()]).toEqual([10, 10, 10, 10]);
+      await stop(stack);
+    }
+  }, 180_000);
+
+  test("vllm-router: consistent_hash (the shipped file), cache_aware, power_of_two", async () => {
+    await using tmp = await makeTempDir("kvcr-routers-");
+    await using cleanups = new AsyncDisposableStack();
+    {
+      const stack = await startStack(tmp.path, ["--config", join(EXAMPLES, "vllm-router.yaml")], cleanups);
+      const served: Served[] = [];
+      for (let i = 0; i < 20; i++) served.push(await chat(stack, `session question ${i}`, { "x-session-id": `session-${i % 5}` }));
+      const bySession = new Map<string, Set<string>>();
+      served.forEach((s, i) => bySession.set(`session-${i % 5}`, (bySession.get(`session-${i % 5}`) ?? new Set()).add(s.worker)));
+      expect([...bySession.values()].map((w) => w.size)).toEqual([1, 1, 1, 1, 1]);
+      const repeated: Served[] = [];
+      for (let i = 0; i < 20; i++) repeated.push(await chat(stack, longPrompt("same"), { "x-session-id": "one-conversation" }));
+      expect(counts(repeated).size).toBe(1);
+      expect(repeated.slice(1).every((s) => s.cached >= s.prompt - 64)).toBe(true);
+      await stop(stack);
+    }
+    {
+      const stack = await startStack(tmp.path, ["--config", join(EXAMPLES, "vllm-router.yaml"), "--frontend-cmd", withPolicy("vllm-router.yaml", "cache_aware")], cleanups);
+      await cacheAware(stack);
+      await stop(stack);
+    }
+    {
+      const stack = await startStack(tmp.path, ["--config", join(EXAMPLES, "vllm-router.yaml"), "--frontend-cmd", withPolicy("vllm-router.yaml", "power_of_two")], cleanups);
+      await powerOfTwo(stack);
+      await stop(stack);
+    }
+  }, 180_000);
+
+  test("a restarted mocker serves on its API ports again and the router keeps serving; a router that exits at start fails up with its output", async () => {
+    await using tmp = await makeTempDir("kvcr-routers-");
+    await using cleanups = new AsyncDisposableStack();
+    const stack = await startStack(tmp.path, ["--config", join(EXAMPLES, "sglang-router.yaml"), "--frontend-cmd", withPolicy("sglang-router.yaml", "round_robin"), "--mocker-processes", "2", "--restart-backoff", "0.05"], cleanups);
+    const before = stack.state.processes.find((p) => p.name === "mocker-0")!;
+    process.kill(before.pid, "SIGKILL");
+    await waitFor(() => stack.output().includes("mocker-0 restarted"), { what: "mocker-0 to be restarted and ready", timeoutMs: 30_000 });
+    for (const url of before.worker_api_urls!) expect((await fetch(`${url}/health`)).status).toBe(200);
+    const served: Served[] = [];
+    for (let i = 0; i < 20; i++) served.push(await chat(stack, `after the restart ${i}`));
+    expect([...counts(served).values()]).toEqual([5, 5, 5, 5]);
+    await stop(stack);
+
+    const broken = withPolicy("sglang-router.yaml", "no_such_policy");
+    const failed = cleanups.use(spawnChild([process.execPath, CLI_ENTRY, "up", "--config", join(EXAMPLES, "sglang-router.yaml"), "--http-port", "0", "--frontend-cmd", broken], { env: { TMPDIR: tmp.path, KVCR_PEERS_PYTHON: PEERS_PYTHON! } }));
+    let out = "";
+    pipeOutput(failed, (t) => (out += t));
+    expect(await withTimeout(failed.proc.exited, 60_000, "up to fail")).not.toBe(0);
+    expect(out).toContain("kvcr-mock: frontend exited with code 2 during start-up; its last output:");
+    expect(out).toContain("no_such_policy");
+  }, 150_000);
+});
