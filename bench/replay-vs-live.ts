@@ -30,7 +30,7 @@ writeFileSync(stackFile, JSON.stringify({ stack: { workers_per_process: WORKERS,
 const startStack = freshStackStarter(stackFile, logger, process.env);
 const rounds: ComparedFigure[][] = [];
 for (let round = 0; round < runs; round++) {
-  const stack = await startStack("kv");
+  const stack = await startStack({ routerMode: "kv" });
   const argv = ["--url", stack.url, ...FLAGS];
   const config = loadConfig({ ...benchOptions, ...commonOptions }, { argv, env: {} }, (c) => benchProblems(c as BenchConfig)).config as BenchConfig;
   const outcome = await runBench(benchOptionsFrom(config), quietBenchDeps(logger));

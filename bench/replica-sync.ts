@@ -15,7 +15,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { upConfigFrom } from "../src/config/up.ts";
 import { createLogger } from "../src/lib/logger.ts";
-import type { BenchDeps, BenchOptions, StartedStack } from "../src/roles/bench/bench-types.ts";
+import type { BenchDeps, BenchOptions, FreshStack, StartedStack } from "../src/roles/bench/bench-types.ts";
 import { entryText, formatVerdict } from "../src/roles/shared/measure/verdict-text.ts";
 import { runBench } from "../src/roles/bench/run-bench.ts";
 import { startStack } from "../src/roles/launcher/start.ts";
@@ -55,7 +55,7 @@ async function launch(side: string, extra: string[] = []): Promise<StartedStack 
   };
 }
 
-const deps = (startStackFor?: (side: string) => Promise<StartedStack>): BenchDeps => quietBenchDeps(logger, { startStack: startStackFor });
+const deps = (startStackFor?: (fresh: FreshStack) => Promise<StartedStack>): BenchDeps => quietBenchDeps(logger, { startStack: startStackFor });
 
 const options = (targets: BenchOptions["targets"], n: number, r: number): BenchOptions =>
   scriptBenchOptions({ targets, workload: { ...sc.workload, requests: n }, concurrency: CONCURRENCY, rounds: r });
@@ -64,7 +64,7 @@ const lines: string[] = [];
 try {
   const requests = requestsArg === undefined ? sc.requestsAt(CONCURRENCY) : Number(requestsArg.replace(/^requests=/, ""));
   const sides = Object.keys(SIDES).map((label) => ({ label, fresh: { routerMode: label } }));
-  const { results, verdict } = await runBench(options(sides, requests, rounds), deps((side) => launch(side)));
+  const { results, verdict } = await runBench(options(sides, requests, rounds), deps(({ routerMode }) => launch(routerMode!)));
   for (const r of results) console.error(`${r.label}${r.round ? ` round ${r.round}` : ""}: mean TTFT ${r.mean_ttft_ms.toFixed(1)} ms, reuse ${(r.prefix_cache_reuse_ratio ?? NaN).toFixed(3)}, failed ${r.failed}, ${r.duration.toFixed(1)} s`);
   lines.push(`shared-prefix at concurrency ${CONCURRENCY}: ${sc.describe}; ${WORKERS} workers, speedup 1, kv routing, ${rounds} round(s) per side, fresh stack per side and round`);
   lines.push("| side | mean TTFT (ms) | prefix reuse | failed |", "|---|---|---|---|");

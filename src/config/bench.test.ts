@@ -24,7 +24,30 @@ describe("bench options", () => {
     expect(load(["--compare-router-modes", "kv,random", "--stack-config", "s.yaml"]).stackConfig).toBe("s.yaml");
     expect(problems(["--compare-router-modes", "kv,random", "--url", "http://a:1"])[0]).toContain("one URL is one router mode");
     expect(problems(["--url", "http://a:1", "--stack-config", "s.yaml"])).toEqual(["--stack-config: only for fresh stacks (drop --url / --url-per-mode)"]);
-    expect(problems(["--url", "http://a:1", "--url-per-mode", "kv=http://a:1"])).toContain("--url-per-mode: only with --compare-router-modes");
+    expect(problems(["--url", "http://a:1", "--url-per-mode", "kv=http://a:1,rr=http://b:1"])).toEqual(["--url and --url-per-mode: give one (a comparison runs against each side's URL)"]);
+  });
+
+  test("--compare-urls NAME=URL,… (and --url-per-mode alone, its older name) and --compare-stacks NAME=FILE,…: named sides, 3 rounds for fresh stacks; what they refuse", () => {
+    expect(load(["--compare-urls", "kv=http://a:1,sglang=http://b:2"]).compareUrls).toBe("kv=http://a:1,sglang=http://b:2");
+    expect(roundsOf(load(["--compare-urls", "kv=http://a:1,sglang=http://b:2"]))).toBe(1);
+    expect(load(["--url-per-mode", "mine=http://a:1,theirs=http://b:2"]).urlPerMode).toBe("mine=http://a:1,theirs=http://b:2");
+    expect(problems(["--compare-urls", "kv=http://a:1"])).toEqual(["--compare-urls: got one side (kv), expected at least two to compare"]);
+    expect(problems(["--compare-urls", "kv=http://a:1,kv=http://b:2"])).toEqual(["--compare-urls: the name kv is given twice; each side needs its own"]);
+    expect(problems(["--compare-urls", "kv=a:1,=http://b:2"])).toEqual(['--compare-urls: got "kv=a:1", expected NAME=URL (NAME of letters, digits, . _ -)', '--compare-urls: got "=http://b:2", expected NAME=URL (NAME of letters, digits, . _ -)']);
+    expect(problems(["--compare-urls", "a=http://a:1,b=http://b:2", "--url", "http://c:3"])).toEqual(["--url and --compare-urls: give one (a comparison runs against each side's URL)"]);
+    expect(problems(["--compare-urls", "a=http://a:1,b=http://b:2", "--url-per-mode", "kv=http://a:1,random=http://b:1", "--compare-router-modes", "kv,random"])).toEqual(["--compare-urls and --url-per-mode: give one (--url-per-mode is its older name)"]);
+    expect(problems(["--compare-urls", "a=http://a:1,b=http://b:2", "--stack-config", "s.yaml"])).toEqual(["--stack-config: only for fresh stacks (drop --compare-urls)"]);
+
+    const file = import.meta.path; // any file that exists
+    expect(roundsOf(load(["--compare-stacks", `kv=${file},sglang=${file}`]))).toBe(3);
+    expect(roundsOf(load(["--compare-stacks", `kv=${file},sglang=${file}`, "--rounds", "5"]))).toBe(5);
+    expect(problems(["--compare-stacks", `kv=${file},sglang=/no/such.yaml`])).toEqual(["--compare-stacks: sglang's stack file /no/such.yaml does not exist"]);
+    expect(problems(["--compare-stacks", `kv=${file},b=${file}`, "--stack-config", file, "--compare-router-modes", "kv,random"])).toEqual([
+      "--compare-stacks and --stack-config: each side's stack file says it all; compare one thing at a time (drop --stack-config)",
+      "--compare-stacks and --compare-router-modes: each side's stack file says it all; compare one thing at a time (drop --compare-router-modes)",
+    ]);
+    expect(problems(["--compare-stacks", `kv=${file},b=${file}`, "--compare-urls", "a=http://a:1,b=http://b:2"])).toEqual(["--compare-stacks and --compare-urls: each side's stack file says it all; compare one thing at a time (drop --compare-urls)"]);
+    expect(problems(["--compare-stacks", `kv=${file},b=${file}`, "--url", "http://a:1"])).toEqual(["--compare-stacks and --url: each side's stack file says it all; compare one thing at a time (drop --url)"]);
   });
 
   test("rounds: 3 for router modes on fresh stacks, 1 against running stacks, as given otherwise; only for comparisons", () => {
@@ -32,7 +55,7 @@ describe("bench options", () => {
     expect(roundsOf(load(["--compare-router-modes", "kv,round-robin", "--url-per-mode", "kv=http://a:1,round-robin=http://b:2"]))).toBe(1);
     expect(roundsOf(load(["--sweep-concurrency", "2,8"]))).toBe(1);
     expect(roundsOf(load(["--compare-router-modes", "kv,round-robin", "--rounds", "5"]))).toBe(5);
-    expect(problems(["--url", "http://a:1", "--rounds", "3"])).toEqual(["--rounds: repeats the sides of a comparison; add --compare-router-modes or --sweep-concurrency (--compare reads the rounds a result file holds)"]);
+    expect(problems(["--url", "http://a:1", "--rounds", "3"])).toEqual(["--rounds: repeats the sides of a comparison; add --compare-stacks, --compare-urls, --compare-router-modes or --sweep-concurrency (--compare reads the rounds a result file holds)"]);
     expect(problems(["--compare-router-modes", "kv,round-robin", "--rounds", "0"])[0]).toContain("--rounds");
   });
 

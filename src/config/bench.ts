@@ -7,6 +7,7 @@ import { engineOptions, engineProblems } from "./engine.ts";
 import { parseLoraNames, parseZipf } from "./lora-modules.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { benchLayoutOptions, benchLayoutProblems } from "./bench-layouts.ts";
+import { compareTargetOptions, compareTargetProblems, compareUrlsText } from "./bench-compare-targets.ts";
 import { replayRouterOptions, reportOptions, sessionWorkloadProblems, workloadFlags } from "./replay.ts";
 import { LIVE_ROUTER_MODES } from "../protocol/router-modes.ts";
 export const DEFAULT_PERCENTILES = "50,90,99";
@@ -99,7 +100,7 @@ export const benchOptions = defineOptions({
   }),
   ...group("Comparisons and fresh stacks", {
     compareRouterModes: { kind: "string", nonEmpty: true, description: `Run the same workload against one stack per router mode (a comma-separated list of ${LIVE_ROUTER_MODES.join(", ")}): the verdict (the first mode is the baseline), then the modes side by side` },
-    urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL" },
+    urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL (without --compare-router-modes: --compare-urls by its older name)" },
     sweepConcurrency: { kind: "intList", min: 1, description: "Run the workload at each concurrency (8,32,128) and print the points side by side" },
     rounds: { kind: "int", min: 1, max: 1000, description: `Runs of each compared side, rounds outermost, each on a fresh stack and drawing its workload with --seed + round − 1; the verdict's intervals rest on them (default ${DEFAULT_MODE_ROUNDS} for --compare-router-modes on fresh stacks, else 1; at least 5 recommended)` },
     stackConfig: { kind: "string", nonEmpty: true, description: "Without --url / --url-per-mode: the `up` stack file each fresh stack is started from (default: up's defaults); bench sets its router mode and ports" },
@@ -113,6 +114,7 @@ export const benchOptions = defineOptions({
     noOversample: { kind: "bool", default: false, description: "Generated workloads have exactly --num-prompts requests anyway" },
     skipChatTemplate: { kind: "bool", default: false, description: "Prompts are never templated client-side anyway" },
   }),
+  ...compareTargetOptions,
   ...benchLayoutOptions,
   ...replayRouterOptions,
   ...engineOptions,
@@ -175,8 +177,9 @@ export function parseCompare(text: string): [string, string] | string {
 }
 
 /** Rounds per compared side: as given, else DEFAULT_MODE_ROUNDS for router modes on fresh stacks, else 1. */
-export function roundsOf(c: Pick<BenchConfig, "rounds" | "compareRouterModes" | "compareLayouts" | "urlPerMode" | "url" | "host" | "port">): number {
+export function roundsOf(c: Pick<BenchConfig, "rounds" | "compareRouterModes" | "compareLayouts" | "compareStacks" | "urlPerMode" | "url" | "host" | "port">): number {
   if (c.rounds !== undefined) return c.rounds;
+  if (c.compareStacks !== undefined) return DEFAULT_MODE_ROUNDS;
   return (c.compareRouterModes !== undefined || c.compareLayouts !== undefined) && c.urlPerMode === undefined && targetUrl(c) === undefined ? DEFAULT_MODE_ROUNDS : 1;
 }
 
@@ -247,21 +250,24 @@ export function benchProblems(c: BenchConfig): string[] {
     if (typeof m === "string") problems.push(m);
     else modes = m;
   }
-  const fresh = targetUrl(c) === undefined && c.urlPerMode === undefined;
-  if (c.urlPerMode !== undefined) {
-    if (c.compareRouterModes === undefined) problems.push("--url-per-mode: only with --compare-router-modes");
+  const named = compareUrlsText(c);
+  const fresh = targetUrl(c) === undefined && c.urlPerMode === undefined && named === undefined;
+  problems.push(...compareTargetProblems(c, targetUrl(c) !== undefined));
+  if (c.urlPerMode !== undefined && c.compareRouterModes !== undefined) {
     const parsed = parseUrlPerMode(c.urlPerMode);
     if (Array.isArray(parsed)) problems.push(...parsed);
     else for (const m of modes) if (!parsed.has(m)) problems.push(`--url-per-mode: no URL for mode ${m} (got ${[...parsed.keys()].join(", ") || "none"})`);
     if (c.url !== undefined) problems.push("--url and --url-per-mode: give one (a comparison runs against each mode's URL)");
   } else if (targetUrl(c) !== undefined && c.compareRouterModes !== undefined) {
     problems.push("--compare-router-modes with --url: one URL is one router mode; give --url-per-mode kv=URL,round-robin=URL, or neither to start a fresh stack per mode");
-  } else if (fresh && c.compareRouterModes === undefined && c.compareLayouts === undefined && c.sweepConcurrency === undefined) {
-    problems.push("--url: required (the OpenAI-compatible server to drive, e.g. http://127.0.0.1:8000; also --base-url, or --host/--port), unless --compare-router-modes or --sweep-concurrency start fresh stacks, or --compare reads two results");
+  } else if (fresh && c.compareRouterModes === undefined && c.compareLayouts === undefined && c.sweepConcurrency === undefined && c.compareStacks === undefined) {
+    problems.push("--url: required (the OpenAI-compatible server to drive, e.g. http://127.0.0.1:8000; also --base-url, or --host/--port), unless --compare-urls names several, --compare-router-modes, --compare-stacks or --sweep-concurrency start fresh stacks, or --compare reads two results");
   }
-  if (c.stackConfig !== undefined && !fresh) problems.push("--stack-config: only for fresh stacks (drop --url / --url-per-mode)");
+  if (c.stackConfig !== undefined && !fresh && c.compareStacks === undefined) problems.push(`--stack-config: only for fresh stacks (drop ${named !== undefined ? named.flag : "--url / --url-per-mode"})`);
   problems.push(...benchLayoutProblems(c, targetUrl(c) !== undefined));
-  if (c.rounds !== undefined && c.compareRouterModes === undefined && c.compareLayouts === undefined && c.sweepConcurrency === undefined) problems.push("--rounds: repeats the sides of a comparison; add --compare-router-modes or --sweep-concurrency (--compare reads the rounds a result file holds)");
+  if (c.rounds !== undefined && c.compareRouterModes === undefined && c.compareLayouts === undefined && c.sweepConcurrency === undefined && c.compareStacks === undefined && named === undefined) {
+    problems.push("--rounds: repeats the sides of a comparison; add --compare-stacks, --compare-urls, --compare-router-modes or --sweep-concurrency (--compare reads the rounds a result file holds)");
+  }
   if (c.withReplay && c.duration !== undefined) problems.push("--with-replay: the simulation runs the whole workload; use --requests instead of --duration");
   if (c.withReplay && (c.compareRouterModes !== undefined || c.sweepConcurrency !== undefined)) problems.push("--with-replay: compares one live run with its simulation; drop --compare-router-modes / --sweep-concurrency");
   return problems;

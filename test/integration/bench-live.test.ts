@@ -207,8 +207,8 @@ describe("bench with a fresh stack per run", () => {
     let open = 0;
     const d: BenchDeps = {
       ...deps(),
-      startStack: async (mode) => {
-        started.push(mode);
+      startStack: async ({ routerMode: mode }) => {
+        started.push(mode!);
         open++;
         const s = startFakeOpenAi({ ttftMs: mode === "kv" ? 5 : 15, itlMs: 2, worker: () => mode });
         return { url: s.url, close: async () => void (open--, await s[Symbol.asyncDispose]()) };

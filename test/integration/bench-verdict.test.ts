@@ -3,7 +3,7 @@
 // of two saved results with and without their per-request arrays, tokens the client read at once
 // and a client too slow to time a figure (both printed as the reason, not a number).
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, readFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "../../src/lib/logger.ts";
 import { runBench } from "../../src/roles/bench/run-bench.ts";
@@ -52,6 +52,34 @@ describe("bench verdicts", () => {
     expect(html.indexOf('<section id="verdict">')).toBeLessThan(html.indexOf('<dl id="run-header">'));
     expect(html).toContain("<b>higher</b>");
   }, 60_000);
+
+  test("--compare-urls NAME=URL,…: the named servers side by side, the verdict first and in the JSON; --compare-stacks: a fresh stack per side and round, 3 rounds", async () => {
+    await using fast = startFakeOpenAi({ ttftMs: 50, itlMs: 2 });
+    await using slow = startFakeOpenAi({ ttftMs: 300, itlMs: 2 });
+    const flags = ["--model", "fake-model", "--num-prefixes", "2", "--prefix-tokens", "16", "--suffix-tokens", "4", "--output-tokens", "4", "--requests", "32", "--concurrency", "8"];
+    const text = await runCli(["bench", "--compare-urls", `mine=${fast.url},theirs=${slow.url}`, ...flags]);
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(text.stdout.indexOf("Verdict:")).toBeGreaterThanOrEqual(0);
+    expect(text.stdout.indexOf("Verdict:")).toBeLessThan(text.stdout.indexOf("completed / failed"));
+    expect(text.stdout).toMatch(/theirs vs mine: mean TTFT [\d.]+× higher/);
+    const json = await runCli(["bench", "--compare-urls", `mine=${fast.url},theirs=${slow.url}`, ...flags, "--output-json", "-"]);
+    const doc = JSON.parse(json.stdout) as { runs: { label: string }[]; verdict: { baseline: string; side: string }[] };
+    expect(doc.runs.map((r) => r.label)).toEqual(["mine", "theirs"]);
+    expect(doc.verdict[0]).toMatchObject({ baseline: "mine", side: "theirs" });
+
+    using dir = tempDir("kvcr-compare-stacks-");
+    const stack = (name: string, mode: string) => {
+      const path = join(dir.path, `${name}.yaml`);
+      writeFileSync(path, `stack:\n  kv_state_agent: false\n  num_workers: 2\nmockers:\n  num_host_blocks: 0\n  speedup_ratio: 0\nfrontend:\n  router_mode: ${mode}\n`);
+      return path;
+    };
+    const stacks = await runCli(["bench", "--compare-stacks", `kv=${stack("kv", "kv")},rr=${stack("rr", "round-robin")}`, "--num-prefixes", "2", "--prefix-tokens", "128", "--output-tokens", "2", "--requests", "8", "--concurrency", "2", "--output-json", "-"], { timeoutMs: 90_000 });
+    expect(stacks.exitCode, stacks.stderr.slice(-2000)).toBe(0);
+    const runs = (JSON.parse(stacks.stdout) as { rounds: number; runs: { label: string; round: number }[] });
+    expect(runs.rounds).toBe(3);
+    expect(runs.runs.map((r) => `${r.label}${r.round}`)).toEqual(["kv1", "rr1", "kv2", "rr2", "kv3", "rr3"]);
+    expect(stacks.stderr).toContain(`starting a fresh stack (${join(dir.path, "rr.yaml")})`);
+  }, 120_000);
 
   test("--compare: a verdict from two --save-detailed results; without the arrays it says what is missing", async () => {
     await using fast = startFakeOpenAi({ ttftMs: 100, itlMs: 4 });

@@ -96,8 +96,17 @@ export interface BenchOptions extends ArrivalOptions {
   saveResult?: { dir?: string; filename?: string; append: boolean };
 }
 
-/** A fresh target's `upArgs` shape its stack beyond the router mode (a layout of --compare-layouts). */
-export type BenchTarget = { label?: string; url: string; /** --url A,B,…: every frontend, requests in turn (url is the first). */ urls?: string[] } | { label?: string; fresh: { routerMode: string; upArgs?: readonly string[] } };
+/**
+ * A fresh target's stack: its router mode (none: the stack file's own), `upArgs` beyond it (a
+ * layout of --compare-layouts), and the stack file it starts from (--compare-stacks; else --stack-config).
+ */
+export interface FreshStack {
+  routerMode?: string;
+  upArgs?: readonly string[];
+  stackConfig?: string;
+}
+
+export type BenchTarget = { label?: string; url: string; /** --url A,B,…: every frontend, requests in turn (url is the first). */ urls?: string[] } | { label?: string; fresh: FreshStack };
 
 /** A stack started for one run (the launcher's code, as `up` runs it). */
 export interface StartedStack {
@@ -112,8 +121,8 @@ export interface StartedStack {
 }
 
 export interface BenchDeps {
-  /** Starts a fresh stack with this router mode (wired to the launcher by the CLI). */
-  startStack?(routerMode: string, upArgs?: readonly string[]): Promise<StartedStack>;
+  /** Starts a fresh stack (wired to the launcher by the CLI). */
+  startStack?(fresh: FreshStack): Promise<StartedStack>;
   hasher: BlockHasher;
   readFile(path: string): string;
   writeFile(path: string, text: string): void;

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { upConfigFrom, type UpConfig } from "../../config/up.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { ProcessControl } from "../shared/stack/fault-runner.ts";
-import type { StartedStack } from "./bench-types.ts";
+import type { FreshStack, StartedStack } from "./bench-types.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -25,13 +25,15 @@ let stacks = 0;
  * Children log warnings and errors only (their info lines would bury bench's table), unless bench
  * itself runs at debug or trace, which they then share.
  */
-export function freshStacks(launch: LaunchStack, stackConfig: string | undefined, logger: Logger, env: Env, logLevel = "info"): (routerMode: string, upArgs?: readonly string[]) => Promise<StartedStack> {
+export function freshStacks(launch: LaunchStack, stackConfig: string | undefined, logger: Logger, env: Env, logLevel = "info"): (fresh: FreshStack) => Promise<StartedStack> {
   const childLevel = logLevel === "debug" || logLevel === "trace" ? logLevel : "warn";
-  return async (routerMode, upArgs = []) => {
+  return async ({ routerMode, upArgs = [], stackConfig: own }) => {
     const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-stack-"));
+    const file = own ?? stackConfig;
     const argv = [
-      ...(stackConfig !== undefined ? ["--config", stackConfig] : []),
-      "--router-mode", routerMode, "--http-port", "0", "--agent-port", "0",
+      ...(file !== undefined ? ["--config", file] : []),
+      ...(routerMode !== undefined ? ["--router-mode", routerMode] : []),
+      "--http-port", "0", "--agent-port", "0",
       "--log-level", childLevel, "--discovery-backend", "file", "--discovery-dir", dir, "--namespace", `bench-${process.pid}-${++stacks}`,
       ...upArgs,
     ];

@@ -22,7 +22,7 @@ import { buildResult, type BenchResult, type RunMeta } from "./metrics.ts";
 import { observeRun } from "./observe-run.ts";
 import { waitUntilReady } from "./ready-check.ts";
 import { buildBody, type BodyOptions } from "./request-body.ts";
-import type { BenchDeps, BenchOptions, BenchTarget, MeasuredRun, ObservedResult, StartedStack } from "./bench-types.ts";
+import type { BenchDeps, BenchOptions, BenchTarget, FreshStack, MeasuredRun, ObservedResult, StartedStack } from "./bench-types.ts";
 import { sendRequest } from "./send-request.ts";
 import { FrontendRotation } from "./frontend-rotation.ts";
 import { assertReachable, unreachable } from "./reachable.ts";
@@ -37,7 +37,7 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
   const label = [target.label, point.label].filter(Boolean).join(" ") || undefined;
   const tag = `${label ? `[${label}] ` : ""}${(opts.rounds ?? 1) > 1 ? `[round ${round}] ` : ""}`;
   // A fresh stack per run: every mode, point and round starts from a cold cache.
-  const stack = "fresh" in target ? await startFresh(target.fresh.routerMode, tag, deps, target.fresh.upArgs) : undefined;
+  const stack = "fresh" in target ? await startFresh(target.fresh, tag, deps) : undefined;
   try {
     const url = stack?.url ?? (target as { url: string }).url;
     // A running server must answer first (--ready-check-timeout-sec waits for one instead); without --model, discoverModel asks it.
@@ -136,10 +136,11 @@ function durationBound(opts: BenchOptions): boolean {
   return opts.durationS !== undefined && opts.workload.trace === undefined && opts.workload.requests === undefined;
 }
 
-async function startFresh(routerMode: string, tag: string, deps: BenchDeps, upArgs?: readonly string[]): Promise<StartedStack> {
-  if (!deps.startStack) throw new KvcrError("NO_LAUNCHER", "a fresh stack per run needs the launcher, which this build cannot reach; pass running stacks with --url-per-mode");
-  deps.logger.info(`${tag}starting a fresh stack (router ${routerMode}${upArgs?.length ? `, ${upArgs.join(" ")}` : ""})`);
-  return deps.startStack(routerMode, upArgs);
+async function startFresh(fresh: FreshStack, tag: string, deps: BenchDeps): Promise<StartedStack> {
+  if (!deps.startStack) throw new KvcrError("NO_LAUNCHER", "a fresh stack per run needs the launcher, which this build cannot reach; pass running stacks with --compare-urls");
+  const what = [fresh.stackConfig, fresh.routerMode !== undefined ? `router ${fresh.routerMode}` : undefined, fresh.upArgs?.length ? fresh.upArgs.join(" ") : undefined].filter(Boolean).join(", ");
+  deps.logger.info(`${tag}starting a fresh stack (${what})`);
+  return deps.startStack(fresh);
 }
 
 async function discoverModel(url: string, opts: BenchOptions, deps: BenchDeps): Promise<string> {

@@ -21,6 +21,7 @@ import {
 import { loadSchedule } from "../../config/fault-schedule.ts";
 import { splitUrls } from "../../config/bench-urls.ts";
 import { layoutUpArgs, parseLayouts, type Layout } from "../../config/bench-layouts.ts";
+import { parseCompareStacks, parseCompareUrls } from "../../config/bench-compare-targets.ts";
 import { simulatedStackFrom } from "../shared/measure/simulated-stack.ts";
 import { arrivalOptionsFrom, DEFAULT_AGENTIC_SESSIONS, workloadOptionsFrom } from "../shared/measure/workload.ts";
 import type { BenchOptions, BenchTarget } from "./bench-types.ts";
@@ -32,8 +33,14 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
   // Without a URL, each run gets a fresh stack (one per mode; --router-mode for a sweep alone).
   const url = targetUrl(c);
   const layouts = c.compareLayouts !== undefined ? (parseLayouts(c.compareLayouts) as Layout[]) : undefined;
+  const namedUrls = parseCompareUrls(c);
+  const namedStacks = parseCompareStacks(c);
   const targets: BenchTarget[] =
-    url !== undefined
+    namedUrls
+      ? namedUrls.map(([label, u]) => ({ label, url: splitUrls(u)[0]! }))
+    : namedStacks
+      ? namedStacks.map(([label, stackConfig]) => ({ label, fresh: { stackConfig } }))
+    : url !== undefined
       ? [{ url, ...(splitUrls(c.url ?? "").length > 1 ? { urls: splitUrls(c.url!) } : {}) }]
       : layouts
         ? layouts.map((l) => ({ label: l, fresh: { routerMode: c.routerMode, upArgs: layoutUpArgs(l, c) } }))
