@@ -49,7 +49,10 @@ async function verdict(): Promise<void> {
     const child = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe", env });
     const [text, err, code] = [await new Response(child.stdout).text(), await new Response(child.stderr).text(), await child.exited];
     if (code !== 0) throw new Error(`bench exited ${code}:\n${err.slice(-3000)}`);
+    const lines = text.split("\n");
     console.log(text.slice(0, text.indexOf("\n\n")));
+    // The side-by-side rows behind the headline verdicts (each side over its rounds).
+    for (const row of ["  ", "---", "request throughput", "prefix cache reuse ratio", "mean TTFT (ms)", "p90 TTFT (ms)"]) console.log(lines.find((l) => (row === "  " ? /^ +kv +sglang/.test(l) : l.startsWith(row))) ?? "");
     const doc = JSON.parse(readFileSync(out, "utf8")) as { verdict: { metric: string; side: string; ratio: number }[] };
     for (const [side] of STACKS.slice(1)) {
       for (const [metric, better] of [["prefix_cache_reuse_ratio", "higher"], ["mean_ttft_ms", "lower"]] as const) {
