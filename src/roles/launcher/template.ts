@@ -49,7 +49,7 @@ const LIST_PLACEHOLDERS: ReadonlySet<string> = new Set(["worker_api_urls"]);
 /** Placeholders that name the workers' API URLs: up must know those ports before the frontend starts. */
 export const WORKER_URL_PLACEHOLDERS: readonly string[] = ["worker_api_urls", "worker_api_urls_csv"];
 
-const PLACEHOLDER = /\{\{|\}\}|\{([a-z_]+)(?::([^{}\s]+))?\}/g;
+const PLACEHOLDER = /\{\{|\}\}|\{([a-z_]+)(?::([^{}]*))?\}/g;
 
 export type TemplateRole = keyof typeof ROLE_PLACEHOLDERS;
 
@@ -70,6 +70,7 @@ export function placeholderProblems(template: string, role: TemplateRole, flag: 
   const unknown = [...placeholdersIn(template)].filter((n) => !known.has(n));
   if (unknown.length > 0) problems.push(`${flag}: unknown placeholder(s) ${unknown.map((n) => `{${n}}`).join(", ")}; known: ${[...known].map((n) => `{${n}}`).join(" ")}`);
   for (const m of template.matchAll(PLACEHOLDER)) {
+    if (m[2] !== undefined && LIST_PLACEHOLDERS.has(m[1]!) && !/^\S+$/.test(m[2])) problems.push(`${flag}: {${m[1]}:${m[2]}}: the flag to repeat must be one word, e.g. {${m[1]}:--worker-url}`);
     if (m[2] !== undefined && known.has(m[1]!) && !LIST_PLACEHOLDERS.has(m[1]!)) problems.push(`${flag}: {${m[1]}:${m[2]}}: only ${[...LIST_PLACEHOLDERS].map((n) => `{${n}}`).join(", ")} takes a flag to repeat; {${m[1]}} is one value`);
   }
   return problems;
