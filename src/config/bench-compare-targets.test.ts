@@ -12,6 +12,7 @@ describe("named comparison sides", () => {
     expect(parseNamedSides("a=1,a=2", "--f", "V", any)).toEqual(["--f: the name a is given twice; each side needs its own"]);
     expect(parseNamedSides("a=1,-b=2,c", "--f", "V", any)).toEqual(['--f: got "-b=2", expected NAME=V (NAME of letters, digits, . _ -)', '--f: got "c", expected NAME=V (NAME of letters, digits, . _ -)']);
     expect(parseNamedSides("a=1,b=2", "--f", "V", (v) => v === "1")).toEqual(['--f: got "b=2", expected NAME=V (NAME of letters, digits, . _ -)']);
+    expect(parseNamedSides("a=1,abc", "--f", "V", any)).toEqual(['--f: got "abc", expected NAME=V (NAME of letters, digits, . _ -)']);
     expect(parseNamedSides("", "--f", "V", any)).toEqual(['--f: got "", expected NAME=V (NAME of letters, digits, . _ -)']);
   });
 

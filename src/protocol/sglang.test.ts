@@ -74,7 +74,7 @@ describe("parseSglangGenerate", () => {
     expect(problem({ text: "éééééé" })).toBe("text: text: longer than the limit of 10 bytes (--max-prompt-bytes)"); // 12 bytes in 6 characters
     expect(problem({ text: ["a", "b"] })).toBe("text: text: a batch of prompts is not served by this worker; send one prompt per request");
     expect(problem({ input_ids: [[1], [2]] })).toBe("input_ids: input_ids: a batch of prompts is not served by this worker; send one prompt per request");
-    expect(problem({ input_ids: ["a", "b"] })).toBe("input_ids: input_ids: a batch of prompts is not served by this worker; send one prompt per request");
+    expect(problem({ input_ids: ["a", "b"] })).toStartWith("input_ids: input_ids[0]: expected a token id");
     expect(problem({ input_ids: [1, "b"] })).toStartWith("input_ids: input_ids[1]: expected a token id");
     expect(problem({ text: 5 })).toBe("text: text: expected a string");
     expect(problem({ input_ids: "1 2" })).toBe("input_ids: input_ids: expected an array of token ids");

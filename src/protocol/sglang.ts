@@ -87,7 +87,7 @@ export function parseSglangGenerate(body: unknown, limits: { maxOutputTokens: nu
     if (b.text.length > limits.maxPromptBytes || Buffer.byteLength(b.text) > limits.maxPromptBytes) return new BadRequest("text", `text: longer than the limit of ${limits.maxPromptBytes} bytes (--max-prompt-bytes)`);
     prompt = { kind: "text", text: b.text };
   } else if (Array.isArray(b.input_ids)) {
-    if (b.input_ids.some((x) => Array.isArray(x)) || (b.input_ids.length > 0 && b.input_ids.every((x) => typeof x === "string"))) return batchRefused("input_ids");
+    if (b.input_ids.some((x) => Array.isArray(x))) return batchRefused("input_ids");
     const ids = tokenIds(b.input_ids, "input_ids");
     if (ids instanceof BadRequest) return ids;
     prompt = { kind: "tokens", ids };

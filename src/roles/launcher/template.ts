@@ -69,9 +69,10 @@ export function placeholderProblems(template: string, role: TemplateRole, flag: 
   const problems: string[] = [];
   const unknown = [...placeholdersIn(template)].filter((n) => !known.has(n));
   if (unknown.length > 0) problems.push(`${flag}: unknown placeholder(s) ${unknown.map((n) => `{${n}}`).join(", ")}; known: ${[...known].map((n) => `{${n}}`).join(" ")}`);
-  for (const m of template.matchAll(PLACEHOLDER)) {
-    if (m[2] !== undefined && LIST_PLACEHOLDERS.has(m[1]!) && !/^\S+$/.test(m[2])) problems.push(`${flag}: {${m[1]}:${m[2]}}: the flag to repeat must be one word, e.g. {${m[1]}:--worker-url}`);
-    if (m[2] !== undefined && known.has(m[1]!) && !LIST_PLACEHOLDERS.has(m[1]!)) problems.push(`${flag}: {${m[1]}:${m[2]}}: only ${[...LIST_PLACEHOLDERS].map((n) => `{${n}}`).join(", ")} takes a flag to repeat; {${m[1]}} is one value`);
+  for (const [, name, repeat] of template.matchAll(PLACEHOLDER)) {
+    if (repeat === undefined || name === undefined || !known.has(name)) continue;
+    if (!LIST_PLACEHOLDERS.has(name)) problems.push(`${flag}: {${name}:${repeat}}: only ${[...LIST_PLACEHOLDERS].map((n) => `{${n}}`).join(", ")} takes a flag to repeat; {${name}} is one value`);
+    else if (!/^\S+$/.test(repeat)) problems.push(`${flag}: {${name}:${repeat}}: the flag to repeat must be one word, e.g. {${name}:--worker-url}`);
   }
   return problems;
 }
