@@ -86,8 +86,28 @@ describe("SGLang's routes on the worker API", () => {
     for (let i = 1; i < chunks.length; i++) expect(chunks[i]!.text.startsWith(chunks[i - 1]!.text)).toBe(true);
   });
 
-  test("/generate's bad input: no prompt, both prompts, a batch, bad sampling_params, over the output limit; GET is 405", async () => {
+  test("/generate on a stopping worker: the whole answer is a 503, the stream ends with the error event and [DONE]; its latency is this request's", async () => {
     const m = await startWorkers(cleanups);
+    const api = m.openaiUrls![0]!;
+    const quick = (await (await json(`${api}/generate`, { text: "hello", sampling_params: { max_new_tokens: 2 } })).json()) as { meta_info: { prompt_tokens: number; e2e_latency: number } };
+    expect(quick.meta_info.prompt_tokens).toBe(1);
+    expect(quick.meta_info.e2e_latency).toBeGreaterThan(0);
+    expect(quick.meta_info.e2e_latency).toBeLessThan(30);
+    const whole = json(`${api}/generate`, { input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 150 } }, { "x-data-parallel-rank": "0" });
+    const streamed = await json(`${api}/generate`, { input_ids: [4, 5, 6], sampling_params: { max_new_tokens: 150 }, stream: true }, { "x-data-parallel-rank": "1" });
+    await waitFor(() => m.pool.inFlight === 2, { what: "both requests in the engines" });
+    const closed = m.close();
+    const answer = await whole;
+    expect(answer.status).toBe(503);
+    expect(((await answer.json()) as { error: { message: string } }).error.message).toBe("the worker is stopping: the request was cancelled");
+    const events = (await streamed.text()).split("\n\n").filter(Boolean);
+    expect(events.at(-1)).toBe("data: [DONE]");
+    expect(JSON.parse(events.at(-2)!.slice(6))).toMatchObject({ error: { message: "the worker is stopping: the request was cancelled", type: "service_unavailable" } });
+    await closed;
+  });
+
+  test("/generate's bad input: no prompt, both prompts, a batch, bad sampling_params, over the output limit; GET is 405", async () => {
+    const m = await startWorkers(cleanups, ["--max-model-len", "64"]);
     const api = m.openaiUrls![0]!;
     const problem = async (body: unknown) => {
       const res = await json(`${api}/generate`, body);
@@ -102,6 +122,13 @@ describe("SGLang's routes on the worker API", () => {
     expect(await problem({ text: "a", sampling_params: { max_new_tokens: 0 } })).toMatchObject({ status: 400, param: "sampling_params.max_new_tokens" });
     expect((await problem({ text: "a", sampling_params: { max_new_tokens: 10_000_000 } })).message).toContain("--max-tokens-limit");
     expect(await problem({ text: "a", stream: "yes" })).toMatchObject({ status: 400, param: "stream" });
+    expect(await problem({ input_ids: [] })).toMatchObject({ status: 400, param: "input_ids", message: "input_ids: the prompt has no tokens" });
+    expect(await problem({ text: "" })).toMatchObject({ status: 400, param: "text", message: "text: the prompt has no tokens" });
+    expect(await problem({ input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 62 } })).toMatchObject({ status: 400, param: "input_ids" });
+    const rank = await json(`${api}/generate`, { text: "a", sampling_params: { max_new_tokens: 2 } }, { "x-data-parallel-rank": "5" });
+    expect(rank.status).toBe(400);
+    expect(((await rank.json()) as { error: { message: string } }).error.message).toContain("X-data-parallel-rank: rank 5 is out of range");
+    expect((await json(`${api}/generate`, { input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 61 } })).status).toBe(200); // 64 exactly
     expect((await fetch(`${api}/generate`)).status).toBe(405);
   });
 });
