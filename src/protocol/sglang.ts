@@ -3,6 +3,7 @@
 // (an array per DP rank in SGLang's current form, `{"load": N}` in the older form vllm-router
 // reads), /server_info and /model_info (what a router's worker registration parses), and
 // /generate's request and answer. docs/worker-api.md shows each, captured from the routers.
+import type { BootstrapInfo } from "./dynamo/bootstrap.ts";
 import { BadRequest, tokenIds } from "./openai.ts";
 
 /** `--get-load-format`: which /get_load a router reads. */
@@ -137,4 +138,22 @@ export function sglangGenerateBody(meta: SglangMeta, text: string, outputIds: re
       ...(end ? { e2e_latency: end.e2eLatencyS } : {}),
     },
   };
+}
+
+/**
+ * SGLang's prefill/decode pairing, as sglang-router adds it to both legs of a request at the top
+ * level: `bootstrap_host`, `bootstrap_port` (the prefill server's) and `bootstrap_room` (a random
+ * u63, the same on both legs). Undefined when the request carries none; a batch's arrays are refused.
+ * A room past 2^53 reads as the same double on both legs, so it still pairs them.
+ */
+export function sglangBootstrapOf(body: unknown): BootstrapInfo | BadRequest | undefined {
+  const b = body as Record<string, unknown>;
+  const { bootstrap_host: host, bootstrap_port: port, bootstrap_room: room } = b;
+  if (host === undefined && port === undefined && room === undefined) return undefined;
+  if (Array.isArray(host) || Array.isArray(port) || Array.isArray(room)) return new BadRequest("bootstrap_room", "bootstrap_host / bootstrap_port / bootstrap_room: a batch's pairing is not served; send one prompt per request");
+  if (typeof host !== "string" || host === "") return new BadRequest("bootstrap_host", `bootstrap_host: expected the prefill server's host, got ${JSON.stringify(host)}`);
+  if (!(typeof port === "number" && Number.isInteger(port) && port >= 1 && port <= 65535)) return new BadRequest("bootstrap_port", `bootstrap_port: expected a port from 1 to 65535, got ${JSON.stringify(port)}`);
+  const r = typeof room === "number" && Number.isInteger(room) && room >= 0 ? BigInt(room) : typeof room === "string" && /^[0-9]{1,20}$/.test(room) ? BigInt(room) : undefined;
+  if (r === undefined || r >= 1n << 64n) return new BadRequest("bootstrap_room", `bootstrap_room: expected a non-negative integer room id, got ${JSON.stringify(room)}`);
+  return { host, port, room: r, handoffId: undefined };
 }

@@ -106,6 +106,36 @@ describe("disaggregated prefill and decode across two mocker processes", async (
     expect(new Set(decode.stored.slice(0, 16))).toEqual(new Set(promptBlocks));
   });
 
+  test("SGLang's pairing: both legs at once with one bootstrap_room; the decode leg meets it on the transfer port, its TTFT carries the transfer; a closed port is computed here (counted); both kinds of leg at once is a 400", async () => {
+    const [host, port] = prefill.record.kv_transfer_endpoint!.split(":");
+    const prompt = PROMPT.map((t) => t + 3000);
+    const pairing = { bootstrap_host: host, bootstrap_port: Number(port), bootstrap_room: 5_000_000_000_000_123 };
+    const transfers = await metric(decode.record.request_url, "kvcr_mocker_kv_transfers_total");
+    const t0 = performance.now();
+    // The decode leg first: it waits for the room, which the prefill leg then completes.
+    const decodeLeg = decode.api.completions.create({ model: MODEL, prompt, max_tokens: 4, ...pairing } as never) as Promise<OpenAI.Completion>;
+    await Bun.sleep(50);
+    const prefillLeg = (await prefill.api.completions.create({ model: MODEL, prompt, max_tokens: 4, stream: false, ...pairing } as never)) as OpenAI.Completion;
+    expect(prefillLeg.usage!.completion_tokens).toBe(1);
+    const answer = await decodeLeg;
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(TRANSFER_MS);
+    expect(answer.usage).toMatchObject({ completion_tokens: 4, prompt_tokens_details: { cached_tokens: prompt.length - 1 } });
+    expect(await metric(decode.record.request_url, "kvcr_mocker_kv_transfers_total")).toBe(transfers + 1);
+
+    const recomputed = await metric(decode.record.request_url, "kvcr_mocker_kv_recomputed_pulls_total");
+    const lonely = (await decode.api.completions.create({ model: MODEL, prompt: prompt.map((t) => t + 1), max_tokens: 2, ...pairing, bootstrap_port: 1 } as never)) as OpenAI.Completion;
+    expect(lonely.usage).toMatchObject({ completion_tokens: 2, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(await metric(decode.record.request_url, "kvcr_mocker_kv_recomputed_pulls_total")).toBe(recomputed + 1);
+
+    const both = await fetch(`${decode.record.openai_url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt, max_tokens: 2, ...pairing, kv_transfer_params: PREFILL_PARAMS }) });
+    expect(both.status).toBe(400);
+    expect(((await both.json()) as { error: { message: string } }).error.message).toContain("kv_transfer_params and bootstrap_room");
+    for (const [field, value] of [["bootstrap_port", 0], ["bootstrap_host", ""], ["bootstrap_room", -1], ["bootstrap_room", [1, 2]]] as const) {
+      const bad = await fetch(`${decode.record.openai_url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt, max_tokens: 2, ...pairing, [field]: value }) });
+      expect([field, bad.status]).toEqual([field, 400]);
+    }
+  });
+
   test("an unknown engine or a dead prefill worker: the decode worker computes the prompt itself (counted)", async () => {
     const before = await metric(decode.record.request_url, "kvcr_mocker_kv_recomputed_pulls_total");
     const [host, port] = prefill.record.kv_transfer_endpoint!.split(":");

@@ -41,8 +41,8 @@ describe("up --worker-api", () => {
 
   test("a worker-URL placeholder with --mocker-cmd, a flag on a single value, or an unknown placeholder is a config error", () => {
     const problem = (...argv: string[]) => thrownBy(ConfigError, () => plan(up(...argv), ctx())).problems[0];
-    expect(problem("--mocker-cmd", "m {port}", "--frontend-cmd", "r {worker_api_urls_csv}")).toStartWith("--frontend-cmd: {worker_api_urls} / {worker_api_urls_csv} with --mocker-cmd: up cannot know the API ports");
-    expect(problem("--frontend-cmd", "r {port:--p}")).toBe("--frontend-cmd: {port:--p}: only {worker_api_urls} takes a flag to repeat; {port} is one value");
+    expect(problem("--mocker-cmd", "m {port}", "--frontend-cmd", "r {worker_api_urls_csv}")).toStartWith("--frontend-cmd: the workers' URLs ({worker_api_urls}, {worker_api_urls_csv}, {prefill_api_urls}, {decode_api_urls}) with --mocker-cmd: up cannot know the API ports");
+    expect(problem("--frontend-cmd", "r {port:--p}")).toBe("--frontend-cmd: {port:--p}: only {worker_api_urls}, {prefill_api_urls}, {decode_api_urls} take a flag to repeat; {port} is one value");
     expect(problem("--frontend-cmd", "r {worker_urls}")).toStartWith("--frontend-cmd: unknown placeholder(s) {worker_urls}; known:");
     expect(problem("--frontend-cmd", "r {nope:--x}")).toStartWith("--frontend-cmd: unknown placeholder(s) {nope}; known:");
   });

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { DEFAULT_NAMESPACE, globalWorkers, parseRoles, ROLES, type UpConfig } from "../../config/up.ts";
 import { toArgv } from "../../config/to-argv.ts";
 import { ConfigError } from "../../lib/errors.ts";
-import { placeholdersIn, renderCommand, shellQuote, WORKER_URL_PLACEHOLDERS, type TemplateRole } from "./template.ts";
+import { PD_URL_PLACEHOLDERS, placeholdersIn, renderCommand, shellQuote, WORKER_URL_PLACEHOLDERS, type TemplateRole } from "./template.ts";
 
 export const STAGES = { agent: 0, mockers: 1, frontend: 2 } as const;
 
@@ -65,6 +65,8 @@ export interface ChosenPorts {
   workerApi?: number[];
   /** The {metrics_port} of --frontend-cmd. */
   frontendMetrics?: number;
+  /** Per mocker process: a prefill process's KV transfer port (0 or absent elsewhere). */
+  kvTransfer?: number[];
 }
 
 export interface PlanContext {
@@ -158,8 +160,12 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
   const discovery = discoverySettings(config, ctx);
   const processes: ProcessSpec[] = [];
   const workerApi = workerApiWanted(config);
+  if (config.frontendCmd !== undefined && prefillProcesses(config) === undefined) {
+    const pd = PD_URL_PLACEHOLDERS.filter((n) => placeholdersIn(config.frontendCmd!).has(n));
+    if (pd.length > 0) throw new ConfigError([`--frontend-cmd: ${pd.map((n) => `{${n}}`).join(", ")} name a disaggregated stack's workers; give --prefill-workers and --decode-workers`]);
+  }
   if (config.mockerCmd !== undefined && config.frontendCmd !== undefined && usesWorkerUrls(config.frontendCmd)) {
-    throw new ConfigError([`--frontend-cmd: ${WORKER_URL_PLACEHOLDERS.map((n) => `{${n}}`).join(" / ")} with --mocker-cmd: up cannot know the API ports of mockers it does not run; give the URLs in the command instead`]);
+    throw new ConfigError([`--frontend-cmd: the workers' URLs (${WORKER_URL_PLACEHOLDERS.map((n) => `{${n}}`).join(", ")}) with --mocker-cmd: up cannot know the API ports of mockers it does not run; give the URLs in the command instead`]);
   }
 
   if (stateAgent && roles.has("agent")) {
@@ -233,6 +239,8 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
       const frontend = { httpPort: port, strictHealth: config.strictHealth, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...failures, ...sync, ...discovery };
       const own = [...ctx.self, "frontend", ...toArgv(frontendOptions, frontend), ...logFlags];
       const apiUrls = (ctx.ports.workerApi ?? []).map((p) => `http://${host}:${p}`);
+      // Global worker k is in process floor(k / W), whose side is its process's.
+      const side = (k: number) => mockerSideOf(config, Math.floor(k / config.workersPerProcess));
       const values = {
         ...common,
         port: String(port),
@@ -240,6 +248,9 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         workers: String(totalWorkers),
         worker_api_urls: apiUrls,
         worker_api_urls_csv: apiUrls.join(","),
+        prefill_api_urls: apiUrls.filter((_, k) => side(k) === "prefill"),
+        decode_api_urls: apiUrls.filter((_, k) => side(k) === "decode"),
+        prefill_bootstrap: apiUrls.flatMap((url, k) => (side(k) === "prefill" ? [[url, String(ctx.ports.kvTransfer?.[Math.floor(k / config.workersPerProcess)] ?? "")]] : [])),
         metrics_port: String(ctx.ports.frontendMetrics ?? ""),
       };
       const frontendCmd = config.frontendCmd ?? (dynamo ? DYNAMO_FRONTEND_CMD : undefined);
@@ -305,6 +316,8 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     ...defaultsOf(disaggregationOptions),
     ...defaultsOf(dynamoRuntimeOptions),
     disaggregationMode: mockerSideOf(config, i),
+    // A prefill process's transfer port, picked by up: a router's command names it, and a restart keeps it.
+    ...(ctx.ports.kvTransfer?.[i] ? { kvTransferPort: ctx.ports.kvTransfer[i] } : {}),
     kvStateAgent: stateAgent,
     kvStateAgentRawHost: stateAgent ? config.kvStateAgentRawHost : undefined,
     kvStateAgentCacheSlot: stateAgent ? config.cacheSlotBase + first * dp : undefined,

@@ -22,6 +22,7 @@ import type { ProcessControl } from "../shared/stack/fault-runner.ts";
 import { mockerBase } from "../shared/stack/stack-truth.ts";
 import { dialHost, plan, stackDiscovery, STAGES, workerApiWanted, type ChosenPorts, type StackPlan } from "./plan.ts";
 import { peersPythonForCommands } from "./peers-python.ts";
+import { prefillProcesses } from "../../config/pd-layout.ts";
 import { placeholdersIn } from "./template.ts";
 import { findNatsServer, NATS_INSTALL_HINT, natsProcessSpec, natsUrlOf } from "./nats-process.ts";
 import { probeFor, probeRawSubscribed } from "./readiness.ts";
@@ -141,7 +142,8 @@ export function choosePorts(config: UpConfig, roles: Set<string>): ChosenPorts {
   // The workers' API ports are fixed here, not by each mocker: a router's command names them, and a restarted mocker binds them again.
   const apis = roles.has("mockers") && workerApiWanted(config) && !config.openaiPortBase ? globalWorkers(config) : 0;
   const metrics = roles.has("frontend") && config.frontendCmd !== undefined && placeholdersIn(config.frontendCmd).has("metrics_port") ? 1 : 0;
-  const picked = pickFreePorts(host, mockers + 2 + extraFrontends + nats + apis + metrics);
+  const prefills = roles.has("mockers") ? (prefillProcesses(config) ?? 0) : 0;
+  const picked = pickFreePorts(host, mockers + 2 + extraFrontends + nats + apis + metrics + prefills);
   const frontend = config.httpPort || picked[1]!;
   const more = picked.slice(2 + mockers);
   const afterNats = more.slice(extraFrontends + nats);
@@ -154,6 +156,7 @@ export function choosePorts(config: UpConfig, roles: Set<string>): ChosenPorts {
     ...(nats > 0 ? { nats: { client: more[extraFrontends]!, monitor: more[extraFrontends + 1]! } } : {}),
     ...(apis > 0 ? { workerApi: afterNats.slice(0, apis) } : base && roles.has("mockers") && workerApiWanted(config) ? { workerApi: Array.from({ length: globalWorkers(config) }, (_, k) => base + k) } : {}),
     ...(metrics > 0 ? { frontendMetrics: afterNats[apis]! } : {}),
+    ...(prefills > 0 ? { kvTransfer: Array.from({ length: mockers }, (_, i) => (i < prefills ? afterNats[apis + metrics + i]! : 0)) } : {}),
   };
 }
 

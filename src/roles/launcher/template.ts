@@ -40,14 +40,19 @@ export const ROLE_PLACEHOLDERS = {
     workers: "workers in the whole stack",
     worker_api_urls: "every worker's API base URL (vLLM's OpenAI server per worker; turns on --worker-api), as separate words; {worker_api_urls:--flag} repeats --flag before each, {worker_api_urls:--flag=} joins them",
     worker_api_urls_csv: "the same URLs, comma-separated, as one word",
+    prefill_api_urls: "with --prefill-workers / --decode-workers: the prefill workers' API URLs, as {worker_api_urls} (also {prefill_api_urls:--flag})",
+    decode_api_urls: "the decode workers' API URLs, likewise",
+    prefill_bootstrap: "each prefill worker's API URL and its process's KV transfer port (where decode legs meet their room), two words per worker; {prefill_bootstrap:--prefill} puts the flag before each pair (sglang-router's --prefill URL PORT)",
     metrics_port: "a free port up picked for the frontend's own metrics listener (a router's --prometheus-port)",
   },
 } as const;
 
 /** Placeholders that take a list, one shell word per item (and the `{name:--flag}` form). */
-const LIST_PLACEHOLDERS: ReadonlySet<string> = new Set(["worker_api_urls"]);
+const LIST_PLACEHOLDERS: ReadonlySet<string> = new Set(["worker_api_urls", "prefill_api_urls", "decode_api_urls", "prefill_bootstrap"]);
 /** Placeholders that name the workers' API URLs: up must know those ports before the frontend starts. */
-export const WORKER_URL_PLACEHOLDERS: readonly string[] = ["worker_api_urls", "worker_api_urls_csv"];
+export const WORKER_URL_PLACEHOLDERS: readonly string[] = ["worker_api_urls", "worker_api_urls_csv", "prefill_api_urls", "decode_api_urls", "prefill_bootstrap"];
+/** The ones that split the workers by their disaggregated side. */
+export const PD_URL_PLACEHOLDERS: readonly string[] = ["prefill_api_urls", "decode_api_urls", "prefill_bootstrap"];
 
 const PLACEHOLDER = /\{\{|\}\}|\{([a-z_]+)(?::([^{}]*))?\}/g;
 
@@ -71,14 +76,14 @@ export function placeholderProblems(template: string, role: TemplateRole, flag: 
   if (unknown.length > 0) problems.push(`${flag}: unknown placeholder(s) ${unknown.map((n) => `{${n}}`).join(", ")}; known: ${[...known].map((n) => `{${n}}`).join(" ")}`);
   for (const [, name, repeat] of template.matchAll(PLACEHOLDER)) {
     if (repeat === undefined || name === undefined || !known.has(name)) continue;
-    if (!LIST_PLACEHOLDERS.has(name)) problems.push(`${flag}: {${name}:${repeat}}: only ${[...LIST_PLACEHOLDERS].map((n) => `{${n}}`).join(", ")} takes a flag to repeat; {${name}} is one value`);
+    if (!LIST_PLACEHOLDERS.has(name)) problems.push(`${flag}: {${name}:${repeat}}: only ${[...LIST_PLACEHOLDERS].map((n) => `{${n}}`).join(", ")} take a flag to repeat; {${name}} is one value`);
     else if (!/^\S+$/.test(repeat)) problems.push(`${flag}: {${name}:${repeat}}: the flag to repeat must be one word, e.g. {${name}:--worker-url}`);
   }
   return problems;
 }
 
 /** The argv that runs the filled-in template (`{{` and `}}` stand for literal braces); a list value is one word per item. */
-export function renderCommand(template: string, values: Readonly<Record<string, string | readonly string[]>>, flag: string, role: TemplateRole): string[] {
+export function renderCommand(template: string, values: Readonly<Record<string, string | readonly (string | readonly string[])[]>>, flag: string, role: TemplateRole): string[] {
   const problems = placeholderProblems(template, role, flag);
   if (problems.length > 0) throw new ConfigError(problems);
   const filled = template.replace(PLACEHOLDER, (m, name: string | undefined, repeat: string | undefined) => {
@@ -86,8 +91,15 @@ export function renderCommand(template: string, values: Readonly<Record<string, 
     if (m === "}}") return "}";
     const value = values[name!] ?? "";
     if (typeof value !== "string") {
-      if (repeat === undefined) return value.map(shellQuote).join(" ");
-      return value.map((v) => (repeat.endsWith("=") ? shellQuote(repeat + v) : `${shellQuote(repeat)} ${shellQuote(v)}`)).join(" ");
+      // An item of several words (a URL and its port) is that many words; --flag= joins the first.
+      const words = (v: string | readonly string[]) => (typeof v === "string" ? [v] : v);
+      if (repeat === undefined) return value.map((v) => words(v).map(shellQuote).join(" ")).join(" ");
+      return value
+        .map((v) => {
+          const [first = "", ...rest] = words(v);
+          return [...(repeat.endsWith("=") ? [shellQuote(repeat + first)] : [shellQuote(repeat), shellQuote(first)]), ...rest.map(shellQuote)].join(" ");
+        })
+        .join(" ");
     }
     // kvcr_mock is already a quoted argv; every other value is one shell word.
     return name === "kvcr_mock" ? value : shellQuote(value);

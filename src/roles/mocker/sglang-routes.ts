@@ -52,6 +52,8 @@ export interface SglangRouteContext {
   workerId: string;
   health(): Response;
   nextSeq(): number;
+  /** The request's disaggregated leg (the worker API's own check). */
+  disaggLegOf(json: unknown): Pick<GenerateRequest, "kvTransferParams" | "bootstrap"> | Response;
 }
 
 /** The handler for one of SGLANG_ROUTES. */
@@ -89,7 +91,9 @@ export function createSglangRoutes(ctx: SglangRouteContext): (req: Request, path
     const pinned = pinnedRank(req.headers.get(DP_RANK_HEADER), loads.length);
     if (typeof pinned === "object") return openAiError(400, pinned.problem);
     const dpRank = pinned ?? balancedRank(loads);
-    const g: GenerateRequest = { worker: o.worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxNewTokens };
+    const leg = ctx.disaggLegOf(body.json);
+    if (leg instanceof Response) return leg;
+    const g: GenerateRequest = { worker: o.worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxNewTokens, ...leg };
     const meta = { id: parsed.rid ?? req.headers.get("x-request-id") ?? `${workerId}-${ctx.nextSeq()}`, promptTokens: tokens.length };
     const servedBy = { "x-kvcr-worker": workerId, "x-kvcr-dp-rank": String(dpRank) };
     const latency = () => (Date.now() - startedMs) / 1000;

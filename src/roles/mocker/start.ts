@@ -89,7 +89,7 @@ export async function startMocker(config: MockerConfig, deps: MockerDeps): Promi
   const loop = new LiveLoop<StepResult>(clockMs);
   scope.defer(() => loop.close()); // pushed after the outlets: engines stop stepping before those close
   // Prefill or decode worker: the hand-over's side (a prefill worker's transfer endpoint opens here).
-  const disagg = openDisagg(config, { workerIds: workers.map((w) => w.workerId), advertisedHost: advertisedHost(config), logger }, scope);
+  const disagg = openDisagg(config, { workerIds: workers.map((w) => w.workerId), advertisedHost: advertisedHost(config), logger, roomsOnTransferPort: true }, scope);
   const pool = new MockerWorkerPool(ranks, loop, logger, () => [...outlets.flatMap((o) => o.metrics()), ...discoveryMetricFamilies(store), ...(disagg?.stats.families() ?? [])], () => discoveryHealth(store), workers.map((w) => w.workerId), config.modelName);
   if (disagg) {
     pool.disagg = disagg.side;

@@ -22,7 +22,8 @@ import { detokenizeAnswer, modelList, modelNotFound, modelRoute, MODELS_PREFIX, 
 import { balancedRank, DP_RANK_HEADER, pinnedRank, type RankLoad } from "./dp-balance.ts";
 import { runGeneration, SSE_HEARTBEAT, STOPPING, streamedOutput, wholeOutput, withHeaders, type RequestFaults, type Submitter } from "./generation.ts";
 import { createSglangRoutes, SGLANG_ROUTES } from "./sglang-routes.ts";
-import type { GetLoadFormat } from "../../protocol/sglang.ts";
+import { sglangBootstrapOf, type GetLoadFormat } from "../../protocol/sglang.ts";
+import type { BootstrapInfo } from "../../protocol/dynamo/bootstrap.ts";
 import { adapterErrorResponse, type LoraAdapters } from "./lora-adapters.ts";
 import type { TextFormat } from "./token-stream.ts";
 
@@ -76,7 +77,7 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
   let seq = 0;
 
   const health = () => new Response(null, { status: o.closing?.aborted ? 503 : 200 });
-  const sglang = createSglangRoutes({ engines, o, workerId, health, nextSeq: () => ++seq });
+  const sglang = createSglangRoutes({ engines, o, workerId, health, nextSeq: () => ++seq, disaggLegOf });
 
   async function generate(req: Request, kind: Kind, path: string): Promise<Response> {
     const body = await readJsonBody(req, o.limits, o.logger, path);
@@ -94,7 +95,7 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
     const pinned = pinnedRank(req.headers.get(DP_RANK_HEADER), loads.length);
     if (typeof pinned === "object") return openAiError(400, pinned.problem);
     const dpRank = pinned ?? balancedRank(loads);
-    const transfer = transferParamsOf(body.json);
+    const transfer = disaggLegOf(body.json);
     if (transfer instanceof Response) return transfer;
     const g: GenerateRequest = { worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxTokens, ...transfer, ...(loraName !== undefined ? { loraName } : {}) };
     const meta: ResponseMeta = { id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${req.headers.get("x-request-id") ?? `${workerId}-${++seq}`}`, created: Math.floor(o.wallSeconds()), model: parsed.model };
@@ -180,9 +181,17 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
   };
 }
 
-/** vLLM's kv_transfer_params field, checked here (the OpenAI parsers pass fields they do not know). */
-function transferParamsOf(json: unknown): { kvTransferParams?: KvTransferParams } | Response {
+/**
+ * A disaggregated leg's fields, checked here (the request parsers pass fields they do not know):
+ * vLLM's kv_transfer_params (vllm-router's two stages), or SGLang's bootstrap_host / bootstrap_port /
+ * bootstrap_room (sglang-router's legs sent at once); one request is one or the other.
+ */
+export function disaggLegOf(json: unknown): { kvTransferParams?: KvTransferParams; bootstrap?: BootstrapInfo } | Response {
   const raw = (json as Record<string, unknown>).kv_transfer_params;
+  const bootstrap = sglangBootstrapOf(json);
+  if (bootstrap instanceof BadRequest) return openAiError(400, bootstrap.message, { param: bootstrap.param });
+  if (bootstrap !== undefined && raw !== undefined && raw !== null) return openAiError(400, "kv_transfer_params and bootstrap_room: a request is one disaggregated leg, vLLM's (kv_transfer_params) or SGLang's (bootstrap_room), not both", { param: "kv_transfer_params" });
+  if (bootstrap !== undefined) return { bootstrap };
   if (raw === undefined || raw === null) return {};
   const p = parseKvTransferParams(raw);
   return p.ok ? { kvTransferParams: p.value } : openAiError(400, p.problem, { param: p.field });

@@ -2,7 +2,8 @@
 // blocks this rank lacks, and tell it when they have landed. Any failure (refused, unknown engine,
 // no answer in time) is reported, so the caller recomputes the prompt locally.
 import type { RemotePrefill } from "../../../protocol/kv-transfer-params.ts";
-import { DONE_PATH, PULL_PATH, transferBaseUrl, type DoneBody, type PullBody } from "./transfer-wire.ts";
+import type { BootstrapInfo } from "../../../protocol/dynamo/bootstrap.ts";
+import { DONE_PATH, MEET_PATH, PULL_PATH, transferBaseUrl, type DoneBody, type MeetBody, type PullBody } from "./transfer-wire.ts";
 
 export type PullOutcome = { ok: true } | { ok: false; reason: string };
 
@@ -20,6 +21,19 @@ export async function requestPull(remote: RemotePrefill, blockIds: number[], tim
     return { ok: false, reason: `${res.status} ${errorMessage(text)}` };
   } catch (err) {
     return { ok: false, reason: (err as Error).message };
+  }
+}
+
+/** SGLang's pairing: wait on the prefill's transfer port for the room's KV to be held. */
+export async function meetRoom(info: BootstrapInfo, timeoutMs: number): Promise<PullOutcome> {
+  const where = `room ${info.room} at ${info.host}:${info.port}`;
+  const body: MeetBody = { bootstrap_room: info.room.toString() };
+  try {
+    const res = await fetch(`${transferBaseUrl(info.host, info.port)}${MEET_PATH}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    return res.ok ? { ok: true } : { ok: false, reason: `${where}: ${res.status} ${errorMessage(text)}` };
+  } catch (err) {
+    return { ok: false, reason: `${where}: ${(err as Error).message}` };
   }
 }
 
