@@ -1,6 +1,7 @@
 // `up`'s disaggregated layout: --prefill-workers N --decode-workers M start N prefill and M decode
 // workers (mocker --disaggregation-mode), each mocker process serving one pool, so a process
 // killed takes workers of one side only. Without them the stack is aggregated, as before.
+import type { DisaggregationMode } from "./disaggregation.ts";
 import type { Candidate } from "./load.ts";
 import { group } from "./options.ts";
 
@@ -18,6 +19,12 @@ export interface PdLayoutConfig {
 /** The prefill pool's mocker processes (the first ones), or undefined for an aggregated stack. */
 export function prefillProcesses(c: PdLayoutConfig): number | undefined {
   return c.prefillWorkers === undefined ? undefined : c.prefillWorkers / c.workersPerProcess;
+}
+
+/** Mocker process `i`'s side: agg, or with a disaggregated layout prefill (the first processes) or decode. */
+export function mockerSideOf(c: PdLayoutConfig, i: number): DisaggregationMode {
+  const prefill = prefillProcesses(c);
+  return prefill === undefined ? "agg" : i < prefill ? "prefill" : "decode";
 }
 
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));

@@ -39,10 +39,22 @@ describe("up --worker-api", () => {
     expect(mockerConfigOf(plan(up("--worker-api", "--get-load-format=object"), ctx()).processes.find((s) => s.role === "mocker")!.argv).getLoadFormat).toBe("object");
   });
 
+  test("a disaggregated stack's router gets its prefill and decode workers apart, and each prefill worker beside its process's transfer port (picked up front, given to the process)", () => {
+    const c = { ...ctx(3), ports: { ...ctx(3).ports, workerApi: [31000, 31001, 31002, 31003, 31004, 31005], kvTransfer: [32000, 0, 0] } };
+    const cmd = "r {prefill_api_urls:--p} {decode_api_urls:--d} {prefill_bootstrap:--prefill} {prefill_bootstrap}";
+    const p = plan(upConfigFrom(["--prefill-workers=2", "--decode-workers=4", "--frontend-cmd", cmd]), c);
+    const u = (port: number) => `http://127.0.0.1:${port}`;
+    expect(p.processes.find((s) => s.role === "frontend")!.argv.at(-1)).toBe(
+      `exec r --p ${u(31000)} --p ${u(31001)} --d ${u(31002)} --d ${u(31003)} --d ${u(31004)} --d ${u(31005)} --prefill ${u(31000)} 32000 --prefill ${u(31001)} 32000 ${u(31000)} 32000 ${u(31001)} 32000`,
+    );
+    expect(p.processes.filter((s) => s.role === "mocker").map((s) => [mockerConfigOf(s.argv).disaggregationMode, mockerConfigOf(s.argv).kvTransferPort])).toEqual([["prefill", 32000], ["decode", undefined], ["decode", undefined]]);
+    expect(thrownBy(ConfigError, () => plan(up("--frontend-cmd", "r {decode_api_urls}"), ctx())).problems).toEqual(["--frontend-cmd: {decode_api_urls} name a disaggregated stack's workers; give --prefill-workers and --decode-workers"]);
+  });
+
   test("a worker-URL placeholder with --mocker-cmd, a flag on a single value, or an unknown placeholder is a config error", () => {
     const problem = (...argv: string[]) => thrownBy(ConfigError, () => plan(up(...argv), ctx())).problems[0];
-    expect(problem("--mocker-cmd", "m {port}", "--frontend-cmd", "r {worker_api_urls_csv}")).toStartWith("--frontend-cmd: the workers' URLs ({worker_api_urls}, {worker_api_urls_csv}, {prefill_api_urls}, {decode_api_urls}) with --mocker-cmd: up cannot know the API ports");
-    expect(problem("--frontend-cmd", "r {port:--p}")).toBe("--frontend-cmd: {port:--p}: only {worker_api_urls}, {prefill_api_urls}, {decode_api_urls} take a flag to repeat; {port} is one value");
+    expect(problem("--mocker-cmd", "m {port}", "--frontend-cmd", "r {worker_api_urls_csv}")).toStartWith("--frontend-cmd: the workers' URLs ({worker_api_urls}, {worker_api_urls_csv}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap}) with --mocker-cmd: up cannot know the API ports");
+    expect(problem("--frontend-cmd", "r {port:--p}")).toBe("--frontend-cmd: {port:--p}: only {worker_api_urls}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap} take a flag to repeat; {port} is one value");
     expect(problem("--frontend-cmd", "r {worker_urls}")).toStartWith("--frontend-cmd: unknown placeholder(s) {worker_urls}; known:");
     expect(problem("--frontend-cmd", "r {nope:--x}")).toStartWith("--frontend-cmd: unknown placeholder(s) {nope}; known:");
   });

@@ -7,7 +7,7 @@ import { discoveryOptions } from "../../config/discovery.ts";
 import { frontendFailureOptions, frontendOptions, requestLimitOptions } from "../../config/frontend.ts";
 import { disaggregationOptions, type DisaggregationMode } from "../../config/disaggregation.ts";
 import { conditionalDisaggOptions } from "../../config/conditional-disagg.ts";
-import { prefillProcesses } from "../../config/pd-layout.ts";
+import { mockerSideOf } from "../../config/pd-layout.ts";
 import { stateAgentOptions, mockerOptions, mockerProblems, workerApiPorts, type MockerConfig } from "../../config/mocker.ts";
 import type { ConfigOf, OptionTable } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
@@ -17,7 +17,8 @@ import { join } from "node:path";
 import { DEFAULT_NAMESPACE, globalWorkers, parseRoles, ROLES, type UpConfig } from "../../config/up.ts";
 import { toArgv } from "../../config/to-argv.ts";
 import { ConfigError } from "../../lib/errors.ts";
-import { PD_URL_PLACEHOLDERS, placeholdersIn, renderCommand, shellQuote, WORKER_URL_PLACEHOLDERS, type TemplateRole } from "./template.ts";
+import { renderCommand, shellQuote, type TemplateRole } from "./template.ts";
+import { workerApiPortsOf, workerApiWanted, workerUrlProblems, workerUrlValues } from "./worker-urls.ts";
 
 export const STAGES = { agent: 0, mockers: 1, frontend: 2 } as const;
 
@@ -160,13 +161,8 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
   const discovery = discoverySettings(config, ctx);
   const processes: ProcessSpec[] = [];
   const workerApi = workerApiWanted(config);
-  if (config.frontendCmd !== undefined && prefillProcesses(config) === undefined) {
-    const pd = PD_URL_PLACEHOLDERS.filter((n) => placeholdersIn(config.frontendCmd!).has(n));
-    if (pd.length > 0) throw new ConfigError([`--frontend-cmd: ${pd.map((n) => `{${n}}`).join(", ")} name a disaggregated stack's workers; give --prefill-workers and --decode-workers`]);
-  }
-  if (config.mockerCmd !== undefined && config.frontendCmd !== undefined && usesWorkerUrls(config.frontendCmd)) {
-    throw new ConfigError([`--frontend-cmd: the workers' URLs (${WORKER_URL_PLACEHOLDERS.map((n) => `{${n}}`).join(", ")}) with --mocker-cmd: up cannot know the API ports of mockers it does not run; give the URLs in the command instead`]);
-  }
+  const urlProblems = workerUrlProblems(config);
+  if (urlProblems.length > 0) throw new ConfigError(urlProblems);
 
   if (stateAgent && roles.has("agent")) {
     const maxSlots = config.maxSlots ?? Math.max(8, roles.has("mockers") ? totalWorkers * config.dataParallelSize : 0);
@@ -246,11 +242,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         port: String(port),
         router_mode: config.routerMode,
         workers: String(totalWorkers),
-        worker_api_urls: apiUrls,
-        worker_api_urls_csv: apiUrls.join(","),
-        prefill_api_urls: apiUrls.filter((_, k) => side(k) === "prefill"),
-        decode_api_urls: apiUrls.filter((_, k) => side(k) === "decode"),
-        prefill_bootstrap: apiUrls.flatMap((url, k) => (side(k) === "prefill" ? [[url, String(ctx.ports.kvTransfer?.[Math.floor(k / config.workersPerProcess)] ?? "")]] : [])),
+        ...workerUrlValues(config, ctx.ports, host),
         metrics_port: String(ctx.ports.frontendMetrics ?? ""),
       };
       const frontendCmd = config.frontendCmd ?? (dynamo ? DYNAMO_FRONTEND_CMD : undefined);
@@ -325,21 +317,6 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
   };
 }
 
-/** Whether the workers serve their own API: --worker-api, or a frontend command naming their URLs. */
-export function workerApiWanted(config: Pick<UpConfig, "workerApi" | "frontendCmd">): boolean {
-  return config.workerApi || (config.frontendCmd !== undefined && usesWorkerUrls(config.frontendCmd));
-}
-
-function usesWorkerUrls(template: string): boolean {
-  const used = placeholdersIn(template);
-  return WORKER_URL_PLACEHOLDERS.some((n) => used.has(n));
-}
-
-/** Workers first..first+count-1's API ports as up picked them (0, the mocker picks, when up picked none: a plan without start-up). */
-function workerApiPortsOf(ports: ChosenPorts, first: number, count: number): number[] {
-  return Array.from({ length: count }, (_, j) => ports.workerApi?.[first + j] ?? 0);
-}
-
 /** A mocker process's config under --runtime dynamo: Dynamo's surfaces instead of kvcr-mock's own. */
 function dynamoMockerConfig(m: MockerConfig, modelPath: string): MockerConfig {
   return {
@@ -352,12 +329,6 @@ function dynamoMockerConfig(m: MockerConfig, modelPath: string): MockerConfig {
     zmqKvEventsPorts: m.kvStateAgent ? m.zmqKvEventsPorts : undefined,
     zmqReplayPorts: m.kvStateAgent ? m.zmqReplayPorts : undefined,
   };
-}
-
-/** Mocker process `i`'s side: agg, or with a disaggregated layout prefill (the first processes) or decode. */
-export function mockerSideOf(config: UpConfig, i: number): DisaggregationMode {
-  const prefill = prefillProcesses(config);
-  return prefill === undefined ? "agg" : i < prefill ? "prefill" : "decode";
 }
 
 /** An option table's defaults (options `up` does not take, handed on as each role defaults them). */
