@@ -5,68 +5,14 @@
 // busy behind its back, round_robin takes turns. A restarted mocker comes back on the same API
 // ports and the router serves on; a router that exits at start fails `up` with its output.
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
-import { CLI_ENTRY, makeTempDir, pipeOutput, spawnChild, waitFor, withTimeout, type SpawnedChild } from "../harness.ts";
+import { CLI_ENTRY, makeTempDir, pipeOutput, spawnChild, waitFor, withTimeout } from "../harness.ts";
 import { PEERS_PYTHON, peersAvailable } from "../peers.ts";
-
-const EXAMPLES = join(import.meta.dir, "../../examples");
-const MODEL = "mock-model";
-
-interface State {
-  frontend_url: string;
-  processes: { name: string; pid: number; worker_api_urls?: string[] }[];
-}
-
-interface Stack {
-  state: State;
-  up: SpawnedChild;
-  output: () => string;
-}
-
-/** The example's router command with another policy (the flag overrides the file's). */
-function withPolicy(example: string, policy: string): string {
-  const cmd = (parse(readFileSync(join(EXAMPLES, example), "utf8")) as { stack: { frontend_cmd: string } }).stack.frontend_cmd;
-  return cmd.replace(/--policy \S+/, `--policy ${policy}`);
-}
-
-async function startStack(dir: string, args: string[], cleanups: AsyncDisposableStack): Promise<Stack> {
-  const stateFile = join(dir, `state-${Math.random().toString(36).slice(2)}.json`);
-  const up = cleanups.use(spawnChild([process.execPath, CLI_ENTRY, "up", "--http-port", "0", "--state-file", stateFile, "--grace-period", "5", ...args], { env: { TMPDIR: dir, KVCR_PEERS_PYTHON: PEERS_PYTHON! } }));
-  let out = "";
-  pipeOutput(up, (t) => (out += t));
-  await waitFor(() => existsSync(stateFile) || up.proc.exitCode !== null, { what: "the stack to be ready", timeoutMs: 60_000 });
-  if (!existsSync(stateFile)) throw new Error(`up exited ${up.proc.exitCode} before the stack was ready:\n${out.slice(-3000)}`);
-  return { state: JSON.parse(readFileSync(stateFile, "utf8")) as State, up, output: () => out };
-}
-
-interface Served {
-  worker: string;
-  prompt: number;
-  cached: number;
-}
-
-async function chat(stack: Stack, content: string, headers: Record<string, string> = {}): Promise<Served> {
-  const res = await fetch(`${stack.state.frontend_url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content }], max_tokens: 2 }),
-  });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`chat: HTTP ${res.status} ${text.slice(0, 300)}\n${stack.output().slice(-2000)}`);
-  const usage = (JSON.parse(text) as { usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } }).usage;
-  return { worker: res.headers.get("x-kvcr-worker") ?? "?", prompt: usage.prompt_tokens, cached: usage.prompt_tokens_details?.cached_tokens ?? 0 };
-}
+import { chat, EXAMPLES, MODEL, startStack, stop, withPolicy, type Served, type Stack } from "./router-stack.ts";
 
 const counts = (served: Served[]) => served.reduce((m, s) => m.set(s.worker, (m.get(s.worker) ?? 0) + 1), new Map<string, number>());
 /** A prompt of several 64-token blocks, its own words per key. */
 const longPrompt = (key: string) => Array.from({ length: 300 }, (_, i) => `${key}${i % 17}`).join(" ");
-
-async function stop(stack: Stack): Promise<void> {
-  stack.up.proc.kill("SIGTERM");
-  expect(await withTimeout(stack.up.proc.exited, 30_000, "up to stop")).toBe(0);
-}
 
 /** 40 requests: 4 long prompts asked 10 times each in turn; the repeats find their prompt cached on its holder. */
 async function cacheAware(stack: Stack): Promise<void> {
