@@ -96,7 +96,12 @@ export const benchOptions = defineOptions({
     audit: { kind: "bool", default: false, description: "Sample the mockers' truth and the router's index every --audit-interval: index precision / recall, recovery after faults, routing regret" },
     auditInterval: { kind: "number", min: 0.05, max: 3600, description: "Seconds between audit samples (default 1 when --audit or --faults is given; giving it turns the audit on)" },
     mockerUrls: { kind: "string", nonEmpty: true, description: "The stack's mockers, comma-separated base URLs (for a router without GET /v1/index; default: found through the frontend's index)" },
-    compare: { kind: "string", nonEmpty: true, description: "A.json,B.json: print the verdict of two --output-json results (their --save-detailed arrays) and their headline figures side by side, and run nothing (--output-json F or - writes the verdict as JSON)" },
+    compare: {
+      kind: "string",
+      nonEmpty: true,
+      description: "A,B: print the verdict of two results and their headline figures side by side, and run nothing: --output-json files (their --save-detailed arrays), or aiperf's artifact directories or export files (its per-request records); --output-json F or - writes the verdict as JSON",
+    },
+    exportAiperf: { kind: "string", nonEmpty: true, description: "Also write each run as aiperf's export files (profile_export_aiperf.json, profile_export.jsonl) into DIR, for aiperf's own tools (one run: DIR itself; several: DIR/<label>[-round-N])" },
   }),
   ...group("Comparisons and fresh stacks", {
     compareRouterModes: { kind: "string", nonEmpty: true, description: `Run the same workload against one stack per router mode (a comma-separated list of ${LIVE_ROUTER_MODES.join(", ")}): the verdict (the first mode is the baseline), then the modes side by side` },
@@ -188,6 +193,7 @@ export function benchProblems(c: BenchConfig): string[] {
     const p = parseCompare(c.compare);
     const problems = typeof p === "string" ? [p] : [];
     if (c.report !== undefined) problems.push("--report: --compare writes no report (its verdict and table go to stdout, as JSON with --output-json); drop --report");
+    if (c.exportAiperf !== undefined) problems.push("--export-aiperf: --compare runs nothing to export; drop --export-aiperf");
     return problems;
   }
   const problems = engineProblems(c);

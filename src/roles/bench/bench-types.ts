@@ -53,6 +53,8 @@ export interface BenchOptions extends ArrivalOptions {
   requestTimeoutS: number;
   workerHeader: string;
   outputJson?: string;
+  /** --export-aiperf: the directory aiperf's export files go to. */
+  exportAiperf?: string;
   report?: string;
   withReplay?: SimulatedStack;
   /** --faults: applied during each run (from its first measured request). */

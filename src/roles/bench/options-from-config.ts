@@ -103,6 +103,7 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
     requestTimeoutS: c.requestTimeout,
     workerHeader: c.workerHeader.toLowerCase(),
     outputJson: c.outputJson,
+    exportAiperf: c.exportAiperf,
     report: c.report,
     // Workers and ranks kept apart, as replay does.
     withReplay: c.withReplay ? simulatedStackFrom(c) : undefined,

@@ -19,6 +19,9 @@ import { arrivalSpecOf, loadWorkload } from "../shared/measure/workload.ts";
 import { verdictHtml } from "./format-verdict.ts";
 import { formatVerdict, verdictNotes } from "../shared/measure/verdict-text.ts";
 import { measureRun } from "./measure-run.ts";
+import { join } from "node:path";
+import { VERSION } from "../../lib/version.ts";
+import { AIPERF_RECORDS, AIPERF_SUMMARY, aiperfFromRun } from "./aiperf-files.ts";
 import { poolRounds, sidesOf } from "./pool-rounds.ts";
 import { verdictOfSides } from "./verdict-of-runs.ts";
 import { formatObserved } from "./format-observed.ts";
@@ -95,6 +98,7 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
     const path = saveResult(opts.saveResult, doc, name, { readFile: deps.readFile, write: (p, t) => write(deps, "--save-result", p, t) });
     deps.logger.info(`result saved to ${path}`);
   }
+  if (opts.exportAiperf !== undefined) writeAiperfExports(opts.exportAiperf, runs, deps);
   if (opts.report !== undefined && shown.length > 0) {
     write(deps, "--report", opts.report, renderHtml(shown, { title: `kvcr-mock bench: ${shown.map((r) => r.label).join(" vs ")}`, percentiles: opts.percentiles, header: reportHeader(opts), verdict: verdict ? verdictHtml(verdict) : undefined, rounds }));
     deps.logger.info(`report written to ${opts.report}`);
@@ -111,6 +115,19 @@ export function benchExitCode(outcome: BenchOutcome): 0 | 1 | 130 {
   if (outcome.compared) return 0;
   if (outcome.stopped) return 130;
   return outcome.results.length === 0 || outcome.results.some((r) => r.completed === 0) ? 1 : 0;
+}
+
+/** Each run in aiperf's export files: into DIR for one run, DIR/<label>[-round-N] for several. */
+function writeAiperfExports(dir: string, runs: readonly MeasuredRun[], deps: BenchDeps): void {
+  const wallOffsetMs = Date.now() - deps.now();
+  const many = runs.length > 1;
+  for (const r of runs) {
+    const sub = many ? join(dir, `${r.label}${r.round > 0 && runs.some((o) => o !== r && o.label === r.label) ? `-round-${r.round}` : ""}`) : dir;
+    const files = aiperfFromRun(r.result, r.records, { wallOffsetMs, version: `kvcr-mock ${VERSION}`, benchmarkId: `${r.label}-${r.round}` });
+    write(deps, "--export-aiperf", join(sub, AIPERF_SUMMARY), JSON.stringify(files.summary, null, 2) + "\n");
+    write(deps, "--export-aiperf", join(sub, AIPERF_RECORDS), files.records);
+  }
+  deps.logger.info(`aiperf export files written to ${dir}`);
 }
 
 function write(deps: BenchDeps, flag: string, path: string, text: string): void {
