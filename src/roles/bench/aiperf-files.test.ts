@@ -16,7 +16,8 @@ const summaryPath = join(DIR, "profile_export_aiperf.json");
 const recordsPath = join(DIR, "profile_export.jsonl");
 const summary = { doc: JSON.parse(readFileSync(summaryPath, "utf8")) as Record<string, any>, path: summaryPath };
 const records = { text: readFileSync(recordsPath, "utf8"), path: recordsPath };
-const lines = records.text.trim().split("\n").map((l) => JSON.parse(l) as { metrics: Record<string, { value: any }> });
+type CapturedMetric = "time_to_first_token" | "request_latency" | "inter_chunk_latency" | "output_sequence_length" | "input_sequence_length";
+const lines = records.text.trim().split("\n").map((l) => JSON.parse(l) as { metrics: Record<CapturedMetric, { value: any }> });
 
 describe("aiperf's files read as a bench result", () => {
   test("the summary's figures under bench's keys", () => {
