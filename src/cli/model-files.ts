@@ -10,7 +10,7 @@ export const modelFilesCommand = defineRoleCommand({
   options: modelFilesOptions,
   refine: modelFilesProblems,
   async run(config, { logger }) {
-    const { dir, names } = writeModelFiles(config.out!, config.maxModelLen);
+    const { dir, names } = writeModelFiles(config.out!, config.maxModelLen, config.hubRepo);
     logger.info(`wrote ${names.join(", ")} into ${dir}`);
     process.stdout.write(`${dir}\n`);
   },

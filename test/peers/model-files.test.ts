@@ -2,6 +2,7 @@
 // equals the one Dynamo's offline example builds with `tokenizers`, round-trips text byte by byte,
 // and renders chat exactly as kvcr-mock's own template does.
 import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { applyChatTemplate } from "../../src/core/text/tokenizer.ts";
 import { makeTempDir, runCli, spawnProcess, withTimeout } from "../harness.ts";
@@ -60,5 +61,19 @@ describe("model-files bad input", () => {
     const onFile = await runCli(["model-files", "--out", file]);
     expect(onFile.exitCode).toBe(2);
     expect(onFile.stderr).toContain(`${file} exists and is not a directory`);
+    const badRepo = await runCli(["model-files", "--out", tmp.path, "--hub-repo", "no-slash"]);
+    expect(badRepo.exitCode).toBe(2);
+    expect(badRepo.stderr).toContain('--hub-repo: got "no-slash", expected ORG/NAME');
+  });
+
+  test("--hub-repo lays the files out as the hub cache holds a download: a snapshot named by refs/main", async () => {
+    await using tmp = await makeTempDir("kvcr-model-files-");
+    const r = await runCli(["model-files", "--out", tmp.path, "--hub-repo", "kvcr-mock/mock-model", "--log-level", "warn"]);
+    expect(r.exitCode).toBe(0);
+    const repo = join(tmp.path, "models--kvcr-mock--mock-model");
+    const rev = readFileSync(join(repo, "refs", "main"), "utf8");
+    expect(rev).toMatch(/^[0-9a-f]{40}$/);
+    expect(r.stdout.trim()).toBe(join(repo, "snapshots", rev));
+    expect(readdirSync(join(repo, "snapshots", rev)).sort()).toEqual(["config.json", "tokenizer.json", "tokenizer_config.json"]);
   });
 });
