@@ -8,8 +8,11 @@
 //   2. the fleet is not the bottleneck: each stack at its router's saturation (fast workers at
 //      speedup 0, 1 output token, text prompts, 64 in flight from a separate client process, 3 s
 //      rounds, median of 3), the CPU per routed request of the router process and of the mocker.
-// Needs the peers environment (`bun scripts/peers-env.ts`). Run: bun bench/routers.ts [rounds] [verdict|cpu]
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+//   3. prefill/decode: kvcr-mock's own prefill router against vllm-router's and sglang-router's P/D
+//      modes on one disaggregated fleet (2 prefill + 2 decode workers), `--compare-stacks`, the
+//      same workload: verdicts on TTFT and ITL.
+// Needs the peers environment (`bun scripts/peers-env.ts`). Run: bun bench/routers.ts [rounds] [verdict|cpu|pd]
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -31,35 +34,49 @@ const STACKS = [
   ["vllm", "examples/vllm-router.yaml"],
 ] as const;
 const part = process.argv[3];
-if (part !== undefined && part !== "verdict" && part !== "cpu") throw new Error(`part: got ${JSON.stringify(part)}, expected verdict or cpu (default: both)`);
+if (part !== undefined && part !== "verdict" && part !== "cpu" && part !== "pd") throw new Error(`part: got ${JSON.stringify(part)}, expected verdict, cpu or pd (default: all three)`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-if (part !== "cpu") await verdict();
-if (part !== "verdict") await saturation();
+if (part === undefined || part === "verdict") await verdict(STACKS.map(([n, f]) => [n, join(ROOT, f)]), "prefix_cache_reuse_ratio");
+if (part === undefined || part === "cpu") await saturation();
+if (part === undefined || part === "pd") await pdVerdict();
 console.log(machineLine("the stack (mocker, router) and the load client share them"));
 
-/** 1. The verdict, as a user gets it. */
-async function verdict(): Promise<void> {
+/** 1. The verdict, as a user gets it: each side a stack file, the first the baseline. */
+async function verdict(sides: readonly (readonly [string, string])[], first: "prefix_cache_reuse_ratio" | "mean_itl_ms"): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-routers-"));
   try {
     const out = join(dir, "verdict.json");
-    const sides = STACKS.map(([n, f]) => `${n}=${join(ROOT, f)}`).join(",");
-    const argv = [process.execPath, CLI, "bench", "--compare-stacks", sides, "--prompt-format", "text", "--num-prefixes", "8", "--prefix-tokens", "4096", "--output-tokens", "16", "--requests", "96", "--concurrency", "8", "--rounds", String(rounds), "--output-json", out, "--log-level", "warn"];
-    console.log(`$ kvcr-mock ${argv.slice(2).join(" ").replaceAll(ROOT + "/", "")}`);
+    const argv = [process.execPath, CLI, "bench", "--compare-stacks", sides.map(([n, f]) => `${n}=${f}`).join(","), "--prompt-format", "text", "--num-prefixes", "8", "--prefix-tokens", "4096", "--output-tokens", "16", "--requests", "96", "--concurrency", "8", "--rounds", String(rounds), "--output-json", out, "--log-level", "warn"];
+    console.log(`$ kvcr-mock ${argv.slice(2).join(" ").replaceAll(ROOT + "/", "").replaceAll(dir + "/", "")}`);
     const child = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe", env });
     const [text, err, code] = [await new Response(child.stdout).text(), await new Response(child.stderr).text(), await child.exited];
     if (code !== 0) throw new Error(`bench exited ${code}:\n${err.slice(-3000)}`);
     const lines = text.split("\n");
     console.log(text.slice(0, text.indexOf("\n\n")));
     // The side-by-side rows behind the headline verdicts (each side over its rounds).
-    for (const row of ["  ", "---", "request throughput", "prefix cache reuse ratio", "mean TTFT (ms)", "p90 TTFT (ms)"]) console.log(lines.find((l) => (row === "  " ? /^ +kv +sglang/.test(l) : l.startsWith(row))) ?? "");
+    const header = lines.findIndex((l) => l.startsWith("---"));
+    for (const row of [lines[header - 1], lines[header], ...["request throughput", "prefix cache reuse ratio", "mean TTFT (ms)", "p90 TTFT (ms)", "mean ITL (ms)"].map((r) => lines.find((l) => l.startsWith(r)))]) console.log(row ?? "");
     const doc = JSON.parse(readFileSync(out, "utf8")) as { verdict: { metric: string; side: string; ratio: number }[] };
-    for (const [side] of STACKS.slice(1)) {
-      for (const [metric, better] of [["prefix_cache_reuse_ratio", "higher"], ["mean_ttft_ms", "lower"]] as const) {
+    for (const [side] of sides.slice(1)) {
+      for (const [metric, better] of [[first, first === "mean_itl_ms" ? "lower" : "higher"], ["mean_ttft_ms", "lower"]] as const) {
         const v = doc.verdict.find((e) => e.side === side && e.metric === metric);
-        if (v) figure(`${side} / kv ${metric}`, v.ratio, "ratio", better);
+        if (v) figure(`${side} / ${sides[0]![0]} ${metric}`, v.ratio, "ratio", better);
       }
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** 3. The P/D routers on one disaggregated fleet, kvcr-mock's own prefill router the baseline. */
+async function pdVerdict(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-routers-pd-"));
+  try {
+    const own = join(dir, "kvcr-pd.yaml");
+    writeFileSync(own, "stack:\n  kv_state_agent: false\n  prefill_workers: 2\n  decode_workers: 2\nmockers:\n  num_host_blocks: 0\n");
+    console.log("\nPrefill/decode, 2 + 2 workers:");
+    await verdict([["kvcr-pd", own], ["vllm-pd", join(ROOT, "examples/vllm-router-pd.yaml")], ["sglang-pd", join(ROOT, "examples/sglang-router-pd.yaml")]], "mean_itl_ms");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
