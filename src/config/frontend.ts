@@ -76,6 +76,11 @@ export const frontendOptions = defineOptions({
       default: false,
       description: "/health answers 503 (not 200) while degraded: an agent's state is being re-synced or one of its slots is degraded",
     },
+    tokenizer: {
+      kind: "string",
+      nonEmpty: true,
+      description: "Tokenize text prompts as this Hugging Face tokenizer (a directory with tokenizer.json, or the file) does, so prompt counts and cache keys agree with a client counting with it (aiperf, Dynamo): a byte-level BPE without merges, as model-files writes; default: kvcr-mock's word tokenizer",
+    },
   }),
   ...group("Router", {
     routerMode: {

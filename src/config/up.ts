@@ -82,6 +82,7 @@ export const frontendPassOn = defineOptions({
   ...group("HTTP and ports", {
     httpPort: { kind: "int", min: 0, max: 65535, default: 8000, description: "Frontend OpenAI HTTP port; 0 = pick" },
     strictHealth: frontendOptions.strictHealth,
+    tokenizer: frontendOptions.tokenizer,
   }),
   ...group("Router", {
     routerMode: { kind: "enum", choices: LIVE_ROUTER_MODES, refused: REPLAY_ONLY_ROUTER_MODES, default: "kv", description: `How the frontend picks each request's (worker, rank): ${routerModesHelp(LIVE_ROUTER_MODES)} (kv by default in up)` },

@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { applyChatTemplate } from "../../src/core/text/tokenizer.ts";
+import { loadTokenizer } from "../../src/roles/frontend/tokenizer-file.ts";
 import { makeTempDir, runCli, spawnProcess, withTimeout } from "../harness.ts";
 import { PEERS_PYTHON, peerEnv, peersAvailable } from "../peers.ts";
 
@@ -44,6 +45,8 @@ describe.if(peersAvailable())("model-files under transformers (peers environment
     // One id per UTF-8 byte of the text before the special token, then the special token's own id.
     expect(got.ids).toHaveLength(new TextEncoder().encode("Héllo, wörld! 你好 ").length + 1);
     expect(got.ids.at(-1)).toBe(256);
+    // frontend --tokenizer counts exactly as transformers does with these files.
+    expect(loadTokenizer(dir)(text)).toEqual(got.ids);
     expect(got.eos).toBe(256);
     expect(got.vocab).toBe(257);
     expect(got.chat).toBe(applyChatTemplate([{ role: "system", content: "Be brief." }, { role: "user", content: "Hi there" }]));

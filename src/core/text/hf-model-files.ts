@@ -13,7 +13,7 @@ export const MODEL_TYPE = "llama";
 export const ARCHITECTURES: readonly string[] = ["LlamaForCausalLM"];
 
 /** GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the rest for U+0100 on. */
-function byteSymbols(): string[] {
+export function byteSymbols(): string[] {
   const printable = (b: number) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
   const symbols: string[] = [];
   let next = 0x100;

@@ -33,6 +33,8 @@ export interface FrontendAppDeps extends ProxyDeps {
   bodyTimeoutMs: number;
   /** Counters of the event feeds for /metrics. */
   feedMetrics?: () => MetricFamily[];
+  /** Text → prompt tokens (--tokenizer); kvcr-mock's own tokenizer when absent. */
+  tokenize?: (text: string) => number[];
   /** The discovery connection, shown on /health (degraded discovery makes the frontend degraded). */
   discoveryHealth?: () => DiscoveryHealth;
   /** The agents' re-sync state, shown on /health (degraded while one re-syncs or has a degraded slot). */
@@ -120,7 +122,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
   async function tokenizer(req: Request, path: string): Promise<Response> {
     const body = await readJson(req);
     if (body instanceof Response) return body;
-    return path === "/tokenize" ? tokenizeAnswer(body.json, state, deps) : detokenizeAnswer(body.json, state);
+    return path === "/tokenize" ? tokenizeAnswer(body.json, state, deps, deps.tokenize) : detokenizeAnswer(body.json, state);
   }
 
   async function generate(req: Request, kind: Kind, t0: number): Promise<Response> {
@@ -131,7 +133,7 @@ export function createFrontendApp(deps: FrontendAppDeps): FrontendApp {
     if (parsed instanceof BadRequest) return openAiError(400, parsed.message, { param: parsed.param });
     // Dynamo's request accounting starts once the model is known and ends with the response.
     const track = metrics.dynamo.begin(parsed.model, kind === "chat" ? "chat_completions" : "completions", parsed.stream);
-    const tokens = promptTokens(parsed);
+    const tokens = promptTokens(parsed, deps.tokenize);
     if (tokens.length === 0) return refused(track, 400, "prompt: tokenizes to no tokens", { param: kind === "chat" ? "messages" : "prompt" });
     // vLLM's rule, before routing: prompt + max_tokens above the model's context is the client's to fix.
     const tooLong = contextLengthProblem(state.maxModelLen(parsed.model), tokens.length, parsed.maxTokens);

@@ -25,6 +25,7 @@ import { KeepAliveClient } from "../../transport/http/keepalive-client.ts";
 import { fetchTransport, keepAliveTransport, type FetchLike, type WorkerTransport } from "./worker-call.ts";
 import { startReplicaSync } from "./replica-sync-start.ts";
 import type { ReplicaSync } from "./replica-sync.ts";
+import { loadTokenizer } from "./tokenizer-file.ts";
 
 export interface FrontendDeps {
   logger: Logger;
@@ -140,6 +141,7 @@ export async function startFrontend(config: FrontendConfig, deps: FrontendDeps):
     indexCursor: (workerId) => direct.cursorOf(workerId) ?? agents.cursorOfRank(state.rankIdOf(workerId, 0)),
     agentHealth: () => ({ ...agents.health(), workers_without_agent: agents.liveCount() > 0 ? 0 : state.workerList().filter((w) => w.record.kv_event_source_mode === EVENT_MODES.stateAgent).length }),
     strictHealth: config.strictHealth,
+    ...(config.tokenizer !== undefined ? { tokenize: loadTokenizer(config.tokenizer) } : {}),
     replicaSyncHealth: sync === undefined ? undefined : () => sync.health(),
     idPrefix,
     failures: { retries: config.routerRetries, migrationLimit: config.migrationLimit, migrationMaxSeqLen: config.migrationMaxSeqLen },

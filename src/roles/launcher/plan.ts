@@ -232,7 +232,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
     // Replica i is named frontend (the first) or frontend-i, on its own port.
     frontendPorts.forEach((port, i) => {
       const url = `http://${host}:${port}`;
-      const frontend = { httpPort: port, strictHealth: config.strictHealth, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...failures, ...sync, ...discovery };
+      const frontend = { httpPort: port, strictHealth: config.strictHealth, tokenizer: config.tokenizer, routerMode: config.routerMode, kvCacheBlockSize: config.blockSize, ...router, ...failures, ...sync, ...discovery };
       const own = [...ctx.self, "frontend", ...toArgv(frontendOptions, frontend), ...logFlags];
       const apiUrls = (ctx.ports.workerApi ?? []).map((p) => `http://${host}:${p}`);
       // Global worker k is in process floor(k / W), whose side is its process's.

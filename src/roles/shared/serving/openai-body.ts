@@ -26,11 +26,11 @@ export async function readJsonBody(req: Request, caps: BodyCaps, logger: Logger,
   }
 }
 
-/** A parsed completion or chat request's prompt as token ids (a token-id prompt is used as is). */
-export function promptTokens(r: GenerationRequest): number[] {
-  if (r.messages) return tokenize(applyChatTemplate(r.messages));
+/** A parsed completion or chat request's prompt as token ids (a token-id prompt is used as is); `tok` tokenizes text (kvcr-mock's own by default). */
+export function promptTokens(r: GenerationRequest, tok: (text: string) => number[] = tokenize): number[] {
+  if (r.messages) return tok(applyChatTemplate(r.messages));
   const p = r.prompt!;
-  return p.kind === "tokens" ? p.ids : tokenize(p.text);
+  return p.kind === "tokens" ? p.ids : tok(p.text);
 }
 
 const tooLarge = (n: string, max: number) => openAiError(413, `request body of ${n} bytes exceeds the limit of ${max} bytes (--max-request-bytes)`, { code: "request_too_large" });

@@ -70,7 +70,7 @@ function optionalBool(body: Body, key: string): boolean | undefined | Response {
  * serialized answer has it). The mock vocabulary has no special tokens, so `add_special_tokens`
  * changes nothing; `max_model_len` is null while no worker of the model advertises one.
  */
-export function tokenizeAnswer(json: unknown, view: ModelView, limits: RequestLimits): Response {
+export function tokenizeAnswer(json: unknown, view: ModelView, limits: RequestLimits, tok: (text: string) => number[] = tokenize): Response {
   const c = common(json, view);
   if (c instanceof Response) return c;
   const { body, model } = c;
@@ -93,7 +93,7 @@ export function tokenizeAnswer(json: unknown, view: ModelView, limits: RequestLi
     text = applyChatTemplate(chat.messages!);
     if (body.add_generation_prompt === false) text = text.slice(0, text.lastIndexOf("<|im_start|>assistant\n"));
   }
-  const tokens = tokenize(text);
+  const tokens = tok(text);
   return Response.json({
     count: tokens.length,
     max_model_len: model !== undefined ? (view.maxModelLen(model) ?? null) : null,
