@@ -192,7 +192,6 @@ export function benchProblems(c: BenchConfig): string[] {
   if (c.compare !== undefined) {
     const p = parseCompare(c.compare);
     const problems = typeof p === "string" ? [p] : [];
-    if (c.report !== undefined) problems.push("--report: --compare writes no report (its verdict and table go to stdout, as JSON with --output-json); drop --report");
     if (c.exportAiperf !== undefined) problems.push("--export-aiperf: --compare runs nothing to export; drop --export-aiperf");
     return problems;
   }

@@ -23,6 +23,8 @@ const COMPARE_SEED = 0;
 /** What --compare prints, and what --output-json writes: the verdict's keys as a bench comparison writes them. */
 export interface CompareOutcome {
   text: string;
+  /** The verdict itself, for the report page. */
+  verdict?: Verdict;
   json: {
     compare: string[];
     /** The columns of the table: a file, or a file's run. */
@@ -52,7 +54,7 @@ export function compareResults(paths: readonly [string, string], readFile: (path
     "verdict" in v
       ? { compare: [...paths], columns: names, verdict: v.verdict.entries, verdict_notes: verdictNotes(v.verdict) }
       : { compare: [...paths], columns: names, verdict: null, no_verdict: v.none };
-  return { text: head + table(["", ...names], compareRows(columns.map((c) => c.r))), json };
+  return { text: head + table(["", ...names], compareRows(columns.map((c) => c.r))), json, ...("verdict" in v ? { verdict: v.verdict } : {}) };
 }
 
 /**

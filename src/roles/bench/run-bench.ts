@@ -17,6 +17,7 @@ import { compareResults } from "./compare-results.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
 import { arrivalSpecOf, loadWorkload } from "../shared/measure/workload.ts";
 import { verdictHtml } from "./format-verdict.ts";
+import { escapeHtml } from "./report-header.ts";
 import { formatVerdict, verdictNotes } from "../shared/measure/verdict-text.ts";
 import { measureRun } from "./measure-run.ts";
 import { join } from "node:path";
@@ -45,6 +46,7 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
     const jsonText = JSON.stringify(compared.json, null, 2) + "\n";
     deps.stdout.write(opts.outputJson === "-" ? jsonText : compared.text);
     if (opts.outputJson !== undefined && opts.outputJson !== "-") write(deps, "--output-json", opts.outputJson, jsonText);
+    if (opts.report !== undefined) write(deps, "--report", opts.report, comparePage(opts.compare, compared));
     return { results: [], compared: true };
   }
   const workloadOpts = opts.durationS !== undefined && opts.workload.trace === undefined && opts.workload.requests === undefined ? { ...opts.workload, requests: DURATION_SYNTHETIC_REQUESTS } : opts.workload;
@@ -115,6 +117,20 @@ export function benchExitCode(outcome: BenchOutcome): 0 | 1 | 130 {
   if (outcome.compared) return 0;
   if (outcome.stopped) return 130;
   return outcome.results.length === 0 || outcome.results.some((r) => r.completed === 0) ? 1 : 0;
+}
+
+/** --compare's report: the verdict (or why there is none) and the side-by-side table, on one page. */
+function comparePage(paths: readonly string[], c: ReturnType<typeof compareResults>): string {
+  const title = `kvcr-mock bench --compare: ${paths.join(" vs ")}`;
+  const verdict = c.verdict ? verdictHtml(c.verdict) : `<section id="verdict"><h2>Verdict</h2><p>No verdict: ${escapeHtml(c.json.no_verdict ?? "")}.</p></section>`;
+  const tableText = c.text.slice(c.text.indexOf("\n\n") + 2);
+  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<style>body{font:14px system-ui,sans-serif;margin:24px;color:#222} pre{background:#f6f6f6;padding:12px;overflow:auto} #verdict table{border-collapse:collapse} #verdict td,#verdict th{border:1px solid #ddd;padding:2px 8px}</style></head>
+<body><h1>${escapeHtml(title)}</h1>
+${verdict}
+<pre id="summary">${escapeHtml(tableText)}</pre>
+</body></html>
+`;
 }
 
 /** Each run in aiperf's export files: into DIR for one run, DIR/<label>[-round-N] for several. */
