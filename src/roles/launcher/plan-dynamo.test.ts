@@ -17,6 +17,10 @@ const ctx: PlanContext = { self: ["/bin/kvcr"], ports: { agent: 9091, frontend: 
 const mockerConfigOf = (argv: string[]) => loadConfig({ ...mockerOptions, ...commonOptions }, { argv: argv.slice(2), env: {} }).config;
 
 describe("up --runtime dynamo", () => {
+  test("a frontend command naming the workers' own API URLs is refused: Dynamo's workers have none", () => {
+    expect(thrownBy(ConfigError, () => plan(up("--runtime", "dynamo", "--frontend-cmd", "r {worker_api_urls_csv}"), ctx)).problems).toEqual(["--frontend-cmd: the workers' URLs with --runtime dynamo: Dynamo's workers serve its request plane, not an API of their own"]);
+  });
+
   test("Dynamo's agent and frontend run with the peers Python; the mockers are kvcr-mock's under Dynamo's runtime", () => {
     const p = plan(up("--runtime", "dynamo", "--workers-per-process", "4", "--namespace", "ns"), ctx);
     const [agent, mocker, frontend] = p.processes;

@@ -54,6 +54,7 @@ describe("up --worker-api", () => {
   test("a worker-URL placeholder with --mocker-cmd, a flag on a single value, or an unknown placeholder is a config error", () => {
     const problem = (...argv: string[]) => thrownBy(ConfigError, () => plan(up(...argv), ctx())).problems[0];
     expect(problem("--mocker-cmd", "m {port}", "--frontend-cmd", "r {worker_api_urls_csv}")).toStartWith("--frontend-cmd: the workers' URLs ({worker_api_urls}, {worker_api_urls_csv}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap}) with --mocker-cmd: up cannot know the API ports");
+    expect(problem("--roles", "frontend", "--frontend-cmd", "r {worker_api_urls}")).toBe("--frontend-cmd: the workers' URLs with --roles frontend: up starts no mockers here, so it knows no worker API ports; give the URLs in the command instead");
     expect(problem("--frontend-cmd", "r {port:--p}")).toBe("--frontend-cmd: {port:--p}: only {worker_api_urls}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap} take a flag to repeat; {port} is one value");
     expect(problem("--frontend-cmd", "r {worker_urls}")).toStartWith("--frontend-cmd: unknown placeholder(s) {worker_urls}; known:");
     expect(problem("--frontend-cmd", "r {nope:--x}")).toStartWith("--frontend-cmd: unknown placeholder(s) {nope}; known:");

@@ -2,7 +2,7 @@
 // of them, or by their disaggregated side, and the prefill processes' transfer ports beside their
 // workers; whether naming them turns the worker API on, and when they cannot be named.
 import { mockerSideOf, prefillProcesses } from "../../config/pd-layout.ts";
-import type { UpConfig } from "../../config/up.ts";
+import { parseRoles, type UpConfig } from "../../config/up.ts";
 import { PD_URL_PLACEHOLDERS, placeholdersIn, WORKER_URL_PLACEHOLDERS } from "./template.ts";
 
 /** Whether the workers serve their own API: --worker-api, or a frontend command naming their URLs. */
@@ -48,6 +48,10 @@ export function workerUrlProblems(config: UpConfig): string[] {
   const problems: string[] = [];
   const pd = PD_URL_PLACEHOLDERS.filter((n) => placeholdersIn(cmd).has(n));
   if (pd.length > 0 && prefillProcesses(config) === undefined) problems.push(`--frontend-cmd: ${pd.map((n) => `{${n}}`).join(", ")} name a disaggregated stack's workers; give --prefill-workers and --decode-workers`);
+  if (usesWorkerUrls(cmd) && !parseRoles(config.roles).roles.has("mockers")) {
+    problems.push(`--frontend-cmd: the workers' URLs with --roles ${config.roles}: up starts no mockers here, so it knows no worker API ports; give the URLs in the command instead`);
+  }
+  if (usesWorkerUrls(cmd) && config.runtime === "dynamo") problems.push("--frontend-cmd: the workers' URLs with --runtime dynamo: Dynamo's workers serve its request plane, not an API of their own");
   if (config.mockerCmd !== undefined && usesWorkerUrls(cmd)) {
     problems.push(`--frontend-cmd: the workers' URLs (${WORKER_URL_PLACEHOLDERS.map((n) => `{${n}}`).join(", ")}) with --mocker-cmd: up cannot know the API ports of mockers it does not run; give the URLs in the command instead`);
   }
