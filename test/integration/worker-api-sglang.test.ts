@@ -31,6 +31,20 @@ describe("SGLang's routes on the worker API", () => {
     expect(await (await fetch(`${o.openaiUrls![1]}/get_load`)).json()).toEqual({ load: 0 });
   });
 
+  test("SGLang's data_parallel_rank (sglang-router --dp-aware) pins the rank as the header does; the header wins; a bad one is a 400 naming the field", async () => {
+    const m = await startWorkers(cleanups);
+    const api = m.openaiUrls![0]!;
+    const chat = (extra: Record<string, unknown>, headers: Record<string, string> = {}) => json(`${api}/v1/chat/completions`, { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 2, ...extra }, headers);
+    for (const rank of [1, 0]) expect((await chat({ data_parallel_rank: rank })).headers.get("x-kvcr-dp-rank")).toBe(String(rank));
+    expect((await json(`${api}/generate`, { text: "hi", sampling_params: { max_new_tokens: 2 }, data_parallel_rank: 1 })).headers.get("x-kvcr-dp-rank")).toBe("1");
+    expect((await chat({ data_parallel_rank: 1 }, { "x-data-parallel-rank": "0" })).headers.get("x-kvcr-dp-rank")).toBe("0");
+    for (const bad of [2, -1, "1", 0.5]) {
+      const res = await chat({ data_parallel_rank: bad });
+      const e = ((await res.json()) as { error: { param: string; message: string } }).error;
+      expect([res.status, e.param]).toEqual([400, "data_parallel_rank"]);
+    }
+  });
+
   test("/server_info and /model_info, old and new spellings, name the served model and no path; /health_generate is the worker's health", async () => {
     const m = await startWorkers(cleanups);
     const api = m.openaiUrls![1]!;

@@ -40,6 +40,8 @@ export async function startStack(dir: string, args: string[], cleanups: AsyncDis
 
 export interface Served {
   worker: string;
+  /** The data-parallel rank that served it (x-kvcr-dp-rank). */
+  rank: string;
   prompt: number;
   cached: number;
 }
@@ -53,7 +55,7 @@ export async function chat(stack: Stack, content: string, headers: Record<string
   const text = await res.text();
   if (res.status !== 200) throw new Error(`chat: HTTP ${res.status} ${text.slice(0, 300)}\n${stack.output().slice(-2000)}`);
   const usage = (JSON.parse(text) as { usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } }).usage;
-  return { worker: res.headers.get("x-kvcr-worker") ?? "?", prompt: usage.prompt_tokens, cached: usage.prompt_tokens_details?.cached_tokens ?? 0 };
+  return { worker: res.headers.get("x-kvcr-worker") ?? "?", rank: res.headers.get("x-kvcr-dp-rank") ?? "?", prompt: usage.prompt_tokens, cached: usage.prompt_tokens_details?.cached_tokens ?? 0 };
 }
 
 export async function stop(stack: Stack): Promise<void> {

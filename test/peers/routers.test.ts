@@ -46,7 +46,7 @@ async function powerOfTwo(stack: Stack): Promise<void> {
 }
 
 describe.if(peersAvailable())("sglang-router and vllm-router in front of kvcr-mock workers (peers environment)", () => {
-  test("sglang-router: cache_aware (the shipped file), power_of_two, round_robin", async () => {
+  test("sglang-router: cache_aware (the shipped file), power_of_two, round_robin, and round_robin --dp-aware over two ranks a worker", async () => {
     await using tmp = await makeTempDir("kvcr-routers-");
     await using cleanups = new AsyncDisposableStack();
     {
@@ -66,6 +66,15 @@ describe.if(peersAvailable())("sglang-router and vllm-router in front of kvcr-mo
       const served: Served[] = [];
       for (let i = 0; i < 40; i++) served.push(await chat(stack, `turn ${i}`));
       expect([...counts(served).values()]).toEqual([10, 10, 10, 10]);
+      await stop(stack);
+    }
+    {
+      // --dp-aware: the router reads dp_size from /server_info and names the rank in the body (data_parallel_rank).
+      const stack = await startStack(tmp.path, ["--config", join(EXAMPLES, "sglang-router.yaml"), "--data-parallel-size", "2", "--frontend-cmd", `${withPolicy("sglang-router.yaml", "round_robin")} --dp-aware`], cleanups);
+      const served: Served[] = [];
+      for (let i = 0; i < 16; i++) served.push(await chat(stack, `rank turn ${i}`));
+      const byRank = served.reduce((m, s) => m.set(`${s.worker}@${s.rank}`, (m.get(`${s.worker}@${s.rank}`) ?? 0) + 1), new Map<string, number>());
+      expect([...byRank.values()]).toEqual([2, 2, 2, 2, 2, 2, 2, 2]); // 4 workers × 2 ranks, in turn
       await stop(stack);
     }
   }, 180_000);

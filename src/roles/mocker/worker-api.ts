@@ -19,7 +19,7 @@ import { SSE_HEADERS, SseAnswer, wholeAnswerBody, type Kind } from "../shared/se
 import { promptTokens, readJsonBody, type BodyCaps } from "../shared/serving/openai-body.ts";
 import { VERSION_PATH, versionResponse } from "../shared/serving/version.ts";
 import { detokenizeAnswer, modelList, modelNotFound, modelRoute, MODELS_PREFIX, tokenizeAnswer, type ModelView } from "../shared/serving/vllm-routes.ts";
-import { balancedRank, DP_RANK_HEADER, pinnedRank, type RankLoad } from "./dp-balance.ts";
+import { balancedRank, DP_RANK_HEADER, requestedRank, type RankLoad } from "./dp-balance.ts";
 import { runGeneration, SSE_HEARTBEAT, STOPPING, streamedOutput, wholeOutput, withHeaders, type RequestFaults, type Submitter } from "./generation.ts";
 import { createSglangRoutes, SGLANG_ROUTES } from "./sglang-routes.ts";
 import { sglangBootstrapOf, type GetLoadFormat } from "../../protocol/sglang.ts";
@@ -92,8 +92,8 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
     const tooLong = contextLengthProblem(o.maxModelLen, tokens.length, parsed.maxTokens);
     if (tooLong !== undefined) return openAiError(400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED, param });
     const loads = engines.rankLoads(worker);
-    const pinned = pinnedRank(req.headers.get(DP_RANK_HEADER), loads.length);
-    if (typeof pinned === "object") return openAiError(400, pinned.problem);
+    const pinned = requestedRank(req.headers.get(DP_RANK_HEADER), body.json, loads.length);
+    if (typeof pinned === "object") return openAiError(400, pinned.problem, { param: pinned.problem.startsWith("data_parallel_rank") ? "data_parallel_rank" : undefined });
     const dpRank = pinned ?? balancedRank(loads);
     const transfer = disaggLegOf(body.json);
     if (transfer instanceof Response) return transfer;
