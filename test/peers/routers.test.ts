@@ -79,7 +79,7 @@ describe.if(peersAvailable())("sglang-router and vllm-router in front of kvcr-mo
     }
   }, 180_000);
 
-  test("vllm-router: consistent_hash (the shipped file), cache_aware, power_of_two", async () => {
+  test("vllm-router: consistent_hash (the shipped file; /flush_cache fanned out), cache_aware, power_of_two", async () => {
     await using tmp = await makeTempDir("kvcr-routers-");
     await using cleanups = new AsyncDisposableStack();
     {
@@ -93,6 +93,10 @@ describe.if(peersAvailable())("sglang-router and vllm-router in front of kvcr-mo
       for (let i = 0; i < 20; i++) repeated.push(await chat(stack, longPrompt("same"), { "x-session-id": "one-conversation" }));
       expect(counts(repeated).size).toBe(1);
       expect(repeated.slice(1).every((s) => s.cached >= s.prompt - 64)).toBe(true);
+      // The router fans /flush_cache out to every worker: the repeat then finds nothing cached.
+      const flushed = await fetch(`${stack.state.frontend_url}/flush_cache`, { method: "POST" });
+      expect(flushed.status).toBe(200);
+      expect((await chat(stack, longPrompt("same"), { "x-session-id": "one-conversation" })).cached).toBe(0);
       await stop(stack);
     }
     {
