@@ -9,6 +9,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { LineQueue } from "../test/lines.ts";
 import { envNumber } from "./lib/measure.ts";
+import { figure } from "./lib/figures.ts";
 
 const RUNS = envNumber("BENCH_RUNS", 3);
 const SHAPES = (process.env.BENCH_SHAPES ?? "4x256,4x1024").split(",").map((s) => s.split("x").map(Number) as [number, number]);
@@ -75,5 +76,7 @@ for (const [processes, workers] of SHAPES) {
   console.log(`1 agent + ${processes} × ${workers} workers (${processes * workers} slots) + frontend: ready in ${median(runs.map((r) => r.readyS)).toFixed(2)} s`);
   console.log(`  RSS MiB: ${names.map((n) => `${n} ${median(runs.map((r) => r.rssMiB[n]!)).toFixed(0)}`).join(", ")}`);
   const perWorker = median(runs.map((r) => r.rssMiB["mocker-0"]!)) / workers;
+  figure(`up ${processes}x${workers} ready`, median(runs.map((r) => r.readyS)), "s", "lower");
+  figure(`up ${processes}x${workers} mocker-0 RSS`, median(runs.map((r) => r.rssMiB["mocker-0"]!)), "MiB", "lower");
   console.log(`  per mocker worker: ${(perWorker * 1024).toFixed(0)} KiB; load now ${loadavg()[0]!.toFixed(2)}`);
 }
