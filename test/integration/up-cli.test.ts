@@ -150,6 +150,18 @@ describe("kvcr-mock up", () => {
     await allGone(pids);
   }, 60_000);
 
+  test("up SIGKILLed: a command that never reads its lifeline (a router) is stopped by the watch up puts in its process group", async () => {
+    const args = stackArgs(["--no-kv-state-agent"]);
+    const at = args.indexOf("--frontend-cmd");
+    args.splice(at, 2, "--frontend-cmd", `${FAKE} --port {port} --workers {workers} --model {model} --ignore-lifeline`);
+    const { child, state } = await started(args);
+    const frontend = state.processes.find((p) => p.name === "frontend")!;
+    expect(pidAlive(frontend.pid)).toBe(true);
+    process.kill(child.proc.pid, "SIGKILL");
+    await child.proc.exited;
+    await allGone(state.processes.map((p) => p.pid));
+  }, 60_000);
+
   test("a child that ignores SIGTERM is SIGKILLed after --grace-period", async () => {
     const args = stackArgs(["--no-kv-state-agent", "--grace-period", "0.5"]).map((a) => (a.includes("--workers {workers}") ? `${a} --ignore-sigterm` : a));
     const { child, state } = await started(args);

@@ -9,6 +9,7 @@ import { upOptions, upProblems, type UpConfig } from "../../config/up.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { thrownBy } from "../../../test/harness.ts";
 import { plan, type PlanContext } from "./plan.ts";
+import { LIFELINE_WATCH } from "./template.ts";
 
 const table = { ...upOptions, ...commonOptions };
 const up = (...argv: string[]): UpConfig => loadConfig(table, { argv, env: {} }, upProblems).config;
@@ -24,8 +25,8 @@ describe("up --runtime dynamo", () => {
   test("Dynamo's agent and frontend run with the peers Python; the mockers are kvcr-mock's under Dynamo's runtime", () => {
     const p = plan(up("--runtime", "dynamo", "--workers-per-process", "4", "--namespace", "ns"), ctx);
     const [agent, mocker, frontend] = p.processes;
-    expect(agent!.argv).toEqual(["/bin/sh", "-c", "exec /venv/bin/python -m dynamo.kv_state_agent --max-slots 8"]);
-    expect(frontend!.argv).toEqual(["/bin/sh", "-c", "exec /venv/bin/python -m dynamo.frontend --http-host 127.0.0.1 --http-port 8000 --namespace ns --router-mode kv --discovery-backend file --request-plane tcp --event-plane zmq"]);
+    expect(agent!.argv).toEqual(["/bin/sh", "-c", `${LIFELINE_WATCH}exec /venv/bin/python -m dynamo.kv_state_agent --max-slots 8`]);
+    expect(frontend!.argv).toEqual(["/bin/sh", "-c", `${LIFELINE_WATCH}exec /venv/bin/python -m dynamo.frontend --http-host 127.0.0.1 --http-port 8000 --namespace ns --router-mode kv --discovery-backend file --request-plane tcp --event-plane zmq`]);
     expect([agent!.external, frontend!.external, mocker!.external]).toEqual([true, true, false]);
     const m = mockerConfigOf(mocker!.argv);
     expect(m).toMatchObject({ runtime: "dynamo", modelPath: "/m", kvStateAgent: true, numWorkers: 4, admin: false, kvStateAgentRawHost: "127.0.0.1", kvStateAgentCacheSlot: 0 });
@@ -45,7 +46,7 @@ describe("up --runtime dynamo", () => {
     const p = plan(up("--runtime", "dynamo", "--no-kv-state-agent", "--frontend-cmd", "{peers_python} -m dynamo.frontend --http-port {port}"), ctx);
     expect(p.processes.map((s) => s.name)).toEqual(["mocker-0", "frontend"]);
     expect(mockerConfigOf(p.processes[0]!.argv)).toMatchObject({ runtime: "dynamo", kvStateAgent: false, zmqKvEventsPorts: undefined });
-    expect(p.processes[1]!.argv).toEqual(["/bin/sh", "-c", "exec /venv/bin/python -m dynamo.frontend --http-port 8000"]);
+    expect(p.processes[1]!.argv).toEqual(["/bin/sh", "-c", `${LIFELINE_WATCH}exec /venv/bin/python -m dynamo.frontend --http-port 8000`]);
   });
 
   test("what a Dynamo deployment cannot take is refused by name, and Dynamo's flags without it", () => {

@@ -8,6 +8,7 @@ import { upConfigFrom, upOptions, upProblems, type UpConfig } from "../../config
 import { ConfigError } from "../../lib/errors.ts";
 import { thrownBy } from "../../../test/harness.ts";
 import { plan, stackDiscovery, type PlanContext } from "./plan.ts";
+import { LIFELINE_WATCH } from "./template.ts";
 
 const table = { ...upOptions, ...commonOptions };
 const up = (...argv: string[]): UpConfig => loadConfig(table, { argv, env: {} }, upProblems).config;
@@ -33,7 +34,7 @@ describe("up --worker-api", () => {
     const p = plan(up("--mocker-processes=2", "--workers-per-process=2", "--frontend-cmd", cmd), c);
     const urls = [31000, 31001, 31002, 31003].map((port) => `http://127.0.0.1:${port}`);
     expect(p.processes.find((s) => s.role === "frontend")!.argv.at(-1)).toBe(
-      `exec r ${urls.join(" ")} --csv ${urls.join(",")} ${urls.map((u) => `--worker ${u}`).join(" ")} ${urls.map((u) => `--url=${u}`).join(" ")} --prom 29555`,
+      `${LIFELINE_WATCH}exec r ${urls.join(" ")} --csv ${urls.join(",")} ${urls.map((u) => `--worker ${u}`).join(" ")} ${urls.map((u) => `--url=${u}`).join(" ")} --prom 29555`,
     );
     expect(p.processes.filter((s) => s.role === "mocker").map((s) => mockerConfigOf(s.argv).openaiPorts)).toEqual([[31000, 31001], [31002, 31003]]);
     expect(mockerConfigOf(plan(up("--worker-api", "--get-load-format=object"), ctx()).processes.find((s) => s.role === "mocker")!.argv).getLoadFormat).toBe("object");
@@ -45,7 +46,7 @@ describe("up --worker-api", () => {
     const p = plan(upConfigFrom(["--prefill-workers=2", "--decode-workers=4", "--frontend-cmd", cmd]), c);
     const u = (port: number) => `http://127.0.0.1:${port}`;
     expect(p.processes.find((s) => s.role === "frontend")!.argv.at(-1)).toBe(
-      `exec r --p ${u(31000)} --p ${u(31001)} --d ${u(31002)} --d ${u(31003)} --d ${u(31004)} --d ${u(31005)} --prefill ${u(31000)} 32000 --prefill ${u(31001)} 32000 ${u(31000)} 32000 ${u(31001)} 32000`,
+      `${LIFELINE_WATCH}exec r --p ${u(31000)} --p ${u(31001)} --d ${u(31002)} --d ${u(31003)} --d ${u(31004)} --d ${u(31005)} --prefill ${u(31000)} 32000 --prefill ${u(31001)} 32000 ${u(31000)} 32000 ${u(31001)} 32000`,
     );
     expect(p.processes.filter((s) => s.role === "mocker").map((s) => [mockerConfigOf(s.argv).disaggregationMode, mockerConfigOf(s.argv).kvTransferPort])).toEqual([["prefill", 32000], ["decode", undefined], ["decode", undefined]]);
     expect(thrownBy(ConfigError, () => plan(up("--frontend-cmd", "r {decode_api_urls}"), ctx())).problems).toEqual(["--frontend-cmd: {decode_api_urls} name a disaggregated stack's workers; give --prefill-workers and --decode-workers"]);
@@ -149,9 +150,9 @@ describe("plan", () => {
     const p = plan(up("--mocker-processes=2", "--mocker-cmd", "my-mocker --port {port} --slot {cache_slot} --raw {zmq_kv_events_ports} --ns {namespace} --agent {agent_url} {{x}}", "--discovery-dir", "/tmp/a b"), ctx(2));
     const m1 = p.processes.find((s) => s.name === "mocker-1")!;
     expect(m1.external).toBe(true);
-    expect(m1.argv).toEqual(["/bin/sh", "-c", "exec my-mocker --port 7001 --slot 2 --raw 0,0 --ns dynamo --agent http://127.0.0.1:9091 {x}"]);
+    expect(m1.argv).toEqual(["/bin/sh", "-c", `${LIFELINE_WATCH}exec my-mocker --port 7001 --slot 2 --raw 0,0 --ns dynamo --agent http://127.0.0.1:9091 {x}`]);
     const agent = plan(up("--agent-cmd", "{kvcr_mock} agent --port {port} --discovery-dir {discovery_dir}"), { ...ctx(), discoveryDir: "/tmp/a b", self: ["/opt/my bun", "cli.ts"] }).processes[0]!;
-    expect(agent.argv[2]).toBe("exec '/opt/my bun' cli.ts agent --port 9091 --discovery-dir '/tmp/a b'");
+    expect(agent.argv[2]).toBe(`${LIFELINE_WATCH}exec '/opt/my bun' cli.ts agent --port 9091 --discovery-dir '/tmp/a b'`);
   });
 
   test("an unknown placeholder or a mocker config the mocker would refuse is a config error before anything starts", () => {

@@ -1,11 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../lib/errors.ts";
 import { thrownBy } from "../../../test/harness.ts";
-import { placeholderProblems, placeholdersIn, renderCommand, shellQuote } from "./template.ts";
+import { LIFELINE_WATCH, placeholderProblems, placeholdersIn, renderCommand, shellQuote } from "./template.ts";
 
+/** The command after the lifeline watch every external command starts with. */
 const shell = (argv: string[]) => {
   expect(argv.slice(0, 2)).toEqual(["/bin/sh", "-c"]);
-  return argv[2]!;
+  expect(argv[2]!.startsWith(LIFELINE_WATCH)).toBe(true);
+  return argv[2]!.slice(LIFELINE_WATCH.length);
 };
 
 describe("role command templates", () => {

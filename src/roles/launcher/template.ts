@@ -1,6 +1,8 @@
 // External role commands (`--agent-cmd`, `--mocker-cmd`, `--frontend-cmd`): `{name}` placeholders
 // filled with the ports, URLs and discovery settings `up` chose, run by /bin/sh with `exec` so
-// the command itself is the child `up` supervises (signals and the stdin lifeline reach it).
+// the command itself is the child `up` supervises (signals and the stdin lifeline reach it). A
+// command need not watch the lifeline itself: a watcher in its process group does, and sends the
+// group SIGTERM once up is gone (a router from PyPI does not read stdin, and would outlive a killed up).
 import { ConfigError } from "../../lib/errors.ts";
 
 /** Placeholders every external command may use, and what they hold. */
@@ -104,5 +106,12 @@ export function renderCommand(template: string, values: Readonly<Record<string, 
     // kvcr_mock is already a quoted argv; every other value is one shell word.
     return name === "kvcr_mock" ? value : shellQuote(value);
   });
-  return ["/bin/sh", "-c", `exec ${filled}`];
+  return ["/bin/sh", "-c", `${LIFELINE_WATCH}exec ${filled}`];
 }
+
+/**
+ * Reads a copy of stdin (the lifeline, never written to) in the background and, at its end, sends
+ * SIGTERM to the process group the command leads (`$$` is the shell, which `exec` turns into the
+ * command). A background list's stdin is /dev/null in a non-interactive shell, hence fd 3.
+ */
+export const LIFELINE_WATCH = "exec 3<&0; (cat <&3 >/dev/null 2>&1; kill -TERM -$$ 2>/dev/null) >/dev/null 2>&1 & exec 3<&-; ";
