@@ -52,6 +52,28 @@ export function pickFreePorts(host: string, count: number, range: readonly [numb
   }
 }
 
+/**
+ * The first of `count` consecutive free ports on `host`, released before returning (for a child
+ * told a base port it adds ranks to), below the ephemeral range as pickFreePorts picks; a few
+ * random starts are tried.
+ */
+export function pickFreeRange(host: string, count: number, range: readonly [number, number] = belowEphemeral()): number {
+  const [lo, hi] = range;
+  for (let attempt = 0; attempt < 32; attempt++) {
+    const start = lo + Math.floor(Math.random() * Math.max(1, hi - lo - count + 2));
+    const held: HeldPort[] = [];
+    try {
+      for (let p = start; p < start + count; p++) held.push(holdPort(host, p));
+      return start;
+    } catch {
+      // a port of this run is taken: another start
+    } finally {
+      for (const h of held) h.close();
+    }
+  }
+  throw new Error(`no ${count} consecutive free ports found on ${host} between ${lo} and ${hi}`);
+}
+
 /** Up to 12,000 ports just below the ephemeral range (never under 1024). */
 function belowEphemeral(): [number, number] {
   const [lo] = ephemeralRange();

@@ -13,7 +13,7 @@ export const MODEL = "mock-model";
 
 export interface State {
   frontend_url: string;
-  processes: { name: string; pid: number; url: string; worker_api_urls?: string[] }[];
+  processes: { name: string; pid: number; url: string; worker_api_urls?: string[]; ports?: Record<string, number | number[]> }[];
 }
 
 export interface Stack {

@@ -111,6 +111,19 @@ describe.if(peersAvailable())("sglang-router and vllm-router in front of kvcr-mo
     }
   }, 180_000);
 
+  test("vllm-router kv_aware (examples/vllm-router-kv.yaml) indexes the workers' raw KV events: repeats go to their holder, found in its index", async () => {
+    await using tmp = await makeTempDir("kvcr-routers-");
+    await using cleanups = new AsyncDisposableStack();
+    const stack = await startStack(tmp.path, ["--config", join(EXAMPLES, "vllm-router-kv.yaml")], cleanups);
+    await cacheAware(stack);
+    // The router's own counters: its KV index answered the lookups from our events.
+    const metricsPort = (stack.state.processes.find((p) => p.name === "frontend") as { ports?: { metrics?: number } }).ports!.metrics!;
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const hits = Number(/^vllm_router_kv_placement_lookups_total\{result="hit"\} (\d+)/m.exec(text)?.[1] ?? 0);
+    expect(hits).toBeGreaterThanOrEqual(30);
+    await stop(stack);
+  }, 120_000);
+
   test("a restarted mocker serves on its API ports again and the router keeps serving; a router that exits at start fails up with its output", async () => {
     await using tmp = await makeTempDir("kvcr-routers-");
     await using cleanups = new AsyncDisposableStack();

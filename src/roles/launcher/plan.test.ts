@@ -52,11 +52,21 @@ describe("up --worker-api", () => {
     expect(thrownBy(ConfigError, () => plan(up("--frontend-cmd", "r {decode_api_urls}"), ctx())).problems).toEqual(["--frontend-cmd: {decode_api_urls} name a disaggregated stack's workers; give --prefill-workers and --decode-workers"]);
   });
 
+  test("a router that subscribes to the workers' raw KV events gets URL=endpoints per worker, each rank on the base up picked + its global rank", () => {
+    const c = { ...ctx(2), ports: { ...ctx(2).ports, workerApi: [31000, 31001, 31002, 31003], rawBase: 40000, frontendMetrics: 29001 } };
+    const p = plan(up("--mocker-processes=2", "--workers-per-process=2", "--data-parallel-size=2", "--no-kv-state-agent", "--frontend-cmd", "r {worker_kv_event_sources:--kv-event-source} --prom {metrics_port}"), c);
+    const e = (port: number) => `tcp://127.0.0.1:${port}`;
+    const sources = [0, 1, 2, 3].map((k) => `--kv-event-source http://127.0.0.1:${31000 + k}=${e(40000 + 2 * k)},${e(40001 + 2 * k)}`);
+    expect(p.processes.find((s) => s.role === "frontend")!.argv.at(-1)).toBe(`${LIFELINE_WATCH}exec r ${sources.join(" ")} --prom 29001`);
+    expect(p.processes.find((s) => s.role === "frontend")!.ports).toEqual({ http: 8000, metrics: 29001 });
+    expect(p.processes.filter((s) => s.role === "mocker").map((s) => mockerConfigOf(s.argv).zmqKvEventsPorts)).toEqual([[40000, 40002], [40004, 40006]]);
+  });
+
   test("a worker-URL placeholder with --mocker-cmd, a flag on a single value, or an unknown placeholder is a config error", () => {
     const problem = (...argv: string[]) => thrownBy(ConfigError, () => plan(up(...argv), ctx())).problems[0];
-    expect(problem("--mocker-cmd", "m {port}", "--frontend-cmd", "r {worker_api_urls_csv}")).toStartWith("--frontend-cmd: the workers' URLs ({worker_api_urls}, {worker_api_urls_csv}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap}) with --mocker-cmd: up cannot know the API ports");
+    expect(problem("--mocker-cmd", "m {port}", "--frontend-cmd", "r {worker_api_urls_csv}")).toStartWith("--frontend-cmd: the workers' URLs ({worker_api_urls}, {worker_api_urls_csv}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap}, {worker_kv_event_sources}) with --mocker-cmd: up cannot know the API ports");
     expect(problem("--roles", "frontend", "--frontend-cmd", "r {worker_api_urls}")).toBe("--frontend-cmd: the workers' URLs with --roles frontend: up starts no mockers here, so it knows no worker API ports; give the URLs in the command instead");
-    expect(problem("--frontend-cmd", "r {port:--p}")).toBe("--frontend-cmd: {port:--p}: only {worker_api_urls}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap} take a flag to repeat; {port} is one value");
+    expect(problem("--frontend-cmd", "r {port:--p}")).toBe("--frontend-cmd: {port:--p}: only {worker_api_urls}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap}, {worker_kv_event_sources} take a flag to repeat; {port} is one value");
     expect(problem("--frontend-cmd", "r {worker_urls}")).toStartWith("--frontend-cmd: unknown placeholder(s) {worker_urls}; known:");
     expect(problem("--frontend-cmd", "r {nope:--x}")).toStartWith("--frontend-cmd: unknown placeholder(s) {nope}; known:");
   });

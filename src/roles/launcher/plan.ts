@@ -68,6 +68,8 @@ export interface ChosenPorts {
   frontendMetrics?: number;
   /** Per mocker process: a prefill process's KV transfer port (0 or absent elsewhere). */
   kvTransfer?: number[];
+  /** The first raw KV-event port up picked for a router that subscribes to them (global rank k on it + k). */
+  rawBase?: number;
 }
 
 export interface PlanContext {
@@ -254,7 +256,8 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         external: frontendCmd !== undefined,
         ...(dynEnv ? { env: dynEnv } : {}),
         url,
-        ports: { http: port },
+        // The metrics port up picked for a router's own listener, there to be scraped.
+        ports: { http: port, ...(frontendCmd && ctx.ports.frontendMetrics ? { metrics: ctx.ports.frontendMetrics } : {}) },
         // Without local mockers the workers join from other hosts, maybe later: the frontend is ready when it serves.
         readiness: roles.has("mockers")
           ? { kind: "frontend", modelsUrl: `${url}/v1/models`, healthUrl: `${url}/health`, model: config.modelName, workers: totalWorkers }
@@ -292,7 +295,7 @@ export function mockerConfigFor(config: UpConfig, i: number, ctx: Pick<PlanConte
     numWorkers: W,
     dataParallelSize: dp,
     // Raw PUBs are always on in `up` (picked ports without a base), so the stack's raw streams can be tapped.
-    zmqKvEventsPorts: bases(config.zmqKvEventsPorts ?? 0),
+    zmqKvEventsPorts: bases(config.zmqKvEventsPorts ?? ctx.ports.rawBase ?? 0),
     zmqReplayPorts: bases(config.zmqReplayPorts),
     extraEngineArgs: undefined,
     ...loraFlagsFor(config, first, W, globalWorkers(config)),

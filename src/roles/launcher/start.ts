@@ -17,11 +17,11 @@ import type { DiscoveryStore } from "../../discovery/store.ts";
 import { ConfigError, KvcrError, ReadinessError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { RoleHandle } from "../../lib/role.ts";
-import { pickFreePorts, portFree } from "../../transport/port-hold.ts";
+import { pickFreePorts, pickFreeRange, portFree } from "../../transport/port-hold.ts";
 import type { ProcessControl } from "../shared/stack/fault-runner.ts";
 import { mockerBase } from "../shared/stack/stack-truth.ts";
 import { dialHost, plan, stackDiscovery, STAGES, type ChosenPorts, type StackPlan } from "./plan.ts";
-import { workerApiWanted } from "./worker-urls.ts";
+import { usesEventSources, workerApiWanted } from "./worker-urls.ts";
 import { peersPythonForCommands } from "./peers-python.ts";
 import { prefillProcesses } from "../../config/pd-layout.ts";
 import { placeholdersIn } from "./template.ts";
@@ -158,6 +158,8 @@ export function choosePorts(config: UpConfig, roles: Set<string>): ChosenPorts {
     ...(apis > 0 ? { workerApi: afterNats.slice(0, apis) } : base && roles.has("mockers") && workerApiWanted(config) ? { workerApi: Array.from({ length: globalWorkers(config) }, (_, k) => base + k) } : {}),
     ...(metrics > 0 ? { frontendMetrics: afterNats[apis]! } : {}),
     ...(prefills > 0 ? { kvTransfer: Array.from({ length: mockers }, (_, i) => (i < prefills ? afterNats[apis + metrics + i]! : 0)) } : {}),
+    // A router that subscribes to the workers' raw streams is told their ports: one consecutive run, as --zmq-kv-events-ports lays them out.
+    ...(roles.has("mockers") && usesEventSources(config) && !config.zmqKvEventsPorts ? { rawBase: pickFreeRange(host, globalWorkers(config) * config.dataParallelSize) } : {}),
   };
 }
 

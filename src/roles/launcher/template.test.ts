@@ -30,7 +30,7 @@ describe("role command templates", () => {
     expect(placeholderProblems("a {port} {worker_api_urls_csv} {metrics_port}", "frontend", "--frontend-cmd")).toEqual([]);
     expect(placeholderProblems("a {worker_api_urls}", "mocker", "--mocker-cmd")[0]).toStartWith("--mocker-cmd: unknown placeholder(s) {worker_api_urls}; known: {kvcr_mock}");
     expect(placeholderProblems("a {x} {y}", "agent", "--agent-cmd")[0]).toStartWith("--agent-cmd: unknown placeholder(s) {x}, {y}; known:");
-    expect(placeholderProblems("a {model:--m}", "agent", "--agent-cmd")).toEqual(["--agent-cmd: {model:--m}: only {worker_api_urls}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap} take a flag to repeat; {model} is one value"]);
+    expect(placeholderProblems("a {model:--m}", "agent", "--agent-cmd")).toEqual(["--agent-cmd: {model:--m}: only {worker_api_urls}, {prefill_api_urls}, {decode_api_urls}, {prefill_bootstrap}, {worker_kv_event_sources} take a flag to repeat; {model} is one value"]);
     expect(placeholderProblems("a {nope:--m}", "agent", "--agent-cmd")).toHaveLength(1); // unknown, not also a flag problem
     for (const bad of ["--w x", ""]) expect(placeholderProblems(`a {worker_api_urls:${bad}}`, "frontend", "--frontend-cmd")).toEqual([`--frontend-cmd: {worker_api_urls:${bad}}: the flag to repeat must be one word, e.g. {worker_api_urls:--worker-url}`]);
     expect(thrownBy(ConfigError, () => renderCommand("a {x}", {}, "--agent-cmd", "agent")).problems).toEqual(placeholderProblems("a {x}", "agent", "--agent-cmd"));

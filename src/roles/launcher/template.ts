@@ -45,14 +45,15 @@ export const ROLE_PLACEHOLDERS = {
     prefill_api_urls: "with --prefill-workers / --decode-workers: the prefill workers' API URLs, as {worker_api_urls} (also {prefill_api_urls:--flag})",
     decode_api_urls: "the decode workers' API URLs, likewise",
     prefill_bootstrap: "each prefill worker's API URL and its process's KV transfer port (where decode legs meet their room), two words per worker; {prefill_bootstrap:--prefill} puts the flag before each pair (sglang-router's --prefill URL PORT)",
+    worker_kv_event_sources: "each worker's API URL = its ranks' raw KV-event endpoints (vLLM's ZeroMQ stream), one word per worker, URL=tcp://…[,tcp://…] (vllm-router's --kv-event-source; {worker_kv_event_sources:--kv-event-source})",
     metrics_port: "a free port up picked for the frontend's own metrics listener (a router's --prometheus-port)",
   },
 } as const;
 
 /** Placeholders that take a list, one shell word per item (and the `{name:--flag}` form). */
-const LIST_PLACEHOLDERS: ReadonlySet<string> = new Set(["worker_api_urls", "prefill_api_urls", "decode_api_urls", "prefill_bootstrap"]);
+const LIST_PLACEHOLDERS: ReadonlySet<string> = new Set(["worker_api_urls", "prefill_api_urls", "decode_api_urls", "prefill_bootstrap", "worker_kv_event_sources"]);
 /** Placeholders that name the workers' API URLs: up must know those ports before the frontend starts. */
-export const WORKER_URL_PLACEHOLDERS: readonly string[] = ["worker_api_urls", "worker_api_urls_csv", "prefill_api_urls", "decode_api_urls", "prefill_bootstrap"];
+export const WORKER_URL_PLACEHOLDERS: readonly string[] = ["worker_api_urls", "worker_api_urls_csv", "prefill_api_urls", "decode_api_urls", "prefill_bootstrap", "worker_kv_event_sources"];
 /** The ones that split the workers by their disaggregated side. */
 export const PD_URL_PLACEHOLDERS: readonly string[] = ["prefill_api_urls", "decode_api_urls", "prefill_bootstrap"];
 

@@ -19,6 +19,8 @@ function usesWorkerUrls(template: string): boolean {
 interface PickedPorts {
   workerApi?: number[];
   kvTransfer?: number[];
+  /** The first raw KV-event port; global rank k (worker × dp + rank) publishes on it + k. */
+  rawBase?: number;
 }
 
 /** Workers first..first+count-1's API ports as up picked them (0, the mocker picks, when up picked none: a plan without start-up). */
@@ -38,7 +40,20 @@ export function workerUrlValues(config: UpConfig, ports: PickedPorts, host: stri
     prefill_api_urls: urls.filter((_, k) => side(k) === "prefill"),
     decode_api_urls: urls.filter((_, k) => side(k) === "decode"),
     prefill_bootstrap: urls.flatMap((url, k) => (side(k) === "prefill" ? [[url, String(ports.kvTransfer?.[processOf(k)] ?? "")]] : [])),
+    worker_kv_event_sources: urls.map((url, k) => `${url}=${rawEndpoints(ports, config, host, k).join(",")}`),
   };
+}
+
+/** Global worker k's ranks' raw PUB endpoints, from the base up picked (or --zmq-kv-events-ports). */
+function rawEndpoints(ports: PickedPorts, config: UpConfig, host: string, k: number): string[] {
+  const base = config.zmqKvEventsPorts || ports.rawBase;
+  if (!base) return [];
+  return Array.from({ length: config.dataParallelSize }, (_, r) => `tcp://${host}:${base + k * config.dataParallelSize + r}`);
+}
+
+/** Whether the frontend command names the workers' raw KV-event endpoints (up must fix those ports first). */
+export function usesEventSources(config: Pick<UpConfig, "frontendCmd">): boolean {
+  return config.frontendCmd !== undefined && placeholdersIn(config.frontendCmd).has("worker_kv_event_sources");
 }
 
 /** Why the frontend command cannot name the workers' URLs here, if it cannot. */
