@@ -134,8 +134,6 @@ function detailedFromRecords(text: string, path: string, from: Doc): Doc {
 /** A bench run in aiperf's shapes: the summary object and the records' JSONL. `wallOffsetMs` turns the run's clock into Unix ms. */
 export function aiperfFromRun(result: BenchResult, records: readonly TimedRecord[], o: { wallOffsetMs: number; version: string; benchmarkId: string }): { summary: Doc; records: string } {
   const ok = records.filter((r) => r.ok);
-  const ms = (x: number) => x;
-  const metric = (unit: string, xs: readonly number[]) => statsOf(unit, xs);
   const ns = (clockMs: number) => Math.round((clockMs + o.wallOffsetMs) * 1e6);
   const itlOf = (r: TimedRecord) => (r.itlMs.length > 0 ? r.itlMs.reduce((a, b) => a + b, 0) / r.itlMs.length : undefined);
   const starts = records.map((r) => r.sentMs);
@@ -151,13 +149,13 @@ export function aiperfFromRun(result: BenchResult, records: readonly TimedRecord
     aiperf_version: o.version,
     benchmark_id: o.benchmarkId,
     request_throughput: { unit: "requests/sec", avg: result.request_throughput },
-    request_latency: metric("ms", ok.map((r) => ms(r.e2elMs))),
+    request_latency: statsOf("ms", ok.map((r) => r.e2elMs)),
     request_count: { unit: "requests", avg: ok.length },
-    time_to_first_token: metric("ms", ok.map((r) => r.ttftMs)),
-    inter_token_latency: metric("ms", ok.flatMap((r) => (itlOf(r) === undefined ? [] : [itlOf(r)!]))),
+    time_to_first_token: statsOf("ms", ok.map((r) => r.ttftMs)),
+    inter_token_latency: statsOf("ms", ok.flatMap((r) => (itlOf(r) === undefined ? [] : [itlOf(r)!]))),
     output_token_throughput: { unit: "tokens/sec", avg: result.output_throughput },
-    output_sequence_length: metric("tokens", ok.map((r) => r.outputTokens)),
-    input_sequence_length: metric("tokens", ok.map((r) => r.promptTokens)),
+    output_sequence_length: statsOf("tokens", ok.map((r) => r.outputTokens)),
+    input_sequence_length: statsOf("tokens", ok.map((r) => r.promptTokens)),
     benchmark_duration: { unit: "sec", avg: result.duration },
     total_isl: { unit: "tokens", avg: promptTotal },
     total_osl: { unit: "tokens", avg: ok.reduce((n, r) => n + r.outputTokens, 0) },

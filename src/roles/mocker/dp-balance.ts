@@ -43,15 +43,16 @@ export function pinnedRank(header: string | null, ranks: number): number | undef
 }
 
 /** SGLang's `data_parallel_rank` body field: undefined when absent or null, a problem (→ 400) when not a rank of this worker. */
-export function bodyRank(value: unknown, ranks: number): number | undefined | { problem: string } {
+export function bodyRank(value: unknown, ranks: number): number | undefined | { problem: string; param: string } {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) return { problem: `data_parallel_rank: expected a rank from 0 to ${ranks - 1}, got ${JSON.stringify(value)}` };
-  if (value >= ranks) return { problem: `data_parallel_rank: rank ${value} is out of range; this worker has ${ranks} data-parallel rank(s), 0 to ${ranks - 1}` };
+  const param = "data_parallel_rank";
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) return { problem: `data_parallel_rank: expected a rank from 0 to ${ranks - 1}, got ${JSON.stringify(value)}`, param };
+  if (value >= ranks) return { problem: `data_parallel_rank: rank ${value} is out of range; this worker has ${ranks} data-parallel rank(s), 0 to ${ranks - 1}`, param };
   return value;
 }
 
 /** The rank a request pins: the header first (vLLM's), else the body field (SGLang's); undefined to balance. */
-export function requestedRank(header: string | null, body: unknown, ranks: number): number | undefined | { problem: string } {
+export function requestedRank(header: string | null, body: unknown, ranks: number): number | undefined | { problem: string; param?: string } {
   const byHeader = pinnedRank(header, ranks);
   if (byHeader !== undefined) return byHeader;
   return bodyRank((body as Record<string, unknown> | null)?.data_parallel_rank, ranks);

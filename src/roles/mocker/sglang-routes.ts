@@ -14,7 +14,6 @@ import { ARCHITECTURES, MODEL_TYPE } from "../../core/text/hf-model-files.ts";
 import { VERSION } from "../../lib/version.ts";
 import { SSE_HEADERS } from "../shared/serving/openai-answer.ts";
 import { readJsonBody } from "../shared/serving/openai-body.ts";
-import { balancedRank, DP_RANK_HEADER, requestedRank } from "./dp-balance.ts";
 import { runGeneration, SSE_HEARTBEAT, STOPPING, streamedOutput, wholeOutput, withHeaders } from "./generation.ts";
 import type { TextFormat } from "./token-stream.ts";
 import type { RankLoad } from "./dp-balance.ts";
@@ -36,22 +35,30 @@ export interface SglangEngines extends Submitter {
   resetPrefixCache(worker: number): Promise<{ rank: number; running: number }[]>;
 }
 
+/** One worker's serving settings (the worker API's options extend these). */
+export interface SglangRouteOptions {
+  /** The worker's index in its process. */
+  worker: number;
+  modelName: string;
+  maxModelLen: number | undefined;
+  limits: RequestLimits & BodyCaps;
+  logger: Logger;
+  faults?: RequestFaults;
+  /** Tokens per KV block and KV tokens per rank, for SGLang's /server_info. */
+  blockSize: number;
+  kvCapacityTokens: number;
+  /** Which /get_load shape this worker answers (the router in front decides). */
+  getLoadFormat: GetLoadFormat;
+}
+
 export interface SglangRouteContext {
   engines: SglangEngines;
-  o: {
-    worker: number;
-    modelName: string;
-    maxModelLen: number | undefined;
-    limits: RequestLimits & BodyCaps;
-    logger: Logger;
-    faults?: RequestFaults;
-    blockSize: number;
-    kvCapacityTokens: number;
-    getLoadFormat: GetLoadFormat;
-  };
+  o: SglangRouteOptions;
   workerId: string;
   health(): Response;
   nextSeq(): number;
+  /** The request's rank (the worker API's own rule), or its 400. */
+  rankOf(req: Request, json: unknown): number | Response;
   /** The request's disaggregated leg (the worker API's own check). */
   disaggLegOf(json: unknown): Pick<GenerateRequest, "kvTransferParams" | "bootstrap"> | Response;
 }
@@ -87,10 +94,8 @@ export function createSglangRoutes(ctx: SglangRouteContext): (req: Request, path
     if (tokens.length === 0) return openAiError(400, `${param}: the prompt has no tokens`, { param });
     const tooLong = contextLengthProblem(o.maxModelLen, tokens.length, parsed.maxNewTokens);
     if (tooLong !== undefined) return openAiError(400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED, param });
-    const loads = engines.rankLoads(o.worker);
-    const pinned = requestedRank(req.headers.get(DP_RANK_HEADER), body.json, loads.length);
-    if (typeof pinned === "object") return openAiError(400, pinned.problem, { param: pinned.problem.startsWith("data_parallel_rank") ? "data_parallel_rank" : undefined });
-    const dpRank = pinned ?? balancedRank(loads);
+    const dpRank = ctx.rankOf(req, body.json);
+    if (dpRank instanceof Response) return dpRank;
     const leg = ctx.disaggLegOf(body.json);
     if (leg instanceof Response) return leg;
     const g: GenerateRequest = { worker: o.worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxNewTokens, ...leg };

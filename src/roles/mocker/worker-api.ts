@@ -8,55 +8,39 @@
 // SGLang-family routers call (/get_load, /server_info, /model_info and their /get_* spellings,
 // /health_generate, /flush_cache, native /generate: sglang-routes.ts). Request checks, error bodies
 // and SSE are the frontend's (roles/openai-*.ts).
-import type { Logger } from "../../lib/logger.ts";
 import { CONTEXT_LENGTH_EXCEEDED, contextLengthProblem } from "../../protocol/context-length.ts";
 import type { GenerateRequest, GenerateSummary } from "../../protocol/generate.ts";
 import { parseKvTransferParams, type KvTransferParams } from "../../protocol/kv-transfer-params.ts";
-import { BadRequest, openAiError, openAiErrorBody, parseChatRequest, parseCompletionRequest, type RequestLimits, type ResponseMeta } from "../../protocol/openai.ts";
+import { BadRequest, openAiError, openAiErrorBody, parseChatRequest, parseCompletionRequest, type ResponseMeta } from "../../protocol/openai.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics, type MetricFamily } from "../../protocol/prometheus.ts";
 import { pathOf } from "../../transport/http/path-of.ts";
 import { SSE_HEADERS, SseAnswer, wholeAnswerBody, type Kind } from "../shared/serving/openai-answer.ts";
-import { promptTokens, readJsonBody, type BodyCaps } from "../shared/serving/openai-body.ts";
+import { promptTokens, readJsonBody } from "../shared/serving/openai-body.ts";
 import { VERSION_PATH, versionResponse } from "../shared/serving/version.ts";
 import { detokenizeAnswer, modelList, modelNotFound, modelRoute, MODELS_PREFIX, tokenizeAnswer, type ModelView } from "../shared/serving/vllm-routes.ts";
-import { balancedRank, DP_RANK_HEADER, requestedRank, type RankLoad } from "./dp-balance.ts";
-import { runGeneration, SSE_HEARTBEAT, STOPPING, streamedOutput, wholeOutput, withHeaders, type RequestFaults, type Submitter } from "./generation.ts";
-import { createSglangRoutes, SGLANG_ROUTES } from "./sglang-routes.ts";
-import { sglangBootstrapOf, type GetLoadFormat } from "../../protocol/sglang.ts";
+import { balancedRank, DP_RANK_HEADER, requestedRank } from "./dp-balance.ts";
+import { runGeneration, SSE_HEARTBEAT, STOPPING, streamedOutput, wholeOutput, withHeaders } from "./generation.ts";
+import { createSglangRoutes, SGLANG_ROUTES, type SglangEngines, type SglangRouteOptions } from "./sglang-routes.ts";
+import { sglangBootstrapOf } from "../../protocol/sglang.ts";
 import type { BootstrapInfo } from "../../protocol/dynamo/bootstrap.ts";
 import { adapterErrorResponse, type LoraAdapters } from "./lora-adapters.ts";
 import type { TextFormat } from "./token-stream.ts";
 
 /** What one worker's API needs of the process's engines (MockerWorkerPool). */
-export interface WorkerApiEngines extends Submitter {
+export interface WorkerApiEngines extends SglangEngines {
   workerId(worker: number): string;
-  rankLoads(worker: number): (RankLoad & { kvTokens: number })[];
   workerMetrics(worker: number): MetricFamily[];
-  workerLoad(worker: number): number;
-  resetPrefixCache(worker: number): Promise<{ rank: number; running: number }[]>;
   /** The process's LoRA adapters, when it has its table (the mocker always does). */
   readonly lora?: { readonly adapters: LoraAdapters };
 }
 
-export interface WorkerApiOptions {
-  /** The worker's index in its process. */
-  worker: number;
-  modelName: string;
-  maxModelLen: number | undefined;
-  limits: RequestLimits & BodyCaps;
-  logger: Logger;
-  faults?: RequestFaults;
+export interface WorkerApiOptions extends SglangRouteOptions {
   /** Unix seconds for `created`. */
   wallSeconds: () => number;
   /** Aborted once the process is closing: /health answers 503. */
   closing?: AbortSignal;
   /** The process's LoRA adapters: served as models, loaded and unloaded at run time (always on here). */
   lora?: LoraAdapters;
-  /** Tokens per KV block and KV tokens per rank, for SGLang's /server_info. */
-  blockSize: number;
-  kvCapacityTokens: number;
-  /** Which /get_load shape this worker answers (the router in front decides). */
-  getLoadFormat: GetLoadFormat;
 }
 
 const ROUTE_LIST =
@@ -77,7 +61,14 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
   let seq = 0;
 
   const health = () => new Response(null, { status: o.closing?.aborted ? 503 : 200 });
-  const sglang = createSglangRoutes({ engines, o, workerId, health, nextSeq: () => ++seq, disaggLegOf });
+  /** The rank the request pins (vLLM's header, else SGLang's body field), or vLLM's DP balancer's pick. */
+  const rankOf = (req: Request, json: unknown): number | Response => {
+    const loads = engines.rankLoads(worker);
+    const pinned = requestedRank(req.headers.get(DP_RANK_HEADER), json, loads.length);
+    if (typeof pinned === "object") return openAiError(400, pinned.problem, pinned.param ? { param: pinned.param } : {});
+    return pinned ?? balancedRank(loads);
+  };
+  const sglang = createSglangRoutes({ engines, o, workerId, health, nextSeq: () => ++seq, rankOf, disaggLegOf });
 
   async function generate(req: Request, kind: Kind, path: string): Promise<Response> {
     const body = await readJsonBody(req, o.limits, o.logger, path);
@@ -91,10 +82,8 @@ export function createWorkerApiFetch(engines: WorkerApiEngines, o: WorkerApiOpti
     if (tokens.length === 0) return openAiError(400, "prompt: tokenizes to no tokens", { param });
     const tooLong = contextLengthProblem(o.maxModelLen, tokens.length, parsed.maxTokens);
     if (tooLong !== undefined) return openAiError(400, tooLong, { code: CONTEXT_LENGTH_EXCEEDED, param });
-    const loads = engines.rankLoads(worker);
-    const pinned = requestedRank(req.headers.get(DP_RANK_HEADER), body.json, loads.length);
-    if (typeof pinned === "object") return openAiError(400, pinned.problem, { param: pinned.problem.startsWith("data_parallel_rank") ? "data_parallel_rank" : undefined });
-    const dpRank = pinned ?? balancedRank(loads);
+    const dpRank = rankOf(req, body.json);
+    if (dpRank instanceof Response) return dpRank;
     const transfer = disaggLegOf(body.json);
     if (transfer instanceof Response) return transfer;
     const g: GenerateRequest = { worker, dpRank, tokenIds: tokens, maxTokens: parsed.maxTokens, ...transfer, ...(loraName !== undefined ? { loraName } : {}) };
