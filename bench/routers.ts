@@ -30,8 +30,8 @@ if (python === undefined) throw new Error(`no peers environment: ${PEERS_HINT}`)
 const env = { ...process.env, KVCR_PEERS_PYTHON: python };
 const STACKS = [
   ["kv", "examples/router-comparison.yaml"],
-  ["sglang", "examples/sglang-router.yaml"],
-  ["vllm", "examples/vllm-router.yaml"],
+  ["sglang-router", "examples/sglang-router.yaml"],
+  ["vllm-router", "examples/vllm-router.yaml"],
 ] as const;
 const part = process.argv[3];
 if (part !== undefined && part !== "verdict" && part !== "cpu" && part !== "pd") throw new Error(`part: got ${JSON.stringify(part)}, expected verdict, cpu or pd (default: all three)`);
@@ -73,10 +73,10 @@ async function verdict(sides: readonly (readonly [string, string])[], first: "pr
 async function pdVerdict(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-routers-pd-"));
   try {
-    const own = join(dir, "kvcr-pd.yaml");
+    const own = join(dir, "kvcr-mock-pd.yaml");
     writeFileSync(own, "stack:\n  kv_state_agent: false\n  prefill_workers: 2\n  decode_workers: 2\nmockers:\n  num_host_blocks: 0\n");
     console.log("\nPrefill/decode, 2 + 2 workers:");
-    await verdict([["kvcr-pd", own], ["vllm-pd", join(ROOT, "examples/vllm-router-pd.yaml")], ["sglang-pd", join(ROOT, "examples/sglang-router-pd.yaml")]], "mean_itl_ms");
+    await verdict([["kvcr-mock-pd", own], ["vllm-router-pd", join(ROOT, "examples/vllm-router-pd.yaml")], ["sglang-router-pd", join(ROOT, "examples/sglang-router-pd.yaml")]], "mean_itl_ms");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -127,7 +127,7 @@ async function saturation(): Promise<void> {
       const [rps, routerUs, mockerUs] = [median(runs.map((r) => r.requestsPerS)), median(runs.map((r) => r.routerUs)), median(runs.map((r) => r.mockerUs))];
       const failed = runs.reduce((n, r) => n + r.failed, 0);
       console.log(
-        `  ${name.padEnd(7)} ${rps.toFixed(0).padStart(6)} req/s (rounds ${runs.map((r) => r.requestsPerS.toFixed(0)).join(", ")}; failed ${failed}); ` +
+        `  ${name.padEnd(13)} ${rps.toFixed(0).padStart(6)} req/s (rounds ${runs.map((r) => r.requestsPerS.toFixed(0)).join(", ")}; failed ${failed}); ` +
           `router CPU ${routerUs.toFixed(0)} µs, mocker CPU ${mockerUs.toFixed(0)} µs per request (mocker / router ${(mockerUs / routerUs).toFixed(2)})`,
       );
       figure(`${name} saturated req/s`, rps, "req/s", "higher");
