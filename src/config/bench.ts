@@ -107,7 +107,7 @@ export const benchOptions = defineOptions({
     compareRouterModes: { kind: "string", nonEmpty: true, description: `Run the same workload against one stack per router mode (a comma-separated list of ${LIVE_ROUTER_MODES.join(", ")}): the verdict (the first mode is the baseline), then the modes side by side` },
     urlPerMode: { kind: "string", nonEmpty: true, description: "The stack of each compared mode: kv=URL,round-robin=URL (without --compare-router-modes: --compare-urls by its older name)" },
     sweepConcurrency: { kind: "intList", min: 1, description: "Run the workload at each concurrency (8,32,128) and print the points side by side" },
-    rounds: { kind: "int", min: 1, max: 1000, description: `Runs of each compared side, rounds outermost, each on a fresh stack and drawing its workload with --seed + round − 1; the verdict's intervals rest on them (default ${DEFAULT_MODE_ROUNDS} for --compare-router-modes on fresh stacks, else 1; at least 5 recommended)` },
+    rounds: { kind: "int", min: 1, max: 1000, description: `Runs of each compared side, rounds outermost (the sides' order alternating from round to round), each on a fresh stack and drawing its workload with --seed + round − 1; the verdict's intervals rest on them (default ${DEFAULT_MODE_ROUNDS} for --compare-router-modes on fresh stacks, else 1; at least 5 recommended)` },
     stackConfig: { kind: "string", nonEmpty: true, description: "Without --url / --url-per-mode: the `up` stack file each fresh stack is started from (default: up's defaults); bench sets its router mode and ports" },
   }),
   ...group("Accepted from vllm bench serve, no effect", {

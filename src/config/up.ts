@@ -214,7 +214,6 @@ export function upProblems(c: UpConfig): string[] {
       [c.audit, "--audit", "it reads kvcr-mock's own frontend index"],
       [c.faults !== undefined, "--faults", "the fault API is kvcr-mock's own"],
       [c.frontends > 1, "--frontends", "up runs one Dynamo frontend"],
-      [c.mockerCmd !== undefined, "--mocker-cmd", "the mockers are kvcr-mock's, run with --runtime dynamo"],
       [c.prefillWorkers !== undefined || c.decodeWorkers !== undefined, "--prefill-workers / --decode-workers", "not laid out by up under Dynamo yet (run `mocker --runtime dynamo --disaggregation-mode` yourself)"],
     ];
     for (const [given, flag, why] of refused) if (given) problems.push(`${flag}: not with --runtime dynamo (${why})`);

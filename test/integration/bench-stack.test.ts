@@ -68,12 +68,12 @@ describe("bench --compare-router-modes with fresh stacks (the launcher's code, a
     type Run = { label: string; round: number; completed: number; failed: number; model_id: string; prefix_cache_reuse_ratio: number; base_url: string; total_input_tokens: number };
     const doc = JSON.parse(readFileSync(json, "utf8")) as { rounds: number; verdict: { metric: string; baseline: string; side: string; ratio: number; ci_low: number; ci_high: number; call: string }[]; runs: Run[] };
     expect(doc.rounds).toBe(2);
-    // Rounds outermost; each round's fresh stacks run the same requests.
+    // Rounds outermost, the sides alternating; each round's fresh stacks run the same requests.
     expect(doc.runs.map((x) => [x.label, x.round, x.completed, x.failed, x.model_id])).toEqual([
       ["kv", 1, 30, 0, "mock-model"],
       ["round-robin", 1, 30, 0, "mock-model"],
-      ["kv", 2, 30, 0, "mock-model"],
       ["round-robin", 2, 30, 0, "mock-model"],
+      ["kv", 2, 30, 0, "mock-model"],
     ]);
     expect(new Set(doc.runs.map((x) => x.base_url)).size).toBe(4);
     expect(doc.verdict.map((v) => v.metric)).toEqual(["mean_ttft_ms", "p90_ttft_ms", "mean_itl_ms", "mean_tpot_ms", "mean_e2el_ms", "output_throughput", "prefix_cache_reuse_ratio"]);

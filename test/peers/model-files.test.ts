@@ -1,5 +1,6 @@
 // `kvcr-mock model-files` read by the Hugging Face libraries of the peers environment: the tokenizer
-// equals the one Dynamo's offline example builds with `tokenizers`, round-trips text byte by byte,
+// equals the one Dynamo's offline example builds with `tokenizers` (plus words for ids 257–32767,
+// which Dynamo's mocker emits and benchmarks send), round-trips text byte by byte,
 // and renders chat exactly as kvcr-mock's own template does.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -15,7 +16,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import AutoTokenizer
 d = sys.argv[1]
 alpha = sorted(pre_tokenizers.ByteLevel.alphabet())
-ref = Tokenizer(models.BPE(vocab={c: i for i, c in enumerate(alpha)}, merges=[]))
+words = {f"\u0120t{k}": k for k in range(257, 32768)}
+ref = Tokenizer(models.BPE(vocab={**{c: i for i, c in enumerate(alpha)}, "<|endoftext|>": 256, **words}, merges=[]))
 ref.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
 ref.decoder = decoders.ByteLevel()
 ref.add_special_tokens(["<|endoftext|>"])
@@ -24,7 +26,7 @@ text = "Héllo, wörld! 你好 <|endoftext|>"
 ids = t.encode(text)
 messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"}]
 print(json.dumps({"same_as_reference": json.loads(ref.to_str()) == json.load(open(d + "/tokenizer.json")),
-                  "ids": ids, "decoded": t.decode(ids), "eos": t.eos_token_id, "vocab": len(t),
+                  "ids": ids, "decoded": t.decode(ids), "eos": t.eos_token_id, "vocab": len(t), "words": t.decode([1000, 1999]),
                   "chat": t.apply_chat_template(messages, tokenize=False)}))
 `;
 
@@ -48,7 +50,9 @@ describe.if(peersAvailable())("model-files under transformers (peers environment
     // frontend --tokenizer counts exactly as transformers does with these files.
     expect(loadTokenizer(dir)(text)).toEqual(got.ids);
     expect(got.eos).toBe(256);
-    expect(got.vocab).toBe(257);
+    expect(got.vocab).toBe(32768);
+    // Dynamo's mocker's output ids decode to words, so its streams carry text.
+    expect(got.words).toBe(" t1000 t1999");
     expect(got.chat).toBe(applyChatTemplate([{ role: "system", content: "Be brief." }, { role: "user", content: "Hi there" }]));
   }, 90_000);
 });

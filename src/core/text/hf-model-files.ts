@@ -2,10 +2,15 @@
 // model offline: a byte-level BPE tokenizer with no merges (the 256 byte symbols of GPT-2's
 // ByteLevel alphabet, ids in the alphabet's sorted order, plus `<|endoftext|>` as id 256), as
 // Dynamo's own offline example ships it; tokenizer_config.json with kvcr-mock's chat template; and
-// config.json. One token is one byte of UTF-8. Pure: the caller writes the texts.
+// config.json. One token is one byte of UTF-8. Ids 257–32767 are words no text encodes to (no
+// merge forms them), there to be decoded and accepted: Dynamo's mocker emits ids 1000–1999, which
+// with bytes alone decode to nothing (its streams would carry no text, a client could time no
+// token), and Dynamo's frontend refuses prompt ids past the vocabulary (a benchmark's token-id
+// prompts, vLLM's random dataset, a trace's hash ids, all below 32,000). Pure: the caller writes
+// the texts.
 import { CHAT_TEMPLATE_JINJA } from "./tokenizer.ts";
 
-export const BYTE_VOCAB_SIZE = 257;
+export const VOCAB_SIZE = 32768;
 export const END_OF_TEXT = "<|endoftext|>";
 export const END_OF_TEXT_ID = 256;
 /** What config.json says the model is (Llama's shape, which --kv-bytes-per-token defaults to). */
@@ -32,6 +37,11 @@ export interface ModelFilesOptions {
   maxModelLen: number;
 }
 
+/** The output words: id k (257 ≤ k < VOCAB_SIZE) is ` t<k>` (a space and a letter, so each reads as a word). */
+export function outputWords(): Record<string, number> {
+  return Object.fromEntries(Array.from({ length: VOCAB_SIZE - END_OF_TEXT_ID - 1 }, (_, i) => [`\u0120t${END_OF_TEXT_ID + 1 + i}`, END_OF_TEXT_ID + 1 + i]));
+}
+
 /** File name → text, for a directory that `AutoTokenizer.from_pretrained(dir)` loads offline. */
 export function hfModelFiles(opts: ModelFilesOptions): Record<string, string> {
   const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true };
@@ -46,12 +56,12 @@ export function hfModelFiles(opts: ModelFilesOptions): Record<string, string> {
     decoder: { ...byteLevel, add_prefix_space: true },
     model: {
       type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab: byteVocab(), merges: [],
+      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab: { ...byteVocab(), [END_OF_TEXT]: END_OF_TEXT_ID, ...outputWords() }, merges: [],
     },
   };
   const config = {
     model_type: MODEL_TYPE, architectures: ARCHITECTURES, eos_token_id: END_OF_TEXT_ID, bos_token_id: END_OF_TEXT_ID,
-    vocab_size: BYTE_VOCAB_SIZE, max_position_embeddings: opts.maxModelLen,
+    vocab_size: VOCAB_SIZE, max_position_embeddings: opts.maxModelLen,
   };
   const tokenizerConfig = {
     tokenizer_class: "PreTrainedTokenizerFast", model_max_length: opts.maxModelLen,

@@ -60,7 +60,8 @@ export async function runBench(opts: BenchOptions, deps: BenchDeps): Promise<Ben
   for (let round = 1; round <= rounds && deps.stop?.aborted !== true; round++) {
     // Each round draws its own requests (and arrivals), the same for every side: rounds are independent samples.
     const workload = assignAdapters(loadWorkload({ ...workloadOpts, seed: opts.workload.seed + round - 1 }, deps, "nothing was sent"), opts.lora, opts.workload.seed + round - 1);
-    for (const target of opts.targets) {
+    // Sides alternate from round to round, so neither always runs first on a machine that warms or tires.
+    for (const target of round % 2 === 0 ? [...opts.targets].reverse() : opts.targets) {
       for (const point of points) {
         if (deps.stop?.aborted) break;
         runs.push(await measureRun(target, point, round, workload, opts, deps, models));

@@ -49,6 +49,27 @@ describe("up --runtime dynamo", () => {
     expect(p.processes[1]!.argv).toEqual(["/bin/sh", "-c", `${LIFELINE_WATCH}exec /venv/bin/python -m dynamo.frontend --http-port 8000`]);
   });
 
+  test("Dynamo's own mocker as --mocker-cmd: {engine_args} carries the stack's engine settings, every shared flag; /health reports its endpoints", () => {
+    const cmd = "{peers_python} -m dynamo.mocker --model-path {model_path} --num-workers {workers} --endpoint dyn://{namespace}.backend.generate {engine_args}";
+    const p = plan(up("--runtime", "dynamo", "--no-kv-state-agent", "--workers-per-process", "2", "--block-size", "16", "--speedup-ratio", "10", "--no-enable-chunked-prefill", "--mocker-cmd", cmd), ctx);
+    const mocker = p.processes[0]!;
+    expect(mocker.external).toBe(true);
+    expect(mocker.argv[2]).toBe(
+      `${LIFELINE_WATCH}exec /venv/bin/python -m dynamo.mocker --model-path /m --num-workers 2 --endpoint dyn://dynamo.backend.generate ` +
+        "--block-size=16 --num-gpu-blocks-override=16384 --max-num-seqs=256 --max-num-batched-tokens=8192 --enable-prefix-caching --no-enable-chunked-prefill " +
+        "--preemption-mode=lifo --speedup-ratio=10 --decode-speedup-ratio=1 --data-parallel-size=1 --num-host-blocks=4096 --host-offload-d2h-bandwidth-gbps=0 " +
+        "--host-offload-h2d-bandwidth-gbps=0 --kv-bytes-per-token=131072 --max-model-len=131072",
+    );
+    // Dynamo's mocker reports ready on /health only with its endpoints named; it binds the stack's host.
+    expect(mocker.env).toMatchObject({ DYN_SYSTEM_PORT: "7000", DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS: '["generate"]', DYN_SYSTEM_HOST: "127.0.0.1" });
+    expect(mocker.readiness).toEqual({ kind: "ok", url: "http://127.0.0.1:7000/health" });
+    // A setting Dynamo's mocker has no flag for is named, not dropped; without {engine_args} it is the command's business.
+    expect(thrownBy(ConfigError, () => plan(up("--runtime", "dynamo", "--timing-model", "fixed", "--mocker-cmd", cmd), ctx)).problems).toEqual([
+      "--mocker-cmd: {engine_args}: --timing-model fixed has no counterpart in Dynamo's mocker (leave it at its default, polynomial, to compare the two)",
+    ]);
+    expect(plan(up("--runtime", "dynamo", "--timing-model", "fixed", "--mocker-cmd", "m {port}"), ctx).processes[1]!.argv[2]).toEndWith("exec m 7000");
+  });
+
   test("what a Dynamo deployment cannot take is refused by name, and Dynamo's flags without it", () => {
     const problems = (...argv: string[]) => [...thrownBy(ConfigError, () => up(...argv)).problems];
     expect(problems("--runtime", "dynamo", "--worker-api", "--audit")).toEqual([

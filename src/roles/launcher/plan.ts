@@ -17,7 +17,8 @@ import { join } from "node:path";
 import { DEFAULT_NAMESPACE, globalWorkers, parseRoles, ROLES, type UpConfig } from "../../config/up.ts";
 import { toArgv } from "../../config/to-argv.ts";
 import { ConfigError } from "../../lib/errors.ts";
-import { renderCommand, shellQuote, type TemplateRole } from "./template.ts";
+import { placeholdersIn, renderCommand, shellQuote, type TemplateRole } from "./template.ts";
+import { dynamoMockerArgs } from "./dynamo-mocker-args.ts";
 import { workerApiPortsOf, workerApiWanted, workerUrlProblems, workerUrlValues } from "./worker-urls.ts";
 
 export const STAGES = { agent: 0, mockers: 1, frontend: 2 } as const;
@@ -192,6 +193,8 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
       const problems = mockerProblems(mocker);
       if (problems.length > 0) throw new ConfigError(problems.map((p) => `mocker-${i}: ${p}`));
       const url = `http://${host}:${ctx.ports.mockers[i]}`;
+      const engineArgs = dynamoMockerArgs(mocker);
+      if (config.mockerCmd !== undefined && placeholdersIn(config.mockerCmd).has("engine_args") && engineArgs.problems.length > 0) throw new ConfigError(engineArgs.problems.map((p) => `--mocker-cmd: ${p}`));
       const values = {
         ...common,
         port: String(ctx.ports.mockers[i]),
@@ -203,6 +206,8 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         zmq_replay_ports: mocker.zmqReplayPorts?.join(",") ?? "",
         cache_slot: String(mocker.kvStateAgentCacheSlot ?? ""),
         raw_host: mocker.kvStateAgentRawHost ?? "",
+        model_path: mocker.modelPath ?? "",
+        engine_args: engineArgs.argv,
       };
       processes.push({
         name: `mocker-${i}`,
@@ -220,8 +225,9 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         readiness: { kind: "ok", url: `${url}/health` },
         livenessUrl: `${url}${config.mockerCmd ? "/health" : "/live"}`,
         readyTimeoutS: config.readyTimeout,
-        // A Dynamo-runtime mocker serves /live and /health on DYN_SYSTEM_PORT, as Dynamo's workers do.
-        ...(dynEnv ? { env: { ...dynEnv, DYN_SYSTEM_PORT: String(ctx.ports.mockers[i]) } } : {}),
+        // A Dynamo-runtime mocker serves /live and /health on DYN_SYSTEM_PORT, as Dynamo's workers do;
+        // Dynamo's own mocker reports ready there only once its generate endpoint is (else never).
+        ...(dynEnv ? { env: { ...dynEnv, DYN_SYSTEM_PORT: String(ctx.ports.mockers[i]), ...(config.mockerCmd ? { DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS: '["generate"]', DYN_SYSTEM_HOST: dynEnv.DYN_TCP_RPC_HOST! } : {}) } } : {}),
       });
     }
   }

@@ -35,6 +35,8 @@ export const ROLE_PLACEHOLDERS = {
     zmq_replay_ports: "replay base port per worker, comma-separated (empty without replay)",
     cache_slot: "first CacheOwner ordinal of this process",
     raw_host: "host the agent dials for raw events",
+    model_path: "with --runtime dynamo: the model directory the workers' cards name (Dynamo's mocker --model-path)",
+    engine_args: "the stack's engine settings as Dynamo's mocker takes them (--block-size=64 --num-gpu-blocks-override=… --speedup-ratio=…, every shared flag, defaults too), several words; a setting it has no flag for is a config error",
   },
   frontend: {
     port: "the frontend's HTTP port",
