@@ -54,7 +54,7 @@ describe.if(peersAvailable())("up in a Dynamo deployment (peers environment)", (
     expect(existsSync(state.discovery_dir), state.discovery_dir).toBe(false);
   }, 150_000);
 
-  test("examples/dynamo-agg.yaml serves its demo (the repeat from the KV cache); a Python without Dynamo is named with what it needs", async () => {
+  test("examples/dynamo-agg.yaml and dynamo-mocker.yaml (Dynamo's own mocker) serve the demo (the repeat from the KV cache); a Python without Dynamo is named with what it needs", async () => {
     await using tmp = await makeTempDir("kvcr-up-dyn-");
     {
       await using up = spawnChild([process.execPath, CLI_ENTRY, "up", "--config", join(EXAMPLES, "dynamo-agg.yaml"), "--http-port", "0", "--demo"], { env: { TMPDIR: tmp.path, KVCR_PEERS_PYTHON: PEERS_PYTHON! } });
@@ -66,6 +66,27 @@ describe.if(peersAvailable())("up in a Dynamo deployment (peers environment)", (
       const [prompt, hit] = cached[1]!;
       expect(hit!).toBeGreaterThanOrEqual(prompt! - 16);
     }
+    {
+      // Dynamo's own mocker in kvcr-mock's place: the same demo, its streams carrying text (model-files' words), the settings through {engine_args}.
+      await using up = spawnChild([process.execPath, CLI_ENTRY, "up", "--config", join(EXAMPLES, "dynamo-mocker.yaml"), "--http-port", "0", "--demo"], { env: { TMPDIR: tmp.path, KVCR_PEERS_PYTHON: PEERS_PYTHON! } });
+      let out = "";
+      pipeOutput(up, (t) => (out += t));
+      expect(await withTimeout(up.proc.exited, 90_000, "the demo"), out.slice(-3000)).toBe(0);
+      expect(out).toContain("-m dynamo.mocker");
+      const cached = [...out.matchAll(/prompt (\d+) tokens, (\d+) of them served from the KV cache/g)].map((m) => [Number(m[1]), Number(m[2])]);
+      expect(cached.length).toBe(2);
+      const [prompt, hit] = cached[1]!;
+      // Dynamo's mocker caches whole blocks of the stack's block size (16), not its own default (64).
+      expect(hit! % 16).toBe(0);
+      expect(hit!).toBeGreaterThanOrEqual(prompt! - 16);
+    }
+    // The two example files differ only in whose mocker runs.
+    const body = (f: string) => readFileSync(join(EXAMPLES, f), "utf8").split("\n").filter((l) => !l.startsWith("#"));
+    expect(body("dynamo-mocker.yaml").filter((l) => !body("dynamo-agg.yaml").includes(l))).toEqual([
+      "  mocker_cmd: >-",
+      "    {peers_python} -m dynamo.mocker --model-path {model_path} --model-name {model} --num-workers {workers}",
+      "    --endpoint dyn://{namespace}.backend.generate --discovery-backend {discovery_backend} --request-plane tcp --event-plane zmq {engine_args}",
+    ]);
     {
       await using up = spawnChild([process.execPath, CLI_ENTRY, "up", "--config", join(EXAMPLES, "dynamo-kvcr.yaml"), "--http-port", "0", "--peers-python", process.execPath], { env: { TMPDIR: tmp.path } });
       let out = "";

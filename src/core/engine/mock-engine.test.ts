@@ -86,6 +86,17 @@ describe("mock engine: G1 prefix cache", () => {
     expect(m.prefixHitRate).toBeCloseTo(12 / 28, 12);
   });
 
+  test("a prompt admitted in the same step as its prefix's first holder hits the blocks that step computes (vLLM caches them at allocation)", () => {
+    const e = engine({ blockSize: 4, numGpuBlocks: 64 });
+    e.addRequest({ id: "a", tokenIds: seq(0, 14), maxTokens: 1 });
+    e.addRequest({ id: "b", tokenIds: [...seq(0, 12), 99, 98], maxTokens: 1 });
+    const run = runToIdle(e);
+    expect(run.steps[0]!.finished.map((f) => [f.requestId, f.cachedTokens])).toEqual([["a", 0], ["b", 12]]);
+    // One stored event for the three shared blocks, none for b's duplicate.
+    expect(eventSummary(run.events)).toEqual(["stored:device:3"]);
+    expect(e.metrics().prefixHitTokens).toBe(12);
+  });
+
   test("the usable prefix is capped at prompt_len − 1 tokens in whole blocks", () => {
     const e = engine({ blockSize: 4, numGpuBlocks: 64, ...fixed });
     e.addRequest({ id: "a", tokenIds: seq(0, 12), maxTokens: 1 });

@@ -216,9 +216,12 @@ export class KvManager {
     return true;
   }
 
-  /** Registers the newly full blocks of `req` in G1 and emits their `stored` events. */
-  commit(req: RequestState): void {
-    const full = Math.floor(req.numComputed / this.blockSize);
+  /**
+   * Registers the newly full blocks of `req` in G1 and emits their `stored` events: those computed,
+   * or (`tokens`) those this step will compute, so a request admitted later in the same pass hits them.
+   */
+  commit(req: RequestState, tokens = req.numComputed): void {
+    const full = Math.floor(tokens / this.blockSize);
     if (full <= req.numCommitted) return;
     if (!this.prefixCaching) {
       req.numCommitted = full;

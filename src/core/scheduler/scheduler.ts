@@ -84,6 +84,9 @@ export class Scheduler {
       this.take(r, n, isDecode);
     }
 
+    // As vLLM's allocate_slots caches the blocks a step will compute: no preemption follows in
+    // this pass, so what running requests are about to compute is cached for the admissions below.
+    for (const r of scheduled) this.kv.commit(r, r.numComputed + r.scheduledTokens);
     if (!preempted) this.admit(nowMs);
     return { prefillTokens: this.prefillTokens, decodingRequests: this.decodingRequests };
   }
@@ -166,7 +169,10 @@ export class Scheduler {
         this.loadingCount++;
         continue;
       }
-      if (n > 0) this.take(r, n, false);
+      if (n > 0) {
+        this.take(r, n, false);
+        this.kv.commit(r, r.numComputed + n);
+      }
     }
     if (skipped !== undefined) for (let i = skipped.length - 1; i >= 0; i--) this.waiting.pushFront(skipped[i]!);
     else if (this.lora !== undefined && !loraPass) this.lora.deferred = 0;

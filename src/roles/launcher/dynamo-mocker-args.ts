@@ -2,8 +2,9 @@
 // them, so `up --runtime dynamo --mocker-cmd "{peers_python} -m dynamo.mocker … {engine_args}"`
 // runs Dynamo's own mocker with exactly the settings kvcr-mock's mockers would get. Every shared
 // flag is passed, defaults included: where the two defaults differ (host bandwidths, KV bytes
-// per token), Dynamo's would otherwise apply. A setting Dynamo's mocker has no flag for is a
-// config error when it is not the default, never dropped.
+// per token), Dynamo's would otherwise apply; without a host tier its flags are left out, as
+// Dynamo's mocker wants. A setting Dynamo's mocker has no flag for is a config error when it is
+// not the default, never dropped.
 import type { MockerConfig } from "../../config/mocker.ts";
 import { flagName, type OptionSpec } from "../../config/options.ts";
 import { engineOptions } from "../../config/engine.ts";
@@ -13,6 +14,9 @@ export const SHARED_ENGINE_OPTIONS = [
   "blockSize", "numGpuBlocksOverride", "maxNumSeqs", "maxNumBatchedTokens", "enablePrefixCaching", "enableChunkedPrefill", "preemptionMode",
   "speedupRatio", "decodeSpeedupRatio", "dataParallelSize", "numHostBlocks", "hostOffloadD2hBandwidthGbps", "hostOffloadH2dBandwidthGbps", "kvBytesPerToken",
 ] as const satisfies readonly (keyof typeof engineOptions)[];
+
+/** The host tier's: Dynamo's mocker refuses them without a host tier (its --num-host-blocks must be positive). */
+const HOST_TIER: ReadonlySet<string> = new Set(["numHostBlocks", "hostOffloadD2hBandwidthGbps", "hostOffloadH2dBandwidthGbps"]);
 
 /** Options that change nothing Dynamo's mocker would do differently (the seed of output token ids). */
 const WITHOUT_EFFECT: ReadonlySet<string> = new Set(["seed"]);
@@ -26,6 +30,7 @@ export function dynamoMockerArgs(m: MockerConfig): DynamoMockerArgs {
   const values = m as unknown as Record<string, unknown>;
   const argv: string[] = [];
   for (const key of SHARED_ENGINE_OPTIONS) {
+    if (HOST_TIER.has(key) && m.numHostBlocks === 0) continue;
     const value = values[key];
     const flag = flagName(key, engineOptions[key]);
     if (typeof value === "boolean") argv.push(value ? `--${flag}` : `--no-${flag}`);

@@ -61,6 +61,10 @@ describe("up --runtime dynamo", () => {
         "--host-offload-h2d-bandwidth-gbps=0 --kv-bytes-per-token=131072 --max-model-len=131072",
     );
     // Dynamo's mocker reports ready on /health only with its endpoints named; it binds the stack's host.
+    // Without a host tier its flags are left out: Dynamo's mocker refuses --num-host-blocks 0.
+    const noHost = plan(up("--runtime", "dynamo", "--no-kv-state-agent", "--num-host-blocks", "0", "--mocker-cmd", cmd), ctx).processes[0]!.argv[2]!;
+    expect(noHost).toContain("--preemption-mode=lifo --speedup-ratio=1 --decode-speedup-ratio=1 --data-parallel-size=1 --kv-bytes-per-token=131072");
+    expect(noHost).not.toContain("host");
     expect(mocker.env).toMatchObject({ DYN_SYSTEM_PORT: "7000", DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS: '["generate"]', DYN_SYSTEM_HOST: "127.0.0.1" });
     expect(mocker.readiness).toEqual({ kind: "ok", url: "http://127.0.0.1:7000/health" });
     // A setting Dynamo's mocker has no flag for is named, not dropped; without {engine_args} it is the command's business.
