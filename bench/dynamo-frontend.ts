@@ -83,7 +83,9 @@ async function startStack(side: Side, workers: number, readyTimeoutMs = 60_000) 
   const base = `http://127.0.0.1:${port}`;
   await until(`${side}: ${workers} workers listed`, async () => {
     const health = (await (await fetch(`${base}/health`)).json()) as { instances?: { endpoint: string }[] };
-    return (health.instances ?? []).filter((i) => i.endpoint === "generate").length >= workers;
+    // The instances come before the model card: the chat route 404s until the model is listed.
+    const models = (await (await fetch(`${base}/v1/models`)).json()) as { data?: { id: string }[] };
+    return (health.instances ?? []).filter((i) => i.endpoint === "generate").length >= workers && (models.data ?? []).some((m) => m.id === "mock-model");
   }, readyTimeoutMs).catch(async (err: unknown) => {
     for (const c of [frontend, mocker]) c.kill("SIGKILL");
     throw err;

@@ -6,12 +6,12 @@
 //               all eight only across the four), fresh stacks per side and round, Dynamo the
 //               baseline: prefix reuse and mean TTFT with their intervals;
 //   agreement — a sequential deterministic workload (the Mooncake conversation trace's first
-//               `requests` rows as token prompts, one at a time, 50 ms apart, temperature 0, 4
-//               output tokens): the share of decisions with a unique best worker that both routers
-//               send to the same worker (paired across the fleets, bench/lib/agreement.ts), with its
-//               95 % interval; ties apart. Dynamo names its choice in `nvext.worker_id`
+//               `requests` rows as token prompts less their shared first block, one at a time,
+//               50 ms apart, temperature 0, 4 output tokens): the share of decisions with a unique best worker that both routers
+//               send to the same worker (the same by what it holds, bench/lib/agreement.ts), with
+//               its 95 % interval; ties apart. Dynamo names its choice in `nvext.worker_id`
 //               (extra_fields), kvcr-mock's frontend in `x-kvcr-worker`.
-// Needs the peers environment. Run: bun bench/fidelity-router.ts [rounds=3] [verdict|agreement] [requests=200]
+// Needs the peers environment. Run: bun bench/fidelity-router.ts [rounds=3] [verdict|agreement] [requests=600]
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,7 +25,7 @@ const rounds = Number(process.argv[2] ?? "3");
 if (!Number.isInteger(rounds) || rounds < 2) throw new Error(`rounds: got ${JSON.stringify(process.argv[2])}, expected an integer of at least 2`);
 const part = process.argv[3];
 if (part !== undefined && part !== "verdict" && part !== "agreement") throw new Error(`part: got ${JSON.stringify(part)}, expected verdict or agreement (default: both)`);
-const requests = Number(process.argv[4] ?? "200");
+const requests = Number(process.argv[4] ?? "600");
 const python = pinnedPeersPython();
 const env = { ...process.env, KVCR_PEERS_PYTHON: python };
 const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-fidelity-router-"));
@@ -46,35 +46,41 @@ try {
 }
 
 async function agreementPart(): Promise<void> {
-  const BLOCK = 64;
-  const s: StackSettings = { workers: 4, routerMode: "kv", engine: { block_size: BLOCK, num_gpu_blocks_override: 65536, num_host_blocks: 0, speedup_ratio: 0 } };
+  const [BLOCK, WORKERS] = [64, 4];
+  const s: StackSettings = { workers: WORKERS, routerMode: "kv", engine: { block_size: BLOCK, num_gpu_blocks_override: 65536, num_host_blocks: 0, speedup_ratio: 0 } };
   console.log(`\n## agreement: the trace's first ${requests} requests, one at a time, ${s.workers} workers, ${JSON.stringify(s.engine)}`);
   const lines = readFileSync(TRACE, "utf8").split("\n").slice(0, requests);
-  const prompts = lines.map((l, i) => {
+  // Every row starts with one shared block (hash id 0, a system prompt): at rest its holder would
+  // win every decision. Without it, each conversation starts on a worker of its own (a tie) and
+  // its later turns find their own prefix there.
+  const prompts = lines.flatMap((l, i) => {
     const row = parseTraceLine(l, 512);
     if (typeof row === "string") throw new Error(`${TRACE}:${i + 1}: ${row}`);
-    return Array.from(expandHashIds(row.hashIds, row.inputLength, 512));
+    return row.inputLength > 512 && row.hashIds[0] === 0 ? [Array.from(expandHashIds(row.hashIds.subarray(1), row.inputLength - 512, 512))] : [];
   });
   const results: ReturnType<typeof agreement>[] = [];
   for (let round = 1; round <= rounds; round++) {
     // Fresh fleets each round, started one after the other, then driven in lockstep.
     const [dynamo, ours] = [await startStack("dynamo", DYNAMO, s), await startStack("kvcr", OURS, s)];
     try {
-      const holdings = new PrefixHoldings(BLOCK);
+      const fleets = { a: new PrefixHoldings(BLOCK), b: new PrefixHoldings(BLOCK) };
+      const seen = { a: new Set<string>(), b: new Set<string>() };
+      // Workers never chosen hold nothing: placeholders stand for them.
+      const all = (s: Set<string>) => [...s, ...Array.from({ length: WORKERS - s.size }, (_, k) => `(unused ${k})`)];
       const decisions: Decision[] = [];
-      const workers = new Set<string>();
       for (const tokens of prompts) {
-        const blocks = holdings.blocks(tokens);
+        const blocks = fleets.a.blocks(tokens);
         const [a, b] = [await route(ours.url, tokens, "ours"), await route(dynamo.url, tokens, "dynamo")];
-        workers.add(a);
-        // Workers never chosen hold nothing: one stands for them all in the tie test.
-        decisions.push({ a, b, unique: holdings.uniqueBest(blocks, [...workers, workers.size < s.workers ? "(unused)" : ""].filter((w) => w !== "")) });
-        holdings.served(a, blocks);
+        seen.a.add(a);
+        seen.b.add(b);
+        decisions.push({ a: fleets.a.view(blocks, a, all(seen.a)), b: fleets.b.view(blocks, b, all(seen.b)) });
+        fleets.a.served(a, blocks);
+        fleets.b.served(b, blocks);
         await Bun.sleep(50);
       }
       const got = agreement(decisions);
       results.push(got);
-      console.log(`round ${round}: ${got.agreed} of ${got.counted} decisions with a unique best worker agree (${(got.share * 100).toFixed(1)} %, 95 % ${(got.low * 100).toFixed(1)}–${(got.high * 100).toFixed(1)} %); ties ${got.ties} (${got.tiesAgreed} on paired workers)`);
+      console.log(`round ${round}: ${got.agreed} of ${got.counted} decisions with a unique best worker agree (${(got.share * 100).toFixed(1)} %, 95 % ${(got.low * 100).toFixed(1)}–${(got.high * 100).toFixed(1)} %); ties ${got.ties}`);
     } finally {
       await Promise.all([dynamo.stop(), ours.stop()]);
     }

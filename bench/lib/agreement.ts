@@ -1,24 +1,28 @@
 // Do two routers send a request to the same worker? Each routes its own fleet (two identical fresh
-// fleets: one fleet behind both would share caches), so worker names differ between them: a
-// worker of one fleet stands for the worker of the other that it was first paired with, and a
-// decision agrees when the two choices are paired (or both new, which pairs them). Only decisions
-// with a unique best worker count; ties (every new prefix at rest, where either may pick any)
-// are reported apart and pair their choices when both are new. Pure.
+// fleets: one fleet behind both would share caches), and worker names differ between them; where a
+// tie was broken differently the fleets even hold different things. So "the same worker" is judged
+// by what it holds: at rest (one request at a time, nothing evicted) a decision's cost is lowest on
+// the worker holding the longest cached prefix of the prompt. A decision counts where that worker
+// is unique in both fleets, and agrees when both routers chose it, or (both missing it) chose
+// workers holding the same length. Ties (a new prefix, where either may pick any) are reported
+// apart. Pure.
+
+/** One request as each fleet saw it: the prefix length (blocks) its chosen worker held, and its best. */
+export interface FleetView {
+  chosenDepth: number;
+  bestDepth: number;
+  unique: boolean;
+}
 
 export interface Decision {
-  /** The worker fleet A's router chose, and fleet B's. */
-  a: string;
-  b: string;
-  /** Whether the cost had a unique minimum (from fleet A's cache state). */
-  unique: boolean;
+  a: FleetView;
+  b: FleetView;
 }
 
 export interface Agreement {
   counted: number;
   agreed: number;
   ties: number;
-  /** Tie decisions whose choices were already paired with each other. */
-  tiesAgreed: number;
   /** The share agreed and its 95 % Wilson interval. */
   share: number;
   low: number;
@@ -26,25 +30,18 @@ export interface Agreement {
 }
 
 export function agreement(decisions: readonly Decision[]): Agreement {
-  const aToB = new Map<string, string>();
-  const bToA = new Map<string, string>();
-  let counted = 0, agreed = 0, ties = 0, tiesAgreed = 0;
-  for (const { a, b, unique } of decisions) {
-    const paired = aToB.get(a) === b;
-    const bothNew = !aToB.has(a) && !bToA.has(b);
-    if (bothNew) {
-      aToB.set(a, b);
-      bToA.set(b, a);
-    }
-    if (unique) {
-      counted++;
-      if (paired || bothNew) agreed++;
-    } else {
+  let counted = 0, agreed = 0, ties = 0;
+  for (const { a, b } of decisions) {
+    if (!a.unique || !b.unique) {
       ties++;
-      if (paired) tiesAgreed++;
+      continue;
     }
+    counted++;
+    const [bestA, bestB] = [a.chosenDepth === a.bestDepth, b.chosenDepth === b.bestDepth];
+    if (bestA && bestB) agreed++;
+    else if (!bestA && !bestB && a.chosenDepth === b.chosenDepth) agreed++;
   }
-  return { counted, agreed, ties, tiesAgreed, ...wilson(agreed, counted) };
+  return { counted, agreed, ties, ...wilson(agreed, counted) };
 }
 
 /** The 95 % Wilson score interval of k successes in n. */
@@ -57,10 +54,8 @@ export function wilson(k: number, n: number): { share: number; low: number; high
 }
 
 /**
- * Fleet A's cache, as its router sees it at rest: the prompt blocks each worker has served (a
- * chained hash per full block, so a block stands for its whole prefix). With no request in flight
- * and nothing evicted, the cost is lowest where the cached prefix is longest: unique when one
- * worker alone holds the longest.
+ * A fleet's cache, as its router sees it at rest: the prompt blocks each worker has served (a
+ * chained hash per full block, so a block stands for its whole prefix).
  */
 export class PrefixHoldings {
   private readonly held = new Map<string, Set<number>>();
@@ -77,16 +72,17 @@ export class PrefixHoldings {
     return out;
   }
 
-  /** Whether one worker alone (of `workers`) holds the longest prefix of `blocks`. */
-  uniqueBest(blocks: readonly number[], workers: readonly string[]): boolean {
-    const depth = workers.map((w) => {
+  /** How this fleet saw a prompt it sent to `chosen`, among `workers` (all of them: one never chosen holds nothing). */
+  view(blocks: readonly number[], chosen: string, workers: readonly string[]): FleetView {
+    const depthOf = (w: string) => {
       const set = this.held.get(w);
       let d = 0;
       while (set && d < blocks.length && set.has(blocks[d]!)) d++;
       return d;
-    });
-    const best = Math.max(...depth);
-    return depth.filter((d) => d === best).length === 1;
+    };
+    const depths = workers.map(depthOf);
+    const best = Math.max(...depths);
+    return { chosenDepth: depthOf(chosen), bestDepth: best, unique: depths.filter((d) => d === best).length === 1 };
   }
 
   served(worker: string, blocks: readonly number[]): void {

@@ -11,8 +11,8 @@ export const CLI = join(ROOT, "src/cli.ts");
 export const TRACE = join(ROOT, "traces/mooncake_conversation_trace.jsonl");
 
 /** The peers' Python, once its Dynamo is the pinned one. */
-export function pinnedPeersPython(): string {
-  const python = findPeersPython();
+export function pinnedPeersPython(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const python = findPeersPython(env);
   if (python === undefined) throw new Error(`no peers environment: ${PEERS_HINT}`);
   const probe = Bun.spawnSync([python, "-c", "import importlib.metadata as m; print(m.version('ai-dynamo'), m.version('ai-dynamo-runtime'))"]);
   const versions = probe.stdout.toString().trim().split(" ");
