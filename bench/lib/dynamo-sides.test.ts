@@ -3,7 +3,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { upConfigFrom } from "../../src/config/up.ts";
 import { tempDir } from "../../test/harness.ts";
-import { pinnedPeersPython, writeStackFile } from "./dynamo-sides.ts";
+import { pinnedPeersPython, runBench, writeStackFile } from "./dynamo-sides.ts";
 
 describe("the sides of a comparison with Dynamo", () => {
   test("each side's stack file runs the same engine settings and router mode; only Dynamo's mocker side names a mocker command", () => {
@@ -27,4 +27,20 @@ describe("the sides of a comparison with Dynamo", () => {
     writeFileSync(fake, "#!/bin/sh\necho no module >&2\nexit 1\n");
     expect(() => pinnedPeersPython({ KVCR_PEERS_PYTHON: fake })).toThrow(`${fake}: cannot read Dynamo's version:\nno module`);
   });
+
+  test("a side whose stack fails to start ends the comparison with the command and the dead role's last output", async () => {
+    using dir = tempDir("kvcr-sides-");
+    const file = join(dir.path, "broken.yaml");
+    writeFileSync(file, "stack:\n  kv_state_agent: false\n  mocker_cmd: sh -c 'echo no engine here >&2; exit 3'\n");
+    const log = console.log;
+    console.log = () => {};
+    try {
+      const err = await runBench(["--compare-stacks", `a=${file},b=${file}`, "--requests", "4"], join(dir.path, "out.json"), process.env, []).then(() => undefined, (e: Error) => e);
+      expect(err?.message).toContain("bench exited 1");
+      expect(err?.message).toContain(`--compare-stacks a=${file},b=${file}`);
+      expect(err?.message).toContain("no engine here");
+    } finally {
+      console.log = log;
+    }
+  }, 30_000);
 });

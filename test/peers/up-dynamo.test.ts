@@ -72,7 +72,9 @@ describe.if(peersAvailable())("up in a Dynamo deployment (peers environment)", (
       let out = "";
       pipeOutput(up, (t) => (out += t));
       expect(await withTimeout(up.proc.exited, 90_000, "the demo"), out.slice(-3000)).toBe(0);
-      expect(out).toContain("-m dynamo.mocker");
+      // Dynamo's mocker logs its launch and the engine config it built from {engine_args}.
+      expect(out).toContain("Launching 4 mocker worker(s)");
+      expect(out).toContain("block_size: 16, max_model_len: Some(131072), max_num_seqs: 256, max_num_batched_tokens: 8192");
       const cached = [...out.matchAll(/prompt (\d+) tokens, (\d+) of them served from the KV cache/g)].map((m) => [Number(m[1]), Number(m[2])]);
       expect(cached.length).toBe(2);
       const [prompt, hit] = cached[1]!;
