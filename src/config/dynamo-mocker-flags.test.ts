@@ -14,6 +14,7 @@ import { loadConfig } from "./load.ts";
 import { extraEngineArgsOverlay, mockerOptions, mockerProblems } from "./mocker.ts";
 import { flagName } from "./options.ts";
 
+const dynamoHelp = readFileSync(join(FIXTURES_DIR, "dynamo-1.6.1/help/dynamo.mocker.txt"), "utf8").replace(/\s+/g, " ");
 const dynamoFlags = readFileSync(join(FIXTURES_DIR, "dynamo-1.6.1/help/dynamo.mocker.flags"), "utf8").split("\n").filter(Boolean);
 /** Pieces of flags the help text wraps mid-name ("--router-host-cache-hit-" + "weight"), and the two every command has. */
 const NOT_FLAGS = new Set(["--max-", "--no-", "--no-router-", "--router-", "--track-", "--router-host-cache-hit-", "--router-policy-", "--help", "--version"]);
@@ -26,6 +27,26 @@ const load = (argv: string[], read?: (p: string) => string) => {
 };
 
 describe("Dynamo's mocker flags under --runtime dynamo", () => {
+  test("the engine's defaults are the installed Dynamo mocker's, as its --help states them", () => {
+    /** The text of a flag's help entry, up to the next flag entry. */
+    const entry = (flag: string) => new RegExp(`  ${flag} [A-Z_]*\\s*(.*?)(?= --[a-z])`).exec(dynamoHelp.replace(/ (--[a-z-]+)/g, "  $1"))?.[1] ?? "";
+    const { config } = load(["--runtime", "dynamo", "--model-path", "/m"]);
+    expect(entry("--block-size")).toContain("vLLM 64");
+    expect(config.blockSize).toBe(64);
+    expect(entry("--num-gpu-blocks-override")).toContain("non-AIS mocker uses 16384");
+    expect(config.numGpuBlocksOverride).toBe(16384);
+    const stated = (flag: string) => /\(default: ([^)]+)\)/.exec(entry(flag))?.[1];
+    expect([stated("--max-num-seqs"), stated("--max-num-batched-tokens"), stated("--speedup-ratio"), stated("--decode-speedup-ratio"), stated("--data-parallel-size")]).toEqual(["256", "8192", "1.0", "1.0", "1"]);
+    expect([config.maxNumSeqs, config.maxNumBatchedTokens, config.speedupRatio, config.decodeSpeedupRatio, config.dataParallelSize]).toEqual([256, 8192, 1, 1, 1]);
+    expect([stated("--enable-prefix-caching"), stated("--enable-chunked-prefill")]).toEqual(["True", "True"]);
+    expect([config.enablePrefixCaching, config.enableChunkedPrefill]).toEqual([true, true]);
+    expect(entry("--preemption-mode")).toContain("'lifo' (default)");
+    expect(config.preemptionMode).toBe("lifo");
+    // Dynamo's mocker times steps with its polynomials unless given profile data.
+    expect(entry("--planner-profile-data")).toContain("uses hardcoded polynomials");
+    expect(config.timingModel).toBe("polynomial");
+  });
+
   test("every flag of Dynamo 1.6.1's mocker is kvcr-mock's own or handled by the table", () => {
     const ours = new Set(Object.entries(table).flatMap(([key, spec]) => {
       const f = flagName(key, spec);
