@@ -13,7 +13,7 @@ export interface ModelDir {
   config: CheckedFile;
   tokenizerConfig: CheckedFile | undefined;
   maxPositionEmbeddings: number;
-  /** Output ids are drawn from [0, outputVocab): the vocabulary less a trailing end-of-text id. */
+  /** Output ids are drawn from [0, outputVocab): below the first end-of-text id (so none is drawn), or the whole vocabulary. */
   outputVocab: number;
 }
 
@@ -41,7 +41,8 @@ export function readModelDir(dir: string): ModelDir {
   }
   const vocab = cfg.vocab_size;
   if (typeof vocab !== "number" || !Number.isInteger(vocab) || vocab < 2) throw new ConfigError([`--model-path: ${config.path} has no usable vocab_size (got ${JSON.stringify(vocab)})`]);
-  const eos = cfg.eos_token_id;
+  // config.json names one end-of-text id or several; an id drawn past one would end the stream early.
+  const eos = (Array.isArray(cfg.eos_token_id) ? cfg.eos_token_id : [cfg.eos_token_id]).filter((e): e is number => Number.isInteger(e) && (e as number) >= 2 && (e as number) < vocab);
   const maxPos = typeof cfg.max_position_embeddings === "number" ? cfg.max_position_embeddings : 0;
   return {
     path,
@@ -49,6 +50,6 @@ export function readModelDir(dir: string): ModelDir {
     config,
     tokenizerConfig: existsSync(tcPath) ? checked(tcPath) : undefined,
     maxPositionEmbeddings: maxPos,
-    outputVocab: eos === vocab - 1 ? vocab - 1 : vocab,
+    outputVocab: eos.length > 0 ? Math.min(...eos) : vocab,
   };
 }
