@@ -13,10 +13,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { machineLine } from "./lib/machine.ts";
-import { pinnedPeersPython, ROWS, runBench, TRACE, writeStackFile, type StackSettings } from "./lib/dynamo-sides.ts";
+import { pinnedPeersPython, roundsArg, ROWS, runBench, TRACE, writeStackFile, type StackSettings } from "./lib/dynamo-sides.ts";
 
-const rounds = Number(process.argv[2] ?? "3");
-if (!Number.isInteger(rounds) || rounds < 2) throw new Error(`rounds: got ${JSON.stringify(process.argv[2])}, expected an integer of at least 2`);
+const rounds = roundsArg();
 const only = process.argv[3];
 if (only !== undefined && only !== "prefixes" && only !== "trace") throw new Error(`workload: got ${JSON.stringify(only)}, expected prefixes or trace (default: both)`);
 const python = pinnedPeersPython();

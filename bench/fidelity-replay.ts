@@ -12,11 +12,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI, pinnedPeersPython, TRACE } from "./lib/dynamo-sides.ts";
+import { CLI, pinnedPeersPython, roundsArg, TRACE } from "./lib/dynamo-sides.ts";
 import { machineLine } from "./lib/machine.ts";
+import { median } from "./lib/router-scenarios.ts";
 
-const rounds = Number(process.argv[2] ?? "3");
-if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`rounds: got ${JSON.stringify(process.argv[2])}, expected an integer ≥ 1`);
+const rounds = roundsArg(1);
 const python = pinnedPeersPython();
 const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-fidelity-replay-"));
 const WORKERS = 4;
@@ -72,7 +72,6 @@ try {
       }
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const [d, k] = [dyn[0]!, mine[0]!];
   console.log(`whole conversation trace (${d.completed} / ${k.completed} requests completed), ${WORKERS} workers, ${JSON.stringify(ENGINE)}, each router at its defaults\n`);
   console.log("| figure | Dynamo 1.6.1 replay | kvcr-mock replay | kvcr-mock / Dynamo |\n|---|---|---|---|");

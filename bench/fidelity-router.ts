@@ -18,11 +18,10 @@ import { join } from "node:path";
 import { expandHashIds, parseTraceLine } from "../src/core/workload/mooncake-trace.ts";
 import { pickFreePorts } from "../src/transport/port-hold.ts";
 import { agreement, PrefixHoldings, wilson, type Decision } from "./lib/agreement.ts";
-import { CLI, pinnedPeersPython, ROWS, runBench, TRACE, writeStackFile, type Side, type StackSettings } from "./lib/dynamo-sides.ts";
+import { CLI, pinnedPeersPython, roundsArg, ROWS, runBench, TRACE, writeStackFile, type Side, type StackSettings } from "./lib/dynamo-sides.ts";
 import { machineLine } from "./lib/machine.ts";
 
-const rounds = Number(process.argv[2] ?? "3");
-if (!Number.isInteger(rounds) || rounds < 2) throw new Error(`rounds: got ${JSON.stringify(process.argv[2])}, expected an integer of at least 2`);
+const rounds = roundsArg();
 const part = process.argv[3];
 if (part !== undefined && part !== "verdict" && part !== "agreement") throw new Error(`part: got ${JSON.stringify(part)}, expected verdict or agreement (default: both)`);
 const requests = Number(process.argv[4] ?? "600");

@@ -11,17 +11,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pinnedPeersPython, runBench, writeStackFile, type StackSettings } from "./lib/dynamo-sides.ts";
+import { pinnedPeersPython, roundsArg, runBench, writeStackFile, type StackSettings } from "./lib/dynamo-sides.ts";
 import { machineLine } from "./lib/machine.ts";
+import { median } from "./lib/router-scenarios.ts";
 
-const rounds = Number(process.argv[2] ?? "3");
-if (!Number.isInteger(rounds) || rounds < 2) throw new Error(`rounds: got ${JSON.stringify(process.argv[2])}, expected an integer of at least 2`);
+const rounds = roundsArg();
 const env = { ...process.env, KVCR_PEERS_PYTHON: pinnedPeersPython() };
 const dir = mkdtempSync(join(tmpdir(), "kvcr-bench-fidelity-speed-"));
 const s: StackSettings = { workers: 4, routerMode: "kv", engine: { block_size: 16, num_host_blocks: 0, speedup_ratio: 0 } };
 const sides = `dynamo-frontend=${writeStackFile(dir, "dynamo", "dynamo-frontend/kvcr-mock-mocker", s)},kvcr-mock-frontend=${writeStackFile(dir, "kvcr", "kvcr-mock-frontend/kvcr-mock-mocker", s)}`;
 const workload = ["--num-prefixes", "16", "--prefix-tokens", "256", "--suffix-tokens", "64", "--output-tokens", "1", "--duration", "8", "--rounds", String(rounds)];
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 try {
   console.log("\n## saturation: 64 in flight");

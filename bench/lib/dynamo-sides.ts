@@ -10,6 +10,13 @@ export const ROOT = resolve(import.meta.dir, "../..");
 export const CLI = join(ROOT, "src/cli.ts");
 export const TRACE = join(ROOT, "traces/mooncake_conversation_trace.jsonl");
 
+/** The script's rounds argument (argv[2]), at least `min`. */
+export function roundsArg(min = 2): number {
+  const rounds = Number(process.argv[2] ?? "3");
+  if (!Number.isInteger(rounds) || rounds < min) throw new Error(`rounds: got ${JSON.stringify(process.argv[2])}, expected an integer of at least ${min}`);
+  return rounds;
+}
+
 /** The peers' Python, once its Dynamo is the pinned one. */
 export function pinnedPeersPython(env: Readonly<Record<string, string | undefined>> = process.env): string {
   const python = findPeersPython(env);

@@ -29,8 +29,9 @@ export interface EngineConfig {
   decodeMs: number;
   /** Seed of the output tokens. */
   seed: number;
-  /** Output token ids are drawn from [0, vocabSize). */
+  /** Output token ids are drawn from [firstOutputId, firstOutputId + vocabSize). */
   vocabSize: number;
+  firstOutputId: number;
   /** Released blocks whose token ids stay recoverable for host stores (default 16,384). */
   releasedFifoBlocks: number;
   /** GB/s of a remote prefill's KV pull (decode side); 0 = instant. */
@@ -68,6 +69,7 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   decodeMs: 10,
   seed: 0,
   vocabSize: 32_000,
+  firstOutputId: 0,
   releasedFifoBlocks: 16_384,
   kvTransferBandwidthGbps: 64,
   kvTransferTimingMode: "full_prompt",

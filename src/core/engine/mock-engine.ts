@@ -134,12 +134,12 @@ export class MockEngine {
       let anyFinished = false;
       for (let i = 0; i < scheduled.length; i++) {
         const r = scheduled[i]!;
+        // Its blocks were cached as the scheduler gave it these tokens (vLLM's allocate_slots).
         r.numComputed += r.scheduledTokens;
         r.scheduledTokens = 0;
-        kv.commit(r);
         const len = r.promptLen + r.numOutput;
         if (r.numComputed !== len) continue; // a prefill chunk short of the end samples nothing
-        const tokenId = outputToken(r.outputKey, r.numOutput, vocab);
+        const tokenId = this.config.firstOutputId + outputToken(r.outputKey, r.numOutput, vocab);
         r.tokens[len] = tokenId;
         r.numOutput++;
         tokens.push({ requestId: r.id, tokenId });

@@ -193,8 +193,8 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
       const problems = mockerProblems(mocker);
       if (problems.length > 0) throw new ConfigError(problems.map((p) => `mocker-${i}: ${p}`));
       const url = `http://${host}:${ctx.ports.mockers[i]}`;
-      const engineArgs = dynamoMockerArgs(mocker);
-      if (config.mockerCmd !== undefined && placeholdersIn(config.mockerCmd).has("engine_args") && engineArgs.problems.length > 0) throw new ConfigError(engineArgs.problems.map((p) => `--mocker-cmd: ${p}`));
+      const engineArgs = config.mockerCmd !== undefined && placeholdersIn(config.mockerCmd).has("engine_args") ? dynamoMockerArgs(mocker) : undefined;
+      if (engineArgs && engineArgs.problems.length > 0) throw new ConfigError(engineArgs.problems.map((p) => `--mocker-cmd: ${p}`));
       const values = {
         ...common,
         port: String(ctx.ports.mockers[i]),
@@ -207,7 +207,7 @@ export function plan(config: UpConfig, ctx: PlanContext): StackPlan {
         cache_slot: String(mocker.kvStateAgentCacheSlot ?? ""),
         raw_host: mocker.kvStateAgentRawHost ?? "",
         model_path: mocker.modelPath ?? "",
-        engine_args: engineArgs.argv,
+        engine_args: engineArgs?.argv ?? [],
       };
       processes.push({
         name: `mocker-${i}`,

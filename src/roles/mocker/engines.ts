@@ -11,10 +11,10 @@ import { RankEngine } from "./rank-engine.ts";
 import { VllmRankStats } from "./vllm-stats.ts";
 
 /** Rank engines per worker, indexed [worker][rank]. */
-/** `vocabSize`: output token ids are drawn below it (a Dynamo card's tokenizer vocabulary). */
-export function createRankEngines(config: MockerConfig, workers: readonly WorkerIdentity[], logger: Logger, clockMs: () => number, vocabSize?: number): RankEngine[][] {
+/** `outputIds`: the ids output tokens are drawn from (a Dynamo card's tokenizer vocabulary), `count` from `first`. */
+export function createRankEngines(config: MockerConfig, workers: readonly WorkerIdentity[], logger: Logger, clockMs: () => number, outputIds?: { first: number; count: number }): RankEngine[][] {
   const hasher = createBlockHasher();
-  const engineConfig = { ...engineConfigFrom(config), kvTransferBandwidthGbps: config.kvTransferBandwidth ?? DEFAULT_KV_TRANSFER_BANDWIDTH_GBPS, kvTransferTimingMode: config.kvTransferTimingMode ?? DEFAULT_KV_TRANSFER_TIMING_MODE, ...(vocabSize ? { vocabSize } : {}) };
+  const engineConfig = { ...engineConfigFrom(config), kvTransferBandwidthGbps: config.kvTransferBandwidth ?? DEFAULT_KV_TRANSFER_BANDWIDTH_GBPS, kvTransferTimingMode: config.kvTransferTimingMode ?? DEFAULT_KV_TRANSFER_TIMING_MODE, ...(outputIds ? { firstOutputId: outputIds.first, vocabSize: outputIds.count } : {}) };
   const wallSeconds = () => Date.now() / 1000;
   return workers.map((id) =>
     Array.from({ length: config.dataParallelSize }, (_, r) => new RankEngine(id.index, r, createEngine(engineConfig, { hasher }), wallSeconds, logger, new VllmRankStats(config.maxModelLen), clockMs)),

@@ -81,7 +81,7 @@ export async function startDynamoMocker(config: MockerConfig, deps: { logger: Lo
   const instanceIds = workers.map(() => jsonSafeId());
   const t0 = performance.now();
   const clockMs = () => performance.now() - t0;
-  const ranks = createRankEngines(config, workers, logger, clockMs, model.outputVocab);
+  const ranks = createRankEngines(config, workers, logger, clockMs, model.outputIds);
   const loop = new LiveLoop<StepResult>(clockMs);
   // KVCR mode: each rank's raw vLLM stream, for Dynamo's state agent to attach (no direct events).
   // A decode worker publishes no KV events (Dynamo's routes its decode legs without them).
