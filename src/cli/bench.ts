@@ -1,6 +1,7 @@
 // `kvcr-mock bench`: drive an OpenAI-compatible server and report vLLM `bench serve` metrics.
 import { mkdirSync } from "node:fs";
 import { benchOptions, benchProblems } from "../config/bench.ts";
+import { timingProfileOverlay } from "../config/timing-profile.ts";
 import { benchOptionsFrom } from "../roles/bench/options-from-config.ts";
 import { progressBar } from "../roles/bench/progress-bar.ts";
 import { benchExitCode, runBench } from "../roles/bench/run-bench.ts";
@@ -13,6 +14,7 @@ export const benchCommand = defineRoleCommand({
   description: "Drive load at any OpenAI-compatible endpoint (shared-prefix, vLLM's random dataset or Mooncake trace workloads) and report vLLM bench serve metrics; takes vllm bench serve's flags",
   options: benchOptions,
   refine: benchProblems,
+  overlay: timingProfileOverlay,
   async run(config, { logger, env }) {
     const stop = new AbortController();
     // A run cut short exits as a shell reports the signal: 130 for SIGINT, 143 for SIGTERM.

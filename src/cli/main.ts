@@ -56,7 +56,8 @@ function report(err: unknown): number {
     process.stderr.write(`kvcr-mock: invalid configuration:\n${err.problems.map((p) => `  ${p}`).join("\n")}\n`);
     return 2;
   }
-  if (err instanceof KvcrError) {
+  // A step that asks a timing profile past its tables (the engine's ProfileRangeError) is the user's input too.
+  if (err instanceof KvcrError || (err instanceof RangeError && err.name === "ProfileRangeError")) {
     process.stderr.write(`kvcr-mock: ${err.message}\n`);
     return 1;
   }

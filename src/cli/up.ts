@@ -1,5 +1,5 @@
 // `kvcr-mock up`: the whole stack from one command. Config → runUp; nothing else.
-import { STACK_SECTIONS, upOptions, upProblems, upWorkersOverlay } from "../config/up.ts";
+import { STACK_SECTIONS, upOptions, upProblems, upOverlay } from "../config/up.ts";
 import { runUp } from "../roles/launcher/run-up.ts";
 import { defineRoleCommand } from "./define-command.ts";
 
@@ -8,7 +8,7 @@ export const upCommand = defineRoleCommand({
   description: "Launch agent + mockers + frontend, wait for readiness, supervise, stop all on Ctrl-C (-- CMD runs CMD against the ready stack)",
   options: upOptions,
   refine: upProblems,
-  overlay: upWorkersOverlay,
+  overlay: upOverlay,
   sections: STACK_SECTIONS,
   takesRest: true,
   run: (config, { logger, rest, env }) => runUp(config, { logger, rest, env }),

@@ -17,7 +17,7 @@ export interface DynamoOnlyFlag {
 
 const ROUTER = "a router setting Dynamo's mocker advertises in its card; kvcr-mock's cards advertise none, so the frontend's own setting applies (give it there)";
 const AIS = "AISimulate's perf model and capacity estimate; kvcr-mock times steps with its own model and takes capacity from --num-gpu-blocks-override";
-const OWN_TIMING = "kvcr-mock times steps with its own model (--timing-model, --speedup-ratio)";
+const OWN_TIMING = "kvcr-mock times steps with its own models (--timing-model; --timing-profile builtin:NAME holds AIConfigurator's measured step times)";
 const ENGINE = "a setting of an SGLang or TensorRT-LLM mock engine; kvcr-mock's engine is vLLM's";
 
 const ignore = (why: string, value = true): DynamoOnlyFlag => ({ value, handling: { kind: "ignore", why } });
@@ -45,7 +45,6 @@ export const DYNAMO_ONLY_FLAGS: Readonly<Record<string, DynamoOnlyFlag>> = {
   ...Object.fromEntries(aisValued.flatMap((f) => [[f, ignore(AIS)], ...(f === "ais-perf-config" ? [] : [[f.replace(/^ais-/, "aic-"), ignore(AIS)]])])),
   "ais-perf-model": refuse(`it times steps with AISimulate's perf model; ${OWN_TIMING}`, false),
   "aic-perf-model": refuse(`it times steps with AISimulate's perf model; ${OWN_TIMING}`, false),
-  "planner-profile-data": refuse(`it times steps from a planner profile; ${OWN_TIMING}`),
   "gpu-memory-utilization": ignore(AIS),
   "mem-fraction-static": ignore(AIS),
   "free-gpu-memory-fraction": ignore(AIS),

@@ -15,6 +15,7 @@ import { loadConfig } from "./load.ts";
 import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { LIVE_ROUTER_MODES, REPLAY_ONLY_ROUTER_MODES, routerModesHelp } from "../protocol/router-modes.ts";
 import { routerTuningOptions } from "./router.ts";
+import { timingProfileOverlay } from "./timing-profile.ts";
 import { replicaSyncOptions, replicaSyncProblems } from "./replica-sync.ts";
 import { conditionalDisaggOptions, conditionalDisaggProblems } from "./conditional-disagg.ts";
 import { pdLayoutOptions, pdLayoutOverlay } from "./pd-layout.ts";
@@ -234,7 +235,9 @@ export function upProblems(c: UpConfig): string[] {
  * workers per process: it must spread evenly over --mocker-processes, and agree with
  * --workers-per-process when both are given.
  */
-export const upWorkersOverlay: Overlay<typeof upOptions & typeof commonOptions> = (c, problems, given) => {
+export const upOverlay: Overlay<typeof upOptions & typeof commonOptions> = (c, problems, given) => new Map([...upWorkersOverlay(c, problems, given), ...timingProfileOverlay(c, problems, given)]);
+
+const upWorkersOverlay: Overlay<typeof upOptions & typeof commonOptions> = (c, problems, given) => {
   if (c.prefillWorkers !== undefined || c.decodeWorkers !== undefined) return pdLayoutOverlay(c, problems, given);
   if (c.numWorkers === undefined) return new Map();
   const perProcess = c.numWorkers / c.mockerProcesses;
@@ -250,7 +253,7 @@ export const upWorkersOverlay: Overlay<typeof upOptions & typeof commonOptions> 
 
 /** `up`'s config from flags, validated as the command does (throws ConfigError); env defaults to none. */
 export function upConfigFrom(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): UpConfig {
-  return loadConfig({ ...upOptions, ...commonOptions }, { argv, env }, (c) => upProblems(c as UpConfig), { sections: STACK_SECTIONS, overlay: upWorkersOverlay }).config as UpConfig;
+  return loadConfig({ ...upOptions, ...commonOptions }, { argv, env }, (c) => upProblems(c as UpConfig), { sections: STACK_SECTIONS, overlay: upOverlay }).config as UpConfig;
 }
 
 /** --frontends and router replica sync in `up`. */

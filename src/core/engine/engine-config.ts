@@ -2,6 +2,7 @@
 // option table of src/config/engine.ts so a resolved config maps straight onto this.
 import type { PreemptionMode } from "../scheduler/scheduler.ts";
 import type { TimingModelKind } from "../timing/timing-model.ts";
+import type { TimingProfile } from "../../protocol/timing-profile.ts";
 
 export interface EngineConfig {
   /** Tokens per KV block. */
@@ -27,6 +28,10 @@ export interface EngineConfig {
   timingModel: TimingModelKind;
   prefillMs: number;
   decodeMs: number;
+  /** Profile model: the measured tables (docs/timing.md). */
+  timingProfile?: TimingProfile;
+  /** Profile model: extrapolate past a table's last point (warned once) instead of refusing. */
+  timingExtrapolate?: boolean;
   /** Seed of the output tokens. */
   seed: number;
   /** Output token ids are drawn from [firstOutputId, firstOutputId + vocabSize). */
@@ -100,7 +105,11 @@ export function engineConfigProblems(c: EngineConfig): string[] {
   if (!(c.decodeSpeedupRatio > 0) || !Number.isFinite(c.decodeSpeedupRatio)) p.push(`decodeSpeedupRatio: got ${c.decodeSpeedupRatio}, expected a number > 0`);
   if (c.preemptionMode !== "lifo" && c.preemptionMode !== "fifo") p.push(`preemptionMode: got ${String(c.preemptionMode)}, expected lifo or fifo`);
   if (c.kvTransferTimingMode !== "full_prompt" && c.kvTransferTimingMode !== "destination_missing") p.push(`kvTransferTimingMode: got ${String(c.kvTransferTimingMode)}, expected full_prompt or destination_missing`);
-  if (c.timingModel !== "polynomial" && c.timingModel !== "fixed") p.push(`timingModel: got ${String(c.timingModel)}, expected polynomial or fixed`);
+  if (c.timingModel !== "polynomial" && c.timingModel !== "fixed" && c.timingModel !== "profile") p.push(`timingModel: got ${String(c.timingModel)}, expected polynomial, fixed or profile`);
+  if (c.timingModel === "profile") {
+    // The process edge validates the profile itself (protocol/timing-profile.ts).
+    if (c.timingProfile === undefined) p.push("timingProfile: the profile timing model needs a profile");
+  } else if (c.timingProfile !== undefined) p.push(`timingProfile: given, but timingModel is ${c.timingModel}`);
   // Cells are int32 indices (LRU links hold cell + 1); the process edge caps the flags alike.
   for (const k of ["numGpuBlocks", "numHostBlocks"] as const) if (c[k] > MAX_TIER_BLOCKS) p.push(`${k}: got ${c[k]}, expected at most ${MAX_TIER_BLOCKS}`);
   if (c.numHostBlocks > 0 && !c.enablePrefixCaching) p.push("numHostBlocks: a host tier requires prefix caching");

@@ -8,7 +8,8 @@ import { KvManager } from "../kv/kv-manager.ts";
 import { RequestPhase, RequestState } from "../scheduler/request-state.ts";
 import { loraRequestCounts } from "../scheduler/lora-batch.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
-import { stepDurationMs, type TimingConfig } from "../timing/timing-model.ts";
+import type { ProfileTimer } from "../timing/profile-timer.ts";
+import { profileStepMs, profileTimerFor, stepDurationMs, type StepShape, type TimingConfig } from "../timing/timing-model.ts";
 import { DEFAULT_ENGINE_CONFIG, engineConfigProblems, type EngineConfig } from "./engine-config.ts";
 import type { AddResult, EngineMetrics, EngineRequest, FinishedRequest, FirstToken, RemoteLoad, StepResult, TokenOut } from "./engine-types.ts";
 import { outputKey, outputToken } from "./output-tokens.ts";
@@ -17,6 +18,8 @@ const NONE_FINISHED: readonly FinishedRequest[] = Object.freeze([]);
 
 export interface EngineDeps {
   hasher: BlockHasher;
+  /** Hears what the engine warns about once (a timing profile extrapolated). */
+  warn?: (message: string) => void;
 }
 
 export class MockEngine {
@@ -24,6 +27,9 @@ export class MockEngine {
   private readonly kv: KvManager;
   private readonly sched: Scheduler;
   private readonly timing: TimingConfig;
+  /** The profile model's tables, when that is the model. */
+  private readonly profileTimer: ProfileTimer | undefined;
+  private readonly shape: StepShape = { prefillTokens: 0, prefillContextTokenProduct: 0, decodeRequests: 0, decodeContextTokens: 0 };
   private readonly active = new Map<string, RequestState>();
   /** Finished holdBlocks requests whose blocks wait to be pulled (releaseHeld frees them). */
   private readonly held = new Map<string, RequestState>();
@@ -60,6 +66,7 @@ export class MockEngine {
     const loraLoadMs = cfg.speedupRatio === 0 ? 0 : cfg.loraLoadMs / cfg.speedupRatio;
     this.sched = new Scheduler({ ...cfg, lora: { maxLoras: cfg.maxLoras, maxCpuLoras: cfg.maxCpuLoras, loadMs: loraLoadMs } }, this.kv, { kvBytesPerToken: cfg.kvBytesPerToken, bandwidthGbps: scale(cfg.kvTransferBandwidthGbps), mode: cfg.kvTransferTimingMode });
     this.timing = cfg;
+    this.profileTimer = profileTimerFor(cfg, deps.warn);
   }
 
   /** Queues a request; refusals (bad shape, can never fit) are returned, not thrown. */
@@ -132,8 +139,20 @@ export class MockEngine {
       const load = kv.g1.activeBlocks / kv.g1.capacity;
       const vocab = this.config.vocabSize;
       let anyFinished = false;
+      const timer = this.profileTimer;
+      const shape = this.shape;
+      if (timer !== undefined) shape.prefillTokens = shape.prefillContextTokenProduct = shape.decodeRequests = shape.decodeContextTokens = 0;
       for (let i = 0; i < scheduled.length; i++) {
         const r = scheduled[i]!;
+        if (timer !== undefined) {
+          if (r.decoding) {
+            shape.decodeRequests++;
+            shape.decodeContextTokens += r.numComputed + 1;
+          } else {
+            shape.prefillTokens += r.scheduledTokens;
+            shape.prefillContextTokenProduct += r.numComputed * r.scheduledTokens;
+          }
+        }
         // Its blocks were cached as the scheduler gave it these tokens (vLLM's allocate_slots).
         r.numComputed += r.scheduledTokens;
         r.scheduledTokens = 0;
@@ -150,7 +169,8 @@ export class MockEngine {
         }
       }
       // Any sampled token, a prefill's first one included, makes the step pay decode (as Dynamo's mocker).
-      durationMs = fenceWaitMs + stepDurationMs(this.timing, plan.prefillTokens, tokens.length, load) + (sched.lora?.takeLoadMs() ?? 0);
+      const stepMs = timer !== undefined ? profileStepMs(this.timing, timer, shape) : stepDurationMs(this.timing, plan.prefillTokens, tokens.length, load);
+      durationMs = fenceWaitMs + stepMs + (sched.lora?.takeLoadMs() ?? 0);
       this.generatedTokens += tokens.length;
       if (kv.host !== null) for (let i = 0; i < scheduled.length; i++) kv.queueOffload(scheduled[i]!);
       if (anyFinished) finished = this.retireFinished();

@@ -1,7 +1,9 @@
-// Step-time models: the polynomial fit (default, the one Dynamo's mocker ships) and a
-// fixed model. Times are in milliseconds of model time; speedup ratios divide them.
+// Step-time models: the polynomial fit (default, the one Dynamo's mocker ships), a fixed model,
+// and a measured profile's tables. Times are in milliseconds of model time; speedup ratios divide them.
+import { ProfileTimer } from "./profile-timer.ts";
+import type { TimingProfile } from "../../protocol/timing-profile.ts";
 
-export const TimingModelKind = { polynomial: "polynomial", fixed: "fixed" } as const;
+export const TimingModelKind = { polynomial: "polynomial", fixed: "fixed", profile: "profile" } as const;
 export type TimingModelKind = (typeof TimingModelKind)[keyof typeof TimingModelKind];
 
 export interface TimingConfig {
@@ -14,6 +16,38 @@ export interface TimingConfig {
   speedupRatio: number;
   /** Further divides decode time (> 0). */
   decodeSpeedupRatio: number;
+  /** Profile model: the tables (docs/timing.md). */
+  timingProfile?: TimingProfile;
+  /** Profile model: past a table's last point, extrapolate (warned once) instead of refusing. */
+  timingExtrapolate?: boolean;
+}
+
+/** What a profile prices in one step: the prefill part and the decode batch (EngineStep fills it). */
+export interface StepShape {
+  prefillTokens: number;
+  /** Computed tokens before the prefilled ones, summed over prefill tokens (÷ prefillTokens = mean context). */
+  prefillContextTokenProduct: number;
+  decodeRequests: number;
+  /** Context tokens the decoding requests attend, summed. */
+  decodeContextTokens: number;
+}
+
+/** The profile's timer for a config (undefined for the other models); `warn` hears extrapolation once per axis. */
+export function profileTimerFor(cfg: TimingConfig, warn?: (message: string) => void): ProfileTimer | undefined {
+  if (cfg.timingModel !== TimingModelKind.profile || cfg.timingProfile === undefined) return undefined;
+  return new ProfileTimer(cfg.timingProfile, { extrapolate: cfg.timingExtrapolate === true, ...(warn ? { warn } : {}) });
+}
+
+/**
+ * A profile step: its prefill table at the mean context of the prefilled tokens, plus its decode
+ * table for the decoding requests (a prefill's first token is part of its pass, as in the
+ * measured forward passes), added as Dynamo's mocker adds them; decode at least 1 ms as there.
+ */
+export function profileStepMs(cfg: TimingConfig, timer: ProfileTimer, s: StepShape): number {
+  if (cfg.speedupRatio === 0) return 0;
+  const prefill = s.prefillTokens > 0 ? timer.prefillMs(s.prefillTokens, s.prefillContextTokenProduct / s.prefillTokens) : 0;
+  const decode = s.decodeRequests > 0 ? Math.max(1, timer.decodeMs(s.decodeRequests, s.decodeContextTokens)) : 0;
+  return (prefill + decode / cfg.decodeSpeedupRatio) / cfg.speedupRatio;
 }
 
 /** Prefill time for `newTokens` prefilled tokens in one step (0 when none). */

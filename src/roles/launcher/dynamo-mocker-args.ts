@@ -13,6 +13,7 @@ import { engineOptions } from "../../config/engine.ts";
 export const SHARED_ENGINE_OPTIONS = [
   "blockSize", "numGpuBlocksOverride", "maxNumSeqs", "maxNumBatchedTokens", "enablePrefixCaching", "enableChunkedPrefill", "preemptionMode",
   "speedupRatio", "decodeSpeedupRatio", "dataParallelSize", "numHostBlocks", "hostOffloadD2hBandwidthGbps", "hostOffloadH2dBandwidthGbps", "kvBytesPerToken",
+  "plannerProfileData",
 ] as const satisfies readonly (keyof typeof engineOptions)[];
 
 /** The host tier's: Dynamo's mocker refuses them without a host tier (its --num-host-blocks must be positive). */
@@ -40,6 +41,8 @@ export function dynamoMockerArgs(m: MockerConfig): DynamoMockerArgs {
   const shared: ReadonlySet<string> = new Set(SHARED_ENGINE_OPTIONS);
   const problems = (Object.entries(engineOptions) as [string, OptionSpec][])
     .filter(([key, spec]) => !shared.has(key) && !WITHOUT_EFFECT.has(key) && values[key] !== undefined && values[key] !== spec.default)
+    // --planner-profile-data implies the profile model in both mockers.
+    .filter(([key]) => !(key === "timingModel" && m.plannerProfileData !== undefined))
     .map(([key, spec]) => `{engine_args}: --${flagName(key, spec)} ${String(values[key])} has no counterpart in Dynamo's mocker (leave it at its default, ${String(spec.default)}, to compare the two)`);
   return { argv, problems };
 }

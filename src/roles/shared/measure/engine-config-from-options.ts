@@ -3,9 +3,19 @@
 import type { EngineConfig } from "../../../core/engine/engine-config.ts";
 import type { engineOptions } from "../../../config/engine.ts";
 import type { ConfigOf } from "../../../config/options.ts";
+import { loadTimingProfile } from "../../../config/timing-profile.ts";
 
 type EngineOptionValues = ConfigOf<typeof engineOptions>;
-type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "hostOffloadDecodeBlocks" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed"> & Partial<Pick<EngineOptionValues, "maxLoras" | "maxCpuLoras" | "loraLoadMs">>;
+type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "hostOffloadDecodeBlocks" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed"> & Partial<Pick<EngineOptionValues, "timingProfile" | "plannerProfileData" | "timingExtrapolate">> & Partial<Pick<EngineOptionValues, "maxLoras" | "maxCpuLoras" | "loraLoadMs">>;
+
+/** The profile the options name (the config loader validated it already), for the profile model. */
+function timingProfileOf(c: EngineKeys): Partial<EngineConfig> {
+  if (c.timingModel !== "profile") return {};
+  const planner = c.timingProfile === undefined;
+  const source = c.timingProfile ?? c.plannerProfileData;
+  if (source === undefined) return {};
+  return { timingProfile: loadTimingProfile(source, planner), timingExtrapolate: c.timingExtrapolate === true };
+}
 
 /** The engine options as one engine's config (shared by any role that builds engines). */
 export function engineConfigFrom(c: EngineKeys): Partial<EngineConfig> {
@@ -28,6 +38,7 @@ export function engineConfigFrom(c: EngineKeys): Partial<EngineConfig> {
     prefillMs: c.prefillMs,
     decodeMs: c.decodeMs,
     seed: c.seed,
+    ...timingProfileOf(c),
     ...(c.maxLoras !== undefined ? { maxLoras: c.maxLoras } : {}),
     ...(c.maxCpuLoras !== undefined ? { maxCpuLoras: c.maxCpuLoras } : {}),
     ...(c.loraLoadMs !== undefined ? { loraLoadMs: c.loraLoadMs } : {}),

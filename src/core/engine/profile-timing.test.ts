@@ -1,0 +1,43 @@
+import { describe, expect, test } from "bun:test";
+import { engine, runToIdle, seq } from "../../../test/engine-kit.ts";
+import { sampleProfile } from "../../../test/timing-profile-kit.ts";
+import { engineConfigProblems, DEFAULT_ENGINE_CONFIG } from "./engine-config.ts";
+
+// sampleProfile: prefill 10 + tokens/100 + context/1000 ms, decode 5 + batch + context/1000 ms.
+const profiled = { timingModel: "profile", timingProfile: sampleProfile(), blockSize: 16, numGpuBlocks: 64 } as const;
+
+describe("engine steps timed by a profile", () => {
+  test("a prefill step pays the prefill table only (its first token is part of the pass); each decode step the decode table at its context", () => {
+    const e = engine(profiled);
+    expect(e.addRequest({ id: "a", tokenIds: seq(0, 100), maxTokens: 3 }).ok).toBe(true);
+    const run = runToIdle(e);
+    expect(run.steps.map((s) => s.durationMs)).toEqual([
+      expect.closeTo(10 + 1, 9), // 100 new tokens after none
+      expect.closeTo(5 + 1 + 0.101, 9), // one request attending 101 tokens
+      expect.closeTo(5 + 1 + 0.102, 9),
+    ]);
+  });
+
+  test("a cached prefix is context, not new tokens: the second prompt prefills its tail after 96 cached tokens", () => {
+    const e = engine(profiled);
+    e.addRequest({ id: "a", tokenIds: seq(0, 100), maxTokens: 1 });
+    runToIdle(e);
+    e.addRequest({ id: "b", tokenIds: [...seq(0, 96), ...seq(500, 8)], maxTokens: 1 });
+    const run = runToIdle(e);
+    expect(run.steps[0]!.durationMs).toBeCloseTo(10 + 8 / 100 + 96 / 1000, 9);
+  });
+
+  test("a mixed step adds prefill at its tokens' mean context and decode for the decoding requests", () => {
+    const e = engine(profiled);
+    e.addRequest({ id: "a", tokenIds: seq(0, 200), maxTokens: 4 });
+    e.step(0);
+    e.addRequest({ id: "b", tokenIds: seq(1000, 20), maxTokens: 2 });
+    const mixed = e.step(100);
+    expect(mixed.durationMs).toBeCloseTo(10 + 20 / 100 + (5 + 1 + 201 / 1000), 9);
+  });
+
+  test("the profile model needs a valid profile, and a profile needs the profile model", () => {
+    expect(engineConfigProblems({ ...DEFAULT_ENGINE_CONFIG, timingModel: "profile" })).toEqual(["timingProfile: the profile timing model needs a profile"]);
+    expect(engineConfigProblems({ ...DEFAULT_ENGINE_CONFIG, timingProfile: sampleProfile() })).toEqual(["timingProfile: given, but timingModel is polynomial"]);
+  });
+});
