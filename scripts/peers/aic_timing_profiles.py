@@ -1,5 +1,6 @@
 """Step-time profiles from AIConfigurator's measured kernel database (run by
-scripts/gen-timing-profiles.ts in the peers environment; writes one JSON per entry).
+scripts/gen-timing-profiles.ts in the peers environment; writes one JSON per entry). With
+`query`, answers points off the grid instead (bench/timing-profiles.ts checks the tables with it).
 
 Each profile tabulates what AIConfigurator predicts for one forward pass of vLLM:
 - prefill: one request prefilling `tokens` new tokens after `context` cached ones
@@ -55,7 +56,8 @@ def non_decreasing(rows):
     return out, lift
 
 
-def profile(name, model_id, system, vllm, tp, moe):
+def estimators(name, model_id, system, vllm, tp, moe):
+    """AIConfigurator's time of one prefill pass (tokens after context) and one decode step."""
     db = get_database(system=system, backend="vllm", version=vllm)
     if db is None:
         raise SystemExit(f"{name}: no AIConfigurator database for {system} vllm {vllm}")
@@ -69,6 +71,12 @@ def profile(name, model_id, system, vllm, tp, moe):
     def decode(batch, context):
         rc = config.RuntimeConfig(batch_size=batch, isl=context, osl=2, prefix=0)
         return round(float(session.run_static_latency_only(rc, mode="static_gen")), 4)
+
+    return prefill, decode
+
+
+def profile(name, model_id, system, vllm, tp, moe):
+    prefill, decode = estimators(name, model_id, system, vllm, tp, moe)
 
     moe_kwargs = {} if moe is None else {"moe_tp_size": moe[0], "moe_ep_size": moe[1]}
     memory = KVCacheEstimator.from_request(
@@ -113,7 +121,19 @@ def profile(name, model_id, system, vllm, tp, moe):
     }
 
 
+def query():
+    """stdin {"name", "prefill": [[tokens, context]...], "decode": [[batch, context]...]} -> the same with times in ms."""
+    q = json.load(sys.stdin)
+    entry = next((e for e in ENTRIES if e[0] == q["name"]), None)
+    if entry is None:
+        raise SystemExit(f"no entry {q['name']}")
+    prefill, decode = estimators(*entry)
+    print(json.dumps({"prefill": [prefill(t, c) for t, c in q["prefill"]], "decode": [decode(b, c) for b, c in q["decode"]]}))
+
+
 def main():
+    if sys.argv[1] == "query":
+        return query()
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     for entry in ENTRIES:

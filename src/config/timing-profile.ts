@@ -166,7 +166,8 @@ export function timingProfileOverlay(c: TimingProfileOptions, problems: string[]
       else out.set("numGpuBlocksOverride", { value: blocks, label: `${label} at --gpu-memory-utilization ${utilization}` });
     }
   }
-  if (!c.timingExtrapolate) problems.push(...rangeProblems(profile, c, source));
+  // Planner data is extrapolated as Dynamo's mocker does (engine-config-from-options.ts).
+  if (!c.timingExtrapolate && c.plannerProfileData === undefined) problems.push(...rangeProblems(profile, c, source));
   return out;
 }
 

@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { BUILTIN_TIMING_PROFILES, loadTimingProfile } from "../../src/config/timing-profile.ts";
+import { ProfileTimer } from "../../src/core/timing/profile-timer.ts";
 import { encodeBatch, encodeSeq } from "../../src/protocol/kv-events/index.ts";
 import { pack } from "../../src/protocol/msgpack.ts";
 import { PubSocket } from "../../src/transport/zmtp/index.ts";
@@ -97,6 +99,19 @@ describe("compiled binary", () => {
     const r = await runCli(["replay", "--requests", "20", "--prefix-tokens", "256", "--suffix-tokens", "32", "--output-tokens", "8", "--output-json", "-"], { bin, cwd: dir.path });
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ completed: 20, failed: 0 });
+  });
+
+  test("replay prices steps from a built-in timing profile carried in the binary; a wrong name lists them", async () => {
+    const name = "builtin:qwen3-32b-h200-vllm0.24-tp2";
+    const r = await runCli(["replay", "--requests", "1", "--prefix-tokens", "256", "--suffix-tokens", "32", "--output-tokens", "8", "--timing-profile", name, "--output-json", "-"], { bin, cwd: dir.path });
+    expect(r.exitCode).toBe(0);
+    const report = JSON.parse(r.stdout) as { completed: number; mean_ttft_ms: number };
+    expect(report.completed).toBe(1);
+    // One request alone: its TTFT is one prefill pass of its 288 tokens from the profile's table.
+    expect(report.mean_ttft_ms).toBeCloseTo(new ProfileTimer(loadTimingProfile(name), { extrapolate: false }).prefillMs(288, 0), 3);
+    const bad = await runCli(["replay", "--requests", "1", "--timing-profile", "builtin:qwen3-32b-h200-vllm0.19-tp2"], { bin, cwd: dir.path });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain(`built in: ${BUILTIN_TIMING_PROFILES.join(", ")}`);
   });
 
   test("bench drives a server and writes its HTML report with uPlot inlined, from the binary", async () => {

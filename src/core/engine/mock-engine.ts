@@ -18,8 +18,8 @@ const NONE_FINISHED: readonly FinishedRequest[] = Object.freeze([]);
 
 export interface EngineDeps {
   hasher: BlockHasher;
-  /** Hears what the engine warns about once (a timing profile extrapolated). */
-  warn?: (message: string) => void;
+  /** Hears what the engine warns about once (a timing profile extrapolated); `key` is what the warning is about. */
+  warn?: (message: string, key: string) => void;
 }
 
 export class MockEngine {
@@ -86,6 +86,8 @@ export class MockEngine {
     if (!cfg.enableChunkedPrefill && kvTokens > cfg.maxNumBatchedTokens) {
       return { ok: false, reason: `prompt (${promptLen}) + max tokens (${req.maxTokens}) exceed max_num_batched_tokens ${cfg.maxNumBatchedTokens} with chunked prefill off` };
     }
+    const pastProfile = this.profileTimer?.contextRefusal(promptLen, req.maxTokens);
+    if (pastProfile !== undefined) return { ok: false, reason: pastProfile };
     const tokens = adoptOrCopy(req, promptLen);
     const fullBlocks = Math.floor(promptLen / cfg.blockSize);
     const r = new RequestState(req.id, promptLen, req.maxTokens, tokens, Math.floor((promptLen + req.maxTokens) / cfg.blockSize));

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { engine, runToIdle, seq } from "../../../test/engine-kit.ts";
+import { engine, hasher, runToIdle, seq } from "../../../test/engine-kit.ts";
+import { MockEngine } from "./mock-engine.ts";
 import { sampleProfile } from "../../../test/timing-profile-kit.ts";
 import { engineConfigProblems, DEFAULT_ENGINE_CONFIG } from "./engine-config.ts";
 
@@ -34,6 +35,18 @@ describe("engine steps timed by a profile", () => {
     e.addRequest({ id: "b", tokenIds: seq(1000, 20), maxTokens: 2 });
     const mixed = e.step(100);
     expect(mixed.durationMs).toBeCloseTo(10 + 20 / 100 + (5 + 1 + 201 / 1000), 9);
+  });
+
+  test("a request whose context would pass the tables is refused at admission, not in a step; with extrapolation it runs, warned once", () => {
+    // sampleProfile's decode.context ends at 4000, prefill.context at 4000.
+    const e = engine({ ...profiled, numGpuBlocks: 1024 });
+    expect(e.addRequest({ id: "long", tokenIds: seq(0, 3990), maxTokens: 20 })).toEqual({ ok: false, reason: "prompt (3990) + max tokens (20) are past timing profile sample's decode.context (last 4000); give --timing-extrapolate to extrapolate" });
+    expect(e.addRequest({ id: "fits", tokenIds: seq(0, 3990), maxTokens: 11 }).ok).toBe(true);
+    const warned: string[] = [];
+    const x = new MockEngine({ ...profiled, numGpuBlocks: 1024, maxNumBatchedTokens: 1000, timingExtrapolate: true }, { hasher, warn: (m, key) => warned.push(`${key}|${m}`) });
+    expect(x.addRequest({ id: "long", tokenIds: seq(0, 3990), maxTokens: 20 }).ok).toBe(true);
+    runToIdle(x);
+    expect(warned).toEqual(["sample decode.context|timing profile sample: decode.context 4001 is past the profile's last point 4000; extrapolating linearly from its last two points"]);
   });
 
   test("the profile model needs a valid profile, and a profile needs the profile model", () => {

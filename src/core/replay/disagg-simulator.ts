@@ -5,7 +5,7 @@ import { KvIndex } from "../index/kv-index.ts";
 import type { BlockHashes, BlockHasher } from "../kv/block-hash.ts";
 import type { EngineConfig } from "../engine/engine-config.ts";
 import type { StepResult } from "../engine/engine-types.ts";
-import { MockEngine } from "../engine/mock-engine.ts";
+import { MockEngine, type EngineDeps } from "../engine/mock-engine.ts";
 import { createRng } from "../random/rng.ts";
 import type { ActiveRequest } from "../routing/active-load.ts";
 import { Router } from "../routing/router.ts";
@@ -42,7 +42,7 @@ export interface DisaggFigures {
 const STEP_END = 0;
 const WAKE = 1;
 
-export function simulateDisagg(workload: readonly WorkloadRequest[], opts: DisaggSimulationOptions, deps: { hasher: BlockHasher }): SimulationResult & { disagg: DisaggFigures } {
+export function simulateDisagg(workload: readonly WorkloadRequest[], opts: DisaggSimulationOptions, deps: EngineDeps): SimulationResult & { disagg: DisaggFigures } {
   const n = workload.length;
   const P = opts.prefillWorkers;
   const W = P + opts.decodeWorkers;

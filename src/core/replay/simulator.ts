@@ -8,7 +8,7 @@ import { KvIndex } from "../index/kv-index.ts";
 import type { BlockHashes, BlockHasher } from "../kv/block-hash.ts";
 import type { EngineConfig } from "../engine/engine-config.ts";
 import type { EngineMetrics, StepResult } from "../engine/engine-types.ts";
-import { MockEngine } from "../engine/mock-engine.ts";
+import { MockEngine, type EngineDeps } from "../engine/mock-engine.ts";
 import { createRng } from "../random/rng.ts";
 import type { ActiveRequest } from "../routing/active-load.ts";
 import type { RouterMode } from "../../protocol/router-modes.ts";
@@ -82,7 +82,7 @@ export interface SimulationResult {
 const STEP_END = 0;
 const WAKE = 1;
 
-export function simulate(workload: readonly WorkloadRequest[], opts: SimulationOptions, deps: { hasher: BlockHasher }): SimulationResult {
+export function simulate(workload: readonly WorkloadRequest[], opts: SimulationOptions, deps: EngineDeps): SimulationResult {
   const n = workload.length;
   const workers = opts.numWorkers;
   const dp = opts.dataParallelSize ?? 1;

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { sampleProfile } from "../../../test/timing-profile-kit.ts";
 import { polynomialPrefillMs } from "../timing/timing-model.ts";
 import { histogram, prefillTimeMs, RegretTally, tieredOverlap, Tier, uncachedTokens } from "./regret.ts";
 
@@ -12,6 +13,9 @@ describe("regret arithmetic", () => {
     // Fixed model: prefill_ms per step that prefills anything.
     const fixed = { timingModel: "fixed", prefillMs: 20, maxNumBatchedTokens: 100 } as const;
     expect([prefillTimeMs(1, fixed), prefillTimeMs(100, fixed), prefillTimeMs(101, fixed)]).toEqual([20, 20, 40]);
+    // Profile model: its prefill table per chunk, each chunk after those before it (10 + tokens/100 + context/1000).
+    const profile = { timingModel: "profile", prefillMs: 0, maxNumBatchedTokens: 1000, timingProfile: sampleProfile() } as const;
+    expect(prefillTimeMs(1500, profile)).toBeCloseTo(10 + 10 + 0 + (10 + 5 + 1), 9);
   });
 
   test("uncached tokens: the prompt after the cached prefix, never below its last token", () => {

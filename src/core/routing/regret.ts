@@ -4,6 +4,8 @@
 // docs/DECISIONS.md "Regret and oracle" gives the definitions.
 import { grown } from "../kv/grown.ts";
 import { percentile } from "../replay/stats.ts";
+import type { TimingProfile } from "../../protocol/timing-profile.ts";
+import { ProfileTimer } from "../timing/profile-timer.ts";
 import { polynomialPrefillMs, TimingModelKind } from "../timing/timing-model.ts";
 
 /** The engine settings its prefill time depends on (EngineConfig's names). */
@@ -12,11 +14,17 @@ export interface PrefillTiming {
   /** Fixed model: time of a step that prefills anything. */
   prefillMs: number;
   maxNumBatchedTokens: number;
+  /** Profile model: the tables its prefill part reads. */
+  timingProfile?: TimingProfile;
 }
+
+/** One timer per profile; pricing never refuses (the run itself already did, or extrapolates). */
+const pricing = new WeakMap<TimingProfile, ProfileTimer>();
 
 /**
  * The engine's own time to prefill `tokens` alone: chunks of max_num_batched_tokens, each priced by
- * the step model's prefill part (polynomial fit, or the fixed model's prefill_ms per chunk). The
+ * the step model's prefill part (polynomial fit, the fixed model's prefill_ms per chunk, or a
+ * profile's prefill table at the chunk's context). The
  * decode part and other requests sharing a step are left out: this prices the recompute only.
  */
 export function prefillTimeMs(tokens: number, t: PrefillTiming): number {
@@ -25,6 +33,13 @@ export function prefillTimeMs(tokens: number, t: PrefillTiming): number {
   const full = Math.floor(tokens / chunk);
   const rest = tokens - full * chunk;
   if (t.timingModel === TimingModelKind.fixed) return (full + (rest > 0 ? 1 : 0)) * t.prefillMs;
+  if (t.timingModel === TimingModelKind.profile && t.timingProfile !== undefined) {
+    let timer = pricing.get(t.timingProfile);
+    if (timer === undefined) pricing.set(t.timingProfile, (timer = new ProfileTimer(t.timingProfile, { extrapolate: true })));
+    let ms = 0;
+    for (let done = 0; done < tokens; done += chunk) ms += timer.prefillMs(Math.min(chunk, tokens - done), done);
+    return ms;
+  }
   return full * polynomialPrefillMs(chunk) + polynomialPrefillMs(rest);
 }
 

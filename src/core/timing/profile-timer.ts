@@ -11,8 +11,8 @@ export class ProfileRangeError extends RangeError {
 
 export interface ProfileTimerOptions {
   extrapolate: boolean;
-  /** Told once per axis the first time a query passes its last point (extrapolate on). */
-  warn?: (message: string) => void;
+  /** Told once per axis the first time a query passes its last point (extrapolate on); `key` names the profile and axis. */
+  warn?: (message: string, key: string) => void;
 }
 
 /** Where x falls on an axis: the lower grid index and the weight of the next point. */
@@ -32,6 +32,21 @@ export class ProfileTimer {
     const d = profile.decode;
     this.decodeX = d.x === "batch" ? d.batch : d.activeKvTokens;
     this.decodeXName = `decode.${d.x}`;
+  }
+
+  /**
+   * Why a request of `promptLen` tokens and `maxTokens` output tokens would ask past the tables'
+   * contexts, or undefined when it fits (or extrapolation is on): the engine refuses it at admission
+   * rather than fail a step. A single-column context axis holds for every context.
+   */
+  contextRefusal(promptLen: number, maxTokens: number): string | undefined {
+    if (this.opts.extrapolate) return undefined;
+    const p = this.profile;
+    const lastPrefill = p.prefill.context.length > 1 ? p.prefill.context[p.prefill.context.length - 1]! : Infinity;
+    const lastDecode = p.decode.context.length > 1 ? p.decode.context[p.decode.context.length - 1]! : Infinity;
+    if (promptLen - 1 > lastPrefill) return `prompt (${promptLen}) is past timing profile ${p.name}'s prefill.context (last ${lastPrefill}); give --timing-extrapolate to extrapolate`;
+    if (promptLen + maxTokens - 1 > lastDecode) return `prompt (${promptLen}) + max tokens (${maxTokens}) are past timing profile ${p.name}'s decode.context (last ${lastDecode}); give --timing-extrapolate to extrapolate`;
+    return undefined;
   }
 
   /** One step prefilling `tokens` new tokens after `context` computed ones (0 when none). */
@@ -74,7 +89,7 @@ export class ProfileTimer {
       }
       if (!this.warned.has(name)) {
         this.warned.add(name);
-        this.opts.warn?.(`timing profile ${this.profile.name}: ${name} ${round(x)} is past the profile's last point ${last}; extrapolating linearly from its last two points`);
+        this.opts.warn?.(`timing profile ${this.profile.name}: ${name} ${round(x)} is past the profile's last point ${last}; extrapolating linearly from its last two points`, `${this.profile.name} ${name}`);
       }
       out.i = n - 2;
       out.w = (x - axis[n - 2]!) / (last - axis[n - 2]!);

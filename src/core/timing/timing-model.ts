@@ -33,7 +33,7 @@ export interface StepShape {
 }
 
 /** The profile's timer for a config (undefined for the other models); `warn` hears extrapolation once per axis. */
-export function profileTimerFor(cfg: TimingConfig, warn?: (message: string) => void): ProfileTimer | undefined {
+export function profileTimerFor(cfg: TimingConfig, warn?: (message: string, key: string) => void): ProfileTimer | undefined {
   if (cfg.timingModel !== TimingModelKind.profile || cfg.timingProfile === undefined) return undefined;
   return new ProfileTimer(cfg.timingProfile, { extrapolate: cfg.timingExtrapolate === true, ...(warn ? { warn } : {}) });
 }

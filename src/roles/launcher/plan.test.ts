@@ -28,6 +28,17 @@ describe("up --worker-api", () => {
     expect(plan(up(), ctx()).processes.filter((s) => s.role === "mocker").map((s) => [mockerConfigOf(s.argv).openaiPortBase, s.ports.openai])).toEqual([[undefined, undefined]]);
   });
 
+  test("a timing profile reaches every mocker as up resolved it: the profile model, the profile, and G1 and KV bytes from its geometry", () => {
+    const config = upConfigFrom(["--timing-profile", "builtin:qwen3-8b-h200-vllm0.24-tp1", "--mocker-processes", "2", "--workers-per-process", "1"]);
+    expect(config.timingModel).toBe("profile");
+    const mockers = plan(config, ctx(2)).processes.filter((s) => s.role === "mocker").map((s) => mockerConfigOf(s.argv));
+    expect(mockers).toHaveLength(2);
+    for (const m of mockers) {
+      expect([m.timingModel, m.timingProfile, m.numGpuBlocksOverride, m.kvBytesPerToken]).toEqual(["profile", "builtin:qwen3-8b-h200-vllm0.24-tp1", config.numGpuBlocksOverride, 147456]);
+    }
+    expect(config.numGpuBlocksOverride).not.toBe(16384);
+  });
+
   test("--frontend-cmd gets the workers' URLs as words, one comma-separated word, a repeated flag, and a free metrics port; naming them turns the worker API on", () => {
     const c = { ...ctx(2), ports: { ...ctx(2).ports, workerApi: [31000, 31001, 31002, 31003], frontendMetrics: 29555 } };
     const cmd = "r {worker_api_urls} --csv {worker_api_urls_csv} {worker_api_urls:--worker} {worker_api_urls:--url=} --prom {metrics_port}";

@@ -7,6 +7,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { createBlockHasher } from "../../lib/xxh3.ts";
 import { engineConfigFrom } from "../shared/measure/engine-config-from-options.ts";
 import type { WorkerIdentity } from "./identity.ts";
+import { onceEach } from "../../lib/once-each.ts";
 import { RankEngine } from "./rank-engine.ts";
 import { VllmRankStats } from "./vllm-stats.ts";
 
@@ -16,7 +17,8 @@ export function createRankEngines(config: MockerConfig, workers: readonly Worker
   const hasher = createBlockHasher();
   const engineConfig = { ...engineConfigFrom(config), kvTransferBandwidthGbps: config.kvTransferBandwidth ?? DEFAULT_KV_TRANSFER_BANDWIDTH_GBPS, kvTransferTimingMode: config.kvTransferTimingMode ?? DEFAULT_KV_TRANSFER_TIMING_MODE, ...(outputIds ? { firstOutputId: outputIds.first, vocabSize: outputIds.count } : {}) };
   const wallSeconds = () => Date.now() / 1000;
+  const warn = onceEach((m) => logger.warn(m));
   return workers.map((id) =>
-    Array.from({ length: config.dataParallelSize }, (_, r) => new RankEngine(id.index, r, createEngine(engineConfig, { hasher }), wallSeconds, logger, new VllmRankStats(config.maxModelLen), clockMs)),
+    Array.from({ length: config.dataParallelSize }, (_, r) => new RankEngine(id.index, r, createEngine(engineConfig, { hasher, warn }), wallSeconds, logger, new VllmRankStats(config.maxModelLen), clockMs)),
   );
 }

@@ -61,7 +61,7 @@ export async function runReplay(opts: ReplayOptions, deps: ReplayDeps): Promise<
   deps.logger.info(`replaying ${workload.length} requests on ${opts.numWorkers} worker(s) × ${opts.dataParallelSize ?? 1} rank(s), router ${opts.routerMode}, arrivals ${describeSessionArrival(workload, arrival, opts.maxSessions) ?? describeArrival(arrival, opts.trace !== undefined)}`);
   const bar = deps.progress?.isTTY ? deps.progress : undefined;
   const onProgress = bar ? (done: number, total: number) => void bar.write(`\r${progressLine(done, total)}`) : undefined;
-  const report = simulateStack(workload, opts, { arrival, seed: opts.seed, regret: opts.regret, maxSessions: opts.maxSessions, startedMs: started, onProgress }, deps);
+  const report = simulateStack(workload, opts, { arrival, seed: opts.seed, regret: opts.regret, maxSessions: opts.maxSessions, startedMs: started, onProgress }, { ...deps, warn: (m) => deps.logger.warn(m) });
   if (bar) bar.write("\n");
   const json = JSON.stringify(report, null, 2) + "\n";
   if (opts.outputJson === "-") deps.stdout.write(json);

@@ -14,7 +14,8 @@ function timingProfileOf(c: EngineKeys): Partial<EngineConfig> {
   const planner = c.timingProfile === undefined;
   const source = c.timingProfile ?? c.plannerProfileData;
   if (source === undefined) return {};
-  return { timingProfile: loadTimingProfile(source, planner), timingExtrapolate: c.timingExtrapolate === true };
+  // Dynamo's mocker extrapolates its planner data's tables; so does the mock (warned once).
+  return { timingProfile: loadTimingProfile(source, planner), timingExtrapolate: c.timingExtrapolate === true || planner };
 }
 
 /** The engine options as one engine's config (shared by any role that builds engines). */

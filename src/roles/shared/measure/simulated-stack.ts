@@ -18,6 +18,7 @@ import type { RouterOptions } from "../../../core/routing/router-options.ts";
 import type { RouterMode } from "../../../protocol/router-modes.ts";
 import type { ArrivalSpec } from "../../../core/workload/arrivals.ts";
 import type { WorkloadRequest } from "../../../core/workload/workload.ts";
+import { onceEach } from "../../../lib/once-each.ts";
 import { engineConfigFrom } from "./engine-config-from-options.ts";
 import { routerOptionsFrom } from "../routing/router-settings.ts";
 
@@ -63,12 +64,12 @@ export interface SimulationRun {
 }
 
 /** Simulates `workload` on the stack (virtual clock) and builds the replay report. */
-export function simulateStack(workload: readonly WorkloadRequest[], s: SimulatedStack, run: SimulationRun, deps: { hasher: BlockHasher; now(): number }): ReplayReport {
+export function simulateStack(workload: readonly WorkloadRequest[], s: SimulatedStack, run: SimulationRun, deps: { hasher: BlockHasher; now(): number; warn?: (message: string) => void }): ReplayReport {
   return simulateStackWithSamples(workload, s, run, deps).report;
 }
 
 /** As simulateStack, with the completed requests as verdict samples (for comparisons over seeds). */
-export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s: SimulatedStack, run: SimulationRun, deps: { hasher: BlockHasher; now(): number }): { report: ReplayReport; samples: RoundSamples } {
+export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s: SimulatedStack, run: SimulationRun, deps: { hasher: BlockHasher; now(): number; warn?: (message: string) => void }): { report: ReplayReport; samples: RoundSamples } {
   const sim = simulate(
     workload,
     {
@@ -84,7 +85,7 @@ export function simulateStackWithSamples(workload: readonly WorkloadRequest[], s
       onProgress: run.onProgress,
       loraReplicas: s.loraReplicas,
     },
-    { hasher: deps.hasher },
+    { hasher: deps.hasher, ...(deps.warn ? { warn: onceEach(deps.warn) } : {}) },
   );
   const samples = samplesOfSimulation(sim);
   const report = buildReport(sim, { routerMode: s.routerMode, wallTimeMs: deps.now() - run.startedMs });
