@@ -22,7 +22,7 @@ export interface TimingConfig {
   timingExtrapolate?: boolean;
 }
 
-/** What a profile prices in one step: the prefill part and the decode batch (EngineStep fills it). */
+/** What a profile prices in one step: the prefill part and the decode batch (the engine's step fills it). */
 export interface StepShape {
   prefillTokens: number;
   /** Computed tokens before the prefilled ones, summed over prefill tokens (÷ prefillTokens = mean context). */
