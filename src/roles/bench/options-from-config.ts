@@ -1,6 +1,6 @@
 // Resolved `bench` config → the bench role's options (the parsing of list flags was validated by
 // benchProblems; the engine and router flags describe the stack for --with-replay).
-import { loadTimingProfile } from "../../config/timing-profile.ts";
+import { timingProfileOf } from "../shared/measure/engine-config-from-options.ts";
 import { parseLoraNames, parseZipf } from "../../config/lora-modules.ts";
 import {
   auditIntervalOf,
@@ -112,7 +112,7 @@ export function benchOptionsFrom(c: BenchConfig, readFile?: (path: string) => st
     auditIntervalS: auditIntervalOf(c),
     mockerUrls: c.mockerUrls !== undefined ? parseMockerUrls(c.mockerUrls).urls : undefined,
     blockSize: c.blockSize,
-    prefillTiming: { timingModel: c.timingModel, prefillMs: c.prefillMs, maxNumBatchedTokens: c.maxNumBatchedTokens, ...(c.timingModel === "profile" ? { timingProfile: loadTimingProfile(c.timingProfile ?? c.plannerProfileData!, c.timingProfile === undefined) } : {}) },
+    prefillTiming: { timingModel: c.timingModel, prefillMs: c.prefillMs, maxNumBatchedTokens: c.maxNumBatchedTokens, timingProfile: timingProfileOf(c).timingProfile },
     compare: c.compare !== undefined ? (parseCompare(c.compare) as [string, string]) : undefined,
   };
 }

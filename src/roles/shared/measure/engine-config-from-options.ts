@@ -9,7 +9,7 @@ type EngineOptionValues = ConfigOf<typeof engineOptions>;
 type EngineKeys = Pick<EngineOptionValues, "blockSize" | "numGpuBlocksOverride" | "numHostBlocks" | "hostOffloadD2hBandwidthGbps" | "hostOffloadH2dBandwidthGbps" | "hostOffloadDecodeBlocks" | "kvBytesPerToken" | "maxNumSeqs" | "maxNumBatchedTokens" | "enablePrefixCaching" | "enableChunkedPrefill" | "preemptionMode" | "speedupRatio" | "decodeSpeedupRatio" | "timingModel" | "prefillMs" | "decodeMs" | "seed"> & Partial<Pick<EngineOptionValues, "timingProfile" | "plannerProfileData" | "timingExtrapolate">> & Partial<Pick<EngineOptionValues, "maxLoras" | "maxCpuLoras" | "loraLoadMs">>;
 
 /** The profile the options name (the config loader validated it already), for the profile model. */
-function timingProfileOf(c: EngineKeys): Partial<EngineConfig> {
+export function timingProfileOf(c: Pick<EngineKeys, "timingModel" | "timingProfile" | "plannerProfileData" | "timingExtrapolate">): Partial<EngineConfig> {
   if (c.timingModel !== "profile") return {};
   const planner = c.timingProfile === undefined;
   const source = c.timingProfile ?? c.plannerProfileData;
