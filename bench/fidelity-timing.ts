@@ -2,17 +2,20 @@
 // model, GPU and vLLM version (Qwen3-8B, H200, vLLM 0.24, TP1), on the same workloads, both on their
 // offline replay (Dynamo: `dynamo.replay.run_trace_replay` with the engine's AIS timing model; the
 // same engine settings on both: 64-token blocks, 16,384 G1 blocks, 256 sequences, 8,192 batched
-// tokens, kv routing). Both simulations are deterministic, so one run each is the figure.
+// tokens, kv routing). kvcr-mock's replay is deterministic (one run); Dynamo's varies a little from
+// run to run on the trace, so its figure is the median of `rounds` runs, their range printed.
 // Workloads: one request (1,024 prompt tokens, 100 output); 16 such at once on one worker; the first
 // 300 requests of the Mooncake conversation trace on 4 workers.
 // Needs a Python where Dynamo 1.6.1 and AISimulate import (KVCR_AIS_PYTHON; docs/timing.md says how
-// to make one). Run: KVCR_AIS_PYTHON=… bun bench/fidelity-timing.ts
+// to make one). Run: KVCR_AIS_PYTHON=… bun bench/fidelity-timing.ts [rounds=3]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI, TRACE } from "./lib/dynamo-sides.ts";
+import { CLI, roundsArg, TRACE } from "./lib/dynamo-sides.ts";
 import { machineLine } from "./lib/machine.ts";
+import { median } from "./lib/router-scenarios.ts";
 
+const rounds = roundsArg(1);
 const python = process.env.KVCR_AIS_PYTHON;
 if (!python) throw new Error("KVCR_AIS_PYTHON: give a Python where `import dynamo.replay, aisimulate_core` works (docs/timing.md)");
 const PROFILE = "builtin:qwen3-8b-h200-vllm0.24-tp1";
@@ -57,13 +60,18 @@ try {
   writeFileSync(sixteen, `${Array.from({ length: 16 }, (_, i) => request(i)).join("\n")}\n`);
   const trace300 = join(dir, "trace300.jsonl");
   writeFileSync(trace300, `${readFileSync(TRACE, "utf8").split("\n").slice(0, 300).join("\n")}\n`);
+  const versions = run([python, "-c", "import importlib.metadata as m; print(m.version('ai-dynamo'), m.version('aisimulate'))"], "the AIS Python's versions").trim().split(" ");
   console.log(machineLine());
-  console.log(`Dynamo 1.6.1's mocker, AIS timing (Qwen3-8B, h200_sxm, vLLM 0.24.0, TP1) against kvcr-mock ${PROFILE}; kvcr-mock / Dynamo:`);
+  console.log(`Dynamo ${versions[0]}'s mocker, AIS timing from aisimulate ${versions[1]} (Qwen3-8B, h200_sxm, vLLM 0.24.0, TP1) against kvcr-mock ${PROFILE}; kvcr-mock / Dynamo:`);
   for (const [name, trace, workers] of [["1 request", one, 1], ["16 at once, 1 worker", sixteen, 1], ["trace, first 300, 4 workers", trace300, 4]] as const) {
-    const d = dynamo(trace, workers);
+    const runs = Array.from({ length: rounds }, () => dynamo(trace, workers));
     const o = ours(trace, workers, dir);
-    const cells = METRICS.map((m) => `${m.replace("mean_", "").replace("_ms", "")} ${o[m].toFixed(2)} / ${d[m].toFixed(2)} ms (${(o[m] / d[m]).toFixed(3)}×)`);
-    console.log(`  ${name.padEnd(28)} ${cells.join("   ")}   completed ${o.completed} / ${d.completed}`);
+    const cells = METRICS.map((m) => {
+      const d = runs.map((r) => r[m]);
+      const range = rounds > 1 ? ` [${Math.min(...d).toFixed(2)}–${Math.max(...d).toFixed(2)}]` : "";
+      return `${m.replace("mean_", "").replace("_ms", "")} ${o[m].toFixed(2)} / ${median(d).toFixed(2)}${range} ms (${(o[m] / median(d)).toFixed(3)}×)`;
+    });
+    console.log(`  ${name.padEnd(28)} ${cells.join("   ")}   completed ${o.completed} / ${runs[0]!.completed}`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
