@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { findPeersPython, PEERS_HINT } from "../scripts/lib/peers.ts";
-import { resultFromAiperf } from "../src/roles/bench/aiperf-files.ts";
+import { resultFromAiperf } from "../src/roles/shared/measure/aiperf-read.ts";
 import { figure } from "./lib/figures.ts";
 import { machineLine } from "./lib/machine.ts";
 

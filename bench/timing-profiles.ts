@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findPeersPython, PEERS_HINT } from "../scripts/lib/peers.ts";
 import { BUILTIN_TIMING_PROFILES, loadTimingProfile } from "../src/config/timing-profile.ts";
+import type { TablesProfile } from "../src/protocol/timing-profile.ts";
 import { ProfileTimer } from "../src/core/timing/profile-timer.ts";
 import { CLI, ROOT, roundsArg, TRACE } from "./lib/dynamo-sides.ts";
 import { machineLine } from "./lib/machine.ts";
@@ -45,7 +46,7 @@ for (const builtin of BUILTIN_TIMING_PROFILES) {
   const r = Bun.spawnSync([python, QUERY, "query"], { stdin: new TextEncoder().encode(JSON.stringify({ name, prefill, decode })), stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`AIConfigurator query for ${name} exited ${r.exitCode}:\n${r.stderr.toString().slice(-2000)}`);
   const aic = JSON.parse(r.stdout.toString()) as { prefill: number[]; decode: number[] };
-  const timer = new ProfileTimer(loadTimingProfile(builtin), { extrapolate: false });
+  const timer = new ProfileTimer(loadTimingProfile(builtin) as TablesProfile, { extrapolate: false });
   const p = errors(prefill.map(([t, c]) => timer.prefillMs(t!, c!)), aic.prefill);
   const d = errors(decode.map(([b, c]) => timer.decodeMs(b!, b! * c!)), aic.decode);
   console.log(`${name.padEnd(36)} ${p.mean.toFixed(1).padStart(8)} ${p.max.toFixed(1).padStart(6)} ${d.mean.toFixed(1).padStart(10)} ${d.max.toFixed(1).padStart(6)}`);

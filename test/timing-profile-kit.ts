@@ -1,8 +1,8 @@
 // A timing profile with round numbers, for tests of the profile model.
-import { PROFILE_SCHEMA, type TimingProfile } from "../src/protocol/timing-profile.ts";
+import { PROFILE_SCHEMA, type TablesProfile } from "../src/protocol/timing-profile.ts";
 
 /** A profile with round numbers: prefill 10 + tokens/100 + context/1000, decode 5 + batch + context/1000. */
-export function sampleProfile(): TimingProfile {
+export function sampleProfile(): TablesProfile {
   const tokens = [1, 100, 1000];
   const pctx = [0, 1000, 4000];
   const batch = [1, 4, 16];

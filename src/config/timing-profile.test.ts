@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sampleProfile } from "../../test/timing-profile-kit.ts";
-import { profileProblems } from "../protocol/timing-profile.ts";
+import { profileProblems, type TablesProfile } from "../protocol/timing-profile.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { loadConfig } from "./load.ts";
 import { replayOptions, replayProblems, type ReplayConfig } from "./replay.ts";
@@ -92,7 +92,7 @@ describe("--timing-profile in the engine options", () => {
 describe("--planner-profile-data (Dynamo's mocker-format .npz, as numpy writes it)", () => {
   test("stored and deflated archives read alike: prefill by new tokens, decode by summed context × mean context", () => {
     for (const file of ["perf_data.npz", "perf_data_compressed.npz"]) {
-      const p = loadTimingProfile(join(FIXTURES, file), true);
+      const p = loadTimingProfile(join(FIXTURES, file), true) as TablesProfile;
       expect(p.prefill.tokens).toEqual([100, 2123, 4146, 6169, 8192]);
       expect(p.prefill.ms.map((r) => r[0])).toEqual([12, 52.46, 92.92, 133.38, 173.84].map((v) => expect.closeTo(v, 9)));
       expect(p.decode.x).toBe("activeKvTokens");

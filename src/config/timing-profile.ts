@@ -3,7 +3,7 @@
 // planner profile data (a mocker-format .npz). One loader for every role; docs/timing.md.
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { gpuBlocksFor, PROFILE_SCHEMA, profileProblems, type TimingProfile } from "../protocol/timing-profile.ts";
+import { gpuBlocksFor, isParametric, PROFILE_SCHEMA, profileProblems, type TimingProfile } from "../protocol/timing-profile.ts";
 import { readNpz } from "../lib/npz.ts";
 import llama31_8bH200 from "./timing-profiles/llama-3.1-8b-h200-vllm0.24-tp1.json";
 import qwen3_30bA3bH200 from "./timing-profiles/qwen3-30b-a3b-h200-vllm0.24-tp1.json";
@@ -174,6 +174,7 @@ export function timingProfileOverlay(c: TimingProfileOptions, problems: string[]
 /** Engine limits the profile's tables do not reach (each step could ask past them). */
 function rangeProblems(p: TimingProfile, c: TimingProfileOptions, source: string): string[] {
   const out: string[] = [];
+  if (isParametric(p)) return out; // a linear model answers everywhere; its observed range is in the file
   const lastTokens = p.prefill.tokens[p.prefill.tokens.length - 1]!;
   if (c.maxNumBatchedTokens > lastTokens) {
     out.push(`--max-num-batched-tokens: ${c.maxNumBatchedTokens} is past ${source}'s prefill.tokens (last ${lastTokens}); lower it, or give --timing-extrapolate`);

@@ -1,5 +1,6 @@
-// A step-time profile: measured forward-pass times as tables, with where they came from. The
-// schema is documented in docs/timing.md; profileProblems names every field that breaks it.
+// A step-time profile, with where it came from: measured forward-pass times as tables, or a
+// parametric step model fitted to one measured run (`calibrate`). The schema is documented in
+// docs/timing.md; profileProblems names every field that breaks it.
 
 export const PROFILE_SCHEMA = "kvcr-mock/timing-profile/1";
 
@@ -41,14 +42,59 @@ export type DecodeTable =
   | { x: "batch"; batch: number[]; context: number[]; ms: number[][] }
   | { x: "activeKvTokens"; activeKvTokens: number[]; context: number[]; ms: number[][] };
 
-export interface TimingProfile {
+/**
+ * A step's time as a sum of costs (ms): one per step that computes anything, one more when it
+ * prefills (a pass over prompt tokens costs more to set up), per new prompt token, per attended pair (a new token and each token before it, its own chunk included), per decoding
+ * request and per context token a decode attends; and once per request before it can be
+ * scheduled (input processing, the HTTP hop). Linear, so it holds past what was observed.
+ */
+export interface ParametricModel {
+  stepMs: number;
+  prefillStepMs: number;
+  prefillTokenMs: number;
+  prefillAttentionMs: number;
+  decodeRequestMs: number;
+  decodeContextMs: number;
+  requestMs: number;
+}
+
+export const PARAMETRIC_TERMS = ["stepMs", "prefillStepMs", "prefillTokenMs", "prefillAttentionMs", "decodeRequestMs", "decodeContextMs", "requestMs"] as const;
+
+/** The largest step shapes the fitted run reached: past them the model is extrapolated, as `notes` say. */
+export interface ObservedRange {
+  prefillTokens: number;
+  prefillContext: number;
+  decodeBatch: number;
+  decodeContext: number;
+}
+
+interface ProfileCommon {
   schema: typeof PROFILE_SCHEMA;
   name: string;
   provenance: ProfileProvenance;
-  interpolation: "bilinear";
   kv?: ProfileKv;
+}
+
+export interface TablesProfile extends ProfileCommon {
+  /** Absent in profiles written before the parametric form existed. */
+  form?: "tables";
+  interpolation: "bilinear";
   prefill: PrefillTable;
   decode: DecodeTable;
+}
+
+export interface ParametricProfile extends ProfileCommon {
+  form: "parametric";
+  parametric: ParametricModel;
+  observed: ObservedRange;
+  /** What the fit reported (held-out errors and the like), kept as written. */
+  fit?: Record<string, unknown>;
+}
+
+export type TimingProfile = TablesProfile | ParametricProfile;
+
+export function isParametric(p: TimingProfile): p is ParametricProfile {
+  return p.form === "parametric";
 }
 
 const PROVENANCE_TEXT = ["source", "system", "framework", "frameworkVersion", "model", "licence"] as const;
@@ -59,7 +105,7 @@ export function profileProblems(p: unknown): string[] {
   const out: string[] = [];
   if (p.schema !== PROFILE_SCHEMA) out.push(`schema: got ${show(p.schema)}, expected "${PROFILE_SCHEMA}"`);
   if (typeof p.name !== "string" || p.name === "") out.push(`name: got ${show(p.name)}, expected a non-empty string`);
-  if (p.interpolation !== "bilinear") out.push(`interpolation: got ${show(p.interpolation)}, expected "bilinear"`);
+  if (p.form !== undefined && p.form !== "tables" && p.form !== "parametric") out.push(`form: got ${show(p.form)}, expected "tables" or "parametric"`);
   const prov = p.provenance;
   if (!isObject(prov)) out.push(`provenance: got ${show(prov)}, expected an object`);
   else {
@@ -73,12 +119,29 @@ export function profileProblems(p: unknown): string[] {
       if (!(typeof p.kv.nonKvBytes === "number" && Number.isInteger(p.kv.nonKvBytes) && p.kv.nonKvBytes >= 0)) out.push(`kv.nonKvBytes: got ${show(p.kv.nonKvBytes)}, expected an integer ≥ 0`);
     }
   }
+  if (p.form === "parametric") parametricProblems(p, out);
+  else tablesProblems(p, out);
+  return out;
+}
+
+function tablesProblems(p: Record<string, unknown>, out: string[]): void {
+  if (p.interpolation !== "bilinear") out.push(`interpolation: got ${show(p.interpolation)}, expected "bilinear"`);
   if (!isObject(p.prefill)) out.push(`prefill: got ${show(p.prefill)}, expected an object`);
   else tableProblems("prefill", p.prefill, "tokens", out);
   if (!isObject(p.decode)) out.push(`decode: got ${show(p.decode)}, expected an object`);
   else if (p.decode.x !== "batch" && p.decode.x !== "activeKvTokens") out.push(`decode.x: got ${show(p.decode.x)}, expected "batch" or "activeKvTokens"`);
   else tableProblems("decode", p.decode, p.decode.x, out);
-  return out;
+}
+
+/** Every cost a finite number ≥ 0, and the observed range as counts ≥ 0. */
+function parametricProblems(p: Record<string, unknown>, out: string[]): void {
+  const m = p.parametric;
+  if (!isObject(m)) out.push(`parametric: got ${show(m)}, expected an object of ${PARAMETRIC_TERMS.join(", ")}`);
+  else for (const k of PARAMETRIC_TERMS) if (!isNonNegative(m[k])) out.push(`parametric.${k}: got ${show(m[k])}, expected a time in ms ≥ 0`);
+  const o = p.observed;
+  if (!isObject(o)) out.push(`observed: got ${show(o)}, expected an object`);
+  else for (const k of ["prefillTokens", "prefillContext", "decodeBatch", "decodeContext"] as const) if (!isNonNegative(o[k])) out.push(`observed.${k}: got ${show(o[k])}, expected a number ≥ 0`);
+  if (p.fit !== undefined && !isObject(p.fit)) out.push(`fit: got ${show(p.fit)}, expected an object`);
 }
 
 /**
@@ -136,6 +199,10 @@ export function gpuBlocksFor(kv: ProfileKv, gpuMemoryUtilization: number, blockS
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isNonNegative(v: unknown): boolean {
+  return typeof v === "number" && Number.isFinite(v) && v >= 0;
 }
 
 function isPositiveInt(v: unknown): boolean {

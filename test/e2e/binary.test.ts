@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { BUILTIN_TIMING_PROFILES, loadTimingProfile } from "../../src/config/timing-profile.ts";
-import { ProfileTimer } from "../../src/core/timing/profile-timer.ts";
+import { stepTimerOf } from "../../src/core/timing/timing-model.ts";
 import { encodeBatch, encodeSeq } from "../../src/protocol/kv-events/index.ts";
 import { pack } from "../../src/protocol/msgpack.ts";
 import { PubSocket } from "../../src/transport/zmtp/index.ts";
@@ -108,7 +108,7 @@ describe("compiled binary", () => {
     const report = JSON.parse(r.stdout) as { completed: number; mean_ttft_ms: number };
     expect(report.completed).toBe(1);
     // One request alone: its TTFT is one prefill pass of its 288 tokens from the profile's table.
-    expect(report.mean_ttft_ms).toBeCloseTo(new ProfileTimer(loadTimingProfile(name), { extrapolate: false }).prefillMs(288, 0), 3);
+    expect(report.mean_ttft_ms).toBeCloseTo(stepTimerOf(loadTimingProfile(name), false).prefillMs(288, 0), 3);
     const bad = await runCli(["replay", "--requests", "1", "--timing-profile", "builtin:qwen3-32b-h200-vllm0.19-tp2"], { bin, cwd: dir.path });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain(`built in: ${BUILTIN_TIMING_PROFILES.join(", ")}`);

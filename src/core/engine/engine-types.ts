@@ -8,6 +8,8 @@ export interface EngineRequest {
   id: string;
   /** Prompt token ids (u32). */
   tokenIds: ArrayLike<number>;
+  /** Engine clock when it arrived (default: the last step's start): a profile's per-request cost counts from here. */
+  arrivalMs?: number;
   /** Output tokens to generate (≥ 1); the request finishes with exactly this many. */
   maxTokens: number;
   /**

@@ -8,8 +8,7 @@ import { KvManager } from "../kv/kv-manager.ts";
 import { RequestPhase, RequestState } from "../scheduler/request-state.ts";
 import { loraRequestCounts } from "../scheduler/lora-batch.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
-import type { ProfileTimer } from "../timing/profile-timer.ts";
-import { profileStepMs, profileTimerFor, stepDurationMs, type StepShape, type TimingConfig } from "../timing/timing-model.ts";
+import { profileStepMs, profileTimerFor, stepDurationMs, type StepShape, type StepTimer, type TimingConfig } from "../timing/timing-model.ts";
 import { DEFAULT_ENGINE_CONFIG, engineConfigProblems, type EngineConfig } from "./engine-config.ts";
 import type { AddResult, EngineMetrics, EngineRequest, FinishedRequest, FirstToken, RemoteLoad, StepResult, TokenOut } from "./engine-types.ts";
 import { outputKey, outputToken } from "./output-tokens.ts";
@@ -27,9 +26,12 @@ export class MockEngine {
   private readonly kv: KvManager;
   private readonly sched: Scheduler;
   private readonly timing: TimingConfig;
-  /** The profile model's tables, when that is the model. */
-  private readonly profileTimer: ProfileTimer | undefined;
-  private readonly shape: StepShape = { prefillTokens: 0, prefillContextTokenProduct: 0, decodeRequests: 0, decodeContextTokens: 0 };
+  /** The profile model's timer, when that is the model. */
+  private readonly profileTimer: StepTimer | undefined;
+  /** Engine ms a request waits after arriving before it can be scheduled (a profile's per-request cost). */
+  private readonly requestDelayMs: number;
+  private readonly shape: StepShape = { prefillTokens: 0, prefillContextTokenProduct: 0, prefillSelfPairs: 0, decodeRequests: 0, decodeContextTokens: 0 };
+  private lastNowMs = 0;
   private readonly active = new Map<string, RequestState>();
   /** Finished holdBlocks requests whose blocks wait to be pulled (releaseHeld frees them). */
   private readonly held = new Map<string, RequestState>();
@@ -67,6 +69,13 @@ export class MockEngine {
     this.sched = new Scheduler({ ...cfg, lora: { maxLoras: cfg.maxLoras, maxCpuLoras: cfg.maxCpuLoras, loadMs: loraLoadMs } }, this.kv, { kvBytesPerToken: cfg.kvBytesPerToken, bandwidthGbps: scale(cfg.kvTransferBandwidthGbps), mode: cfg.kvTransferTimingMode });
     this.timing = cfg;
     this.profileTimer = profileTimerFor(cfg, deps.warn);
+    const requestMs = this.profileTimer?.requestMs ?? 0;
+    this.requestDelayMs = requestMs > 0 && cfg.speedupRatio > 0 ? requestMs / cfg.speedupRatio : 0;
+  }
+
+  /** The last step's shape (profile model only; overwritten by the next step). */
+  get lastStepShape(): Readonly<StepShape> {
+    return this.shape;
   }
 
   /** Queues a request; refusals (bad shape, can never fit) are returned, not thrown. */
@@ -107,6 +116,7 @@ export class MockEngine {
     r.outputKey = outputKey(cfg.seed, tokens, promptLen, cfg.blockSize, fullBlocks > 0 ? r.seqHashes[fullBlocks - 1] : undefined);
     r.holdBlocks = req.holdBlocks === true;
     r.remotePrefill = req.remotePrefill === true;
+    if (this.requestDelayMs > 0) r.readyAtMs = (req.arrivalMs ?? this.lastNowMs) + this.requestDelayMs;
     this.active.set(req.id, r);
     this.sched.waiting.pushBack(r);
     return { ok: true };
@@ -127,6 +137,7 @@ export class MockEngine {
   step(nowMs: number): StepResult {
     const kv = this.kv;
     const sched = this.sched;
+    this.lastNowMs = nowMs;
     kv.beginStep(nowMs);
     if (sched.loadingCount > 0) this.landLoads(nowMs);
     const plan = sched.schedule(nowMs);
@@ -143,7 +154,7 @@ export class MockEngine {
       let anyFinished = false;
       const timer = this.profileTimer;
       const shape = this.shape;
-      if (timer !== undefined) shape.prefillTokens = shape.prefillContextTokenProduct = shape.decodeRequests = shape.decodeContextTokens = 0;
+      if (timer !== undefined) shape.prefillTokens = shape.prefillContextTokenProduct = shape.prefillSelfPairs = shape.decodeRequests = shape.decodeContextTokens = 0;
       for (let i = 0; i < scheduled.length; i++) {
         const r = scheduled[i]!;
         if (timer !== undefined) {
@@ -153,6 +164,7 @@ export class MockEngine {
           } else {
             shape.prefillTokens += r.scheduledTokens;
             shape.prefillContextTokenProduct += r.numComputed * r.scheduledTokens;
+            shape.prefillSelfPairs += (r.scheduledTokens * (r.scheduledTokens + 1)) / 2;
           }
         }
         // Its blocks were cached as the scheduler gave it these tokens (vLLM's allocate_slots).
@@ -244,9 +256,11 @@ export class MockEngine {
     return this.active.size === 0 || (this.sched.waiting.size === 0 && this.sched.running.length === this.sched.loadingCount);
   }
 
-  /** Earliest time a pending transfer lands (a loading request resumes, a host store appears). */
+  /** Earliest time a pending transfer lands (a loading request resumes, a host store appears) or a waiting request becomes ready. */
   nextWakeMs(): number | undefined {
     let t = this.kv.nextLandingMs();
+    const ready = this.sched.waiting.peekFront()?.readyAtMs ?? 0;
+    if (ready > this.lastNowMs && (t === undefined || ready < t)) t = ready;
     if (this.sched.loadingCount > 0) {
       for (const r of this.sched.running) {
         if (r.phase === RequestPhase.loading && (t === undefined || r.loadUntilMs < t)) t = r.loadUntilMs;

@@ -21,6 +21,7 @@ import { EventHeap } from "./event-heap.ts";
 import { OracleView } from "./oracle-view.ts";
 import { isSessionWorkload, SessionRun } from "./session-run.ts";
 import { loraExclusions } from "./lora-routing.ts";
+import type { Sensitivity } from "./sensitivity.ts";
 
 export interface SimulationOptions {
   engine: Partial<EngineConfig>;
@@ -47,6 +48,8 @@ export interface SimulationOptions {
    * every worker holds every adapter). Requests for an adapter go only to its holders.
    */
   loraReplicas?: number;
+  /** Tracks how request times move with a parametric profile's costs (calibrate's fit); sized for this workload and its engines. */
+  sensitivity?: Sensitivity;
 }
 
 export interface SimulationResult {
@@ -143,6 +146,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   let done = 0;
   const progressEvery = Math.max(1, Math.floor(n / 100));
   let now = 0;
+  const sens = opts.sensitivity;
 
   const complete = (i: number, t: number) => {
     if (sessions) {
@@ -164,15 +168,17 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     done++;
     if (opts.onProgress && (done % progressEvery === 0 || done === n)) opts.onProgress(done, n);
     if (times === undefined && nextClosed < n) {
+      sens?.sent(nextClosed);
       arrT.push(t);
       arrI.push(nextClosed++);
     }
   };
 
-  const startStep = (w: number, t: number) => {
+  const startStep = (w: number, t: number, onArrival = false) => {
     const res = engines[w]!.step(t);
     oracleView?.stepped(w, res.events);
     if (res.scheduledRequests > 0) {
+      sens?.stepStarted(w, engines[w]!.lastStepShape, onArrival, t, res.durationMs);
       busy[w] = 1;
       pending[w] = res;
       heap.push(t + res.durationMs, w * 2 + STEP_END);
@@ -192,6 +198,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     for (let k = 0; k < tokens.length; k++) {
       const i = Number(tokens[k]!.requestId);
       const last = lastTokenMs[i]!;
+      sens?.token(i, last !== last);
       if (last !== last) {
         // NaN: the first token, which ends the request's outstanding prefill in the router's view.
         firstTokenMs[i] = t;
@@ -226,6 +233,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
   const arrive = (i: number, t: number) => {
     const req = workload[i]!;
     arrivalMs[i] = t;
+    sens?.arrived(i);
     // One buffer for prompt and output, adopted by the engine (no copy of ~12k-token prompts).
     const inputLength = sessions ? sessions.promptLength(i) : req.inputLength;
     const buffer = buffers.acquire(inputLength + req.outputLength);
@@ -262,13 +270,14 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     active[i] = decision.request;
     worker[i] = w;
     requestsPerRank[Math.floor(w / dp)]![w % dp]!++;
-    const added = engines[w]!.addRequest({ id: String(i), tokenIds: tokens, adoptTokens: true, maxTokens: workload[i]!.outputLength, promptHashes: hashes, ...(lora !== undefined ? { loraName: lora } : {}) });
+    sens?.dispatched(i, w, t);
+    const added = engines[w]!.addRequest({ id: String(i), tokenIds: tokens, arrivalMs: t, adoptTokens: true, maxTokens: workload[i]!.outputLength, promptHashes: hashes, ...(lora !== undefined ? { loraName: lora } : {}) });
     if (!added.ok) {
       errors.set(i, added.reason);
       complete(i, t);
       return;
     }
-    if (busy[w] === 0) startStep(w, t);
+    if (busy[w] === 0) startStep(w, t, true);
   };
 
   /** Routes held requests, oldest first, while the router has room (load dropped: first tokens, finishes). */
@@ -286,8 +295,13 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
       now = th;
       const entry = heap.pop();
       const w = entry >> 1;
-      if ((entry & 1) === STEP_END) stepDone(w, now);
-      else if (busy[w] === 0) startStep(w, now);
+      if ((entry & 1) === STEP_END) {
+        sens?.stepEnded(w);
+        stepDone(w, now);
+      } else if (busy[w] === 0) {
+        sens?.woke(w);
+        startStep(w, now);
+      }
     } else {
       now = ta;
       arrive(ts <= tq ? sessions!.pop() : arrI[arrHead++]!, now);

@@ -5,8 +5,7 @@
 import { grown } from "../kv/grown.ts";
 import { percentile } from "../replay/stats.ts";
 import type { TimingProfile } from "../../protocol/timing-profile.ts";
-import { ProfileTimer } from "../timing/profile-timer.ts";
-import { polynomialPrefillMs, TimingModelKind } from "../timing/timing-model.ts";
+import { polynomialPrefillMs, stepTimerOf, TimingModelKind, type StepTimer } from "../timing/timing-model.ts";
 
 /** The engine settings its prefill time depends on (EngineConfig's names). */
 export interface PrefillTiming {
@@ -14,17 +13,17 @@ export interface PrefillTiming {
   /** Fixed model: time of a step that prefills anything. */
   prefillMs: number;
   maxNumBatchedTokens: number;
-  /** Profile model: the tables its prefill part reads. */
+  /** Profile model: what prices its prefill part. */
   timingProfile?: TimingProfile;
 }
 
 /** One timer per profile; pricing never refuses (the run itself already did, or extrapolates). */
-const pricing = new WeakMap<TimingProfile, ProfileTimer>();
+const pricing = new WeakMap<TimingProfile, StepTimer>();
 
 /**
  * The engine's own time to prefill `tokens` alone: chunks of max_num_batched_tokens, each priced by
  * the step model's prefill part (polynomial fit, the fixed model's prefill_ms per chunk, or a
- * profile's prefill table at the chunk's context). The
+ * profile's prefill at the chunk's context). The
  * decode part and other requests sharing a step are left out: this prices the recompute only.
  */
 export function prefillTimeMs(tokens: number, t: PrefillTiming): number {
@@ -35,7 +34,7 @@ export function prefillTimeMs(tokens: number, t: PrefillTiming): number {
   if (t.timingModel === TimingModelKind.fixed) return (full + (rest > 0 ? 1 : 0)) * t.prefillMs;
   if (t.timingModel === TimingModelKind.profile && t.timingProfile !== undefined) {
     let timer = pricing.get(t.timingProfile);
-    if (timer === undefined) pricing.set(t.timingProfile, (timer = new ProfileTimer(t.timingProfile, { extrapolate: true })));
+    if (timer === undefined) pricing.set(t.timingProfile, (timer = stepTimerOf(t.timingProfile, true)));
     let ms = 0;
     for (let done = 0; done < tokens; done += chunk) ms += timer.prefillMs(Math.min(chunk, tokens - done), done);
     return ms;

@@ -44,6 +44,8 @@ export class RequestState {
   scheduledAtMs = -1;
   /** Tokens scheduled in the current step (0 = not scheduled). */
   scheduledTokens = 0;
+  /** Engine clock before which the request cannot be scheduled (its per-request cost; 0 = at once). */
+  readyAtMs = 0;
   /** Decode side of a disaggregated request: the prompt past its own hits is pulled, not computed (until it lands). */
   remotePrefill = false;
   /** Prompt tokens the current admission pulls, and the pull's size and time (engine clock). */

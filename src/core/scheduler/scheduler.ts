@@ -118,6 +118,8 @@ export class Scheduler {
     let loraPass = false;
     while (this.waiting.size > 0 && this.running.length < cfg.maxNumSeqs && this.budget > 0) {
       const r = this.waiting.peekFront()!;
+      // Arrivals queue in order, so the first not yet ready holds back the rest.
+      if (r.readyAtMs > nowMs) break;
       if (r.loraName !== undefined) {
         const lora = (this.lora ??= new LoraBatch(cfg.lora ?? { maxLoras: 1, maxCpuLoras: 1, loadMs: 0 }));
         if (!loraPass) {

@@ -44,7 +44,7 @@ describe("profile timer", () => {
   test("a step: prefill at the mean context of its tokens plus decode (at least 1 ms), speedups divide", () => {
     const cfg: TimingConfig = { timingModel: "profile", prefillMs: 0, decodeMs: 0, speedupRatio: 1, decodeSpeedupRatio: 1, timingProfile: sampleProfile() };
     const t = timer();
-    const shape = { prefillTokens: 200, prefillContextTokenProduct: 100 * 0 + 100 * 2000, decodeRequests: 4, decodeContextTokens: 4000 };
+    const shape = { prefillTokens: 200, prefillContextTokenProduct: 100 * 0 + 100 * 2000, prefillSelfPairs: 0, decodeRequests: 4, decodeContextTokens: 4000 };
     expect(profileStepMs(cfg, t, shape)).toBeCloseTo(10 + 2 + 1 + (5 + 4 + 1), 9);
     expect(profileStepMs({ ...cfg, speedupRatio: 2, decodeSpeedupRatio: 5 }, t, shape)).toBeCloseTo((13 + 10 / 5) / 2, 9);
     expect(profileStepMs({ ...cfg, speedupRatio: 0 }, t, shape)).toBe(0);

@@ -2,7 +2,8 @@
 // first point the first point's time holds (the smallest measured pass is the floor); above its
 // last point the query is refused, or with extrapolation the last segment's slope continues and a
 // warning is given once per axis (docs/timing.md).
-import type { TimingProfile } from "../../protocol/timing-profile.ts";
+import type { TablesProfile } from "../../protocol/timing-profile.ts";
+import type { StepShape, StepTimer } from "./step-timer.ts";
 
 /** A step asked a profile for a time past its tables (and extrapolation is off). */
 export class ProfileRangeError extends RangeError {
@@ -21,14 +22,15 @@ interface Position {
   w: number;
 }
 
-export class ProfileTimer {
+export class ProfileTimer implements StepTimer {
+  readonly requestMs = 0;
   private readonly warned = new Set<string>();
   private readonly pos0: Position = { i: 0, w: 0 };
   private readonly pos1: Position = { i: 0, w: 0 };
   private readonly decodeX: number[];
   private readonly decodeXName: string;
 
-  constructor(private readonly profile: TimingProfile, private readonly opts: ProfileTimerOptions) {
+  constructor(private readonly profile: TablesProfile, private readonly opts: ProfileTimerOptions) {
     const d = profile.decode;
     this.decodeX = d.x === "batch" ? d.batch : d.activeKvTokens;
     this.decodeXName = `decode.${d.x}`;
@@ -47,6 +49,19 @@ export class ProfileTimer {
     if (promptLen - 1 > lastPrefill) return `prompt (${promptLen}) is past timing profile ${p.name}'s prefill.context (last ${lastPrefill}); give --timing-extrapolate to extrapolate`;
     if (promptLen + maxTokens - 1 > lastDecode) return `prompt (${promptLen}) + max tokens (${maxTokens}) are past timing profile ${p.name}'s decode.context (last ${lastDecode}); give --timing-extrapolate to extrapolate`;
     return undefined;
+  }
+
+  /**
+   * A step's prefill: the prefill table at the sum of its new tokens and their mean context (a
+   * prefill's first token is part of its pass, as in the measured forward passes).
+   */
+  prefillPartMs(s: StepShape): number {
+    return s.prefillTokens > 0 ? this.prefillMs(s.prefillTokens, s.prefillContextTokenProduct / s.prefillTokens) : 0;
+  }
+
+  /** A step's decode: the decode table for its decoding requests, at least 1 ms as in Dynamo's mocker (which adds the two parts). */
+  decodePartMs(s: StepShape): number {
+    return s.decodeRequests > 0 ? Math.max(1, this.decodeMs(s.decodeRequests, s.decodeContextTokens)) : 0;
   }
 
   /** One step prefilling `tokens` new tokens after `context` computed ones (0 when none). */

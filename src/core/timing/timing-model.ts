@@ -1,7 +1,11 @@
 // Step-time models: the polynomial fit (default, the one Dynamo's mocker ships), a fixed model,
 // and a measured profile's tables. Times are in milliseconds of model time; speedup ratios divide them.
 import { ProfileTimer } from "./profile-timer.ts";
-import type { TimingProfile } from "../../protocol/timing-profile.ts";
+import { ParametricTimer } from "./parametric-timer.ts";
+import type { TablesProfile, TimingProfile } from "../../protocol/timing-profile.ts";
+import type { StepShape, StepTimer } from "./step-timer.ts";
+
+export type { StepShape, StepTimer } from "./step-timer.ts";
 
 export const TimingModelKind = { polynomial: "polynomial", fixed: "fixed", profile: "profile" } as const;
 export type TimingModelKind = (typeof TimingModelKind)[keyof typeof TimingModelKind];
@@ -22,32 +26,21 @@ export interface TimingConfig {
   timingExtrapolate?: boolean;
 }
 
-/** What a profile prices in one step: the prefill part and the decode batch (the engine's step fills it). */
-export interface StepShape {
-  prefillTokens: number;
-  /** Computed tokens before the prefilled ones, summed over prefill tokens (÷ prefillTokens = mean context). */
-  prefillContextTokenProduct: number;
-  decodeRequests: number;
-  /** Context tokens the decoding requests attend, summed. */
-  decodeContextTokens: number;
+/** The timer of a profile; `warn` hears a table's extrapolation once per axis. */
+export function stepTimerOf(profile: TimingProfile, extrapolate: boolean, warn?: (message: string, key: string) => void): StepTimer {
+  return profile.form === "parametric" ? new ParametricTimer(profile.parametric) : new ProfileTimer(profile as TablesProfile, { extrapolate, ...(warn ? { warn } : {}) });
 }
 
-/** The profile's timer for a config (undefined for the other models); `warn` hears extrapolation once per axis. */
-export function profileTimerFor(cfg: TimingConfig, warn?: (message: string, key: string) => void): ProfileTimer | undefined {
+/** The profile's timer for a config (undefined for the other models). */
+export function profileTimerFor(cfg: TimingConfig, warn?: (message: string, key: string) => void): StepTimer | undefined {
   if (cfg.timingModel !== TimingModelKind.profile || cfg.timingProfile === undefined) return undefined;
-  return new ProfileTimer(cfg.timingProfile, { extrapolate: cfg.timingExtrapolate === true, ...(warn ? { warn } : {}) });
+  return stepTimerOf(cfg.timingProfile, cfg.timingExtrapolate === true, warn);
 }
 
-/**
- * A profile step: its prefill table at the mean context of the prefilled tokens, plus its decode
- * table for the decoding requests (a prefill's first token is part of its pass, as in the
- * measured forward passes), added as Dynamo's mocker adds them; decode at least 1 ms as there.
- */
-export function profileStepMs(cfg: TimingConfig, timer: ProfileTimer, s: StepShape): number {
+/** A profile step: its prefill part plus its decode part, each speedup dividing as it does for the other models. */
+export function profileStepMs(cfg: TimingConfig, timer: StepTimer, s: StepShape): number {
   if (cfg.speedupRatio === 0) return 0;
-  const prefill = s.prefillTokens > 0 ? timer.prefillMs(s.prefillTokens, s.prefillContextTokenProduct / s.prefillTokens) : 0;
-  const decode = s.decodeRequests > 0 ? Math.max(1, timer.decodeMs(s.decodeRequests, s.decodeContextTokens)) : 0;
-  return (prefill + decode / cfg.decodeSpeedupRatio) / cfg.speedupRatio;
+  return (timer.prefillPartMs(s) + timer.decodePartMs(s) / cfg.decodeSpeedupRatio) / cfg.speedupRatio;
 }
 
 /** Prefill time for `newTokens` prefilled tokens in one step (0 when none). */

@@ -1,5 +1,5 @@
 // `bench --compare A.json,B.json`: the verdict of two result files (`--output-json`, one run or
-// `{runs: [...]}`; or aiperf's export, aiperf-files.ts; each file a side, or one side per label when a file holds several, its runs of
+// `{runs: [...]}`; or aiperf's export, shared/measure/aiperf-read.ts; each file a side, or one side per label when a file holds several, its runs of
 // one label its rounds), then their headline figures side by side, e.g. the same workload with and
 // without a fault schedule. The verdict resamples requests, so it needs the per-request arrays of
 // --save-detailed and says so when a file lacks them. Figures a file lacks show as "-". The same
@@ -12,8 +12,7 @@ import { formatVerdict, verdictNotes } from "../shared/measure/verdict-text.ts";
 import { table } from "./format-result.ts";
 import { detailedRound, timingOfDetailed } from "./detailed-samples.ts";
 import { unresolvedVerdictFigure } from "./verdict-of-runs.ts";
-import { dirname, join } from "node:path";
-import { AIPERF_RECORDS, AIPERF_SUMMARY, isAiperfSummary, resultFromAiperf } from "./aiperf-files.ts";
+import { readRunDocument } from "../shared/measure/run-document.ts";
 
 type Doc = Record<string, unknown>;
 
@@ -40,7 +39,7 @@ export interface CompareOutcome {
 export function compareResults(paths: readonly [string, string], readFile: (path: string) => string): CompareOutcome {
   const columns: { name: string; r: Doc; path: string }[] = [];
   for (const path of paths) {
-    const doc = readSide(path, readFile);
+    const doc = readRunDocument(path, readFile, "--compare");
     const runs = Array.isArray((doc as Doc | null)?.runs) ? ((doc as Doc).runs as Doc[]) : [doc as Doc];
     if (runs.length === 0 || runs.some((r) => typeof r !== "object" || r === null || typeof r.completed !== "number")) {
       throw new KvcrError("COMPARE_NOT_A_RESULT", `--compare: ${path} is not a bench --output-json result (no "completed" count)`);
@@ -55,63 +54,6 @@ export function compareResults(paths: readonly [string, string], readFile: (path
       ? { compare: [...paths], columns: names, verdict: v.verdict.entries, verdict_notes: verdictNotes(v.verdict) }
       : { compare: [...paths], columns: names, verdict: null, no_verdict: v.none };
   return { text: head + table(["", ...names], compareRows(columns.map((c) => c.r))), json, ...("verdict" in v ? { verdict: v.verdict } : {}) };
-}
-
-/**
- * One side's document: a bench result file, or aiperf's export (its artifact directory, its summary
- * JSON or its records JSONL, each with the other file beside it when there), read as a bench result.
- */
-function readSide(path: string, readFile: (path: string) => string): unknown {
-  const unreadable = (err: unknown) => new KvcrError("COMPARE_UNREADABLE", `--compare: cannot read ${path} as a bench result or aiperf export (${(err as Error).message.split("\n")[0]})`);
-  const beside = (name: string): { text: string; path: string } | undefined => {
-    const at = join(dirname(path), name);
-    try {
-      return { text: readFile(at), path: at };
-    } catch {
-      return undefined;
-    }
-  };
-  let text: string;
-  try {
-    text = readFile(path);
-  } catch (err) {
-    if ((err as { code?: string }).code !== "EISDIR") throw unreadable(err);
-    // An aiperf artifact directory: its summary and its records.
-    const summaryPath = join(path, AIPERF_SUMMARY);
-    const recordsPath = join(path, AIPERF_RECORDS);
-    let summary: { doc: unknown; path: string } | undefined;
-    let records: { text: string; path: string } | undefined;
-    try {
-      summary = { doc: JSON.parse(readFile(summaryPath)), path: summaryPath };
-    } catch (e) {
-      if (e instanceof SyntaxError) throw new KvcrError("COMPARE_BAD_AIPERF", `--compare: ${summaryPath}: not JSON (${e.message})`);
-    }
-    try {
-      records = { text: readFile(recordsPath), path: recordsPath };
-    } catch {
-      // a summary alone gives the table, not a verdict
-    }
-    if (summary === undefined && records === undefined) throw new KvcrError("COMPARE_UNREADABLE", `--compare: ${path} is a directory without aiperf's ${AIPERF_SUMMARY} or ${AIPERF_RECORDS}`);
-    return resultFromAiperf(summary, records);
-  }
-  if (path.endsWith(".jsonl")) {
-    const summary = beside(AIPERF_SUMMARY);
-    let doc: unknown;
-    try {
-      doc = summary && JSON.parse(summary.text);
-    } catch {
-      doc = undefined;
-    }
-    return resultFromAiperf(summary && doc !== undefined ? { doc, path: summary.path } : undefined, { text, path });
-  }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw unreadable(err);
-  }
-  if (isAiperfSummary(doc)) return resultFromAiperf({ doc, path }, beside(AIPERF_RECORDS));
-  return doc;
 }
 
 /** The verdict of the files' runs (sides: a file, or a file's label; rounds: that side's runs), or why there is none. */

@@ -22,7 +22,7 @@ import { formatVerdict, verdictNotes } from "../shared/measure/verdict-text.ts";
 import { measureRun } from "./measure-run.ts";
 import { join } from "node:path";
 import { VERSION } from "../../lib/version.ts";
-import { AIPERF_RECORDS, AIPERF_SUMMARY, aiperfFromRun } from "./aiperf-files.ts";
+import { AIPERF_RECORDS, AIPERF_SUMMARY, aiperfFromRun } from "./aiperf-export.ts";
 import { poolRounds, sidesOf } from "./pool-rounds.ts";
 import { verdictOfSides } from "./verdict-of-runs.ts";
 import { formatObserved } from "./format-observed.ts";

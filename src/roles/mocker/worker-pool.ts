@@ -83,7 +83,7 @@ export class MockerWorkerPool implements WorkerPool {
     const lora = req.loraName;
     // vLLM's words for a model (adapter) this worker does not serve.
     if (lora !== undefined && !this.lora?.adapters.has(req.worker, lora)) return { ok: false, status: 404, message: `The model \`${lora}\` does not exist.` };
-    const added = rank.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens, ...flags, ...(lora !== undefined ? { loraName: lora } : {}) });
+    const added = rank.engine.addRequest({ id, tokenIds: req.tokenIds, maxTokens: req.maxTokens, arrivalMs: rank.clockMs(), ...flags, ...(lora !== undefined ? { loraName: lora } : {}) });
     if (!added.ok) return { ok: false, status: 400, message: added.reason };
     if (lora !== undefined) this.lora!.adapters.counted(lora);
     rank.stats.arrived(id, req.maxTokens, rank.clockMs());

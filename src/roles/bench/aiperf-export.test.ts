@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { thrownBy } from "../../../test/harness.ts";
 import { FIXTURES_DIR } from "../../../test/harness.ts";
 import { KvcrError } from "../../lib/errors.ts";
-import { aiperfFromRun, resultFromAiperf, statsOf } from "./aiperf-files.ts";
+import { aiperfFromRun, statsOf } from "./aiperf-export.ts";
+import { resultFromAiperf } from "../shared/measure/aiperf-read.ts";
 import type { TimedRecord } from "./drive-load.ts";
 import type { BenchResult } from "./metrics.ts";
 

@@ -1,0 +1,194 @@
+// Fits a parametric step model to a measured run: replay the run's requests with a guess, then
+// improve the guess by least squares on the relative errors of each training request's TTFT and
+// mean ITL, their gradients taken with the replay's schedule held fixed (Gauss–Newton, costs kept
+// ≥ 0, a step halved while it does not help), until the error stops falling. Pure: `replay` is
+// the simulator with the run's stack. docs/timing.md "calibrate" explains the model.
+import type { ObservedRange, ParametricModel } from "../../protocol/timing-profile.ts";
+import { COST_ORDER } from "../timing/parametric-timer.ts";
+import type { SimulationResult } from "../replay/simulator.ts";
+import { COST_TERMS, Sensitivity } from "../replay/sensitivity.ts";
+import { percentile } from "../replay/stats.ts";
+import { meanItlMs, type ObservedRequest } from "./observed-workload.ts";
+import { nnls } from "./nnls.ts";
+
+export interface FitInput {
+  observed: readonly ObservedRequest[];
+  /** 1 where the request is fitted on; the rest are held out. */
+  train: Uint8Array;
+  /** Engines the replay runs (sizes the sensitivity). */
+  engines: number;
+  /** Replays the run's requests with this model, feeding `sensitivity`. */
+  replay(model: ParametricModel, sensitivity: Sensitivity): SimulationResult;
+  maxIterations?: number;
+}
+
+export interface FitResult {
+  model: ParametricModel;
+  /** The replay with the fitted model. */
+  sim: SimulationResult;
+  observedRange: ObservedRange;
+  /** Replays run, and the final mean squared relative error of the training rows. */
+  replays: number;
+  trainingError: number;
+}
+
+interface Evaluated {
+  theta: Float64Array;
+  sim: SimulationResult;
+  sens: Sensitivity;
+  error: number;
+}
+
+export function fitParametric(input: FitInput): FitResult {
+  const { observed, train } = input;
+  const maxIterations = input.maxIterations ?? 12;
+  let replays = 0;
+  const evaluate = (theta: Float64Array): Evaluated => {
+    const sens = new Sensitivity(observed.length, input.engines);
+    const sim = input.replay(modelOf(theta), sens);
+    replays++;
+    return { theta, sim, sens, error: trainingError(observed, train, sim) };
+  };
+  let best = evaluate(initialGuess(observed, train));
+  for (let it = 0; it < maxIterations; it++) {
+    let step = gaussNewtonStep(observed, train, best);
+    let next: Evaluated | undefined;
+    for (let halving = 0; halving < 5; halving++) {
+      const tried = evaluate(step);
+      if (tried.error < best.error) {
+        next = tried;
+        break;
+      }
+      step = step.map((v, k) => (v + best.theta[k]!) / 2);
+    }
+    if (next === undefined) break;
+    const gain = (best.error - next.error) / Math.max(best.error, 1e-300);
+    best = next;
+    if (gain < 1e-4) break;
+  }
+  const big = best.sens.largest;
+  return { model: modelOf(best.theta), sim: best.sim, observedRange: { ...big }, replays, trainingError: best.error };
+}
+
+function modelOf(theta: Float64Array): ParametricModel {
+  const m = {} as ParametricModel;
+  for (const k of Object.keys(COST_ORDER) as (keyof ParametricModel)[]) m[k] = theta[COST_ORDER[k]]!;
+  return m;
+}
+
+/** A replayed request's TTFT, mean ITL and E2E (NaN when it produced no token or failed). */
+export function simulatedTimes(sim: SimulationResult, i: number): { ttftMs: number; itlMs: number; e2eMs: number } {
+  const out = sim.outputTokens[i]!;
+  if (sim.errors.has(i) || out === 0) return { ttftMs: NaN, itlMs: NaN, e2eMs: NaN };
+  const first = sim.firstTokenMs[i]!;
+  const last = sim.lastTokenMs[i]!;
+  return { ttftMs: first - sim.arrivalMs[i]!, itlMs: out >= 2 ? (last - first) / (out - 1) : NaN, e2eMs: last - sim.arrivalMs[i]! };
+}
+
+/** Mean squared relative error of the training requests' TTFT and mean ITL (a request the replay failed counts 1 each). */
+function trainingError(observed: readonly ObservedRequest[], train: Uint8Array, sim: SimulationResult): number {
+  let sum = 0;
+  let rows = 0;
+  for (let i = 0; i < observed.length; i++) {
+    if (train[i] !== 1) continue;
+    const o = observed[i]!;
+    const s = simulatedTimes(sim, i);
+    const itl = meanItlMs(o);
+    for (const [obs, got] of [[o.ttftMs, s.ttftMs], [itl, s.itlMs]] as const) {
+      if (!(obs > 0)) continue;
+      rows++;
+      sum += Number.isFinite(got) ? ((got - obs) / obs) ** 2 : 1;
+    }
+  }
+  return rows > 0 ? sum / rows : 0;
+}
+
+/**
+ * The least-squares costs for the linearised replay: each row is a training request's TTFT or mean
+ * ITL, divided by its measured value so every request weighs alike; columns scaled to unit norm, and
+ * a little damping toward the current costs for directions the run does not inform.
+ */
+function gaussNewtonStep(observed: readonly ObservedRequest[], train: Uint8Array, at: Evaluated): Float64Array {
+  const K = COST_TERMS;
+  const Q = new Float64Array(K * K);
+  const c = new Float64Array(K);
+  const g = new Float64Array(K);
+  const { sim, sens, theta } = at;
+  const addRow = (obs: number, got: number, grad: Float64Array) => {
+    // The linearised time: got + grad·(θ' − θ); the row is grad/obs against (obs − got + grad·θ)/obs.
+    let b = obs - got;
+    for (let k = 0; k < K; k++) b += grad[k]! * theta[k]!;
+    b /= obs;
+    for (let j = 0; j < K; j++) {
+      const aj = grad[j]! / obs;
+      if (aj === 0) continue;
+      c[j]! += aj * b;
+      for (let k = 0; k < K; k++) Q[j * K + k]! += (aj * grad[k]!) / obs;
+    }
+  };
+  for (let i = 0; i < observed.length; i++) {
+    if (train[i] !== 1) continue;
+    const o = observed[i]!;
+    const s = simulatedTimes(sim, i);
+    if (o.ttftMs > 0 && Number.isFinite(s.ttftMs)) {
+      sens.ttft(i, g);
+      addRow(o.ttftMs, s.ttftMs, g);
+    }
+    const itl = meanItlMs(o);
+    if (itl > 0 && Number.isFinite(s.itlMs)) {
+      sens.meanItl(i, sim.outputTokens[i]! - 1, g);
+      addRow(itl, s.itlMs, g);
+    }
+  }
+  const scale = new Float64Array(K);
+  for (let k = 0; k < K; k++) scale[k] = Q[k * K + k]! > 0 ? Math.sqrt(Q[k * K + k]!) : 1;
+  const damping = 1e-6;
+  for (let j = 0; j < K; j++) {
+    for (let k = 0; k < K; k++) Q[j * K + k]! /= scale[j]! * scale[k]!;
+    c[j]! /= scale[j]!;
+    Q[j * K + j]! += damping;
+    c[j]! += damping * theta[j]! * scale[j]!;
+  }
+  const u = nnls(Q, c, K);
+  return u.map((v, k) => v / scale[k]!);
+}
+
+/**
+ * A first guess from the run alone: a decode step near the median ITL, spread over the mean number of
+ * requests in flight (Little's law); prefill near the quickest TTFT per computed prompt token.
+ */
+function initialGuess(observed: readonly ObservedRequest[], train: Uint8Array): Float64Array {
+  const itls: number[] = [];
+  const perToken: number[] = [];
+  let busyMs = 0;
+  let start = Infinity;
+  let end = -Infinity;
+  let context = 0;
+  let prompt = 0;
+  let n = 0;
+  for (let i = 0; i < observed.length; i++) {
+    if (train[i] !== 1) continue;
+    const o = observed[i]!;
+    const itl = meanItlMs(o);
+    if (itl > 0) itls.push(itl);
+    const computed = o.promptTokens - (Number.isFinite(o.cachedTokens) ? o.cachedTokens : 0);
+    if (o.ttftMs > 0 && computed > 0) perToken.push(o.ttftMs / computed);
+    busyMs += o.e2eMs;
+    if (Number.isFinite(o.sendMs)) {
+      start = Math.min(start, o.sendMs);
+      end = Math.max(end, o.sendMs + o.e2eMs);
+    }
+    context += o.promptTokens + o.outputTokens / 2;
+    prompt += o.promptTokens;
+    n++;
+  }
+  const q = (v: number[], p: number) => (v.length > 0 ? percentile(Float64Array.from(v), p) : 1);
+  const itl = q(itls, 50);
+  const inFlight = end > start ? Math.max(1, busyMs / (end - start)) : 1;
+  const meanContext = n > 0 ? context / n : 1;
+  const meanPrompt = n > 0 ? Math.max(1, prompt / n) : 1;
+  const tokenMs = q(perToken, 10);
+  // A third of that: a replay that starts too fast has no queues, so its first step is nearly exact.
+  const f = 1 / 3;
+  return Float64Array.from([f * 0.5 * itl, 0, f * 0.8 * tokenMs, (f * 0.4 * tokenMs) / meanPrompt, (f * 0.3 * itl) / inFlight, (f * 0.2 * itl) / (inFlight * meanContext), 0]);
+}
