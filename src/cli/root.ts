@@ -14,6 +14,7 @@ function commandTable(loaders: Record<string, () => Promise<Command>>): Readonly
 export const COMMANDS = commandTable({
   agent: () => import("./agent.ts").then((m) => m.agentCommand),
   bench: () => import("./bench.ts").then((m) => m.benchCommand),
+  calibrate: () => import("./calibrate.ts").then((m) => m.calibrateCommand),
   events: () => import("./events.ts").then((m) => m.eventsCommand),
   frontend: () => import("./frontend.ts").then((m) => m.frontendCommand),
   mocker: () => import("./mocker.ts").then((m) => m.mockerCommand),

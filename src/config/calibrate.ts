@@ -6,7 +6,9 @@ import { defineOptions, group, type ConfigOf } from "./options.ts";
 import { replayRouterOptions } from "./replay.ts";
 
 const { speedupRatio: _s, decodeSpeedupRatio: _d, timingModel: _m, timingProfile: _p, plannerProfileData: _n, timingExtrapolate: _x, gpuMemoryUtilization: _g, prefillMs: _pm, decodeMs: _dm, seed: _seed, ...schedulerOptions } = engineCoreOptions;
-const { loraReplicas: _l, ...stackOptions } = replayRouterOptions;
+const { loraReplicas: _l, numWorkers, ...routerOptions } = replayRouterOptions;
+// Without the flag, the workers the run's requests went to (kvcr-mock bench records them), else 1.
+const stackOptions = { numWorkers: { ...numWorkers, default: undefined, description: "Workers that served the run, each with --data-parallel-size ranks (default: as many as the run's per_worker counts name, else 1)" }, ...routerOptions };
 
 export const calibrateOptions = defineOptions({
   ...group("Calibrate", {

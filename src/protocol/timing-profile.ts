@@ -44,13 +44,16 @@ export type DecodeTable =
 
 /**
  * A step's time as a sum of costs (ms): one per step that computes anything, one more when it
- * prefills (a pass over prompt tokens costs more to set up), per new prompt token, per attended pair (a new token and each token before it, its own chunk included), per decoding
+ * prefills and one more when it decodes (a GPU that runs the two as one pass needs neither; a
+ * mocker that adds a prefill pass and a decode pass, as Dynamo's does, needs both), per new
+ * prompt token, per attended pair (a new token and each token before it, its own chunk included), per decoding
  * request and per context token a decode attends; and once per request before it can be
  * scheduled (input processing, the HTTP hop). Linear, so it holds past what was observed.
  */
 export interface ParametricModel {
   stepMs: number;
   prefillStepMs: number;
+  decodeStepMs: number;
   prefillTokenMs: number;
   prefillAttentionMs: number;
   decodeRequestMs: number;
@@ -58,7 +61,7 @@ export interface ParametricModel {
   requestMs: number;
 }
 
-export const PARAMETRIC_TERMS = ["stepMs", "prefillStepMs", "prefillTokenMs", "prefillAttentionMs", "decodeRequestMs", "decodeContextMs", "requestMs"] as const;
+export const PARAMETRIC_TERMS = ["stepMs", "prefillStepMs", "decodeStepMs", "prefillTokenMs", "prefillAttentionMs", "decodeRequestMs", "decodeContextMs", "requestMs"] as const;
 
 /** The largest step shapes the fitted run reached: past them the model is extrapolated, as `notes` say. */
 export interface ObservedRange {

@@ -20,6 +20,8 @@ export interface FitInput {
   /** Replays the run's requests with this model, feeding `sensitivity`. */
   replay(model: ParametricModel, sensitivity: Sensitivity): SimulationResult;
   maxIterations?: number;
+  /** Told after each Gauss–Newton step: its number, the training error and the costs it reached. */
+  onStep?: (step: number, error: number, model: ParametricModel) => void;
 }
 
 export interface FitResult {
@@ -62,6 +64,7 @@ export function fitParametric(input: FitInput): FitResult {
       step = step.map((v, k) => (v + best.theta[k]!) / 2);
     }
     if (next === undefined) break;
+    input.onStep?.(it + 1, next.error, modelOf(next.theta));
     const gain = (best.error - next.error) / Math.max(best.error, 1e-300);
     best = next;
     if (gain < 1e-4) break;
@@ -190,5 +193,5 @@ function initialGuess(observed: readonly ObservedRequest[], train: Uint8Array): 
   const tokenMs = q(perToken, 10);
   // A third of that: a replay that starts too fast has no queues, so its first step is nearly exact.
   const f = 1 / 3;
-  return Float64Array.from([f * 0.5 * itl, 0, f * 0.8 * tokenMs, (f * 0.4 * tokenMs) / meanPrompt, (f * 0.3 * itl) / inFlight, (f * 0.2 * itl) / (inFlight * meanContext), 0]);
+  return Float64Array.from([f * 0.5 * itl, 0, 0, f * 0.8 * tokenMs, (f * 0.4 * tokenMs) / meanPrompt, (f * 0.3 * itl) / inFlight, (f * 0.2 * itl) / (inFlight * meanContext), 0]);
 }

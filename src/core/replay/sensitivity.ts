@@ -62,9 +62,11 @@ export class Sensitivity {
     this.ready[at + REQUEST]! += 1;
     const o = i * K;
     if (this.running[w] === 1 && this.stepMs[w]! > 0) {
-      // What is left of the step under way counts in proportion; the steps before it not at all.
+      // What is left of the step under way counts in proportion; the steps before it not at all. A
+      // later ready time moves the first token by as much on average (arrivals fall anywhere in a step).
       const left = (this.stepEndMs[w]! - t) / this.stepMs[w]!;
       for (let k = 0; k < K; k++) this.origin[o + k] = this.stepEnd[at + k]! - left * this.stepCountsOf[at + k]!;
+      this.origin[o + REQUEST]! -= 1;
     } else this.origin.set(this.now, o);
   }
 

@@ -4,19 +4,20 @@ import type { ParametricModel } from "../../protocol/timing-profile.ts";
 import type { StepShape, StepTimer } from "./step-timer.ts";
 
 /** Each cost's place in a vector of them: the step terms in stepCounts' order, then the per-request cost. */
-export const COST_ORDER: Readonly<Record<keyof ParametricModel, number>> = { stepMs: 0, prefillStepMs: 1, prefillTokenMs: 2, prefillAttentionMs: 3, decodeRequestMs: 4, decodeContextMs: 5, requestMs: 6 };
+export const COST_ORDER: Readonly<Record<keyof ParametricModel, number>> = { stepMs: 0, prefillStepMs: 1, decodeStepMs: 2, prefillTokenMs: 3, prefillAttentionMs: 4, decodeRequestMs: 5, decodeContextMs: 6, requestMs: 7 };
 
 /** The step's counts: the costs before requestMs (which is per request). */
-export const STEP_TERMS = 6;
+export const STEP_TERMS = 7;
 
-/** Writes the step's counts into out[0..6): 1 if it computes anything, 1 if it prefills, new tokens, attended pairs, decodes, decode context. */
+/** Writes the step's counts into out[0..7): 1 if it computes anything, 1 if it prefills, 1 if it decodes, new tokens, attended pairs, decodes, decode context. */
 export function stepCounts(s: StepShape, out: Float64Array): void {
   out[0] = s.prefillTokens > 0 || s.decodeRequests > 0 ? 1 : 0;
   out[1] = s.prefillTokens > 0 ? 1 : 0;
-  out[2] = s.prefillTokens;
-  out[3] = s.prefillContextTokenProduct + s.prefillSelfPairs;
-  out[4] = s.decodeRequests;
-  out[5] = s.decodeContextTokens;
+  out[2] = s.decodeRequests > 0 ? 1 : 0;
+  out[3] = s.prefillTokens;
+  out[4] = s.prefillContextTokenProduct + s.prefillSelfPairs;
+  out[5] = s.decodeRequests;
+  out[6] = s.decodeContextTokens;
 }
 
 export class ParametricTimer implements StepTimer {
@@ -38,7 +39,8 @@ export class ParametricTimer implements StepTimer {
   }
 
   decodePartMs(s: StepShape): number {
-    return this.m.decodeRequestMs * s.decodeRequests + this.m.decodeContextMs * s.decodeContextTokens;
+    if (s.decodeRequests <= 0) return 0;
+    return this.m.decodeStepMs + this.m.decodeRequestMs * s.decodeRequests + this.m.decodeContextMs * s.decodeContextTokens;
   }
 
   prefillMs(tokens: number, context: number): number {

@@ -9,7 +9,7 @@ import { compareSides, type Verdict } from "../../core/stats/verdict.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import { unresolvedCell } from "./client-resolution.ts";
 import { formatVerdict, verdictNotes } from "../shared/measure/verdict-text.ts";
-import { table } from "./format-result.ts";
+import { table } from "../shared/measure/text-table.ts";
 import { detailedRound, timingOfDetailed } from "./detailed-samples.ts";
 import { unresolvedVerdictFigure } from "./verdict-of-runs.ts";
 import { readRunDocument } from "../shared/measure/run-document.ts";

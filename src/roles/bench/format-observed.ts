@@ -2,7 +2,7 @@
 // the faults applied, each worker's worst index precision / recall, recovery times, the split by
 // LoRA adapter and regret.
 import type { ObservedResult } from "./bench-types.ts";
-import { table } from "./format-result.ts";
+import { table } from "../shared/measure/text-table.ts";
 
 export function formatObserved(r: ObservedResult): string {
   const parts: string[] = [];

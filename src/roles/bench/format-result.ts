@@ -2,6 +2,7 @@
 // runs (router modes, concurrency points) side by side, and replay's prediction beside the
 // measurement (--with-replay).
 import { METRIC_NAMES, resultBlock, servingRows, type Row } from "../shared/measure/result-block.ts";
+import { table } from "../shared/measure/text-table.ts";
 import { sessionColumns, sessionRows } from "../shared/measure/session-rows.ts";
 import { clientRows, unresolvedCell, type ClientFigures } from "./client-resolution.ts";
 import { METRICS, percentileKey, type BenchResult } from "./metrics.ts";
@@ -77,19 +78,6 @@ export interface ComparedFigure {
   digits?: number;
 }
 
-/** Replay's prediction beside the live measurement, with the measured/predicted ratio. */
-export function formatPrediction(figures: readonly ComparedFigure[]): string {
-  return table(
-    ["", "replay (predicted)", "live (measured)", "live / replay"],
-    figures.map((f) => [f.label, f.predicted.toFixed(f.digits ?? 2), f.measured.toFixed(f.digits ?? 2), f.predicted > 0 ? `${(f.measured / f.predicted).toFixed(2)}×` : "-"]),
-  );
-}
-
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? "").length)));
-  const line = (cells: readonly string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ").trimEnd();
-  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n") + "\n";
-}
 
 /** Up to `listed` workers: every count; more: min / mean / max (columns stay narrow side by side). */
 function spread(perWorker: Record<string, number>, listed = 8): string {
@@ -98,4 +86,12 @@ function spread(perWorker: Record<string, number>, listed = 8): string {
   const counts = entries.map(([, n]) => n);
   const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
   return `${entries.length} workers, min ${Math.min(...counts)} / mean ${mean.toFixed(1)} / max ${Math.max(...counts)}`;
+}
+
+/** Replay's prediction beside the live measurement, with the measured/predicted ratio. */
+export function formatPrediction(figures: readonly ComparedFigure[]): string {
+  return table(
+    ["", "replay (predicted)", "live (measured)", "live / replay"],
+    figures.map((f) => [f.label, f.predicted.toFixed(f.digits ?? 2), f.measured.toFixed(f.digits ?? 2), f.predicted > 0 ? `${(f.measured / f.predicted).toFixed(2)}×` : "-"]),
+  );
 }
