@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { sampleProfile } from "../../test/timing-profile-kit.ts";
+import { sampleParametric, sampleProfile } from "../../test/timing-profile-kit.ts";
 import { gpuBlocksFor, profileProblems } from "./timing-profile.ts";
 
 describe("profile schema", () => {
@@ -25,5 +25,24 @@ describe("profile schema", () => {
     ]);
     expect(profileProblems({ ...sampleProfile(), decode: { x: "batch", batch: [1], context: [1], ms: [[-3]] } })).toEqual(["decode.ms[0][0]: got -3, expected a time in ms ≥ 0"]);
     expect(profileProblems([])).toEqual(["profile: got [], expected a JSON object"]);
+  });
+});
+
+describe("parametric profiles", () => {
+  test("the sample is valid; a cost that is missing, negative or not a number is named, as is a bad form", () => {
+    expect(profileProblems(sampleParametric())).toEqual([]);
+    const p = sampleParametric() as unknown as Record<string, any>;
+    delete p.parametric.decodeStepMs;
+    p.parametric.requestMs = -1;
+    p.parametric.prefillTokenMs = "0.01";
+    p.observed.decodeBatch = NaN;
+    expect(profileProblems(p)).toEqual([
+      "parametric.decodeStepMs: got nothing, expected a time in ms ≥ 0",
+      'parametric.prefillTokenMs: got "0.01", expected a time in ms ≥ 0',
+      "parametric.requestMs: got -1, expected a time in ms ≥ 0",
+      "observed.decodeBatch: got null, expected a number ≥ 0",
+    ]);
+    expect(profileProblems({ ...sampleParametric(), form: "table" })).toContain('form: got "table", expected "tables" or "parametric"');
+    expect(profileProblems({ ...sampleParametric(), parametric: undefined })[0]).toStartWith("parametric: got nothing, expected an object of stepMs, prefillStepMs");
   });
 });

@@ -52,22 +52,28 @@ export function fitParametric(input: FitInput): FitResult {
     return { theta, sim, sens, error: trainingError(observed, train, sim) };
   };
   let best = evaluate(initialGuess(observed, train));
+  // A step that does not lower the error is halved toward the current costs (the replay's batches
+  // grow as steps slow, which the linearisation holds fixed, so a full step can overshoot), then
+  // retried damped (toward a short step down the gradient).
   for (let it = 0; it < maxIterations; it++) {
-    let step = gaussNewtonStep(observed, train, best);
+    const solve = linearised(observed, train, best);
+    const full = solve(1e-6);
+    const tries = [1, 0.5, 0.25].map((a) => () => Float64Array.from(full, (v, k) => best.theta[k]! + a * (v - best.theta[k]!)));
+    tries.push(() => solve(1));
     let next: Evaluated | undefined;
-    for (let halving = 0; halving < 5; halving++) {
-      const tried = evaluate(step);
+    for (const t of tries) {
+      const tried = evaluate(t());
       if (tried.error < best.error) {
         next = tried;
         break;
       }
-      step = step.map((v, k) => (v + best.theta[k]!) / 2);
     }
     if (next === undefined) break;
     input.onStep?.(it + 1, next.error, modelOf(next.theta));
     const gain = (best.error - next.error) / Math.max(best.error, 1e-300);
     best = next;
-    if (gain < 1e-4) break;
+    // Pooled times within about 1 % (RMS), or no real gain: what is left is the schedule's chaos.
+    if (best.error < 1e-4 || gain < 1e-3) break;
   }
   const big = best.sens.largest;
   return { model: modelOf(best.theta), sim: best.sim, observedRange: { ...big }, replays, trainingError: best.error };
@@ -88,72 +94,119 @@ export function simulatedTimes(sim: SimulationResult, i: number): { ttftMs: numb
   return { ttftMs: first - sim.arrivalMs[i]!, itlMs: out >= 2 ? (last - first) / (out - 1) : NaN, e2eMs: last - sim.arrivalMs[i]! };
 }
 
-/** Mean squared relative error of the training requests' TTFT and mean ITL (a request the replay failed counts 1 each). */
-function trainingError(observed: readonly ObservedRequest[], train: Uint8Array, sim: SimulationResult): number {
-  let sum = 0;
-  let rows = 0;
-  for (let i = 0; i < observed.length; i++) {
-    if (train[i] !== 1) continue;
-    const o = observed[i]!;
-    const s = simulatedTimes(sim, i);
-    const itl = meanItlMs(o);
-    for (const [obs, got] of [[o.ttftMs, s.ttftMs], [itl, s.itlMs]] as const) {
-      if (!(obs > 0)) continue;
-      rows++;
-      sum += Number.isFinite(got) ? ((got - obs) / obs) ** 2 : 1;
-    }
-  }
-  return rows > 0 ? sum / rows : 0;
+/**
+ * Consecutive training requests pooled into one row per metric (their mean log error), about 25
+ * rows each: a schedule is chaotic (costs 0.1 % apart already move single requests by a step, so
+ * per request the error is rugged at that scale), and pooling neighbours in time keeps what the
+ * costs decide while it averages out which request took the hit.
+ */
+function poolSize(trained: number): number {
+  return Math.max(1, Math.floor(trained / 25));
 }
 
-/**
- * The least-squares costs for the linearised replay: each row is a training request's TTFT or mean
- * ITL, divided by its measured value so every request weighs alike; columns scaled to unit norm, and
- * a little damping toward the current costs for directions the run does not inform.
- */
-function gaussNewtonStep(observed: readonly ObservedRequest[], train: Uint8Array, at: Evaluated): Float64Array {
-  const K = COST_TERMS;
-  const Q = new Float64Array(K * K);
-  const c = new Float64Array(K);
-  const g = new Float64Array(K);
-  const { sim, sens, theta } = at;
-  const addRow = (obs: number, got: number, grad: Float64Array) => {
-    // The linearised time: got + grad·(θ' − θ); the row is grad/obs against (obs − got + grad·θ)/obs.
-    let b = obs - got;
-    for (let k = 0; k < K; k++) b += grad[k]! * theta[k]!;
-    b /= obs;
-    for (let j = 0; j < K; j++) {
-      const aj = grad[j]! / obs;
-      if (aj === 0) continue;
-      c[j]! += aj * b;
-      for (let k = 0; k < K; k++) Q[j * K + k]! += (aj * grad[k]!) / obs;
-    }
+/** What a request the replay failed adds: as far off as a factor of 1,000. A time of 0 counts as 1 µs. */
+const FAILED_ROW = Math.log(1000);
+
+/** The mean over pooled rows of the squared mean log error ln(replayed/measured) of TTFT and of mean ITL. */
+function trainingError(observed: readonly ObservedRequest[], train: Uint8Array, sim: SimulationResult): number {
+  const pool = poolSize(train.reduce((n, v) => n + v, 0));
+  const open = [0, 0];
+  const count = [0, 0];
+  let sum = 0;
+  let rows = 0;
+  const flush = (m: number) => {
+    sum += (open[m]! / count[m]!) ** 2;
+    rows++;
+    open[m] = count[m] = 0;
   };
   for (let i = 0; i < observed.length; i++) {
     if (train[i] !== 1) continue;
     const o = observed[i]!;
     const s = simulatedTimes(sim, i);
-    if (o.ttftMs > 0 && Number.isFinite(s.ttftMs)) {
-      sens.ttft(i, g);
-      addRow(o.ttftMs, s.ttftMs, g);
-    }
-    const itl = meanItlMs(o);
-    if (itl > 0 && Number.isFinite(s.itlMs)) {
-      sens.meanItl(i, sim.outputTokens[i]! - 1, g);
-      addRow(itl, s.itlMs, g);
+    const pairs = [[o.ttftMs, s.ttftMs], [meanItlMs(o), s.itlMs]] as const;
+    for (let m = 0; m < 2; m++) {
+      const [obs, got] = pairs[m]!;
+      if (!(obs > 0)) continue;
+      open[m]! += Number.isFinite(got) ? Math.log(Math.max(got, 1e-3) / obs) : FAILED_ROW;
+      if (++count[m]! === pool) flush(m);
     }
   }
+  for (let m = 0; m < 2; m++) if (count[m]! > 0) flush(m);
+  return rows > 0 ? sum / rows : 0;
+}
+
+/**
+ * The least-squares costs for the linearised replay, as a function of the damping: each row is the
+ * mean log error of a pool of training requests' TTFT or mean ITL, so every request weighs alike;
+ * columns scaled to unit norm, damped toward the current costs (directions the run does not inform
+ * stay put, and more damping shortens the step).
+ */
+function linearised(observed: readonly ObservedRequest[], train: Uint8Array, at: Evaluated): (damping: number) => Float64Array<ArrayBuffer> {
+  const K = COST_TERMS;
+  const Q = new Float64Array(K * K);
+  const c = new Float64Array(K);
+  const g = new Float64Array(K);
+  const { sim, sens, theta } = at;
+  const pool = poolSize(train.reduce((n, v) => n + v, 0));
+  // Per metric, the pooled row so far: the sum of its requests' rows and how many.
+  const rowA = [new Float64Array(K), new Float64Array(K)];
+  const rowB = [0, 0];
+  const count = [0, 0];
+  const flush = (m: number) => {
+    const a = rowA[m]!;
+    const n = count[m]!;
+    const b = rowB[m]! / n;
+    for (let j = 0; j < K; j++) {
+      const aj = a[j]! / n;
+      if (aj === 0) continue;
+      c[j]! += aj * b;
+      for (let k = 0; k < K; k++) Q[j * K + k]! += (aj * a[k]!) / n;
+    }
+    a.fill(0);
+    rowB[m] = count[m] = 0;
+  };
+  const addRow = (m: number, obs: number, got: number, grad: Float64Array) => {
+    // The log error ln(got/obs), linearised: ln(got + grad·(θ' − θ)) ≈ ln(got) + grad·(θ' − θ)/got,
+    // so the row is grad/got against ln(obs/got) + grad·θ/got.
+    let b = Math.log(obs / got);
+    const a = rowA[m]!;
+    for (let k = 0; k < K; k++) {
+      b += (grad[k]! * theta[k]!) / got;
+      a[k]! += grad[k]! / got;
+    }
+    rowB[m]! += b;
+    if (++count[m]! === pool) flush(m);
+  };
+  for (let i = 0; i < observed.length; i++) {
+    if (train[i] !== 1) continue;
+    const o = observed[i]!;
+    const s = simulatedTimes(sim, i);
+    if (o.ttftMs > 0 && s.ttftMs > 0 && Number.isFinite(s.ttftMs)) {
+      sens.ttft(i, g);
+      addRow(0, o.ttftMs, s.ttftMs, g);
+    }
+    const itl = meanItlMs(o);
+    if (itl > 0 && s.itlMs > 0 && Number.isFinite(s.itlMs)) {
+      sens.meanItl(i, sim.outputTokens[i]! - 1, g);
+      addRow(1, itl, s.itlMs, g);
+    }
+  }
+  for (let m = 0; m < 2; m++) if (count[m]! > 0) flush(m);
   const scale = new Float64Array(K);
   for (let k = 0; k < K; k++) scale[k] = Q[k * K + k]! > 0 ? Math.sqrt(Q[k * K + k]!) : 1;
-  const damping = 1e-6;
   for (let j = 0; j < K; j++) {
     for (let k = 0; k < K; k++) Q[j * K + k]! /= scale[j]! * scale[k]!;
     c[j]! /= scale[j]!;
-    Q[j * K + j]! += damping;
-    c[j]! += damping * theta[j]! * scale[j]!;
   }
-  const u = nnls(Q, c, K);
-  return u.map((v, k) => v / scale[k]!);
+  return (damping) => {
+    const Qd = Q.slice();
+    const cd = c.slice();
+    for (let j = 0; j < K; j++) {
+      Qd[j * K + j]! += damping;
+      cd[j]! += damping * theta[j]! * scale[j]!;
+    }
+    return Float64Array.from(nnls(Qd, cd, K), (v, k) => v / scale[k]!);
+  };
 }
 
 /**

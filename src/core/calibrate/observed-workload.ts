@@ -28,7 +28,8 @@ export interface ObservedWorkload {
   placedCachedTokens: number;
 }
 
-export function observedWorkload(requests: readonly ObservedRequest[], blockSize: number): ObservedWorkload {
+/** `servedBy`: each request's engine when the run names it; a donor is then one the same engine served. */
+export function observedWorkload(requests: readonly ObservedRequest[], blockSize: number, servedBy?: ArrayLike<number>): ObservedWorkload {
   const prompts: Uint32Array[] = [];
   let cachedTokens = 0;
   let placedCachedTokens = 0;
@@ -42,7 +43,7 @@ export function observedWorkload(requests: readonly ObservedRequest[], blockSize
     if (cached > 0) {
       cachedTokens += cached;
       const want = Math.floor(cached / blockSize) * blockSize;
-      const donor = want > 0 ? donorOf(requests, prompts, i, want) : -1;
+      const donor = want > 0 ? donorOf(requests, prompts, i, want, servedBy) : -1;
       if (donor >= 0) {
         p.set(prompts[donor]!.subarray(0, want));
         placedCachedTokens += want;
@@ -59,12 +60,12 @@ export function observedWorkload(requests: readonly ObservedRequest[], blockSize
   return { workload, cachedTokens, placedCachedTokens };
 }
 
-/** The latest earlier request with at least `tokens` prompt tokens whose first token came before request i was sent. */
-function donorOf(requests: readonly ObservedRequest[], prompts: readonly Uint32Array[], i: number, tokens: number): number {
+/** The latest earlier request (on the same engine, when known) with at least `tokens` prompt tokens whose first token came before request i was sent. */
+function donorOf(requests: readonly ObservedRequest[], prompts: readonly Uint32Array[], i: number, tokens: number, servedBy: ArrayLike<number> | undefined): number {
   const sent = requests[i]!.sendMs;
   for (let j = i - 1; j >= 0; j--) {
     const d = requests[j]!;
-    if (prompts[j]!.length < tokens) continue;
+    if (prompts[j]!.length < tokens || (servedBy !== undefined && servedBy[j] !== servedBy[i])) continue;
     if (Number.isFinite(sent) && !(d.sendMs + d.ttftMs <= sent)) continue;
     return j;
   }

@@ -50,6 +50,8 @@ export interface SimulationOptions {
   loraReplicas?: number;
   /** Tracks how request times move with a parametric profile's costs (calibrate's fit); sized for this workload and its engines. */
   sensitivity?: Sensitivity;
+  /** Each request's (worker × dp + rank) as a measured run served it: the router is not asked. */
+  servedBy?: Int32Array;
 }
 
 export interface SimulationResult {
@@ -202,7 +204,7 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
       if (last !== last) {
         // NaN: the first token, which ends the request's outstanding prefill in the router's view.
         firstTokenMs[i] = t;
-        router.firstToken(active[i]!);
+        if (active[i] !== undefined) router.firstToken(active[i]);
       } else {
         if (itlLen === itl.length) {
           const grown = new Float64Array(itl.length * 2);
@@ -257,17 +259,17 @@ export function simulate(workload: readonly WorkloadRequest[], opts: SimulationO
     hashesOf[i] = undefined;
     const tokens = bufferOf[i]!.subarray(0, promptTokens[i]!);
     const lora = workload[i]!.loraName;
-    const decision = router.route({ seqHashes: hashes.sequence, promptTokens: tokens.length, blockSize, nowMs: t, exclude: lora === undefined ? undefined : loraExcluded?.get(lora) })!;
+    const decision = opts.servedBy !== undefined ? undefined : router.route({ seqHashes: hashes.sequence, promptTokens: tokens.length, blockSize, nowMs: t, exclude: lora === undefined ? undefined : loraExcluded?.get(lora) })!;
     if (decision === OVERLOADED) {
       rejected++;
       errors.set(i, "rejected: every worker is busy (over the router's busy thresholds)");
       complete(i, t);
       return;
     }
-    const w = decision.rankId;
+    const w = decision?.rankId ?? opts.servedBy![i]!;
     if (judged) oracleView!.judge(w, hashes.sequence, tokens.length);
     oracleView?.dispatched(w);
-    active[i] = decision.request;
+    active[i] = decision?.request;
     worker[i] = w;
     requestsPerRank[Math.floor(w / dp)]![w % dp]!++;
     sens?.dispatched(i, w, t);

@@ -18,7 +18,7 @@ const recordsPath = join(DIR, "profile_export.jsonl");
 const summary = { doc: JSON.parse(readFileSync(summaryPath, "utf8")) as Record<string, any>, path: summaryPath };
 const records = { text: readFileSync(recordsPath, "utf8"), path: recordsPath };
 type CapturedMetric = "time_to_first_token" | "request_latency" | "inter_chunk_latency" | "output_sequence_length" | "input_sequence_length";
-const lines = records.text.trim().split("\n").map((l) => JSON.parse(l) as { metrics: Record<CapturedMetric, { value: any }> });
+const lines = records.text.trim().split("\n").map((l) => JSON.parse(l) as { metadata: Record<string, unknown>; metrics: Record<CapturedMetric, { value: any }> });
 
 describe("aiperf's files read as a bench result", () => {
   test("the summary's figures under bench's keys", () => {
@@ -52,6 +52,9 @@ describe("aiperf's files read as a bench result", () => {
     expect(r.input_lens).toEqual(lines.map((l) => l.metrics.input_sequence_length.value));
     expect(r.cached_lens).toEqual(lines.map(() => 0));
     expect(r.errors).toEqual(lines.map(() => ""));
+    // Send times as start_times: seconds from the first request's.
+    const starts = lines.map((l) => l.metadata.request_start_ns as number);
+    expect(r.start_times).toEqual(starts.map((s) => expect.closeTo((s - Math.min(...starts)) / 1e9, 9)));
     // Records alone: counts and duration from the records themselves.
     const alone = resultFromAiperf(undefined, records);
     expect([alone.completed, alone.failed]).toEqual([12, 0]);

@@ -12,6 +12,7 @@ const rec = (index: number, sentMs: number, ok: boolean): TimedRecord => ({
   e2elMs: 150,
   promptTokens: 8,
   outputTokens: ok ? 3 : 0,
+  ...(ok ? { worker: "w1" } : {}),
   text: ok ? "a b c" : undefined,
   ...(ok ? {} : { errorKind: "500", error: "HTTP 500: boom" }),
 });
@@ -29,6 +30,7 @@ describe("the JSON result's vLLM shape", () => {
       errors: ["", "HTTP 500: boom"],
       e2els: [0.15, 0],
       cached_lens: [null, 0],
+      workers: ["w1", null],
     });
   });
 

@@ -2,7 +2,8 @@
 // --percentile-metrics, --metadata copied to the top level, and with --save-detailed vLLM's
 // per-request arrays (send order; ttfts, itls and start_times in seconds as vLLM writes them,
 // the aggregate keys stay in ms) plus two of ours a verdict reads back (`bench --compare`):
-// e2els (seconds) and cached_lens (cached prompt tokens, null where the server did not say);
+// e2els (seconds), cached_lens (cached prompt tokens, null where the server did not say) and
+// workers (the worker that served each request, null where the server did not name it);
 // for sessions, session_ids, turns and finish_times.
 // Also vLLM's default --save-result file name.
 import { METRICS, vllmDate, type Metric } from "./metrics.ts";
@@ -43,6 +44,8 @@ export function detailedArrays(records: readonly TimedRecord[]) {
     errors: sent.map((r) => (r.ok ? "" : (r.error ?? r.errorKind ?? "failed"))),
     e2els: sent.map((r) => (r.ok ? r.e2elMs / 1000 : 0)),
     cached_lens: sent.map((r) => (r.ok ? (r.cachedTokens ?? null) : 0)),
+    // The worker that served each request, where the server names it (calibrate replays the run's own routing).
+    workers: sent.map((r) => r.worker ?? null),
     // Session workloads: each request's session and turn, and when it finished (seconds, as start_times).
     ...(sent.some((r) => r.session !== undefined)
       ? { session_ids: sent.map((r) => r.session?.session ?? null), turns: sent.map((r) => r.session?.turn ?? null), finish_times: sent.map((r) => (r.sentMs + r.e2elMs) / 1000) }

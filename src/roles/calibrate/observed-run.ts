@@ -14,6 +14,8 @@ export const NEEDED_ARRAYS = ["input_lens", "output_lens", "ttfts", "itls"] as c
 
 export interface ObservedRun {
   requests: ObservedRequest[];
+  /** The worker that served each of `requests`, when the run names one for every request (kvcr-mock bench's `workers`). */
+  servedBy?: string[];
   /** Requests the run lists as failed (left out: their times say nothing of the engine). */
   failed: number;
   /** From the run's request_rate / burstiness / max_concurrency, when it has no start_times. */
@@ -51,6 +53,8 @@ export function observedRun(docIn: unknown, path: string): ObservedRun {
   const e2els = arr("e2els");
   const starts = arr("start_times");
   const cached = arr("cached_lens");
+  const workers = arr("workers");
+  const servedBy: (string | undefined)[] = [];
   const num = (a: unknown[], k: string, i: number, min = 0): number => {
     const v = a[i];
     if (typeof v !== "number" || !Number.isFinite(v) || v < min) throw bad(`${k}[${i}] is ${JSON.stringify(v)}, expected a number ≥ ${min}`);
@@ -76,6 +80,8 @@ export function observedRun(docIn: unknown, path: string): ObservedRun {
     const c = cached?.[i];
     if (cached !== undefined && c !== null && (typeof c !== "number" || !Number.isFinite(c) || c < 0)) throw bad(`cached_lens[${i}] is ${JSON.stringify(c)}, expected a count ≥ 0 or null`);
     if (typeof c !== "number") unknownCached++;
+    const w = workers?.[i];
+    servedBy.push(typeof w === "string" && w !== "" ? w : undefined);
     requests.push({
       sendMs: starts ? num(starts, "start_times", i, -Infinity) * 1000 : NaN,
       promptTokens,
@@ -90,6 +96,7 @@ export function observedRun(docIn: unknown, path: string): ObservedRun {
   if (unknownCached === requests.length) warnings.push("the run has no cached prompt lengths (cached_lens): no prefix reuse is assumed, so a run that did reuse prefixes will fit a slower prefill");
   else if (unknownCached > 0) warnings.push(`${unknownCached} request(s) without a cached prompt length: no reuse is assumed for them`);
   const out: ObservedRun = { requests, failed, warnings };
+  if (servedBy.every((w) => w !== undefined)) out.servedBy = servedBy as string[];
   if (typeof doc.model_id === "string" && doc.model_id !== "") out.model = doc.model_id;
   if (typeof doc.backend === "string" && doc.backend !== "") out.backend = doc.backend;
   if (typeof doc.per_worker === "object" && doc.per_worker !== null && Object.keys(doc.per_worker).length > 0) out.workers = Object.keys(doc.per_worker).length;

@@ -67,9 +67,16 @@ export function runCalibrate(o: CalibrateOptions, deps: CalibrateDeps): Calibrat
   const n = run.requests.length;
   if (n < MIN_REQUESTS) throw new KvcrError("CALIBRATE_TOO_FEW", `--from ${o.from}: ${n} completed request(s); calibrate needs at least ${MIN_REQUESTS} to fit on and judge on`);
   const arrival = arrivalOf(o, run.arrival, Number.isFinite(run.requests[0]!.sendMs));
-  const numWorkers = o.stack.numWorkers ?? run.workers ?? 1;
+  // The run's own routing when it names each request's worker: a replayed router would place the
+  // made-up prompts elsewhere (they share prefixes only where the run said it found them).
+  const served = run.servedBy !== undefined ? servedEngines(run.servedBy) : undefined;
+  if (served !== undefined && (o.stack.numWorkers !== undefined || o.stack.dataParallelSize !== undefined && o.stack.dataParallelSize > 1)) {
+    deps.logger.info(`the run names the worker of every request: replaying its own routing over its ${served.engines} worker(s); --num-workers and --data-parallel-size are not used`);
+  }
+  const numWorkers = served?.engines ?? o.stack.numWorkers ?? run.workers ?? 1;
+  const dataParallelSize = served !== undefined ? 1 : (o.stack.dataParallelSize ?? 1);
   const engine = { ...o.stack.engine, speedupRatio: 1, decodeSpeedupRatio: 1, timingModel: "profile" as const };
-  const { workload, cachedTokens, placedCachedTokens } = observedWorkload(run.requests, engine.blockSize ?? 64);
+  const { workload, cachedTokens, placedCachedTokens } = observedWorkload(run.requests, engine.blockSize ?? 64, served?.ranks);
   if (cachedTokens > 0 && placedCachedTokens < 0.9 * cachedTokens) {
     deps.logger.warn(`of the run's ${cachedTokens} cached prompt tokens, ${placedCachedTokens} could be given an earlier request's prefix (whole blocks of --block-size, after that request's first token): the rest are computed in the replay`);
   }
@@ -78,7 +85,7 @@ export function runCalibrate(o: CalibrateOptions, deps: CalibrateDeps): Calibrat
   const fit = fitParametric({
     observed: run.requests,
     train,
-    engines: numWorkers * (o.stack.dataParallelSize ?? 1),
+    engines: numWorkers * dataParallelSize,
     onStep: (step, error, model) => deps.logger.debug(`step ${step}: training error ${error.toPrecision(4)}, costs ${JSON.stringify(model)}`),
     replay: (model, sensitivity) =>
       simulate(
@@ -86,13 +93,15 @@ export function runCalibrate(o: CalibrateOptions, deps: CalibrateDeps): Calibrat
         {
           engine: { ...engine, timingProfile: { schema: PROFILE_SCHEMA, name: "calibrating", provenance: { source: "-", system: "-", framework: "-", frameworkVersion: "-", model: "-", licence: "-" }, form: "parametric", parametric: model, observed: { prefillTokens: 0, prefillContext: 0, decodeBatch: 0, decodeContext: 0 } } },
           numWorkers,
-          dataParallelSize: o.stack.dataParallelSize,
-          routerMode: o.stack.routerMode,
+          dataParallelSize,
+          // Routing as served, or one engine, asks no real choice: round-robin keeps no index to feed.
+          routerMode: served !== undefined || numWorkers * dataParallelSize === 1 ? "round-robin" : o.stack.routerMode,
           router: o.stack.router,
           arrival,
           seed: o.seed,
           regret: false,
           sensitivity,
+          ...(served !== undefined ? { servedBy: served.ranks } : {}),
         },
         { hasher: deps.hasher },
       ),
@@ -110,7 +119,7 @@ export function runCalibrate(o: CalibrateOptions, deps: CalibrateDeps): Calibrat
     heldOut: n - trained,
     holdout: o.holdout,
     seed: o.seed,
-    stack: { num_workers: numWorkers, data_parallel_size: o.stack.dataParallelSize ?? 1, router_mode: o.stack.routerMode, block_size: engine.blockSize, num_gpu_blocks: engine.numGpuBlocks, max_num_seqs: engine.maxNumSeqs, max_num_batched_tokens: engine.maxNumBatchedTokens },
+    stack: { num_workers: numWorkers, data_parallel_size: dataParallelSize, router_mode: served !== undefined ? "as served" : o.stack.routerMode, block_size: engine.blockSize, num_gpu_blocks: engine.numGpuBlocks, max_num_seqs: engine.maxNumSeqs, max_num_batched_tokens: engine.maxNumBatchedTokens },
     accuracy,
   });
   const text = JSON.stringify(profile, null, 2) + "\n";
@@ -135,6 +144,17 @@ function arrivalOf(o: CalibrateOptions, fromRun: ArrivalSpec | undefined, timed:
   if (o.requestRate !== undefined) return { kind: "rate", requestsPerSecond: o.requestRate, scaleToRate: true };
   if (fromRun !== undefined) return fromRun;
   throw new KvcrError("CALIBRATE_NO_ARRIVALS", `--from ${o.from}: the run has no start_times, request_rate or max_concurrency; give --request-rate R or --concurrency N as it was run`);
+}
+
+/** Worker names as engine indices, in order of first appearance. */
+function servedEngines(names: readonly string[]): { engines: number; ranks: Int32Array } {
+  const index = new Map<string, number>();
+  const ranks = Int32Array.from(names, (n) => {
+    let k = index.get(n);
+    if (k === undefined) index.set(n, (k = index.size));
+    return k;
+  });
+  return { engines: index.size, ranks };
 }
 
 /** 1 = fitted on, 0 = held out: a seeded draw, at least one of each. */
