@@ -73,7 +73,7 @@ try {
     if (p.exitCode !== 0) throw new Error(`calibrate exited ${p.exitCode}: ${p.stderr.toString().slice(-2000)}`);
   }
   const fit = JSON.parse(readFileSync(report, "utf8")) as { replays: number; trained: number; held_out: number; held_out_accuracy: Record<string, { mapePct: number; mpePct: number; pearsonR: number | null; mean: { errorPct: number } }> };
-  console.log(`\ncalibrate on ${N} requests (${WORKERS} workers, kv routing; ${fit.trained} fitted, ${fit.held_out} held out), one core: median ${median(walls).toFixed(2)} s of ${rounds} (${walls.map((w) => w.toFixed(2)).join(", ")}), ${fit.replays} replays`);
+  console.log(`\ncalibrate on ${N} requests (served by ${WORKERS} kv-routed workers; ${fit.trained} fitted, ${fit.held_out} held out), one core: median ${median(walls).toFixed(2)} s of ${rounds} (${walls.map((w) => w.toFixed(2)).join(", ")}), ${fit.replays} replays`);
   for (const [m, a] of Object.entries(fit.held_out_accuracy)) console.log(`  held-out ${m.toUpperCase()}: MAPE ${a.mapePct.toFixed(1)} %, MPE ${a.mpePct.toFixed(1)} %, error of mean ${a.mean.errorPct.toFixed(1)} %, r ${a.pearsonR === null ? "-" : a.pearsonR.toFixed(3)}`);
   const fitted = JSON.parse(readFileSync(out, "utf8"));
   const [truth, mine] = [replay(next, hidden), replay(next, fitted)];

@@ -17,6 +17,7 @@ import { renderHelp } from "../src/cli/help.ts";
 import { COMMANDS as CLI_COMMANDS, ROOT_HELP } from "../src/cli/root.ts";
 import { agentOptions } from "../src/config/agent.ts";
 import { benchOptions } from "../src/config/bench.ts";
+import { calibrateOptions } from "../src/config/calibrate.ts";
 import { commonOptions } from "../src/config/common.ts";
 import { eventsOptions } from "../src/config/events.ts";
 import { frontendOptions } from "../src/config/frontend.ts";
@@ -50,6 +51,7 @@ interface CommandDocs {
 const COMMANDS: Record<string, CommandDocs> = {
   agent: { options: agentOptions, more: "commands.md#agent" },
   bench: { options: benchOptions, more: "commands.md#bench" },
+  calibrate: { options: calibrateOptions, more: "commands.md#calibrate" },
   events: { options: eventsOptions, more: "commands.md#events" },
   frontend: { options: frontendOptions, more: "commands.md#frontend" },
   mocker: { options: mockerOptions, more: "commands.md#mocker" },

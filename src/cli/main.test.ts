@@ -25,12 +25,12 @@ describe("main", () => {
   test.each(["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf"])("%s is an unknown command, not an object property", async (word) => {
     const r = await run([word]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`kvcr-mock: unknown command "${word}". Commands: agent, bench, events, frontend, mocker, model-files, replay, up.\n`);
+    expect(r.stderr).toBe(`kvcr-mock: unknown command "${word}". Commands: agent, bench, calibrate, events, frontend, mocker, model-files, replay, up.\n`);
     expect(r.stdout).toBe("");
   });
 
   test("a misspelt command gets the close one suggested; an unrelated word gets none", async () => {
-    expect((await run(["bnech", "--requests", "3"])).stderr).toBe('kvcr-mock: unknown command "bnech"; did you mean "bench"? Commands: agent, bench, events, frontend, mocker, model-files, replay, up.\n');
+    expect((await run(["bnech", "--requests", "3"])).stderr).toBe('kvcr-mock: unknown command "bnech"; did you mean "bench"? Commands: agent, bench, calibrate, events, frontend, mocker, model-files, replay, up.\n');
     expect((await run(["mokcer"])).stderr).toContain('did you mean "mocker"?');
     const unrelated = await run(["serve"]);
     expect(unrelated.code).toBe(2);

@@ -11,7 +11,7 @@ const { loraReplicas: _l, numWorkers, ...routerOptions } = replayRouterOptions;
 const stackOptions = { numWorkers: { ...numWorkers, default: undefined, description: "Workers that served the run, each with --data-parallel-size ranks (default: as many as the run's per_worker counts name, else 1)" }, ...routerOptions };
 
 export const calibrateOptions = defineOptions({
-  ...group("Calibrate", {
+  ...group("Run and profile", {
     from: {
       kind: "string",
       nonEmpty: true,
