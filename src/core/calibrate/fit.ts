@@ -1,8 +1,9 @@
 // Fits a parametric step model to a measured run: replay the run's requests with a guess, then
-// improve the guess by least squares on the relative errors of each training request's TTFT and
-// mean ITL, their gradients taken with the replay's schedule held fixed (Gauss–Newton, costs kept
-// ≥ 0, a step halved while it does not help), until the error stops falling. Pure: `replay` is
-// the simulator with the run's stack. docs/timing.md "calibrate" explains the model.
+// improve the guess by least squares on the log errors of the training requests' TTFT and mean
+// ITL, pooled over neighbouring requests, with gradients taken with the replay's schedule held
+// fixed (Gauss–Newton, costs kept ≥ 0, a step halved or damped while it does not help), until the
+// error stops falling. Pure: `replay` is the simulator with the run's stack. docs/timing.md
+// ("Calibrating to your own server") explains the model.
 import type { ObservedRange, ParametricModel } from "../../protocol/timing-profile.ts";
 import { COST_ORDER } from "../timing/parametric-timer.ts";
 import type { SimulationResult } from "../replay/simulator.ts";
@@ -29,7 +30,7 @@ export interface FitResult {
   /** The replay with the fitted model. */
   sim: SimulationResult;
   observedRange: ObservedRange;
-  /** Replays run, and the final mean squared relative error of the training rows. */
+  /** Replays run, and the final mean squared pooled log error of the training requests. */
   replays: number;
   trainingError: number;
 }
