@@ -14,7 +14,8 @@ export const calibrateCommand = defineRoleCommand({
   options: calibrateOptions,
   refine: calibrateProblems,
   run(c, { logger }) {
-    const engine = engineConfigFrom({ ...c, speedupRatio: 1, decodeSpeedupRatio: 1, timingModel: "polynomial", prefillMs: 0, decodeMs: 0 });
+    // Block size and G1 blocks may come from the run (run-calibrate.ts): placeholders until then.
+    const engine = engineConfigFrom({ ...c, blockSize: c.blockSize ?? 64, numGpuBlocksOverride: c.numGpuBlocksOverride ?? 1, speedupRatio: 1, decodeSpeedupRatio: 1, timingModel: "polynomial", prefillMs: 0, decodeMs: 0 });
     runCalibrate(
       {
         from: c.from!,
@@ -25,6 +26,8 @@ export const calibrateCommand = defineRoleCommand({
         ...(c.outputJson !== undefined ? { outputJson: c.outputJson } : {}),
         ...(c.concurrency !== undefined ? { concurrency: c.concurrency } : {}),
         ...(c.requestRate !== undefined ? { requestRate: c.requestRate } : {}),
+        ...(c.blockSize !== undefined ? { blockSize: c.blockSize } : {}),
+        ...(c.numGpuBlocksOverride !== undefined ? { numGpuBlocks: c.numGpuBlocksOverride } : {}),
         stack: { ...(c.numWorkers !== undefined ? { numWorkers: c.numWorkers } : {}), dataParallelSize: c.dataParallelSize, routerMode: c.routerMode, router: routerOptionsFrom(c), engine },
       },
       { ...reportIo(logger), version: VERSION },

@@ -81,7 +81,7 @@ export const benchOptions = defineOptions({
     goodput: { kind: "string", nonEmpty: true, variadic: true, description: "KEY:MS … service-level objectives (ttft, tpot, e2el in ms): request_goodput counts the completed requests that met all of them, per second" },
     saveResult: { kind: "bool", default: false, description: "Write the JSON result to --result-dir/--result-filename (default name as vLLM's: LABEL-RATEqps[-concurrencyN]-MODEL-DATE.json)" },
     appendResult: { kind: "bool", default: false, description: "As --save-result, appending to the file (one JSON document per line)" },
-    saveDetailed: { kind: "bool", default: false, description: "Add per-request arrays to the JSON result: input_lens, output_lens, ttfts and itls (seconds), start_times, generated_texts, errors, and e2els and cached_lens (what --compare's verdict reads)" },
+    saveDetailed: { kind: "bool", default: false, description: "Add per-request arrays to the JSON result: input_lens, output_lens, ttfts and itls (seconds), start_times, generated_texts, errors, and e2els, cached_lens and workers (what --compare's verdict and calibrate read); and server_metrics, the server's vLLM counters from /metrics before and after the run" },
     resultDir: { kind: "string", nonEmpty: true, description: "Directory of the --save-result file (created if missing)" },
     resultFilename: { kind: "string", nonEmpty: true, description: "Name of the --save-result file" },
     label: { kind: "string", nonEmpty: true, description: "The run's label in the result and the --save-result file name (default: the backend)" },

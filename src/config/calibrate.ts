@@ -29,6 +29,9 @@ export const calibrateOptions = defineOptions({
   }),
   ...stackOptions,
   ...kvCacheOptions,
+  // Without the flags, what the server's vllm:cache_config_info said (bench --save-detailed keeps it), else the engine's defaults.
+  blockSize: { ...kvCacheOptions.blockSize, default: undefined, description: "Tokens per KV block of the server (default: its vllm:cache_config_info in the run, else 64); vLLM's default is 16" },
+  numGpuBlocksOverride: { ...kvCacheOptions.numGpuBlocksOverride, default: undefined, description: "G1 (GPU) KV blocks per rank of the server, its log's \"# GPU blocks\" (default: its vllm:cache_config_info in the run, else 16384)" },
   ...schedulerOptions,
 });
 

@@ -64,11 +64,18 @@ describe("calibrate round trip", () => {
 
     const fitted = join(dir.path, "fitted.json");
     const reportPath = join(dir.path, "report.json");
-    const cal = await runCli(["calibrate", "--from", join(dir.path, "run.json"), "--out", fitted, "--block-size", "16", "--output-json", reportPath]);
+    // The run keeps each request's worker and the server's counters around it; its block size comes from there.
+    const run = JSON.parse(readFileSync(join(dir.path, "run.json"), "utf8")) as { workers: string[]; server_metrics: { before: { totals: Record<string, number> }; after: { totals: Record<string, number>; cache_config: Record<string, string> } } };
+    expect(new Set(run.workers).size).toBe(1);
+    expect(run.server_metrics.after.cache_config.block_size).toBe("16");
+    expect(run.server_metrics.after.totals["vllm:time_to_first_token_seconds_count"]! - run.server_metrics.before.totals["vllm:time_to_first_token_seconds_count"]!).toBe(100);
+    const cal = await runCli(["calibrate", "--from", join(dir.path, "run.json"), "--out", fitted, "--output-json", reportPath]);
     expect(cal.exitCode, cal.stderr.slice(-2000)).toBe(0);
+    expect(cal.stderr).toContain("block size 16 and 16384 G1 blocks from the server's vllm:cache_config_info in the run");
     expect(cal.stdout).toMatch(/^MAPE per request +[\d.]+ % +[\d.]+ % +[\d.]+ %$/m);
-    const report = JSON.parse(readFileSync(reportPath, "utf8")) as { held_out: number; held_out_accuracy: Record<"ttft" | "itl" | "e2e", { mapePct: number; pearsonR: number }> };
+    const report = JSON.parse(readFileSync(reportPath, "utf8")) as { held_out: number; server_mean_ttft_ms: number; held_out_accuracy: Record<"ttft" | "itl" | "e2e", { mapePct: number; pearsonR: number }> };
     expect(report.held_out).toBeGreaterThan(20);
+    expect(report.server_mean_ttft_ms).toBeGreaterThan(100);
     for (const m of ["ttft", "itl", "e2e"] as const) {
       expect(report.held_out_accuracy[m].mapePct, m).toBeLessThanOrEqual(5);
       expect(report.held_out_accuracy[m].pearsonR, m).toBeGreaterThan(0.9);

@@ -16,6 +16,7 @@ import type { ArrivalOptions, WorkloadOptions } from "../shared/measure/workload
 import type { ClientFigures } from "./client-resolution.ts";
 import type { LoadResult } from "./drive-load.ts";
 import type { BenchResult, Metric, RunMeta } from "./metrics.ts";
+import type { ServerMetricsSnapshot } from "./server-metrics.ts";
 import type { RunObservation } from "./observe-run.ts";
 import type { TimedRecord } from "./drive-load.ts";
 
@@ -145,7 +146,7 @@ export interface BenchDeps {
  * A run's result with what was observed besides the requests (faults, audit, recovery, regret)
  * and about the load client: its lag, its CPU share and the figures it could not resolve.
  */
-export type ObservedResult = BenchResult & RunObservation & ClientFigures & { round?: number; by_lora_adapter?: BenchAdapterFigures[] };
+export type ObservedResult = BenchResult & RunObservation & ClientFigures & { round?: number; by_lora_adapter?: BenchAdapterFigures[]; server_metrics?: { before: ServerMetricsSnapshot; after: ServerMetricsSnapshot } };
 
 /** One run as measured: its records, result, the load and meta it was built from, and which round it was. */
 export interface MeasuredRun extends ReportRun {

@@ -24,6 +24,7 @@ import { waitUntilReady } from "./ready-check.ts";
 import { buildBody, type BodyOptions } from "./request-body.ts";
 import type { BenchDeps, BenchOptions, BenchTarget, FreshStack, MeasuredRun, ObservedResult, StartedStack } from "./bench-types.ts";
 import { sendRequest } from "./send-request.ts";
+import { snapshotServerMetrics } from "./server-metrics.ts";
 import { FrontendRotation } from "./frontend-rotation.ts";
 import { assertReachable, unreachable } from "./reachable.ts";
 
@@ -61,6 +62,8 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
     const warmIndex = opts.withReplay ? await warmIndexAtStart(url) : undefined;
     warnAt(warmIndex);
     let load: LoadResult;
+    // With the per-request arrays, the server's own counters around the run (calibrate reads them).
+    const metricsBefore = opts.saveDetailed ? await snapshotServerMetrics(url, authHeaders(opts)) : undefined;
     // Real time, whatever clock the run uses: it is this process's loop that is measured.
     const client = monitorEventLoopLag();
     const urls = stack?.urls ?? ("urls" in target ? target.urls : undefined);
@@ -73,6 +76,7 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
       throw err;
     }
     const cpuShare = client.cpuShare();
+    const metricsAfter = metricsBefore !== undefined ? await snapshotServerMetrics(url, authHeaders(opts)) : undefined;
     for (const w of rotation?.warnings() ?? []) warnAt(w);
     const observed = await observer.finish(load.records, workload);
     const meta = runMeta(opts, url, model, point.arrival, label);
@@ -84,7 +88,7 @@ export async function measureRun(target: BenchTarget, point: RunPoint, round: nu
     if (opts.withReplay && opts.warmupRequests === 0 && warmIndex === undefined) warnAt(warmFirstRequest(load.records));
     const unresolved = unresolvedFigures(built, clientTimingOf(load.records, lag), opts.percentiles);
     const byAdapter = splitRecordsByAdapter(load.records, workload);
-    const result: ObservedResult = { ...built, ...((opts.rounds ?? 1) > 1 ? { round } : {}), warnings, client_event_loop_lag: lag, client_cpu_share: cpuShare, unresolved_figures: unresolved, ...observed, ...(byAdapter ? { by_lora_adapter: byAdapter } : {}) };
+    const result: ObservedResult = { ...built, ...((opts.rounds ?? 1) > 1 ? { round } : {}), warnings, client_event_loop_lag: lag, client_cpu_share: cpuShare, unresolved_figures: unresolved, ...observed, ...(byAdapter ? { by_lora_adapter: byAdapter } : {}), ...(metricsAfter !== undefined ? { server_metrics: { before: metricsBefore!, after: metricsAfter } } : {}) };
     logFailures(result, tag, deps.logger);
     return { label: label ?? "run", round, records: load.records, result, startMs: load.startMs, load, meta };
   } finally {

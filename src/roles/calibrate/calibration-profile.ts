@@ -19,6 +19,8 @@ export interface CalibrationFacts {
   /** The stack the run was replayed on. */
   stack: Record<string, unknown>;
   accuracy: { ttft: MetricAccuracy; itl: MetricAccuracy; e2e: MetricAccuracy };
+  /** The server's own mean TTFT over the run (its /metrics), beside the client's measured one. */
+  serverMeanTtftMs?: number;
 }
 
 export function calibrationProfile(fit: FitResult, f: CalibrationFacts): ParametricProfile {
@@ -42,6 +44,6 @@ export function calibrationProfile(fit: FitResult, f: CalibrationFacts): Paramet
     form: "parametric",
     parametric: fit.model,
     observed: { prefillTokens: o.prefillTokens, prefillContext: round(o.prefillContext), decodeBatch: o.decodeBatch, decodeContext: round(o.decodeContext) },
-    fit: { requests: f.requests, trained: f.trained, held_out: f.heldOut, holdout: f.holdout, seed: f.seed, replays: fit.replays, stack: f.stack, held_out_accuracy: f.accuracy },
+    fit: { requests: f.requests, trained: f.trained, held_out: f.heldOut, holdout: f.holdout, seed: f.seed, replays: fit.replays, stack: f.stack, held_out_accuracy: f.accuracy, ...(f.serverMeanTtftMs !== undefined ? { server_mean_ttft_ms: f.serverMeanTtftMs } : {}) },
   };
 }

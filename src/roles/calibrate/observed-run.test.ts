@@ -49,4 +49,16 @@ describe("a measured run's requests", () => {
     expect(() => observedRun({ ...vllm, errors: ["x", "y", "z"] }, "f.json")).toThrow("--from f.json: has no completed request (3 failed)");
     expect(() => observedRun([1, 2], "a.json")).toThrow("--from a.json: is not a bench result object");
   });
+
+  test("the server's counters around the run: its cache config, its prefix hits (said when cached_lens are missing) and its own mean TTFT", () => {
+    const server_metrics = {
+      before: { totals: { "vllm:prefix_cache_queries_total": 1000, "vllm:prefix_cache_hits_total": 100, "vllm:time_to_first_token_seconds_sum": 1, "vllm:time_to_first_token_seconds_count": 10 } },
+      after: { totals: { "vllm:prefix_cache_queries_total": 2000, "vllm:prefix_cache_hits_total": 350, "vllm:time_to_first_token_seconds_sum": 1.12, "vllm:time_to_first_token_seconds_count": 12 }, cache_config: { block_size: "16", num_gpu_blocks: "4096" } },
+    };
+    const r = observedRun({ ...vllm, server_metrics }, "m.json");
+    expect(r.server).toEqual({ blockSize: 16, numGpuBlocks: 4096, prefixHitShare: 0.25, meanTtftMs: expect.closeTo(60, 9) });
+    expect(r.warnings.join("\n")).toContain("the server's own counters say 25.0 % of looked-up prompt tokens were cached over the run");
+    // Read leniently: what is not there, or not numbers, is left out.
+    expect(observedRun({ ...vllm, server_metrics: { after: { cache_config: { block_size: "x" } } } }, "m.json").server).toBeUndefined();
+  });
 });

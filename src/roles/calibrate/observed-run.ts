@@ -24,7 +24,19 @@ export interface ObservedRun {
   model?: string;
   backend?: string;
   workers?: number;
+  /** From the server's /metrics before and after the run, where the run has them. */
+  server?: ServerFacts;
   warnings: string[];
+}
+
+export interface ServerFacts {
+  /** vllm:cache_config_info's block_size and num_gpu_blocks. */
+  blockSize?: number;
+  numGpuBlocks?: number;
+  /** Over the run: prompt tokens the server's prefix cache hit, of those it looked up. */
+  prefixHitShare?: number;
+  /** Over the run: the server's own mean TTFT (from its arrival, not the client's send). */
+  meanTtftMs?: number;
 }
 
 export function observedRun(docIn: unknown, path: string): ObservedRun {
@@ -100,12 +112,39 @@ export function observedRun(docIn: unknown, path: string): ObservedRun {
   if (typeof doc.model_id === "string" && doc.model_id !== "") out.model = doc.model_id;
   if (typeof doc.backend === "string" && doc.backend !== "") out.backend = doc.backend;
   if (typeof doc.per_worker === "object" && doc.per_worker !== null && Object.keys(doc.per_worker).length > 0) out.workers = Object.keys(doc.per_worker).length;
+  const server = serverFacts(doc.server_metrics);
+  if (server !== undefined) out.server = server;
+  if (unknownCached === requests.length && (server?.prefixHitShare ?? 0) > 0) {
+    warnings.push(`the server's own counters say ${(server!.prefixHitShare! * 100).toFixed(1)} % of looked-up prompt tokens were cached over the run (vllm:prefix_cache_hits_total), which the replay cannot place without cached_lens`);
+  }
   if (starts === undefined) {
     const arrival = arrivalOf(doc);
     if (arrival !== undefined) out.arrival = arrival;
     warnings.push(`the run has no start_times: ${arrival === undefined ? "arrivals need --request-rate or --concurrency" : `arrivals are drawn as the run's ${describe(arrival)}`}, so a request's replayed times are not its own (vLLM writes start_times since January 2026)`);
   }
   return out;
+}
+
+/** What `server_metrics` ({before, after} snapshots of totals and cache_config) says, read leniently: it is context, not the run. */
+function serverFacts(m: unknown): ServerFacts | undefined {
+  if (typeof m !== "object" || m === null) return undefined;
+  const { before, after } = m as { before?: { totals?: Record<string, unknown> }; after?: { totals?: Record<string, unknown>; cache_config?: Record<string, unknown> } };
+  const total = (snap: { totals?: Record<string, unknown> } | undefined, k: string) => (typeof snap?.totals?.[k] === "number" ? (snap.totals[k] as number) : undefined);
+  const delta = (k: string) => {
+    const [a, b] = [total(before, k), total(after, k)];
+    return a !== undefined && b !== undefined && b >= a ? b - a : undefined;
+  };
+  const out: ServerFacts = {};
+  const int = (v: unknown) => (typeof v === "string" && /^\d+$/.test(v) && Number(v) >= 1 ? Number(v) : undefined);
+  const bs = int(after?.cache_config?.block_size);
+  const blocks = int(after?.cache_config?.num_gpu_blocks);
+  if (bs !== undefined) out.blockSize = bs;
+  if (blocks !== undefined) out.numGpuBlocks = blocks;
+  const [queries, hits] = [delta("vllm:prefix_cache_queries_total"), delta("vllm:prefix_cache_hits_total")];
+  if (queries !== undefined && hits !== undefined && queries > 0) out.prefixHitShare = hits / queries;
+  const [ttftSum, ttftCount] = [delta("vllm:time_to_first_token_seconds_sum"), delta("vllm:time_to_first_token_seconds_count")];
+  if (ttftSum !== undefined && ttftCount !== undefined && ttftCount > 0) out.meanTtftMs = (ttftSum / ttftCount) * 1000;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** vLLM's keys: max_concurrency with every request at once; otherwise request_rate (and burstiness). */

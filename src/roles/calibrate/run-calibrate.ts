@@ -9,6 +9,7 @@ import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { createRng } from "../../core/random/rng.ts";
 import { simulate } from "../../core/replay/simulator.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
+import { DEFAULT_ENGINE_CONFIG } from "../../core/engine/engine-config.ts";
 import { KvcrError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PROFILE_SCHEMA, type ParametricModel } from "../../protocol/timing-profile.ts";
@@ -34,6 +35,9 @@ export interface CalibrateOptions {
   requestRate?: number;
   /** The stack the run was served by; numWorkers undefined = what the run records, else 1. */
   stack: Omit<SimulatedStack, "numWorkers"> & { numWorkers?: number };
+  /** The server's block size and G1 blocks, when given (otherwise the run's, else the engine's defaults). */
+  blockSize?: number;
+  numGpuBlocks?: number;
 }
 
 export interface CalibrateDeps {
@@ -75,8 +79,12 @@ export function runCalibrate(o: CalibrateOptions, deps: CalibrateDeps): Calibrat
   }
   const numWorkers = served?.engines ?? o.stack.numWorkers ?? run.workers ?? 1;
   const dataParallelSize = served !== undefined ? 1 : (o.stack.dataParallelSize ?? 1);
-  const engine = { ...o.stack.engine, speedupRatio: 1, decodeSpeedupRatio: 1, timingModel: "profile" as const };
-  const { workload, cachedTokens, placedCachedTokens } = observedWorkload(run.requests, engine.blockSize ?? 64, served?.ranks);
+  const blockSize = o.blockSize ?? run.server?.blockSize ?? DEFAULT_ENGINE_CONFIG.blockSize;
+  const numGpuBlocks = o.numGpuBlocks ?? run.server?.numGpuBlocks ?? DEFAULT_ENGINE_CONFIG.numGpuBlocks;
+  const fromServer = [o.blockSize === undefined && run.server?.blockSize !== undefined ? `block size ${blockSize}` : "", o.numGpuBlocks === undefined && run.server?.numGpuBlocks !== undefined ? `${numGpuBlocks} G1 blocks` : ""].filter(Boolean);
+  if (fromServer.length > 0) deps.logger.info(`${fromServer.join(" and ")} from the server's vllm:cache_config_info in the run`);
+  const engine = { ...o.stack.engine, blockSize, numGpuBlocks, speedupRatio: 1, decodeSpeedupRatio: 1, timingModel: "profile" as const };
+  const { workload, cachedTokens, placedCachedTokens } = observedWorkload(run.requests, blockSize, served?.ranks);
   if (cachedTokens > 0 && placedCachedTokens < 0.9 * cachedTokens) {
     deps.logger.warn(`of the run's ${cachedTokens} cached prompt tokens, ${placedCachedTokens} could be given an earlier request's prefix (whole blocks of --block-size, after that request's first token): the rest are computed in the replay`);
   }
@@ -121,6 +129,7 @@ export function runCalibrate(o: CalibrateOptions, deps: CalibrateDeps): Calibrat
     seed: o.seed,
     stack: { num_workers: numWorkers, data_parallel_size: dataParallelSize, router_mode: served !== undefined ? "as served" : o.stack.routerMode, block_size: engine.blockSize, num_gpu_blocks: engine.numGpuBlocks, max_num_seqs: engine.maxNumSeqs, max_num_batched_tokens: engine.maxNumBatchedTokens },
     accuracy,
+    ...(run.server?.meanTtftMs !== undefined ? { serverMeanTtftMs: run.server.meanTtftMs } : {}),
   });
   const text = JSON.stringify(profile, null, 2) + "\n";
   if (o.out === "-") deps.stdout.write(text);
