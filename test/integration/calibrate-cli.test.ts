@@ -59,6 +59,9 @@ describe("kvcr-mock calibrate", () => {
     const replay = await runCli(["replay", "--requests", "20", "--timing-profile", out, "--output-json", "-"]);
     expect(replay.exitCode, replay.stderr).toBe(0);
     expect((JSON.parse(replay.stdout) as { completed: number }).completed).toBe(20);
+    // A stack too small for the run's prompts: the replay's failures are said, with the flags to give.
+    const small = await runCli(["calibrate", "--from", from, "--out", join(dir.path, "small.json"), "--block-size", "16", "--num-gpu-blocks-override", "40"]);
+    expect(small.stderr).toMatch(/\d+ of the run's requests failed in the replay \(request \d+: prompt \(\d+\) \+ max tokens \(\d+\) need \d+ KV blocks, more than the 40 this rank has\); give the server's --num-gpu-blocks-override/);
     // --out - prints the profile instead of the report.
     const printed = await runCli(["calibrate", "--from", from, "--out", "-", "--block-size", "16", "--name", "printed"]);
     expect((JSON.parse(printed.stdout) as { name: string }).name).toBe("printed");

@@ -114,6 +114,10 @@ export function runCalibrate(o: CalibrateOptions, deps: CalibrateDeps): Calibrat
         { hasher: deps.hasher },
       ),
   });
+  if (fit.sim.errors.size > 0) {
+    const [i, reason] = fit.sim.errors.entries().next().value!;
+    deps.logger.warn(`${fit.sim.errors.size} of the run's requests failed in the replay (request ${i}: ${reason}); give the server's --num-gpu-blocks-override, --max-num-seqs and --max-num-batched-tokens`);
+  }
   const accuracy = heldOutAccuracy(run.requests, train, fit.sim);
   const name = o.name ?? basename(o.from, extname(o.from));
   const profile = calibrationProfile(fit, {
