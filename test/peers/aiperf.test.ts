@@ -1,7 +1,7 @@
 // aiperf 0.13.0, Dynamo's benchmark client, against kvcr-mock (peers environment): offline, its
 // tokenizer the `model-files` files in a hub cache (`--hub-repo`), the server's token counts, against the frontend
 // (synthetic prompts) and against one worker's own API (a Mooncake trace); its artifact directory
-// read back by `bench --compare` with a verdict against a bench run; a bench run exported in
+// read back by `bench --compare` with a verdict against a bench run, and by `calibrate`; a bench run exported in
 // aiperf's shapes read by `aiperf plot`.
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -69,6 +69,17 @@ describe.if(peersAvailable())("aiperf against kvcr-mock (peers environment)", ()
     const verdict = JSON.parse(compared.stdout) as { columns: string[]; verdict: { metric: string }[] | null; no_verdict?: string };
     expect(verdict.no_verdict).toBeUndefined();
     expect(verdict.verdict!.map((e) => e.metric)).toContain("mean_ttft_ms");
+
+    // calibrate fits a profile to aiperf's own records (their send times as the arrivals), as to bench's run.
+    for (const [from, name] of [[viaFrontend, "aiperf"], [benchJson, "bench"]] as const) {
+      const out = join(tmp.path, `${name}-profile.json`);
+      const fitted = await runCli(["calibrate", "--from", from, "--out", out, "--output-json", join(tmp.path, `${name}-fit.json`)]);
+      expect(fitted.exitCode, fitted.stderr).toBe(0);
+      expect(fitted.stderr).not.toContain("no start_times");
+      expect(fitted.stdout).toContain("MAPE per request");
+      expect((JSON.parse(readFileSync(out, "utf8")) as { form: string }).form).toBe("parametric");
+      expect((JSON.parse(readFileSync(join(tmp.path, `${name}-fit.json`), "utf8")) as { requests: number }).requests).toBe(32);
+    }
 
     // aiperf's own plotting reads bench's export as it reads its own runs.
     if (CHROMIUM || process.env.CI === "true") {
