@@ -35,7 +35,7 @@ const hidden: TablesProfile = { ...base, name: "hidden", prefill: { ...base.pref
 
 const trace = loadWorkload({ trace: TRACE, traceBlockSize: 512, skipBadLines: false, synthetic: { numPrefixes: 1, prefixTokens: 1, suffixTokens: 1, outputTokens: 1 }, requests: 2 * N, seed: 0 }, { readFile: (p) => readFileSync(p, "utf8"), logger: createLogger({ level: "warn" }) });
 const head = trace.slice(0, N);
-const next = trace.slice(N).map((r): WorkloadRequest => ({ ...r, writeTokens: (out) => r.writeTokens(out) }));
+const next = trace.slice(N);
 
 const replay = (workload: readonly WorkloadRequest[], profile: unknown) =>
   simulate(workload, { engine: { ...engine, timingProfile: profile as TablesProfile, timingExtrapolate: true }, numWorkers: WORKERS, routerMode: "kv", arrival: { kind: "trace", speedupRatio: 1 }, seed: 0, regret: false }, { hasher });
