@@ -101,8 +101,8 @@ export function simulatedTimes(sim: SimulationResult, i: number): { ttftMs: numb
  * per request the error is rugged at that scale), and pooling neighbours in time keeps what the
  * costs decide while it averages out which request took the hit.
  */
-function poolSize(trained: number): number {
-  return Math.max(1, Math.floor(trained / 25));
+function poolSize(train: Uint8Array): number {
+  return Math.max(1, Math.floor(train.reduce((n, v) => n + v, 0) / 25));
 }
 
 /** What a request the replay failed adds: as far off as a factor of 1,000. A time of 0 counts as 1 µs. */
@@ -110,16 +110,12 @@ const FAILED_ROW = Math.log(1000);
 
 /** The mean over pooled rows of the squared mean log error ln(replayed/measured) of TTFT and of mean ITL. */
 function trainingError(observed: readonly ObservedRequest[], train: Uint8Array, sim: SimulationResult): number {
-  const pool = poolSize(train.reduce((n, v) => n + v, 0));
-  const open = [0, 0];
-  const count = [0, 0];
   let sum = 0;
   let rows = 0;
-  const flush = (m: number) => {
-    sum += (open[m]! / count[m]!) ** 2;
+  const pools = new Pools(poolSize(train), 0, (_, b) => {
+    sum += b * b;
     rows++;
-    open[m] = count[m] = 0;
-  };
+  });
   for (let i = 0; i < observed.length; i++) {
     if (train[i] !== 1) continue;
     const o = observed[i]!;
@@ -127,13 +123,44 @@ function trainingError(observed: readonly ObservedRequest[], train: Uint8Array, 
     const pairs = [[o.ttftMs, s.ttftMs], [meanItlMs(o), s.itlMs]] as const;
     for (let m = 0; m < 2; m++) {
       const [obs, got] = pairs[m]!;
-      if (!(obs > 0)) continue;
-      open[m]! += Number.isFinite(got) ? Math.log(Math.max(got, 1e-3) / obs) : FAILED_ROW;
-      if (++count[m]! === pool) flush(m);
+      if (obs > 0) pools.add(m, Number.isFinite(got) ? Math.log(Math.max(got, 1e-3) / obs) : FAILED_ROW);
     }
   }
-  for (let m = 0; m < 2; m++) if (count[m]! > 0) flush(m);
+  pools.end();
   return rows > 0 ? sum / rows : 0;
+}
+
+/** Rows pooled per metric (TTFT, ITL): `size` consecutive ones summed, then handed on as their mean; the remainders at `end`. */
+class Pools {
+  private readonly a: Float64Array[];
+  private readonly b = [0, 0];
+  private readonly n = [0, 0];
+
+  constructor(private readonly size: number, width: number, private readonly onRow: (a: Float64Array, b: number) => void) {
+    this.a = [new Float64Array(width), new Float64Array(width)];
+  }
+
+  add(m: number, b: number, a?: Float64Array): void {
+    if (a !== undefined) {
+      const sum = this.a[m]!;
+      for (let k = 0; k < sum.length; k++) sum[k]! += a[k]!;
+    }
+    this.b[m]! += b;
+    if (++this.n[m]! === this.size) this.flush(m);
+  }
+
+  end(): void {
+    for (let m = 0; m < 2; m++) if (this.n[m]! > 0) this.flush(m);
+  }
+
+  private flush(m: number): void {
+    const a = this.a[m]!;
+    const n = this.n[m]!;
+    for (let k = 0; k < a.length; k++) a[k]! /= n;
+    this.onRow(a, this.b[m]! / n);
+    a.fill(0);
+    this.b[m] = this.n[m] = 0;
+  }
 }
 
 /**
@@ -148,35 +175,23 @@ function linearised(observed: readonly ObservedRequest[], train: Uint8Array, at:
   const c = new Float64Array(K);
   const g = new Float64Array(K);
   const { sim, sens, theta } = at;
-  const pool = poolSize(train.reduce((n, v) => n + v, 0));
-  // Per metric, the pooled row so far: the sum of its requests' rows and how many.
-  const rowA = [new Float64Array(K), new Float64Array(K)];
-  const rowB = [0, 0];
-  const count = [0, 0];
-  const flush = (m: number) => {
-    const a = rowA[m]!;
-    const n = count[m]!;
-    const b = rowB[m]! / n;
+  const pools = new Pools(poolSize(train), K, (a, b) => {
     for (let j = 0; j < K; j++) {
-      const aj = a[j]! / n;
-      if (aj === 0) continue;
-      c[j]! += aj * b;
-      for (let k = 0; k < K; k++) Q[j * K + k]! += (aj * a[k]!) / n;
+      if (a[j] === 0) continue;
+      c[j]! += a[j]! * b;
+      for (let k = 0; k < K; k++) Q[j * K + k]! += a[j]! * a[k]!;
     }
-    a.fill(0);
-    rowB[m] = count[m] = 0;
-  };
+  });
+  const row = new Float64Array(K);
   const addRow = (m: number, obs: number, got: number, grad: Float64Array) => {
     // The log error ln(got/obs), linearised: ln(got + grad·(θ' − θ)) ≈ ln(got) + grad·(θ' − θ)/got,
     // so the row is grad/got against ln(obs/got) + grad·θ/got.
     let b = Math.log(obs / got);
-    const a = rowA[m]!;
     for (let k = 0; k < K; k++) {
-      b += (grad[k]! * theta[k]!) / got;
-      a[k]! += grad[k]! / got;
+      row[k] = grad[k]! / got;
+      b += row[k]! * theta[k]!;
     }
-    rowB[m]! += b;
-    if (++count[m]! === pool) flush(m);
+    pools.add(m, b, row);
   };
   for (let i = 0; i < observed.length; i++) {
     if (train[i] !== 1) continue;
@@ -192,7 +207,7 @@ function linearised(observed: readonly ObservedRequest[], train: Uint8Array, at:
       addRow(1, itl, s.itlMs, g);
     }
   }
-  for (let m = 0; m < 2; m++) if (count[m]! > 0) flush(m);
+  pools.end();
   const scale = new Float64Array(K);
   for (let k = 0; k < K; k++) scale[k] = Q[k * K + k]! > 0 ? Math.sqrt(Q[k * K + k]!) : 1;
   for (let j = 0; j < K; j++) {

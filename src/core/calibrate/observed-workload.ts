@@ -1,8 +1,8 @@
 // A measured run's requests as a replay workload: each at its send time, with its prompt and output
 // lengths. Prompts are made up: unique, unless the run says how many prompt tokens the server found
-// cached; then those tokens are copied from the latest earlier request long enough whose first
-// token had come back before this one was sent, so the replay's prefix cache finds them as the
-// server's did. Pure.
+// cached; then those tokens are copied from the latest earlier request long enough (served by the
+// same worker, when the run names it) whose first token had come back before this one was sent,
+// so the replay's prefix cache finds them as the server's did. Pure.
 import type { WorkloadRequest } from "../workload/workload.ts";
 
 export interface ObservedRequest {

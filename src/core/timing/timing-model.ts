@@ -2,7 +2,7 @@
 // and a measured profile's tables. Times are in milliseconds of model time; speedup ratios divide them.
 import { ProfileTimer } from "./profile-timer.ts";
 import { ParametricTimer } from "./parametric-timer.ts";
-import type { TablesProfile, TimingProfile } from "../../protocol/timing-profile.ts";
+import type { TimingProfile } from "../../protocol/timing-profile.ts";
 import type { StepShape, StepTimer } from "./step-timer.ts";
 
 export type { StepShape, StepTimer } from "./step-timer.ts";
@@ -28,7 +28,7 @@ export interface TimingConfig {
 
 /** The timer of a profile; `warn` hears a table's extrapolation once per axis. */
 export function stepTimerOf(profile: TimingProfile, extrapolate: boolean, warn?: (message: string, key: string) => void): StepTimer {
-  return profile.form === "parametric" ? new ParametricTimer(profile.parametric) : new ProfileTimer(profile as TablesProfile, { extrapolate, ...(warn ? { warn } : {}) });
+  return profile.form === "parametric" ? new ParametricTimer(profile.parametric) : new ProfileTimer(profile, { extrapolate, ...(warn ? { warn } : {}) });
 }
 
 /** The profile's timer for a config (undefined for the other models). */

@@ -5,11 +5,9 @@
 import type { GoodputSlo } from "../../config/bench.ts";
 import type { BenchAdapterFigures, LoraAssignment } from "./lora-assignment.ts";
 import type { ScheduleEntry } from "../../config/fault-schedule.ts";
-import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
 import type { PrefillTiming } from "../../core/routing/regret.ts";
 import type { Verdict } from "../../core/stats/verdict.ts";
-import type { Logger } from "../../lib/logger.ts";
 import type { ProcessControl } from "../shared/stack/fault-runner.ts";
 import type { SimulatedStack } from "../shared/measure/simulated-stack.ts";
 import type { ArrivalOptions, WorkloadOptions } from "../shared/measure/workload.ts";
@@ -17,6 +15,7 @@ import type { ClientFigures } from "./client-resolution.ts";
 import type { LoadResult } from "./drive-load.ts";
 import type { BenchResult, Metric, RunMeta } from "./metrics.ts";
 import type { ServerMetricsSnapshot } from "./server-metrics.ts";
+import type { ReportDeps } from "../shared/measure/report-deps.ts";
 import type { RunObservation } from "./observe-run.ts";
 import type { TimedRecord } from "./drive-load.ts";
 
@@ -123,16 +122,9 @@ export interface StartedStack {
   close(): Promise<void>;
 }
 
-export interface BenchDeps {
+export interface BenchDeps extends ReportDeps {
   /** Starts a fresh stack (wired to the launcher by the CLI). */
   startStack?(fresh: FreshStack): Promise<StartedStack>;
-  hasher: BlockHasher;
-  readFile(path: string): string;
-  writeFile(path: string, text: string): void;
-  checkWritable(path: string): void;
-  stdout: { write(text: string): unknown };
-  logger: Logger;
-  now(): number;
   sleep(ms: number): Promise<void>;
   /** Progress display for a run of `total` requests (a bar on a TTY; 0 = not known in advance); undefined = none. */
   progress?(label: string, total: number): { update(done: number): void; stop(): void };

@@ -5,14 +5,13 @@ import { basename, extname } from "node:path";
 import { accuracyOf, type MetricAccuracy } from "../../core/calibrate/accuracy.ts";
 import { fitParametric, simulatedTimes } from "../../core/calibrate/fit.ts";
 import { meanItlMs, observedWorkload } from "../../core/calibrate/observed-workload.ts";
-import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import { createRng } from "../../core/random/rng.ts";
 import { simulate } from "../../core/replay/simulator.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
 import { DEFAULT_ENGINE_CONFIG } from "../../core/engine/engine-config.ts";
 import { KvcrError } from "../../lib/errors.ts";
-import type { Logger } from "../../lib/logger.ts";
-import { PROFILE_SCHEMA, type ParametricModel } from "../../protocol/timing-profile.ts";
+import { PROFILE_SCHEMA, type ParametricModel, type ParametricProfile } from "../../protocol/timing-profile.ts";
+import type { ReportDeps } from "../shared/measure/report-deps.ts";
 import { readRunDocument } from "../shared/measure/run-document.ts";
 import type { SimulatedStack } from "../shared/measure/simulated-stack.ts";
 import { calibrationProfile } from "./calibration-profile.ts";
@@ -40,14 +39,7 @@ export interface CalibrateOptions {
   numGpuBlocks?: number;
 }
 
-export interface CalibrateDeps {
-  hasher: BlockHasher;
-  readFile(path: string): string;
-  writeFile(path: string, text: string): void;
-  checkWritable(path: string): void;
-  stdout: { write(text: string): unknown };
-  logger: Logger;
-  now(): number;
+export interface CalibrateDeps extends ReportDeps {
   version: string;
 }
 
@@ -99,7 +91,7 @@ export function runCalibrate(o: CalibrateOptions, deps: CalibrateDeps): Calibrat
       simulate(
         workload,
         {
-          engine: { ...engine, timingProfile: { schema: PROFILE_SCHEMA, name: "calibrating", provenance: { source: "-", system: "-", framework: "-", frameworkVersion: "-", model: "-", licence: "-" }, form: "parametric", parametric: model, observed: { prefillTokens: 0, prefillContext: 0, decodeBatch: 0, decodeContext: 0 } } },
+          engine: { ...engine, timingProfile: candidate(model) },
           numWorkers,
           dataParallelSize,
           // Routing as served, or one engine, asks no real choice: round-robin keeps no index to feed.
@@ -148,6 +140,12 @@ export function runCalibrate(o: CalibrateOptions, deps: CalibrateDeps): Calibrat
     else deps.writeFile(o.outputJson, report);
   }
   return { model: fit.model, accuracy };
+}
+
+/** A model the fit tries, as the profile the engines take. */
+function candidate(parametric: ParametricModel): ParametricProfile {
+  const unstated = { source: "calibrate", system: "-", framework: "-", frameworkVersion: "-", model: "-", licence: "-" };
+  return { schema: PROFILE_SCHEMA, name: "calibrating", provenance: unstated, form: "parametric", parametric, observed: { prefillTokens: 0, prefillContext: 0, decodeBatch: 0, decodeContext: 0 } };
 }
 
 /** The run's own send times; otherwise the flags, then the run's rate or concurrency. */

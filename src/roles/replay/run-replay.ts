@@ -1,11 +1,10 @@
 // `kvcr-mock replay` as a function: load the workload (Mooncake trace file or synthetic), run
 // the core simulator on a virtual clock, print the report table and write its JSON. File
 // reading, timing and printing live here; everything simulated lives in src/core.
-import type { BlockHasher } from "../../core/kv/block-hash.ts";
 import type { ReplayReport } from "../../core/replay/report.ts";
+import type { ReportDeps } from "../shared/measure/report-deps.ts";
 import { ConfigError, KvcrError } from "../../lib/errors.ts";
 import { isSessionWorkload } from "../../core/replay/session-run.ts";
-import type { Logger } from "../../lib/logger.ts";
 import { simulateStack, type SimulatedStack } from "../shared/measure/simulated-stack.ts";
 import { arrivalSpecOf, describeArrival, describeSessionArrival, loadWorkload, type ArrivalOptions, type WorkloadOptions } from "../shared/measure/workload.ts";
 import type { ArrivalSpec } from "../../core/workload/arrivals.ts";
@@ -23,18 +22,9 @@ export interface ReplayOptions extends WorkloadOptions, ArrivalOptions, Simulate
   layout?: LayoutOptions;
 }
 
-export interface ReplayDeps {
-  hasher: BlockHasher;
-  readFile(path: string): string;
-  writeFile(path: string, text: string): void;
-  /** Throws when `path` cannot be written; called before simulating (src/lib/probe-writable.ts). */
-  checkWritable(path: string): void;
-  stdout: { write(text: string): unknown };
+export interface ReplayDeps extends ReportDeps {
   /** Progress bar target; omitted (or not a TTY) = no bar. */
   progress?: { write(text: string): unknown; isTTY?: boolean };
-  logger: Logger;
-  /** Wall clock in ms (performance.now). */
-  now(): number;
 }
 
 /**
