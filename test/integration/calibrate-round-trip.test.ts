@@ -57,7 +57,7 @@ describe("calibrate round trip", () => {
     // Long prompts: a request's first token waits for its own prefill (over 100 ms), so the client's
     // and the server's own few milliseconds stay small beside it.
     const bench = await runCli(
-      ["bench", "--url", url, "--dataset-name", "random", "--random-input-len", "4000", "--random-range-ratio", "0.5", "--random-output-len", "50", "--num-prompts", "100", "--request-rate", "3", "--seed", "3", "--save-result", "--save-detailed", "--result-dir", dir.path, "--result-filename", "run.json"],
+      ["bench", "--url", url, "--dataset-name", "random", "--random-input-len", "4000", "--random-range-ratio", "0.5", "--random-output-len", "50", "--num-prompts", "140", "--request-rate", "3", "--seed", "3", "--save-result", "--save-detailed", "--result-dir", dir.path, "--result-filename", "run.json"],
       { timeoutMs: 120_000 },
     );
     expect(bench.exitCode, bench.stderr.slice(-2000)).toBe(0);
@@ -68,7 +68,7 @@ describe("calibrate round trip", () => {
     const run = JSON.parse(readFileSync(join(dir.path, "run.json"), "utf8")) as { workers: string[]; server_metrics: { before: { totals: Record<string, number> }; after: { totals: Record<string, number>; cache_config: Record<string, string> } } };
     expect(new Set(run.workers).size).toBe(1);
     expect(run.server_metrics.after.cache_config.block_size).toBe("16");
-    expect(run.server_metrics.after.totals["vllm:time_to_first_token_seconds_count"]! - run.server_metrics.before.totals["vllm:time_to_first_token_seconds_count"]!).toBe(100);
+    expect(run.server_metrics.after.totals["vllm:time_to_first_token_seconds_count"]! - run.server_metrics.before.totals["vllm:time_to_first_token_seconds_count"]!).toBe(140);
     const cal = await runCli(["calibrate", "--from", join(dir.path, "run.json"), "--out", fitted, "--output-json", reportPath]);
     expect(cal.exitCode, cal.stderr.slice(-2000)).toBe(0);
     expect(cal.stderr).toContain("block size 16 and 16384 G1 blocks from the server's vllm:cache_config_info in the run");
@@ -92,7 +92,7 @@ describe("calibrate round trip", () => {
       return JSON.parse(r.stdout) as { completed: number; mean_ttft_ms: number; mean_itl_ms: number };
     };
     const [truth, fit] = [await replay(hidden), await replay(fitted)];
-    expect(fit.completed).toBe(200);
+    expect(fit.completed).toBe(140);
     expect(Math.abs(fit.mean_ttft_ms / truth.mean_ttft_ms - 1)).toBeLessThanOrEqual(0.05);
     expect(Math.abs(fit.mean_itl_ms / truth.mean_itl_ms - 1)).toBeLessThanOrEqual(0.05);
   }, 180_000);
